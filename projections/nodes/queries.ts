@@ -1,0 +1,55 @@
+import type { Database } from 'better-sqlite3';
+import type { NodeState } from '../../schemas/metal/nodeState.ts';
+import type { NodeView } from '../../schemas/metal/views.ts';
+import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
+
+interface NodeRow {
+  node_id: string;
+  site_id: string;
+  state: NodeState;
+  maintenance: number;
+  bmc_address: string;
+  bmc_credentials_ref: string;
+  hardware_profile: string;
+  macs: string;
+  enrolled_at: string;
+  updated_at: string;
+  last_seq: number;
+}
+
+const toView = (r: NodeRow): NodeView => ({
+  nodeId: r.node_id,
+  siteId: r.site_id,
+  state: r.state,
+  maintenance: r.maintenance === 1,
+  bmcAddress: r.bmc_address,
+  bmcCredentialsRef: r.bmc_credentials_ref,
+  hardwareProfile: r.hardware_profile,
+  macs: JSON.parse(r.macs) as string[],
+  enrolledAt: r.enrolled_at,
+  updatedAt: r.updated_at,
+  lastSeq: r.last_seq,
+});
+
+export function getNode(db: Database, nodeId: string): NodeView | undefined {
+  const row = db.prepare('SELECT * FROM nodes WHERE node_id = ?').get(nodeId) as NodeRow | undefined;
+  return row && toView(row);
+}
+
+/** Nodes ordered by id, filtered by site and/or state, `limit` per page, resumed after `cursor`. */
+export function listNodes(
+  db: Database,
+  filter: { siteId?: string; state?: NodeState; cursor?: string; limit: number },
+): { items: NodeView[]; nextCursor: string | null } {
+  const after = filter.cursor ? decodeCursor(filter.cursor) : '';
+  const rows = db
+    .prepare(
+      `SELECT * FROM nodes
+       WHERE node_id > @after AND (@siteId IS NULL OR site_id = @siteId) AND (@state IS NULL OR state = @state)
+       ORDER BY node_id LIMIT @limit`,
+    )
+    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, limit: filter.limit + 1 }) as NodeRow[];
+  const page = rows.slice(0, filter.limit);
+  const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
+  return { items: page.map(toView), nextCursor };
+}

@@ -1,0 +1,18 @@
+/** Numbered migrations of the `nodes` read model; index + 1 is the schema version. */
+export const nodesMigrations = [
+  `CREATE TABLE nodes (
+     node_id TEXT PRIMARY KEY,
+     site_id TEXT NOT NULL,
+     state TEXT NOT NULL,
+     maintenance INTEGER NOT NULL DEFAULT 0,
+     bmc_address TEXT NOT NULL,
+     bmc_credentials_ref TEXT NOT NULL,
+     hardware_profile TEXT NOT NULL,
+     macs TEXT NOT NULL,
+     enrolled_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE INDEX nodes_by_site ON nodes (site_id, node_id);
+   CREATE INDEX nodes_by_state ON nodes (state, node_id);`,
+];

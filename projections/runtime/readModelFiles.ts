@@ -1,0 +1,41 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The files of one read model: `<dataDir>/readmodels/<name>/`, with `CURRENT` naming the live database file. A
+ * rebuild writes a new file and swaps `CURRENT` with an atomic rename, so readers never see a half-built model.
+ */
+export class ReadModelFiles {
+  readonly dir: string;
+  readonly pointer: string;
+
+  constructor(dataDir: string, readonly name: string) {
+    this.dir = join(dataDir, 'readmodels', name);
+    this.pointer = join(this.dir, 'CURRENT');
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** Path of the live database file; creates the pointer for a first file when there is none. */
+  current(): string {
+    if (!existsSync(this.pointer)) this.swapTo(this.newFile());
+    return join(this.dir, readFileSync(this.pointer, 'utf8').trim());
+  }
+
+  /** A fresh, unused file name for a (re)build. */
+  newFile(): string {
+    return join(this.dir, `${this.name}-${Date.now()}-${process.pid}.db`);
+  }
+
+  /** Makes `file` the live database atomically, and removes files older than the one it replaces. */
+  swapTo(file: string): void {
+    const previous = existsSync(this.pointer) ? readFileSync(this.pointer, 'utf8').trim() : undefined;
+    const tmp = `${this.pointer}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${file.split('/').pop()}\n`);
+    renameSync(tmp, this.pointer);
+    const keep = new Set([file.split('/').pop(), previous]);
+    for (const entry of readdirSync(this.dir)) {
+      const base = entry.replace(/-(wal|shm)$/, '');
+      if (base.endsWith('.db') && !keep.has(base)) rmSync(join(this.dir, entry), { force: true });
+    }
+  }
+}

@@ -1,0 +1,7 @@
+import { EventCatalog } from './eventCatalog.ts';
+import { metalEvents } from './metal/events.ts';
+import { siteEvents } from './site/events.ts';
+
+/** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
+export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents]);
+export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

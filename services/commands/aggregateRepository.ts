@@ -1,0 +1,74 @@
+import type { StoredEvent } from '../../schemas/envelope.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { AggregateDefinition, DomainEventLike } from './commandDefinition.ts';
+
+/** What a command already produced, so a retried command id answers the original result. */
+export interface AppliedCommand {
+  seq: number;
+  events: Pick<StoredEvent, 'type' | 'version' | 'data'>[];
+}
+
+export interface AggregateSnapshot<S> {
+  readonly state: S;
+  /** Stream sequence of the last message folded into `state` (0: none). */
+  readonly seq: number;
+  readonly commands: ReadonlyMap<string, AppliedCommand>;
+}
+
+/** Command ids remembered per aggregate, beyond JetStream's time-bounded duplicate window. */
+const REMEMBERED_COMMANDS = 128;
+
+/**
+ * Aggregate state cached in memory keyed by the last applied sequence. A load costs one direct get of the
+ * subject's last sequence; only messages newer than the cached sequence are read and folded.
+ */
+export class AggregateRepository {
+  readonly #cache = new Map<string, AggregateSnapshot<unknown>>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly maxEntries = 100_000,
+  ) {}
+
+  subjectOf(aggregate: AggregateDefinition<any, any>, id: string): string {
+    return Subjects.aggregateEvents(aggregate.module, aggregate.type, id);
+  }
+
+  async load<S>(aggregate: AggregateDefinition<S, any>, id: string): Promise<AggregateSnapshot<S>> {
+    const subject = this.subjectOf(aggregate, id);
+    const lastSeq = await this.store.lastSequence(subject);
+    let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    if (snapshot && snapshot.seq === lastSeq) return snapshot;
+    // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
+    if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
+    for await (const stored of this.store.readAfter(subject, snapshot.seq)) {
+      snapshot = this.fold(aggregate, snapshot, stored.seq, stored.batch.events);
+    }
+    this.remember(subject, snapshot);
+    return snapshot;
+  }
+
+  /** Records a message this process just appended, so the next load needs no read beyond the sequence check. */
+  applyAppended<S>(aggregate: AggregateDefinition<S, any>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
+    const snapshot = this.fold(aggregate, base, seq, events);
+    this.remember(this.subjectOf(aggregate, id), snapshot);
+    return snapshot;
+  }
+
+  private fold<S>(aggregate: AggregateDefinition<S, DomainEventLike>, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
+    let state = base.state;
+    for (const stored of events) state = aggregate.evolve(state, aggregate.catalog.read(stored));
+    const commands = new Map(base.commands);
+    const commandId = events[0]!.metadata.commandId;
+    commands.set(commandId, { seq, events: events.map(({ type, version, data }) => ({ type, version, data })) });
+    if (commands.size > REMEMBERED_COMMANDS) commands.delete(commands.keys().next().value!);
+    return { state, seq, commands };
+  }
+
+  private remember(subject: string, snapshot: AggregateSnapshot<unknown>): void {
+    this.#cache.delete(subject);
+    this.#cache.set(subject, snapshot);
+    if (this.#cache.size > this.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+}

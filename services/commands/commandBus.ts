@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommandResult } from '../../schemas/api.ts';
+import type { StoredEvent } from '../../schemas/envelope.ts';
+import { ConcurrencyError, PlatformError, issuesOf } from '../platform/errors.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import { AggregateRepository } from './aggregateRepository.ts';
+import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
+import { KeyedMutex } from './keyedMutex.ts';
+
+/** A command as it arrives from any transport, before validation. */
+export interface CommandRequest {
+  name: string;
+  payload: unknown;
+  commandId?: string;
+  correlationId?: string;
+  causationId?: string;
+  actor: string;
+}
+
+const COMMAND_ID = /^[A-Za-z0-9_-]{8,64}$/;
+
+/**
+ * Runs commands: validate, load the aggregate from cache, decide, append with the expected sequence and the command
+ * id as message id. Commands on one aggregate are serialised inside this process; conflicts with other processes
+ * are re-read and retried a bounded number of times.
+ */
+export class CommandBus {
+  readonly repository: AggregateRepository;
+  readonly #commands = new Map<string, CommandDefinition>();
+  readonly #locks = new KeyedMutex();
+
+  constructor(
+    private readonly store: EventStore,
+    commands: readonly CommandDefinition[],
+    private readonly options: { retries: number },
+  ) {
+    this.repository = new AggregateRepository(store);
+    for (const c of commands) this.#commands.set(c.name, c);
+  }
+
+  names(): string[] {
+    return [...this.#commands.keys()];
+  }
+
+  definition(name: string): CommandDefinition | undefined {
+    return this.#commands.get(name);
+  }
+
+  async execute(request: CommandRequest): Promise<CommandResult> {
+    const command = this.#commands.get(request.name);
+    if (!command) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${request.name}"; known: ${this.names().join(', ')}`);
+    if (request.commandId !== undefined && !COMMAND_ID.test(request.commandId)) {
+      throw new PlatformError('VALIDATION_FAILED', 'command id must be 8-64 chars of A-Z, a-z, 0-9, "-" or "_"');
+    }
+    const parsed = command.schema.safeParse(request.payload);
+    if (!parsed.success) {
+      throw new PlatformError('VALIDATION_FAILED', `invalid ${command.name} command`, { issues: issuesOf(parsed.error) });
+    }
+    const context: CommandContext = {
+      commandId: request.commandId ?? randomUUID(),
+      actor: request.actor,
+      now: new Date().toISOString(),
+    };
+    const aggregateId = command.aggregateId(parsed.data, context);
+    const subject = this.repository.subjectOf(command.aggregate, aggregateId);
+    return this.#locks.run(subject, () => this.decideAndAppend(command, parsed.data, context, aggregateId, request));
+  }
+
+  private async decideAndAppend(
+    command: CommandDefinition,
+    payload: unknown,
+    context: CommandContext,
+    aggregateId: string,
+    request: CommandRequest,
+  ): Promise<CommandResult> {
+    const aggregate = { type: `${command.aggregate.module}.${command.aggregate.type}`, id: aggregateId };
+    for (let attempt = 0; ; attempt++) {
+      const snapshot = await this.repository.load(command.aggregate, aggregateId);
+      const applied = snapshot.commands.get(context.commandId);
+      if (applied) return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
+
+      const dependencies = command.dependencies
+        ? await command.dependencies(payload, async (agg, id) => (await this.repository.load(agg, id)).state)
+        : undefined;
+      const decided = command.decide(payload, snapshot.state, { ...context, dependencies });
+      if (decided.length === 0) return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };
+
+      const events: StoredEvent[] = decided.map((event) => ({
+        ...command.aggregate.catalog.write(event as never),
+        metadata: {
+          eventId: randomUUID(),
+          aggregateType: aggregate.type,
+          aggregateId,
+          commandId: context.commandId,
+          commandName: command.name,
+          correlationId: request.correlationId ?? context.commandId,
+          causationId: request.causationId ?? context.commandId,
+          actor: context.actor,
+          time: context.now,
+        },
+      }));
+      const subject = this.repository.subjectOf(command.aggregate, aggregateId);
+      try {
+        const ack = await this.store.append(subject, { events }, { expectedSeq: snapshot.seq, msgId: context.commandId });
+        if (ack.duplicate) {
+          // Stored earlier under this id (another process, or a reply that got lost): answer what was stored.
+          const stored = await this.store.readAt(ack.seq);
+          const original = stored?.batch.events.map(({ type, version, data }) => ({ type, version, data })) ?? [];
+          return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: true, events: original };
+        }
+        this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
+        return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: false, events: events.map(({ type, version, data }) => ({ type, version, data })) };
+      } catch (err) {
+        if (!(err instanceof ConcurrencyError) || attempt >= this.options.retries) throw err;
+        await sleep(Math.random() * 5 * 2 ** attempt);
+      }
+    }
+  }
+}

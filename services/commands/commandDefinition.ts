@@ -1,0 +1,55 @@
+import type { z } from 'zod';
+import type { EventCatalog, EventDefinition } from '../../schemas/eventCatalog.ts';
+
+/** An event as `decide` returns it and `evolve` folds it. */
+export interface DomainEventLike {
+  readonly type: string;
+  readonly data: unknown;
+}
+
+/**
+ * An aggregate: its subject tokens, its initial state and the pure fold over its events. The catalog upcasts and
+ * validates what is read from the log.
+ */
+export interface AggregateDefinition<S = unknown, E extends DomainEventLike = DomainEventLike> {
+  readonly module: string;
+  readonly type: string;
+  readonly initialState: S;
+  readonly catalog: EventCatalog<EventDefinition>;
+  evolve(state: S, event: E): S;
+}
+
+export function defineAggregate<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>): AggregateDefinition<S, E> {
+  return Object.freeze(aggregate);
+}
+
+/** Facts about the command itself, passed to `decide` so deciders stay pure. */
+export interface CommandContext {
+  readonly commandId: string;
+  readonly actor: string;
+  /** ISO time the command was received; deciders use it instead of reading the clock. */
+  readonly now: string;
+}
+
+/** Reads another aggregate's current state (for preconditions such as "the site exists"). */
+export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: string) => Promise<S2>;
+
+/**
+ * A command: validated by `schema`, routed to one aggregate instance by `aggregateId`, decided purely by `decide`.
+ * `decide` throws a `DomainError` to refuse and returns `[]` for an idempotent no-op.
+ */
+export interface CommandDefinition<N extends string = string, P = any, S = any, E extends DomainEventLike = DomainEventLike, D = unknown> {
+  readonly name: N;
+  readonly schema: z.ZodType<P>;
+  readonly aggregate: AggregateDefinition<S, E>;
+  aggregateId(payload: P, context: CommandContext): string;
+  /** Loads the other aggregates the decision depends on; their state is a precondition, not a lock. */
+  dependencies?(payload: P, load: AggregateLoader): Promise<D>;
+  decide(payload: P, state: S, context: CommandContext & { readonly dependencies: D }): readonly E[];
+}
+
+export function defineCommand<const N extends string, P, S, E extends DomainEventLike, D = undefined>(
+  command: CommandDefinition<N, P, S, E, D>,
+): CommandDefinition<N, P, S, E, D> {
+  return Object.freeze(command);
+}

@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto';
+import { EnrollNode } from '../../../schemas/metal/commands.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { siteAggregate } from '../../site/site/site.ts';
+import { nodeAggregate } from './node.ts';
+
+/** A node id derived from the command id, so a retried enroll without an explicit id names the same node. */
+const derivedNodeId = (commandId: string) => `n-${createHash('sha256').update(commandId).digest('hex').slice(0, 16)}`;
+
+export const enrollNode = defineCommand({
+  name: 'metal.enroll',
+  schema: EnrollNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command, context) => command.nodeId ?? derivedNodeId(context.commandId),
+  dependencies: async (command, load) => ({ site: await load(siteAggregate, command.siteId) }),
+  decide(command, state, { commandId, dependencies }) {
+    const nodeId = command.nodeId ?? derivedNodeId(commandId);
+    if (state.exists) throw new DomainError('ALREADY_EXISTS', `node ${nodeId} is already enrolled`);
+    if (!dependencies.site.exists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);
+    return [
+      {
+        type: 'NodeEnrolled',
+        data: { nodeId, siteId: command.siteId, bmc: command.bmc, hardwareProfile: command.hardwareProfile, macs: command.macs },
+      },
+    ];
+  },
+});

@@ -1,0 +1,47 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Runtime configuration: defaults, overridden by an optional JSON file (`BC_CONFIG`, or `<dataDir>/config.json`),
+ * overridden by environment variables. The same code runs on one embedded server or a 3-node cluster
+ * (`streamReplicas: 3`).
+ */
+export const Config = z.object({
+  natsUrl: z.string().default('nats://127.0.0.1:4222'),
+  /** True when BC_NATS_URL was set explicitly: then an unreachable server is an error, not a cue to embed one. */
+  natsUrlExplicit: z.boolean().default(false),
+  dataDir: z.string().default('./.data'),
+  httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
+  httpHost: z.string().default('127.0.0.1'),
+  streamReplicas: z.coerce.number().int().min(1).max(5).default(1),
+  duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
+  commandRetries: z.coerce.number().int().min(0).max(50).default(5),
+  readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
+  readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
+  bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type Config = z.infer<typeof Config>;
+
+const envNames: Record<string, keyof Config> = {
+  BC_NATS_URL: 'natsUrl',
+  BC_DATA_DIR: 'dataDir',
+  BC_HTTP_PORT: 'httpPort',
+  BC_HTTP_HOST: 'httpHost',
+  BC_STREAM_REPLICAS: 'streamReplicas',
+  BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
+  BC_COMMAND_RETRIES: 'commandRetries',
+  BC_LOG_LEVEL: 'logLevel',
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const fromEnv: Record<string, unknown> = {};
+  for (const [name, key] of Object.entries(envNames)) if (env[name] !== undefined && env[name] !== '') fromEnv[key] = env[name];
+  if (fromEnv.natsUrl !== undefined) fromEnv.natsUrlExplicit = true;
+  const dataDir = String(overrides.dataDir ?? fromEnv.dataDir ?? './.data');
+  const file = env.BC_CONFIG ?? resolve(dataDir, 'config.json');
+  const fromFile = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  if (env.BC_CONFIG && !existsSync(env.BC_CONFIG)) throw new Error(`BC_CONFIG names ${env.BC_CONFIG}, which does not exist`);
+  return Config.parse({ ...fromFile, ...fromEnv, ...overrides });
+}

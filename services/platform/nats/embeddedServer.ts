@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface NatsServerProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly storeDir: string;
+  /** Stops the server (SIGTERM, then SIGKILL after a grace period). */
+  stop(): Promise<void>;
+  /** Kills the server with SIGKILL, as a crash would. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and store. */
+  restart(): Promise<void>;
+}
+
+export class NatsServerMissingError extends Error {
+  override name = 'NatsServerMissingError';
+  readonly code = 'NATS_SERVER_MISSING';
+  constructor(binary: string, options: { cause?: unknown } = {}) {
+    super(
+      `${binary} was not found. Install it with "apt-get install -y nats-server" (Debian/Ubuntu), or point BC_NATS_URL at a running nats-server with JetStream enabled.`,
+      options,
+    );
+  }
+}
+
+/**
+ * Runs a local `nats-server -js` child with its store under `storeDir`. Port -1 asks the server for a free port,
+ * which it reports through a ports file; a restart reuses the port it got first.
+ */
+export async function startNatsServer(options: {
+  storeDir: string;
+  port?: number;
+  host?: string;
+  binary?: string;
+  extraArgs?: string[];
+}): Promise<NatsServerProcess> {
+  const binary = options.binary ?? process.env.BC_NATS_SERVER_BIN ?? 'nats-server';
+  const host = options.host ?? '127.0.0.1';
+  const storeDir = options.storeDir;
+  const portsDir = join(storeDir, 'ports');
+  let port = options.port ?? -1;
+  let child: ChildProcess | undefined;
+
+  const launch = async () => {
+    mkdirSync(portsDir, { recursive: true });
+    for (const f of readdirSync(portsDir)) rmSync(join(portsDir, f), { force: true });
+    const args = ['-js', '-a', host, '-p', String(port), '-sd', storeDir, '--ports_file_dir', portsDir, ...(options.extraArgs ?? [])];
+    const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const spawnError = new Promise<never>((_, reject) => {
+      proc.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'ENOENT' ? new NatsServerMissingError(binary, { cause: err }) : err),
+      );
+      proc.once('exit', (code) => reject(new Error(`nats-server exited with ${code} during start-up: ${stderr.trim()}`)));
+    });
+    port = await Promise.race([waitForPort(portsDir, proc.pid!), spawnError]);
+  };
+
+  const terminate = async (signal: NodeJS.Signals) => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill(signal);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await launch();
+  return {
+    get url() {
+      return `nats://${host}:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    storeDir,
+    stop: () => terminate('SIGTERM'),
+    kill: () => terminate('SIGKILL'),
+    restart: async () => {
+      await terminate('SIGTERM');
+      await launch();
+    },
+  };
+}
+
+async function waitForPort(portsDir: string, pid: number): Promise<number> {
+  const file = join(portsDir, `nats-server_${pid}.ports`);
+  for (let i = 0; i < 200; i++) {
+    try {
+      const ports = JSON.parse(readFileSync(file, 'utf8')) as { nats: string[] };
+      const url = ports.nats[0];
+      if (url) return Number(new URL(url).port);
+    } catch {
+      // not written yet
+    }
+    await sleep(25);
+  }
+  throw new Error(`nats-server did not report its port within 5 s (${file})`);
+}

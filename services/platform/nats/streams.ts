@@ -1,0 +1,54 @@
+import { jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Streams } from '../../../schemas/subjects.ts';
+import type { Config } from '../config.ts';
+
+type DeclaredStream = Pick<
+  StreamConfig,
+  'name' | 'subjects' | 'storage' | 'num_replicas' | 'duplicate_window' | 'allow_direct' | 'retention' | 'discard' | 'max_msgs' | 'max_bytes' | 'max_age'
+>;
+
+const ms = (n: number) => n * 1_000_000;
+
+/** The streams the platform declares, with replicas and the duplicate window from configuration. */
+export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): DeclaredStream[] {
+  return [
+    {
+      name: Streams.events.name,
+      subjects: [...Streams.events.subjects],
+      storage: 'file' as StreamConfig['storage'],
+      num_replicas: config.streamReplicas,
+      duplicate_window: ms(config.duplicateWindowMs),
+      allow_direct: true,
+      retention: 'limits' as StreamConfig['retention'],
+      discard: 'old' as StreamConfig['discard'],
+      max_msgs: -1,
+      max_bytes: -1,
+      max_age: 0,
+    },
+  ];
+}
+
+/** Creates missing streams and brings existing ones to the declared config; safe to run on every start. */
+export async function ensureStreams(
+  nc: NatsConnection,
+  config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>,
+): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  for (const stream of declaredStreams(config)) {
+    const existing = await jsm.streams.info(stream.name).catch((err: { code?: number }) => {
+      if (err.code === 10059 || /not found/i.test(String(err))) return undefined;
+      throw err;
+    });
+    if (!existing) {
+      await jsm.streams.add(stream);
+      continue;
+    }
+    const { name, storage: _storage, retention: _retention, ...mutable } = stream;
+    const drifted = Object.entries(mutable).some(
+      ([key, value]) => JSON.stringify((existing.config as unknown as Record<string, unknown>)[key]) !== JSON.stringify(value),
+    );
+    if (drifted) await jsm.streams.update(name, mutable);
+  }
+  return jsm;
+}

@@ -1,0 +1,15 @@
+import { CreateSite } from '../../../schemas/site/commands.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { siteAggregate } from './site.ts';
+
+export const createSite = defineCommand({
+  name: 'site.create',
+  schema: CreateSite,
+  aggregate: siteAggregate,
+  aggregateId: (command) => command.siteId,
+  decide(command, state) {
+    if (state.exists) throw new DomainError('ALREADY_EXISTS', `site ${command.siteId} already exists`);
+    return [{ type: 'SiteCreated', data: { siteId: command.siteId, name: command.name, provisioningCidrs: command.provisioningCidrs } }];
+  },
+});

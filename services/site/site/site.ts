@@ -1,0 +1,20 @@
+import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import { siteEvents, type SiteEvent } from '../../../schemas/site/events.ts';
+import { defineAggregate } from '../../commands/commandDefinition.ts';
+
+export type SiteState =
+  | { readonly exists: false }
+  | { readonly exists: true; readonly siteId: string; readonly name: string; readonly provisioningCidrs: readonly string[] };
+
+export const siteAggregate = defineAggregate<SiteState, SiteEvent>({
+  module: 'site',
+  type: 'site',
+  initialState: { exists: false },
+  catalog: new EventCatalog(siteEvents),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'SiteCreated':
+        return { exists: true, ...event.data };
+    }
+  },
+});
