@@ -19,6 +19,7 @@ export const Problem = z.object({
   code: z.enum(Object.keys(ErrorCodes) as [ErrorCode, ...ErrorCode[]]),
   detail: z.string(),
   issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  instance: z.string().optional(),
 });
 export type Problem = z.infer<typeof Problem>;
 

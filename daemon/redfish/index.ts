@@ -1,0 +1,13 @@
+export { createRedfishClient, type RedfishClient, type RedfishClientOptions } from './client.ts';
+export { RedfishError, RedfishErrorCodes, isRedfishError, type RedfishErrorCode } from './errors.ts';
+export { Inventory, InventoryCpus, InventoryDisk, InventoryNic, MacAddress } from './inventory.ts';
+export { spkiSha256 } from './pin.ts';
+export { PowerActions, PowerStates, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
+export { OneTimeBootTargets, type OneTimeBootTarget } from './boot.ts';
+export type { BiosAttributes, BiosAttributeValue, BiosWriteResult } from './bios.ts';
+export type { MediaResult } from './virtualMedia.ts';
+export type { UpdateResult } from './update.ts';
+export type { CreateVolumeSpec, VolumeInfo } from './volumes.ts';
+export type { RedfishTiming } from './context.ts';
+export type { RedfishTlsOptions } from './transport.ts';
+export type { RedfishAuthMode } from './http.ts';

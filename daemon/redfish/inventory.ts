@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * Hardware facts read from a BMC, in the shape the rest of the system stores and matches on. Unknown values are
+ * `null` rather than guessed: BMCs differ a lot in what they expose (iLO hides disks behind OEM SmartStorage).
+ */
+
+// Colon-separated lower-case: the form DHCP/PXE matching and NIC naming use.
+export const MacAddress = z.string().regex(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/, 'must be a lower-case colon-separated MAC');
+export type MacAddress = z.infer<typeof MacAddress>;
+
+export const InventoryDisk = z.object({
+  id: z.string().min(1),
+  // Not .int(): zod 4's int() stops at 2^53, and BMCs report byte counts beyond that (the DMTF mockup does).
+  sizeBytes: z.number().nonnegative().nullable(),
+  model: z.string().nullable(),
+  serial: z.string().nullable(),
+});
+export type InventoryDisk = z.infer<typeof InventoryDisk>;
+
+export const InventoryNic = z.object({
+  id: z.string().min(1),
+  mac: MacAddress,
+  speedMbps: z.number().nonnegative().optional(),
+});
+export type InventoryNic = z.infer<typeof InventoryNic>;
+
+export const InventoryCpus = z.object({
+  count: z.number().int().nonnegative(),
+  model: z.string().nullable(),
+  cores: z.number().int().nonnegative().nullable(),
+});
+export type InventoryCpus = z.infer<typeof InventoryCpus>;
+
+export const Inventory = z.object({
+  manufacturer: z.string().nullable(),
+  model: z.string().nullable(),
+  serial: z.string().nullable(),
+  // SMBIOS system UUID, lower-cased. z.guid, not z.uuid: SMBIOS UUIDs often fail RFC 9562 version/variant checks.
+  productUuid: z.guid().nullable(),
+  cpus: InventoryCpus,
+  memoryMiB: z.number().int().nonnegative().nullable(),
+  disks: z.array(InventoryDisk),
+  nics: z.array(InventoryNic),
+});
+export type Inventory = z.infer<typeof Inventory>;

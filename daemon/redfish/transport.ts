@@ -1,0 +1,155 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+
+import { RedfishError } from './errors.ts';
+import { spkiSha256 } from './pin.ts';
+
+export interface RedfishTlsOptions {
+  /** base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo. When set, it is the trust anchor. */
+  pinnedSpkiSha256?: string;
+  /** Default: false when a pin is given (BMC certs are self-signed), true otherwise. */
+  rejectUnauthorized?: boolean;
+}
+
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+export type Transport = (req: RawRequest) => Promise<RawResponse>;
+
+const maxResponseBytes = 32 * 1024 * 1024;
+const unreachable = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+
+function mapSocketError(error: unknown, what: string): RedfishError {
+  if (error instanceof RedfishError) return error;
+  const code = (error as { code?: unknown }).code;
+  const text = typeof code === 'string' ? code : 'socket error';
+  if (text === 'ETIMEDOUT') return new RedfishError('REDFISH_TIMEOUT', `${what}: connection timed out`, { cause: error });
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(text)) {
+    return new RedfishError('REDFISH_TLS_PIN_MISMATCH', `${what}: BMC certificate not trusted (${text})`, { cause: error });
+  }
+  const kind = unreachable.has(text) ? 'BMC unreachable' : 'connection failed';
+  return new RedfishError('REDFISH_UNAVAILABLE', `${what}: ${kind} (${text})`, { cause: error });
+}
+
+function parseBody(raw: Buffer, status: number, contentType: string | undefined, what: string): unknown {
+  if (raw.length === 0) return undefined;
+  const textBody = raw.toString('utf8');
+  const looksJson = /json/i.test(contentType ?? '') || /^\s*[{[]/.test(textBody);
+  if (!looksJson) return undefined;
+  try {
+    return JSON.parse(textBody) as unknown;
+  } catch (cause) {
+    // An error page in HTML/garbage on a failed request still gets mapped by status; only a 2xx must parse.
+    if (status >= 400) return undefined;
+    throw new RedfishError('REDFISH_UNAVAILABLE', `${what}: BMC returned malformed JSON`, { cause, status });
+  }
+}
+
+/**
+ * One HTTP exchange per connection. For HTTPS the TLS handshake is completed and the pin checked *before* the
+ * request is handed to node:http, so no header (and so no Basic credential) is ever written to an unverified
+ * peer. One connection per request also sidesteps the keep-alive bugs many BMC web servers have.
+ */
+export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions; timeoutMs: number }): Transport {
+  const { origin, timeoutMs } = options;
+  const secure = origin.protocol === 'https:';
+  const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(origin.port) || (secure ? 443 : 80);
+  const pin = options.tls?.pinnedSpkiSha256;
+  const rejectUnauthorized = options.tls?.rejectUnauthorized ?? pin === undefined;
+
+  /** Opens the TLS connection; `onReady` runs only once the peer is verified (chain and/or pin). */
+  const openTls = (what: string, onError: (error: RedfishError) => void, onReady: () => void): TLSSocket => {
+    const socket = tlsConnect({
+      host,
+      port,
+      rejectUnauthorized,
+      ALPNProtocols: ['http/1.1'],
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+    });
+    socket.once('secureConnect', () => {
+      const cert = socket.getPeerX509Certificate();
+      if (pin !== undefined && (!cert || spkiSha256(cert) !== pin)) {
+        socket.destroy();
+        onError(new RedfishError('REDFISH_TLS_PIN_MISMATCH', `${what}: BMC certificate does not match the pinned SPKI SHA-256`));
+        return;
+      }
+      onReady();
+    });
+    // `on`, not `once`: a late second error with no listener would crash the process.
+    socket.on('error', (error) => onError(mapSocketError(error, what)));
+    return socket;
+  };
+
+  return (req) =>
+    new Promise<RawResponse>((resolve, reject) => {
+      const what = `${req.method} ${req.path}`;
+      const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+      const headers: Record<string, string> = {
+        Accept: 'application/json',
+        'OData-Version': '4.0',
+        Connection: 'close',
+        ...req.headers,
+        ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
+      };
+      let settled = false;
+      let socket: Socket | undefined;
+      const finish = (error: RedfishError | undefined, response?: RawResponse): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) {
+          socket?.destroy();
+          reject(error);
+        } else if (response) resolve(response);
+      };
+      const timer = setTimeout(() => finish(new RedfishError('REDFISH_TIMEOUT', `${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
+
+      const send = (connected?: TLSSocket): void => {
+        const createConnection = (): Socket => {
+          socket = connected ?? netConnect({ host, port });
+          return socket;
+        };
+        const outgoing = request({ host, port, method: req.method, path: req.path, headers, createConnection }, (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > maxResponseBytes) finish(new RedfishError('REDFISH_UNAVAILABLE', `${what}: response too large`));
+            else chunks.push(chunk);
+          });
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            try {
+              const body = parseBody(Buffer.concat(chunks), status, res.headers['content-type'], what);
+              finish(undefined, { status, headers: res.headers, body });
+            } catch (error) {
+              finish(mapSocketError(error, what));
+            }
+          });
+          res.on('error', (error) => finish(mapSocketError(error, what)));
+        });
+        outgoing.on('error', (error) => finish(mapSocketError(error, what)));
+        outgoing.end(payload);
+      };
+
+      if (!secure) send();
+      else {
+        const connected = openTls(what, (error) => finish(error), () => {
+          if (!settled) send(connected);
+        });
+        socket = connected;
+      }
+    });
+}

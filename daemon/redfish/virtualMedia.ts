@@ -1,0 +1,82 @@
+import { patchResource, type ClientContext } from './context.ts';
+import { RedfishError } from './errors.ts';
+import type { RedfishResource } from './http.ts';
+import { str, strings, type Json } from './json.ts';
+import { allowableValues, findAction, findOemAction } from './links.ts';
+import { pollUntil } from './poll.ts';
+
+export interface MediaResult {
+  /** false when the slot already held exactly this image (insert) or nothing (eject). */
+  changed: boolean;
+  mediaUri: string;
+}
+
+function isInserted(media: Json): boolean {
+  if (typeof media.Inserted === 'boolean') return media.Inserted;
+  return typeof media.Image === 'string' && media.Image !== '';
+}
+
+/** The slot whose MediaTypes include CD or DVD: the one a host can boot an ISO from. */
+async function cdMedia(ctx: ClientContext): Promise<RedfishResource> {
+  for (const uri of await ctx.discovery.virtualMediaUris()) {
+    const media = await ctx.http.get(uri);
+    const types = strings(media.body.MediaTypes);
+    if (types.includes('CD') || types.includes('DVD')) return media;
+  }
+  throw new RedfishError('REDFISH_UNSUPPORTED', 'BMC has no CD/DVD virtual media');
+}
+
+async function waitFor(ctx: ClientContext, uri: string, what: string, done: (media: Json) => boolean): Promise<void> {
+  await pollUntil(async () => (await ctx.http.get(uri)).body, done, {
+    intervalMs: ctx.timing.pollIntervalMs,
+    timeoutMs: ctx.timing.mediaTimeoutMs,
+    what,
+  });
+}
+
+async function eject(ctx: ClientContext, media: RedfishResource): Promise<void> {
+  const standard = findAction(media.body, '#VirtualMedia.EjectMedia');
+  const oem = findOemAction(media.body, 'EjectVirtualMedia');
+  if (standard) await ctx.http.send('POST', standard.target, {});
+  else if (oem) await ctx.http.send('POST', oem.target, {});
+  else await patchResource(ctx, media.uri, { Image: null, Inserted: false }, media.etag);
+  await waitFor(ctx, media.uri, 'virtual media to eject', (m) => !isInserted(m));
+}
+
+/**
+ * Mounts `imageUrl` on the CD slot. Uses the InsertMedia action where the BMC declares it (standard first, then
+ * the vendor's), and falls back to PATCHing Image/Inserted on services that predate the actions.
+ */
+export async function insertMedia(ctx: ClientContext, imageUrl: string): Promise<MediaResult> {
+  let scheme: string;
+  try {
+    scheme = new URL(imageUrl).protocol.replace(/:$/, '').toUpperCase();
+  } catch (cause) {
+    throw new RedfishError('REDFISH_BAD_REQUEST', 'Virtual media image must be an absolute URL', { cause });
+  }
+  const media = await cdMedia(ctx);
+  if (isInserted(media.body) && media.body.Image === imageUrl) return { changed: false, mediaUri: media.uri };
+  if (isInserted(media.body)) await eject(ctx, media);
+
+  const standard = findAction(media.body, '#VirtualMedia.InsertMedia');
+  const oem = findOemAction(media.body, 'InsertVirtualMedia');
+  if (standard) {
+    const body: Json = { Image: imageUrl, Inserted: true, WriteProtected: true };
+    const protocols = await allowableValues(ctx.http, standard, 'TransferProtocolType');
+    if (protocols?.includes(scheme)) body.TransferProtocolType = scheme;
+    await ctx.http.send('POST', standard.target, body);
+  } else if (oem) {
+    await ctx.http.send('POST', oem.target, { Image: imageUrl });
+  } else {
+    await patchResource(ctx, media.uri, { Image: imageUrl, Inserted: true });
+  }
+  await waitFor(ctx, media.uri, `virtual media to show ${imageUrl}`, (m) => isInserted(m) && str(m.Image) === imageUrl);
+  return { changed: true, mediaUri: media.uri };
+}
+
+export async function ejectMedia(ctx: ClientContext): Promise<MediaResult> {
+  const media = await cdMedia(ctx);
+  if (!isInserted(media.body)) return { changed: false, mediaUri: media.uri };
+  await eject(ctx, media);
+  return { changed: true, mediaUri: media.uri };
+}

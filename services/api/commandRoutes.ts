@@ -1,0 +1,53 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { CommandResult, Problem } from '../../schemas/api.ts';
+import { PlatformError } from '../platform/errors.ts';
+import type { ApiContext } from './apiContext.ts';
+
+const CommandHeaders = z.object({
+  'idempotency-key': z.string().optional().describe('Command id: retrying with the same key is a no-op answered with the original result'),
+  'x-correlation-id': z.string().max(128).optional(),
+  'x-causation-id': z.string().max(128).optional(),
+});
+
+/** `POST /v1/commands/<name>`: one route per command so each body schema is documented and validated. */
+export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  for (const name of ctx.bus.names()) {
+    const command = ctx.bus.definition(name)!;
+    api.post(`/v1/commands/${name}`, {
+      schema: {
+        tags: ['commands'],
+        summary: name,
+        headers: CommandHeaders,
+        body: command.schema,
+        response: { 200: CommandResult, 201: CommandResult, '4xx': Problem, '5xx': Problem },
+      },
+      handler: async (req, reply) => {
+        const stop = ctx.metrics.commandSeconds.startTimer({ command: name });
+        try {
+          const result = await ctx.bus.execute({
+            name,
+            payload: req.body,
+            commandId: req.headers['idempotency-key'],
+            correlationId: req.headers['x-correlation-id'],
+            causationId: req.headers['x-causation-id'],
+            actor: 'http:anonymous',
+          });
+          ctx.metrics.commands.inc({ command: name, outcome: 'OK' });
+          return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);
+        } catch (err) {
+          ctx.metrics.commands.inc({ command: name, outcome: err instanceof PlatformError ? err.code : 'INTERNAL' });
+          throw err;
+        } finally {
+          stop();
+        }
+      },
+    });
+  }
+  // Anything else under /v1/commands/ is a command this control plane does not have.
+  app.all('/v1/commands/*', { schema: { hide: true } }, async (req) => {
+    throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${req.url.slice('/v1/commands/'.length).split('?')[0]}"; known: ${ctx.bus.names().join(', ')}`);
+  });
+};

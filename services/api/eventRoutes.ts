@@ -1,0 +1,88 @@
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { EventBatch } from '../../schemas/envelope.ts';
+import { eventCatalog } from '../../schemas/events.ts';
+import { ResourceId } from '../../schemas/ids.ts';
+import { Streams, Subjects } from '../../schemas/subjects.ts';
+import type { ApiContext } from './apiContext.ts';
+
+const AggregateRef = z
+  .string()
+  .regex(/^[a-z]+\.[a-z]+\/[a-z0-9][a-z0-9_-]{0,62}$/, 'must look like metal.node/<id>')
+  .describe('`<module>.<aggregate>/<id>`, e.g. metal.node/n1');
+
+const EventView = z.object({
+  seq: z.number().int(),
+  subject: z.string(),
+  type: z.string(),
+  version: z.number().int(),
+  data: z.unknown(),
+  metadata: z.record(z.string(), z.string()),
+});
+
+const SubjectFilter = z
+  .string()
+  .regex(/^bc\.evt(\.[a-z0-9_*-]+)*(\.>)?$/, 'must be a subject under bc.evt, e.g. bc.evt.metal.>')
+  .default(Subjects.allEvents);
+
+/** An aggregate's history (upcast to current versions) and a live SSE stream of the log. */
+export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get('/v1/events', {
+    schema: {
+      tags: ['events'],
+      summary: "An aggregate's event history, oldest first",
+      querystring: z.object({ aggregate: AggregateRef, afterSeq: z.coerce.number().int().nonnegative().default(0) }),
+      response: { 200: z.object({ items: z.array(EventView) }) },
+    },
+    handler: async (req) => {
+      const [moduleAndType, id] = req.query.aggregate.split('/') as [string, string];
+      const [module, type] = moduleAndType.split('.') as [string, string];
+      ResourceId.parse(id);
+      const items: z.infer<typeof EventView>[] = [];
+      for await (const stored of ctx.store.readAfter(Subjects.aggregateEvents(module, type, id), req.query.afterSeq)) {
+        for (const event of stored.batch.events) {
+          const current = eventCatalog.has(event.type) ? eventCatalog.read(event) : { type: event.type, data: event.data };
+          const version = eventCatalog.definition(event.type)?.version ?? event.version;
+          items.push({ seq: stored.seq, subject: stored.subject, type: current.type, version, data: current.data, metadata: event.metadata });
+        }
+        if (items.length >= 1_000) break;
+      }
+      return { items };
+    },
+  });
+
+  api.get('/v1/events/stream', {
+    schema: {
+      tags: ['events'],
+      summary: 'Server-sent events: every new event batch on a subject filter; resume with Last-Event-ID (a stream sequence)',
+      querystring: z.object({ subject: SubjectFilter }),
+      headers: z.object({ 'last-event-id': z.coerce.number().int().nonnegative().optional() }),
+    },
+    handler: async (req, reply) => {
+      const after = req.headers['last-event-id'];
+      const consumer = await ctx.store.js.consumers.get(Streams.events.name, {
+        filter_subjects: req.query.subject,
+        ...(after !== undefined ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.New }),
+      });
+      const messages = await consumer.consume({ max_messages: 256 });
+      reply.hijack();
+      reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      reply.raw.write(': connected\n\n');
+      const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
+      req.raw.once('close', () => {
+        clearInterval(keepAlive);
+        void messages.close();
+      });
+      for await (const m of messages) {
+        const batch = EventBatch.safeParse(m.json());
+        if (!batch.success) continue;
+        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: batch.data.events });
+        reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
+      }
+    },
+  });
+};

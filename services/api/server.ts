@@ -1,0 +1,48 @@
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { nodeRoutes } from '../../projections/nodes/routes.ts';
+import { siteRoutes } from '../../projections/sites/routes.ts';
+import { PlatformError } from '../platform/errors.ts';
+import type { Logger } from '../platform/logger.ts';
+import { readerOf, type ApiContext } from './apiContext.ts';
+import { commandRoutes } from './commandRoutes.ts';
+import { eventRoutes } from './eventRoutes.ts';
+import { healthRoutes } from './healthRoutes.ts';
+import { problemOf, toPlatformError } from './problem.ts';
+
+/** The HTTP query/command API. Every error leaves as problem+json with a stable code. */
+export async function buildApi(ctx: ApiContext, log: Logger) {
+  const app = Fastify({ loggerInstance: log as FastifyBaseLogger, bodyLimit: ctx.config.bodyLimitBytes, logController: new LogController({ disableRequestLogging: true }) });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Commands are JSON only: a text/plain body is refused with 415 rather than parsed as a string.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((err, req, reply) => {
+    const platformError = toPlatformError(err);
+    if (platformError.code === 'INTERNAL') req.log.error({ err }, 'request failed');
+    return reply.code(platformError.status).type('application/problem+json').send(problemOf(platformError, req.url));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const err = new PlatformError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
+    return reply.code(404).type('application/problem+json').send(problemOf(err, req.url));
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: { title: 'Better Compute API', version: '1', description: 'Commands append events; queries read projections.' },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
+  await app.register(commandRoutes, { ctx });
+  await app.register(eventRoutes, { ctx });
+  await app.register(healthRoutes, { ctx });
+  await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
+  await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}

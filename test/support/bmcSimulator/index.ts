@@ -1,0 +1,12 @@
+export {
+  startBmcSimulator,
+  type BmcSimulator,
+  type BmcSimulatorOptions,
+  type BmcSimulatorState,
+  type BootEvent,
+  type BootListener,
+  type RequestLogEntry,
+} from './simulator.ts';
+export { RedfishTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
+export { TaskOutcomes, type TaskOutcome } from './tasks.ts';
+export type { SimPowerState } from './power.ts';

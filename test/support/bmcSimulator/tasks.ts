@@ -1,0 +1,75 @@
+import { BaseMessages, badValue, redfishError, type SimResponse } from './responses.ts';
+import type { Timers } from './timers.ts';
+import { addMember, childUri, touch, type Json, type TreeStore } from './treeStore.ts';
+
+export const TaskOutcomes = ['Completed', 'Exception', 'Killed'] as const;
+export type TaskOutcome = (typeof TaskOutcomes)[number];
+
+/**
+ * UpdateService.SimpleUpdate as BMCs implement it: 202 Accepted, a Task in the TaskService, and the task
+ * progressing Running -> final state on its own. Clients must poll the task; the action reply says nothing
+ * about whether the flash worked.
+ */
+export class TaskModel {
+  private nextId = 1000;
+  readonly appliedImages: string[] = [];
+
+  constructor(
+    private readonly store: TreeStore,
+    private readonly tasksKey: string | undefined,
+    private readonly transferProtocols: readonly string[] | undefined,
+    private readonly timers: Timers,
+    private readonly behaviour: { durationMs: number; outcome: TaskOutcome },
+  ) {}
+
+  simpleUpdate(body: Json): SimResponse {
+    const image = body.ImageURI;
+    if (typeof image !== 'string' || image === '') {
+      return redfishError(400, BaseMessages.ActionParameterMissing, 'The action requires the parameter ImageURI.');
+    }
+    const protocol = body.TransferProtocol;
+    if (protocol !== undefined && this.transferProtocols && !this.transferProtocols.includes(protocol as string)) {
+      return badValue('TransferProtocol', protocol);
+    }
+    const tasks = this.tasksKey === undefined ? undefined : this.store.get(this.tasksKey);
+    if (!tasks || this.tasksKey === undefined) {
+      this.appliedImages.push(image);
+      return { status: 204 };
+    }
+    let id = String(this.nextId++);
+    while (this.store.get(`${this.tasksKey}/${id}`)) id = String(this.nextId++);
+    const uri = childUri(tasks, this.tasksKey, id);
+    const task: Json = {
+      '@odata.id': uri,
+      '@odata.type': '#Task.v1_4_3.Task',
+      Id: id,
+      Name: `Firmware update from ${image}`,
+      TaskState: 'Running',
+      TaskStatus: 'OK',
+      PercentComplete: 0,
+      StartTime: new Date().toISOString(),
+      Messages: [],
+    };
+    this.store.put(`${this.tasksKey}/${id}`, task);
+    addMember(tasks, uri);
+    this.timers.after(Math.floor(this.behaviour.durationMs / 2), () => {
+      task.PercentComplete = 50;
+      touch(task);
+    });
+    this.timers.after(this.behaviour.durationMs, () => this.finish(task, image));
+    return { status: 202, body: task, headers: { Location: uri } };
+  }
+
+  private finish(task: Json, image: string): void {
+    task.TaskState = this.behaviour.outcome;
+    task.EndTime = new Date().toISOString();
+    if (this.behaviour.outcome === 'Completed') {
+      task.PercentComplete = 100;
+      this.appliedImages.push(image);
+    } else {
+      task.TaskStatus = 'Critical';
+      task.Messages = [{ MessageId: 'Update.1.0.ApplyFailed', Message: `Applying ${image} failed.`, Severity: 'Critical' }];
+    }
+    touch(task);
+  }
+}

@@ -1,0 +1,129 @@
+import { isPlainObject, linkId, toKey, type Json, type TreeStore } from './treeStore.ts';
+
+export type ActionRoute =
+  | { kind: 'reset' }
+  | { kind: 'insertMedia'; mediaKey: string }
+  | { kind: 'ejectMedia'; mediaKey: string }
+  | { kind: 'simpleUpdate' };
+
+/**
+ * Where the live behaviour sits in a tree. It is found the way a client must find it (links from the service
+ * root, action URIs from `Actions.*.target`), so the simulator serves any tree without knowing its layout.
+ */
+export interface SimTopology {
+  systemKey: string;
+  sessionsKey: string | undefined;
+  tasksKey: string | undefined;
+  biosKey: string | undefined;
+  biosSettingsKey: string | undefined;
+  mediaKeys: string[];
+  volumeCollectionKeys: Set<string>;
+  /** ResetType values the tree allows; undefined when it declares none (then every modelled type is accepted). */
+  resetAllowed: string[] | undefined;
+  transferProtocols: string[] | undefined;
+  actions: Map<string, ActionRoute>;
+}
+
+function follow(store: TreeStore, from: Json | undefined, ...path: string[]): { key: string; doc: Json } | undefined {
+  let node: unknown = from;
+  for (const name of path) node = isPlainObject(node) ? node[name] : undefined;
+  return store.resolve(linkId(node));
+}
+
+export function membersOf(store: TreeStore, collection: Json | undefined): { key: string; doc: Json }[] {
+  const members = Array.isArray(collection?.Members) ? collection.Members : [];
+  return members.flatMap((m) => store.resolve(linkId(m)) ?? []);
+}
+
+/** Allowable values of an action parameter: inline annotation first, then the `@Redfish.ActionInfo` resource. */
+export function allowableValues(store: TreeStore, action: unknown, parameter: string): string[] | undefined {
+  if (!isPlainObject(action)) return undefined;
+  const inline = action[`${parameter}@Redfish.AllowableValues`];
+  if (Array.isArray(inline)) return inline.filter((v): v is string => typeof v === 'string');
+  const info = store.resolve(action['@Redfish.ActionInfo'])?.doc;
+  const params = Array.isArray(info?.Parameters) ? info.Parameters : [];
+  const param = params.find((p) => isPlainObject(p) && p.Name === parameter);
+  const values = isPlainObject(param) ? param.AllowableValues : undefined;
+  return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : undefined;
+}
+
+function targetKey(action: unknown): string | undefined {
+  return isPlainObject(action) && typeof action.target === 'string' ? toKey(action.target) : undefined;
+}
+
+/** Standard actions plus any vendor's `Oem.<Vendor>.Actions` entry whose name ends with the given suffix. */
+function mediaActionKeys(media: Json, standard: string, oemSuffix: string): string[] {
+  const keys: string[] = [];
+  const actions = isPlainObject(media.Actions) ? media.Actions : {};
+  const std = targetKey(actions[standard]);
+  if (std !== undefined) keys.push(std);
+  const oem = isPlainObject(media.Oem) ? media.Oem : {};
+  for (const vendor of Object.values(oem)) {
+    const vendorActions = isPlainObject(vendor) && isPlainObject(vendor.Actions) ? vendor.Actions : {};
+    for (const [name, action] of Object.entries(vendorActions)) {
+      const key = name.endsWith(oemSuffix) ? targetKey(action) : undefined;
+      if (key !== undefined) keys.push(key);
+    }
+  }
+  return keys;
+}
+
+export function discoverTopology(store: TreeStore): SimTopology {
+  const root = store.get('');
+  if (!root) throw new Error('tree has no service root index.json');
+  const system = membersOf(store, follow(store, root, 'Systems')?.doc)[0];
+  if (!system) throw new Error('tree has no ComputerSystem reachable from the service root');
+
+  const actions = new Map<string, ActionRoute>();
+  const sysActions = isPlainObject(system.doc.Actions) ? system.doc.Actions : {};
+  const resetAction = sysActions['#ComputerSystem.Reset'];
+  const resetKey = targetKey(resetAction);
+  if (resetKey !== undefined) actions.set(resetKey, { kind: 'reset' });
+
+  const bios = follow(store, system.doc, 'Bios');
+  const settings = follow(store, bios?.doc, '@Redfish.Settings', 'SettingsObject');
+
+  const volumeCollectionKeys = new Set<string>();
+  for (const storage of membersOf(store, follow(store, system.doc, 'Storage')?.doc)) {
+    const volumes = linkId(storage.doc.Volumes);
+    const key = volumes === undefined ? undefined : toKey(volumes);
+    if (key !== undefined) volumeCollectionKeys.add(key);
+  }
+
+  const managers = membersOf(store, follow(store, root, 'Managers')?.doc);
+  const mediaCollections = [...managers.map((m) => follow(store, m.doc, 'VirtualMedia')), follow(store, system.doc, 'VirtualMedia')];
+  const mediaKeys: string[] = [];
+  for (const collection of mediaCollections) {
+    for (const media of membersOf(store, collection?.doc)) {
+      mediaKeys.push(media.key);
+      for (const key of mediaActionKeys(media.doc, '#VirtualMedia.InsertMedia', 'InsertVirtualMedia')) {
+        actions.set(key, { kind: 'insertMedia', mediaKey: media.key });
+      }
+      for (const key of mediaActionKeys(media.doc, '#VirtualMedia.EjectMedia', 'EjectVirtualMedia')) {
+        actions.set(key, { kind: 'ejectMedia', mediaKey: media.key });
+      }
+    }
+  }
+
+  const update = follow(store, root, 'UpdateService')?.doc;
+  const updateActions = isPlainObject(update?.Actions) ? update.Actions : {};
+  const simpleUpdate = updateActions['#UpdateService.SimpleUpdate'];
+  const simpleUpdateKey = targetKey(simpleUpdate);
+  if (simpleUpdateKey !== undefined) actions.set(simpleUpdateKey, { kind: 'simpleUpdate' });
+
+  const rootLinks = isPlainObject(root.Links) ? root.Links : {};
+  const sessions = store.resolve(linkId(rootLinks.Sessions)) ?? follow(store, follow(store, root, 'SessionService')?.doc, 'Sessions');
+
+  return {
+    systemKey: system.key,
+    sessionsKey: sessions?.key,
+    tasksKey: follow(store, follow(store, root, 'Tasks')?.doc, 'Tasks')?.key,
+    biosKey: bios?.key,
+    biosSettingsKey: settings?.key,
+    mediaKeys,
+    volumeCollectionKeys,
+    resetAllowed: allowableValues(store, resetAction, 'ResetType'),
+    transferProtocols: allowableValues(store, simpleUpdate, 'TransferProtocol'),
+    actions,
+  };
+}
