@@ -15,6 +15,15 @@ export const nodesProjection = defineProjection({
         ).run(d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq);
         return;
       }
+      case 'NodeMaintenanceSet':
+        db.prepare('UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ?, last_seq = ? WHERE node_id = ?').run(
+          event.data.on ? 1 : 0,
+          event.data.on ? event.data.reason : null,
+          metadata.time,
+          position.seq,
+          event.data.nodeId,
+        );
+        return;
     }
   },
 });

@@ -8,6 +8,7 @@ interface NodeRow {
   site_id: string;
   state: NodeState;
   maintenance: number;
+  maintenance_reason: string | null;
   bmc_address: string;
   bmc_credentials_ref: string;
   hardware_profile: string;
@@ -22,6 +23,7 @@ const toView = (r: NodeRow): NodeView => ({
   siteId: r.site_id,
   state: r.state,
   maintenance: r.maintenance === 1,
+  maintenanceReason: r.maintenance_reason,
   bmcAddress: r.bmc_address,
   bmcCredentialsRef: r.bmc_credentials_ref,
   hardwareProfile: r.hardware_profile,

@@ -15,4 +15,5 @@ export const nodesMigrations = [
    );
    CREATE INDEX nodes_by_site ON nodes (site_id, node_id);
    CREATE INDEX nodes_by_state ON nodes (state, node_id);`,
+  `ALTER TABLE nodes ADD COLUMN maintenance_reason TEXT;`,
 ];

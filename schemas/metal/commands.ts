@@ -29,3 +29,16 @@ export const EnrollNode = z
   })
   .strict();
 export type EnrollNode = z.input<typeof EnrollNode>;
+
+/**
+ * `metal.setMaintenance`: an operator takes a node out of (or back into) service. Manual maintenance stays until an
+ * operator clears it; a repeated request with the same flag and reason is a no-op.
+ */
+export const SetMaintenance = z
+  .object({
+    nodeId: ResourceId,
+    on: z.boolean(),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+export type SetMaintenance = z.infer<typeof SetMaintenance>;

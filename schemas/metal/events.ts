@@ -12,5 +12,11 @@ export const NodeEnrolled = defineEvent(
   }),
 );
 
-export const metalEvents = [NodeEnrolled] as const;
+/** `source` tells a hand-set flag (stays until cleared) from one the platform set on BMC loss (clears on recovery). */
+export const NodeMaintenanceSet = defineEvent(
+  'NodeMaintenanceSet',
+  z.object({ nodeId: z.string(), on: z.boolean(), reason: z.string().nullable(), source: z.enum(['operator', 'bmc']) }),
+);
+
+export const metalEvents = [NodeEnrolled, NodeMaintenanceSet] as const;
 export type MetalEvent = EventOf<(typeof metalEvents)[number]>;

@@ -7,6 +7,7 @@ export const NodeView = z.object({
   siteId: z.string(),
   state: z.enum(nodeStates),
   maintenance: z.boolean(),
+  maintenanceReason: z.string().nullable(),
   bmcAddress: z.string(),
   bmcCredentialsRef: z.string(),
   hardwareProfile: z.string(),

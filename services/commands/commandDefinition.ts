@@ -45,7 +45,7 @@ export interface CommandDefinition<N extends string = string, P = any, S = any, 
   aggregateId(payload: P, context: CommandContext): string;
   /** Loads the other aggregates the decision depends on; their state is a precondition, not a lock. */
   dependencies?(payload: P, load: AggregateLoader): Promise<D>;
-  decide(payload: P, state: S, context: CommandContext & { readonly dependencies: D }): readonly E[];
+  decide(payload: P, state: S, context: CommandContext & { readonly dependencies: D }): readonly NoInfer<E>[];
 }
 
 export function defineCommand<const N extends string, P, S, E extends DomainEventLike, D = undefined>(

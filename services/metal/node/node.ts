@@ -11,6 +11,7 @@ export type NodeAggregateState =
       readonly siteId: string;
       readonly state: NodeState;
       readonly maintenance: boolean;
+      readonly maintenanceReason: string | null;
       readonly bmc: { readonly address: string; readonly credentialsRef: string };
       readonly hardwareProfile: string;
       readonly macs: readonly string[];
@@ -24,7 +25,9 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   evolve(state, event) {
     switch (event.type) {
       case 'NodeEnrolled':
-        return { exists: true, state: 'enrolled', maintenance: false, ...event.data };
+        return { exists: true, state: 'enrolled', maintenance: false, maintenanceReason: null, ...event.data };
+      case 'NodeMaintenanceSet':
+        return state.exists ? { ...state, maintenance: event.data.on, maintenanceReason: event.data.on ? event.data.reason : null } : state;
     }
   },
 });

@@ -1,0 +1,17 @@
+import { SetMaintenance } from '../../../schemas/metal/commands.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { nodeAggregate } from './node.ts';
+
+export const setMaintenance = defineCommand({
+  name: 'metal.setMaintenance',
+  schema: SetMaintenance,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state) {
+    if (!state.exists) throw new DomainError('NOT_FOUND', `node ${command.nodeId} is not enrolled`);
+    const reason = command.on ? (command.reason ?? null) : null;
+    if (state.maintenance === command.on && state.maintenanceReason === reason) return [];
+    return [{ type: 'NodeMaintenanceSet', data: { nodeId: command.nodeId, on: command.on, reason, source: 'operator' } }];
+  },
+});
