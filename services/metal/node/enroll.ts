@@ -1,3 +1,4 @@
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { createHash } from 'node:crypto';
 import { EnrollNode } from '../../../schemas/metal/commands.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
@@ -14,7 +15,7 @@ export const enrollNode = defineCommand({
   aggregate: nodeAggregate,
   aggregateId: (command, context) => command.nodeId ?? derivedNodeId(context.commandId),
   dependencies: async (command, load) => ({ site: await load(siteAggregate, command.siteId) }),
-  decide(command, state, { commandId, dependencies }) {
+  decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const nodeId = command.nodeId ?? derivedNodeId(commandId);
     if (state.exists) throw new DomainError('ALREADY_EXISTS', `node ${nodeId} is already enrolled`);
     if (!dependencies.site.exists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);

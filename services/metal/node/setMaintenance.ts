@@ -1,3 +1,4 @@
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { SetMaintenance } from '../../../schemas/metal/commands.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -8,7 +9,7 @@ export const setMaintenance = defineCommand({
   schema: SetMaintenance,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  decide(command, state) {
+  decide(command, state): MetalEvent[] {
     if (!state.exists) throw new DomainError('NOT_FOUND', `node ${command.nodeId} is not enrolled`);
     const reason = command.on ? (command.reason ?? null) : null;
     if (state.maintenance === command.on && state.maintenanceReason === reason) return [];

@@ -1,3 +1,4 @@
+import type { SiteEvent } from '../../../schemas/site/events.ts';
 import { CreateSite } from '../../../schemas/site/commands.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -8,7 +9,7 @@ export const createSite = defineCommand({
   schema: CreateSite,
   aggregate: siteAggregate,
   aggregateId: (command) => command.siteId,
-  decide(command, state) {
+  decide(command, state): SiteEvent[] {
     if (state.exists) throw new DomainError('ALREADY_EXISTS', `site ${command.siteId} already exists`);
     return [{ type: 'SiteCreated', data: { siteId: command.siteId, name: command.name, provisioningCidrs: command.provisioningCidrs } }];
   },
