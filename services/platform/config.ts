@@ -11,6 +11,8 @@ export const Config = z.object({
   natsUrl: z.string().default('nats://127.0.0.1:4222'),
   /** True when BC_NATS_URL was set explicitly: then an unreachable server is an error, not a cue to embed one. */
   natsUrlExplicit: z.boolean().default(false),
+  /** Always run the embedded nats-server, even when BC_NATS_URL answers (e.g. a system server you want left alone). */
+  natsEmbedded: z.stringbool().default(false),
   dataDir: z.string().default('./.data'),
   httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
   httpHost: z.string().default('127.0.0.1'),
@@ -20,6 +22,10 @@ export const Config = z.object({
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
+  /** Machines in the simulated site (`npm start` defaults to 4; 0: no simulated site). */
+  simMachines: z.coerce.number().int().min(0).max(10_000).default(0),
+  simSiteId: z.string().default('sim'),
+  simBmcPortBase: z.coerce.number().int().min(0).max(65000).default(18620),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof Config>;
@@ -27,12 +33,16 @@ export type Config = z.infer<typeof Config>;
 const envNames: Record<string, keyof Config> = {
   BC_NATS_URL: 'natsUrl',
   BC_DATA_DIR: 'dataDir',
+  BC_NATS_EMBEDDED: 'natsEmbedded',
   BC_HTTP_PORT: 'httpPort',
   BC_HTTP_HOST: 'httpHost',
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_LOG_LEVEL: 'logLevel',
+  BC_SIM_MACHINES: 'simMachines',
+  BC_SIM_SITE_ID: 'simSiteId',
+  BC_SIM_BMC_PORT_BASE: 'simBmcPortBase',
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {

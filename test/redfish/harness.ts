@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 
 import { createRedfishClient, type RedfishClient, type RedfishClientOptions } from '../../daemon/redfish/index.ts';
-import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions, type RedfishTreeName } from '../support/bmcSimulator/index.ts';
+import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions, type RedfishTreeName } from '../../daemon/simulator/bmc/index.ts';
 
 export const USER = 'bc-admin';
 export const PASSWORD = 'sim-Pa55word!';

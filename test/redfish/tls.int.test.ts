@@ -4,7 +4,7 @@ import { isRedfishError } from '../../daemon/redfish/index.ts';
 import { clientFor, failureOf, simulate, trees } from './harness.ts';
 
 /**
- * SPKI pin of test/support/bmcSimulator/certs/bmc-sim-cert.pem, computed independently with:
+ * SPKI pin of daemon/simulator/bmc/certs/bmc-sim-cert.pem, computed independently with:
  * openssl x509 -in bmc-sim-cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64
  */
 const simulatorPin = 'BOqHcUcNVQ1+5dBta2rpwsIGC93EHtJZE//TXk+6Rfk=';

@@ -1,0 +1,44 @@
+import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import { figure, stopwatch, type Figure } from '../figure.ts';
+import { maintenanceBatch } from '../payloads.ts';
+import { pipelined } from '../pipeline.ts';
+
+/**
+ * `EventStore.append` as the command bus uses it: expected last subject sequence + message id, many aggregates,
+ * `inFlight` appends at once but never two on one aggregate (each waits for its aggregate's previous ack).
+ */
+export async function measureEventStoreAppend(
+  store: EventStore,
+  options: { count: number; warmup: number; inFlight: number; aggregates: number },
+): Promise<Figure> {
+  const run = async (prefix: string, count: number) => {
+    const tails: (Promise<number> | undefined)[] = new Array(options.aggregates);
+    const append = (i: number) => {
+      const agg = i % options.aggregates;
+      const nodeId = `${prefix}-${agg}`;
+      const msgId = `${prefix}-${i.toString(36).padStart(8, '0')}`;
+      const tail = (tails[agg] ?? Promise.resolve(0)).then(async (expectedSeq) => {
+        const ack = await store.append(`bc.evt.bench.agg.${nodeId}`, maintenanceBatch(nodeId, msgId, i), { expectedSeq, msgId });
+        if (ack.duplicate) throw new Error(`append ${msgId} answered duplicate`);
+        return ack.seq;
+      });
+      tails[agg] = tail;
+      return tail;
+    };
+    await pipelined(count, options.inFlight, append);
+  };
+  const runId = Date.now().toString(36);
+  await run(`w${runId}`, options.warmup);
+  const elapsed = stopwatch();
+  await run(`a${runId}`, options.count);
+  const seconds = elapsed();
+  return figure({
+    key: 'eventStoreAppend',
+    label: `EventStore.append OCC+msgId (${options.aggregates} aggs)`,
+    count: options.count,
+    seconds,
+    unit: 'msg/s',
+    target: { kind: 'minRatio', value: 0.7 },
+    detail: { inFlight: options.inFlight, aggregates: options.aggregates },
+  });
+}

@@ -1,0 +1,38 @@
+import { nodesProjection } from '../../../projections/nodes/projector.ts';
+import { Projector } from '../../../projections/runtime/projector.ts';
+import { readCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
+import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
+import { Streams } from '../../../schemas/subjects.ts';
+import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import type { Logger } from '../../../services/platform/logger.ts';
+import { figure, stopwatch, type Figure } from '../figure.ts';
+import { assertNodeRows } from './projectorCatchUp.ts';
+
+/** `Projector.rebuild()` of the nodes read model over the whole stream (ordered consumer replay into a new file). */
+export async function measureRebuild(
+  store: EventStore,
+  log: Logger,
+  options: { dataDir: string; events: number; lastSeq: number },
+): Promise<Figure> {
+  const projector = new Projector(store, nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
+  const elapsed = stopwatch();
+  await projector.rebuild();
+  const seconds = elapsed();
+  try {
+    const checkpoint = readCheckpoint(projector.db).seq;
+    if (checkpoint !== options.lastSeq) throw new Error(`rebuild reached ${checkpoint}, expected ${options.lastSeq}`);
+    const rows = (projector.db.prepare('SELECT count(*) AS n FROM nodes').get() as { n: number }).n;
+    assertNodeRows(rows, options.events, 'rebuild');
+  } finally {
+    await projector.stop();
+    await store.jsm.consumers.delete(Streams.events.name, projector.durable);
+  }
+  return figure({
+    key: 'rebuild',
+    label: `rebuild() nodes, ${options.events.toLocaleString('en-US')} events`,
+    count: options.events,
+    seconds,
+    unit: 'events/s',
+    target: { kind: 'maxSeconds', seconds: 20, perCount: 1_000_000 },
+  });
+}

@@ -1,0 +1,90 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname } from 'node:path';
+import type { Figure, Target } from './figure.ts';
+
+export interface MachineInfo {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  platform: string;
+  node: string;
+  natsServer: string;
+}
+
+export function machineInfo(natsServer: string): MachineInfo {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    platform: `${process.platform}-${process.arch}`,
+    node: process.version,
+    natsServer,
+  };
+}
+
+interface Judged extends Figure {
+  ratioToRaw: number | null;
+  targetText: string;
+  pass: boolean | null;
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function judge(f: Figure, raw: number | undefined): Judged {
+  const ratioToRaw = raw ? f.rate / raw : null;
+  const t: Target = f.target;
+  switch (t.kind) {
+    case 'none':
+      return { ...f, ratioToRaw, targetText: 'baseline', pass: null };
+    case 'minRatio':
+      return { ...f, ratioToRaw, targetText: `>= ${t.value.toFixed(2)}x raw`, pass: ratioToRaw !== null && ratioToRaw >= t.value };
+    case 'minRate':
+      return { ...f, ratioToRaw, targetText: `>= ${int(t.value)}/s`, pass: f.rate >= t.value };
+    case 'maxSeconds': {
+      const limit = (t.seconds * f.count) / t.perCount;
+      const scaled = f.count === t.perCount ? '' : ` (${t.seconds} s per ${int(t.perCount)})`;
+      return { ...f, ratioToRaw, targetText: `< ${limit.toFixed(1)} s${scaled}`, pass: f.seconds < limit };
+    }
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  const right = new Set([1, 2, 3, 4]);
+  const line = (r: string[]) => r.map((cell, c) => (right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ');
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** Prints the results table and writes them, with the machine, to `file`. */
+export function report(figures: Figure[], meta: { quick: boolean; machine: MachineInfo; file: string; totalSeconds: number }): void {
+  const raw = figures.find((f) => f.key === 'rawPublish')?.rate;
+  const judged = figures.map((f) => judge(f, raw));
+  const rows = [
+    ['measurement', 'count', 'seconds', 'rate', 'x raw', 'target', 'result'],
+    ...judged.map((j) => [
+      j.label,
+      int(j.count),
+      j.seconds.toFixed(2),
+      `${int(j.rate)} ${j.unit}`,
+      j.ratioToRaw === null ? '-' : `${j.ratioToRaw.toFixed(2)}x`,
+      j.targetText,
+      j.pass === null ? '' : j.pass ? 'PASS' : 'FAIL',
+    ]),
+  ];
+  const m = meta.machine;
+  console.log(`\nBetter Compute backbone bench${meta.quick ? ' (--quick)' : ''}: ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`);
+  console.log(table(rows));
+  console.log(`total ${meta.totalSeconds.toFixed(1)} s; written to ${meta.file}`);
+  mkdirSync(dirname(meta.file), { recursive: true });
+  const result = {
+    date: new Date().toISOString(),
+    quick: meta.quick,
+    totalSeconds: meta.totalSeconds,
+    machine: m,
+    figures: judged.map(({ key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, detail }) => ({
+      key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, detail,
+    })),
+  };
+  writeFileSync(meta.file, `${JSON.stringify(result, null, 2)}\n`);
+}

@@ -1,0 +1,21 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Config } from '../platform/config.ts';
+import { EventStore } from '../platform/eventStore/eventStore.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
+import { connectNats } from '../platform/nats/connect.ts';
+import { ensureStreams } from '../platform/nats/streams.ts';
+
+/** What every service process needs: configuration, a NATS connection, the event log and a logger. */
+export interface Runtime {
+  readonly config: Config;
+  readonly nc: NatsConnection;
+  readonly store: EventStore;
+  readonly log: Logger;
+}
+
+export async function openRuntime(config: Config, processName: string): Promise<Runtime> {
+  const log = createLogger(processName, config.logLevel);
+  const nc = await connectNats(config.natsUrl, processName);
+  await ensureStreams(nc, config);
+  return { config, nc, store: await EventStore.open(nc), log };
+}

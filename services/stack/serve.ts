@@ -1,0 +1,30 @@
+import { loadConfig } from '../platform/config.ts';
+import { openRuntime } from './runtime.ts';
+import { serviceCatalog, type RunningService } from './serviceCatalog.ts';
+
+/**
+ * Runs the named services in this process: `tsx services/stack/serve.ts api commands projector:nodes`.
+ * Stops them cleanly on SIGINT/SIGTERM.
+ */
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !serviceCatalog[n]);
+if (names.length === 0 || unknown.length > 0) {
+  console.error(`usage: serve <service...>; unknown: ${unknown.join(', ') || '(none given)'}; known: ${Object.keys(serviceCatalog).join(', ')}`);
+  process.exit(2);
+}
+const runtime = await openRuntime(loadConfig(), names.join('+'));
+const running: RunningService[] = [];
+for (const name of names) running.push(await serviceCatalog[name]!(runtime));
+runtime.log.info({ services: names }, 'services started');
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  runtime.log.info({ signal }, 'stopping');
+  for (const s of running.reverse()) await s.stop().catch((err: unknown) => runtime.log.error({ err }, 'stop failed'));
+  await runtime.nc.drain().catch(() => undefined);
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,68 @@
+import { allProjections } from '../../projections/catalog.ts';
+import { Projector } from '../../projections/runtime/projector.ts';
+import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import { createMetrics } from '../api/metrics.ts';
+import { buildApi } from '../api/server.ts';
+import { CommandBus } from '../commands/commandBus.ts';
+import { serveCommands } from '../commands/commandResponder.ts';
+import { allCommands } from '../commands/registry.ts';
+import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import type { Runtime } from './runtime.ts';
+
+export interface RunningService {
+  stop(): Promise<void>;
+}
+
+type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
+
+/** A projector process: builds one read model and answers `bc.ctl.projector.<name>.{rebuild,status}`. */
+function projectorService(name: string): ServiceFactory {
+  const projection = allProjections.find((p) => p.name === name)!;
+  return async ({ config, nc, store, log }) => {
+    const projector = new Projector(store, projection, new ReadModelFiles(config.dataDir, name), log.child({ projector: name }));
+    await projector.start();
+    const rebuild = nc.subscribe(Subjects.projectorControl(name, 'rebuild'), {
+      callback: (_err, msg) => {
+        projector.rebuild().then(
+          async () => msg.respond(JSON.stringify({ ok: true, status: await projector.status() })),
+          (err: Error) => msg.respond(JSON.stringify({ ok: false, error: err.message })),
+        );
+      },
+    });
+    const status = nc.subscribe(Subjects.projectorControl(name, 'status'), {
+      callback: (_err, msg) => void projector.status().then((s) => msg.respond(JSON.stringify(s))),
+    });
+    return {
+      stop: async () => {
+        rebuild.unsubscribe();
+        status.unsubscribe();
+        await projector.stop();
+      },
+    };
+  };
+}
+
+/** Every service a process can run, by the name `serve` takes. */
+export const serviceCatalog: Record<string, ServiceFactory> = {
+  commands: async ({ config, nc, store, log }) => {
+    const sub = serveCommands(nc, new CommandBus(store, allCommands, { retries: config.commandRetries }), log);
+    return { stop: async () => sub.unsubscribe() };
+  },
+  api: async ({ config, nc, store, log }) => {
+    const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(config.dataDir, p.name))]));
+    const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
+    const app = await buildApi({ config, nc, store, bus, readers, metrics: createMetrics() }, log);
+    await app.listen({ port: config.httpPort, host: config.httpHost });
+    return {
+      stop: async () => {
+        await app.close();
+        for (const r of readers.values()) r.close();
+      },
+    };
+  },
+  'simulated-site': async ({ config, nc, log }) =>
+    startSimulatedSite(nc, { siteId: config.simSiteId, machines: config.simMachines, bmcPortBase: config.simBmcPortBase }, log.child({ site: config.simSiteId })),
+  ...Object.fromEntries(allProjections.map((p) => [`projector:${p.name}`, projectorService(p.name)])),
+};

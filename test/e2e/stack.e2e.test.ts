@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../support/freePort.ts';
+import { startTestNats, tempDir } from '../support/natsServer.ts';
+import { startStackProcess } from '../support/stackProcess.ts';
+
+const post = (api: string, name: string, body: unknown) =>
+  fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+const enroll = (nodeId: string) => ({
+  nodeId,
+  siteId: 'dc1',
+  bmc: { address: 'https://127.0.0.1:9', credentialsRef: `secret:${nodeId}-bmc` },
+  hardwareProfile: 'r650',
+  macs: ['52:54:00:10:00:01'],
+});
+
+const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
+
+/** nats-server processes whose command line names `storeDir`: the embedded server of one stack. */
+const natsServerPids = (storeDir: string) => {
+  try {
+    return execFileSync('pgrep', ['-f', `nats-server .*${storeDir}`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+
+describe('npm start', () => {
+  it('runs the stack on an embedded nats-server with a simulated site, and stops it on exit', async () => {
+    using dir = tempDir();
+    const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '2', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
+    try {
+      expect(natsServerPids(dir.path)).toHaveLength(1);
+      await expect.poll(async () => (await json(fetch(`${stack.api}/v1/nodes?siteId=sim`))).items.length, { timeout: 20_000 }).toBe(2);
+      expect((await post(stack.api, 'site.create', { siteId: 'dc1', name: 'DC 1' })).status).toBe(201);
+      const results = await Promise.all(['a1', 'a2', 'a3'].map((id) => json(post(stack.api, 'metal.enroll', enroll(id)))));
+      const maxSeq = Math.max(...results.map((r: { seq: number }) => r.seq));
+      const page = await json(fetch(`${stack.api}/v1/nodes?siteId=dc1&minSeq=${maxSeq}`));
+      expect(page.items.map((n: { nodeId: string; state: string }) => [n.nodeId, n.state])).toEqual([
+        ['a1', 'enrolled'],
+        ['a2', 'enrolled'],
+        ['a3', 'enrolled'],
+      ]);
+    } finally {
+      expect(await stack.stop()).toBe(0);
+    }
+    expect(natsServerPids(dir.path)).toEqual([]);
+  });
+
+  it('runs against an existing server named by BC_NATS_URL, and keeps its data across restarts', async () => {
+    await using nats = await startTestNats();
+    using dir = tempDir();
+    const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_SIM_MACHINES: '0' };
+    const port = await freePort();
+    const first = await startStackProcess(env, port);
+    await post(first.api, 'site.create', { siteId: 'dc1', name: 'DC 1' });
+    const seq = (await json(post(first.api, 'metal.enroll', enroll('keep-1')))).seq;
+    expect((await fetch(`${first.api}/v1/nodes/keep-1?minSeq=${seq}`)).status).toBe(200);
+    expect(await first.stop()).toBe(0);
+
+    await using second = await startStackProcess(env, port);
+    expect(await json(fetch(`${second.api}/v1/nodes/keep-1`))).toMatchObject({ nodeId: 'keep-1', state: 'enrolled' });
+    const again = await post(second.api, 'metal.enroll', enroll('keep-1'));
+    expect(again.status).toBe(409);
+    expect((await json(again)).code).toBe('ALREADY_EXISTS');
+  });
+});

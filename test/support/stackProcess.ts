@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const startScript = fileURLToPath(new URL('../../services/stack/start.ts', import.meta.url));
+
+/** `npm start` as a child process, with its output kept for diagnostics; SIGTERM on dispose. */
+export async function startStackProcess(env: Record<string, string>, httpPort: number) {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', startScript], {
+    env: { ...process.env, BC_LOG_LEVEL: 'warn', ...env, BC_HTTP_PORT: String(httpPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const api = `http://127.0.0.1:${httpPort}`;
+  const stop = async () => {
+    if (child.exitCode !== null) return child.exitCode;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    return exited;
+  };
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${api}/readyz`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (child.exitCode !== null || i > 300) {
+      await stop();
+      throw new Error(`stack did not become ready:\n${output}`);
+    }
+    await sleep(100);
+  }
+  return { api, child, output: () => output, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
+}
