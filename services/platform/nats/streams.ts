@@ -12,20 +12,20 @@ const ms = (n: number) => n * 1_000_000;
 
 /** The streams the platform declares, with replicas and the duplicate window from configuration. */
 export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): DeclaredStream[] {
+  const common = {
+    storage: 'file' as StreamConfig['storage'],
+    num_replicas: config.streamReplicas,
+    duplicate_window: ms(config.duplicateWindowMs),
+    allow_direct: true,
+    discard: 'old' as StreamConfig['discard'],
+    max_msgs: -1,
+    max_bytes: -1,
+  };
   return [
-    {
-      name: Streams.events.name,
-      subjects: [...Streams.events.subjects],
-      storage: 'file' as StreamConfig['storage'],
-      num_replicas: config.streamReplicas,
-      duplicate_window: ms(config.duplicateWindowMs),
-      allow_direct: true,
-      retention: 'limits' as StreamConfig['retention'],
-      discard: 'old' as StreamConfig['discard'],
-      max_msgs: -1,
-      max_bytes: -1,
-      max_age: 0,
-    },
+    { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits' as StreamConfig['retention'], max_age: 0 },
+    { ...common, name: Streams.agentCommands.name, subjects: [...Streams.agentCommands.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(7 * 24 * 3600_000) },
+    { ...common, name: Streams.agentResults.name, subjects: [...Streams.agentResults.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(30 * 24 * 3600_000) },
+    { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
   ];
 }
 
