@@ -10,6 +10,7 @@ import { commandRoutes } from './commandRoutes.ts';
 import { eventRoutes } from './eventRoutes.ts';
 import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from './problem.ts';
+import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
 
 /** The HTTP query/command API. Every error leaves as problem+json with a stable code. */
 export async function buildApi(ctx: ApiContext, log: Logger) {
@@ -40,6 +41,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(commandRoutes, { ctx });
   await app.register(eventRoutes, { ctx });
   await app.register(healthRoutes, { ctx });
+  await app.register(projectionAdminRoutes, { ctx });
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -2,7 +2,7 @@ import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
-import { Subjects } from '../../schemas/subjects.ts';
+import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../commands/commandBus.ts';
@@ -23,21 +23,10 @@ function projectorService(name: string): ServiceFactory {
   return async ({ config, nc, store, log }) => {
     const projector = new Projector(store, projection, new ReadModelFiles(config.dataDir, name), log.child({ projector: name }));
     await projector.start();
-    const rebuild = nc.subscribe(Subjects.projectorControl(name, 'rebuild'), {
-      callback: (_err, msg) => {
-        projector.rebuild().then(
-          async () => msg.respond(JSON.stringify({ ok: true, status: await projector.status() })),
-          (err: Error) => msg.respond(JSON.stringify({ ok: false, error: err.message })),
-        );
-      },
-    });
-    const status = nc.subscribe(Subjects.projectorControl(name, 'status'), {
-      callback: (_err, msg) => void projector.status().then((s) => msg.respond(JSON.stringify(s))),
-    });
+    const control = serveProjectorControl(nc, projector);
     return {
       stop: async () => {
-        rebuild.unsubscribe();
-        status.unsubscribe();
+        for (const sub of control) sub.unsubscribe();
         await projector.stop();
       },
     };

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
+import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
@@ -29,7 +30,12 @@ export async function startBackbone(options: { projectors?: boolean } = {}) {
     projectors.set(projection.name, new Projector(store, projection, files, log));
     readers.set(projection.name, new ReadModelReader(files));
   }
-  if (options.projectors !== false) for (const p of projectors.values()) await p.start();
+  if (options.projectors !== false) {
+    for (const p of projectors.values()) {
+      await p.start();
+      serveProjectorControl(nc, p);
+    }
+  }
   return {
     nats,
     nc,

@@ -1,0 +1,53 @@
+import { request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { startApi } from '../support/apiFixture.ts';
+
+type Frame = { id: number; data: { subject: string } };
+
+/** Reads SSE frames from a real socket until `count` `events` frames arrived; `connected` once the stream is open. */
+function readEvents(url: string, count: number, headers: Record<string, string> = {}): { connected: Promise<void>; frames: Promise<Frame[]> } {
+  let onConnected!: () => void;
+  const connected = new Promise<void>((r) => (onConnected = r));
+  const frames = new Promise<Frame[]>((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let buffer = '';
+      const frames: Frame[] = [];
+      res.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString();
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          if (frame.startsWith(': connected')) onConnected();
+          buffer = buffer.slice(end + 2);
+          const id = /^id: (\d+)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (id && data) frames.push({ id: Number(id), data: JSON.parse(data) });
+          if (frames.length === count) {
+            req.destroy();
+            resolve(frames);
+          }
+        }
+      });
+    });
+    req.on('error', (err) => (err.message.includes('aborted') ? undefined : reject(err)));
+    req.end();
+  });
+  return { connected, frames };
+}
+
+describe('SSE event stream', () => {
+  it('streams new events with their sequence as id and resumes after Last-Event-ID', async () => {
+    await using env = await startApi();
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = env.app.server.address() as { port: number };
+    const base = `http://127.0.0.1:${port}/v1/events/stream?subject=bc.evt.site.>`;
+    const live = readEvents(base, 2);
+    await live.connected;
+    await env.bus.execute({ name: 'site.create', payload: { siteId: 'a1', name: 'A' }, actor: 't' });
+    await env.bus.execute({ name: 'site.create', payload: { siteId: 'a2', name: 'B' }, actor: 't' });
+    const frames = await live.frames;
+    expect(frames.map((f) => f.data.subject)).toEqual(['bc.evt.site.site.a1', 'bc.evt.site.site.a2']);
+    const resumed = await readEvents(base, 1, { 'last-event-id': String(frames[0]!.id) }).frames;
+    expect(resumed[0]).toMatchObject({ id: frames[1]!.id, data: { subject: 'bc.evt.site.site.a2' } });
+  });
+});
