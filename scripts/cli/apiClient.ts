@@ -1,0 +1,41 @@
+/** A thin client for the HTTP API: the CLI never talks to NATS or SQLite directly. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly issues: Array<{ path: string; message: string }> = [],
+  ) {
+    super(message);
+  }
+}
+
+export class ApiClient {
+  constructor(readonly baseUrl: string) {}
+
+  async get<T>(path: string): Promise<T> {
+    return this.call<T>('GET', path);
+  }
+
+  async command<T>(name: string, body: unknown, idempotencyKey?: string): Promise<T> {
+    return this.call<T>('POST', `/v1/commands/${name}`, body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
+  }
+
+  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ApiError(0, 'UNAVAILABLE', `cannot reach the API at ${this.baseUrl} (${(err as Error).cause ?? err}); is it running? set --api or BC_API_URL`);
+    }
+    const text = await res.text();
+    const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (!res.ok) throw new ApiError(res.status, String(json.code ?? 'INTERNAL'), String(json.detail ?? res.statusText), (json.issues as never) ?? []);
+    return json as T;
+  }
+}

@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { ApiClient, ApiError } from './apiClient.ts';
+import { table } from './format.ts';
+
+const program = new Command('better-compute')
+  .description('Better Compute control plane CLI (talks to the HTTP API)')
+  .addOption(new Option('--api <url>', 'API base URL').env('BC_API_URL').default('http://127.0.0.1:8080'))
+  .option('--json', 'print raw JSON');
+
+const api = () => new ApiClient(program.opts<{ api: string }>().api);
+const print = (value: unknown, human: () => string) => console.log(program.opts<{ json?: boolean }>().json ? JSON.stringify(value, null, 2) : human());
+
+const nodes = program.command('nodes').description('bare-metal nodes');
+nodes
+  .command('ls')
+  .description('list nodes')
+  .option('--site <siteId>')
+  .option('--state <state>')
+  .option('--limit <n>', 'page size', '100')
+  .action(async (o: { site?: string; state?: string; limit: string }) => {
+    const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
+    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q}`);
+    print(page, () => table(page.items, ['nodeId', 'siteId', 'state', 'maintenance', 'hardwareProfile', 'bmcAddress']) + (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''));
+  });
+nodes
+  .command('show <nodeId>')
+  .description('one node')
+  .action(async (nodeId: string) => {
+    const node = await api().get<Record<string, unknown>>(`/v1/nodes/${encodeURIComponent(nodeId)}`);
+    print(node, () => Object.entries(node).map(([k, v]) => `${k.padEnd(20)} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+  });
+
+program
+  .command('sites')
+  .description('list sites')
+  .action(async () => {
+    const sites = await api().get<{ items: Array<Record<string, unknown>> }>('/v1/sites');
+    print(sites, () => table(sites.items, ['siteId', 'name', 'nodeCount', 'provisioningCidrs']));
+  });
+
+const metal = program.command('metal').description('bare-metal lifecycle commands');
+metal
+  .command('enroll')
+  .description('enroll a machine at a site')
+  .requiredOption('--site <siteId>')
+  .requiredOption('--bmc <url>', 'BMC Redfish base URL')
+  .requiredOption('--credentials <ref>', 'secret reference for the BMC credentials, e.g. secret:r1-n1-bmc')
+  .requiredOption('--profile <name>', 'hardware profile')
+  .requiredOption('--mac <mac...>', 'MAC addresses')
+  .option('--node <nodeId>')
+  .option('--idempotency-key <key>')
+  .action(async (o: { site: string; bmc: string; credentials: string; profile: string; mac: string[]; node?: string; idempotencyKey?: string }) => {
+    const body = { nodeId: o.node, siteId: o.site, bmc: { address: o.bmc, credentialsRef: o.credentials }, hardwareProfile: o.profile, macs: o.mac };
+    const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
+    print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
+  });
+
+program
+  .command('command <name> [json]')
+  .description('send any command; the body is JSON (or @file.json, or - for stdin)')
+  .option('--idempotency-key <key>')
+  .action(async (name: string, json: string | undefined, o: { idempotencyKey?: string }) => {
+    const text = json === undefined || json === '-' ? readFileSync(0, 'utf8') : json.startsWith('@') ? readFileSync(json.slice(1), 'utf8') : json;
+    const result = await api().command<{ seq: number; duplicate: boolean; events: Array<{ type: string }> }>(name, JSON.parse(text), o.idempotencyKey);
+    print(result, () => `${result.duplicate ? 'duplicate of' : 'appended at'} seq ${result.seq}: ${result.events.map((e) => e.type).join(', ') || '(no change)'}`);
+  });
+
+program
+  .command('events <aggregate>')
+  .description('history of an aggregate, e.g. metal.node/r1-n1')
+  .action(async (aggregate: string) => {
+    const history = await api().get<{ items: Array<Record<string, unknown> & { metadata: Record<string, string> }> }>(`/v1/events?aggregate=${encodeURIComponent(aggregate)}`);
+    print(history, () => table(history.items.map((e) => ({ ...e, time: e.metadata.time, actor: e.metadata.actor })), ['seq', 'time', 'type', 'actor']));
+  });
+
+program
+  .command('rebuild <readModel>')
+  .description('rebuild a read model from the log (the API keeps serving the old one meanwhile)')
+  .action(async (name: string) => {
+    const status = await api().call<Record<string, unknown>>('POST', `/v1/admin/projections/${name}/rebuild`);
+    print(status, () => `rebuilt ${name}: checkpoint ${status.checkpoint}, lag ${status.lag}`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  if (err instanceof ApiError) {
+    console.error(`error ${err.code}: ${err.message}`);
+    for (const issue of err.issues) console.error(`  ${issue.path}: ${issue.message}`);
+    process.exit(err.status >= 500 || err.status === 0 ? 2 : 1);
+  }
+  throw err;
+}
