@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Database as Db } from 'better-sqlite3';
 import type { Projection } from './projection.ts';
+import { statement } from './statements.ts';
 
 export interface Checkpoint {
   seq: number;
@@ -34,10 +35,10 @@ export function openReader(file: string): Db {
 }
 
 export function readCheckpoint(db: Db): Checkpoint {
-  const row = db.prepare('SELECT seq, command_id AS commandId FROM _checkpoint WHERE id = 1').get() as Checkpoint | undefined;
+  const row = statement(db, 'SELECT seq, command_id AS commandId FROM _checkpoint WHERE id = 1').get() as Checkpoint | undefined;
   return row ?? { seq: 0, commandId: null };
 }
 
 export function writeCheckpoint(db: Db, checkpoint: Checkpoint): void {
-  db.prepare('UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1').run(checkpoint.seq, checkpoint.commandId);
+  statement(db, 'UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1').run(checkpoint.seq, checkpoint.commandId);
 }

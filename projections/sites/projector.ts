@@ -1,4 +1,5 @@
 import { defineProjection } from '../runtime/projection.ts';
+import { statement } from '../runtime/statements.ts';
 import { sitesMigrations } from './schema.ts';
 
 /** The `sites` read model: each site and how many nodes are enrolled there. */
@@ -8,7 +9,7 @@ export const sitesProjection = defineProjection({
   apply(db, event, metadata) {
     switch (event.type) {
       case 'SiteCreated':
-        db.prepare('INSERT INTO sites (site_id, name, provisioning_cidrs, created_at) VALUES (?, ?, ?, ?)').run(
+        statement(db, 'INSERT INTO sites (site_id, name, provisioning_cidrs, created_at) VALUES (?, ?, ?, ?)').run(
           event.data.siteId,
           event.data.name,
           JSON.stringify(event.data.provisioningCidrs),
@@ -16,7 +17,7 @@ export const sitesProjection = defineProjection({
         );
         return;
       case 'NodeEnrolled':
-        db.prepare('UPDATE sites SET node_count = node_count + 1 WHERE site_id = ?').run(event.data.siteId);
+        statement(db, 'UPDATE sites SET node_count = node_count + 1 WHERE site_id = ?').run(event.data.siteId);
         return;
     }
   },

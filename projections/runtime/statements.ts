@@ -1,0 +1,15 @@
+import type { Database, Statement } from 'better-sqlite3';
+
+const cache = new WeakMap<Database, Map<string, Statement>>();
+
+/**
+ * A prepared statement, compiled once per connection: projections run the same few statements for every event,
+ * and compiling SQL costs more than executing it.
+ */
+export function statement(db: Database, sql: string): Statement {
+  let statements = cache.get(db);
+  if (!statements) cache.set(db, (statements = new Map()));
+  let prepared = statements.get(sql);
+  if (!prepared) statements.set(sql, (prepared = db.prepare(sql)));
+  return prepared;
+}
