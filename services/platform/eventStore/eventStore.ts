@@ -59,7 +59,7 @@ export class EventStore {
 
   /** The stream sequence of the last message on `subject`, 0 when it has none (one direct get). */
   async lastSequence(subject: string): Promise<number> {
-    const msg = await this.jsm.direct.getMessage(this.stream, { last_by_subj: subject });
+    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }));
     return msg?.seq ?? 0;
   }
 
@@ -67,7 +67,7 @@ export class EventStore {
   async *readAfter(subject: string, afterSeq: number): AsyncGenerator<StoredBatch> {
     let next = afterSeq + 1;
     for (;;) {
-      const msg = await this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next });
+      const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next }));
       if (!msg) return;
       yield { seq: msg.seq, subject: msg.subject, batch: EventBatch.parse(msg.json()) };
       next = msg.seq + 1;
@@ -76,13 +76,22 @@ export class EventStore {
 
   /** The message stored at `seq`, or undefined when the stream has none there. */
   async readAt(seq: number): Promise<StoredBatch | undefined> {
-    const msg = await this.jsm.direct.getMessage(this.stream, { seq });
+    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { seq }));
     return msg ? { seq: msg.seq, subject: msg.subject, batch: EventBatch.parse(msg.json()) } : undefined;
   }
 
   /** Current last sequence of the whole stream. */
   async streamLastSequence(): Promise<number> {
-    const info = await this.jsm.streams.info(this.stream);
+    const info = await unavailableOnFailure(this.jsm.streams.info(this.stream));
     return info.state.last_seq;
+  }
+}
+
+/** Timeouts, missing responders and closed connections while the server restarts: retryable, not internal. */
+async function unavailableOnFailure<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (err) {
+    throw new PlatformError('UNAVAILABLE', 'event store is unavailable', { cause: err });
   }
 }
