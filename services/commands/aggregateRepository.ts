@@ -40,6 +40,7 @@ export class AggregateRepository {
     const lastSeq = await this.store.lastSequence(subject);
     let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
     if (snapshot && snapshot.seq === lastSeq) return snapshot;
+    if (lastSeq === 0) return { state: aggregate.initialState, seq: 0, commands: new Map() };
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
     for await (const stored of this.store.readAfter(subject, snapshot.seq)) {
@@ -47,6 +48,16 @@ export class AggregateRepository {
     }
     this.remember(subject, snapshot);
     return snapshot;
+  }
+
+  /**
+   * The state this process last saw, without asking the log; falls back to `load` for an aggregate it has never
+   * seen. For preconditions on facts that do not go back (a site that exists keeps existing), this saves a round
+   * trip per command.
+   */
+  async latestSeen<S>(aggregate: AggregateDefinition<S, any>, id: string): Promise<AggregateSnapshot<S>> {
+    const cached = this.#cache.get(this.subjectOf(aggregate, id)) as AggregateSnapshot<S> | undefined;
+    return cached ?? this.load(aggregate, id);
   }
 
   /** Records a message this process just appended, so the next load needs no read beyond the sequence check. */

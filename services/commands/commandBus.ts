@@ -81,7 +81,7 @@ export class CommandBus {
       if (applied) return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
 
       const dependencies = command.dependencies
-        ? await command.dependencies(payload, async (agg, id) => (await this.repository.load(agg, id)).state)
+        ? await command.dependencies(payload, async (agg, id) => (await this.repository.latestSeen(agg, id)).state)
         : undefined;
       const decided = command.decide(payload, snapshot.state, { ...context, dependencies });
       if (decided.length === 0) return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };

@@ -31,7 +31,10 @@ export interface CommandContext {
   readonly now: string;
 }
 
-/** Reads another aggregate's current state (for preconditions such as "the site exists"). */
+/**
+ * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
+ * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock.
+ */
 export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: string) => Promise<S2>;
 
 /**
