@@ -26,7 +26,7 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
       },
       // The bus validates the body (the same check NATS commands get) and builds the result: the schemas here
       // document the route, and checking them twice would double the per-command CPU.
-      validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as Parameters<typeof validatorCompiler>[0])),
+      validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as unknown as Parameters<typeof validatorCompiler>[0])),
       serializerCompiler: () => (data) => JSON.stringify(data),
       handler: async (req, reply) => {
         const stop = ctx.metrics.commandSeconds.startTimer({ command: name });
