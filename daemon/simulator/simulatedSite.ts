@@ -1,47 +1,117 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { RedfishTrees, startBmcSimulator, type BmcSimulator } from './bmc/index.ts';
+import { startSiteAgent, type SiteAgent } from '../site/siteAgent.ts';
+import { RedfishTrees } from './bmc/index.ts';
+import { startSimulatedMachine, type SimulatedMachine } from './machine.ts';
 
 export interface SimulatedSiteOptions {
   siteId: string;
   machines: number;
   /** First BMC port; machine i listens on base + i so enrolled addresses survive restarts (0: any free port). */
   bmcPortBase: number;
+  /** Disks, ramdisk state and the site agent's state. Default: `<BC_DATA_DIR or ./.data>/sim/<siteId>`. */
+  dataDir?: string;
+  /** The NATS URL machines' ramdisks connect to. Default: the server `nc` is connected to. */
+  natsUrl?: string;
+  /** Per machine disk size, default 64 MiB (sparse). */
+  diskSizeBytes?: number;
+  /** Port of the site agent's boot/image server (0: any free port). */
+  bootHttpPort?: number;
+  /** Settle delays of the simulated BMCs, default 200 ms. */
+  bmcDelayMs?: number;
+  /** Default true: run `bcd site` for this site in-process. */
+  siteAgent?: boolean;
+}
+
+export interface SimulatedSite {
+  /** The BMC simulators, one per machine (kept for existing callers). */
+  bmcs: SimulatedMachine['bmc'][];
+  machines: SimulatedMachine[];
+  siteAgent: SiteAgent | undefined;
+  stop(): Promise<void>;
 }
 
 const SIM_USER = 'admin';
 const SIM_PASSWORD = 'sim-password';
 
 /**
- * A site of simulated machines for `npm start` and tests: Redfish BMC simulators serving the shared mockup trees,
- * the site and its machines enrolled through the same command subjects an operator uses.
+ * A site of simulated machines for `npm start` and tests: Redfish BMC simulators serving the shared mockup trees
+ * over file-backed disks, the site agent (`bcd site`) with the BMC credentials in its credentials file, and the
+ * site and its machines enrolled through the same command subjects an operator uses.
  */
-export async function startSimulatedSite(nc: NatsConnection, options: SimulatedSiteOptions, log: Logger) {
+export async function startSimulatedSite(nc: NatsConnection, options: SimulatedSiteOptions, log: Logger): Promise<SimulatedSite> {
   const trees = Object.values(RedfishTrees);
-  const bmcs: BmcSimulator[] = [];
-  for (let i = 0; i < options.machines; i++) {
-    const port = options.bmcPortBase === 0 ? 0 : options.bmcPortBase + i;
-    bmcs.push(await startBmcSimulator({ tree: trees[i % trees.length]!, port, username: SIM_USER, password: SIM_PASSWORD, powerDelayMs: 200, mediaDelayMs: 200 }));
+  const dataDir = resolve(options.dataDir ?? join(process.env.BC_DATA_DIR ?? './.data', 'sim', options.siteId));
+  const agentDir = join(dataDir, 'site-agent');
+  mkdirSync(agentDir, { recursive: true });
+  const nodeIds = Array.from({ length: options.machines }, (_, i) => `${options.siteId}-m${String(i + 1).padStart(3, '0')}`);
+  const credentialsRef = (nodeId: string) => `secret:${nodeId}-bmc`;
+  // The secrets the enroll commands reference only by name, where the site agent's resolver looks them up.
+  writeFileSync(
+    join(agentDir, 'credentials.json'),
+    JSON.stringify(Object.fromEntries(nodeIds.map((id) => [credentialsRef(id), { username: SIM_USER, password: SIM_PASSWORD }])), null, 2),
+    { mode: 0o600 },
+  );
+
+  let siteAgent: SiteAgent | undefined;
+  if (options.siteAgent ?? true) {
+    siteAgent = await startSiteAgent(nc, {
+      siteId: options.siteId,
+      stateDir: agentDir,
+      natsUrl: options.natsUrl ?? `nats://${nc.getServer()}`,
+      http: { port: options.bootHttpPort ?? 0 },
+      redfish: { auth: 'session', timeoutMs: 5_000, timing: { pollIntervalMs: 50 } },
+      log: log.child({ agent: 'site' }),
+    });
   }
+
+  const machines: SimulatedMachine[] = [];
+  for (const [i, nodeId] of nodeIds.entries()) {
+    const delay = options.bmcDelayMs ?? 200;
+    machines.push(
+      await startSimulatedMachine({
+        siteId: options.siteId,
+        nodeId,
+        dataDir: join(dataDir, 'machines'),
+        bmc: {
+          tree: trees[i % trees.length]!,
+          port: options.bmcPortBase === 0 ? 0 : options.bmcPortBase + i,
+          username: SIM_USER,
+          password: SIM_PASSWORD,
+          powerDelayMs: delay,
+          mediaDelayMs: delay,
+        },
+        ...(options.diskSizeBytes ? { diskSizeBytes: options.diskSizeBytes } : {}),
+        bootUrl: () => siteAgent?.bootUrlFor(nodeId),
+        log,
+      }),
+    );
+  }
+
   await ignoreExisting(sendCommand(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, { commandId: `sim-site-${options.siteId}` }));
-  for (const [i, bmc] of bmcs.entries()) {
-    const nodeId = `${options.siteId}-m${String(i + 1).padStart(3, '0')}`;
+  for (const [i, machine] of machines.entries()) {
+    const nodeId = machine.nodeId;
     await ignoreExisting(
       sendCommand(
         nc,
         'metal.enroll',
-        { nodeId, siteId: options.siteId, bmc: { address: bmc.url, credentialsRef: `secret:${nodeId}-bmc` }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)] },
+        { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)] },
         { commandId: `sim-enroll-${nodeId}` },
       ),
     );
-    log.info({ nodeId, bmc: bmc.url }, 'simulated machine enrolled');
+    log.info({ nodeId, bmc: machine.bmc.url }, 'simulated machine enrolled');
   }
   return {
-    bmcs,
+    bmcs: machines.map((m) => m.bmc),
+    machines,
+    siteAgent,
     stop: async () => {
-      for (const bmc of bmcs) await bmc.close();
+      for (const machine of machines) await machine.close();
+      await siteAgent?.stop();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { allProjections } from '../../projections/catalog.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { connectNats, natsReachable } from '../platform/nats/connect.ts';
@@ -43,7 +44,7 @@ await nc.close();
 
 const childEnv = { ...env, BC_NATS_URL: natsUrl, BC_DATA_DIR: dataDir };
 const supervisor = new Supervisor(childEnv, log);
-supervisor.run(['projector:nodes', 'projector:sites']);
+supervisor.run(allProjections.map((p) => `projector:${p.name}`));
 supervisor.run(['commands']);
 supervisor.run(['api']);
 if (config.simMachines > 0) supervisor.run(['simulated-site']);

@@ -5,6 +5,7 @@ export {
   type BmcSimulatorState,
   type BootEvent,
   type BootListener,
+  type PowerLossListener,
   type RequestLogEntry,
 } from './simulator.ts';
 export { RedfishTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';

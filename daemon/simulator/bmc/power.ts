@@ -39,6 +39,7 @@ export class PowerModel {
     private readonly delayMs: number,
     private readonly timers: Timers,
     private readonly onPoweredOn: () => void,
+    private readonly onPowerLoss: (reason: 'off' | 'restart') => void = () => undefined,
   ) {
     this.intended = system.PowerState === 'Off' ? 'Off' : 'On';
     system.PowerState = this.intended;
@@ -68,6 +69,8 @@ export class PowerModel {
       return success();
     }
     this.intended = effect === 'off' ? 'Off' : 'On';
+    // The host stops running the moment a reset is accepted, before PowerState settles.
+    if (effect === 'off' || effect === 'restart') this.onPowerLoss(effect);
     this.timers.after(this.delayMs, () => {
       this.system.PowerState = effect === 'off' ? 'Off' : 'On';
       touch(this.system);

@@ -44,6 +44,8 @@ export interface BootEvent {
   at: number;
 }
 export type BootListener = (bootTarget: string, event: BootEvent) => void;
+/** The host stopped running: a power-off or a restart was accepted (fired before PowerState settles). */
+export type PowerLossListener = (reason: 'off' | 'restart') => void;
 
 export interface RequestLogEntry {
   method: string;
@@ -74,6 +76,7 @@ export interface BmcSimulator {
   state: BmcSimulatorState;
   requestLog: RequestLogEntry[];
   onBoot(listener: BootListener): () => void;
+  onPowerLoss(listener: PowerLossListener): () => void;
   /** The live document behind a URI, as the next GET would return it. */
   resource(uri: string): Json | undefined;
   close(): Promise<void>;
@@ -130,6 +133,7 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
   const requestLog: RequestLogEntry[] = [];
   const listeners = new Set<BootListener>(options.onBoot ? [options.onBoot] : []);
   const boots: BootEvent[] = [];
+  const powerLossListeners = new Set<PowerLossListener>();
 
   const media = new VirtualMediaModel(store, options.mediaDelayMs ?? 0, timers);
   const bios = new BiosModel(store, topology.biosKey, topology.biosSettingsKey);
@@ -145,7 +149,9 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     store,
     topology,
     auth: new AuthGate(options.username, options.password),
-    power: new PowerModel(system, topology.resetAllowed, options.powerDelayMs ?? 0, timers, onPoweredOn),
+    power: new PowerModel(system, topology.resetAllowed, options.powerDelayMs ?? 0, timers, onPoweredOn, (reason) => {
+      for (const listener of powerLossListeners) listener(reason);
+    }),
     media,
     bios,
     tasks: new TaskModel(store, topology.tasksKey, topology.transferProtocols, timers, {
@@ -225,6 +231,10 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     onBoot(fn: BootListener): () => void {
       listeners.add(fn);
       return () => listeners.delete(fn);
+    },
+    onPowerLoss(fn: PowerLossListener): () => void {
+      powerLossListeners.add(fn);
+      return () => powerLossListeners.delete(fn);
     },
     resource(uri: string): Json | undefined {
       const key = toKey(uri);

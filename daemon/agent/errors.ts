@@ -1,0 +1,39 @@
+/**
+ * Failure codes an agent reports in a result's `error_code`, and the error type agent code throws. The control
+ * plane branches on these codes: INTERRUPTED and EXPIRED mean "not executed, decide again", the others are the
+ * outcome of an execution attempt.
+ */
+export const AgentErrorCodes = {
+  INTERRUPTED: 'A destructive command was started before a crash and is not run again',
+  EXPIRED: 'The command arrived after its notAfter time and was not executed',
+  INVALID_COMMAND: 'The command or its parameters do not match the contract',
+  WRONG_AGENT: 'The command was delivered to an agent that does not run this kind or node',
+  CREDENTIALS_MISSING: 'The BMC credentials reference does not resolve',
+  DRIVER_ERROR: 'The BMC or the machine failed to do what was asked',
+  IMAGE_UNAVAILABLE: 'The image could not be fetched',
+  IMAGE_CHECKSUM_MISMATCH: 'The image bytes do not hash to the expected sha256',
+  IMAGE_TOO_LARGE: 'The image does not fit on the target disk',
+  DISK_VERIFY_FAILED: 'A wiped disk did not read back as zeros',
+  NO_DISK: 'The machine has no disk to act on',
+} as const;
+export type AgentErrorCode = keyof typeof AgentErrorCodes;
+
+export class AgentError extends Error {
+  override name = 'AgentError';
+  constructor(
+    readonly code: AgentErrorCode,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+/** The code to report for anything thrown while executing: agent codes pass through, the rest is a driver error. */
+export function agentErrorCodeOf(error: unknown): string {
+  if (error instanceof AgentError) return error.code;
+  const code = (error as { code?: unknown } | null)?.code;
+  // Redfish client codes (REDFISH_*) are stable too and tell the control plane whether a retry can help.
+  if (typeof code === 'string' && code.startsWith('REDFISH_')) return code;
+  return 'DRIVER_ERROR';
+}

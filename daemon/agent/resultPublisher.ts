@@ -1,0 +1,44 @@
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { signAgentResult, type AgentResultData } from '../../schemas/agent/agentResultCodec.ts';
+import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { Streams, Subjects } from '../../schemas/subjects.ts';
+import type { AgentIdentity } from './identity.ts';
+
+/** Where and how an agent's results go: signed with its key, one subject per command, msgID = command id. */
+export class ResultPublisher {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly identity: AgentIdentity,
+    private readonly agentId: string,
+  ) {}
+
+  sign(command: Pick<AgentCommand, 'commandId' | 'kind' | 'nodeId' | 'siteId'>, outcome: { ok: true; payload: unknown } | { ok: false; errorCode: string; errorMessage: string; payload?: unknown }): Uint8Array {
+    const result: AgentResultData = {
+      commandId: command.commandId,
+      kind: command.kind,
+      nodeId: command.nodeId,
+      siteId: command.siteId,
+      agentId: this.agentId,
+      ok: outcome.ok,
+      errorCode: outcome.ok ? '' : outcome.errorCode,
+      errorMessage: outcome.ok ? '' : outcome.errorMessage,
+      payload: outcome.payload ?? null,
+      executedAtMs: Date.now(),
+    };
+    return signAgentResult(result, this.identity);
+  }
+
+  /** Publishes into BC_AGENT_RESULTS; JetStream dedupes a re-publish of the same command's result. */
+  async publish(command: Pick<AgentCommand, 'commandId' | 'nodeId' | 'siteId'>, bytes: Uint8Array): Promise<void> {
+    await this.js.publish(Subjects.agentResult(command.siteId, command.nodeId, command.commandId), bytes, { msgID: command.commandId });
+  }
+
+  /** The result already stored for a command, if any: guards against re-running after a lost journal. */
+  async existing(command: Pick<AgentCommand, 'commandId' | 'nodeId' | 'siteId'>): Promise<Uint8Array | undefined> {
+    const msg = await this.jsm.direct.getMessage(Streams.agentResults.name, {
+      last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId),
+    });
+    return msg ? msg.data : undefined;
+  }
+}

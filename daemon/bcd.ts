@@ -1,0 +1,58 @@
+import { connectNats } from '../services/platform/nats/connect.ts';
+import { createLogger } from '../services/platform/logger.ts';
+import { BcdUsageError, bcdUsage, parseBcdArgs, type BcdArgs } from './bcdArgs.ts';
+import { startRamdiskAgent } from './ramdisk/ramdiskAgent.ts';
+import { startSiteAgent } from './site/siteAgent.ts';
+
+/**
+ * `bcd`: the Better Compute daemon. `bcd site` runs a site's agent (BMCs, boot scripts, images); `bcd ramdisk`
+ * runs inside a PXE-booted machine (disks). Both stop cleanly on SIGINT/SIGTERM, leaving unfinished commands
+ * unacked for redelivery.
+ */
+async function main(args: BcdArgs): Promise<void> {
+  const log = createLogger(`bcd-${args.command}`);
+  // Installed before anything starts: a signal during start-up waits for the agent and then stops it.
+  let signalled: ((signal: string) => void) | undefined;
+  const received = new Promise<string>((resolve) => (signalled = resolve));
+  process.once('SIGINT', () => signalled?.('SIGINT'));
+  process.once('SIGTERM', () => signalled?.('SIGTERM'));
+
+  const nc = await connectNats(args.natsUrl, args.command === 'site' ? `bcd-site-${args.siteId}` : `bcd-ramdisk-${args.nodeId}`);
+  const agent =
+    args.command === 'site'
+      ? await startSiteAgent(nc, {
+          siteId: args.siteId,
+          stateDir: args.stateDir,
+          natsUrl: args.natsUrl,
+          http: { host: args.httpHost, port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
+          log,
+        })
+      : await startRamdiskAgent(nc, {
+          siteId: args.siteId,
+          nodeId: args.nodeId,
+          stateDir: args.stateDir,
+          disks: args.disks,
+          ...(args.siteUrl ? { siteCacheUrl: args.siteUrl } : {}),
+          log,
+        });
+  const signal = await received;
+  log.info({ signal }, 'bcd stopping');
+  await agent.stop();
+  await nc.drain();
+}
+
+let parsed: BcdArgs;
+try {
+  parsed = parseBcdArgs(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof BcdUsageError)) throw err;
+  process.stderr.write(`bcd: ${err.message}\n${bcdUsage}\n`);
+  process.exit(2);
+}
+main(parsed).then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bcd: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

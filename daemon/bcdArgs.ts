@@ -1,0 +1,78 @@
+import { parseArgs } from 'node:util';
+
+export const bcdUsage = `usage:
+  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>]
+  bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>]`;
+
+export type BcdArgs =
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined }
+  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined };
+
+export class BcdUsageError extends Error {
+  override name = 'BcdUsageError';
+  readonly code = 'USAGE' as const;
+}
+
+const ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new BcdUsageError(`--${name} is required`);
+  return value;
+}
+
+function id(values: Record<string, unknown>, name: string): string {
+  const value = required(values, name);
+  // Ids become subject tokens and consumer names: anything else would address the wrong subjects.
+  if (!ID.test(value)) throw new BcdUsageError(`--${name} must match ${ID.source}`);
+  return value;
+}
+
+/** Parses `bcd <site|ramdisk> ...` (argv without node and script); throws BcdUsageError with a one-line reason. */
+export function parseBcdArgs(argv: readonly string[]): BcdArgs {
+  const [command, ...rest] = argv;
+  if (command !== 'site' && command !== 'ramdisk') throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        site: { type: 'string' },
+        node: { type: 'string' },
+        nats: { type: 'string' },
+        state: { type: 'string' },
+        disk: { type: 'string', multiple: true },
+        'http-port': { type: 'string' },
+        'http-host': { type: 'string' },
+        'advertise-url': { type: 'string' },
+        'site-url': { type: 'string' },
+      },
+    }));
+  } catch (cause) {
+    throw new BcdUsageError((cause as Error).message, { cause });
+  }
+  const natsUrl = required(values, 'nats');
+  const stateDir = required(values, 'state');
+  if (command === 'site') {
+    if (values.node !== undefined || values.disk !== undefined || values['site-url'] !== undefined) {
+      throw new BcdUsageError('--node, --disk and --site-url are for bcd ramdisk');
+    }
+    const port = Number(values['http-port'] ?? '0');
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BcdUsageError('--http-port must be a port number');
+    return {
+      command,
+      siteId: id(values, 'site'),
+      natsUrl,
+      stateDir,
+      httpPort: port,
+      httpHost: (values['http-host'] as string | undefined) ?? '127.0.0.1',
+      advertiseUrl: values['advertise-url'] as string | undefined,
+    };
+  }
+  const disks = (values.disk as string[] | undefined) ?? [];
+  if (disks.length === 0) throw new BcdUsageError('at least one --disk is required');
+  const siteUrl = values['site-url'] as string | undefined;
+  return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl };
+}

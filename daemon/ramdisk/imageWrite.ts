@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ExecutionContext } from '../agent/commandRunner.ts';
+import { AgentError } from '../agent/errors.ts';
+
+export interface WrittenImage {
+  disk: string;
+  /** Where the bytes came from: the site agent's cache when it had the image, else the command's URL. */
+  source: string;
+  bytesWritten: number;
+  sha256: string;
+  /** The written region was read back from the disk and hashes to `sha256`. */
+  verified: boolean;
+}
+
+const CHUNK = 4 << 20;
+
+async function zeroPrefix(handle: FileHandle, length: number): Promise<void> {
+  const zeros = Buffer.alloc(CHUNK);
+  for (let offset = 0; offset < length; offset += CHUNK) await handle.write(zeros, 0, Math.min(CHUNK, length - offset), offset);
+  await handle.sync();
+}
+
+async function hashPrefix(handle: FileHandle, length: number, ctx: ExecutionContext): Promise<string> {
+  const hash = createHash('sha256');
+  const buf = Buffer.alloc(CHUNK);
+  for (let offset = 0; offset < length; offset += CHUNK) {
+    const { bytesRead } = await handle.read(buf, 0, Math.min(CHUNK, length - offset), offset);
+    hash.update(buf.subarray(0, bytesRead));
+    ctx.heartbeat();
+  }
+  return hash.digest('hex');
+}
+
+const CACHE_ATTEMPTS = 5;
+
+/**
+ * The site agent's cache first (`<siteCacheUrl>/images/<sha256>`): it learns the source from the same command,
+ * possibly a moment after this ramdisk, so a 404 is retried briefly before falling back to `imageUrl` itself.
+ */
+async function openImage(imageUrl: string, sha256: string, ctx: ExecutionContext, siteCacheUrl: string | undefined): Promise<{ response: Response; source: string }> {
+  if (siteCacheUrl && !imageUrl.startsWith(`${siteCacheUrl}/`)) {
+    const cached = `${siteCacheUrl}/images/${sha256}`;
+    for (let attempt = 1; attempt <= CACHE_ATTEMPTS; attempt++) {
+      const response = await fetch(cached, { signal: ctx.signal }).catch(() => undefined);
+      if (response?.ok && response.body) return { response, source: cached };
+      await response?.body?.cancel();
+      if (response?.status !== 404) break;
+      await sleep(100 * attempt, undefined, { signal: ctx.signal });
+    }
+  }
+  try {
+    const response = await fetch(imageUrl, { signal: ctx.signal });
+    if (!response.ok || !response.body) throw new AgentError('IMAGE_UNAVAILABLE', `fetching ${imageUrl} answered ${response.status}`);
+    return { response, source: imageUrl };
+  } catch (cause) {
+    if (cause instanceof AgentError) throw cause;
+    throw new AgentError('IMAGE_UNAVAILABLE', `fetching ${imageUrl} failed`, { cause });
+  }
+}
+
+/**
+ * Streams `imageUrl` onto the start of `disk`, hashing as it writes; after an fsync the written region is read
+ * back and hashed again. A digest mismatch (in transit or on disk) fails with IMAGE_CHECKSUM_MISMATCH and the
+ * written prefix is zeroed, so a half-good image is never left behind to boot from.
+ */
+export async function writeImage(
+  disk: string,
+  imageUrl: string,
+  sha256: string,
+  ctx: ExecutionContext,
+  siteCacheUrl?: string,
+): Promise<WrittenImage> {
+  const { response, source } = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
+  const handle = await open(disk, 'r+');
+  let written = 0;
+  try {
+    const diskSize = (await handle.stat()).size;
+    const hash = createHash('sha256');
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
+      await handle.write(chunk, 0, chunk.length, written);
+      hash.update(chunk);
+      written += chunk.length;
+      ctx.heartbeat();
+    }
+    await handle.sync();
+    const streamed = hash.digest('hex');
+    if (streamed !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `image from ${source} hashes to ${streamed}, expected ${sha256}`);
+    const onDisk = await hashPrefix(handle, written, ctx);
+    if (onDisk !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `${disk} reads back as ${onDisk}, expected ${sha256}`);
+    return { disk, source, bytesWritten: written, sha256, verified: true };
+  } catch (err) {
+    if (!ctx.signal.aborted) await zeroPrefix(handle, written).catch(() => undefined);
+    if (err instanceof AgentError) throw err;
+    throw new AgentError('IMAGE_UNAVAILABLE', `writing ${source} to ${disk} failed`, { cause: err });
+  } finally {
+    await handle.close();
+  }
+}

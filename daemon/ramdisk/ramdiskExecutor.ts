@@ -1,0 +1,77 @@
+import { cpus, hostname, totalmem } from 'node:os';
+import { basename } from 'node:path';
+import { open, rename, stat } from 'node:fs/promises';
+import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import type { AgentExecutor } from '../agent/commandRunner.ts';
+import { AgentError } from '../agent/errors.ts';
+import { wipeDisk } from './diskWipe.ts';
+import { writeImage } from './imageWrite.ts';
+
+/** The machine's disks as the ramdisk sees them: block devices on hardware, plain files in simulation. */
+export interface RamdiskMachine {
+  siteId: string;
+  nodeId: string;
+  disks: readonly string[];
+  /** The site agent's HTTP base URL (`bc.boot` on the kernel line): images are fetched from its cache first. */
+  siteCacheUrl?: string;
+}
+
+async function writeUserData(disk: string, content: { userData: string | undefined; sshKeys: string[] }) {
+  const path = `${disk}.userdata.json`;
+  const tmp = `${path}.tmp`;
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(JSON.stringify({ userData: content.userData ?? null, sshKeys: content.sshKeys }));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+  return { path, userDataBytes: Buffer.byteLength(content.userData ?? ''), sshKeys: content.sshKeys.length };
+}
+
+function pickDisk(disks: readonly string[], wanted: string | undefined): string {
+  if (disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
+  if (wanted === undefined) return disks[0]!;
+  const found = disks.find((d) => d === wanted || basename(d) === wanted);
+  if (!found) throw new AgentError('NO_DISK', `no disk ${wanted} on this machine`);
+  return found;
+}
+
+/** Runs the `node` kinds for the machine this ramdisk booted in. */
+export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
+  return {
+    refuse(command) {
+      if (command.siteId !== machine.siteId || command.nodeId !== machine.nodeId) {
+        return `command for ${command.siteId}/${command.nodeId} reached the ramdisk of ${machine.siteId}/${machine.nodeId}`;
+      }
+      if (AgentCommandKinds[command.kind].runsOn !== 'node') return `${command.kind} runs on the site agent, not inside the machine`;
+      return undefined;
+    },
+    async execute(command, params, ctx) {
+      switch (command.kind) {
+        case 'inventory.report':
+          return {
+            hostname: hostname(),
+            cpus: cpus().length,
+            memoryMiB: Math.floor(totalmem() / (1 << 20)),
+            disks: await Promise.all(machine.disks.map(async (path) => ({ path, sizeBytes: (await stat(path)).size }))),
+          };
+        case 'disk.wipe': {
+          if (machine.disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
+          const disks = [];
+          for (const disk of machine.disks) disks.push(await wipeDisk(disk, ctx));
+          return { mode: params.mode, disks };
+        }
+        case 'image.write': {
+          const disk = pickDisk(machine.disks, params.disk as string | undefined);
+          return writeImage(disk, params.imageUrl as string, params.sha256 as string, ctx, machine.siteCacheUrl);
+        }
+        case 'userdata.write':
+          return writeUserData(pickDisk(machine.disks, undefined), { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
+        default:
+          throw new AgentError('WRONG_AGENT', `${command.kind} does not run in the ramdisk`);
+      }
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { existsSync, mkdirSync, openSync, closeSync, ftruncateSync, fstatSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../../services/platform/logger.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
+import { ramdiskParamsOf } from '../site/ipxeScript.ts';
+import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
+
+export interface SimulatedMachineOptions {
+  siteId: string;
+  nodeId: string;
+  /** Disks and the ramdisk's state live under `<dataDir>/<nodeId>/`. */
+  dataDir: string;
+  bmc: BmcSimulatorOptions;
+  /** Default 64 MiB, created sparse. */
+  diskSizeBytes?: number;
+  /** Default 1. */
+  diskCount?: number;
+  /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
+  bootUrl: () => string | undefined;
+  ramdiskAckWaitMs?: number;
+  log: Logger;
+}
+
+/** What the host is doing: nothing, the ramdisk, an installed OS on disk, an empty disk, or a failed boot. */
+export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed';
+
+export interface SimulatedMachine {
+  readonly nodeId: string;
+  readonly bmc: BmcSimulator;
+  readonly disks: readonly string[];
+  readonly runState: MachineRunState;
+  readonly ramdisk: RamdiskAgent | undefined;
+  /** The iPXE scripts fetched, in boot order (the boot artefact path, observable). */
+  readonly bootScripts: readonly string[];
+  /** Resolves with the ramdisk once one runs (after a PXE boot). */
+  ramdiskStarted(): Promise<RamdiskAgent>;
+  close(): Promise<void>;
+}
+
+function ensureDisk(path: string, size: number): void {
+  const fd = openSync(path, existsSync(path) ? 'r+' : 'w+');
+  try {
+    if (fstatSync(fd).size < size) ftruncateSync(fd, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function diskHasData(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    readSync(fd, head, 0, head.length, 0);
+    return head.some((b) => b !== 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A bare-metal machine in simulation: a Redfish BMC simulator plus file-backed disks. A PXE boot fetches the
+ * machine's iPXE script from the site agent and runs `bcd ramdisk` in-process with the parameters from its kernel
+ * line (its own NATS connection, as a real ramdisk would have); power loss or the next reset stops it.
+ */
+export async function startSimulatedMachine(options: SimulatedMachineOptions): Promise<SimulatedMachine> {
+  const { nodeId, log } = options;
+  const home = join(options.dataDir, nodeId);
+  mkdirSync(home, { recursive: true });
+  const disks = Array.from({ length: options.diskCount ?? 1 }, (_, i) => join(home, `disk${i}.img`));
+  for (const disk of disks) ensureDisk(disk, options.diskSizeBytes ?? 64 << 20);
+
+  const bmc = await startBmcSimulator(options.bmc);
+  let runState: MachineRunState = bmc.state.powerState === 'On' ? (disks.some(diskHasData) ? 'os' : 'noOs') : 'off';
+  let ramdisk: { agent: RamdiskAgent; nc: NatsConnection } | undefined;
+  const bootScripts: string[] = [];
+  const waiters: ((agent: RamdiskAgent) => void)[] = [];
+  let transitions: Promise<void> = Promise.resolve();
+
+  const stopRamdisk = async () => {
+    const running = ramdisk;
+    ramdisk = undefined;
+    if (!running) return;
+    await running.agent.stop();
+    await running.nc.close();
+  };
+
+  const pxeBoot = async () => {
+    const url = options.bootUrl();
+    if (!url) throw new Error('no boot URL for this machine (is the site agent running?)');
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`iPXE script fetch answered ${response.status}`);
+    const script = await response.text();
+    bootScripts.push(script);
+    const params = ramdiskParamsOf(script);
+    if (params.node !== nodeId || !params.site || !params.nats) throw new Error(`iPXE script is not for ${nodeId}`);
+    const nc = await connectNats(params.nats, `bcd-ramdisk-${nodeId}`);
+    const agent = await startRamdiskAgent(nc, {
+      siteId: params.site,
+      nodeId,
+      stateDir: join(home, 'ramdisk-state'),
+      disks,
+      ...(params.boot ? { siteCacheUrl: params.boot } : {}),
+      ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),
+      log: log.child({ nodeId, agent: 'ramdisk' }),
+    });
+    ramdisk = { agent, nc };
+    runState = 'ramdisk';
+    for (const resolve of waiters.splice(0)) resolve(agent);
+  };
+
+  // Boots and power losses are applied one at a time, in the order the BMC reported them.
+  const enqueue = (step: () => Promise<void>) => {
+    transitions = transitions.then(step).catch((err: unknown) => {
+      runState = 'bootFailed';
+      log.warn({ err, nodeId }, 'simulated machine boot failed');
+    });
+  };
+  bmc.onPowerLoss(() =>
+    enqueue(async () => {
+      await stopRamdisk();
+      runState = 'off';
+    }),
+  );
+  bmc.onBoot((target) =>
+    enqueue(async () => {
+      await stopRamdisk();
+      if (target === 'Pxe') return pxeBoot();
+      runState = target === 'Cd' ? 'media' : disks.some(diskHasData) ? 'os' : 'noOs';
+    }),
+  );
+
+  return {
+    nodeId,
+    bmc,
+    disks,
+    get runState() {
+      return runState;
+    },
+    get ramdisk() {
+      return ramdisk?.agent;
+    },
+    get bootScripts() {
+      return [...bootScripts];
+    },
+    ramdiskStarted: () => (ramdisk ? Promise.resolve(ramdisk.agent) : new Promise((resolve) => waiters.push(resolve))),
+    close: async () => {
+      await transitions;
+      await stopRamdisk();
+      await bmc.close();
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { createReadStream } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../../services/platform/logger.ts';
+import type { BootTokens } from './bootTokens.ts';
+import { parseByteRange } from './byteRange.ts';
+import type { ImageCache } from './imageCache.ts';
+
+export interface BootServerOptions {
+  host: string;
+  port: number;
+  tokens: BootTokens;
+  images: ImageCache;
+  /** The iPXE script for a node, given the server's own base URL. */
+  script: (nodeId: string, baseUrl: string) => string;
+  log: Logger;
+}
+
+export interface BootServer {
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+const BOOT_PATH = /^\/boot\/([a-z0-9][a-z0-9_-]{0,62})\/([A-Za-z0-9_-]{43})\.ipxe$/;
+const IMAGE_PATH = /^\/images\/([0-9a-f]{64})$/;
+
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function serveImage(req: IncomingMessage, res: ServerResponse, images: ImageCache, sha256: string): Promise<void> {
+  const file = await images.path(sha256);
+  if (!file) return plain(res, 404, 'unknown image\n');
+  const size = images.size(file);
+  const range = parseByteRange(req.headers.range, size);
+  const headers = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${sha256}"` };
+  if (range === 'unsatisfiable') {
+    res.writeHead(416, { ...headers, 'content-range': `bytes */${size}` });
+    return void res.end();
+  }
+  const { start, end } = range ?? { start: 0, end: size - 1 };
+  res.writeHead(range ? 206 : 200, {
+    ...headers,
+    'content-length': size === 0 ? 0 : end - start + 1,
+    ...(range ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
+  });
+  if (req.method === 'HEAD' || size === 0) return void res.end();
+  createReadStream(file, { start, end }).pipe(res);
+}
+
+/**
+ * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<token>.ipxe` (the per-machine iPXE script) and
+ * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume). Anything
+ * else, a wrong token included, is a plain 404: nothing tells a prober which part was wrong.
+ */
+export async function startBootServer(options: BootServerOptions): Promise<BootServer> {
+  let baseUrl = '';
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed\n');
+    const boot = BOOT_PATH.exec(path);
+    if (boot && options.tokens.matches(boot[1]!, boot[2]!)) {
+      const script = options.script(boot[1]!, baseUrl);
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(script), 'cache-control': 'no-store' });
+      return void res.end(req.method === 'HEAD' ? undefined : script);
+    }
+    const image = IMAGE_PATH.exec(path);
+    if (image) return serveImage(req, res, options.images, image[1]!);
+    plain(res, 404, 'not found\n');
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // The path is not logged: for boot scripts it holds the machine's secret token.
+      options.log.warn({ err }, 'boot server request failed');
+      if (!res.headersSent) plain(res, 502, 'image unavailable\n');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  baseUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`;
+  return {
+    baseUrl,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/** Where the ramdisk kernel and initrd come from; default: the site agent's own `/ramdisk/` paths. */
+export interface RamdiskArtefacts {
+  kernelUrl?: string;
+  initrdUrl?: string;
+}
+
+/**
+ * The iPXE script that boots a machine into `bcd ramdisk`. The kernel command line carries what the ramdisk needs
+ * to find its control plane (`bc.site`, `bc.node`, `bc.nats`); it is per machine, which is why the URL is secret.
+ */
+export function ramdiskIpxeScript(input: { siteId: string; nodeId: string; natsUrl: string; baseUrl: string; artefacts?: RamdiskArtefacts }): string {
+  const kernel = input.artefacts?.kernelUrl ?? `${input.baseUrl}/ramdisk/vmlinuz`;
+  const initrd = input.artefacts?.initrdUrl ?? `${input.baseUrl}/ramdisk/initrd.img`;
+  return [
+    '#!ipxe',
+    `# Better Compute ramdisk for node ${input.nodeId} of site ${input.siteId}`,
+    `kernel ${kernel} initrd=initrd.img bc.site=${input.siteId} bc.node=${input.nodeId} bc.nats=${input.natsUrl} bc.boot=${input.baseUrl}`,
+    `initrd ${initrd}`,
+    'boot',
+    '',
+  ].join('\n');
+}
+
+/** Reads the `bc.*` parameters back from a script's kernel line (what the ramdisk's init does with /proc/cmdline). */
+export function ramdiskParamsOf(script: string): Record<string, string> {
+  const kernel = script.split('\n').find((line) => line.startsWith('kernel '));
+  const params: Record<string, string> = {};
+  for (const word of kernel?.split(/\s+/) ?? []) {
+    const eq = word.indexOf('=');
+    if (word.startsWith('bc.') && eq > 0) params[word.slice(3, eq)] = word.slice(eq + 1);
+  }
+  return params;
+}

@@ -1,0 +1,119 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { Logger } from '../../services/platform/logger.ts';
+import { startCommandConsumer } from '../agent/commandConsumer.ts';
+import { runCommand } from '../agent/commandRunner.ts';
+import { loadOrCreateIdentity, siteAgentId } from '../agent/identity.ts';
+import { CommandJournal } from '../agent/journal.ts';
+import { registerAgent, registrationOf } from '../agent/registration.ts';
+import { ResultPublisher } from '../agent/resultPublisher.ts';
+import { BootTokens } from './bootTokens.ts';
+import { startBootServer } from './bootServer.ts';
+import { fileCredentialResolver, type CredentialResolver } from './credentials.ts';
+import { ImageCache } from './imageCache.ts';
+import { watchImageSources } from './imageSourceWatcher.ts';
+import { ramdiskIpxeScript, type RamdiskArtefacts } from './ipxeScript.ts';
+import { siteExecutor, type SiteRedfishOptions } from './siteExecutor.ts';
+
+export interface SiteAgentOptions {
+  siteId: string;
+  /** Identity, journal, boot tokens and image cache live here and survive restarts. */
+  stateDir: string;
+  /** Put in the iPXE kernel line so the ramdisk reaches the same NATS. */
+  natsUrl: string;
+  /** Boot/image HTTP server; port 0 (default) picks a free one. `advertiseUrl` when machines must use another address. */
+  http?: { host?: string; port?: number; advertiseUrl?: string };
+  /** Default: `<stateDir>/credentials.json`. */
+  credentials?: CredentialResolver;
+  redfish?: SiteRedfishOptions;
+  ramdisk?: RamdiskArtefacts;
+  /** Default 30 s; long BMC operations heartbeat at a third of it. */
+  ackWaitMs?: number;
+  log: Logger;
+}
+
+/** A running `bcd site`. */
+export interface SiteAgent {
+  readonly agentId: string;
+  readonly keyId: string;
+  /** base64 raw Ed25519 public key, as registered. */
+  readonly publicKey: string;
+  /** Base URL of the boot/image HTTP server. */
+  readonly httpUrl: string;
+  /** Resolves once `agent.register` was answered. */
+  readonly registered: Promise<void>;
+  /** The machine's unguessable iPXE script URL (a token is created on first ask and kept). */
+  bootUrlFor(nodeId: string): string;
+  /**
+   * Registers an image source; returns the URL machines fetch it from (verified before it is ever served). Sources
+   * named by `image.write` commands for this site's machines are registered automatically.
+   */
+  cacheImage(sourceUrl: string, sha256: string): string;
+  /** Resolves when no command is executing. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `bcd site`: one per site. Registers its key, consumes `bc.site.<siteId>.cmd.>` through the durable consumer
+ * `site_<siteId>`, runs each command against the node's BMC and publishes the signed result, and serves iPXE
+ * scripts and cached images to the site's machines.
+ */
+export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptions): Promise<SiteAgent> {
+  const { siteId, log } = options;
+  const agentId = siteAgentId(siteId);
+  const identity = loadOrCreateIdentity(options.stateDir);
+  const journal = new CommandJournal(options.stateDir);
+  const tokens = new BootTokens(options.stateDir);
+  const images = new ImageCache(options.stateDir);
+  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc), identity, agentId);
+  const executor = siteExecutor(siteId, options.credentials ?? fileCredentialResolver(options.stateDir), options.redfish);
+  const server = await startBootServer({
+    host: options.http?.host ?? '127.0.0.1',
+    port: options.http?.port ?? 0,
+    tokens,
+    images,
+    log,
+    script: (nodeId, baseUrl) =>
+      ramdiskIpxeScript({ siteId, nodeId, natsUrl: options.natsUrl, baseUrl: options.http?.advertiseUrl ?? baseUrl, ...(options.ramdisk ? { artefacts: options.ramdisk } : {}) }),
+  });
+  const httpUrl = options.http?.advertiseUrl ?? server.baseUrl;
+
+  const imageWatch = watchImageSources(nc, siteId, images, httpUrl, log);
+  const stopRegistering = new AbortController();
+  const registered = registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
+  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
+
+  const consumer = await startCommandConsumer(nc, {
+    durable: `site_${siteId}`,
+    filterSubject: Subjects.siteAgentCommandFilter(siteId),
+    ackWaitMs: options.ackWaitMs ?? 30_000,
+    // bc.site.<siteId>.cmd.<nodeId>: one BMC's commands in order, different BMCs in parallel.
+    serialiseBy: (msg) => msg.subject,
+    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
+    log,
+  });
+  log.info({ agentId, keyId: identity.keyId, http: httpUrl }, 'site agent started');
+
+  return {
+    agentId,
+    keyId: identity.keyId,
+    publicKey: identity.publicKeyBase64,
+    httpUrl,
+    registered,
+    bootUrlFor: (nodeId) => `${httpUrl}/boot/${nodeId}/${tokens.tokenFor(nodeId)}.ipxe`,
+    cacheImage: (sourceUrl, sha256) => {
+      images.register(sourceUrl, sha256);
+      return `${httpUrl}/images/${sha256}`;
+    },
+    idle: () => consumer.idle(),
+    stop: async () => {
+      stopRegistering.abort();
+      imageWatch.unsubscribe();
+      await consumer.stop();
+      await server.close();
+      journal.close();
+    },
+  };
+}

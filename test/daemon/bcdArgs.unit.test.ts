@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { BcdUsageError, parseBcdArgs } from '../../daemon/bcdArgs.ts';
+import { parseByteRange } from '../../daemon/site/byteRange.ts';
+import { ramdiskIpxeScript, ramdiskParamsOf } from '../../daemon/site/ipxeScript.ts';
+import { ramdiskAgentId, siteAgentId } from '../../daemon/agent/identity.ts';
+
+const usage = (argv: string[]) => {
+  try {
+    parseBcdArgs(argv);
+  } catch (err) {
+    return err instanceof BcdUsageError ? err.code : err;
+  }
+  throw new Error('expected a usage error');
+};
+
+describe('parseBcdArgs', () => {
+  it('parses bcd site with defaults', () => {
+    expect(parseBcdArgs(['site', '--site', 'dc1', '--nats', 'nats://x:4222', '--state', '/var/lib/bcd'])).toEqual({
+      command: 'site', siteId: 'dc1', natsUrl: 'nats://x:4222', stateDir: '/var/lib/bcd', httpPort: 0, httpHost: '127.0.0.1', advertiseUrl: undefined,
+    });
+  });
+
+  it('parses bcd ramdisk with several disks', () => {
+    expect(parseBcdArgs(['ramdisk', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/run/bcd', '--disk', '/dev/sda', '--disk', '/dev/sdb'])).toMatchObject({
+      command: 'ramdisk', nodeId: 'r1-n1', disks: ['/dev/sda', '/dev/sdb'],
+    });
+  });
+
+  it.each([
+    [[]],
+    [['serve']],
+    [['site', '--nats', 'n', '--state', 's']],
+    [['site', '--site', 'DC.1', '--nats', 'n', '--state', 's']],
+    [['site', '--site', 'dc1', '--nats', 'n', '--state', 's', '--http-port', 'http']],
+    [['site', '--site', 'dc1', '--nats', 'n', '--state', 's', '--bogus']],
+    [['ramdisk', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's']],
+  ])('rejects %j with a usage error', (argv) => {
+    expect(usage(argv)).toBe('USAGE');
+  });
+});
+
+describe('parseByteRange', () => {
+  it.each([
+    ['bytes=0-9', 100, { start: 0, end: 9 }],
+    ['bytes=90-', 100, { start: 90, end: 99 }],
+    ['bytes=-10', 100, { start: 90, end: 99 }],
+    ['bytes=-500', 100, { start: 0, end: 99 }],
+    ['bytes=50-500', 100, { start: 50, end: 99 }],
+    ['bytes=100-', 100, 'unsatisfiable'],
+    ['bytes=9-3', 100, 'unsatisfiable'],
+    ['bytes=0-1,5-6', 100, undefined],
+    ['items=0-1', 100, undefined],
+    [undefined, 100, undefined],
+  ])('parses %s of %d bytes', (header, size, expected) => {
+    expect(parseByteRange(header, size)).toEqual(expected);
+  });
+});
+
+describe('agent ids and boot scripts', () => {
+  it('names agents by the agreed conventions', () => {
+    expect(siteAgentId('dc1')).toBe('site-dc1');
+    expect(ramdiskAgentId('r1-n1', 'Ab_-9xYzQQQ')).toBe('ramdisk-r1-n1-ab009xyz');
+  });
+
+  it('ramdiskParamsOf reads back what ramdiskIpxeScript put on the kernel line', () => {
+    const script = ramdiskIpxeScript({ siteId: 'dc1', nodeId: 'n1', natsUrl: 'nats://10.0.0.1:4222', baseUrl: 'http://10.0.0.1:8080' });
+    expect(script.startsWith('#!ipxe\n')).toBe(true);
+    expect(ramdiskParamsOf(script)).toEqual({ site: 'dc1', node: 'n1', nats: 'nats://10.0.0.1:4222', boot: 'http://10.0.0.1:8080' });
+  });
+});
