@@ -1,6 +1,7 @@
 import { nodesProjection } from './nodes/projector.ts';
 import type { Projection } from './runtime/projection.ts';
 import { sitesProjection } from './sites/projector.ts';
+import { workflowsProjection } from './workflows/projector.ts';
 
 /** Every read model, by name: what `npm start` runs and the API serves. */
-export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection];
+export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection];

@@ -18,6 +18,9 @@ export const ErrorCodes = {
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   UNAVAILABLE: { status: 503, title: 'A dependency is unavailable' },
   INTERNAL: { status: 500, title: 'Internal error' },
+  STEP_TIMEOUT: { status: 504, title: 'A workflow step did not finish within its timeout' },
+  AGENT_FAILED: { status: 502, title: 'An agent reported that a command failed' },
+  AGENT_RESULT_REJECTED: { status: 502, title: 'An agent result did not verify against a registered key' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

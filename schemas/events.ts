@@ -1,7 +1,9 @@
 import { EventCatalog } from './eventCatalog.ts';
 import { metalEvents } from './metal/events.ts';
+import { workflowEvents } from './metal/workflowEvents.ts';
 import { siteEvents } from './site/events.ts';
+import { trustEvents } from './trust/events.ts';
 
 /** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
-export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents]);
+export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, openSync, closeSync, ftruncateSync, fstatSync, readSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, ftruncateSync, fstatSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../services/platform/logger.ts';
@@ -95,11 +95,14 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     bootScripts.push(script);
     const params = ramdiskParamsOf(script);
     if (params.node !== nodeId || !params.site || !params.nats) throw new Error(`iPXE script is not for ${nodeId}`);
+    // A ramdisk keeps its state in RAM: every boot starts with a new identity and an empty journal, as on hardware.
+    const stateDir = join(home, 'ramdisk-state');
+    rmSync(stateDir, { recursive: true, force: true });
     const nc = await connectNats(params.nats, `bcd-ramdisk-${nodeId}`);
     const agent = await startRamdiskAgent(nc, {
       siteId: params.site,
       nodeId,
-      stateDir: join(home, 'ramdisk-state'),
+      stateDir,
       disks,
       ...(params.boot ? { siteCacheUrl: params.boot } : {}),
       ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),

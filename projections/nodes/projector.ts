@@ -1,11 +1,15 @@
+import { operationStates } from '../../schemas/metal/nodeState.ts';
+import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { nodesMigrations } from './schema.ts';
 
-/** The `nodes` read model: one row per bare-metal node, its lifecycle state and identity. */
+/** The `nodes` read model: one row per bare-metal node, its lifecycle state, current work and identity. */
 export const nodesProjection = defineProjection({
   name: 'nodes',
   migrations: nodesMigrations,
   apply(db, event, metadata, position) {
+    const update = (nodeId: string, set: string, ...args: unknown[]) =>
+      db.prepare(`UPDATE nodes SET ${set}, updated_at = ?, last_seq = ? WHERE node_id = ?`).run(...args, metadata.time, position.seq, nodeId);
     switch (event.type) {
       case 'NodeEnrolled': {
         const d = event.data;
@@ -16,13 +20,58 @@ export const nodesProjection = defineProjection({
         return;
       }
       case 'NodeMaintenanceSet':
-        db.prepare('UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ?, last_seq = ? WHERE node_id = ?').run(
-          event.data.on ? 1 : 0,
-          event.data.on ? event.data.reason : null,
-          metadata.time,
-          position.seq,
-          event.data.nodeId,
+        update(event.data.nodeId, 'maintenance = ?, maintenance_reason = ?', event.data.on ? 1 : 0, event.data.on ? event.data.reason : null);
+        return;
+      case 'NodeOperationRequested': {
+        const { nodeId, operation, workflowId } = event.data;
+        // Capped operations wait for a site slot; `WorkflowStarted` clears the reason when they get one.
+        const waiting = cappedOperations[operation] ? WaitingReason.capacity : null;
+        update(
+          nodeId,
+          `rescued_from = CASE WHEN ? = 'rescue' THEN state ELSE rescued_from END, state = ?, current_operation = ?, current_workflow_id = ?, waiting_reason = ?,
+           failure_reason = NULL, failed_step = NULL, failed_operation = NULL`,
+          operation,
+          operationStates[operation].working,
+          operation,
+          workflowId,
+          waiting,
         );
+        return;
+      }
+      case 'WorkflowStarted':
+        db.prepare('UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(position.seq, event.data.nodeId, event.data.workflowId);
+        return;
+      case 'NodeWipeStarted':
+        update(event.data.nodeId, `state = 'wiping'`);
+        return;
+      case 'NodeOperationCompleted':
+        update(event.data.nodeId, 'state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL', operationStates[event.data.operation].done);
+        return;
+      case 'NodeOperationFailed': {
+        const d = event.data;
+        update(
+          d.nodeId,
+          `state = 'failed', current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, failure_reason = ?, failed_step = ?, failed_operation = ?,
+           maintenance = CASE WHEN ? THEN 1 ELSE maintenance END, maintenance_reason = CASE WHEN ? THEN ? ELSE maintenance_reason END`,
+          d.reason,
+          d.failedStep,
+          d.operation,
+          d.maintenance ? 1 : 0,
+          d.maintenance ? 1 : 0,
+          d.reason,
+        );
+        return;
+      }
+      case 'NodeInventoryRecorded':
+        update(event.data.nodeId, 'inventory = ?', JSON.stringify(event.data.inventory));
+        return;
+      case 'NodeRescueEnded':
+        update(event.data.nodeId, `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL`);
+        return;
+      case 'NodeRetired':
+        update(event.data.nodeId, `state = 'retired'`);
+        return;
+      default:
         return;
     }
   },

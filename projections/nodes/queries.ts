@@ -16,6 +16,13 @@ interface NodeRow {
   enrolled_at: string;
   updated_at: string;
   last_seq: number;
+  current_operation: NodeView['operation'];
+  current_workflow_id: string | null;
+  waiting_reason: string | null;
+  failure_reason: string | null;
+  failed_step: string | null;
+  failed_operation: NodeView['operation'];
+  inventory: string | null;
 }
 
 const toView = (r: NodeRow): NodeView => ({
@@ -31,6 +38,11 @@ const toView = (r: NodeRow): NodeView => ({
   enrolledAt: r.enrolled_at,
   updatedAt: r.updated_at,
   lastSeq: r.last_seq,
+  operation: r.current_operation,
+  workflowId: r.current_workflow_id,
+  waitingReason: r.waiting_reason,
+  failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
+  inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
 });
 
 export function getNode(db: Database, nodeId: string): NodeView | undefined {

@@ -16,4 +16,12 @@ export const nodesMigrations = [
    CREATE INDEX nodes_by_site ON nodes (site_id, node_id);
    CREATE INDEX nodes_by_state ON nodes (state, node_id);`,
   `ALTER TABLE nodes ADD COLUMN maintenance_reason TEXT;`,
+  `ALTER TABLE nodes ADD COLUMN current_operation TEXT;
+   ALTER TABLE nodes ADD COLUMN current_workflow_id TEXT;
+   ALTER TABLE nodes ADD COLUMN waiting_reason TEXT;
+   ALTER TABLE nodes ADD COLUMN failure_reason TEXT;
+   ALTER TABLE nodes ADD COLUMN failed_step TEXT;
+   ALTER TABLE nodes ADD COLUMN failed_operation TEXT;
+   ALTER TABLE nodes ADD COLUMN rescued_from TEXT;
+   ALTER TABLE nodes ADD COLUMN inventory TEXT;`,
 ];

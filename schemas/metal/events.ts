@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { Inventory } from '../../daemon/redfish/inventory.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { NodeOperation } from './workflow.ts';
 
 export const NodeEnrolled = defineEvent(
   'NodeEnrolled',
@@ -18,5 +20,46 @@ export const NodeMaintenanceSet = defineEvent(
   z.object({ nodeId: z.string(), on: z.boolean(), reason: z.string().nullable(), source: z.enum(['operator', 'bmc']) }),
 );
 
-export const metalEvents = [NodeEnrolled, NodeMaintenanceSet] as const;
+/**
+ * An operation was asked for and its workflow id fixed; the node enters the operation's working state. Capped
+ * operations (deploy, release) wait for a site slot until their `WorkflowStarted`.
+ */
+export const NodeOperationRequested = defineEvent(
+  'NodeOperationRequested',
+  z.object({ nodeId: z.string(), siteId: z.string(), operation: NodeOperation, workflowId: z.string(), inputs: z.record(z.string(), z.unknown()) }),
+);
+/** The release workflow reached its wipe step. */
+export const NodeWipeStarted = defineEvent('NodeWipeStarted', z.object({ nodeId: z.string(), workflowId: z.string() }));
+/** The workflow finished; the node rests in the operation's end state (ready, deployed or rescue). */
+export const NodeOperationCompleted = defineEvent(
+  'NodeOperationCompleted',
+  z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string() }),
+);
+/** `maintenance: true` also takes the node out of service (a release that could not prove its wipe). */
+export const NodeOperationFailed = defineEvent(
+  'NodeOperationFailed',
+  z.object({
+    nodeId: z.string(),
+    operation: NodeOperation,
+    workflowId: z.string(),
+    reason: z.string(),
+    failedStep: z.string().nullable(),
+    maintenance: z.boolean(),
+  }),
+);
+export const NodeInventoryRecorded = defineEvent('NodeInventoryRecorded', z.object({ nodeId: z.string(), workflowId: z.string(), inventory: Inventory }));
+export const NodeRescueEnded = defineEvent('NodeRescueEnded', z.object({ nodeId: z.string() }));
+export const NodeRetired = defineEvent('NodeRetired', z.object({ nodeId: z.string() }));
+
+export const metalEvents = [
+  NodeEnrolled,
+  NodeMaintenanceSet,
+  NodeOperationRequested,
+  NodeWipeStarted,
+  NodeOperationCompleted,
+  NodeOperationFailed,
+  NodeInventoryRecorded,
+  NodeRescueEnded,
+  NodeRetired,
+] as const;
 export type MetalEvent = EventOf<(typeof metalEvents)[number]>;

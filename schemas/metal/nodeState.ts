@@ -17,3 +17,11 @@ export const NodeState = {
 } as const;
 export type NodeState = (typeof NodeState)[keyof typeof NodeState];
 export const nodeStates = Object.values(NodeState) as [NodeState, ...NodeState[]];
+
+/** The working state of each node operation, and where the node rests when the operation completes. */
+export const operationStates = {
+  inspect: { working: 'inspecting', done: 'ready' },
+  deploy: { working: 'deploying', done: 'deployed' },
+  release: { working: 'releasing', done: 'ready' },
+  rescue: { working: 'rescuing', done: 'rescue' },
+} as const satisfies Record<string, { working: NodeState; done: NodeState }>;

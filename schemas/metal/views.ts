@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { Inventory } from '../../daemon/redfish/inventory.ts';
 import { nodeStates } from './nodeState.ts';
+import { NodeOperation } from './workflow.ts';
 
 /** A node as the read model serves it. Credentials appear only as a secret reference. */
 export const NodeView = z.object({
@@ -15,5 +17,14 @@ export const NodeView = z.object({
   enrolledAt: z.string(),
   updatedAt: z.string(),
   lastSeq: z.number().int(),
+  /** The operation under way (or queued) and its workflow; null when the node rests. */
+  operation: NodeOperation.nullable(),
+  workflowId: z.string().nullable(),
+  /** Why a requested operation has not started, e.g. `waiting-for-capacity`. */
+  waitingReason: z.string().nullable(),
+  /** Set in `failed`: what failed, at which step. */
+  failure: z.object({ operation: NodeOperation.nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
+  /** Hardware facts from the last inspection. */
+  inventory: Inventory.nullable(),
 });
 export type NodeView = z.infer<typeof NodeView>;

@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
 import { siteRoutes } from '../../projections/sites/routes.ts';
+import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
@@ -44,6 +45,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(projectionAdminRoutes, { ctx });
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
+  await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

@@ -30,3 +30,24 @@ export const allCommands: readonly CommandDefinition[] = [
   failStep,
   registerAgent,
 ];
+
+/**
+ * Commands only the workflow engine sends (over NATS). They are in `allCommands` because the `commands` service must
+ * answer them; an HTTP API that serves operators should leave them out.
+ */
+export const engineCommandNames: ReadonlySet<string> = new Set([
+  startInspection.name,
+  completeOperation.name,
+  failOperation.name,
+  markWiping.name,
+  recordInventory.name,
+  startWorkflow.name,
+  startStep.name,
+  completeStep.name,
+  failStep.name,
+]);
+
+/** What operators may send over the HTTP API: everything but the engine's commands and agent registration. */
+export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(
+  (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name,
+);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
@@ -7,8 +8,11 @@ import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
-import { allCommands } from '../commands/registry.ts';
+import { allCommands, operatorCommands } from '../commands/registry.ts';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import { loadWorkflowConfig } from '../workflow/config.ts';
+import { WorkflowExecutor } from '../workflow/executor.ts';
+import { WorkflowOrchestrator } from '../workflow/orchestrator.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface RunningService {
@@ -41,7 +45,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   },
   api: async ({ config, nc, store, log }) => {
     const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(config.dataDir, p.name))]));
-    const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
+    const bus = new CommandBus(store, operatorCommands, { retries: config.commandRetries });
     const app = await buildApi({ config, nc, store, bus, readers, metrics: createMetrics() }, log);
     await app.listen({ port: config.httpPort, host: config.httpHost });
     return {
@@ -52,6 +56,26 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     };
   },
   'simulated-site': async ({ config, nc, log }) =>
-    startSimulatedSite(nc, { siteId: config.simSiteId, machines: config.simMachines, bmcPortBase: config.simBmcPortBase }, log.child({ site: config.simSiteId })),
+    startSimulatedSite(
+      nc,
+      {
+        siteId: config.simSiteId,
+        machines: config.simMachines,
+        bmcPortBase: config.simBmcPortBase,
+        dataDir: join(config.dataDir, 'sim', config.simSiteId),
+        natsUrl: config.natsUrl,
+      },
+      log.child({ site: config.simSiteId }),
+    ),
+  'workflow-orchestrator': async ({ nc, store, log }) => {
+    const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }));
+    await orchestrator.start();
+    return orchestrator;
+  },
+  'workflow-executor': async ({ nc, store, log }) => {
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }));
+    await executor.start();
+    return executor;
+  },
   ...Object.fromEntries(allProjections.map((p) => [`projector:${p.name}`, projectorService(p.name)])),
 };

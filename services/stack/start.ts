@@ -46,6 +46,8 @@ const childEnv = { ...env, BC_NATS_URL: natsUrl, BC_DATA_DIR: dataDir };
 const supervisor = new Supervisor(childEnv, log);
 supervisor.run(allProjections.map((p) => `projector:${p.name}`));
 supervisor.run(['commands']);
+supervisor.run(['workflow-orchestrator']);
+supervisor.run(['workflow-executor']);
 supervisor.run(['api']);
 if (config.simMachines > 0) supervisor.run(['simulated-site']);
 

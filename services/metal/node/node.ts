@@ -1,7 +1,16 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import type { Inventory } from '../../../daemon/redfish/inventory.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
-import type { NodeState } from '../../../schemas/metal/nodeState.ts';
+import { operationStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
+import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
 import { defineAggregate } from '../../commands/commandDefinition.ts';
+
+/** The operation a node is in (or last failed at): enough to retry it with the same inputs. */
+export interface NodeOperationRef {
+  readonly operation: NodeOperation;
+  readonly workflowId: string;
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
 
 export type NodeAggregateState =
   | { readonly exists: false }
@@ -15,7 +24,13 @@ export type NodeAggregateState =
       readonly bmc: { readonly address: string; readonly credentialsRef: string };
       readonly hardwareProfile: string;
       readonly macs: readonly string[];
+      readonly current?: NodeOperationRef | null;
+      readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
+      readonly inventory?: Inventory | null;
+      /** Where `metal.unrescue` returns to. */
+      readonly rescuedFrom?: NodeState | null;
     };
+
 
 export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   module: 'metal',
@@ -23,11 +38,40 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   initialState: { exists: false },
   catalog: new EventCatalog(metalEvents),
   evolve(state, event) {
+    if (event.type === 'NodeEnrolled') {
+      return { exists: true, state: 'enrolled', maintenance: false, maintenanceReason: null, current: null, failed: null, inventory: null, ...event.data };
+    }
+    if (!state.exists) return state;
     switch (event.type) {
-      case 'NodeEnrolled':
-        return { exists: true, state: 'enrolled', maintenance: false, maintenanceReason: null, ...event.data };
       case 'NodeMaintenanceSet':
-        return state.exists ? { ...state, maintenance: event.data.on, maintenanceReason: event.data.on ? event.data.reason : null } : state;
+        return { ...state, maintenance: event.data.on, maintenanceReason: event.data.on ? event.data.reason : null };
+      case 'NodeOperationRequested': {
+        const { operation, workflowId, inputs } = event.data;
+        const rescuedFrom = operation === 'rescue' ? state.state : (state.rescuedFrom ?? null);
+        return { ...state, state: operationStates[operation].working, current: { operation, workflowId, inputs }, failed: null, rescuedFrom };
+      }
+      case 'NodeWipeStarted':
+        return { ...state, state: 'wiping' };
+      case 'NodeOperationCompleted':
+        return { ...state, state: operationStates[event.data.operation].done, current: null };
+      case 'NodeOperationFailed': {
+        const { reason, failedStep, maintenance } = event.data;
+        const failed = state.current ? { ...state.current, reason, failedStep } : null;
+        return {
+          ...state,
+          state: 'failed',
+          current: null,
+          failed,
+          maintenance: maintenance || state.maintenance,
+          maintenanceReason: maintenance ? reason : state.maintenanceReason,
+        };
+      }
+      case 'NodeInventoryRecorded':
+        return { ...state, inventory: event.data.inventory };
+      case 'NodeRescueEnded':
+        return { ...state, state: state.rescuedFrom ?? 'ready', rescuedFrom: null };
+      case 'NodeRetired':
+        return { ...state, state: 'retired', current: null };
     }
   },
 });

@@ -1,0 +1,74 @@
+import { defineProjection } from '../runtime/projection.ts';
+import { workflowsMigrations } from './schema.ts';
+
+/**
+ * The `workflows` read model: one row per workflow and one per step, so the history of a node is plain SQL
+ * (e.g. attested wipes: `json_extract(output, '$.attested') = 1` on `step_id = 'disk.wipe'`).
+ */
+export const workflowsProjection = defineProjection({
+  name: 'workflows',
+  migrations: workflowsMigrations,
+  apply(db, event, metadata, position) {
+    const step = (sql: string, ...args: unknown[]) => db.prepare(`UPDATE workflow_steps SET ${sql} WHERE workflow_id = ? AND step_index = ?`).run(...args);
+    const touch = (workflowId: string) => db.prepare('UPDATE workflows SET last_seq = ? WHERE workflow_id = ?').run(position.seq, workflowId);
+    switch (event.type) {
+      case 'WorkflowStarted': {
+        const d = event.data;
+        db.prepare(
+          `INSERT INTO workflows (workflow_id, node_id, site_id, operation, profile_id, profile_version, state, started_at, last_seq)
+           VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+        ).run(d.workflowId, d.nodeId, d.siteId, d.operation, d.profile.id, d.profile.version, d.startedAt, position.seq);
+        const insert = db.prepare(
+          `INSERT INTO workflow_steps (workflow_id, step_index, step_id, runs_on, destructive, params, state) VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
+        );
+        d.steps.forEach((s, i) => insert.run(d.workflowId, i, s.id, s.runsOn, s.destructive ? 1 : 0, JSON.stringify(s.params)));
+        return;
+      }
+      case 'StepScheduled':
+        step(`state = 'scheduled'`, event.data.workflowId, event.data.stepIndex);
+        return touch(event.data.workflowId);
+      case 'StepStarted':
+        step(`state = 'running', attempts = ?, started_at = COALESCE(started_at, ?)`, event.data.attempt, metadata.time, event.data.workflowId, event.data.stepIndex);
+        return touch(event.data.workflowId);
+      case 'StepSucceeded':
+        step(
+          `state = 'succeeded', attempts = ?, output = ?, error_code = NULL, error = NULL, ended_at = ?`,
+          event.data.attempt,
+          JSON.stringify(event.data.output ?? null),
+          metadata.time,
+          event.data.workflowId,
+          event.data.stepIndex,
+        );
+        return touch(event.data.workflowId);
+      case 'StepFailed':
+        step(
+          `state = ?, attempts = ?, error_code = ?, error = ?, ended_at = ?`,
+          event.data.retryable ? 'retrying' : 'failed',
+          event.data.attempt,
+          event.data.code,
+          event.data.message,
+          metadata.time,
+          event.data.workflowId,
+          event.data.stepIndex,
+        );
+        return touch(event.data.workflowId);
+      case 'AgentResultRejected':
+        step('rejected_results = rejected_results + 1', event.data.workflowId, event.data.stepIndex);
+        return touch(event.data.workflowId);
+      case 'WorkflowCompleted':
+        db.prepare(`UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(metadata.time, position.seq, event.data.workflowId);
+        return;
+      case 'WorkflowFailed':
+        db.prepare(`UPDATE workflows SET state = 'failed', failed_step = ?, error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
+          event.data.failedStep,
+          event.data.reason,
+          metadata.time,
+          position.seq,
+          event.data.workflowId,
+        );
+        return;
+      default:
+        return;
+    }
+  },
+});

@@ -1,0 +1,43 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { MinSeqQuery, Problem } from '../../schemas/api.ts';
+import { WorkflowView } from '../../schemas/metal/workflowViews.ts';
+import { PlatformError } from '../../services/platform/errors.ts';
+import type { ReadModelReader } from '../runtime/readModelReader.ts';
+import { getWorkflow, listNodeWorkflows } from './queries.ts';
+
+/** `GET /v1/workflows/:workflowId` and `GET /v1/nodes/:nodeId/workflows` (newest first), with `?minSeq=`. */
+export const workflowRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get('/v1/workflows/:workflowId', {
+    schema: {
+      tags: ['workflows'],
+      summary: 'One workflow with its steps',
+      params: z.object({ workflowId: z.string() }),
+      querystring: MinSeqQuery,
+      response: { 200: WorkflowView, '4xx': Problem },
+    },
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      const workflow = getWorkflow(reader.db(), req.params.workflowId);
+      if (!workflow) throw new PlatformError('NOT_FOUND', `workflow ${req.params.workflowId} not found`);
+      return workflow;
+    },
+  });
+
+  api.get('/v1/nodes/:nodeId/workflows', {
+    schema: {
+      tags: ['workflows'],
+      summary: "A node's workflow history, newest first",
+      params: z.object({ nodeId: z.string() }),
+      querystring: MinSeqQuery.extend({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+      response: { 200: z.object({ items: z.array(WorkflowView) }), '4xx': Problem },
+    },
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      return { items: listNodeWorkflows(reader.db(), req.params.nodeId, req.query.limit) };
+    },
+  });
+};

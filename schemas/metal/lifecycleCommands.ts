@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { ResourceId } from '../ids.ts';
+
+const nodeOnly = z.object({ nodeId: ResourceId }).strict();
+const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
+
+/** `metal.deploy`: write an image to a ready node and boot it. Queued (`waiting-for-capacity`) while the site is at its deploy cap. */
+export const DeployNode = z
+  .object({
+    nodeId: ResourceId,
+    imageUrl: z.string().url(),
+    imageSha256: z.string().regex(/^[0-9a-f]{64}$/),
+    role: z.string().min(1).max(100),
+    userData: z.string().max(65_536).optional(),
+    sshKeys: z.array(z.string()).max(64).optional(),
+  })
+  .strict();
+export type DeployNode = z.infer<typeof DeployNode>;
+
+/** `metal.undeploy`: release a deployed node; it returns to `ready` only after an attested wipe. */
+export const UndeployNode = nodeOnly;
+/** `metal.rescue`: boot a ready, deployed or failed node into the ramdisk for repair. */
+export const RescueNode = nodeOnly;
+/** `metal.unrescue`: leave rescue for the state the node was rescued from. */
+export const UnrescueNode = nodeOnly;
+/** `metal.retire`: take an idle node out of the fleet for good. */
+export const RetireNode = nodeOnly;
+/** `metal.retry`: from `failed`, run the operation that failed again (a new workflow). */
+export const RetryNode = nodeOnly;
+/** `metal.startInspection` (internal): the orchestrator inspects every enrolled node. */
+export const StartInspection = nodeOnly;
+
+/** `metal.completeOperation` (internal): the node's workflow completed. */
+export const CompleteOperation = z.object({ nodeId: ResourceId, workflowId: WorkflowId }).strict();
+export type CompleteOperation = z.infer<typeof CompleteOperation>;
+
+/** `metal.failOperation` (internal): the node's workflow failed at `failedStep`. */
+export const FailOperation = z
+  .object({ nodeId: ResourceId, workflowId: WorkflowId, reason: z.string().max(1000), failedStep: z.string().nullable() })
+  .strict();
+export type FailOperation = z.infer<typeof FailOperation>;
+
+/** `metal.markWiping` (internal): the release workflow reached its wipe step. */
+export const MarkWiping = z.object({ nodeId: ResourceId, workflowId: WorkflowId }).strict();
+
+/** `metal.recordInventory` (internal): hardware facts an inspection read. */
+export const RecordInventory = z.object({ nodeId: ResourceId, workflowId: WorkflowId, inventory: Inventory }).strict();
+export type RecordInventory = z.infer<typeof RecordInventory>;

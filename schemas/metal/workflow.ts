@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** Where a step runs: in a control-plane executor, on the site agent (BMC), or on the agent inside the node. */
+export const StepRunsOn = z.enum(['control-plane', 'site', 'node']);
+export type StepRunsOn = z.infer<typeof StepRunsOn>;
+
+/** Attempts include the first one; `backoffMs` is the delay before each retry (the executor's `nak` delay). */
+export const RetryPolicy = z.object({ maxAttempts: z.number().int().min(1).max(20), backoffMs: z.number().int().nonnegative() });
+export type RetryPolicy = z.infer<typeof RetryPolicy>;
+
+/**
+ * One step of a workflow as resolved at start: the profile's choice frozen into the log, so a later profile
+ * version never changes a running workflow. `id` names the step implementation (for agent steps, the command kind).
+ */
+export const ResolvedStep = z.object({
+  id: z.string().min(1),
+  runsOn: StepRunsOn,
+  params: z.record(z.string(), z.unknown()),
+  timeoutMs: z.number().int().positive(),
+  retry: RetryPolicy,
+  destructive: z.boolean(),
+});
+export type ResolvedStep = z.infer<typeof ResolvedStep>;
+
+export const ProfileRef = z.object({ id: z.string(), version: z.number().int().positive() });
+export type ProfileRef = z.infer<typeof ProfileRef>;
+
+/** Node operations a workflow carries out; each names the built-in profile that implements it. */
+export const NodeOperation = z.enum(['inspect', 'deploy', 'release', 'rescue']);
+export type NodeOperation = z.infer<typeof NodeOperation>;
+
+/** Operations that take a per-site capacity slot (see BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
+export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' | 'wipes'>>> = { deploy: 'deploys', release: 'wipes' };
+
+/** Why a requested operation has not started yet. */
+export const WaitingReason = { capacity: 'waiting-for-capacity' } as const;
+
+/** A unit of step work on BC_WORK (`Nats-Msg-Id` = `<workflowId>-s<index>-a<attempt>`). */
+export const WorkMessage = z.object({ workflowId: z.string(), stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() });
+export type WorkMessage = z.infer<typeof WorkMessage>;
+
+/** `<workflowId>-s<index>-a<attempt>`: the work message id and the agent command id of one step attempt. */
+export const stepAttemptId = (workflowId: string, stepIndex: number, attempt: number) => `${workflowId}-s${stepIndex}-a${attempt}`;

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { ResourceId } from '../ids.ts';
+import { NodeOperation } from './workflow.ts';
+
+const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
+const attempt = { workflowId: WorkflowId, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() };
+
+/** `workflow.start` (internal): resolve the operation's profile into steps and schedule the first. */
+export const StartWorkflow = z
+  .object({ workflowId: WorkflowId, nodeId: ResourceId, siteId: ResourceId, operation: NodeOperation, inputs: z.record(z.string(), z.unknown()) })
+  .strict();
+export type StartWorkflow = z.infer<typeof StartWorkflow>;
+
+/** `workflow.startStep` (executor): an attempt begins; repeating the running attempt is a no-op (crash resume). */
+export const StartStep = z.object(attempt).strict();
+export type StartStep = z.infer<typeof StartStep>;
+
+/**
+ * `workflow.completeStep` (executor): the attempt succeeded; schedules the next step or completes the workflow.
+ * Agent steps pass the agent's `SignedAgentResult` (base64): the decider verifies it again, and only a verified
+ * `disk.wipe` result makes the step `attested`, whatever `output` claims.
+ */
+export const CompleteStep = z.object({ ...attempt, output: z.unknown(), signedResult: z.string().max(1_000_000).optional() }).strict();
+export type CompleteStep = z.infer<typeof CompleteStep>;
+
+/**
+ * `workflow.failStep` (executor): the attempt failed. Fails the workflow when not retryable or when the step's
+ * attempts are used up. `rejected` records an agent result that did not verify.
+ */
+export const FailStep = z
+  .object({
+    ...attempt,
+    code: z.string().max(100),
+    message: z.string().max(1000),
+    retryable: z.boolean(),
+    rejected: z.object({ commandId: z.string(), reason: z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']) }).optional(),
+  })
+  .strict();
+export type FailStep = z.infer<typeof FailStep>;

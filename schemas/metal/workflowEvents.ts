@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
+
+const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative() };
+
+export const WorkflowStarted = defineEvent(
+  'WorkflowStarted',
+  z.object({
+    workflowId: z.string(),
+    nodeId: z.string(),
+    siteId: z.string(),
+    operation: NodeOperation,
+    profile: ProfileRef,
+    steps: z.array(ResolvedStep).min(1),
+    /** When the workflow began: `wait.agentJoined` only counts agents registered after it. */
+    startedAt: z.string(),
+  }),
+);
+/** The step is due: the orchestrator publishes its work message. */
+export const StepScheduled = defineEvent('StepScheduled', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
+export const StepStarted = defineEvent('StepStarted', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
+/** `output` is the step's result; for an agent step the verified payload (plus `attested: true` for a wipe). */
+export const StepSucceeded = defineEvent('StepSucceeded', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), output: z.unknown() }));
+export const StepFailed = defineEvent(
+  'StepFailed',
+  z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), code: z.string(), message: z.string(), retryable: z.boolean() }),
+);
+/** A signed agent result that did not verify: refused, and kept here as the audit of it. */
+export const AgentResultRejected = defineEvent(
+  'AgentResultRejected',
+  z.object({ ...step, commandId: z.string(), reason: z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']) }),
+);
+export const WorkflowCompleted = defineEvent('WorkflowCompleted', z.object({ workflowId: z.string() }));
+export const WorkflowFailed = defineEvent(
+  'WorkflowFailed',
+  z.object({ workflowId: z.string(), failedStep: z.string(), stepIndex: z.number().int().nonnegative(), code: z.string(), reason: z.string() }),
+);
+
+export const workflowEvents = [WorkflowStarted, StepScheduled, StepStarted, StepSucceeded, StepFailed, AgentResultRejected, WorkflowCompleted, WorkflowFailed] as const;
+export type WorkflowEvent = EventOf<(typeof workflowEvents)[number]>;

@@ -1,0 +1,102 @@
+import { DeployNode, RescueNode, RetireNode, RetryNode, StartInspection, UndeployNode, UnrescueNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { requestOperation, requireNode, requireState } from './lifecycle.ts';
+import { nodeAggregate } from './node.ts';
+
+/**
+ * The operator verbs. A verb repeated while its operation is already under way is a no-op, so a client retry after
+ * the command-id memory still does not start a second workflow.
+ */
+export const deployNode = defineCommand({
+  name: 'metal.deploy',
+  schema: DeployNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256) return [];
+    requireState(node, 'metal.deploy', ['ready'], { inService: true });
+    const { nodeId: _nodeId, ...inputs } = command;
+    return requestOperation(node, 'deploy', inputs, commandId);
+  },
+});
+
+export const undeployNode = defineCommand({
+  name: 'metal.undeploy',
+  schema: UndeployNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.current?.operation === 'release') return [];
+    requireState(node, 'metal.undeploy', ['deployed']);
+    return requestOperation(node, 'release', {}, commandId);
+  },
+});
+
+export const rescueNode = defineCommand({
+  name: 'metal.rescue',
+  schema: RescueNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.state === 'rescuing' || node.state === 'rescue') return [];
+    requireState(node, 'metal.rescue', ['ready', 'deployed']);
+    return requestOperation(node, 'rescue', {}, commandId);
+  },
+});
+
+export const unrescueNode = defineCommand({
+  name: 'metal.unrescue',
+  schema: UnrescueNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    requireState(node, 'metal.unrescue', ['rescue']);
+    return [{ type: 'NodeRescueEnded', data: { nodeId: node.nodeId } }];
+  },
+});
+
+export const retireNode = defineCommand({
+  name: 'metal.retire',
+  schema: RetireNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.state === 'retired') return [];
+    requireState(node, 'metal.retire', ['enrolled', 'ready', 'failed']);
+    return [{ type: 'NodeRetired', data: { nodeId: node.nodeId } }];
+  },
+});
+
+/** Runs the failed operation again, as a new workflow with the same inputs. */
+export const retryNode = defineCommand({
+  name: 'metal.retry',
+  schema: RetryNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    requireState(node, 'metal.retry', ['failed']);
+    if (!node.failed) throw new DomainError('ILLEGAL_TRANSITION', `node ${node.nodeId} has no failed operation to retry`);
+    return requestOperation(node, node.failed.operation, { ...node.failed.inputs }, commandId);
+  },
+});
+
+export const startInspection = defineCommand({
+  name: 'metal.startInspection',
+  schema: StartInspection,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.current?.operation === 'inspect') return [];
+    requireState(node, 'metal.startInspection', ['enrolled']);
+    return requestOperation(node, 'inspect', {}, commandId);
+  },
+});

@@ -1,0 +1,80 @@
+import { CompleteOperation, FailOperation, MarkWiping, RecordInventory } from '../../../schemas/metal/lifecycleCommands.ts';
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { hasAttestedWipe, workflowAggregate } from '../workflow/workflow.ts';
+import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
+import { nodeAggregate } from './node.ts';
+
+/** Commands the orchestrator sends as a node's workflow progresses; each is a no-op once its effect is in place. */
+
+export const completeOperation = defineCommand({
+  name: 'metal.completeOperation',
+  schema: CompleteOperation,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  dependencies: async (command, load) => ({ workflow: await load(workflowAggregate, command.workflowId) }),
+  decide(command, state, { dependencies }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.current?.workflowId !== command.workflowId && (node.failed?.workflowId === command.workflowId || !node.current)) return [];
+    const current = requireCurrentWorkflow(node, command.workflowId);
+    const { nodeId } = node;
+    // A released machine may still hold the last tenant's data: only a verified wipe puts it back in the pool.
+    if (current.operation === 'release' && !hasAttestedWipe(dependencies.workflow)) {
+      const reason = 'release finished without an attested disk wipe';
+      return [{ type: 'NodeOperationFailed', data: { nodeId, operation: 'release', workflowId: command.workflowId, reason, failedStep: 'disk.wipe', maintenance: true } }];
+    }
+    return [{ type: 'NodeOperationCompleted', data: { nodeId, operation: current.operation, workflowId: command.workflowId } }];
+  },
+});
+
+export const failOperation = defineCommand({
+  name: 'metal.failOperation',
+  schema: FailOperation,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.state === 'failed' && node.failed?.workflowId === command.workflowId) return [];
+    const current = requireCurrentWorkflow(node, command.workflowId);
+    return [
+      {
+        type: 'NodeOperationFailed',
+        data: {
+          nodeId: node.nodeId,
+          operation: current.operation,
+          workflowId: command.workflowId,
+          reason: command.reason,
+          failedStep: command.failedStep,
+          // Whatever failed in a release, the disks' contents are unknown: keep the node out of service.
+          maintenance: current.operation === 'release',
+        },
+      },
+    ];
+  },
+});
+
+export const markWiping = defineCommand({
+  name: 'metal.markWiping',
+  schema: MarkWiping,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.state === 'wiping' && node.current?.workflowId === command.workflowId) return [];
+    const current = requireCurrentWorkflow(node, command.workflowId);
+    if (current.operation !== 'release' || node.state !== 'releasing') return [];
+    return [{ type: 'NodeWipeStarted', data: { nodeId: node.nodeId, workflowId: command.workflowId } }];
+  },
+});
+
+export const recordInventory = defineCommand({
+  name: 'metal.recordInventory',
+  schema: RecordInventory,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (JSON.stringify(node.inventory ?? null) === JSON.stringify(command.inventory)) return [];
+    return [{ type: 'NodeInventoryRecorded', data: { nodeId: node.nodeId, workflowId: command.workflowId, inventory: command.inventory } }];
+  },
+});

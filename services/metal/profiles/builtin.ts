@@ -1,0 +1,61 @@
+import { AgentCommandKinds, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
+import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
+import { defineProfile, type Profile, type ProfileStep } from '../../workflow/defineProfile.ts';
+
+/** An agent command as a step: where it runs and whether it destroys data come from the command kind. */
+const agent = (kind: AgentCommandKind, params: Record<string, unknown> = {}, extra: Partial<ProfileStep> = {}): ProfileStep => ({
+  id: kind,
+  runsOn: AgentCommandKinds[kind].runsOn,
+  destructive: AgentCommandKinds[kind].destructive,
+  params,
+  ...extra,
+});
+
+/** Boot the machine into the ramdisk over PXE and wait until its agent has registered a fresh key. */
+const bootRamdisk: readonly ProfileStep[] = [
+  agent('boot.setOnce', { target: 'Pxe' }),
+  agent('power.set', { action: 'cycle' }),
+  { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 1 } },
+];
+
+export const inspectProfile = defineProfile({
+  id: 'inspect',
+  version: 1,
+  operation: 'inspect',
+  steps: () => [agent('inventory.read')],
+});
+
+export const deployProfile = defineProfile({
+  id: 'deploy',
+  version: 1,
+  operation: 'deploy',
+  steps: (inputs) => [
+    ...bootRamdisk,
+    agent('image.write', { imageUrl: inputs.imageUrl, sha256: inputs.imageSha256 }, { timeoutMs: 1_800_000 }),
+    agent('userdata.write', { ...(inputs.userData === undefined ? {} : { userData: inputs.userData }), sshKeys: inputs.sshKeys ?? [] }),
+    agent('power.set', { action: 'cycle' }),
+  ],
+});
+
+/** Wipes are never retried blindly: a second wipe of a half-wiped disk is fine, but each attempt must be attested. */
+export const releaseProfile = defineProfile({
+  id: 'release',
+  version: 1,
+  operation: 'release',
+  steps: () => [...bootRamdisk, agent('disk.wipe', { mode: 'zero' }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }), agent('power.set', { action: 'off' })],
+});
+
+export const rescueProfile = defineProfile({
+  id: 'rescue',
+  version: 1,
+  operation: 'rescue',
+  steps: () => bootRamdisk,
+});
+
+/** The built-in profile for each node operation. */
+export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
+  inspect: inspectProfile,
+  deploy: deployProfile,
+  release: releaseProfile,
+  rescue: rescueProfile,
+};

@@ -1,0 +1,93 @@
+import { CompleteStep, FailStep, StartStep } from '../../../schemas/metal/workflowCommands.ts';
+import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { attests, signerOf } from './attestation.ts';
+import { workflowAggregate, type ExistingWorkflow, type WorkflowState } from './workflow.ts';
+
+function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex: number): ExistingWorkflow {
+  if (!state.exists) throw new DomainError('NOT_FOUND', `workflow ${workflowId} does not exist`);
+  if (state.status !== 'running') throw new DomainError('ILLEGAL_TRANSITION', `workflow ${workflowId} is ${state.status}`);
+  if (!state.steps[stepIndex]) throw new DomainError('VALIDATION_FAILED', `workflow ${workflowId} has no step ${stepIndex}`);
+  return state;
+}
+
+/**
+ * `workflow.startStep`: the next attempt of the current step begins. The attempt must be the one due: the first
+ * after scheduling, the same one while running (a redelivered message resuming it), or one more after a retryable failure.
+ */
+export const startStep = defineCommand({
+  name: 'workflow.startStep',
+  schema: StartStep,
+  aggregate: workflowAggregate,
+  aggregateId: (command) => command.workflowId,
+  decide(command, state): WorkflowEvent[] {
+    const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
+    const p = wf.progress[command.stepIndex]!;
+    if (p.status === 'running' && p.attempt === command.attempt) return [];
+    const due = p.status === 'scheduled' ? 1 : p.status === 'failed' && p.error?.retryable ? p.attempt + 1 : undefined;
+    if (due !== command.attempt) {
+      throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is ${p.status} at attempt ${p.attempt}`);
+    }
+    return [{ type: 'StepStarted', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt } }];
+  },
+});
+
+/** `workflow.completeStep`: the running attempt succeeded; the next step is scheduled, or the workflow completes. */
+export const completeStep = defineCommand({
+  name: 'workflow.completeStep',
+  schema: CompleteStep,
+  aggregate: workflowAggregate,
+  aggregateId: (command) => command.workflowId,
+  dependencies: async (command, load) => ({ signer: await signerOf(command.signedResult, load) }),
+  decide(command, state, { dependencies }): WorkflowEvent[] {
+    if (state.exists && state.progress[command.stepIndex]?.status === 'succeeded') return [];
+    const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
+    const p = wf.progress[command.stepIndex]!;
+    if (p.status !== 'running' || p.attempt !== command.attempt) {
+      throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is not running attempt ${command.attempt}`);
+    }
+    const { workflowId } = wf;
+    const next = command.stepIndex + 1;
+    const stepId = wf.steps[command.stepIndex]!.id;
+    const output = stepId === 'disk.wipe' ? wipeOutput(command.output, attests(wf, command.stepIndex, command.attempt, command.signedResult, dependencies.signer)) : (command.output ?? null);
+    const events: WorkflowEvent[] = [{ type: 'StepSucceeded', data: { workflowId, stepIndex: command.stepIndex, stepId, attempt: command.attempt, output } }];
+    if (next < wf.steps.length) events.push({ type: 'StepScheduled', data: { workflowId, stepIndex: next, stepId: wf.steps[next]!.id, attempt: 1 } });
+    else events.push({ type: 'WorkflowCompleted', data: { workflowId } });
+    return events;
+  },
+});
+
+/** A wipe's output with `attested` decided here, never taken from the sender. */
+function wipeOutput(output: unknown, attested: boolean): Record<string, unknown> {
+  const fields = typeof output === 'object' && output !== null && !Array.isArray(output) ? { ...(output as Record<string, unknown>) } : { result: output ?? null };
+  return { ...fields, attested };
+}
+
+/** `workflow.failStep`: records the failure; fails the workflow when it is terminal or the step's attempts are used up. */
+export const failStep = defineCommand({
+  name: 'workflow.failStep',
+  schema: FailStep,
+  aggregate: workflowAggregate,
+  aggregateId: (command) => command.workflowId,
+  decide(command, state): WorkflowEvent[] {
+    if (state.exists && state.progress[command.stepIndex]?.status === 'failed' && state.progress[command.stepIndex]?.attempt === command.attempt) return [];
+    const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
+    const p = wf.progress[command.stepIndex]!;
+    if (p.status !== 'running' || p.attempt !== command.attempt) {
+      throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is not running attempt ${command.attempt}`);
+    }
+    const { workflowId } = wf;
+    const step = wf.steps[command.stepIndex]!;
+    const events: WorkflowEvent[] = [];
+    if (command.rejected) events.push({ type: 'AgentResultRejected', data: { workflowId, stepIndex: command.stepIndex, ...command.rejected } });
+    const exhausted = !command.retryable || command.attempt >= step.retry.maxAttempts;
+    const base = { workflowId, stepIndex: command.stepIndex, stepId: step.id, attempt: command.attempt, code: command.code, message: command.message };
+    events.push({ type: 'StepFailed', data: { ...base, retryable: !exhausted } });
+    if (exhausted) {
+      const reason = `${step.id} failed after ${command.attempt} attempt(s): ${command.code}: ${command.message}`;
+      events.push({ type: 'WorkflowFailed', data: { workflowId, failedStep: step.id, stepIndex: command.stepIndex, code: command.code, reason } });
+    }
+    return events;
+  },
+});

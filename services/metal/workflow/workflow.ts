@@ -1,0 +1,79 @@
+import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import type { NodeOperation, ProfileRef, ResolvedStep } from '../../../schemas/metal/workflow.ts';
+import { workflowEvents, type WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
+import { defineAggregate } from '../../commands/commandDefinition.ts';
+
+export const StepStatus = { pending: 'pending', scheduled: 'scheduled', running: 'running', succeeded: 'succeeded', failed: 'failed' } as const;
+export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];
+
+export interface StepProgress {
+  readonly status: StepStatus;
+  /** The latest attempt (0 before the first starts). */
+  readonly attempt: number;
+  readonly output: unknown;
+  readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null;
+}
+
+export type WorkflowState =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly workflowId: string;
+      readonly nodeId: string;
+      readonly siteId: string;
+      readonly operation: NodeOperation;
+      readonly profile: ProfileRef;
+      readonly steps: readonly ResolvedStep[];
+      readonly progress: readonly StepProgress[];
+      readonly status: 'running' | 'completed' | 'failed';
+      readonly startedAt: string;
+    };
+
+export type ExistingWorkflow = Extract<WorkflowState, { exists: true }>;
+
+const withStep = (state: ExistingWorkflow, index: number, change: Partial<StepProgress>): ExistingWorkflow => ({
+  ...state,
+  progress: state.progress.map((p, i) => (i === index ? { ...p, ...change } : p)),
+});
+
+/** One run of a profile against one node (`bc.evt.metal.workflow.<workflowId>`). */
+export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
+  module: 'metal',
+  type: 'workflow',
+  initialState: { exists: false },
+  catalog: new EventCatalog(workflowEvents),
+  evolve(state, event) {
+    if (event.type === 'WorkflowStarted') {
+      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null }));
+      return { exists: true, ...event.data, progress, status: 'running' };
+    }
+    if (!state.exists) return state;
+    switch (event.type) {
+      case 'StepScheduled':
+        return withStep(state, event.data.stepIndex, { status: 'scheduled' });
+      case 'StepStarted':
+        return withStep(state, event.data.stepIndex, { status: 'running', attempt: event.data.attempt, error: null });
+      case 'StepSucceeded':
+        return withStep(state, event.data.stepIndex, { status: 'succeeded', attempt: event.data.attempt, output: event.data.output });
+      case 'StepFailed': {
+        const { code, message, retryable, attempt } = event.data;
+        return withStep(state, event.data.stepIndex, { status: 'failed', attempt, error: { code, message, retryable } });
+      }
+      case 'AgentResultRejected':
+        return state;
+      case 'WorkflowCompleted':
+        return { ...state, status: 'completed' };
+      case 'WorkflowFailed':
+        return { ...state, status: 'failed' };
+    }
+  },
+});
+
+/** True when a `disk.wipe` step succeeded with a verified, signed result. */
+export function hasAttestedWipe(workflow: WorkflowState): boolean {
+  if (!workflow.exists) return false;
+  return workflow.steps.some((step, i) => {
+    const p = workflow.progress[i];
+    return step.id === 'disk.wipe' && p?.status === 'succeeded' && (p.output as { attested?: unknown } | null)?.attested === true;
+  });
+}

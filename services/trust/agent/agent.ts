@@ -1,0 +1,31 @@
+import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import { trustEvents, type TrustEvent } from '../../../schemas/trust/events.ts';
+import { defineAggregate } from '../../commands/commandDefinition.ts';
+
+export type AgentState =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly agentId: string;
+      readonly role: 'site' | 'ramdisk' | 'node';
+      readonly siteId: string;
+      readonly nodeId: string | null;
+      readonly publicKey: string;
+      readonly keyId: string;
+    };
+
+/** A registered agent and its current signing key (`bc.evt.trust.agent.<agentId>`). */
+export const agentAggregate = defineAggregate<AgentState, TrustEvent>({
+  module: 'trust',
+  type: 'agent',
+  initialState: { exists: false },
+  catalog: new EventCatalog(trustEvents),
+  evolve(_state, event) {
+    const { agentId, role, siteId, nodeId, publicKey, keyId } = event.data;
+    switch (event.type) {
+      case 'AgentRegistered':
+      case 'AgentKeyRotated':
+        return { exists: true, agentId, role, siteId, nodeId, publicKey, keyId };
+    }
+  },
+});

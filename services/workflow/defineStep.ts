@@ -1,0 +1,50 @@
+import type { z } from 'zod';
+import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
+import type { Logger } from '../platform/logger.ts';
+
+/** The node a step works on. */
+export interface StepNode {
+  readonly nodeId: string;
+  readonly siteId: string;
+  readonly bmc: { readonly address: string; readonly credentialsRef: string };
+}
+
+/** Platform facilities a built-in step may use; the plugin SDK will expose the same through its own context. */
+export interface StepPlatform {
+  /** Sends one agent command (at most once per attempt) and resolves its verified result payload. */
+  runAgentCommand(kind: string, params: Record<string, unknown>, destructive: boolean): Promise<{ payload: unknown; agentId: string }>;
+  /** Resolves the first ramdisk agent registered for this node since `sinceIso`. */
+  waitForAgent(role: 'ramdisk' | 'node', sinceIso: string): Promise<{ agentId: string; keyId: string }>;
+}
+
+export interface StepContext<I> {
+  readonly node: StepNode;
+  readonly workflow: { readonly workflowId: string; readonly operation: NodeOperation; readonly stepIndex: number; readonly attempt: number; readonly startedAt: string };
+  readonly input: I;
+  /** Same for every delivery of one attempt, different for the next attempt: `<workflowId>-s<index>-a<attempt>`. */
+  readonly idempotencyKey: string;
+  /** Absolute time (ms) after which the attempt times out. */
+  readonly deadlineMs: number;
+  /** Tells JetStream the work is still in progress (`msg.working()`); call it at least every few seconds. */
+  heartbeat(): void;
+  /** Aborted when the executor stops; the work is then redelivered to another executor. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  readonly platform: StepPlatform;
+}
+
+/**
+ * A step implementation. `run` resolves the step's output, or throws `TerminalError` / `RetryableError`; anything
+ * else thrown counts as retryable. `input` validates the resolved params before the first attempt runs.
+ */
+export interface StepDefinition<Id extends string = string, I = unknown> {
+  readonly id: Id;
+  readonly runsOn: StepRunsOn;
+  readonly destructive: boolean;
+  readonly input: z.ZodType<I>;
+  run(ctx: StepContext<I>): Promise<unknown>;
+}
+
+export function defineStep<const Id extends string, I>(step: StepDefinition<Id, I>): StepDefinition<Id, I> {
+  return Object.freeze(step);
+}

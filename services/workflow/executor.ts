@@ -1,0 +1,144 @@
+import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { stepAttemptId, WorkMessage } from '../../schemas/metal/workflow.ts';
+import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { AggregateRepository } from '../commands/aggregateRepository.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import { nodeAggregate } from '../metal/node/node.ts';
+import { workflowAggregate } from '../metal/workflow/workflow.ts';
+import { agentGateway } from './agentGateway.ts';
+import { builtinSteps } from './builtinSteps.ts';
+import { sendEngineCommand } from './commandSender.ts';
+import type { WorkflowConfig } from './config.ts';
+import { ResultRejectedError, RetryableError, TerminalError } from './stepErrors.ts';
+
+export const EXECUTOR_DURABLE = 'workflow_executor';
+
+/**
+ * `workflow-executor`: any number of processes share one durable consumer on `bc.work.control-plane.>`. Each work
+ * message is one step attempt; its outcome is recorded on the workflow before the message is acked (`ack`),
+ * retried (`nak(delay)`) or given up (`term`). A stopped executor leaves its messages unacked: they come back after
+ * the ack wait and resume the same attempt (same agent command id, so the agent never sees it twice).
+ */
+export class WorkflowExecutor {
+  readonly #repository: AggregateRepository;
+  readonly #abort = new AbortController();
+  #messages: ConsumerMessages | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    store: EventStore,
+    private readonly config: WorkflowConfig,
+    private readonly log: Logger,
+  ) {
+    this.#repository = new AggregateRepository(store);
+  }
+
+  async start(): Promise<void> {
+    const jsm = await jetstreamManager(this.nc);
+    const existing = await jsm.consumers.info(Streams.work.name, EXECUTOR_DURABLE).catch(() => undefined);
+    const config = { ack_wait: this.config.workAckWaitMs * 1_000_000, max_ack_pending: 10_000 };
+    if (!existing) {
+      await jsm.consumers.add(Streams.work.name, {
+        durable_name: EXECUTOR_DURABLE,
+        filter_subject: Subjects.work('control-plane', '>'),
+        ack_policy: AckPolicy.Explicit,
+        ...config,
+      });
+    } else if (existing.config.ack_wait !== config.ack_wait) {
+      await jsm.consumers.update(Streams.work.name, EXECUTOR_DURABLE, config);
+    }
+    const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, EXECUTOR_DURABLE);
+    this.#messages = await consumer.consume({
+      max_messages: this.config.executorConcurrency,
+      callback: (msg) => void this.handle(msg),
+    });
+  }
+
+  /** Stops taking work and abandons running attempts without acking them, as a crash would. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#messages?.close().catch(() => undefined);
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    const signal = this.#abort.signal;
+    const heartbeat = setInterval(() => msg.working(), Math.max(250, Math.floor(this.config.workAckWaitMs / 3)));
+    try {
+      await this.runAttempt(msg, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      // Infrastructure trouble before an outcome was recorded: try the same attempt again shortly.
+      this.log.error({ err, subject: msg.subject }, 'step work failed before recording an outcome');
+      msg.nak(1_000);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async runAttempt(msg: JsMsg, signal: AbortSignal): Promise<void> {
+    const parsed = WorkMessage.safeParse(msg.json());
+    if (!parsed.success) return msg.term('malformed work message');
+    const { workflowId, stepIndex } = parsed.data;
+    const wf = (await this.#repository.load(workflowAggregate, workflowId)).state;
+    const progress = wf.exists ? wf.progress[stepIndex] : undefined;
+    // Already decided (a duplicate or a stale redelivery): nothing left to do for this message.
+    if (!wf.exists || wf.status !== 'running' || !progress || progress.status === 'succeeded' || progress.status === 'pending') return msg.ack();
+    const step = wf.steps[stepIndex]!;
+    // A running attempt is resumed as itself; a failed one (retryable, else the workflow would be over) gets the next number.
+    const attempt = progress.status === 'running' ? progress.attempt : progress.status === 'failed' ? progress.attempt + 1 : 1;
+    const attemptId = stepAttemptId(workflowId, stepIndex, attempt);
+    const send = (name: string, payload: unknown, suffix: string) => sendEngineCommand(this.nc, this.log, signal, name, payload, `${attemptId}-${suffix}`);
+    const ids = { workflowId, stepIndex, attempt };
+    const started = await send('workflow.startStep', ids, 'go');
+    if (!started) return msg.ack();
+
+    const definition = builtinSteps.get(step.id);
+    const node = (await this.#repository.load(nodeAggregate, wf.nodeId)).state;
+    let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
+    let evidence: string | undefined;
+    try {
+      if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
+      if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
+      const input = definition.input.safeParse(step.params);
+      if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
+      const base = {
+        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc },
+        workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
+        idempotencyKey: attemptId,
+        deadlineMs: Date.now() + step.timeoutMs,
+        heartbeat: () => msg.working(),
+        signal,
+        log: this.log.child({ workflowId, step: step.id, stepIndex, attempt }),
+      };
+      const js = jetstream(this.nc);
+      const onVerified = (bytes: Uint8Array) => (evidence = Buffer.from(bytes).toString('base64'));
+      const platform = agentGateway({ js, jsm: await js.jetstreamManager(), repository: this.#repository, pollMs: this.config.resultPollMs, onVerified }, base);
+      outcome = { ok: true, output: await definition.run({ ...base, input: input.data, platform }) };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      outcome = { ok: false, error };
+    }
+
+    if (outcome.ok) {
+      await send('workflow.completeStep', { ...ids, output: outcome.output ?? null, ...(evidence ? { signedResult: evidence } : {}) }, 'ok');
+      return msg.ack();
+    }
+    const err = outcome.error;
+    const rejected = err instanceof ResultRejectedError;
+    // A refused result for a destructive command is never retried: nothing proves what the machine did.
+    const retryable = rejected ? !step.destructive : !(err instanceof TerminalError);
+    const code = err instanceof TerminalError || err instanceof RetryableError || rejected ? err.code : 'INTERNAL';
+    const message = err instanceof Error ? err.message : String(err);
+    this.log.warn({ workflowId, step: step.id, attempt, code, message, retryable }, 'step attempt failed');
+    const result = await send(
+      'workflow.failStep',
+      { ...ids, code, message: message.slice(0, 1000), retryable, ...(rejected ? { rejected: { commandId: err.commandId, reason: err.reason } } : {}) },
+      'fail',
+    );
+    const workflowOver = !result || result.events.some((e) => e.type === 'WorkflowFailed');
+    if (workflowOver) return msg.term();
+    msg.nak(err instanceof RetryableError && err.retryAfterMs !== undefined ? err.retryAfterMs : step.retry.backoffMs);
+  }
+}

@@ -1,0 +1,75 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
+import { loadWorkflowConfig, type WorkflowConfig } from '../../services/workflow/config.ts';
+import { WorkflowExecutor } from '../../services/workflow/executor.ts';
+import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
+import { startBackbone } from '../support/backboneFixture.ts';
+
+/** A backbone with the command responder, the orchestrator and one executor running in-process. */
+export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
+  const env = await startBackbone();
+  const config = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultPollMs: 25, ...overrides });
+  const responder = serveCommands(env.nc, env.bus, env.log);
+  let orchestrator = new WorkflowOrchestrator(env.nc, env.store, config, env.log);
+  await orchestrator.start();
+  let executor = new WorkflowExecutor(env.nc, env.store, config, env.log);
+  await executor.start();
+  const disposeBackbone = env[Symbol.asyncDispose].bind(env);
+  const nodeState = async (nodeId: string) => (await env.bus.repository.load(nodeAggregate, nodeId)).state;
+  return Object.assign(env, {
+    config,
+    get orchestrator() {
+      return orchestrator;
+    },
+    /** Stops the orchestrator and starts a fresh one, which folds its model back from the log. */
+    async restartOrchestrator() {
+      await orchestrator.stop();
+      orchestrator = new WorkflowOrchestrator(env.nc, env.store, config, env.log);
+      await orchestrator.start();
+    },
+    get executor() {
+      return executor;
+    },
+    /** Stops the executor as a crash would (work unacked) and starts a fresh one on the same durable. */
+    async restartExecutor(downMs = 200) {
+      await executor.stop();
+      await sleep(downMs);
+      executor = new WorkflowExecutor(env.nc, env.store, config, env.log);
+      await executor.start();
+    },
+    nodeState,
+    /** Polls the node aggregate until `predicate` holds. */
+    async waitForNode(nodeId: string, predicate: (s: NodeAggregateState) => boolean, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const s = await nodeState(nodeId);
+        if (predicate(s)) return s;
+        if (Date.now() > deadline) throw new Error(`node ${nodeId} did not reach the expected state; last: ${JSON.stringify(s)}`);
+        await sleep(50);
+      }
+    },
+    async [Symbol.asyncDispose]() {
+      await executor.stop();
+      await orchestrator.stop();
+      responder.unsubscribe();
+      await disposeBackbone();
+    },
+  });
+}
+
+export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
+  nodeId,
+  siteId,
+  bmc: { address: 'https://127.0.0.1:8443', credentialsRef: 'secret:bmc-1' },
+  hardwareProfile: 'fake-1u',
+  macs: ['52:54:00:aa:bb:01'],
+});
+
+export const deployPayload = (nodeId: string) => ({
+  nodeId,
+  imageUrl: 'https://images.example/ubuntu-24.04.raw',
+  imageSha256: 'a'.repeat(64),
+  role: 'worker',
+  sshKeys: ['ssh-ed25519 AAAA test'],
+});

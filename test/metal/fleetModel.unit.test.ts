@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import type { PlatformEvent } from '../../schemas/events.ts';
+import { FleetModel } from '../../services/workflow/fleetModel.ts';
+
+const requested = (nodeId: string, operation: 'deploy' | 'release' | 'inspect', siteId = 'dc1'): PlatformEvent => ({
+  type: 'NodeOperationRequested',
+  data: { nodeId, siteId, operation, workflowId: `wf-${nodeId.padStart(12, '0')}`, inputs: {} },
+});
+const startedFor = (e: PlatformEvent): PlatformEvent => {
+  const d = (e as Extract<PlatformEvent, { type: 'NodeOperationRequested' }>).data;
+  return {
+    type: 'WorkflowStarted',
+    data: { workflowId: d.workflowId, nodeId: d.nodeId, siteId: d.siteId, operation: d.operation, profile: { id: d.operation, version: 1 }, startedAt: 't', steps: [{ id: 'x', runsOn: 'site', params: {}, timeoutMs: 1, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false }] },
+  };
+};
+
+describe('fleet model', () => {
+  it('admits capped operations per site up to the cap, oldest first, and more as workflows end', () => {
+    const model = new FleetModel();
+    const events = [requested('a', 'deploy'), requested('b', 'deploy'), requested('c', 'deploy'), requested('d', 'deploy', 'dc2'), requested('e', 'inspect')];
+    for (const e of events) model.apply(e);
+    expect(model.admit({ deploys: 2, wipes: 1 }).map((o) => o.nodeId)).toEqual(['a', 'b', 'd', 'e']);
+    expect(model.admit({ deploys: 2, wipes: 1 })).toEqual([]);
+    expect(model.waiting().map((o) => o.nodeId)).toEqual(['c']);
+    model.apply(startedFor(events[0]!));
+    model.apply({ type: 'WorkflowCompleted', data: { workflowId: 'wf-00000000000a' } });
+    expect(model.inFlight('dc1', 'deploys')).toBe(1);
+    expect(model.admit({ deploys: 2, wipes: 1 }).map((o) => o.nodeId)).toEqual(['c']);
+  });
+
+  it('counts wipes apart from deploys and ignores a repeated request', () => {
+    const model = new FleetModel();
+    model.apply(requested('a', 'release'));
+    model.apply(requested('a', 'release'));
+    model.apply(requested('b', 'release'));
+    expect(model.admit({ deploys: 1, wipes: 1 }).map((o) => o.nodeId)).toEqual(['a']);
+    expect(model.inFlight('dc1', 'wipes')).toBe(1);
+    expect(model.inFlight('dc1', 'deploys')).toBe(0);
+    expect(model.waiting().map((o) => o.nodeId)).toEqual(['b']);
+  });
+});

@@ -1,0 +1,69 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { getNode } from '../../projections/nodes/queries.ts';
+import { nodesProjection } from '../../projections/nodes/projector.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
+import { getWorkflow, listNodeWorkflows } from '../../projections/workflows/queries.ts';
+import { workflowsProjection } from '../../projections/workflows/projector.ts';
+import type { EventMetadata } from '../../schemas/envelope.ts';
+import type { PlatformEvent } from '../../schemas/events.ts';
+import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
+import { fakeInventory } from './fakeAgent.ts';
+
+function project(projection: Projection, events: PlatformEvent[]) {
+  const db = new Database(':memory:');
+  for (const m of projection.migrations) db.exec(m);
+  events.forEach((e, i) => {
+    const metadata = { time: `2026-12-02T12:00:${String(i).padStart(2, '0')}.000Z` } as EventMetadata;
+    projection.apply(db, e, metadata, { seq: i + 1, subject: 'bc.evt.x.y.z' });
+  });
+  return db;
+}
+
+const wf = 'wf-0123456789ab';
+const steps = resolveSteps(builtinProfiles.release, {});
+const history: PlatformEvent[] = [
+  { type: 'NodeEnrolled', data: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://b', credentialsRef: 'secret:b' }, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] } },
+  { type: 'NodeInventoryRecorded', data: { nodeId: 'n1', workflowId: 'wf-00000000000a', inventory: fakeInventory } },
+  { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'release', workflowId: wf, inputs: {} } },
+];
+const started: PlatformEvent = {
+  type: 'WorkflowStarted',
+  data: { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'release', profile: { id: 'release', version: 1 }, steps, startedAt: '2026-12-02T12:00:00.000Z' },
+};
+
+describe('metal read models', () => {
+  it('nodes show the waiting reason until the workflow starts, then the failure with its step', () => {
+    expect(getNode(project(nodesProjection, history), 'n1')).toMatchObject({ state: 'releasing', workflowId: wf, waitingReason: 'waiting-for-capacity', inventory: fakeInventory });
+    const failed: PlatformEvent = { type: 'NodeOperationFailed', data: { nodeId: 'n1', operation: 'release', workflowId: wf, reason: 'no wipe', failedStep: 'disk.wipe', maintenance: true } };
+    const db = project(nodesProjection, [...history, started, { type: 'NodeWipeStarted', data: { nodeId: 'n1', workflowId: wf } }]);
+    expect(getNode(db, 'n1')).toMatchObject({ state: 'wiping', waitingReason: null });
+    expect(getNode(project(nodesProjection, [...history, started, failed]), 'n1')).toMatchObject({
+      state: 'failed',
+      maintenance: true,
+      maintenanceReason: 'no wipe',
+      workflowId: null,
+      failure: { operation: 'release', reason: 'no wipe', failedStep: 'disk.wipe' },
+    });
+  });
+
+  it('workflows keep one row per step with attempts, output and rejected results', () => {
+    const events: PlatformEvent[] = [
+      started,
+      { type: 'StepStarted', data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 1 } },
+      { type: 'AgentResultRejected', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, reason: 'FORGED' } },
+      { type: 'StepFailed', data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 1, code: 'AGENT_RESULT_REJECTED', message: 'x', retryable: true } },
+      { type: 'StepStarted', data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 2 } },
+      { type: 'StepSucceeded', data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 2, output: { attested: true } } },
+      { type: 'WorkflowCompleted', data: { workflowId: wf } },
+    ];
+    const db = project(workflowsProjection, events);
+    const view = getWorkflow(db, wf)!;
+    expect(view).toMatchObject({ state: 'completed', operation: 'release', profile: { id: 'release', version: 1 }, endedAt: '2026-12-02T12:00:06.000Z' });
+    expect(view.steps[3]).toMatchObject({ stepId: 'disk.wipe', state: 'succeeded', attempts: 2, output: { attested: true }, rejectedResults: 1, destructive: true, errorCode: null });
+    expect(view.steps[0]).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(listNodeWorkflows(db, 'n1').map((w) => w.workflowId)).toEqual([wf]);
+    expect(db.prepare(`SELECT count(*) AS n FROM workflow_steps WHERE json_extract(output, '$.attested') = 1`).get()).toEqual({ n: 1 });
+  });
+});

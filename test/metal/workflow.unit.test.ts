@@ -1,0 +1,116 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
+import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
+import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
+import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
+import { startWorkflow } from '../../services/metal/workflow/start.ts';
+import { completeStep, failStep, startStep } from '../../services/metal/workflow/steps.ts';
+import { hasAttestedWipe, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { deciderSpec } from './spec.ts';
+
+const given = deciderSpec(workflowAggregate);
+const wf = 'wf-0123456789ab';
+const start = { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'release' as const, inputs: {} };
+const started = given([]).when(startWorkflow, start).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
+const steps = resolveSteps(builtinProfiles.release, {});
+const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id } });
+const stepSucceeded = (i: number, output: unknown = {}): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i), stepId: steps[i]!.id, output } });
+const scheduled = (i: number): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i), stepId: steps[i]!.id } });
+
+describe('profiles', () => {
+  it('resolve the built-in operations into their steps with defaults filled in', () => {
+    expect(resolveSteps(builtinProfiles.inspect, {}).map((s) => [s.id, s.runsOn])).toEqual([['inventory.read', 'site']]);
+    const deploy = resolveSteps(builtinProfiles.deploy, { imageUrl: 'https://i/x.raw', imageSha256: 'a'.repeat(64), sshKeys: ['k'] });
+    expect(deploy.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'power.set']);
+    expect(deploy[0]!.params).toEqual({ target: 'Pxe' });
+    expect(deploy[3]).toMatchObject({ runsOn: 'node', destructive: true, params: { imageUrl: 'https://i/x.raw', sha256: 'a'.repeat(64) } });
+    expect(deploy[4]!.params).toEqual({ sshKeys: ['k'] });
+    expect(deploy[5]!.params).toEqual({ action: 'cycle' });
+    expect(deploy[2]).toMatchObject({ runsOn: 'control-plane', retry: { maxAttempts: 1, backoffMs: 2_000 } });
+    expect(steps.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'disk.wipe', 'power.set']);
+    expect(steps[3]).toMatchObject({ destructive: true, params: { mode: 'zero' } });
+    expect(steps.at(-1)!.params).toEqual({ action: 'off' });
+    expect(resolveSteps(builtinProfiles.rescue, {}).map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined']);
+  });
+});
+
+describe('workflow deciders and evolve', () => {
+  it('start freezes the resolved steps and schedules the first; starting again is a no-op', () => {
+    expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 1 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
+    expect(started[1]).toEqual(scheduled(0));
+    given(started).when(startWorkflow, start).then([]);
+    expect(given(started).state).toMatchObject({ status: 'running', progress: [{ status: 'scheduled', attempt: 0 }, { status: 'pending' }, {}, {}, {}] });
+  });
+
+  it('startStep starts the due attempt, resumes the running one, and refuses others', () => {
+    given(started).when(startStep, ids(0)).then([stepStarted(0)]);
+    given([...started, stepStarted(0)]).when(startStep, ids(0)).then([]);
+    given(started).when(startStep, ids(0, 2)).thenRejects('ILLEGAL_TRANSITION');
+    given(started).when(startStep, ids(1)).thenRejects('ILLEGAL_TRANSITION');
+    given([]).when(startStep, ids(0)).thenRejects('NOT_FOUND');
+  });
+
+  it('completeStep schedules the next step, and completes the workflow after the last', () => {
+    given([...started, stepStarted(0)]).when(completeStep, { ...ids(0), output: { a: 1 } }).then([stepSucceeded(0, { a: 1 }), scheduled(1)]);
+    given([...started, stepStarted(0), stepSucceeded(0)]).when(completeStep, { ...ids(0), output: {} }).then([]);
+    given(started).when(completeStep, { ...ids(0), output: {} }).thenRejects('ILLEGAL_TRANSITION');
+    const allButLast = [...started, ...[0, 1, 2, 3].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 3 ? { attested: true } : {}), scheduled(i + 1)])];
+    const done = given([...allButLast, stepStarted(4)]).when(completeStep, { ...ids(4), output: {} }).then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
+    const state = given([...allButLast, stepStarted(4), ...done]).state;
+    expect(state).toMatchObject({ status: 'completed' });
+    expect(hasAttestedWipe(state)).toBe(true);
+    expect(hasAttestedWipe(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toBe(false);
+  });
+
+  it('failStep keeps a retryable failure open until the attempts are used up, then fails the workflow', () => {
+    const fail = (attempt: number, retryable = true) => ({ ...ids(0, attempt), code: 'AGENT_FAILED', message: 'x', retryable });
+    given([...started, stepStarted(0)]).when(failStep, fail(1)).then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: true } }]));
+    const failedOnce: WorkflowEvent = { type: 'StepFailed', data: { ...ids(0), stepId: 'boot.setOnce', code: 'AGENT_FAILED', message: 'x', retryable: true } };
+    given([...started, stepStarted(0), failedOnce]).when(startStep, ids(0, 2)).then([stepStarted(0, 2)]);
+    given([...started, stepStarted(0), failedOnce]).when(failStep, fail(1)).then([]);
+    const third = [...started, stepStarted(0), failedOnce, stepStarted(0, 3)];
+    given(third)
+      .when(failStep, fail(3))
+      .then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: false } }, { type: 'WorkflowFailed', data: { failedStep: 'boot.setOnce', stepIndex: 0 } }]));
+    given([...started, stepStarted(0)])
+      .when(failStep, fail(1, false))
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowFailed']));
+  });
+
+  it('failStep records a rejected agent result before the failure', () => {
+    const wipe = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
+    given(wipe)
+      .when(failStep, { ...ids(3), code: 'AGENT_RESULT_REJECTED', message: 'forged', retryable: false, rejected: { commandId: `${wf}-s3-a1`, reason: 'FORGED' } })
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['AgentResultRejected', 'StepFailed', 'WorkflowFailed']));
+    const ended = given([...started, stepStarted(0)]).when(failStep, { ...ids(0), code: 'X', message: 'x', retryable: false }).then(() => undefined);
+    given([...started, stepStarted(0), ...ended]).when(startStep, ids(1)).thenRejects('ILLEGAL_TRANSITION');
+  });
+});
+
+describe('wipe attestation', () => {
+  const wipeRunning = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const keyId = keyIdOf(raw);
+  const signer = { exists: true as const, agentId: ramdiskAgentId('n1', keyId), role: 'ramdisk' as const, siteId: 'dc1', nodeId: 'n1', publicKey: raw.toString('base64'), keyId };
+  const signed = (commandId: string, key = privateKey) =>
+    Buffer.from(
+      signAgentResult(
+        { commandId, kind: 'disk.wipe', nodeId: 'n1', siteId: 'dc1', agentId: signer.agentId, ok: true, errorCode: '', errorMessage: '', payload: {}, executedAtMs: 1 },
+        { privateKey: key, publicKeyRaw: raw },
+      ),
+    ).toString('base64');
+  const outputOf = (payload: object, dependencies: object) =>
+    given(wipeRunning).when(completeStep, { ...ids(3), ...payload }, { dependencies }).then(() => undefined)[0]!.data as { output: { attested: boolean } };
+
+  it('is set only by a verified signed result of this very attempt, never by the claimed output', () => {
+    expect(outputOf({ output: { attested: true } }, { signer: undefined }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer }).output).toEqual({ attested: true });
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a9`) }, { signer }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' } }).output.attested).toBe(false);
+  });
+});
