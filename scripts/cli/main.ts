@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ApiClient, ApiError } from './apiClient.ts';
 import { table } from './format.ts';
+import { addMetalLifecycleCommands } from './metalCommands.ts';
+import { describeSteps, followWorkflow } from './workflowProgress.ts';
+import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
 const program = new Command('better-compute')
   .description('Better Compute control plane CLI (talks to the HTTP API)')
@@ -25,10 +28,17 @@ nodes
   });
 nodes
   .command('show <nodeId>')
-  .description('one node')
+  .description('one node, with its workflow history')
   .action(async (nodeId: string) => {
     const node = await api().get<Record<string, unknown>>(`/v1/nodes/${encodeURIComponent(nodeId)}`);
-    print(node, () => Object.entries(node).map(([k, v]) => `${k.padEnd(20)} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n'));
+    const history = await api().get<{ items: WorkflowView[] }>(`/v1/nodes/${encodeURIComponent(nodeId)}/workflows`);
+    print({ ...node, workflows: history.items }, () =>
+      [
+        ...Object.entries(node).map(([k, v]) => `${k.padEnd(20)} ${v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v)}`),
+        'workflows:',
+        table(history.items, ['workflowId', 'operation', 'state', 'startedAt', 'endedAt', 'failedStep']),
+      ].join('\n'),
+    );
   });
 
 program
@@ -54,6 +64,18 @@ metal
     const body = { nodeId: o.node, siteId: o.site, bmc: { address: o.bmc, credentialsRef: o.credentials }, hardwareProfile: o.profile, macs: o.mac };
     const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
     print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
+  });
+
+addMetalLifecycleCommands(metal, api, print);
+
+const workflows = program.command('workflows').description('workflows');
+workflows
+  .command('show <workflowId>')
+  .description('a workflow and its steps')
+  .option('--follow', 'follow it with a progress display until it ends')
+  .action(async (workflowId: string, o: { follow?: boolean }) => {
+    const view = o.follow ? await followWorkflow(api(), workflowId) : await api().get<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`);
+    print(view, () => `${view.workflowId} ${view.operation} on ${view.nodeId}: ${view.state}${view.error ? ` (${view.error})` : ''}\n${describeSteps(view)}`);
   });
 
 program

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { openSync, readSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/freePort.ts';
 import { startImageServer } from '../support/imageServer.ts';
@@ -7,8 +10,9 @@ import { tempDir } from '../support/natsServer.ts';
 import { startStackProcess } from '../support/stackProcess.ts';
 
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
-const post = (api: string, name: string, body: unknown) =>
-  fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+const cliBin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
+const cli = async (api: string, ...args: string[]) => (await promisify(execFile)(process.execPath, [cliBin, '--api', api, ...args])).stdout;
 
 function readPrefix(path: string, length: number): Buffer {
   const fd = openSync(path, 'r');
@@ -34,14 +38,17 @@ describe('metal lifecycle on npm start with the simulated site', () => {
     await expect.poll(async () => (await node()).state, { timeout: 60_000, interval: 250 }).toBe('ready');
     expect((await node()).inventory).toMatchObject({ productUuid: expect.any(String), nics: expect.any(Array) });
 
-    const deploy = await post(stack.api, 'metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host', sshKeys: ['ssh-ed25519 AAAA test'] });
-    expect(deploy.status).toBe(201);
-    await expect.poll(async () => (await node()).state, { timeout: 60_000, interval: 250 }).toBe('deployed');
+    const deployed = await cli(stack.api, 'metal', 'deploy', nodeId, '--image', image.url, '--sha256', image.sha256, '--ssh-key', 'ssh-ed25519 AAAA test', '--wait');
+    expect(deployed).toMatch(/image\.write\s+node\s+succeeded/);
+    expect(deployed).toMatch(/^deploy completed/m);
+    expect((await node()).state).toBe('deployed');
     const disk = join(dir.path, 'sim', 'sim', 'machines', nodeId, 'disk0.img');
     expect(readPrefix(disk, image.image.length).equals(image.image)).toBe(true);
 
-    expect((await post(stack.api, 'metal.undeploy', { nodeId })).status).toBe(201);
-    await expect.poll(async () => (await node()).state, { timeout: 60_000, interval: 250 }).toBe('ready');
+    const released = await cli(stack.api, 'metal', 'release', nodeId, '--wait');
+    expect(released).toMatch(/disk\.wipe\s+node\s+succeeded .*destructive \(attested\)/);
+    await expect.poll(async () => (await node()).state, { timeout: 10_000, interval: 250 }).toBe('ready');
+    expect(await cli(stack.api, 'nodes', 'show', nodeId)).toMatch(/release\s+completed/);
     expect(readPrefix(disk, image.image.length).equals(Buffer.alloc(image.image.length))).toBe(true);
 
     const history = await json(fetch(`${stack.api}/v1/nodes/${nodeId}/workflows`));

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApiClient } from './apiClient.ts';
+import { describeSteps, followWorkflow } from './workflowProgress.ts';
+
+type Output = (value: unknown, human: () => string) => void;
+type OperationResult = { seq: number; events: Array<{ type: string; data: { workflowId?: string } }> };
+
+/** `metal deploy|release|rescue|retry|retire|maintenance`: lifecycle verbs, optionally following the workflow. */
+export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, print: Output): void {
+  const run = async (name: string, body: unknown, wait: boolean) => {
+    const result = await api().command<OperationResult>(name, body);
+    const workflowId = result.events.find((e) => e.data.workflowId)?.data.workflowId;
+    if (!wait || !workflowId) return print(result, () => `${name} accepted (seq ${result.seq})${workflowId ? `, workflow ${workflowId}` : ''}`);
+    const view = await followWorkflow(api(), workflowId);
+    print(view, () => `${view.operation} ${view.state}${view.error ? `: ${view.error}` : ''}\n${describeSteps(view)}`);
+    if (view.state === 'failed') process.exitCode = 1;
+  };
+
+  metal
+    .command('deploy <nodeId>')
+    .description('deploy an image to a ready node')
+    .requiredOption('--image <url>', 'image URL')
+    .requiredOption('--sha256 <hex>', 'image sha256')
+    .option('--role <role>', 'role of the deployed host', 'host')
+    .option('--ssh-key <key...>', 'SSH public keys')
+    .option('--user-data <file>', 'user data file')
+    .option('--wait', 'follow the workflow until it ends')
+    .action(async (nodeId: string, o: { image: string; sha256: string; role: string; sshKey?: string[]; userData?: string; wait?: boolean }) => {
+      const body = { nodeId, imageUrl: o.image, imageSha256: o.sha256, role: o.role, ...(o.sshKey ? { sshKeys: o.sshKey } : {}), ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
+      await run('metal.deploy', body, o.wait === true);
+    });
+  for (const [verb, command, description] of [
+    ['release', 'metal.undeploy', 'release a deployed node: wipe it (attested) and return it to ready'],
+    ['rescue', 'metal.rescue', 'boot a node into the rescue ramdisk'],
+    ['retry', 'metal.retry', 'retry the operation a failed node failed in'],
+    ['retire', 'metal.retire', 'take a node out of the fleet for good'],
+  ] as const) {
+    metal
+      .command(`${verb} <nodeId>`)
+      .description(description)
+      .option('--wait', 'follow the workflow until it ends')
+      .action(async (nodeId: string, o: { wait?: boolean }) => run(command, { nodeId }, o.wait === true));
+  }
+  metal
+    .command('maintenance <nodeId> <on|off>')
+    .description('set or clear the maintenance flag')
+    .option('--reason <text>')
+    .action(async (nodeId: string, flag: string, o: { reason?: string }) => run('metal.setMaintenance', { nodeId, on: flag === 'on', ...(o.reason ? { reason: o.reason } : {}) }, false));
+}
