@@ -9,6 +9,11 @@ export interface CommandConsumerOptions {
   filterSubject: string;
   /** How long JetStream waits for an ack before redelivering; long work heartbeats at a third of it. */
   ackWaitMs: number;
+  /**
+   * `all` (default): a durable that outlives restarts, as a site agent's does. `new`: only commands published after
+   * the consumer exists, for an agent whose identity lives for one boot.
+   */
+  deliver?: 'all' | 'new';
   /** Commands with the same key run one after another (one machine's commands stay ordered). */
   serialiseBy: (msg: JsMsg) => string;
   handle: (data: Uint8Array, ctx: ExecutionContext) => Promise<RunOutcome>;
@@ -34,7 +39,8 @@ export async function startCommandConsumer(nc: NatsConnection, options: CommandC
   const config = { ack_wait: ns(options.ackWaitMs), max_ack_pending: 256, filter_subject: options.filterSubject };
   const existing = await jsm.consumers.info(stream, options.durable).catch(() => undefined);
   if (!existing) {
-    await jsm.consumers.add(stream, { durable_name: options.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ...config });
+    const deliver_policy = options.deliver === 'new' ? DeliverPolicy.New : DeliverPolicy.All;
+    await jsm.consumers.add(stream, { durable_name: options.durable, ack_policy: AckPolicy.Explicit, deliver_policy, ...config });
   } else if (existing.config.ack_wait !== config.ack_wait || existing.config.filter_subject !== config.filter_subject) {
     await jsm.consumers.update(stream, options.durable, config);
   }

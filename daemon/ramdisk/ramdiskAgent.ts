@@ -46,18 +46,20 @@ export async function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgen
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc), identity, agentId);
   const executor = ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) });
 
-  const stopRegistering = new AbortController();
-  const registered = registerAgent(nc, registrationOf(identity, { agentId, role: 'ramdisk', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
-  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
-
+  // The consumer belongs to this boot's identity and exists before the agent announces itself: it sees every
+  // command sent to this boot and none left over from an earlier one (whose journal died with its RAM).
   const consumer = await startCommandConsumer(nc, {
-    durable: `ramdisk_${nodeId}`,
+    durable: `ramdisk_${agentId}`,
+    deliver: 'new',
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: options.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
     handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
     log,
   });
+  const stopRegistering = new AbortController();
+  const registered = registerAgent(nc, registrationOf(identity, { agentId, role: 'ramdisk', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
+  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   log.info({ agentId, nodeId, disks: options.disks }, 'ramdisk agent started');
 
   return {
