@@ -59,7 +59,9 @@ export class EventCatalog<D extends EventDefinition = EventDefinition> {
   /** Current-version data of a stored event; throws `UnknownEventError` for a type or version it cannot read. */
   read(stored: Pick<StoredEvent, 'type' | 'version' | 'data'>): EventOf<D> {
     const def = this.#byType.get(stored.type);
-    if (!def || stored.version > def.version) throw new UnknownEventError(stored.type, stored.version);
+    if (!def || !Number.isInteger(stored.version) || stored.version < 1 || stored.version > def.version) {
+      throw new UnknownEventError(stored.type, stored.version);
+    }
     let data = stored.data;
     for (let v = stored.version; v < def.version; v++) data = def.upcasters[v]!(data);
     return { type: def.type, data: def.schema.parse(data) } as EventOf<D>;

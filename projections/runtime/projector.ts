@@ -1,4 +1,5 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
@@ -32,6 +33,9 @@ export class Projector {
   #flushScheduled = false;
   #rebuilding = false;
   #stopped = false;
+  #session: symbol | undefined;
+  #expectedNext = 1;
+  #acceptedGap = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -57,9 +61,10 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#messages?.close();
     this.flush();
+    this.#stopped = true;
+    this.#session = undefined;
+    await this.#messages?.close();
     this.#db?.close();
     this.#db = undefined;
   }
@@ -67,9 +72,10 @@ export class Projector {
   /** Replays the whole log into a new file while the old one keeps serving, then swaps them. */
   async rebuild(): Promise<void> {
     if (this.#rebuilding) throw new Error(`${this.projection.name} is already rebuilding`);
+    this.flush();
+    this.#session = undefined;
     await this.#messages?.close();
     this.#messages = undefined;
-    this.flush();
     await this.rebuildNow();
     await this.consumeLive();
   }
@@ -104,27 +110,41 @@ export class Projector {
     return stored !== undefined && stored.batch.events[0]?.metadata.commandId === checkpoint.commandId;
   }
 
+  /**
+   * Starts a consumption session from just past the checkpoint. The durable is recreated every time: the SQLite
+   * checkpoint is the only truth, and a durable whose server-side position moved past it (messages delivered to a
+   * session that died before applying them) would otherwise let a later AckAll skip them for good.
+   */
   private async consumeLive(): Promise<void> {
     const checkpoint = readCheckpoint(this.db).seq;
     const jsm = this.store.jsm;
-    const existing = await jsm.consumers.info(Streams.events.name, this.durable).catch(() => undefined);
-    // A durable that already acked past our checkpoint would skip messages this file never saw.
-    if (existing && existing.ack_floor.stream_seq > checkpoint) await jsm.consumers.delete(Streams.events.name, this.durable);
-    if (!existing || existing.ack_floor.stream_seq > checkpoint) {
-      await jsm.consumers.add(Streams.events.name, {
-        durable_name: this.durable,
-        filter_subject: Subjects.allEvents,
-        ack_policy: AckPolicy.All,
-        deliver_policy: checkpoint > 0 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
-        ...(checkpoint > 0 ? { opt_start_seq: checkpoint + 1 } : {}),
-        ack_wait: 30_000_000_000,
-        max_ack_pending: 20_000,
-      });
-    }
+    await jsm.consumers.delete(Streams.events.name, this.durable).catch(() => undefined);
+    await jsm.consumers.add(Streams.events.name, {
+      durable_name: this.durable,
+      filter_subject: Subjects.allEvents,
+      ack_policy: AckPolicy.All,
+      deliver_policy: checkpoint > 0 ? DeliverPolicy.StartSequence : DeliverPolicy.All,
+      ...(checkpoint > 0 ? { opt_start_seq: checkpoint + 1 } : {}),
+      ack_wait: 30_000_000_000,
+      max_ack_pending: 20_000,
+    });
     const consumer = await this.store.js.consumers.get(Streams.events.name, this.durable);
+    const session = Symbol('session');
+    this.#session = session;
+    this.#expectedNext = checkpoint + 1;
+    this.#pending = [];
     this.#messages = await consumer.consume({
       max_messages: 2_000,
       callback: (msg) => {
+        if (this.#session !== session) return;
+        // The filter covers the whole stream, so sequences arrive contiguous. A jump means a message was lost on
+        // the way: start over from the checkpoint. A jump seen twice in a row is a real hole (deleted messages).
+        if (msg.seq > this.#expectedNext && msg.seq !== this.#acceptedGap) {
+          this.#acceptedGap = msg.seq;
+          void this.restartLive('sequence gap', 0);
+          return;
+        }
+        this.#expectedNext = msg.seq + 1;
         this.#pending.push(msg);
         if (this.#pending.length >= BATCH) this.flush();
         else if (!this.#flushScheduled) {
@@ -135,9 +155,24 @@ export class Projector {
     });
   }
 
+  /** Ends the current session without acking what it holds, then resumes from the checkpoint after `delayMs`. */
+  private async restartLive(reason: string, delayMs: number): Promise<void> {
+    if (this.#stopped || this.#session === undefined) return;
+    this.log.warn({ projector: this.projection.name, reason, checkpoint: readCheckpoint(this.db).seq }, 'restarting consumption from the checkpoint');
+    this.#session = undefined;
+    this.#pending = [];
+    await this.#messages?.close();
+    await sleep(delayMs);
+    if (!this.#stopped && !this.#rebuilding) await this.consumeLive().catch((err: unknown) => {
+      this.log.error({ err, projector: this.projection.name }, 'could not resume consumption; retrying');
+      this.#session = Symbol('retry');
+      void this.restartLive('resume failed', 1_000);
+    });
+  }
+
   private flush(): void {
     this.#flushScheduled = false;
-    if (this.#pending.length === 0 || !this.#db) return;
+    if (this.#pending.length === 0 || !this.#db || this.#session === undefined) return;
     const msgs = this.#pending;
     this.#pending = [];
     const batch: LogMessage[] = msgs.map((m) => ({ seq: m.seq, subject: m.subject, commandId: m.headers?.get('Nats-Msg-Id') ?? null, payload: m.data }));
@@ -145,10 +180,9 @@ export class Projector {
       applyBatch(this.#db, this.projection, batch);
       msgs.at(-1)!.ack();
     } catch (err) {
-      // Unacked messages come back after ack_wait; the checkpoint makes the retry exact.
+      // Never ack past a batch that did not apply: drop the session and retry from the checkpoint.
       this.log.error({ err, projector: this.projection.name, firstSeq: batch[0]!.seq }, 'projection batch failed');
-      if (this.#stopped) return;
-      for (const m of msgs) m.nak(1_000);
+      void this.restartLive('batch failed', 1_000);
     }
   }
 }

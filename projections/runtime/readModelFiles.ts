@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 
 /**
@@ -23,7 +24,7 @@ export class ReadModelFiles {
 
   /** A fresh, unused file name for a (re)build. */
   newFile(): string {
-    return join(this.dir, `${this.name}-${Date.now()}-${process.pid}.db`);
+    return join(this.dir, `${this.name}-${Date.now()}-${randomUUID().slice(0, 8)}.db`);
   }
 
   /** Makes `file` the live database atomically, and removes files older than the one it replaces. */

@@ -113,7 +113,7 @@ export class CommandBus {
         return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: false, events: events.map(({ type, version, data }) => ({ type, version, data })) };
       } catch (err) {
         if (!(err instanceof ConcurrencyError) || attempt >= this.options.retries) throw err;
-        await sleep(Math.random() * 5 * 2 ** attempt);
+        await sleep(Math.random() * Math.min(1_000, 5 * 2 ** attempt));
       }
     }
   }

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import type { LogMessage } from '../../projections/runtime/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
-import type { MetalEvent } from '../../schemas/metal/events.ts';
-import type { SiteEvent } from '../../schemas/site/events.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
 import { allCommands } from '../../services/commands/registry.ts';
@@ -68,7 +66,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 /** Random valid command sequences over the small id space; some will be refused, some are retries. */
 export function commandSequenceArb(options: { minLength?: number; maxLength?: number; idPrefix?: string } = {}): fc.Arbitrary<GeneratedCommand[]> {
   const prefix = options.idPrefix ?? 'cmd';
-  return fc.array(stepArb, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 40 }).map((steps) => {
+  // A short prologue of creates and enrolls makes later commands land on existing aggregates more often.
+  const prologue = fc.array(fc.oneof(siteCreateArb, enrollArb).map((command): Step => ({ kind: 'new', command })), { maxLength: 4 });
+  const body = fc.array(stepArb, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 40, size: 'medium' });
+  return fc.tuple(prologue, body).map(([head, tail]) => {
+    const steps = [...head, ...tail].slice(0, Math.max(options.maxLength ?? 40, options.minLength ?? 0));
     const out: GeneratedCommand[] = [];
     const fresh: number[] = [];
     for (const step of steps) {
@@ -105,7 +107,7 @@ export interface Simulation {
   /** Aggregate state by subject after the whole sequence. */
   readonly states: Map<string, unknown>;
   /** For each appended command: the re-decision right after its events were folded (must refuse or be []). */
-  readonly redecisions: { commandId: string; result: { events: readonly DomainEventLike[] } | { code: string } }[];
+  readonly redecisions: { commandId: string; result: Decision }[];
 }
 
 const encoder = new TextEncoder();
@@ -119,7 +121,9 @@ export function foldStored<S>(aggregate: AggregateDefinition<S, any>, events: re
   return state;
 }
 
-function decideSafely(command: CommandDefinition, payload: unknown, state: unknown, context: Parameters<CommandDefinition['decide']>[2]) {
+type Decision = { events: readonly DomainEventLike[] } | { code: string };
+
+function decideSafely(command: CommandDefinition, payload: unknown, state: unknown, context: Parameters<CommandDefinition['decide']>[2]): Decision {
   try {
     return { events: command.decide(payload, state, context) };
   } catch (err) {
@@ -194,34 +198,6 @@ export async function simulate(commands: readonly GeneratedCommand[]): Promise<S
   for (const [subject, s] of snapshots) sim.states.set(subject, s.state);
   return sim;
 }
-
-/** Any sequence of valid node events, in any order, for any of the small set of node ids. */
-export const metalEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
-  fc.record({
-    type: fc.constant('NodeEnrolled' as const),
-    data: fc.record({
-      nodeId: fc.constantFrom(...NODE_IDS),
-      siteId: fc.constantFrom(...SITE_IDS),
-      bmc: fc.record({ address: fc.string(), credentialsRef: fc.string() }),
-      hardwareProfile: fc.string(),
-      macs: fc.array(fc.string(), { maxLength: 3 }),
-    }),
-  }),
-  fc.record({
-    type: fc.constant('NodeMaintenanceSet' as const),
-    data: fc.record({
-      nodeId: fc.constantFrom(...NODE_IDS),
-      on: fc.boolean(),
-      reason: fc.option(fc.string(), { nil: null }),
-      source: fc.constantFrom('operator' as const, 'bmc' as const),
-    }),
-  }),
-);
-
-export const siteEventArb: fc.Arbitrary<SiteEvent> = fc.record({
-  type: fc.constant('SiteCreated' as const),
-  data: fc.record({ siteId: fc.constantFrom(...SITE_IDS), name: fc.string(), provisioningCidrs: fc.subarray([...CIDRS]) }),
-});
 
 /** How a consumer may deliver a log: cut into batches, with redelivered old messages and duplicates mixed in. */
 export interface DeliveryPlan {

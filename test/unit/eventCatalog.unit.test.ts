@@ -83,3 +83,11 @@ describe('EventCatalog', () => {
     expect(() => new EventCatalog([a, a])).toThrow(/declared twice/);
   });
 });
+
+describe('EventCatalog version checks', () => {
+  it('EventCatalog refuses a zero, negative or fractional version with UnknownEventError (regression)', () => {
+    for (const version of [0, -1, 1.5]) {
+      expect(() => eventCatalog.read({ type: 'SiteCreated', version, data: { siteId: 'dc1', name: 'x' } })).toThrow(UnknownEventError);
+    }
+  });
+});
