@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -92,16 +93,14 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     );
   }
 
-  await ignoreExisting(sendCommand(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, { commandId: `sim-site-${options.siteId}` }));
+  await sendOnce(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, `sim-site-${options.siteId}`);
   for (const [i, machine] of machines.entries()) {
     const nodeId = machine.nodeId;
-    await ignoreExisting(
-      sendCommand(
-        nc,
-        'metal.enroll',
-        { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)] },
-        { commandId: `sim-enroll-${nodeId}` },
-      ),
+    await sendOnce(
+      nc,
+      'metal.enroll',
+      { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)] },
+      `sim-enroll-${nodeId}`,
     );
     log.info({ nodeId, bmc: machine.bmc.url }, 'simulated machine enrolled');
   }
@@ -118,10 +117,19 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
 
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 
-async function ignoreExisting(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (!(err instanceof PlatformError && err.code === 'ALREADY_EXISTS')) throw err;
+/**
+ * Sends a command until it is answered: the simulated site may start before the commands service does, and a
+ * retry under the same command id cannot apply twice. An existing site or node (a restart) is fine.
+ */
+async function sendOnce(nc: NatsConnection, name: string, payload: unknown, commandId: string): Promise<void> {
+  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+    try {
+      await sendCommand(nc, name, payload, { commandId });
+      return;
+    } catch (err) {
+      if (err instanceof PlatformError && err.code === 'ALREADY_EXISTS') return;
+      if (!(err instanceof PlatformError && err.code === 'UNAVAILABLE')) throw err;
+      await sleep(delayMs);
+    }
   }
 }

@@ -16,7 +16,13 @@ export async function sendCommand(
   if (options.commandId) h.set(CommandHeaders.commandId, options.commandId);
   if (options.correlationId) h.set(CommandHeaders.correlationId, options.correlationId);
   if (options.causationId) h.set(CommandHeaders.causationId, options.causationId);
-  const reply = await nc.request(Subjects.command(name), JSON.stringify(payload), { headers: h, timeout: options.timeoutMs ?? 10_000 });
+  let reply;
+  try {
+    reply = await nc.request(Subjects.command(name), JSON.stringify(payload), { headers: h, timeout: options.timeoutMs ?? 10_000 });
+  } catch (err) {
+    // No responder yet (the commands service is starting) or no answer in time: safe to retry with the same id.
+    throw new PlatformError('UNAVAILABLE', `no answer to ${name} on ${Subjects.command(name)}`, { cause: err });
+  }
   const body = reply.json<{ ok: true; result: CommandResult } | { ok: false; error: Problem }>();
   if (body.ok) return body.result;
   throw new PlatformError(isErrorCode(body.error.code) ? body.error.code : 'INTERNAL', body.error.detail, { issues: body.error.issues });

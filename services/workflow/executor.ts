@@ -1,4 +1,4 @@
-import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { stepAttemptId, WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -25,6 +25,8 @@ export class WorkflowExecutor {
   readonly #repository: AggregateRepository;
   readonly #abort = new AbortController();
   #messages: ConsumerMessages | undefined;
+  /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
+  #jsm: JetStreamManager | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -37,6 +39,7 @@ export class WorkflowExecutor {
 
   async start(): Promise<void> {
     const jsm = await jetstreamManager(this.nc);
+    this.#jsm = jsm;
     const existing = await jsm.consumers.info(Streams.work.name, EXECUTOR_DURABLE).catch(() => undefined);
     const config = { ack_wait: this.config.workAckWaitMs * 1_000_000, max_ack_pending: 10_000 };
     if (!existing) {
@@ -114,7 +117,7 @@ export class WorkflowExecutor {
       };
       const js = jetstream(this.nc);
       const onVerified = (bytes: Uint8Array) => (evidence = Buffer.from(bytes).toString('base64'));
-      const platform = agentGateway({ js, jsm: await js.jetstreamManager(), repository: this.#repository, pollMs: this.config.resultPollMs, onVerified }, base);
+      const platform = agentGateway({ js, jsm: this.#jsm ?? (await js.jetstreamManager()), repository: this.#repository, pollMs: this.config.resultPollMs, onVerified }, base);
       outcome = { ok: true, output: await definition.run({ ...base, input: input.data, platform }) };
     } catch (error) {
       if (signal.aborted) throw error;

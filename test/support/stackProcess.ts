@@ -23,7 +23,7 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
   for (let i = 0; ; i++) {
     const ready = await fetch(`${api}/readyz`).then((r) => r.ok, () => false);
     if (ready) break;
-    if (child.exitCode !== null || i > 300) {
+    if (child.exitCode !== null || i > 1_200) {
       await stop();
       throw new Error(`stack did not become ready:\n${output}`);
     }

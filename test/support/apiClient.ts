@@ -1,0 +1,27 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A tiny client of the HTTP API for acceptance tests: commands, node reads and waits on node state. */
+export function apiClient(api: string) {
+  const getJson = async (path: string): Promise<any> => {
+    const res = await fetch(`${api}${path}`);
+    if (!res.ok) throw new Error(`GET ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  const command = async (name: string, body: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() };
+  };
+  const node = (nodeId: string) => getJson(`/v1/nodes/${nodeId}`);
+  /** Polls until the node is in `state`; fails fast when it lands in `failed` instead. */
+  const waitForNodeState = async (nodeId: string, state: string, timeoutMs = 60_000, intervalMs = 100): Promise<any> => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const current = await node(nodeId).catch(() => undefined);
+      if (current?.state === state) return current;
+      if (current?.state === 'failed' && state !== 'failed') throw new Error(`node ${nodeId} failed: ${JSON.stringify(current.failure)}`);
+      if (Date.now() > until) throw new Error(`node ${nodeId} is ${current?.state ?? 'unknown'}, not ${state}, after ${timeoutMs} ms`);
+      await sleep(intervalMs);
+    }
+  };
+  return { api, getJson, command, node, waitForNodeState };
+}

@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './freePort.ts';
+import { startTestNats, tempDir } from './natsServer.ts';
+import { startServeProcess, type ServeProcess } from './serveProcess.ts';
+import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
+
+const controlPlane = ['api', 'commands', 'projector:nodes', 'projector:sites', 'projector:workflows', 'workflow-orchestrator', 'workflow-executor'];
+
+/** Process groups: `split` gives the executor a process of its own (to kill); `single` is one process, fastest to start. */
+const layouts = {
+  split: {
+    front: ['api', 'commands'],
+    projectors: ['projector:nodes', 'projector:sites', 'projector:workflows'],
+    orchestrator: ['workflow-orchestrator'],
+    executor: ['workflow-executor'],
+  },
+  single: { controlPlane },
+} as const satisfies Record<string, Record<string, readonly string[]>>;
+
+/**
+ * The control plane as `serve.ts` processes the test owns, on a nats-server of its own (`startTestNats`), plus the
+ * simulated site as its own process (BMC request logs readable over IPC). `env` goes to every process.
+ */
+export async function startProcessStack<L extends keyof typeof layouts>(options: { layout: L; machines: number; env?: Record<string, string> }) {
+  const nats = await startTestNats();
+  const dir = tempDir('bc-acc-');
+  const httpPort = await freePort();
+  const env: Record<string, string> = {
+    BC_NATS_URL: nats.url,
+    BC_DATA_DIR: dir.path,
+    BC_HTTP_PORT: String(httpPort),
+    BC_SIM_MACHINES: String(options.machines),
+    BC_SIM_BMC_PORT_BASE: '0',
+    BC_WORK_ACK_WAIT_MS: '1000',
+    BC_RESULT_POLL_MS: '50',
+    ...options.env,
+  };
+  const started: { stop(): Promise<void> }[] = [];
+  const dispose = async () => {
+    for (const p of started.reverse()) await p.stop().catch(() => undefined);
+    await nats[Symbol.asyncDispose]();
+    dir[Symbol.dispose]();
+  };
+  try {
+    // The first group (it answers commands) starts alone: the simulated site enrolls its machines through it. The rest
+    // start together; each process declares the same streams, which is idempotent.
+    const groups = Object.entries(layouts[options.layout]) as [keyof (typeof layouts)[L], string[]][];
+    const processes = {} as Record<keyof (typeof layouts)[L], ServeProcess>;
+    const track = <P extends { stop(): Promise<void> }>(p: Promise<P>) => p.then((started_) => (started.push(started_), started_));
+    const [first, ...rest] = groups;
+    processes[first![0]] = await track(startServeProcess(first![1], env));
+    const sitePromise = track(startSimulatedSiteProcess(env));
+    const restPromises = rest.map(([, services]) => track(startServeProcess(services, env)));
+    // allSettled: every process that did start is tracked (and stopped on failure) before anything is thrown.
+    const failure = (await Promise.allSettled([sitePromise, ...restPromises])).find((r) => r.status === 'rejected');
+    if (failure) throw failure.reason;
+    const site = await sitePromise;
+    for (const [i, [name]] of rest.entries()) processes[name] = await restPromises[i]!;
+    const api = `http://127.0.0.1:${httpPort}`;
+    for (let i = 0; !(await fetch(`${api}/readyz`).then((r) => r.ok, () => false)); i++) {
+      if (i > 600) throw new Error('api did not become ready in 60 s');
+      await sleep(100);
+    }
+    const all = processes as Record<string, ServeProcess>;
+    return {
+      nats,
+      dataDir: dir.path,
+      api,
+      env,
+      processes,
+      site,
+      /** The tail of every process's output, for a failing test's message. */
+      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-3000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
+      [Symbol.asyncDispose]: dispose,
+    };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}

@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import { loadConfig } from '../../services/platform/config.ts';
+import { openRuntime } from '../../services/stack/runtime.ts';
+
+/**
+ * The `simulated-site` service as `serve.ts` runs it, plus an IPC channel to its BMC simulators' request logs, which
+ * live in this process's memory: the parent sends `{ type: 'resets' }` and gets the accepted
+ * `#ComputerSystem.Reset` requests per node. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
+ * BC_TEST_SIM_BMC_DELAY_MS shrink the machines' disks and BMC settle delays for fast loops.
+ */
+const config = loadConfig();
+const runtime = await openRuntime(config, 'simulated-site');
+const site = await startSimulatedSite(
+  runtime.nc,
+  {
+    siteId: config.simSiteId,
+    machines: config.simMachines,
+    bmcPortBase: config.simBmcPortBase,
+    dataDir: join(config.dataDir, 'sim', config.simSiteId),
+    natsUrl: config.natsUrl,
+    // Test-only knobs (smaller disks wipe faster, shorter BMC settle delays); unset means the service's defaults.
+    ...(process.env.BC_TEST_SIM_DISK_BYTES ? { diskSizeBytes: Number(process.env.BC_TEST_SIM_DISK_BYTES) } : {}),
+    ...(process.env.BC_TEST_SIM_BMC_DELAY_MS ? { bmcDelayMs: Number(process.env.BC_TEST_SIM_BMC_DELAY_MS) } : {}),
+  },
+  runtime.log.child({ site: config.simSiteId }),
+);
+
+const resets = () =>
+  Object.fromEntries(
+    site.machines.map((m) => [
+      m.nodeId,
+      m.bmc.requestLog
+        .filter((e) => e.method === 'POST' && e.path.endsWith('/ComputerSystem.Reset') && e.status !== undefined && e.status < 300)
+        .map((e) => String((e.body as { ResetType?: unknown } | undefined)?.ResetType)),
+    ]),
+  );
+
+process.on('message', (message: { type?: string; id?: number }) => {
+  if (message.type === 'resets') process.send!({ type: 'resets', id: message.id, resets: resets() });
+});
+
+let stopping = false;
+const shutdown = () => {
+  if (stopping) return;
+  stopping = true;
+  void (async () => {
+    await site.stop().catch(() => undefined);
+    await runtime.nc.drain().catch(() => undefined);
+    process.exit(0);
+  })();
+};
+process.on('SIGTERM', shutdown);
+// The test process is gone (crashed or killed): do not linger as an orphan.
+process.on('disconnect', shutdown);
+process.send!({ type: 'ready' });
