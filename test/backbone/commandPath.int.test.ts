@@ -2,20 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { getNode, listNodes } from '../../projections/nodes/queries.ts';
 import { listSites } from '../../projections/sites/queries.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
+import { enrollPayload } from '../support/commandPayloads.ts';
 
-const enroll = (nodeId: string, siteId = 'dc1') => ({
-  nodeId,
-  siteId,
-  bmc: { address: 'https://127.0.0.1:8443', credentialsRef: 'secret:bmc-1' },
-  hardwareProfile: 'dl325',
-  macs: ['52:54:00:AA:BB:01'],
-});
+const enroll = enrollPayload;
 
 describe('command path', () => {
   it('enrolls a node at an existing site and projects it', async () => {
     await using env = await startBackbone();
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
-    const result = await env.bus.execute({ name: 'metal.enroll', payload: enroll('n1'), actor: 'test', commandId: 'enroll-n1-0001' });
+    const payload = { ...enroll('n1'), macs: ['52-54-00-AA-BB-01'] };
+    const result = await env.bus.execute({ name: 'metal.enroll', payload, actor: 'test', commandId: 'enroll-n1-0001' });
     expect(result).toMatchObject({ commandId: 'enroll-n1-0001', aggregate: { type: 'metal.node', id: 'n1' }, duplicate: false });
     expect(result.events.map((e) => e.type)).toEqual(['NodeEnrolled']);
     const nodes = env.readers.get('nodes')!;

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { listNodes } from '../../projections/nodes/queries.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
+import { enrollPayload } from '../support/commandPayloads.ts';
 
-const enroll = (nodeId: string) => ({
-  nodeId,
-  siteId: 'dc1',
-  bmc: { address: 'https://127.0.0.1:9', credentialsRef: 'secret:x' },
-  hardwareProfile: 'p',
-  macs: ['52:54:00:00:00:01'],
-});
+const enroll = enrollPayload;
 
 describe('nats-server restart', () => {
   it('loses no acknowledged event; commands and projectors carry on after the server comes back', async () => {

@@ -7,14 +7,9 @@ import { getSite } from '../../projections/sites/queries.ts';
 import { Streams } from '../../schemas/subjects.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { startApi } from '../support/apiFixture.ts';
+import { enrollPayload, siteEventMetadata } from '../support/commandPayloads.ts';
 
-const enroll = (nodeId: string) => ({
-  nodeId,
-  siteId: 'dc1',
-  bmc: { address: 'https://127.0.0.1:9', credentialsRef: 'secret:x' },
-  hardwareProfile: 'p',
-  macs: ['52:54:00:00:00:01'],
-});
+const enroll = enrollPayload;
 
 describe('read model rebuild', () => {
   it('replays into a new file, swaps it in, and the API serves the same rows throughout', async () => {
@@ -51,7 +46,7 @@ describe('read model rebuild', () => {
     await ensureStreams(env.nc, env.config);
     await env.store.append(
       'bc.evt.site.site.dc2',
-      { events: [{ type: 'SiteCreated', version: 2, data: { siteId: 'dc2', name: 'DC 2', provisioningCidrs: [] }, metadata: meta('restore-1', 'dc2') }] },
+      { events: [{ type: 'SiteCreated', version: 2, data: { siteId: 'dc2', name: 'DC 2', provisioningCidrs: [] }, metadata: siteEventMetadata('restore-1', 'dc2') }] },
       { expectedSeq: 0, msgId: 'restore-1' },
     );
     const projector = new Projector(env.store, env.projectors.get('nodes')!.projection, new ReadModelFiles(env.dataDir, 'nodes'), env.log);
@@ -66,7 +61,7 @@ describe('read model rebuild', () => {
 
   it('upcasts events stored at an older schema version on every read path', async () => {
     await using env = await startApi();
-    const v1 = { type: 'SiteCreated', version: 1, data: { siteId: 'old', name: 'Old site' }, metadata: meta('legacy-1', 'old') };
+    const v1 = { type: 'SiteCreated', version: 1, data: { siteId: 'old', name: 'Old site' }, metadata: siteEventMetadata('legacy-1', 'old') };
     const { seq } = await env.store.append('bc.evt.site.site.old', { events: [v1] }, { expectedSeq: 0, msgId: 'legacy-1' });
     await env.readers.get('sites')!.waitFor(seq, 5_000);
     expect(getSite(env.readers.get('sites')!.db(), 'old')).toMatchObject({ siteId: 'old', provisioningCidrs: [] });
@@ -86,16 +81,3 @@ describe('read model rebuild', () => {
   });
 });
 
-function meta(commandId: string, siteId: string) {
-  return {
-    eventId: `${commandId}-e`,
-    aggregateType: 'site.site',
-    aggregateId: siteId,
-    commandId,
-    commandName: 'site.create',
-    correlationId: commandId,
-    causationId: commandId,
-    actor: 'test',
-    time: new Date(0).toISOString(),
-  };
-}

@@ -3,17 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/freePort.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';
 import { startStackProcess } from '../support/stackProcess.ts';
+import { enrollPayload } from '../support/commandPayloads.ts';
 
 const post = (api: string, name: string, body: unknown) =>
   fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-const enroll = (nodeId: string) => ({
-  nodeId,
-  siteId: 'dc1',
-  bmc: { address: 'https://127.0.0.1:9', credentialsRef: `secret:${nodeId}-bmc` },
-  hardwareProfile: 'r650',
-  macs: ['52:54:00:10:00:01'],
-});
+const enroll = enrollPayload;
 
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 

@@ -1,0 +1,23 @@
+import type { StoredEvent } from '../../schemas/envelope.ts';
+
+/** A valid `metal.enroll` body for a node whose BMC nobody dials. */
+export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
+  nodeId,
+  siteId,
+  bmc: { address: 'https://127.0.0.1:9', credentialsRef: `secret:${nodeId}-bmc` },
+  hardwareProfile: 'test-profile',
+  macs: ['52:54:00:00:00:01'],
+});
+
+/** Envelope metadata for an event a test writes to the log by hand (as an older writer or a restore would). */
+export const siteEventMetadata = (commandId: string, siteId: string): StoredEvent['metadata'] => ({
+  eventId: `${commandId}-e`,
+  aggregateType: 'site.site',
+  aggregateId: siteId,
+  commandId,
+  commandName: 'site.create',
+  correlationId: commandId,
+  causationId: commandId,
+  actor: 'test',
+  time: new Date(0).toISOString(),
+});
