@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
+import { startImageServer } from '../../test/support/imageServer.ts';
+import { machineInfo } from './report.ts';
+import { stopwatch } from './figure.ts';
+import { delta, snapshot, sum } from './fleet/cpu.ts';
+import { diagnoseStall } from './fleet/diagnose.ts';
+import { FleetDriver } from './fleet/driver.ts';
+import { NatsTraffic } from './fleet/natsTraffic.ts';
+import { printFleetReport, type FleetResult } from './fleet/fleetReport.ts';
+import { parseFleetOptions } from './fleet/options.ts';
+import { CONTROL_PLANE, startSiteProcess, stopChild } from './fleet/processes.ts';
+import { startFleetStack } from './fleet/stack.ts';
+import { readStepStats } from './fleet/stepLatency.ts';
+
+/**
+ * `npm run bench:fleet -- [--quick] [--machines N]`: N simulated machines on one site, enroll → inspect → ready →
+ * deploy → deployed → release → ready, against a real nats-server and every control-plane service in its own
+ * process. Prints machines per minute, steps per second, control-plane CPU per step and step scheduling latency.
+ */
+const options = parseFleetOptions(process.argv.slice(2));
+const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+const total = stopwatch();
+const dir = mkdtempSync(join(tmpdir(), 'bc-fleet-'));
+const siteId = 'fleet';
+const image = await startImageServer(options.imageBytes);
+const stack = await startFleetStack(dir, options);
+console.log(`control plane up (${CONTROL_PLANE.join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
+
+const traffic = new NatsTraffic(stack.nc);
+const driver = new FleetDriver(stack.nc, siteId, options.machines, image);
+driver.start();
+const pids: Record<string, number> = Object.fromEntries(stack.services.map((s) => [s.name, s.pid]));
+if (stack.natsPid) pids['nats-server'] = stack.natsPid;
+const site = startSiteProcess(stack.env, { natsUrl: stack.nats.url, siteId, machines: options.machines, dataDir: join(dir, 'site'), diskBytes: options.diskBytes });
+pids['simulated site'] = site.pid;
+const cpu0 = snapshot(pids);
+const setup = stopwatch();
+let setupSeconds = NaN;
+site.waitFor('SITE-READY', options.timeoutSeconds * 1000).then(
+  () => (setupSeconds = setup()),
+  (err: unknown) => driver.errors.push(`site: ${String(err).slice(0, 2000)}`),
+);
+
+const progress = setInterval(() => {
+  const [e, r, d, rel] = (['enrolled', 'ready', 'deployed', 'released'] as const).map((k) => driver.count(k));
+  console.log(`  ${setup().toFixed(0).padStart(4)} s  enrolled ${e}  ready ${r}  deployed ${d}  released ${rel}  failed ${driver.errors.length}`);
+}, 5_000);
+const completed = await driver.finished(options.timeoutSeconds * 1000, options.stallSeconds * 1000);
+clearInterval(progress);
+if (!completed) {
+  for (const line of await diagnoseStall(stack.nc, driver.machines, siteId)) driver.errors.push(`stall: ${line}`);
+  for (const child of [...stack.services, site]) if (child.output().trim()) driver.errors.push(`output of ${child.name}: ${child.output().slice(-1500)}`);
+}
+const cpu = delta(cpu0, snapshot(pids));
+traffic.stop();
+const steps = await readStepStats(jetstream(stack.nc));
+
+const times = [...driver.machines.values()];
+const firstEnroll = Math.min(...times.map((t) => t.enrolled ?? Infinity));
+const lastRelease = Math.max(...times.map((t) => t.released ?? 0));
+const cycleSeconds = (lastRelease - firstEnroll) / 1000;
+const released = driver.count('released');
+const cpNames = [...CONTROL_PLANE];
+const cpCpu = sum(cpu, cpNames);
+const msPerStep = (1000 * cpCpu) / Math.max(1, steps.stepsSucceeded);
+const stepsPerSecond = steps.stepsSucceeded / ((steps.lastEventMs - steps.firstEventMs) / 1000);
+const perMinute = (60 * released) / cycleSeconds;
+const fullScale = (5 * 60 * options.machines) / 1000;
+const natsVersion = (() => {
+  try {
+    return execFileSync('nats-server', ['--version']).toString().trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+
+await stopChild(site);
+await stack.stop();
+await image[Symbol.asyncDispose]();
+rmSync(dir, { recursive: true, force: true });
+
+const result: FleetResult = {
+  date: new Date().toISOString(),
+  quick: options.quick,
+  machine: machineInfo(natsVersion, loadAtStart),
+  settings: {
+    BC_MAX_DEPLOYS_PER_SITE: options.cap,
+    BC_MAX_WIPES_PER_SITE: options.cap,
+    BC_EXECUTOR_CONCURRENCY: options.executorConcurrency,
+    BC_RESULT_POLL_MS: options.resultPollMs,
+    bmcDelayMs: 0,
+    diskMiB: options.diskBytes / 2 ** 20,
+    imageKiB: options.imageBytes / 1024,
+  },
+  topology: `${CONTROL_PLANE.length} separate serve.ts processes (${CONTROL_PLANE.join(', ')}); simulated site (agent, BMCs, ramdisks) in one more process`,
+  machines: {
+    requested: options.machines,
+    enrolled: driver.count('enrolled'),
+    ready: driver.count('ready'),
+    deployed: driver.count('deployed'),
+    released,
+    failed: driver.count('failed'),
+  },
+  completed,
+  seconds: { setup: setupSeconds, cycle: cycleSeconds, total: total() },
+  machinesPerMinute: perMinute,
+  stepsPerSecond,
+  steps,
+  cpuSeconds: cpu,
+  controlPlaneCpuSeconds: cpCpu,
+  controlPlaneCpuMsPerStep: msPerStep,
+  targets: [
+    {
+      label: `${options.machines} machines full cycle`,
+      target: `< ${fullScale.toFixed(0)} s (5 min per 1,000)`,
+      value: `${cycleSeconds.toFixed(1)} s`,
+      pass: completed && released === options.machines && cycleSeconds < fullScale,
+    },
+    { label: 'control-plane CPU per step', target: '< 2 ms', value: `${msPerStep.toFixed(2)} ms`, pass: msPerStep < 2 },
+  ],
+  natsRequests: traffic.perStep(steps.stepsSucceeded),
+  errors: driver.errors,
+};
+printFleetReport(result, options.out);
+process.exit(0);

@@ -1,0 +1,73 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { MachineInfo } from '../report.ts';
+import type { StepStats } from './stepLatency.ts';
+
+export interface FleetResult {
+  date: string;
+  quick: boolean;
+  machine: MachineInfo;
+  settings: Record<string, unknown>;
+  /** How the control plane ran: separate `serve.ts` processes, one per service. */
+  topology: string;
+  machines: { requested: number; enrolled: number; ready: number; deployed: number; released: number; failed: number };
+  completed: boolean;
+  seconds: { setup: number; cycle: number; total: number };
+  machinesPerMinute: number;
+  stepsPerSecond: number;
+  steps: StepStats;
+  cpuSeconds: Record<string, number>;
+  controlPlaneCpuSeconds: number;
+  controlPlaneCpuMsPerStep: number;
+  targets: { label: string; target: string; value: string; pass: boolean }[];
+  /** NATS requests by kind during the run (bench's own excluded only where noted), and per succeeded step. */
+  natsRequests: { kind: string; count: number; perStep: number }[];
+  errors: string[];
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].map((l) => l.trimEnd()).join('\n');
+}
+
+const f1 = (n: number) => n.toFixed(1);
+
+/** Prints the fleet bench tables and writes the result as JSON to `file`. */
+export function printFleetReport(r: FleetResult, file: string): void {
+  const m = r.machine;
+  console.log(`\nBetter Compute fleet bench${r.quick ? ' (--quick)' : ''}: ${r.machines.requested} machines, ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`);
+  console.log(`control plane: ${r.topology}`);
+  console.log(`settings: ${Object.entries(r.settings).map(([k, v]) => `${k}=${String(v)}`).join(' ')}\n`);
+  console.log(
+    table([
+      ['figure', 'value'],
+      ['machines full cycle (released / failed)', `${r.machines.released} / ${r.machines.failed}${r.completed ? '' : ' (TIMED OUT)'}`],
+      ['setup: site + BMCs + enroll commands (s)', f1(r.seconds.setup)],
+      ['cycle: first enroll -> last back to ready (s)', f1(r.seconds.cycle)],
+      ['machines per minute (full cycle)', f1(r.machinesPerMinute)],
+      ['workflows (inspect/deploy/release)', `${r.steps.workflows} (${['inspect', 'deploy', 'release'].map((o) => r.steps.workflowsByOperation[o] ?? 0).join('/')})`],
+      ['steps succeeded / failed attempts', `${r.steps.stepsSucceeded} / ${r.steps.stepsFailed}`],
+      ['workflow steps per second', f1(r.stepsPerSecond)],
+      ['step scheduling latency p50 / p90 / p99 / max (ms)', `${r.steps.scheduling.p50} / ${r.steps.scheduling.p90} / ${r.steps.scheduling.p99} / ${r.steps.scheduling.max}`],
+      ['control-plane CPU (s)', f1(r.controlPlaneCpuSeconds)],
+      ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2)],
+    ]),
+  );
+  console.log('\nCPU seconds during the cycle, per process (control plane = every serve.ts child):');
+  const cpuRows = Object.entries(r.cpuSeconds).map(([k, v]) => [k, f1(v), `${((1000 * v) / Math.max(1, r.steps.stepsSucceeded)).toFixed(2)}`, f1((100 * v) / Math.max(1e-9, r.seconds.cycle))]);
+  console.log(table([['process', 'cpu s', 'ms/step', '% of a core'], ...cpuRows]));
+  console.log('\nstep run time StepStarted -> StepSucceeded (ms):');
+  console.log(table([['step', 'count', 'p50', 'p99'], ...Object.entries(r.steps.runByStep).map(([k, v]) => [k, String(v.count), String(v.p50), String(v.p99)])]));
+  console.log('\nNATS requests by kind (counted from core subscriptions on the request subjects):');
+  console.log(table([['kind', 'count', 'per step'], ...r.natsRequests.slice(0, 16).map((n) => [n.kind, String(n.count), n.perStep.toFixed(2)])]));
+  console.log('\ntargets:');
+  console.log(table([['target', 'limit', 'measured', 'result'], ...r.targets.map((t) => [t.label, t.target, t.value, t.pass ? 'PASS' : 'FAIL'])]));
+  if (Math.max(m.loadAverage.start, m.loadAverage.end) > m.cpus) {
+    console.log(`warning: load average ${m.loadAverage.start} -> ${m.loadAverage.end} on ${m.cpus} CPUs: the machine was shared; wall-clock figures are low and noisy (CPU ms/step less so)`);
+  }
+  if (r.errors.length > 0) console.log(`\n${r.errors.length} errors, first: ${r.errors.slice(0, 20).join('\n  ')}`);
+  console.log(`total ${f1(r.seconds.total)} s; written to ${file}`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
+}

@@ -1,0 +1,47 @@
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+
+/**
+ * Counts the NATS requests the system makes, by kind, from core subscriptions on the request subjects (a copy of
+ * each is delivered to the bench; replies and stream deliveries are not counted): JetStream API calls
+ * (`$JS.API.<verb>[.<stream>]`, e.g. direct gets of agent results), engine/operator commands (`bc.cmd.<name>`),
+ * step work (`bc.work.>`) and agent commands. Per step, these say where the round trips go.
+ */
+export class NatsTraffic {
+  readonly counts = new Map<string, number>();
+  readonly #subs: Subscription[] = [];
+
+  constructor(nc: NatsConnection) {
+    const watch = (subject: string, key: (s: string) => string) => {
+      const sub = nc.subscribe(subject);
+      this.#subs.push(sub);
+      void (async () => {
+        for await (const m of sub) {
+          const k = key(m.subject);
+          this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+        }
+      })();
+    };
+    watch('$JS.API.>', (s) => {
+      const parts = s.split('.');
+      // $JS.API.DIRECT.GET.<stream>[.<subject>] / $JS.API.CONSUMER.CREATE.<stream>... / $JS.API.INFO
+      if (parts[2] === 'DIRECT') return `js ${parts[2]}.${parts[3]} ${parts[4]}`;
+      if (parts[2] === 'CONSUMER' && parts[3] === 'MSG') return `js CONSUMER.MSG.NEXT ${parts[5]}`;
+      return `js ${parts.slice(2, 4).join('.')}${parts[4] && parts[2] !== 'INFO' ? ` ${parts[4]}` : ''}`;
+    });
+    watch('bc.cmd.>', (s) => `cmd ${s.slice('bc.cmd.'.length)}`);
+    watch('bc.work.>', () => 'publish bc.work (step work)');
+    watch('bc.site.*.cmd.>', () => 'publish agent command (site)');
+    watch('bc.site.*.node.*.cmd', () => 'publish agent command (ramdisk)');
+  }
+
+  /** Counts per step, largest first. */
+  perStep(steps: number): { kind: string; count: number; perStep: number }[] {
+    return [...this.counts.entries()]
+      .map(([kind, count]) => ({ kind, count, perStep: Math.round((100 * count) / Math.max(1, steps)) / 100 }))
+      .sort((a, b) => b.count - a.count);
+  }
+
+  stop(): void {
+    for (const s of this.#subs) s.unsubscribe();
+  }
+}

@@ -1,0 +1,58 @@
+import { parseArgs } from 'node:util';
+
+export interface FleetOptions {
+  quick: boolean;
+  machines: number;
+  /** Per-site caps for deploys and release wipes (BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
+  cap: number;
+  executorConcurrency: number;
+  resultPollMs: number;
+  diskBytes: number;
+  imageBytes: number;
+  /** Give up waiting after this many seconds (the report then says how far the fleet got). */
+  timeoutSeconds: number;
+  /** Stop early when no node event arrived for this long (a stalled fleet). */
+  stallSeconds: number;
+  out: string;
+  /** Extra node flags for the control-plane children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+  cpNodeArgs: string[];
+}
+
+const positive = (name: string, value: string | undefined, fallback: number) => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  return n;
+};
+
+/** `npm run bench:fleet -- [--quick] [--machines N] [--cap N] [--concurrency N] [--poll-ms N] [--timeout S] [--out FILE]` */
+export function parseFleetOptions(argv: string[]): FleetOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      machines: { type: 'string' },
+      cap: { type: 'string' },
+      concurrency: { type: 'string' },
+      'poll-ms': { type: 'string' },
+      timeout: { type: 'string' },
+      stall: { type: 'string' },
+      out: { type: 'string', default: 'bench/results/fleet.json' },
+      'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
+    },
+  });
+  const quick = values.quick === true;
+  return {
+    quick,
+    machines: positive('machines', values.machines, quick ? 100 : 1_000),
+    cap: positive('cap', values.cap, 100),
+    executorConcurrency: positive('concurrency', values.concurrency, 256),
+    resultPollMs: positive('poll-ms', values['poll-ms'], 250),
+    diskBytes: 4 << 20,
+    imageBytes: 256 << 10,
+    timeoutSeconds: positive('timeout', values.timeout, quick ? 120 : 900),
+    stallSeconds: positive('stall', values.stall, 60),
+    out: values.out!,
+    cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
+  };
+}

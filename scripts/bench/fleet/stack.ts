@@ -1,0 +1,74 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { loadConfig } from '../../../services/platform/config.ts';
+import { startNatsServer, type NatsServerProcess } from '../../../services/platform/nats/embeddedServer.ts';
+import { ensureStreams } from '../../../services/platform/nats/streams.ts';
+import { connectNats } from '../../../services/platform/nats/connect.ts';
+import { natsServerPid } from '../cpuMeter.ts';
+import { freePort } from '../../../test/support/freePort.ts';
+import type { FleetOptions } from './options.ts';
+import { CONTROL_PLANE, startService, stopChild, type Child } from './processes.ts';
+
+export interface FleetStack {
+  nats: NatsServerProcess;
+  natsPid: number | undefined;
+  nc: NatsConnection;
+  services: Child[];
+  api: string;
+  env: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+const durables = ['projector_nodes', 'projector_sites', 'projector_workflows', 'workflow_orchestrator'];
+
+/** One nats-server in `dir`, the streams, and every control-plane service as its own `serve.ts` process. */
+export async function startFleetStack(dir: string, options: FleetOptions): Promise<FleetStack> {
+  const nats = await startNatsServer({ storeDir: join(dir, 'nats') });
+  const nc = await connectNats(nats.url, 'fleet-bench');
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const httpPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    BC_NATS_URL: nats.url,
+    BC_DATA_DIR: dataDir,
+    BC_HTTP_PORT: String(httpPort),
+    BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'warn',
+    BC_SIM_MACHINES: '0',
+    BC_MAX_DEPLOYS_PER_SITE: String(options.cap),
+    BC_MAX_WIPES_PER_SITE: String(options.cap),
+    BC_EXECUTOR_CONCURRENCY: String(options.executorConcurrency),
+    BC_RESULT_POLL_MS: String(options.resultPollMs),
+  };
+  await ensureStreams(nc, loadConfig(env));
+  const services = CONTROL_PLANE.map((name) => startService(name, env, options.cpNodeArgs));
+  const api = `http://127.0.0.1:${httpPort}`;
+  const jsm = await jetstreamManager(nc);
+  for (let i = 0; ; i++) {
+    const dead = services.find((s) => s.proc.exitCode !== null);
+    if (dead) throw new Error(`${dead.name} exited during start-up:\n${dead.output()}`);
+    const consumers = await Promise.all(durables.map((d) => jsm.consumers.info('BC_EVENTS', d).then(() => true, () => false)));
+    const work = await jsm.consumers.info('BC_WORK', 'workflow_executor').then(() => true, () => false);
+    const commands = await nc.request('bc.cmd.site.create', '{}', { timeout: 1_000 }).then(() => true, () => false);
+    const http = await fetch(`${api}/healthz`).then((r) => r.ok, () => false);
+    if (consumers.every(Boolean) && work && commands && http) break;
+    if (i > 600) throw new Error(`control plane did not start:\n${services.map((s) => `${s.name}: ${s.output()}`).join('\n')}`);
+    await sleep(100);
+  }
+  return {
+    nats,
+    natsPid: natsServerPid(join(dir, 'nats')),
+    nc,
+    services,
+    api,
+    env,
+    stop: async () => {
+      await Promise.all(services.map((s) => stopChild(s)));
+      await nc.close().catch(() => undefined);
+      await nats.stop();
+    },
+  };
+}
