@@ -48,9 +48,9 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     const processes = {} as Record<keyof (typeof layouts)[L], ServeProcess>;
     const track = <P extends { stop(): Promise<void> }>(p: Promise<P>) => p.then((started_) => (started.push(started_), started_));
     const [first, ...rest] = groups;
-    processes[first![0]] = await track(startServeProcess(first![1], env));
-    const sitePromise = track(startSimulatedSiteProcess(env));
-    const restPromises = rest.map(([, services]) => track(startServeProcess(services, env)));
+    processes[first![0]] = await track(startServeProcess(first![1], env, 120_000));
+    const sitePromise = track(startSimulatedSiteProcess(env, 120_000));
+    const restPromises = rest.map(([, services]) => track(startServeProcess(services, env, 120_000)));
     // allSettled: every process that did start is tracked (and stopped on failure) before anything is thrown.
     const failure = (await Promise.allSettled([sitePromise, ...restPromises])).find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
@@ -58,7 +58,7 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     for (const [i, [name]] of rest.entries()) processes[name] = await restPromises[i]!;
     const api = `http://127.0.0.1:${httpPort}`;
     for (let i = 0; !(await fetch(`${api}/readyz`).then((r) => r.ok, () => false)); i++) {
-      if (i > 600) throw new Error('api did not become ready in 60 s');
+      if (i > 1_200) throw new Error('api did not become ready in 120 s');
       await sleep(100);
     }
     const all = processes as Record<string, ServeProcess>;
