@@ -28,3 +28,5 @@ const shutdown = async (signal: string) => {
 };
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
+// Started by the supervisor: stop when it goes away, so a killed `npm start` leaves no services behind.
+if (process.connected) process.on('disconnect', () => void shutdown('supervisor exited'));

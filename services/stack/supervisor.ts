@@ -20,7 +20,11 @@ export class Supervisor {
   run(group: string[], restartDelayMs = 1_000): void {
     if (this.#stopping) return;
     const key = group.join('+');
-    const child = spawn(process.execPath, ['--import', 'tsx', serveScript, ...group], { env: this.env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', serveScript, ...group], {
+      env: this.env,
+      // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     this.#children.set(key, child);
     child.once('exit', (code, signal) => {
       this.#children.delete(key);
