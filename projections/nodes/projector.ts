@@ -1,6 +1,7 @@
 import { operationStates } from '../../schemas/metal/nodeState.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
+import { statement } from '../runtime/statements.ts';
 import { nodesMigrations } from './schema.ts';
 
 /** The `nodes` read model: one row per bare-metal node, its lifecycle state, current work and identity. */
@@ -9,11 +10,11 @@ export const nodesProjection = defineProjection({
   migrations: nodesMigrations,
   apply(db, event, metadata, position) {
     const update = (nodeId: string, set: string, ...args: unknown[]) =>
-      db.prepare(`UPDATE nodes SET ${set}, updated_at = ?, last_seq = ? WHERE node_id = ?`).run(...args, metadata.time, position.seq, nodeId);
+      statement(db, `UPDATE nodes SET ${set}, updated_at = ?, last_seq = ? WHERE node_id = ?`).run(...args, metadata.time, position.seq, nodeId);
     switch (event.type) {
       case 'NodeEnrolled': {
         const d = event.data;
-        db.prepare(
+        statement(db, 
           `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq)
            VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq);
@@ -39,7 +40,7 @@ export const nodesProjection = defineProjection({
         return;
       }
       case 'WorkflowStarted':
-        db.prepare('UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(position.seq, event.data.nodeId, event.data.workflowId);
+        statement(db, 'UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(position.seq, event.data.nodeId, event.data.workflowId);
         return;
       case 'NodeWipeStarted':
         update(event.data.nodeId, `state = 'wiping'`);

@@ -92,7 +92,10 @@ export class Projector {
       const file = this.files.newFile();
       const fresh = openWriter(file, this.projection);
       const started = Date.now();
+      // A half-built file is thrown away on a crash and rebuilt, so the replay need not wait for the disk.
+      fresh.pragma('synchronous = OFF');
       const seq = await replayInto(this.store, fresh, this.projection);
+      fresh.pragma('synchronous = NORMAL');
       this.files.swapTo(file);
       this.#db?.close();
       this.#db = fresh;

@@ -1,4 +1,5 @@
 import { defineProjection } from '../runtime/projection.ts';
+import { statement } from '../runtime/statements.ts';
 import { workflowsMigrations } from './schema.ts';
 
 /**
@@ -9,16 +10,16 @@ export const workflowsProjection = defineProjection({
   name: 'workflows',
   migrations: workflowsMigrations,
   apply(db, event, metadata, position) {
-    const step = (sql: string, ...args: unknown[]) => db.prepare(`UPDATE workflow_steps SET ${sql} WHERE workflow_id = ? AND step_index = ?`).run(...args);
-    const touch = (workflowId: string) => db.prepare('UPDATE workflows SET last_seq = ? WHERE workflow_id = ?').run(position.seq, workflowId);
+    const step = (sql: string, ...args: unknown[]) => statement(db, `UPDATE workflow_steps SET ${sql} WHERE workflow_id = ? AND step_index = ?`).run(...args);
+    const touch = (workflowId: string) => statement(db, 'UPDATE workflows SET last_seq = ? WHERE workflow_id = ?').run(position.seq, workflowId);
     switch (event.type) {
       case 'WorkflowStarted': {
         const d = event.data;
-        db.prepare(
+        statement(db, 
           `INSERT INTO workflows (workflow_id, node_id, site_id, operation, profile_id, profile_version, state, started_at, last_seq)
            VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
         ).run(d.workflowId, d.nodeId, d.siteId, d.operation, d.profile.id, d.profile.version, d.startedAt, position.seq);
-        const insert = db.prepare(
+        const insert = statement(db, 
           `INSERT INTO workflow_steps (workflow_id, step_index, step_id, runs_on, destructive, params, state) VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
         );
         d.steps.forEach((s, i) => insert.run(d.workflowId, i, s.id, s.runsOn, s.destructive ? 1 : 0, JSON.stringify(s.params)));
@@ -56,10 +57,10 @@ export const workflowsProjection = defineProjection({
         step('rejected_results = rejected_results + 1', event.data.workflowId, event.data.stepIndex);
         return touch(event.data.workflowId);
       case 'WorkflowCompleted':
-        db.prepare(`UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(metadata.time, position.seq, event.data.workflowId);
+        statement(db, `UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(metadata.time, position.seq, event.data.workflowId);
         return;
       case 'WorkflowFailed':
-        db.prepare(`UPDATE workflows SET state = 'failed', failed_step = ?, error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
+        statement(db, `UPDATE workflows SET state = 'failed', failed_step = ?, error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
           event.data.failedStep,
           event.data.reason,
           metadata.time,

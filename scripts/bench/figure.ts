@@ -1,3 +1,5 @@
+import { cpuMeter } from './cpuMeter.ts';
+
 /** What a measurement reports: a count done in some seconds, and the target it is judged against. */
 export type Target =
   /** At least `value` events (or requests) per second. */
@@ -18,15 +20,38 @@ export interface Figure {
   rate: number;
   unit: string;
   target: Target;
+  /** CPU seconds per process during the measured interval (bench, nats, api). */
+  cpu: Record<string, number>;
   detail?: Record<string, unknown>;
 }
 
-export function figure(fields: Omit<Figure, 'rate'>): Figure {
-  return { ...fields, rate: fields.count / fields.seconds };
+export interface Timing {
+  seconds: number;
+  cpu: Record<string, number>;
+}
+
+export function figure(fields: Omit<Figure, 'rate' | 'seconds' | 'cpu'> & { timing: Timing }): Figure {
+  const { timing, ...rest } = fields;
+  return { ...rest, seconds: timing.seconds, cpu: timing.cpu, rate: fields.count / timing.seconds };
 }
 
 /** A monotonic stopwatch in seconds. */
 export function stopwatch(): () => number {
   const started = process.hrtime.bigint();
   return () => Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** Wall time plus the CPU time of this process and the metered ones (see `meterProcess`). */
+export function startTiming(): () => Timing {
+  const elapsed = stopwatch();
+  const cpu = cpuMeter();
+  return () => ({ seconds: elapsed(), cpu: cpu() });
+}
+
+/** The median-rate figure of repeated rounds, with every round's rate kept in `detail.roundRates`. */
+export function medianOf(rounds: Figure[]): Figure {
+  const sorted = [...rounds].sort((a, b) => a.rate - b.rate);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  const label = rounds.length > 1 ? `${median.label}, median of ${rounds.length}` : median.label;
+  return { ...median, label, detail: { ...median.detail, roundRates: rounds.map((r) => Math.round(r.rate)) } };
 }

@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { Figure, Target } from './figure.ts';
 
@@ -10,9 +10,11 @@ export interface MachineInfo {
   platform: string;
   node: string;
   natsServer: string;
+  /** 1-minute load average when the bench started and when it ended: above the CPU count, figures are noisy. */
+  loadAverage: { start: number; end: number };
 }
 
-export function machineInfo(natsServer: string): MachineInfo {
+export function machineInfo(natsServer: string, loadAtStart: number): MachineInfo {
   return {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -20,6 +22,7 @@ export function machineInfo(natsServer: string): MachineInfo {
     platform: `${process.platform}-${process.arch}`,
     node: process.version,
     natsServer,
+    loadAverage: { start: loadAtStart, end: Math.round(loadavg()[0]! * 100) / 100 },
   };
 }
 
@@ -28,6 +31,9 @@ interface Judged extends Figure {
   targetText: string;
   pass: boolean | null;
 }
+
+/** CPU microseconds our processes (bench, nats-server, API child) spent per item: the code's cost, less noisy. */
+const cpuPerItem = (f: Figure) => (1e6 * ((f.cpu.bench ?? 0) + (f.cpu.nats ?? 0) + (f.cpu.api ?? 0))) / f.count;
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -51,9 +57,9 @@ function judge(f: Figure, raw: number | undefined): Judged {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const right = new Set([1, 2, 3, 4]);
+  const right = new Set([1, 2, 3, 4, 8]);
   const line = (r: string[]) => r.map((cell, c) => (right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ');
-  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].map((l) => l.trimEnd()).join('\n');
 }
 
 /** Prints the results table and writes them, with the machine, to `file`. */
@@ -61,7 +67,7 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
   const raw = figures.find((f) => f.key === 'rawPublish')?.rate;
   const judged = figures.map((f) => judge(f, raw));
   const rows = [
-    ['measurement', 'count', 'seconds', 'rate', 'x raw', 'target', 'result'],
+    ['measurement', 'count', 'seconds', 'rate', 'x raw', 'target', 'result', 'cpu bench/nats/api/other', 'cpu us/item'],
     ...judged.map((j) => [
       j.label,
       int(j.count),
@@ -70,11 +76,18 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
       j.ratioToRaw === null ? '-' : `${j.ratioToRaw.toFixed(2)}x`,
       j.targetText,
       j.pass === null ? '' : j.pass ? 'PASS' : 'FAIL',
+      ['bench', 'nats', 'api', 'other'].map((k) => (j.cpu[k] === undefined ? '-' : (j.cpu[k] / j.seconds).toFixed(2))).join('/'),
+      cpuPerItem(j).toFixed(0),
     ]),
   ];
   const m = meta.machine;
   console.log(`\nBetter Compute backbone bench${meta.quick ? ' (--quick)' : ''}: ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`);
   console.log(table(rows));
+  console.log('cpu: cores busy during each measurement (bench process / nats-server / API child / everything else on the machine);');
+  console.log('cpu us/item: CPU time of bench + nats-server + API child per item, the figure least affected by a busy machine');
+  if (Math.max(m.loadAverage.start, m.loadAverage.end) > m.cpus) {
+    console.log(`warning: load average ${m.loadAverage.start} -> ${m.loadAverage.end} on ${m.cpus} CPUs: other work shared the machine, figures are low and noisy`);
+  }
   console.log(`total ${meta.totalSeconds.toFixed(1)} s; written to ${meta.file}`);
   mkdirSync(dirname(meta.file), { recursive: true });
   const result = {
@@ -82,8 +95,8 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
     quick: meta.quick,
     totalSeconds: meta.totalSeconds,
     machine: m,
-    figures: judged.map(({ key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, detail }) => ({
-      key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, detail,
+    figures: judged.map(({ key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, cpu, detail }) => ({
+      key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, cpuSeconds: cpu, cpuMicrosPerItem: cpuPerItem({ cpu, count } as Figure), detail,
     })),
   };
   writeFileSync(meta.file, `${JSON.stringify(result, null, 2)}\n`);

@@ -1,16 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { figure, stopwatch, type Figure } from '../figure.ts';
+import { meterProcess } from '../cpuMeter.ts';
+import { figure, startTiming, type Figure } from '../figure.ts';
 import { jsonClient } from '../httpClient.ts';
 import { pipelined } from '../pipeline.ts';
 
 const API_SCRIPT = fileURLToPath(new URL('../apiServer.ts', import.meta.url));
 
 /** Starts `apiServer.ts` in its own node process and resolves with its port once it listens. */
-async function startApiProcess(env: { natsUrl: string; dataDir: string; nodeArgs: string[] }): Promise<{ child: ChildProcess; port: number }> {
+async function startApiProcess(env: {
+  natsUrl: string;
+  dataDir: string;
+  nodeArgs: string[];
+  variantEnv: Record<string, string>;
+}): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [...env.nodeArgs, '--import', 'tsx', API_SCRIPT], {
-    env: { ...process.env, BC_NATS_URL: env.natsUrl, BENCH_DATA_DIR: env.dataDir },
+    env: { ...process.env, BC_NATS_URL: env.natsUrl, BENCH_DATA_DIR: env.dataDir, ...env.variantEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -40,9 +46,9 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-const enrollBody = (nodeId: string, i: number) => ({
+const enrollBody = (siteId: string, nodeId: string, i: number) => ({
   nodeId,
-  siteId: 'bench-http',
+  siteId,
   bmc: { address: `https://10.1.${(i >> 8) & 255}.${i & 255}`, credentialsRef: 'secret:bmc-bench' },
   hardwareProfile: 'r640',
   macs: ['52:54:00:12:34:56'],
@@ -59,30 +65,36 @@ export async function measureHttpCommands(options: {
   warmup: number;
   concurrency: number;
   nodeArgs: string[];
+  /** A bench variant of the API process (env flags read by apiServer.ts), reported as its own row. */
+  variant?: { name: string; env: Record<string, string> };
 }): Promise<Figure> {
-  const { child, port } = await startApiProcess(options);
+  const { child, port } = await startApiProcess({ ...options, variantEnv: options.variant?.env ?? {} });
   const client = jsonClient(port, options.concurrency);
+  meterProcess('api', child.pid);
   try {
-    const site = await client.post('/v1/commands/site.create', { siteId: 'bench-http', name: 'bench', provisioningCidrs: ['10.1.0.0/16'] });
+    const tag = Date.now().toString(36);
+    const siteId = `bench-http-${tag}`;
+    const site = await client.post('/v1/commands/site.create', { siteId, name: 'bench', provisioningCidrs: ['10.1.0.0/16'] });
     if (site.status !== 201) throw new Error(`site.create answered ${site.status}: ${site.body}`);
     const enroll = (prefix: string) => async (i: number) => {
-      const res = await client.post('/v1/commands/metal.enroll', enrollBody(`${prefix}-${i}`, i));
+      const res = await client.post('/v1/commands/metal.enroll', enrollBody(siteId, `${prefix}-${tag}-${i}`, i));
       if (res.status !== 201) throw new Error(`metal.enroll answered ${res.status}: ${res.body}`);
     };
     await pipelined(options.warmup, options.concurrency, enroll('hw'));
-    const elapsed = stopwatch();
+    const timing = startTiming();
     await pipelined(options.count, options.concurrency, enroll('hn'));
-    const seconds = elapsed();
+    const measured = timing();
     return figure({
-      key: 'httpCommands',
-      label: `HTTP metal.enroll (${options.concurrency} conns)`,
+      key: options.variant ? `httpCommands:${options.variant.name}` : 'httpCommands',
+      label: `HTTP metal.enroll (${options.concurrency} conns)${options.variant ? ` [${options.variant.name}]` : ''}`,
       count: options.count,
-      seconds,
+      timing: measured,
       unit: 'req/s',
       target: { kind: 'minRate', value: 3_000 },
-      detail: { concurrency: options.concurrency },
+      detail: { concurrency: options.concurrency, variantEnv: options.variant?.env },
     });
   } finally {
+    meterProcess('api', undefined);
     client.close();
     await stopProcess(child);
   }

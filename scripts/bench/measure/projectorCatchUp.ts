@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodesProjection } from '../../../projections/nodes/projector.ts';
+import type { Projection } from '../../../projections/runtime/projection.ts';
 import { Projector } from '../../../projections/runtime/projector.ts';
 import { readCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
 import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../../services/platform/logger.ts';
-import { figure, stopwatch, type Figure } from '../figure.ts';
+import { figure, startTiming, type Figure } from '../figure.ts';
 import { EVENTS_PER_NODE } from '../payloads.ts';
 
 /** Rows the nodes read model must hold after `events` fill events; anything else means the bench is wrong. */
@@ -22,18 +23,19 @@ export function assertNodeRows(count: number, events: number, what: string): voi
 export async function measureProjectorCatchUp(
   store: EventStore,
   log: Logger,
-  options: { dataDir: string; events: number; lastSeq: number },
+  options: { dataDir: string; events: number; lastSeq: number; variant?: { name: string; projection: Projection } },
 ): Promise<Figure> {
-  const projector = new Projector(store, nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
-  const elapsed = stopwatch();
+  const projector = new Projector(store, options.variant?.projection ?? nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
+  const timing = startTiming();
+  const deadline = Date.now() + 600_000;
   await projector.start();
   let polls = 0;
   while (readCheckpoint(projector.db).seq < options.lastSeq) {
-    if (elapsed() > 600) throw new Error(`projector stuck at ${readCheckpoint(projector.db).seq} of ${options.lastSeq}`);
+    if (Date.now() > deadline) throw new Error(`projector stuck at ${readCheckpoint(projector.db).seq} of ${options.lastSeq}`);
     polls++;
     await sleep(5);
   }
-  const seconds = elapsed();
+  const measured = timing();
   try {
     const rows = (projector.db.prepare('SELECT count(*) AS n FROM nodes').get() as { n: number }).n;
     assertNodeRows(rows, options.events, 'projector');
@@ -42,10 +44,10 @@ export async function measureProjectorCatchUp(
     await store.jsm.consumers.delete(Streams.events.name, projector.durable);
   }
   return figure({
-    key: 'projector',
-    label: 'Projector catch-up (nodes)',
+    key: options.variant ? `projector:${options.variant.name}` : 'projector',
+    label: `Projector catch-up (nodes)${options.variant ? ` [${options.variant.name}]` : ''}`,
     count: options.events,
-    seconds,
+    timing: measured,
     unit: 'events/s',
     target: { kind: 'minRate', value: 40_000 },
     detail: { polls },

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { figure, stopwatch, type Figure } from '../figure.ts';
+import { figure, startTiming, type Figure } from '../figure.ts';
 import { encodeBatch, maintenanceBatch } from '../payloads.ts';
 import { pipelined } from '../pipeline.ts';
 
@@ -17,15 +17,15 @@ export async function measureRawPublish(nc: NatsConnection, options: { count: nu
   const payloads = Array.from({ length: 1_000 }, (_, i) => encodeBatch(maintenanceBatch(`r-${i}`, `raw-${String(i).padStart(8, '0')}`, i)));
   const publish = (i: number) => js.publish(`bench.raw.${i % 10_000}`, payloads[i % payloads.length]);
   try {
-    await pipelined(options.warmup, options.inFlight, publish);
-    const elapsed = stopwatch();
+    if (options.warmup > 0) await pipelined(options.warmup, options.inFlight, publish);
+    const timing = startTiming();
     await pipelined(options.count, options.inFlight, publish);
-    const seconds = elapsed();
+    const measured = timing();
     return figure({
       key: 'rawPublish',
       label: `raw js.publish (${options.inFlight} in flight)`,
       count: options.count,
-      seconds,
+      timing: measured,
       unit: 'msg/s',
       target: { kind: 'none' },
       detail: { inFlight: options.inFlight, payloadBytes: payloads[0]!.length },

@@ -1,23 +1,24 @@
 import { nodesProjection } from '../../../projections/nodes/projector.ts';
+import type { Projection } from '../../../projections/runtime/projection.ts';
 import { Projector } from '../../../projections/runtime/projector.ts';
 import { readCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
 import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../../services/platform/logger.ts';
-import { figure, stopwatch, type Figure } from '../figure.ts';
+import { figure, startTiming, type Figure } from '../figure.ts';
 import { assertNodeRows } from './projectorCatchUp.ts';
 
 /** `Projector.rebuild()` of the nodes read model over the whole stream (ordered consumer replay into a new file). */
 export async function measureRebuild(
   store: EventStore,
   log: Logger,
-  options: { dataDir: string; events: number; lastSeq: number },
+  options: { dataDir: string; events: number; lastSeq: number; variant?: { name: string; projection: Projection } },
 ): Promise<Figure> {
-  const projector = new Projector(store, nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
-  const elapsed = stopwatch();
+  const projector = new Projector(store, options.variant?.projection ?? nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
+  const timing = startTiming();
   await projector.rebuild();
-  const seconds = elapsed();
+  const measured = timing();
   try {
     const checkpoint = readCheckpoint(projector.db).seq;
     if (checkpoint !== options.lastSeq) throw new Error(`rebuild reached ${checkpoint}, expected ${options.lastSeq}`);
@@ -28,10 +29,10 @@ export async function measureRebuild(
     await store.jsm.consumers.delete(Streams.events.name, projector.durable);
   }
   return figure({
-    key: 'rebuild',
-    label: `rebuild() nodes, ${options.events.toLocaleString('en-US')} events`,
+    key: options.variant ? `rebuild:${options.variant.name}` : 'rebuild',
+    label: `rebuild() nodes, ${options.events.toLocaleString('en-US')} events${options.variant ? ` [${options.variant.name}]` : ''}`,
     count: options.events,
-    seconds,
+    timing: measured,
     unit: 'events/s',
     target: { kind: 'maxSeconds', seconds: 20, perCount: 1_000_000 },
   });

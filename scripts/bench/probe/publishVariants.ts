@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
-import { connectNats } from '../../../services/platform/nats/connect.ts';
+import { benchConnection as connectNats } from '../natsConnection.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
 import { stopwatch } from '../figure.ts';
 import { encodeBatch, maintenanceBatch } from '../payloads.ts';
 import { pipelined } from '../pipeline.ts';
-import { cpuMeter, natsServerPid } from './cpuMeter.ts';
+import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 
 const count = Number(process.argv[2] ?? 50_000);
 const AGGS = 10_000;

@@ -1,0 +1,61 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Streams } from '../../../schemas/subjects.ts';
+import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import type { Logger } from '../../../services/platform/logger.ts';
+import { fastFill } from '../fastFill.ts';
+import type { Figure } from '../figure.ts';
+import { measureProjectorCatchUp } from '../measure/projectorCatchUp.ts';
+import { measureRebuild } from '../measure/rebuild.ts';
+import type { BenchOptions } from '../options.ts';
+import { fillMessage } from '../payloads.ts';
+import { cachedNodesProjection } from '../variants/cachedNodesProjection.ts';
+
+/** The bench copy of the nodes projection with statements prepared once, measured next to the product. */
+const PROJECTION_VARIANT = { name: 'cached statements', projection: cachedNodesProjection };
+
+/**
+ * The read side on a purged events stream: fill `projectorEvents` node events, time a projector catching up on
+ * them, fill on to `rebuildEvents`, time a full rebuild. Each with its `--variants` twin.
+ */
+export async function readPath(
+  nc: NatsConnection,
+  store: EventStore,
+  log: Logger,
+  options: BenchOptions,
+  dataDir: (name: string) => string,
+  step: (what: string) => void,
+): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  await (await jetstreamManager(nc)).streams.purge(Streams.events.name);
+  let filled = 0;
+  let lastSeq = 0;
+  const fillTo = async (events: number) => {
+    if (events <= filled) return;
+    step(`filling ${Streams.events.name} up to ${events.toLocaleString('en-US')} node events`);
+    const from = filled;
+    const fill = await fastFill(nc, events - from, (i) => fillMessage(from + i));
+    step(`  filled ${(events - from).toLocaleString('en-US')} in ${fill.seconds.toFixed(1)} s (${Math.round((events - from) / fill.seconds).toLocaleString('en-US')} msg/s)`);
+    filled = events;
+    lastSeq = fill.lastSeq;
+  };
+  const run = async (name: string, measure: (variant?: typeof PROJECTION_VARIANT) => Promise<Figure>) => {
+    step(name);
+    figures.push(await measure());
+    if (options.variants) {
+      step(`${name}, variant: ${PROJECTION_VARIANT.name}`);
+      figures.push(await measure(PROJECTION_VARIANT));
+    }
+  };
+  if (options.only.has('projector')) {
+    await fillTo(options.projectorEvents);
+    const target = { events: filled, lastSeq };
+    await run('Projector catch-up', (variant) => measureProjectorCatchUp(store, log, { dataDir: dataDir(`projector-${variant ? 'v' : 'p'}`), ...target, variant }));
+  }
+  if (options.only.has('rebuild')) {
+    await fillTo(options.rebuildEvents);
+    const target = { events: filled, lastSeq };
+    await run('Projector rebuild', (variant) => measureRebuild(store, log, { dataDir: dataDir(`rebuild-${variant ? 'v' : 'p'}`), ...target, variant }));
+  }
+  return figures;
+}

@@ -1,0 +1,51 @@
+/**
+ * Probe: the command path without HTTP. Direct-get rate (`lastSequence`), then `CommandBus.execute(metal.enroll)`
+ * with the CPU split and CPU per operation. Env: BENCH_NO_ASYNC_TRACES=1 (connection with `noAsyncTraces`),
+ * BENCH_SKIP_EMPTY_READS=1 (see variants/skipEmptyReads.ts). `npx tsx scripts/bench/probe/commandPath.ts [count]`
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CommandBus } from '../../../services/commands/commandBus.ts';
+import { allCommands } from '../../../services/commands/registry.ts';
+import { loadConfig } from '../../../services/platform/config.ts';
+import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import { benchConnection as connectNats } from '../natsConnection.ts';
+import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
+import { ensureStreams } from '../../../services/platform/nats/streams.ts';
+import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
+import { stopwatch } from '../figure.ts';
+import { pipelined } from '../pipeline.ts';
+import { skipEmptyReads } from '../variants/skipEmptyReads.ts';
+
+const count = Number(process.argv[2] ?? 10_000);
+const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
+const server = await startNatsServer({ storeDir: join(root, 'nats') });
+const nc = await connectNats(server.url, 'probe');
+await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
+const store = await EventStore.open(nc);
+const bus = new CommandBus(process.env.BENCH_SKIP_EMPTY_READS === '1' ? skipEmptyReads(store) : store, allCommands, { retries: 5 });
+const pid = natsServerPid(join(root, 'nats'));
+await bus.execute({ name: 'site.create', payload: { siteId: 's1', name: 'S' }, actor: 'probe' });
+
+const measure = async (name: string, n: number, inFlight: number, task: (i: number) => Promise<unknown>) => {
+  const cpu = cpuMeter({ nats: pid });
+  const t = stopwatch();
+  await pipelined(n, inFlight, task);
+  const s = t();
+  const c = cpu();
+  const perOp = Math.round((c.bench! / n) * 1e6);
+  console.log(`${name.padEnd(40)} ${Math.round(n / s).toLocaleString('en-US').padStart(7)}/s  ${String(perOp).padStart(5)} cpu-us/op  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)} other ${((c.other ?? 0) / s).toFixed(2)}`);
+};
+const enroll = (prefix: string) => (i: number) =>
+  bus.execute({
+    name: 'metal.enroll',
+    payload: { nodeId: `${prefix}-${i}`, siteId: 's1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, hardwareProfile: 'r', macs: ['52:54:00:12:34:56'] },
+    actor: 'probe',
+  });
+await pipelined(2_000, 64, enroll('warm'));
+for (const inFlight of [64]) await measure(`lastSequence direct get, ${inFlight} in flight`, count, inFlight, (i) => store.lastSequence(`bc.evt.metal.node.x${i}`));
+for (const inFlight of [1, 64]) await measure(`bus.execute(metal.enroll), ${inFlight} in flight`, inFlight === 1 ? 2_000 : count, inFlight, enroll(`c${inFlight}`));
+await nc.close();
+await server.stop();
+rmSync(root, { recursive: true, force: true });

@@ -1,0 +1,82 @@
+/**
+ * Probe: what reading the log costs before any SQLite work, per message, on a stream of `count` fill events:
+ * (a) the projector's durable `consume()` with one AckAll per 256 messages, (b) the rebuild's ordered consumer
+ * (`m.info.pending` + the Nats-Msg-Id header per message, as replay.ts does).
+ * `npx tsx scripts/bench/probe/consumeCost.ts [count]`
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { Streams } from '../../../schemas/subjects.ts';
+import { loadConfig } from '../../../services/platform/config.ts';
+import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
+import { ensureStreams } from '../../../services/platform/nats/streams.ts';
+import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
+import { fastFill } from '../fastFill.ts';
+import { benchConnection } from '../natsConnection.ts';
+import { fillMessage } from '../payloads.ts';
+
+const count = Number(process.argv[2] ?? 200_000);
+const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
+const server = await startNatsServer({ storeDir: join(root, 'nats') });
+const nc = await benchConnection(server.url, 'probe');
+await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
+const store = await EventStore.open(nc);
+const pid = natsServerPid(join(root, 'nats'));
+const fill = await fastFill(nc, count, fillMessage);
+console.log(`${count.toLocaleString('en-US')} messages filled at ${Math.round(count / fill.seconds).toLocaleString('en-US')}/s`);
+
+const report = (name: string, cpu: ReturnType<typeof cpuMeter>, t0: number) => {
+  const s = (performance.now() - t0) / 1000;
+  const c = cpu();
+  console.log(`${name.padEnd(46)} ${Math.round(count / s).toLocaleString('en-US').padStart(8)}/s  cpu us/msg bench ${((1e6 * c.bench!) / count).toFixed(1)} nats ${((1e6 * (c.nats ?? 0)) / count).toFixed(1)}  other ${((c.other ?? 0) / s).toFixed(2)} cores`);
+};
+
+for (let round = 0; round < 2; round++) {
+  const durable = `probe_${round}`;
+  await store.jsm.consumers.add(Streams.events.name, {
+    durable_name: durable,
+    filter_subject: 'bc.evt.>',
+    ack_policy: AckPolicy.All,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: 30_000_000_000,
+    max_ack_pending: 20_000,
+  });
+  let cpu = cpuMeter({ nats: pid });
+  let t0 = performance.now();
+  const consumer = await store.js.consumers.get(Streams.events.name, durable);
+  await new Promise<void>((resolve) => {
+    let pending: JsMsg[] = [];
+    let seen = 0;
+    void consumer.consume({
+      max_messages: 2_000,
+      callback: (m) => {
+        pending.push(m);
+        if (++seen === count || pending.length >= 256) {
+          const batch = pending.map((p) => ({ seq: p.seq, commandId: p.headers?.get('Nats-Msg-Id') ?? null, payload: p.data }));
+          pending.at(-1)!.ack();
+          pending = [];
+          if (batch.at(-1)!.seq >= fill.lastSeq) resolve();
+        }
+      },
+    });
+  });
+  report('durable consume + AckAll/256 (projector path)', cpu, t0);
+
+  cpu = cpuMeter({ nats: pid });
+  t0 = performance.now();
+  const ordered = await store.js.consumers.get(Streams.events.name, { filter_subjects: 'bc.evt.>', deliver_policy: DeliverPolicy.All });
+  const messages = await ordered.consume({ max_messages: 5_000 });
+  let n = 0;
+  for await (const m of messages) {
+    n += (m.headers?.get('Nats-Msg-Id') ? 1 : 0) + m.data.length * 0;
+    if (m.seq >= fill.lastSeq || m.info.pending === 0) break;
+  }
+  await messages.close();
+  report('ordered consume (rebuild path)', cpu, t0);
+}
+await nc.close();
+await server.stop();
+rmSync(root, { recursive: true, force: true });
