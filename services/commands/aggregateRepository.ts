@@ -50,6 +50,12 @@ export class AggregateRepository {
     return snapshot;
   }
 
+  /** The initial snapshot for an aggregate this process holds nothing about; undefined when it has it cached. */
+  unseen<S>(aggregate: AggregateDefinition<S, any>, id: string): AggregateSnapshot<S> | undefined {
+    if (this.#cache.has(this.subjectOf(aggregate, id))) return undefined;
+    return { state: aggregate.initialState, seq: 0, commands: new Map() };
+  }
+
   /**
    * The state this process last saw, without asking the log; falls back to `load` for an aggregate it has never
    * seen. For preconditions on facts that do not go back (a site that exists keeps existing), this saves a round

@@ -75,16 +75,31 @@ export class CommandBus {
     request: CommandRequest,
   ): Promise<CommandResult> {
     const aggregate = { type: `${command.aggregate.module}.${command.aggregate.type}`, id: aggregateId };
-    for (let attempt = 0; ; attempt++) {
-      const snapshot = await this.repository.load(command.aggregate, aggregateId);
+    // An aggregate this process has never seen is most often a new one (a creation command): decide against the
+    // initial state and let the append's expected sequence 0 check that guess, saving a read. Only a decision that
+    // appends is checked that way; any other answer from a guess is decided again on the real state.
+    let guess = this.repository.unseen(command.aggregate, aggregateId);
+    for (let attempt = 0; ; ) {
+      const snapshot = guess ?? (await this.repository.load(command.aggregate, aggregateId));
+      const guessed = guess !== undefined;
+      guess = undefined;
       const applied = snapshot.commands.get(context.commandId);
       if (applied) return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
 
       const dependencies = command.dependencies
         ? await command.dependencies(payload, async (agg, id) => (await this.repository.latestSeen(agg, id)).state)
         : undefined;
-      const decided = command.decide(payload, snapshot.state, { ...context, dependencies });
-      if (decided.length === 0) return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };
+      let decided: readonly unknown[];
+      try {
+        decided = command.decide(payload, snapshot.state, { ...context, dependencies });
+      } catch (err) {
+        if (guessed) continue;
+        throw err;
+      }
+      if (decided.length === 0) {
+        if (guessed) continue;
+        return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };
+      }
 
       const events: StoredEvent[] = decided.map((event) => ({
         ...command.aggregate.catalog.write(event as never),
@@ -112,8 +127,11 @@ export class CommandBus {
         this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
         return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: false, events: events.map(({ type, version, data }) => ({ type, version, data })) };
       } catch (err) {
-        if (!(err instanceof ConcurrencyError) || attempt >= this.options.retries) throw err;
+        if (!(err instanceof ConcurrencyError)) throw err;
+        if (guessed) continue;
+        if (attempt >= this.options.retries) throw err;
         await sleep(Math.random() * Math.min(1_000, 5 * 2 ** attempt));
+        attempt++;
       }
     }
   }
