@@ -41,7 +41,8 @@ describe('workflow engine limits', () => {
 });
 
 describe('orchestrator restart', () => {
-  it('keeps the queue and caps across a restart and finishes every deploy', async () => {
+  // A restart can leave one event to come back only after the orchestrator's ack wait (30 s): allow for it.
+  it('keeps the queue and caps across a restart and finishes every deploy', { timeout: 150_000 }, async () => {
     await using env = await startEngine({ maxDeploysPerSite: 1 });
     await using agent = await startFakeAgent(env.nc, 'dc1', { delayMs: { 'image.write': 600 } });
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
@@ -51,8 +52,8 @@ describe('orchestrator restart', () => {
     await env.waitForNode('r1', (s) => s.exists && s.state === 'deploying');
     await env.restartOrchestrator();
     expect(env.orchestrator.model.inFlight('dc1', 'deploys')).toBe(1);
-    await env.waitForNode('r1', (s) => s.exists && s.state === 'deployed');
-    await env.waitForNode('r2', (s) => s.exists && s.state === 'deployed');
+    await env.waitForNode('r1', (s) => s.exists && s.state === 'deployed', 60_000);
+    await env.waitForNode('r2', (s) => s.exists && s.state === 'deployed', 60_000);
     expect([...agent.executed.values()].every((n) => n === 1)).toBe(true);
   });
 });

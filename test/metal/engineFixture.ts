@@ -40,7 +40,7 @@ export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
     },
     nodeState,
     /** Polls the node aggregate until `predicate` holds. */
-    async waitForNode(nodeId: string, predicate: (s: NodeAggregateState) => boolean, timeoutMs = 20_000) {
+    async waitForNode(nodeId: string, predicate: (s: NodeAggregateState) => boolean, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const s = await nodeState(nodeId);
