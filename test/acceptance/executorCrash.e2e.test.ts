@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -7,20 +7,10 @@ import { apiClient } from '../support/apiClient.ts';
 import { deployEvidence, stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { startProcessStack } from '../support/processStack.ts';
+import { readPrefix } from '../support/diskFile.ts';
 
 const siteId = 'sim';
 const nodeId = 'sim-m001';
-
-function readPrefix(path: string, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, 0);
-    return buffer;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('workflow executor SIGKILLed throughout a deploy', () => {
   it('executor resumes the deploy after a kill at every step boundary and inside each destructive step, running no destructive command twice', { timeout: 300_000 }, async () => {

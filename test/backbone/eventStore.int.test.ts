@@ -2,22 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ConcurrencyError } from '../../services/platform/errors.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
+import { siteEventMetadata } from '../support/commandPayloads.ts';
 
 const event = (commandId: string, n: number): StoredEvent => ({
   type: 'SiteCreated',
   version: 2,
   data: { siteId: `s${n}`, name: 'x', provisioningCidrs: [] },
-  metadata: {
-    eventId: `e${n}`,
-    aggregateType: 'site.site',
-    aggregateId: `s${n}`,
-    commandId,
-    commandName: 'site.create',
-    correlationId: commandId,
-    causationId: commandId,
-    actor: 'test',
-    time: new Date(0).toISOString(),
-  },
+  metadata: siteEventMetadata(commandId, `s${n}`),
 });
 
 describe('EventStore', () => {

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { openSync, readSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -8,22 +7,12 @@ import { freePort } from '../support/freePort.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { startStackProcess } from '../support/stackProcess.ts';
+import { readPrefix } from '../support/diskFile.ts';
 
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 
 const cliBin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
 const cli = async (api: string, ...args: string[]) => (await promisify(execFile)(process.execPath, [cliBin, '--api', api, ...args])).stdout;
-
-function readPrefix(path: string, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, 0);
-    return buffer;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('metal lifecycle on npm start with the simulated site', () => {
   it('carries a machine enrolled → ready → deployed → ready, unattended, with the image on disk and an attested wipe', { timeout: 240_000 }, async () => {
