@@ -4,8 +4,8 @@
  * exits cleanly on SIGTERM (so `--cpu-prof` writes its profile).
  *
  * Env: BC_NATS_URL (required), BENCH_DATA_DIR (required). Bench variants of proposed product fixes (off by default):
- * BENCH_NO_ASYNC_TRACES=1 (see natsConnection.ts), BENCH_SKIP_EMPTY_READS=1 (see variants/skipEmptyReads.ts),
- * BENCH_STUB_BUS=1 (no NATS at all behind the routes, see variants/stubBus.ts).
+ * BENCH_PIPELINED_APPEND=1 (appends through variants/pipelinedAppender.ts), BENCH_STUB_BUS=1 (no NATS at all behind
+ * the routes, see variants/stubBus.ts).
  */
 import { allProjections } from '../../projections/catalog.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
@@ -17,8 +17,8 @@ import { allCommands } from '../../services/commands/registry.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';
-import { benchConnection } from './natsConnection.ts';
-import { skipEmptyReads } from './variants/skipEmptyReads.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { withPipelinedAppend } from './variants/pipelinedAppender.ts';
 import { stubBus } from './variants/stubBus.ts';
 
 const natsUrl = process.env.BC_NATS_URL;
@@ -27,9 +27,9 @@ if (!natsUrl || !dataDir) throw new Error('apiServer needs BC_NATS_URL and BENCH
 
 const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0 });
 const log = createLogger('bench-api', 'silent');
-const nc = await benchConnection(natsUrl, 'bench-api');
+const nc = await connectNats(natsUrl, 'bench-api');
 const store = await EventStore.open(nc);
-const realBus = new CommandBus(process.env.BENCH_SKIP_EMPTY_READS === '1' ? skipEmptyReads(store) : store, allCommands, { retries: config.commandRetries });
+const realBus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, { retries: config.commandRetries });
 const bus = process.env.BENCH_STUB_BUS === '1' ? stubBus(realBus) : realBus;
 const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(dataDir, p.name))] as const));
 const app = await buildApi({ config, nc, store, bus, readers, metrics: createMetrics() }, log);

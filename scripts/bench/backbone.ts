@@ -24,7 +24,7 @@ import { machineInfo, report } from './report.ts';
 
 /** API process variants (env flags read by apiServer.ts), measured next to the product with `--variants`. */
 const API_VARIANTS: { name: string; env: Record<string, string> }[] = [
-  { name: 'noAsyncTraces+skipEmptyReads', env: { BENCH_NO_ASYNC_TRACES: '1', BENCH_SKIP_EMPTY_READS: '1' } },
+  { name: 'pipelined appender', env: { BENCH_PIPELINED_APPEND: '1' } },
   { name: 'stub bus, HTTP layer only', env: { BENCH_STUB_BUS: '1' } },
 ];
 
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
   const root = mkdtempSync(join(tmpdir(), 'bc-bench-'));
   const dataDir = (name: string) => {
-    const dir = join(root, 'data', name);
+    const dir = join(root, 'data', name.replace(/[^A-Za-z0-9_-]+/g, '-'));
     mkdirSync(dir, { recursive: true });
     return dir;
   };

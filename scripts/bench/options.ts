@@ -58,7 +58,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: 3,
     raw: { count: quick ? 10_000 : 40_000, warmup: quick ? 2_000 : 5_000, inFlight: 256 },
     append: { count: quick ? 10_000 : 40_000, warmup: quick ? 2_000 : 5_000, inFlight: 256, aggregates: 10_000 },
-    http: { count: quick ? 6_000 : 30_000, warmup: quick ? 1_000 : 3_000, concurrency: positive('concurrency', values.concurrency, 64) },
+    http: { count: quick ? 8_000 : 30_000, warmup: quick ? 2_000 : 3_000, concurrency: positive('concurrency', values.concurrency, 64) },
     projectorEvents: positive('projector-events', values['projector-events'], quick ? 100_000 : 250_000),
     rebuildEvents: positive('events', values.events, quick ? 100_000 : 1_000_000),
   };

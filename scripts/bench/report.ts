@@ -85,8 +85,11 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
   console.log(table(rows));
   console.log('cpu: cores busy during each measurement (bench process / nats-server / API child / everything else on the machine);');
   console.log('cpu us/item: CPU time of bench + nats-server + API child per item, the figure least affected by a busy machine');
-  if (Math.max(m.loadAverage.start, m.loadAverage.end) > m.cpus) {
-    console.log(`warning: load average ${m.loadAverage.start} -> ${m.loadAverage.end} on ${m.cpus} CPUs: other work shared the machine, figures are low and noisy`);
+  const busiest = Math.max(0, ...figures.map((f) => (f.cpu.other ?? 0) / f.seconds));
+  if (busiest > 0.25) {
+    console.log(
+      `warning: other processes kept up to ${busiest.toFixed(2)} of ${m.cpus} cores busy during a measurement (load average ${m.loadAverage.start} -> ${m.loadAverage.end}): figures are low and noisy`,
+    );
   }
   console.log(`total ${meta.totalSeconds.toFixed(1)} s; written to ${meta.file}`);
   mkdirSync(dirname(meta.file), { recursive: true });

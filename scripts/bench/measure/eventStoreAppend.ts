@@ -10,8 +10,8 @@ let runs = 0;
  * `inFlight` appends at once but never two on one aggregate (each waits for its aggregate's previous ack).
  */
 export async function measureEventStoreAppend(
-  store: EventStore,
-  options: { count: number; warmup: number; inFlight: number; aggregates: number },
+  store: Pick<EventStore, 'append'>,
+  options: { count: number; warmup: number; inFlight: number; aggregates: number; variant?: string },
 ): Promise<Figure> {
   const run = async (prefix: string, count: number) => {
     const tails: (Promise<number> | undefined)[] = new Array(options.aggregates);
@@ -35,8 +35,8 @@ export async function measureEventStoreAppend(
   await run(`a${runId}`, options.count);
   const measured = timing();
   return figure({
-    key: 'eventStoreAppend',
-    label: `EventStore.append OCC+msgId (${options.aggregates} aggs)`,
+    key: options.variant ? `eventStoreAppend:${options.variant}` : 'eventStoreAppend',
+    label: `EventStore.append OCC+msgId (${options.aggregates} aggs)${options.variant ? ` [${options.variant}]` : ''}`,
     count: options.count,
     timing: measured,
     unit: 'msg/s',

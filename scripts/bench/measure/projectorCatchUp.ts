@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodesProjection } from '../../../projections/nodes/projector.ts';
-import type { Projection } from '../../../projections/runtime/projection.ts';
 import { Projector } from '../../../projections/runtime/projector.ts';
 import { readCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
 import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
@@ -23,9 +22,9 @@ export function assertNodeRows(count: number, events: number, what: string): voi
 export async function measureProjectorCatchUp(
   store: EventStore,
   log: Logger,
-  options: { dataDir: string; events: number; lastSeq: number; variant?: { name: string; projection: Projection } },
+  options: { dataDir: string; events: number; lastSeq: number },
 ): Promise<Figure> {
-  const projector = new Projector(store, options.variant?.projection ?? nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
+  const projector = new Projector(store, nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
   const timing = startTiming();
   const deadline = Date.now() + 600_000;
   await projector.start();
@@ -44,8 +43,8 @@ export async function measureProjectorCatchUp(
     await store.jsm.consumers.delete(Streams.events.name, projector.durable);
   }
   return figure({
-    key: options.variant ? `projector:${options.variant.name}` : 'projector',
-    label: `Projector catch-up (nodes)${options.variant ? ` [${options.variant.name}]` : ''}`,
+    key: 'projector',
+    label: 'Projector catch-up (nodes)',
     count: options.events,
     timing: measured,
     unit: 'events/s',

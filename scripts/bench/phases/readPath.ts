@@ -9,14 +9,10 @@ import { measureProjectorCatchUp } from '../measure/projectorCatchUp.ts';
 import { measureRebuild } from '../measure/rebuild.ts';
 import type { BenchOptions } from '../options.ts';
 import { fillMessage } from '../payloads.ts';
-import { cachedNodesProjection } from '../variants/cachedNodesProjection.ts';
-
-/** The bench copy of the nodes projection with statements prepared once, measured next to the product. */
-const PROJECTION_VARIANT = { name: 'cached statements', projection: cachedNodesProjection };
 
 /**
  * The read side on a purged events stream: fill `projectorEvents` node events, time a projector catching up on
- * them, fill on to `rebuildEvents`, time a full rebuild. Each with its `--variants` twin.
+ * them, fill on to `rebuildEvents`, time a full rebuild.
  */
 export async function readPath(
   nc: NatsConnection,
@@ -39,23 +35,15 @@ export async function readPath(
     filled = events;
     lastSeq = fill.lastSeq;
   };
-  const run = async (name: string, measure: (variant?: typeof PROJECTION_VARIANT) => Promise<Figure>) => {
-    step(name);
-    figures.push(await measure());
-    if (options.variants) {
-      step(`${name}, variant: ${PROJECTION_VARIANT.name}`);
-      figures.push(await measure(PROJECTION_VARIANT));
-    }
-  };
   if (options.only.has('projector')) {
     await fillTo(options.projectorEvents);
-    const target = { events: filled, lastSeq };
-    await run('Projector catch-up', (variant) => measureProjectorCatchUp(store, log, { dataDir: dataDir(`projector-${variant ? 'v' : 'p'}`), ...target, variant }));
+    step('Projector catch-up');
+    figures.push(await measureProjectorCatchUp(store, log, { dataDir: dataDir('projector'), events: filled, lastSeq }));
   }
   if (options.only.has('rebuild')) {
     await fillTo(options.rebuildEvents);
-    const target = { events: filled, lastSeq };
-    await run('Projector rebuild', (variant) => measureRebuild(store, log, { dataDir: dataDir(`rebuild-${variant ? 'v' : 'p'}`), ...target, variant }));
+    step('Projector rebuild');
+    figures.push(await measureRebuild(store, log, { dataDir: dataDir('rebuild'), events: filled, lastSeq }));
   }
   return figures;
 }

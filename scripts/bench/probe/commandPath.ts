@@ -1,7 +1,7 @@
 /**
  * Probe: the command path without HTTP. Direct-get rate (`lastSequence`), then `CommandBus.execute(metal.enroll)`
- * with the CPU split and CPU per operation. Env: BENCH_NO_ASYNC_TRACES=1 (connection with `noAsyncTraces`),
- * BENCH_SKIP_EMPTY_READS=1 (see variants/skipEmptyReads.ts). `npx tsx scripts/bench/probe/commandPath.ts [count]`
+ * with the CPU split and CPU per operation. Env: BENCH_PIPELINED_APPEND=1 (appends through
+ * variants/pipelinedAppender.ts). `npx tsx scripts/bench/probe/commandPath.ts [count]`
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,13 +10,13 @@ import { CommandBus } from '../../../services/commands/commandBus.ts';
 import { allCommands } from '../../../services/commands/registry.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
-import { benchConnection as connectNats } from '../natsConnection.ts';
+import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 import { stopwatch } from '../figure.ts';
 import { pipelined } from '../pipeline.ts';
-import { skipEmptyReads } from '../variants/skipEmptyReads.ts';
+import { withPipelinedAppend } from '../variants/pipelinedAppender.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
 const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
@@ -24,7 +24,7 @@ const server = await startNatsServer({ storeDir: join(root, 'nats') });
 const nc = await connectNats(server.url, 'probe');
 await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
 const store = await EventStore.open(nc);
-const bus = new CommandBus(process.env.BENCH_SKIP_EMPTY_READS === '1' ? skipEmptyReads(store) : store, allCommands, { retries: 5 });
+const bus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, { retries: 5 });
 const pid = natsServerPid(join(root, 'nats'));
 await bus.execute({ name: 'site.create', payload: { siteId: 's1', name: 'S' }, actor: 'probe' });
 

@@ -15,13 +15,13 @@ import { startNatsServer } from '../../../services/platform/nats/embeddedServer.
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 import { fastFill } from '../fastFill.ts';
-import { benchConnection } from '../natsConnection.ts';
+import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { fillMessage } from '../payloads.ts';
 
 const count = Number(process.argv[2] ?? 200_000);
 const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
 const server = await startNatsServer({ storeDir: join(root, 'nats') });
-const nc = await benchConnection(server.url, 'probe');
+const nc = await connectNats(server.url, 'probe');
 await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
 const store = await EventStore.open(nc);
 const pid = natsServerPid(join(root, 'nats'));

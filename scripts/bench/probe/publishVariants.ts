@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
-import { benchConnection as connectNats } from '../natsConnection.ts';
+import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
 import { stopwatch } from '../figure.ts';
 import { encodeBatch, maintenanceBatch } from '../payloads.ts';
 import { pipelined } from '../pipeline.ts';
+import { PipelinedAppender } from '../variants/pipelinedAppender.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 
 const count = Number(process.argv[2] ?? 50_000);
@@ -26,6 +27,7 @@ await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
 const js = jetstream(nc);
 const store = await EventStore.open(nc);
 const pid = natsServerPid(join(root, 'nats'));
+const appender = new PipelinedAppender(nc);
 const payload = encodeBatch(maintenanceBatch('n-1', 'c-00000001', 1));
 
 const chained = (prefix: string, publish: (subject: string, i: number, expectedSeq: number) => Promise<number>) => {
@@ -48,6 +50,8 @@ const variants: Record<string, () => (i: number) => Promise<unknown>> = {
     chained(`p${run}`, async (s, i, seq) => (await js.publish(s, payload, { msgID: `p${run}-${i}`, expect: { lastSubjectSequence: seq } })).seq),
   'EventStore.append (chained)': () =>
     chained(`p${run}`, async (s, i, seq) => (await store.append(s, maintenanceBatch('n', `p${run}-${i}`, i), { expectedSeq: seq, msgId: `p${run}-${i}` })).seq),
+  'variant: PipelinedAppender (chained)': () =>
+    chained(`p${run}`, async (s, i, seq) => (await appender.append(s, maintenanceBatch('n', `p${run}-${i}`, i), { expectedSeq: seq, msgId: `p${run}-${i}` })).seq),
 };
 const rounds = Number(process.argv[3] ?? 2);
 for (let r = 0; r < rounds; r++) {
@@ -64,6 +68,7 @@ for (let r = 0; r < rounds; r++) {
     console.log(`${name.padEnd(36)} ${Math.round(count / s).toLocaleString('en-US').padStart(7)}/s  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)}`);
   }
 }
+appender.close();
 await nc.close();
 await server.stop();
 rmSync(root, { recursive: true, force: true });

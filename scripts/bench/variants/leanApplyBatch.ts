@@ -1,31 +1,16 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import type { LogMessage } from '../../../projections/runtime/applyBatch.ts';
 import type { Projection } from '../../../projections/runtime/projection.ts';
-import type { Checkpoint } from '../../../projections/runtime/readModelDatabase.ts';
+import { readCheckpoint, writeCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { eventCatalog, type PlatformEvent } from '../../../schemas/events.ts';
 
 /**
- * Bench copy of `projections/runtime/applyBatch.ts` with the per-batch costs trimmed, to measure what they cost:
+ * Bench copy of `projections/runtime/applyBatch.ts` with its validation made switchable, to measure what it costs:
  * - `parse`: how a payload becomes an EventBatch (`zodEnvelope` is the product's `EventBatch.parse(JSON.parse())`;
  *   `trustEnvelope` trusts `JSON.parse`: the log only holds what the event store wrote);
- * - `data: 'trusted'` skips `eventCatalog.read` (upcast + zod parse of `data`), only to measure what it costs;
- * - checkpoint statements are prepared once per database instead of per batch.
+ * - `data: 'trusted'` skips `eventCatalog.read` (upcast + zod parse of `data`), only to measure what it costs.
  */
-const checkpointStatements = new WeakMap<Database, { read: Statement; write: Statement }>();
-
-function checkpointOf(db: Database) {
-  let s = checkpointStatements.get(db);
-  if (!s) {
-    s = {
-      read: db.prepare('SELECT seq, command_id AS commandId FROM _checkpoint WHERE id = 1'),
-      write: db.prepare('UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1'),
-    };
-    checkpointStatements.set(db, s);
-  }
-  return s;
-}
-
 const decoder = new TextDecoder();
 
 export function leanApplyBatch(
@@ -36,9 +21,8 @@ export function leanApplyBatch(
 ): { applied: number; skipped: number } {
   let applied = 0;
   let skipped = 0;
-  const cp = checkpointOf(db);
   db.transaction(() => {
-    const checkpoint = (cp.read.get() as Checkpoint | undefined) ?? { seq: 0, commandId: null };
+    const checkpoint = readCheckpoint(db);
     let last = checkpoint;
     for (const message of messages) {
       if (message.seq <= last.seq) continue;
@@ -54,7 +38,7 @@ export function leanApplyBatch(
       }
       last = { seq: message.seq, commandId: message.commandId };
     }
-    if (last !== checkpoint) cp.write.run(last.seq, last.commandId);
+    if (last !== checkpoint) writeCheckpoint(db, last);
   })();
   return { applied, skipped };
 }
