@@ -19,7 +19,11 @@ export const WorkflowStarted = defineEvent(
 );
 /** The step is due: the orchestrator publishes its work message. */
 export const StepScheduled = defineEvent('StepScheduled', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
-export const StepStarted = defineEvent('StepStarted', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
+/** `startedAt` (absent on events written before it existed) anchors the attempt's deadline when it is resumed. */
+export const StepStarted = defineEvent(
+  'StepStarted',
+  z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), startedAt: z.string().optional() }),
+);
 /** `output` is the step's result; for an agent step the verified payload (plus `attested: true` for a wipe). */
 export const StepSucceeded = defineEvent('StepSucceeded', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), output: z.unknown() }));
 export const StepFailed = defineEvent(

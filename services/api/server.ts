@@ -24,6 +24,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   app.setErrorHandler((err, req, reply) => {
     const platformError = toPlatformError(err);
     if (platformError.code === 'INTERNAL') req.log.error({ err }, 'request failed');
+    // NATS restarting or a leader moving: clients may retry; say when (RFC 9110 §10.2.3).
+    if (platformError.code === 'UNAVAILABLE') void reply.header('retry-after', '1');
     return reply.code(platformError.status).type('application/problem+json').send(problemOf(platformError, req.url));
   });
   app.setNotFoundHandler((req, reply) => {

@@ -5,6 +5,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { AggregateRepository } from '../commands/aggregateRepository.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
+import { isTransportFailure } from '../platform/nats/transportFailure.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { workflowAggregate } from '../metal/workflow/workflow.ts';
 import { agentGateway } from './agentGateway.ts';
@@ -73,7 +74,8 @@ export class WorkflowExecutor {
     } catch (err) {
       if (signal.aborted) return;
       // Infrastructure trouble before an outcome was recorded: try the same attempt again shortly.
-      this.log.error({ err, subject: msg.subject }, 'step work failed before recording an outcome');
+      const level = isTransportFailure(err) ? 'warn' : 'error';
+      this.log[level]({ err, subject: msg.subject }, 'step work failed before recording an outcome; resuming it shortly');
       msg.nak(1_000);
     } finally {
       clearInterval(heartbeat);
@@ -96,6 +98,10 @@ export class WorkflowExecutor {
     const ids = { workflowId, stepIndex, attempt };
     const started = await send('workflow.startStep', ids, 'go');
     if (!started) return msg.ack();
+    // A resumed attempt keeps the deadline it started with, however often the server or the executor went away.
+    const startedEvent = started.events.find((e) => e.type === 'StepStarted')?.data as { startedAt?: string } | undefined;
+    const startedAt = startedEvent?.startedAt ?? (progress.status === 'running' ? progress.attemptStartedAt : null);
+    const deadlineMs = (startedAt ? Date.parse(startedAt) : Date.now()) + step.timeoutMs;
 
     const definition = builtinSteps.get(step.id);
     const node = (await this.#repository.load(nodeAggregate, wf.nodeId)).state;
@@ -110,7 +116,7 @@ export class WorkflowExecutor {
         node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc },
         workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
         idempotencyKey: attemptId,
-        deadlineMs: Date.now() + step.timeoutMs,
+        deadlineMs,
         heartbeat: () => msg.working(),
         signal,
         log: this.log.child({ workflowId, step: step.id, stepIndex, attempt }),
@@ -120,7 +126,8 @@ export class WorkflowExecutor {
       const platform = agentGateway({ js, jsm: this.#jsm ?? (await js.jetstreamManager()), repository: this.#repository, pollMs: this.config.resultPollMs, onVerified }, base);
       outcome = { ok: true, output: await definition.run({ ...base, input: input.data, platform }) };
     } catch (error) {
-      if (signal.aborted) throw error;
+      // The server went away mid-step: not the step's failure. The same attempt resumes (same command id) on redelivery.
+      if (signal.aborted || isTransportFailure(error)) throw error;
       outcome = { ok: false, error };
     }
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
+import { storedAgentCommandAt, storedAgentCommands } from '../support/agentEvidence.ts';
 import { deployEvidence, stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { startProcessStack } from '../support/processStack.ts';
@@ -23,27 +24,23 @@ describe('nats-server restarted during a deploy', () => {
     expect(deploy.status, JSON.stringify(deploy.body)).toBe(201);
     const workflowId: string = deploy.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;
 
-    // Restart points: a destructive command of this workflow reaching the agents' stream (the agent is about to run
-    // it, the executor waits for its result). Seen on a core subscription, which resubscribes after each restart.
+    // Restart points: a destructive command of this workflow stored in the agents' stream (the agent is about to run
+    // it, the executor waits for its result). Read from the stream by sequence, so a command published while the
+    // observer is still reconnecting after the previous restart is not missed.
     const observer = await connectNats(stack.nats.url, 'acceptance-trigger');
-    const pending: number[] = [];
     const restartedAt: number[] = [];
-    for (const subject of ['bc.site.*.cmd.>', 'bc.site.*.node.*.cmd']) {
-      observer.subscribe(subject, {
-        callback: (_err, msg) => {
-          const command = JSON.parse(Buffer.from(msg.data).toString('utf8')) as { commandId: string; destructive: boolean };
-          const i = stepIndexOf(command.commandId);
-          if (command.destructive && command.commandId.startsWith(`${workflowId}-s`) && !restartedAt.includes(i) && !pending.includes(i)) pending.push(i);
-        },
-      });
-    }
+    let nextSeq = (await storedAgentCommands(observer)).reduce((max, c) => Math.max(max, c.seq), 0) + 1;
     const deadline = Date.now() + 180_000;
     try {
       for (;;) {
-        const due = pending.shift();
-        if (due !== undefined) {
-          restartedAt.push(due);
-          await stack.nats.restart();
+        const command = await storedAgentCommandAt(observer, nextSeq, 250);
+        if (command) {
+          nextSeq++;
+          const i = stepIndexOf(command.commandId);
+          if (command.destructive && command.commandId.startsWith(`${workflowId}-s`) && !restartedAt.includes(i)) {
+            restartedAt.push(i);
+            await stack.nats.restart();
+          }
           continue;
         }
         const { state } = workflowSteps(stack.dataDir, workflowId);

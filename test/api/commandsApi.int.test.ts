@@ -82,4 +82,15 @@ describe('HTTP command API', () => {
     expect(metrics.body).toContain('bc_commands_total{command="site.create",outcome="OK"} 1');
     expect(metrics.body).toContain('bc_projector_lag{projection="nodes"}');
   });
+
+  it('answers 503 UNAVAILABLE with Retry-After while NATS is away, and serves again once it is back', async () => {
+    await using env = await startApi();
+    await env.nats.kill();
+    const down = await env.app.inject({ method: 'GET', url: '/v1/events?aggregate=site.site/dc1' });
+    expect(down.statusCode).toBe(503);
+    expect(down.headers['retry-after']).toBe('1');
+    expect(down.json()).toMatchObject({ code: 'UNAVAILABLE' });
+    await env.nats.restart();
+    await expect.poll(async () => (await env.app.inject({ method: 'GET', url: '/v1/events?aggregate=site.site/dc1' })).statusCode, { timeout: 15_000 }).toBe(200);
+  });
 });

@@ -16,7 +16,7 @@ const start = { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'release
 const started = given([]).when(startWorkflow, start).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
 const steps = resolveSteps(builtinProfiles.release, {});
 const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
-const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id } });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z' } });
 const stepSucceeded = (i: number, output: unknown = {}): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i), stepId: steps[i]!.id, output } });
 const scheduled = (i: number): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i), stepId: steps[i]!.id } });
 

@@ -21,12 +21,22 @@ export async function storedAgentCommands(nc: NatsConnection): Promise<StoredAge
   const { state } = await jsm.streams.info(Streams.agentCommands.name);
   const out: StoredAgentCommand[] = [];
   for (let seq = state.first_seq; seq <= state.last_seq && state.messages > 0; seq++) {
-    const msg = await jsm.streams.getMessage(Streams.agentCommands.name, { seq }).catch(() => null);
-    if (!msg) continue;
-    const command = msg.json<{ commandId: string; kind: string; destructive: boolean }>();
-    out.push({ seq, msgId: msg.header?.get('Nats-Msg-Id') ?? '', commandId: command.commandId, kind: command.kind, destructive: command.destructive });
+    const command = await storedAgentCommandAt(nc, seq);
+    if (command) out.push(command);
   }
   return out;
+}
+
+/**
+ * The BC_AGENT_COMMANDS message at `seq`, or undefined when there is none (yet) or the server does not answer within
+ * `timeoutMs` (a watcher polling across server restarts must not sit out the default 5 s on a lost request).
+ */
+export async function storedAgentCommandAt(nc: NatsConnection, seq: number, timeoutMs = 5_000): Promise<StoredAgentCommand | undefined> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false, timeout: timeoutMs }).catch(() => null);
+  const msg = await jsm?.streams.getMessage(Streams.agentCommands.name, { seq }).catch(() => null);
+  if (!msg) return undefined;
+  const command = msg.json<{ commandId: string; kind: string; destructive: boolean }>();
+  return { seq, msgId: msg.header?.get('Nats-Msg-Id') ?? '', commandId: command.commandId, kind: command.kind, destructive: command.destructive };
 }
 
 /** One row of an agent's command journal, with its signed result decoded. */

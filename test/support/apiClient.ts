@@ -2,10 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A tiny client of the HTTP API for acceptance tests: commands, node reads and waits on node state. */
 export function apiClient(api: string) {
+  /** GET as an operator's client would: a 503 with Retry-After (NATS briefly away) is retried a few times. */
   const getJson = async (path: string): Promise<any> => {
-    const res = await fetch(`${api}${path}`);
-    if (!res.ok) throw new Error(`GET ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json();
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`${api}${path}`);
+      if (res.ok) return res.json();
+      const retryAfter = res.headers.get('retry-after');
+      if (res.status !== 503 || retryAfter === null || attempt >= 5) throw new Error(`GET ${path} answered ${res.status}: ${await res.text()}`);
+      await sleep(Number(retryAfter) * 1_000);
+    }
   };
   const command = async (name: string, body: unknown): Promise<{ status: number; body: any }> => {
     const res = await fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -21,7 +21,7 @@ export const startStep = defineCommand({
   schema: StartStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  decide(command, state): WorkflowEvent[] {
+  decide(command, state, { now }): WorkflowEvent[] {
     const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
     const p = wf.progress[command.stepIndex]!;
     if (p.status === 'running' && p.attempt === command.attempt) return [];
@@ -29,7 +29,7 @@ export const startStep = defineCommand({
     if (due !== command.attempt) {
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is ${p.status} at attempt ${p.attempt}`);
     }
-    return [{ type: 'StepStarted', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt } }];
+    return [{ type: 'StepStarted', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt, startedAt: now } }];
   },
 });
 

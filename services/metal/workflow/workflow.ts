@@ -12,6 +12,8 @@ export interface StepProgress {
   readonly attempt: number;
   readonly output: unknown;
   readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null;
+  /** When the latest attempt started (null before the first, or when its event predates the field). */
+  readonly attemptStartedAt: string | null;
 }
 
 export type WorkflowState =
@@ -44,7 +46,7 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   catalog: new EventCatalog(workflowEvents),
   evolve(state, event) {
     if (event.type === 'WorkflowStarted') {
-      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null }));
+      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null }));
       return { exists: true, ...event.data, progress, status: 'running' };
     }
     if (!state.exists) return state;
@@ -52,7 +54,7 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
       case 'StepScheduled':
         return withStep(state, event.data.stepIndex, { status: 'scheduled' });
       case 'StepStarted':
-        return withStep(state, event.data.stepIndex, { status: 'running', attempt: event.data.attempt, error: null });
+        return withStep(state, event.data.stepIndex, { status: 'running', attempt: event.data.attempt, error: null, attemptStartedAt: event.data.startedAt ?? null });
       case 'StepSucceeded':
         return withStep(state, event.data.stepIndex, { status: 'succeeded', attempt: event.data.attempt, output: event.data.output });
       case 'StepFailed': {
