@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { connectNats } from '../services/platform/nats/connect.ts';
+import { loadOrCreateIdentity } from './agent/identity.ts';
+import { connectJoinedAgent } from './agent/joinedConnection.ts';
 import { createLogger } from '../services/platform/logger.ts';
 import { BcdUsageError, bcdUsage, parseBcdArgs, type BcdArgs } from './bcdArgs.ts';
 import { startRamdiskAgent } from './ramdisk/ramdiskAgent.ts';
@@ -17,7 +20,23 @@ async function main(args: BcdArgs): Promise<void> {
   process.once('SIGINT', () => signalled?.('SIGINT'));
   process.once('SIGTERM', () => signalled?.('SIGTERM'));
 
-  const nc = await connectNats(args.natsUrl, args.command === 'site' ? `bcd-site-${args.siteId}` : `bcd-ramdisk-${args.nodeId}`);
+  const name = args.command === 'site' ? `bcd-site-${args.siteId}` : `bcd-ramdisk-${args.nodeId}`;
+  const joined = args.join.token
+    ? await connectJoinedAgent({
+        natsUrl: args.natsUrl,
+        name,
+        role: args.command,
+        token: args.join.token,
+        identity: loadOrCreateIdentity(args.stateDir),
+        siteId: args.siteId,
+        ...(args.command === 'ramdisk' ? { nodeId: args.nodeId, ...productUuidOfHost() } : {}),
+        ...(args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {}),
+        log,
+      })
+    : undefined;
+  const nc = joined?.nc ?? (await connectNats(args.natsUrl, name, { waitForServer: true }));
+  const joinedAs = joined ? { joined: { durable: joined.durable } } : {};
+  const joinCreds = args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {};
   const agent =
     args.command === 'site'
       ? await startSiteAgent(nc, {
@@ -25,6 +44,8 @@ async function main(args: BcdArgs): Promise<void> {
           stateDir: args.stateDir,
           natsUrl: args.natsUrl,
           http: { host: args.httpHost, port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
+          ...joinedAs,
+          ...joinCreds,
           log,
         })
       : await startRamdiskAgent(nc, {
@@ -33,6 +54,7 @@ async function main(args: BcdArgs): Promise<void> {
           stateDir: args.stateDir,
           disks: args.disks,
           ...(args.siteUrl ? { siteCacheUrl: args.siteUrl } : {}),
+          ...joinedAs,
           log,
         });
   const signal = await received;
@@ -41,9 +63,19 @@ async function main(args: BcdArgs): Promise<void> {
   await nc.drain();
 }
 
+/** The SMBIOS system UUID of the machine the ramdisk runs on, for tokens that expect one. */
+function productUuidOfHost(): { productUuid?: string } {
+  try {
+    const uuid = readFileSync('/sys/class/dmi/id/product_uuid', 'utf8').trim().toLowerCase();
+    return /^[0-9a-f-]{36}$/.test(uuid) ? { productUuid: uuid } : {};
+  } catch {
+    return {};
+  }
+}
+
 let parsed: BcdArgs;
 try {
-  parsed = parseBcdArgs(process.argv.slice(2));
+  parsed = parseBcdArgs(process.argv.slice(2), process.env);
 } catch (err) {
   if (!(err instanceof BcdUsageError)) throw err;
   process.stderr.write(`bcd: ${err.message}\n${bcdUsage}\n`);

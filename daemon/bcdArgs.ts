@@ -1,12 +1,19 @@
 import { parseArgs } from 'node:util';
 
 export const bcdUsage = `usage:
-  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>]
-  bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>]`;
+  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [join]
+  bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>] [join]
+join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode)]`;
+
+/** How an agent joins: with a single-use token (and, under broker permissions, the public join credential file). */
+export interface BcdJoin {
+  token: string | undefined;
+  credsFile: string | undefined;
+}
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined }
-  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined };
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; join: BcdJoin }
+  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined; join: BcdJoin };
 
 export class BcdUsageError extends Error {
   override name = 'BcdUsageError';
@@ -29,7 +36,7 @@ function id(values: Record<string, unknown>, name: string): string {
 }
 
 /** Parses `bcd <site|ramdisk> ...` (argv without node and script); throws BcdUsageError with a one-line reason. */
-export function parseBcdArgs(argv: readonly string[]): BcdArgs {
+export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): BcdArgs {
   const [command, ...rest] = argv;
   if (command !== 'site' && command !== 'ramdisk') throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
   let values: Record<string, unknown>;
@@ -48,12 +55,20 @@ export function parseBcdArgs(argv: readonly string[]): BcdArgs {
         'http-host': { type: 'string' },
         'advertise-url': { type: 'string' },
         'site-url': { type: 'string' },
+        'join-token': { type: 'string' },
+        'join-creds': { type: 'string' },
       },
     }));
   } catch (cause) {
     throw new BcdUsageError((cause as Error).message, { cause });
   }
   const natsUrl = required(values, 'nats');
+  // The environment keeps the token off the command line, where `ps` would show it to every user of the host.
+  const join: BcdJoin = {
+    token: (values['join-token'] as string | undefined) ?? (env.BC_JOIN_TOKEN || undefined),
+    credsFile: (values['join-creds'] as string | undefined) ?? (env.BC_JOIN_CREDS || undefined),
+  };
+  if (join.credsFile && !join.token) throw new BcdUsageError('--join-creds needs a join token (--join-token or BC_JOIN_TOKEN)');
   const stateDir = required(values, 'state');
   if (command === 'site') {
     if (values.node !== undefined || values.disk !== undefined || values['site-url'] !== undefined) {
@@ -69,10 +84,11 @@ export function parseBcdArgs(argv: readonly string[]): BcdArgs {
       httpPort: port,
       httpHost: (values['http-host'] as string | undefined) ?? '127.0.0.1',
       advertiseUrl: values['advertise-url'] as string | undefined,
+      join,
     };
   }
   const disks = (values.disk as string[] | undefined) ?? [];
   if (disks.length === 0) throw new BcdUsageError('at least one --disk is required');
   const siteUrl = values['site-url'] as string | undefined;
-  return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl };
+  return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl, join };
 }

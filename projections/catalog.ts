@@ -1,7 +1,9 @@
 import { nodesProjection } from './nodes/projector.ts';
 import type { Projection } from './runtime/projection.ts';
+import { secretsProjection } from './secrets/projector.ts';
 import { sitesProjection } from './sites/projector.ts';
+import { tokensProjection } from './tokens/projector.ts';
 import { workflowsProjection } from './workflows/projector.ts';
 
 /** Every read model, by name: what `npm start` runs and the API serves. */
-export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection];
+export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection, secretsProjection, tokensProjection];

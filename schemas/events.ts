@@ -1,9 +1,12 @@
+import { authEvents } from './auth/events.ts';
 import { EventCatalog } from './eventCatalog.ts';
 import { metalEvents } from './metal/events.ts';
 import { workflowEvents } from './metal/workflowEvents.ts';
 import { siteEvents } from './site/events.ts';
+import { secretEvents } from './secrets/events.ts';
+import { approverEvents } from './trust/approvals.ts';
 import { trustEvents } from './trust/events.ts';
 
 /** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
-export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents]);
+export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

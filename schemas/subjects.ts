@@ -24,6 +24,59 @@ export const Subjects = {
   allAgentResults: 'bc.site.*.res.>',
   /** Control requests to a projector process (rebuild, status). */
   projectorControl: (projector: string, verb: 'rebuild' | 'status') => `bc.ctl.projector.${projector}.${verb}`,
+  /** Core request-reply: an agent asks for a short-lived, encrypted grant of a secret it may use (queue `secret-grants`). */
+  secretGrant: 'bc.secrets.grant',
+  /** Every subject of the platform: what control-plane credentials may use. */
+  all: 'bc.>',
+  /** The node commands of one site, which the site agent watches for image sources: `bc.site.dc1.node.*.cmd`. */
+  siteNodeAgentCommands: (siteId: string) => `bc.site.${siteId}.node.*.cmd`,
+  /** Every result an agent of one site may publish: `bc.site.dc1.res.>`. */
+  siteAgentResults: (siteId: string) => `bc.site.${siteId}.res.>`,
+  /** Every result of one node's agent: `bc.site.dc1.res.r1-n1.>`. */
+  nodeAgentResults: (siteId: string, nodeId: string) => `bc.site.${siteId}.res.${nodeId}.>`,
+  /** A join request from a machine that holds no credentials yet, per role: `bc.join.node`. */
+  join: (role: string) => `bc.join.${role}`,
+  allJoins: 'bc.join.>',
+  /** Core request-reply: a site agent asks for the single-use ramdisk join token of a machine's next boot (queue `join`). */
+  bootJoinToken: 'bc.trust.bootToken',
+} as const;
+
+/** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */
+export const AgentDurables = {
+  site: (siteId: string) => `site_${siteId}`,
+  node: (agentId: string) => `ramdisk_${agentId}`,
+} as const;
+
+/**
+ * Reply inboxes. Control-plane processes use the client default `_INBOX`; each agent gets its own prefix (the
+ * client's `inboxPrefix` option) so it can be allowed to subscribe to its own replies and pulls and no one else's.
+ */
+export const Inboxes = {
+  controlPlane: '_INBOX',
+  allControlPlane: '_INBOX.>',
+  agent: (agentId: string) => `_INBOX_${agentId}`,
+  /** Shared by every unauthenticated joiner, so join replies must carry nothing secret. */
+  join: '_INBOX_join',
+} as const;
+
+/** The JetStream API subjects permissions are written against (server-defined, 2.9 and later). */
+export const JetStreamApi = {
+  all: '$JS.API.>',
+  allAcks: '$JS.ACK.>',
+  /** Flow control replies of push consumers. */
+  allFlowControl: '$JS.FC.>',
+  allAdvisories: '$JS.EVENT.>',
+  consumerNext: (stream: string, durable: string) => `$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+  consumerInfo: (stream: string, durable: string) => `$JS.API.CONSUMER.INFO.${stream}.${durable}`,
+  consumerAcks: (stream: string, durable: string) => `$JS.ACK.${stream}.${durable}.>`,
+  /** Direct get of the last message on a subject (the subject travels in the API subject, so it can be scoped). */
+  directGetLast: (stream: string, subject: string) => `$JS.API.DIRECT.GET.${stream}.${subject}`,
+} as const;
+
+/** System-account requests (only a system-account user may send them). */
+export const SystemApi = {
+  /** Pushes a new account JWT to every server of a full resolver: revocations take effect without a restart. */
+  claimsUpdate: '$SYS.REQ.CLAIMS.UPDATE',
 } as const;
 
 /** Stream names and the subjects each one captures. */

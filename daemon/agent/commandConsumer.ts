@@ -1,7 +1,8 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Streams } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import { ensureCommandDurable } from './commandDurable.ts';
 import type { ExecutionContext, RunOutcome } from './commandRunner.ts';
 
 export interface CommandConsumerOptions {
@@ -14,6 +15,11 @@ export interface CommandConsumerOptions {
    * the consumer exists, for an agent whose identity lives for one boot.
    */
   deliver?: 'all' | 'new';
+  /**
+   * The control plane made the durable (the agent joined with a token): only look it up. Under broker permissions an
+   * agent may not create or change consumers; heartbeats then follow the durable's own ack wait.
+   */
+  durableExists?: boolean;
   /** Commands with the same key run one after another (one machine's commands stay ordered). */
   serialiseBy: (msg: JsMsg) => string;
   handle: (data: Uint8Array, ctx: ExecutionContext) => Promise<RunOutcome>;
@@ -27,24 +33,24 @@ export interface RunningConsumer {
   idle(): Promise<void>;
 }
 
-const ns = (ms: number) => ms * 1_000_000;
-
 /**
  * A durable pull consumer on BC_AGENT_COMMANDS with explicit acks. A message is acked only after its result is
  * published (or decided without running); publishing failures nak it for a retry, which the journal answers.
  */
 export async function startCommandConsumer(nc: NatsConnection, options: CommandConsumerOptions): Promise<RunningConsumer> {
-  const jsm = await jetstreamManager(nc);
   const stream = Streams.agentCommands.name;
-  const config = { ack_wait: ns(options.ackWaitMs), max_ack_pending: 256, filter_subject: options.filterSubject };
-  const existing = await jsm.consumers.info(stream, options.durable).catch(() => undefined);
-  if (!existing) {
-    const deliver_policy = options.deliver === 'new' ? DeliverPolicy.New : DeliverPolicy.All;
-    await jsm.consumers.add(stream, { durable_name: options.durable, ack_policy: AckPolicy.Explicit, deliver_policy, ...config });
-  } else if (existing.config.ack_wait !== config.ack_wait || existing.config.filter_subject !== config.filter_subject) {
-    await jsm.consumers.update(stream, options.durable, config);
+  // An agent that registered itself (no join token) makes or adjusts its own durable, as before broker permissions.
+  if (!options.durableExists) {
+    await ensureCommandDurable(await jetstreamManager(nc), {
+      durable: options.durable,
+      filterSubject: options.filterSubject,
+      deliver: options.deliver ?? 'all',
+      ackWaitMs: options.ackWaitMs,
+    });
   }
   const consumer = await jetstream(nc).consumers.get(stream, options.durable);
+  const ackWaitNs = options.durableExists ? (await consumer.info(true)).config.ack_wait : undefined;
+  const ackWaitMs = ackWaitNs ? Math.round(ackWaitNs / 1_000_000) : options.ackWaitMs;
   const messages: ConsumerMessages = await consumer.consume({ max_messages: 64 });
   const abort = new AbortController();
   const chains = new Map<string, Promise<void>>();
@@ -65,7 +71,7 @@ export async function startCommandConsumer(nc: NatsConnection, options: CommandC
     for await (const msg of messages) {
       // Heartbeats start on receipt: a command queued behind a long one for the same machine must not be
       // redelivered just for waiting its turn.
-      const heartbeat = setInterval(() => msg.working(), Math.max(250, options.ackWaitMs / 3));
+      const heartbeat = setInterval(() => msg.working(), Math.max(250, ackWaitMs / 3));
       const key = options.serialiseBy(msg);
       const run = (chains.get(key) ?? Promise.resolve()).then(() => handleMessage(msg));
       chains.set(key, run);

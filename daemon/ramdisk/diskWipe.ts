@@ -33,8 +33,10 @@ export async function wipeDisk(path: string, ctx: ExecutionContext): Promise<Wip
     for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
       if (ctx.signal.aborted) throw new AgentError('DRIVER_ERROR', 'wipe verification stopped: machine going down');
       const { bytesRead } = await handle.read(buf, 0, Math.min(CHUNK, sizeBytes - offset), offset);
-      const nonZero = buf.subarray(0, bytesRead).findIndex((b) => b !== 0);
-      if (nonZero >= 0 || bytesRead === 0) {
+      // A native compare against the zero buffer; the byte-by-byte search only runs to report a failure.
+      const clean = bytesRead > 0 && buf.subarray(0, bytesRead).equals(zeros.subarray(0, bytesRead));
+      const nonZero = clean ? -1 : buf.subarray(0, bytesRead).findIndex((b) => b !== 0);
+      if (!clean) {
         throw new AgentError('DISK_VERIFY_FAILED', `${path} reads back a non-zero byte at offset ${offset + Math.max(nonZero, 0)}`);
       }
       verifiedZeroBytes += bytesRead;

@@ -19,6 +19,8 @@ export interface RamdiskAgentOptions {
   /** The site agent's HTTP base URL; image.write tries its cache before the command's URL. */
   siteCacheUrl?: string;
   ackWaitMs?: number;
+  /** Set when the agent joined with a token: the control plane registered its key and made its durable. */
+  joined?: { durable: string };
   log: Logger;
 }
 
@@ -42,15 +44,16 @@ export async function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgen
   const { siteId, nodeId, log } = options;
   const identity = loadOrCreateIdentity(options.stateDir);
   const agentId = ramdiskAgentId(nodeId, identity.keyId);
-  const journal = new CommandJournal(options.stateDir);
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc), identity, agentId);
+  const journal = new CommandJournal(options.stateDir, { durability: 'process-crash' });
+  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
   const executor = ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) });
 
   // The consumer belongs to this boot's identity and exists before the agent announces itself: it sees every
   // command sent to this boot and none left over from an earlier one (whose journal died with its RAM).
   const consumer = await startCommandConsumer(nc, {
-    durable: `ramdisk_${agentId}`,
+    durable: options.joined?.durable ?? `ramdisk_${agentId}`,
     deliver: 'new',
+    durableExists: options.joined !== undefined,
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: options.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
@@ -58,7 +61,9 @@ export async function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgen
     log,
   });
   const stopRegistering = new AbortController();
-  const registered = registerAgent(nc, registrationOf(identity, { agentId, role: 'ramdisk', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
+  const registered = options.joined
+    ? Promise.resolve()
+    : registerAgent(nc, registrationOf(identity, { agentId, role: 'ramdisk', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   log.info({ agentId, nodeId, disks: options.disks }, 'ramdisk agent started');
 

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { loadOrCreateIdentity } from '../agent/identity.ts';
+import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
 import { ramdiskParamsOf } from '../site/ipxeScript.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
@@ -48,6 +50,13 @@ function ensureDisk(path: string, size: number): void {
   }
 }
 
+/** The machine's SMBIOS system UUID: in simulation, the ComputerSystem `UUID` its BMC serves. */
+function systemUuidOf(bmc: BmcSimulator): string | undefined {
+  const members = (bmc.resource('/redfish/v1/Systems') as { Members?: { '@odata.id'?: string }[] } | undefined)?.Members ?? [];
+  const system = members[0]?.['@odata.id'] ? (bmc.resource(members[0]['@odata.id']) as { UUID?: unknown } | undefined) : undefined;
+  return typeof system?.UUID === 'string' && /^[0-9a-f-]{36}$/i.test(system.UUID) ? system.UUID.toLowerCase() : undefined;
+}
+
 function diskHasData(path: string): boolean {
   const fd = openSync(path, 'r');
   try {
@@ -86,6 +95,26 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     await running.nc.close();
   };
 
+  // What a ramdisk's init does with `bc.join`: read the machine's SMBIOS UUID, fetch the public join credential the
+  // script names (broker mode), and join with the token before doing anything else.
+  const joinAsRamdisk = async (params: Record<string, string>, stateDir: string) => {
+    const credsResponse = params.joincreds ? await fetch(params.joincreds) : undefined;
+    if (credsResponse && !credsResponse.ok) throw new Error(`join credential fetch answered ${credsResponse.status}`);
+    const productUuid = systemUuidOf(bmc);
+    return connectJoinedAgent({
+      natsUrl: params.nats!,
+      name: `bcd-ramdisk-${nodeId}`,
+      role: 'ramdisk',
+      token: params.join!,
+      identity: loadOrCreateIdentity(stateDir),
+      siteId: params.site!,
+      nodeId,
+      ...(productUuid ? { productUuid } : {}),
+      ...(credsResponse ? { joinCreds: await credsResponse.text() } : {}),
+      log: log.child({ nodeId, agent: 'ramdisk' }),
+    });
+  };
+
   const pxeBoot = async () => {
     const url = options.bootUrl();
     if (!url) throw new Error('no boot URL for this machine (is the site agent running?)');
@@ -98,8 +127,10 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     // A ramdisk keeps its state in RAM: every boot starts with a new identity and an empty journal, as on hardware.
     const stateDir = join(home, 'ramdisk-state');
     rmSync(stateDir, { recursive: true, force: true });
-    const nc = await connectNats(params.nats, `bcd-ramdisk-${nodeId}`);
+    const joined = params.join ? await joinAsRamdisk(params, stateDir) : undefined;
+    const nc = joined?.nc ?? (await connectNats(params.nats, `bcd-ramdisk-${nodeId}`, { waitForServer: true }));
     const agent = await startRamdiskAgent(nc, {
+      ...(joined ? { joined: { durable: joined.durable } } : {}),
       siteId: params.site,
       nodeId,
       stateDir,

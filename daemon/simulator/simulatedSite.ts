@@ -5,6 +5,12 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import { sealingAad } from '../../schemas/secrets/sealed.ts';
+import type { MasterKey } from '../../services/secrets/masterKey.ts';
+import { seal } from '../../services/secrets/sealing.ts';
+import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
+import { loadOrCreateIdentity } from '../agent/identity.ts';
+import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startSiteAgent, type SiteAgent } from '../site/siteAgent.ts';
 import { RedfishTrees } from './bmc/index.ts';
 import { startSimulatedMachine, type SimulatedMachine } from './machine.ts';
@@ -26,6 +32,17 @@ export interface SimulatedSiteOptions {
   bmcDelayMs?: number;
   /** Default true: run `bcd site` for this site in-process. */
   siteAgent?: boolean;
+  /**
+   * Store the BMC credentials as sealed secrets (`secrets.put`, sealed with this master key) and have the site agent
+   * obtain them by grant. Unset: they go in the site agent's `credentials.json`.
+   */
+  secrets?: { masterKey: MasterKey };
+  /**
+   * Join with tokens instead of registering: the site agent joins with a site token minted here (as an operator
+   * would with `siteTokens.create`) and each PXE boot's ramdisk with the token its boot script carries. `joinCreds`:
+   * broker mode, the public join credential agents join with before they hold their own.
+   */
+  join?: { joinCreds?: string };
 }
 
 export interface SimulatedSite {
@@ -52,20 +69,49 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
   const nodeIds = Array.from({ length: options.machines }, (_, i) => `${options.siteId}-m${String(i + 1).padStart(3, '0')}`);
   const credentialsRef = (nodeId: string) => `secret:${nodeId}-bmc`;
   // The secrets the enroll commands reference only by name, where the site agent's resolver looks them up.
-  writeFileSync(
-    join(agentDir, 'credentials.json'),
-    JSON.stringify(Object.fromEntries(nodeIds.map((id) => [credentialsRef(id), { username: SIM_USER, password: SIM_PASSWORD }])), null, 2),
-    { mode: 0o600 },
-  );
+  if (options.secrets) {
+    for (const nodeId of nodeIds) await storeSimulatedSecret(nc, `${nodeId}-bmc`, options.secrets.masterKey, log);
+  } else {
+    writeFileSync(
+      join(agentDir, 'credentials.json'),
+      JSON.stringify(Object.fromEntries(nodeIds.map((id) => [credentialsRef(id), { username: SIM_USER, password: SIM_PASSWORD }])), null, 2),
+      { mode: 0o600 },
+    );
+  }
 
   let siteAgent: SiteAgent | undefined;
+  let siteAgentNc: NatsConnection | undefined;
   if (options.siteAgent ?? true) {
-    siteAgent = await startSiteAgent(nc, {
+    const natsUrl = options.natsUrl ?? `nats://${nc.getServer()}`;
+    let joined: { durable: string } | undefined;
+    let agentNc = nc;
+    if (options.join) {
+      // A site token names an existing site: create it first (a restart re-sends the same command id).
+      await sendOnce(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, `sim-site-${options.siteId}`);
+      const { token } = await mintJoinToken((name, payload, commandId) => sendCommandUntilAnswered(nc, name, payload, commandId), { role: 'site', siteId: options.siteId, ttlSeconds: 600 });
+      const agent = await connectJoinedAgent({
+        natsUrl,
+        name: `bcd-site-${options.siteId}`,
+        role: 'site',
+        token,
+        identity: loadOrCreateIdentity(agentDir),
+        siteId: options.siteId,
+        ...(options.join.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
+        log: log.child({ agent: 'site' }),
+      });
+      agentNc = agent.nc;
+      siteAgentNc = agent.nc;
+      joined = { durable: agent.durable };
+    }
+    siteAgent = await startSiteAgent(agentNc, {
       siteId: options.siteId,
       stateDir: agentDir,
-      natsUrl: options.natsUrl ?? `nats://${nc.getServer()}`,
+      natsUrl,
       http: { port: options.bootHttpPort ?? 0 },
       redfish: { auth: 'session', timeoutMs: 5_000, timing: { pollIntervalMs: 50 } },
+      credentials: options.secrets ? 'granted' : 'file',
+      ...(joined ? { joined } : {}),
+      ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
       log: log.child({ agent: 'site' }),
     });
   }
@@ -111,6 +157,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     stop: async () => {
       for (const machine of machines) await machine.close();
       await siteAgent?.stop();
+      await siteAgentNc?.close();
     },
   };
 }
@@ -131,5 +178,31 @@ async function sendOnce(nc: NatsConnection, name: string, payload: unknown, comm
       if (!(err instanceof PlatformError && err.code === 'UNAVAILABLE')) throw err;
       await sleep(delayMs);
     }
+  }
+}
+
+/** `sendOnce` for a command whose result the caller needs (a duplicate answers the original result). */
+async function sendCommandUntilAnswered(nc: NatsConnection, name: string, payload: unknown, commandId: string) {
+  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+    try {
+      return await sendCommand(nc, name, payload, { commandId });
+    } catch (err) {
+      if (!(err instanceof PlatformError && err.code === 'UNAVAILABLE')) throw err;
+      await sleep(delayMs);
+    }
+  }
+}
+
+/**
+ * Stores one simulated BMC's credentials as version 1 of a sealed secret. A restart re-sends the same command id and
+ * is answered as a duplicate; a secret an operator has since replaced (CONCURRENCY_CONFLICT) is left as it is.
+ */
+async function storeSimulatedSecret(nc: NatsConnection, secretId: string, masterKey: MasterKey, log: Logger): Promise<void> {
+  const sealed = seal(JSON.stringify({ username: SIM_USER, password: SIM_PASSWORD }), masterKey, sealingAad(secretId, 1));
+  try {
+    await sendOnce(nc, 'secrets.put', { secretId, kind: 'bmc', version: 1, sealed, description: 'simulated BMC' }, `sim-secret-${secretId}`);
+  } catch (err) {
+    if (!(err instanceof PlatformError && err.code === 'CONCURRENCY_CONFLICT')) throw err;
+    log.info({ secretId }, 'simulated BMC secret already replaced; kept');
   }
 }

@@ -11,8 +11,10 @@ export interface BootServerOptions {
   port: number;
   tokens: BootTokens;
   images: ImageCache;
-  /** The iPXE script for a node, given the server's own base URL. */
-  script: (nodeId: string, baseUrl: string) => string;
+  /** The iPXE script for a node, given the server's own base URL; a rejection answers 404 (no boot for it now). */
+  script: (nodeId: string, baseUrl: string) => string | Promise<string>;
+  /** Broker mode: the public join credential, served at `/join.creds` for ramdisks to join with. */
+  joinCreds?: string;
   log: Logger;
 }
 
@@ -61,10 +63,17 @@ export async function startBootServer(options: BootServerOptions): Promise<BootS
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed\n');
     const boot = BOOT_PATH.exec(path);
     if (boot && options.tokens.matches(boot[1]!, boot[2]!)) {
-      const script = options.script(boot[1]!, baseUrl);
+      let script: string;
+      try {
+        script = await options.script(boot[1]!, baseUrl);
+      } catch (err) {
+        options.log.warn({ nodeId: boot[1], code: (err as { code?: unknown }).code }, 'no boot script for this machine now');
+        return plain(res, 404, 'not found\n');
+      }
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(script), 'cache-control': 'no-store' });
       return void res.end(req.method === 'HEAD' ? undefined : script);
     }
+    if (path === '/join.creds' && options.joinCreds) return plain(res, 200, options.joinCreds);
     const image = IMAGE_PATH.exec(path);
     if (image) return serveImage(req, res, options.images, image[1]!);
     plain(res, 404, 'not found\n');

@@ -8,9 +8,13 @@ export interface BmcCredentials {
   password: string;
 }
 
-/** Turns a `secret:<id>` reference into BMC credentials. Pluggable: a vault client can replace the file. */
+/**
+ * Turns a `secret:<id>` reference into BMC credentials. Pluggable: the control plane's grants
+ * (`grantedCredentials.ts`), an operator's file on the site, or a vault client. `nodeId` names the node whose BMC
+ * the credentials are for: a grant is authorised per node.
+ */
 export interface CredentialResolver {
-  resolve(ref: string): Promise<BmcCredentials>;
+  resolve(ref: string, context?: { nodeId: string }): Promise<BmcCredentials>;
 }
 
 const CredentialsFile = z.record(z.string(), z.object({ username: z.string(), password: z.string() }));

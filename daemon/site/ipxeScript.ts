@@ -6,15 +6,30 @@ export interface RamdiskArtefacts {
 
 /**
  * The iPXE script that boots a machine into `bcd ramdisk`. The kernel command line carries what the ramdisk needs
- * to find its control plane (`bc.site`, `bc.node`, `bc.nats`); it is per machine, which is why the URL is secret.
+ * to find its control plane (`bc.site`, `bc.node`, `bc.nats`) and, when the site joins machines with tokens, the
+ * single-use join token of this boot (`bc.join`); it is per machine, which is why the URL is secret.
  */
-export function ramdiskIpxeScript(input: { siteId: string; nodeId: string; natsUrl: string; baseUrl: string; artefacts?: RamdiskArtefacts }): string {
+export function ramdiskIpxeScript(input: {
+  siteId: string;
+  nodeId: string;
+  natsUrl: string;
+  baseUrl: string;
+  artefacts?: RamdiskArtefacts;
+  /** The single-use join token minted for this boot (`bc.join`); unset: the ramdisk registers without one. */
+  joinToken?: string;
+  /** Broker mode: where the public join credential is served (`bc.joincreds`). */
+  joinCredsUrl?: string;
+}): string {
   const kernel = input.artefacts?.kernelUrl ?? `${input.baseUrl}/ramdisk/vmlinuz`;
   const initrd = input.artefacts?.initrdUrl ?? `${input.baseUrl}/ramdisk/initrd.img`;
   return [
     '#!ipxe',
     `# Better Compute ramdisk for node ${input.nodeId} of site ${input.siteId}`,
-    `kernel ${kernel} initrd=initrd.img bc.site=${input.siteId} bc.node=${input.nodeId} bc.nats=${input.natsUrl} bc.boot=${input.baseUrl}`,
+    [
+      `kernel ${kernel} initrd=initrd.img bc.site=${input.siteId} bc.node=${input.nodeId} bc.nats=${input.natsUrl} bc.boot=${input.baseUrl}`,
+      ...(input.joinToken ? [`bc.join=${input.joinToken}`] : []),
+      ...(input.joinCredsUrl ? [`bc.joincreds=${input.joinCredsUrl}`] : []),
+    ].join(' '),
     `initrd ${initrd}`,
     'boot',
     '',

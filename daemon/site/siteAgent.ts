@@ -8,9 +8,11 @@ import { loadOrCreateIdentity, siteAgentId } from '../agent/identity.ts';
 import { CommandJournal } from '../agent/journal.ts';
 import { registerAgent, registrationOf } from '../agent/registration.ts';
 import { ResultPublisher } from '../agent/resultPublisher.ts';
+import { requestBootJoinToken } from './bootJoinTokens.ts';
 import { BootTokens } from './bootTokens.ts';
 import { startBootServer } from './bootServer.ts';
 import { fileCredentialResolver, type CredentialResolver } from './credentials.ts';
+import { grantedCredentialResolver } from './grantedCredentials.ts';
 import { ImageCache } from './imageCache.ts';
 import { watchImageSources } from './imageSourceWatcher.ts';
 import { ramdiskIpxeScript, type RamdiskArtefacts } from './ipxeScript.ts';
@@ -24,12 +26,22 @@ export interface SiteAgentOptions {
   natsUrl: string;
   /** Boot/image HTTP server; port 0 (default) picks a free one. `advertiseUrl` when machines must use another address. */
   http?: { host?: string; port?: number; advertiseUrl?: string };
-  /** Default: `<stateDir>/credentials.json`. */
-  credentials?: CredentialResolver;
+  /**
+   * Where BMC credentials come from. `'file'` (default): `<stateDir>/credentials.json`, for operators who keep them
+   * on the site. `'granted'`: short-lived grants from the control plane's sealed secrets (`grantedCredentials.ts`).
+   */
+  credentials?: CredentialResolver | 'file' | 'granted';
   redfish?: SiteRedfishOptions;
   ramdisk?: RamdiskArtefacts;
   /** Default 30 s; long BMC operations heartbeat at a third of it. */
   ackWaitMs?: number;
+  /**
+   * Set when the agent joined with a token (`connectJoinedAgent`): its key is registered and its durable made by the
+   * control plane, and each machine's boot script carries a single-use join token asked for at fetch time.
+   */
+  joined?: { durable: string };
+  /** Broker mode: the public join credential, served to machines at `/join.creds`. */
+  joinCreds?: string;
   log: Logger;
 }
 
@@ -67,26 +79,42 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const journal = new CommandJournal(options.stateDir);
   const tokens = new BootTokens(options.stateDir);
   const images = new ImageCache(options.stateDir);
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc), identity, agentId);
-  const executor = siteExecutor(siteId, options.credentials ?? fileCredentialResolver(options.stateDir), options.redfish);
+  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
+  const stopRegistering = new AbortController();
+  const registered = options.joined
+    ? Promise.resolve()
+    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
+  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
+  const executor = siteExecutor(siteId, credentialResolverOf(options, nc, { agentId, identity }, registered), options.redfish);
   const server = await startBootServer({
     host: options.http?.host ?? '127.0.0.1',
     port: options.http?.port ?? 0,
     tokens,
     images,
     log,
-    script: (nodeId, baseUrl) =>
-      ramdiskIpxeScript({ siteId, nodeId, natsUrl: options.natsUrl, baseUrl: options.http?.advertiseUrl ?? baseUrl, ...(options.ramdisk ? { artefacts: options.ramdisk } : {}) }),
+    ...(options.joinCreds ? { joinCreds: options.joinCreds } : {}),
+    script: async (nodeId, serverUrl) => {
+      const baseUrl = options.http?.advertiseUrl ?? serverUrl;
+      // A joined site's machines join too: the token is minted for this boot only and exists nowhere but the script.
+      const joinToken = options.joined ? await requestBootJoinToken(nc, { agentId, identity }, nodeId) : undefined;
+      return ramdiskIpxeScript({
+        siteId,
+        nodeId,
+        natsUrl: options.natsUrl,
+        baseUrl,
+        ...(options.ramdisk ? { artefacts: options.ramdisk } : {}),
+        ...(joinToken ? { joinToken } : {}),
+        ...(options.joinCreds ? { joinCredsUrl: `${baseUrl}/join.creds` } : {}),
+      });
+    },
   });
   const httpUrl = options.http?.advertiseUrl ?? server.baseUrl;
 
   const imageWatch = watchImageSources(nc, siteId, images, httpUrl, log);
-  const stopRegistering = new AbortController();
-  const registered = registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
-  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
 
   const consumer = await startCommandConsumer(nc, {
-    durable: `site_${siteId}`,
+    durable: options.joined?.durable ?? `site_${siteId}`,
+    durableExists: options.joined !== undefined,
     filterSubject: Subjects.siteAgentCommandFilter(siteId),
     ackWaitMs: options.ackWaitMs ?? 30_000,
     // bc.site.<siteId>.cmd.<nodeId>: one BMC's commands in order, different BMCs in parallel.
@@ -116,4 +144,17 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
       journal.close();
     },
   };
+}
+
+function credentialResolverOf(
+  options: SiteAgentOptions,
+  nc: NatsConnection,
+  requester: Parameters<typeof grantedCredentialResolver>[1],
+  registered: Promise<void>,
+): CredentialResolver {
+  if (options.credentials === undefined || options.credentials === 'file') return fileCredentialResolver(options.stateDir);
+  if (options.credentials !== 'granted') return options.credentials;
+  const granted = grantedCredentialResolver(nc, requester);
+  // The grant service knows the agent only once its key is registered.
+  return { resolve: async (ref, context) => (await registered, granted.resolve(ref, context)) };
 }

@@ -2,16 +2,23 @@ import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentC
 import { createRedfishClient, type RedfishClient, type RedfishClientOptions } from '../redfish/index.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
+import type { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { CredentialResolver } from './credentials.ts';
+import { proxyHttp, type SecretHeaderResolver } from './httpProxy.ts';
 
 /** Redfish client settings the site agent applies to every BMC (auth mode, TLS, timeouts, poll budgets). */
 export type SiteRedfishOptions = Partial<Pick<RedfishClientOptions, 'auth' | 'tls' | 'timeoutMs' | 'timing'>>;
 
 /** Runs the `site` kinds against the node's BMC, one Redfish client (and session) per command. */
-export function siteExecutor(siteId: string, credentials: CredentialResolver, redfish: SiteRedfishOptions = {}): AgentExecutor {
+export function siteExecutor(
+  siteId: string,
+  credentials: CredentialResolver,
+  redfish: SiteRedfishOptions = {},
+  secretHeaders?: SecretHeaderResolver,
+): AgentExecutor {
   const clientFor = async (command: AgentCommand): Promise<RedfishClient> => {
     if (!command.bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
-    const { username, password } = await credentials.resolve(command.bmc.credentialsRef);
+    const { username, password } = await credentials.resolve(command.bmc.credentialsRef, { nodeId: command.nodeId });
     return createRedfishClient({
       baseUrl: command.bmc.address,
       username,
@@ -27,6 +34,8 @@ export function siteExecutor(siteId: string, credentials: CredentialResolver, re
     switch (command.kind) {
       case 'power.set':
         return client.setPower(params.action as 'on' | 'off' | 'cycle' | 'softOff');
+      case 'power.get':
+        return { powerState: await client.getPowerState() };
       case 'boot.setOnce':
         await client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp');
         return { target: params.target };
@@ -50,6 +59,8 @@ export function siteExecutor(siteId: string, credentials: CredentialResolver, re
       return undefined;
     },
     async execute(command, params) {
+      // The machine's own API, not its BMC: no Redfish client, no BMC credentials.
+      if (command.kind === 'site.httpProxy') return proxyHttp(params as HttpProxyRequest, secretHeaders);
       const client = await clientFor(command);
       try {
         return await run(client, command, params);

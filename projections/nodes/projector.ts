@@ -21,22 +21,37 @@ export const nodesProjection = defineProjection({
         return;
       }
       case 'NodeMaintenanceSet':
-        update(event.data.nodeId, 'maintenance = ?, maintenance_reason = ?', event.data.on ? 1 : 0, event.data.on ? event.data.reason : null);
+        update(
+          event.data.nodeId,
+          'maintenance = ?, maintenance_reason = ?, maintenance_source = ?',
+          event.data.on ? 1 : 0,
+          event.data.on ? event.data.reason : null,
+          event.data.on ? event.data.source : null,
+        );
         return;
       case 'NodeOperationRequested': {
         const { nodeId, operation, workflowId } = event.data;
+        const tenantId = event.data.tenantId ?? null;
         // Capped operations wait for a site slot; `WorkflowStarted` clears the reason when they get one.
         const waiting = cappedOperations[operation] ? WaitingReason.capacity : null;
         update(
           nodeId,
           `rescued_from = CASE WHEN ? = 'rescue' THEN state ELSE rescued_from END, state = ?, current_operation = ?, current_workflow_id = ?, waiting_reason = ?,
-           failure_reason = NULL, failed_step = NULL, failed_operation = NULL`,
+           failure_reason = NULL, failed_step = NULL, failed_operation = NULL,
+           owned_since_seq = CASE WHEN ? IS NULL THEN NULL WHEN owner_tenant_id IS ? THEN owned_since_seq ELSE ? END, owner_tenant_id = ?`,
           operation,
           operationStates[operation].working,
           operation,
           workflowId,
           waiting,
+          tenantId,
+          tenantId,
+          position.seq,
+          tenantId,
         );
+        if (tenantId !== null) {
+          statement(db, 'INSERT OR REPLACE INTO workflow_tenants (workflow_id, node_id, tenant_id) VALUES (?, ?, ?)').run(workflowId, nodeId, tenantId);
+        }
         return;
       }
       case 'WorkflowStarted':
@@ -45,21 +60,27 @@ export const nodesProjection = defineProjection({
       case 'NodeWipeStarted':
         update(event.data.nodeId, `state = 'wiping'`);
         return;
-      case 'NodeOperationCompleted':
-        update(event.data.nodeId, 'state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL', operationStates[event.data.operation].done);
+      case 'NodeOperationCompleted': {
+        const done = operationStates[event.data.operation].done;
+        // Back in `ready`, a node belongs to nobody again.
+        const release = done === 'ready' ? ', owner_tenant_id = NULL, owned_since_seq = NULL' : '';
+        update(event.data.nodeId, `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL${release}`, done);
         return;
+      }
       case 'NodeOperationFailed': {
         const d = event.data;
         update(
           d.nodeId,
           `state = 'failed', current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, failure_reason = ?, failed_step = ?, failed_operation = ?,
-           maintenance = CASE WHEN ? THEN 1 ELSE maintenance END, maintenance_reason = CASE WHEN ? THEN ? ELSE maintenance_reason END`,
+           maintenance = CASE WHEN ? THEN 1 ELSE maintenance END, maintenance_reason = CASE WHEN ? THEN ? ELSE maintenance_reason END,
+           maintenance_source = CASE WHEN ? THEN 'platform' ELSE maintenance_source END`,
           d.reason,
           d.failedStep,
           d.operation,
           d.maintenance ? 1 : 0,
           d.maintenance ? 1 : 0,
           d.reason,
+          d.maintenance ? 1 : 0,
         );
         return;
       }
@@ -67,7 +88,12 @@ export const nodesProjection = defineProjection({
         update(event.data.nodeId, 'inventory = ?', JSON.stringify(event.data.inventory));
         return;
       case 'NodeRescueEnded':
-        update(event.data.nodeId, `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL`);
+        update(
+          event.data.nodeId,
+          `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL,
+           owner_tenant_id = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owner_tenant_id END,
+           owned_since_seq = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owned_since_seq END`,
+        );
         return;
       case 'NodeRetired':
         update(event.data.nodeId, `state = 'retired'`);

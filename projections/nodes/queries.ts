@@ -9,6 +9,7 @@ interface NodeRow {
   state: NodeState;
   maintenance: number;
   maintenance_reason: string | null;
+  maintenance_source: NodeView['maintenanceSource'];
   bmc_address: string;
   bmc_credentials_ref: string;
   hardware_profile: string;
@@ -23,6 +24,7 @@ interface NodeRow {
   failed_step: string | null;
   failed_operation: NodeView['operation'];
   inventory: string | null;
+  owner_tenant_id: string | null;
 }
 
 const toView = (r: NodeRow): NodeView => ({
@@ -31,6 +33,8 @@ const toView = (r: NodeRow): NodeView => ({
   state: r.state,
   maintenance: r.maintenance === 1,
   maintenanceReason: r.maintenance_reason,
+  maintenanceSource: r.maintenance_source,
+  tenantId: r.owner_tenant_id,
   bmcAddress: r.bmc_address,
   bmcCredentialsRef: r.bmc_credentials_ref,
   hardwareProfile: r.hardware_profile,
@@ -50,19 +54,20 @@ export function getNode(db: Database, nodeId: string): NodeView | undefined {
   return row && toView(row);
 }
 
-/** Nodes ordered by id, filtered by site and/or state, `limit` per page, resumed after `cursor`. */
+/** Nodes ordered by id, filtered by site, state and/or owning tenant, `limit` per page, resumed after `cursor`. */
 export function listNodes(
   db: Database,
-  filter: { siteId?: string; state?: NodeState; cursor?: string; limit: number },
+  filter: { siteId?: string; state?: NodeState; tenantId?: string | null; cursor?: string; limit: number },
 ): { items: NodeView[]; nextCursor: string | null } {
   const after = filter.cursor ? decodeCursor(filter.cursor) : '';
   const rows = db
     .prepare(
       `SELECT * FROM nodes
        WHERE node_id > @after AND (@siteId IS NULL OR site_id = @siteId) AND (@state IS NULL OR state = @state)
+         AND (@tenantId IS NULL OR owner_tenant_id = @tenantId)
        ORDER BY node_id LIMIT @limit`,
     )
-    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, limit: filter.limit + 1 }) as NodeRow[];
+    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, tenantId: filter.tenantId ?? null, limit: filter.limit + 1 }) as NodeRow[];
   const page = rows.slice(0, filter.limit);
   const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
   return { items: page.map(toView), nextCursor };

@@ -26,7 +26,8 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
-      return listNodes(reader.db(), req.query);
+      // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
+      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? null });
     },
   });
 

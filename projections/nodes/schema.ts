@@ -24,4 +24,11 @@ export const nodesMigrations = [
    ALTER TABLE nodes ADD COLUMN failed_operation TEXT;
    ALTER TABLE nodes ADD COLUMN rescued_from TEXT;
    ALTER TABLE nodes ADD COLUMN inventory TEXT;`,
+  `ALTER TABLE nodes ADD COLUMN maintenance_source TEXT;`,
+  // Tenancy: who owns a node (and since which log position), and which tenant each operation's workflow ran for.
+  `ALTER TABLE nodes ADD COLUMN owner_tenant_id TEXT;
+   ALTER TABLE nodes ADD COLUMN owned_since_seq INTEGER;
+   CREATE INDEX nodes_by_owner ON nodes (owner_tenant_id, node_id);
+   CREATE TABLE workflow_tenants (workflow_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, tenant_id TEXT NOT NULL);
+   CREATE INDEX workflow_tenants_by_tenant ON workflow_tenants (tenant_id, workflow_id);`,
 ];

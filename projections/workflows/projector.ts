@@ -53,6 +53,28 @@ export const workflowsProjection = defineProjection({
           event.data.stepIndex,
         );
         return touch(event.data.workflowId);
+      case 'ApprovalRequested': {
+        const d = event.data;
+        statement(db, 
+          `INSERT INTO approvals (workflow_id, digest, items, threshold, approver_ids, requested_at, expires_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(d.workflowId, d.digest, JSON.stringify(d.items), d.threshold, JSON.stringify(d.approverIds), metadata.time, d.expiresAt, position.seq);
+        return touch(d.workflowId);
+      }
+      case 'ApprovalGranted':
+        statement(db, `UPDATE approvals SET granted_by = json_insert(granted_by, '$[#]', ?), last_seq = ? WHERE workflow_id = ?`).run(
+          event.data.approverId,
+          position.seq,
+          event.data.workflowId,
+        );
+        return touch(event.data.workflowId);
+      case 'ApprovalRejected':
+        statement(db, `UPDATE approvals SET rejected_by = ?, rejection_reason = ?, last_seq = ? WHERE workflow_id = ?`).run(
+          event.data.approverId,
+          event.data.reason,
+          position.seq,
+          event.data.workflowId,
+        );
+        return touch(event.data.workflowId);
       case 'AgentResultRejected':
         step('rejected_results = rejected_results + 1', event.data.workflowId, event.data.stepIndex);
         return touch(event.data.workflowId);

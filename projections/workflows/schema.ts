@@ -32,4 +32,17 @@ export const workflowsMigrations = [
      ended_at TEXT,
      PRIMARY KEY (workflow_id, step_index)
    );`,
+  `CREATE TABLE approvals (
+     workflow_id TEXT PRIMARY KEY,
+     digest TEXT NOT NULL,
+     items TEXT NOT NULL,
+     threshold INTEGER NOT NULL,
+     approver_ids TEXT NOT NULL,
+     granted_by TEXT NOT NULL DEFAULT '[]',
+     rejected_by TEXT,
+     rejection_reason TEXT,
+     requested_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );`,
 ];

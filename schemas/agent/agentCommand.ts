@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HttpProxyRequest } from './httpProxy.ts';
 
 /**
  * What an agent can be asked to do. `site` kinds run on the site agent against the node's BMC; `node` kinds run on
@@ -6,10 +7,13 @@ import { z } from 'zod';
  */
 export const AgentCommandKinds = {
   'power.set': { runsOn: 'site', destructive: true },
+  'power.get': { runsOn: 'site', destructive: false },
   'boot.setOnce': { runsOn: 'site', destructive: false },
   'media.insert': { runsOn: 'site', destructive: false },
   'media.eject': { runsOn: 'site', destructive: false },
   'inventory.read': { runsOn: 'site', destructive: false },
+  // Destructive: the machine's API may act on a POST (reboot, reset), so it is never sent twice.
+  'site.httpProxy': { runsOn: 'site', destructive: true },
   'firmware.update': { runsOn: 'site', destructive: true },
   'disk.wipe': { runsOn: 'node', destructive: true },
   'image.write': { runsOn: 'node', destructive: true },
@@ -28,10 +32,12 @@ export const BootTarget = z.enum(['Pxe', 'Cd', 'UefiHttp']);
 /** Parameters per kind. Secrets never travel here: only references (`secret:<id>`). */
 export const AgentCommandParams = {
   'power.set': z.object({ action: PowerAction }),
+  'power.get': z.object({}),
   'boot.setOnce': z.object({ target: BootTarget }),
   'media.insert': z.object({ imageUrl: z.string().url() }),
   'media.eject': z.object({}),
   'inventory.read': z.object({}),
+  'site.httpProxy': HttpProxyRequest,
   'firmware.update': z.object({ imageUrl: z.string().url() }),
   'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),

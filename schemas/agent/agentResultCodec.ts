@@ -99,11 +99,12 @@ export function decodeSignedResult(bytes: Uint8Array): { result: AgentResultData
   return { result, resultBytes: envelope.result, signature: envelope.signature, keyId: envelope.keyId };
 }
 
-function signatureHolds(resultBytes: Uint8Array, signature: Uint8Array, publicKeyBase64: string): boolean {
+/** True when `signature` is an Ed25519 signature of `message` by the raw 32-byte key `publicKeyBase64`. */
+export function signatureHolds(message: Uint8Array, signature: Uint8Array, publicKeyBase64: string): boolean {
   try {
     const raw = Buffer.from(publicKeyBase64, 'base64');
     const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
-    return verify(null, resultBytes, key, signature);
+    return verify(null, message, key, signature);
   } catch {
     return false;
   }

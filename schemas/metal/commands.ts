@@ -26,6 +26,8 @@ export const EnrollNode = z
     bmc: BmcEndpoint,
     hardwareProfile: z.string().min(1).max(100),
     macs: z.array(MacAddress).min(1).max(32),
+    /** IPv4 addresses the machine's own API answers on (an agentless OS): the only hosts `site.httpProxy` may reach. */
+    addresses: z.array(z.ipv4()).max(16).default([]),
   })
   .strict();
 export type EnrollNode = z.input<typeof EnrollNode>;
@@ -42,3 +44,17 @@ export const SetMaintenance = z
   })
   .strict();
 export type SetMaintenance = z.infer<typeof SetMaintenance>;
+
+/**
+ * `metal.reportBmcHealth` (sent by the BMC monitor): whether the node's BMC answered a signed power read. A lost BMC
+ * puts a node that is not in maintenance into maintenance (source `bmc`); the BMC answering again clears exactly
+ * that, never a flag an operator or a failed release set.
+ */
+export const ReportBmcHealth = z
+  .object({
+    nodeId: ResourceId,
+    reachable: z.boolean(),
+    detail: z.string().max(500).optional(),
+  })
+  .strict();
+export type ReportBmcHealth = z.infer<typeof ReportBmcHealth>;

@@ -11,6 +11,8 @@ export const NodeEnrolled = defineEvent(
     bmc: z.object({ address: z.string(), credentialsRef: z.string() }),
     hardwareProfile: z.string(),
     macs: z.array(z.string()),
+    /** Absent on nodes enrolled before addresses were recorded. */
+    addresses: z.array(z.string()).optional(),
   }),
 );
 
@@ -22,11 +24,19 @@ export const NodeMaintenanceSet = defineEvent(
 
 /**
  * An operation was asked for and its workflow id fixed; the node enters the operation's working state. Capped
- * operations (deploy, release) wait for a site slot until their `WorkflowStarted`.
+ * operations (deploy, release) wait for a site slot until their `WorkflowStarted`. `tenantId`: the tenant that owns
+ * the node from here on (absent: no tenant); ownership ends when the node returns to `ready`.
  */
 export const NodeOperationRequested = defineEvent(
   'NodeOperationRequested',
-  z.object({ nodeId: z.string(), siteId: z.string(), operation: NodeOperation, workflowId: z.string(), inputs: z.record(z.string(), z.unknown()) }),
+  z.object({
+    nodeId: z.string(),
+    siteId: z.string(),
+    operation: NodeOperation,
+    workflowId: z.string(),
+    inputs: z.record(z.string(), z.unknown()),
+    tenantId: z.string().optional(),
+  }),
 );
 /** The release workflow reached its wipe step. */
 export const NodeWipeStarted = defineEvent('NodeWipeStarted', z.object({ nodeId: z.string(), workflowId: z.string() }));

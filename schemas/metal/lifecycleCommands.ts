@@ -3,6 +3,11 @@ import { Inventory } from '../../daemon/redfish/inventory.ts';
 import { ResourceId } from '../ids.ts';
 
 const nodeOnly = z.object({ nodeId: ResourceId }).strict();
+/**
+ * The node verbs a tenant may send. `tenantId` is the tenant acting: the API sets it from a tenant token (a tenant
+ * cannot name another); an operator may set it to act for a tenant. A node owned by another tenant answers NOT_FOUND.
+ */
+const tenantScoped = z.object({ nodeId: ResourceId, tenantId: ResourceId.optional() }).strict();
 const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 
 /** `metal.deploy`: write an image to a ready node and boot it. Queued (`waiting-for-capacity`) while the site is at its deploy cap. */
@@ -14,16 +19,18 @@ export const DeployNode = z
     role: z.string().min(1).max(100),
     userData: z.string().max(65_536).optional(),
     sshKeys: z.array(z.string()).max(64).optional(),
+    /** The tenant the node is deployed for: it owns the node until its release returns it to `ready`. */
+    tenantId: ResourceId.optional(),
   })
   .strict();
 export type DeployNode = z.infer<typeof DeployNode>;
 
 /** `metal.undeploy`: release a deployed node; it returns to `ready` only after an attested wipe. */
-export const UndeployNode = nodeOnly;
+export const UndeployNode = tenantScoped;
 /** `metal.rescue`: boot a ready, deployed or failed node into the ramdisk for repair. */
-export const RescueNode = nodeOnly;
+export const RescueNode = tenantScoped;
 /** `metal.unrescue`: leave rescue for the state the node was rescued from. */
-export const UnrescueNode = nodeOnly;
+export const UnrescueNode = tenantScoped;
 /** `metal.retire`: take an idle node out of the fleet for good. */
 export const RetireNode = nodeOnly;
 /** `metal.retry`: from `failed`, run the operation that failed again (a new workflow). */

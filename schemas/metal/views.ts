@@ -10,6 +10,10 @@ export const NodeView = z.object({
   state: z.enum(nodeStates),
   maintenance: z.boolean(),
   maintenanceReason: z.string().nullable(),
+  /** `operator` (stays until cleared), `bmc` (set on BMC loss, clears on recovery), `platform` (a release that could not prove its wipe). */
+  maintenanceSource: z.enum(['operator', 'bmc', 'platform']).nullable(),
+  /** The tenant the node works for (deployed or rescued with a tenant token); null when it belongs to no tenant. */
+  tenantId: z.string().nullable(),
   bmcAddress: z.string(),
   bmcCredentialsRef: z.string(),
   hardwareProfile: z.string(),

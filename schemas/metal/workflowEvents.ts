@@ -35,11 +35,43 @@ export const AgentResultRejected = defineEvent(
   'AgentResultRejected',
   z.object({ ...step, commandId: z.string(), reason: z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']) }),
 );
+/**
+ * The workflow sends destructive commands and the fleet has a quorum rule: these steps wait until `threshold`
+ * distinct approvers signed `digest` (sha256 of the workflow, node and items), before `expiresAt`.
+ */
+export const ApprovalRequested = defineEvent(
+  'ApprovalRequested',
+  z.object({
+    workflowId: z.string(),
+    digest: z.string(),
+    items: z.array(z.object({ stepIndex: z.number().int().nonnegative(), stepId: z.string() })).min(1),
+    threshold: z.number().int().positive(),
+    approverIds: z.array(z.string()),
+    expiresAt: z.string(),
+  }),
+);
+export const ApprovalGranted = defineEvent('ApprovalGranted', z.object({ workflowId: z.string(), approverId: z.string(), digest: z.string() }));
+export const ApprovalRejected = defineEvent(
+  'ApprovalRejected',
+  z.object({ workflowId: z.string(), approverId: z.string(), digest: z.string(), reason: z.string() }),
+);
 export const WorkflowCompleted = defineEvent('WorkflowCompleted', z.object({ workflowId: z.string() }));
 export const WorkflowFailed = defineEvent(
   'WorkflowFailed',
   z.object({ workflowId: z.string(), failedStep: z.string(), stepIndex: z.number().int().nonnegative(), code: z.string(), reason: z.string() }),
 );
 
-export const workflowEvents = [WorkflowStarted, StepScheduled, StepStarted, StepSucceeded, StepFailed, AgentResultRejected, WorkflowCompleted, WorkflowFailed] as const;
+export const workflowEvents = [
+  WorkflowStarted,
+  StepScheduled,
+  StepStarted,
+  StepSucceeded,
+  StepFailed,
+  AgentResultRejected,
+  ApprovalRequested,
+  ApprovalGranted,
+  ApprovalRejected,
+  WorkflowCompleted,
+  WorkflowFailed,
+] as const;
 export type WorkflowEvent = EventOf<(typeof workflowEvents)[number]>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { JoinExpectation, JoinRefusal, JoinRole } from './joinTokens.ts';
 
 const AgentKey = z.object({
   agentId: z.string(),
@@ -15,5 +16,42 @@ const AgentKey = z.object({
 export const AgentRegistered = defineEvent('AgentRegistered', AgentKey);
 export const AgentKeyRotated = defineEvent('AgentKeyRotated', AgentKey.extend({ previousKeyId: z.string() }));
 
-export const trustEvents = [AgentRegistered, AgentKeyRotated] as const;
+export const agentEvents = [AgentRegistered, AgentKeyRotated] as const;
+export type AgentEvent = EventOf<(typeof agentEvents)[number]>;
+
+/** A join token was made (`bc.evt.trust.joinToken.<tokenId>`). Only the hash of its secret is kept. */
+export const JoinTokenCreated = defineEvent(
+  'JoinTokenCreated',
+  z.object({
+    tokenId: z.string(),
+    /** Hex SHA-256 of the secret. */
+    hash: z.string(),
+    role: JoinRole,
+    siteId: z.string(),
+    nodeId: z.string().nullable(),
+    expiresAt: z.string(),
+    expect: JoinExpectation.nullable(),
+  }),
+);
+
+/** The token was spent by the agent that joined with it; it is refused from now on. */
+export const JoinTokenUsed = defineEvent('JoinTokenUsed', z.object({ tokenId: z.string(), agentId: z.string() }));
+
+/** Audit: a join was refused. Carries the code the joiner was answered with, never what it presented. */
+export const JoinRefused = defineEvent(
+  'JoinRefused',
+  z.object({
+    tokenId: z.string().nullable(),
+    reason: JoinRefusal,
+    role: JoinRole,
+    siteId: z.string(),
+    nodeId: z.string().nullable(),
+    agentId: z.string(),
+  }),
+);
+
+export const joinTokenEvents = [JoinTokenCreated, JoinTokenUsed, JoinRefused] as const;
+export type JoinTokenEvent = EventOf<(typeof joinTokenEvents)[number]>;
+
+export const trustEvents = [...agentEvents, ...joinTokenEvents] as const;
 export type TrustEvent = EventOf<(typeof trustEvents)[number]>;

@@ -25,7 +25,8 @@ const natsUrl = process.env.BC_NATS_URL;
 const dataDir = process.env.BENCH_DATA_DIR;
 if (!natsUrl || !dataDir) throw new Error('apiServer needs BC_NATS_URL and BENCH_DATA_DIR');
 
-const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0 });
+// The benchmark measures the command path: no token look-up, no rate limit.
+const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0 });
 const log = createLogger('bench-api', 'silent');
 const nc = await connectNats(natsUrl, 'bench-api');
 const store = await EventStore.open(nc);

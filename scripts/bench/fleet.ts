@@ -91,7 +91,7 @@ const result: FleetResult = {
     BC_MAX_DEPLOYS_PER_SITE: options.cap,
     BC_MAX_WIPES_PER_SITE: options.cap,
     BC_EXECUTOR_CONCURRENCY: options.executorConcurrency,
-    BC_RESULT_POLL_MS: options.resultPollMs,
+    BC_RESULT_RECHECK_MS: options.resultRecheckMs,
     bmcDelayMs: 0,
     diskMiB: options.diskBytes / 2 ** 20,
     imageKiB: options.imageBytes / 1024,

@@ -12,7 +12,11 @@ export class ApiError extends Error {
 }
 
 export class ApiClient {
-  constructor(readonly baseUrl: string) {}
+  /** `token`: the bearer token sent with every request (none with `BC_API_AUTH=off`). */
+  constructor(
+    readonly baseUrl: string,
+    private readonly token?: string,
+  ) {}
 
   async get<T>(path: string): Promise<T> {
     return this.call<T>('GET', path);
@@ -22,7 +26,8 @@ export class ApiClient {
     return this.call<T>('POST', `/v1/commands/${name}`, body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
   }
 
-  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  async call<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+    const headers = this.token ? { authorization: `Bearer ${this.token}`, ...extraHeaders } : extraHeaders;
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { ApiClient, ApiError } from './apiClient.ts';
 import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
@@ -9,9 +10,13 @@ import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 const program = new Command('better-compute')
   .description('Better Compute control plane CLI (talks to the HTTP API)')
   .addOption(new Option('--api <url>', 'API base URL').env('BC_API_URL').default('http://127.0.0.1:8080'))
+  .addOption(new Option('--token <token>', 'API bearer token (default: <BC_DATA_DIR>/admin.token, the bootstrap admin token)').env('BC_API_TOKEN'))
   .option('--json', 'print raw JSON');
 
-const api = () => new ApiClient(program.opts<{ api: string }>().api);
+const api = () => {
+  const o = program.opts<{ api: string; token?: string }>();
+  return new ApiClient(o.api, o.token || readAdminToken(process.env.BC_DATA_DIR ?? './.data'));
+};
 const print = (value: unknown, human: () => string) => console.log(program.opts<{ json?: boolean }>().json ? JSON.stringify(value, null, 2) : human());
 
 const nodes = program.command('nodes').description('bare-metal nodes');

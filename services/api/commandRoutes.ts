@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CommandResult, Problem } from '../../schemas/api.ts';
+import type { Principal } from '../../schemas/auth/roles.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
 
@@ -10,6 +11,18 @@ const CommandHeaders = z.object({
   'x-correlation-id': z.string().max(128).optional(),
   'x-causation-id': z.string().max(128).optional(),
 });
+
+/**
+ * A tenant's command acts as that tenant: the API writes its `tenantId` into the payload, and a tenant naming another
+ * tenant is refused. The deciders then allow only the tenant's own nodes (or a free one to claim).
+ */
+function actingTenant(principal: Principal | undefined, body: unknown): unknown {
+  const tenantId = principal?.tenantId;
+  if (!tenantId || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const named = (body as { tenantId?: unknown }).tenantId;
+  if (named !== undefined && named !== tenantId) throw new PlatformError('FORBIDDEN', 'a tenant token acts only for its own tenant');
+  return { ...body, tenantId };
+}
 
 /** `POST /v1/commands/<name>`: one route per command so each body schema is documented and validated. */
 export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
@@ -33,11 +46,11 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
         try {
           const result = await ctx.bus.execute({
             name,
-            payload: req.body,
+            payload: actingTenant(req.principal, req.body),
             commandId: req.headers['idempotency-key'],
             correlationId: req.headers['x-correlation-id'],
             causationId: req.headers['x-causation-id'],
-            actor: 'http:anonymous',
+            actor: req.principal?.actor ?? 'http:anonymous',
           });
           ctx.metrics.commands.inc({ command: name, outcome: 'OK' });
           return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);

@@ -6,11 +6,13 @@ import { EventBatch } from '../../schemas/envelope.ts';
 import { eventCatalog } from '../../schemas/events.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
+import type { Tenancy } from './tenancy.ts';
 
 const AggregateRef = z
   .string()
-  .regex(/^[a-z]+\.[a-z]+\/[a-z0-9][a-z0-9_-]{0,62}$/, 'must look like metal.node/<id>')
+  .regex(/^[a-z]+\.[a-z][A-Za-z]*\/[a-z0-9][a-z0-9_-]{0,120}$/, 'must look like metal.node/<id>')
   .describe('`<module>.<aggregate>/<id>`, e.g. metal.node/n1');
 
 const EventView = z.object({
@@ -24,11 +26,14 @@ const EventView = z.object({
 
 const SubjectFilter = z
   .string()
-  .regex(/^bc\.evt(\.[a-z0-9_*-]+)*(\.>)?$/, 'must be a subject under bc.evt, e.g. bc.evt.metal.>')
+  .regex(/^bc\.evt(\.[A-Za-z0-9_*-]+)*(\.>)?$/, 'must be a subject under bc.evt, e.g. bc.evt.metal.>')
   .default(Subjects.allEvents);
 
-/** An aggregate's history (upcast to current versions) and a live SSE stream of the log. */
-export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
+/**
+ * An aggregate's history (upcast to current versions) and a live SSE stream of the log. A tenant sees only batches
+ * `Tenancy.canSee` allows: an aggregate with nothing visible is NOT_FOUND, and the stream skips what is not theirs.
+ */
+export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy }> = async (app, { ctx, tenancy }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/events', {
@@ -42,8 +47,10 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, 
       const [moduleAndType, id] = req.query.aggregate.split('/') as [string, string];
       const [module, type] = moduleAndType.split('.') as [string, string];
       ResourceId.parse(id);
+      const tenantId = req.principal?.tenantId;
       const items: z.infer<typeof EventView>[] = [];
       for await (const stored of ctx.store.readAfter(Subjects.aggregateEvents(module, type, id), req.query.afterSeq)) {
+        if (tenantId && !(await tenancy.canSee(tenantId, stored.seq, stored.subject, stored.batch.events))) continue;
         for (const event of stored.batch.events) {
           const current = eventCatalog.has(event.type) ? eventCatalog.read(event) : { type: event.type, data: event.data };
           const version = eventCatalog.definition(event.type)?.version ?? event.version;
@@ -51,6 +58,8 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, 
         }
         if (items.length >= 1_000) break;
       }
+      // Empty or hidden alike: a tenant cannot tell another's aggregate from one that does not exist.
+      if (tenantId && items.length === 0) throw new PlatformError('NOT_FOUND', `no events of ${req.query.aggregate}`);
       return { items };
     },
   });
@@ -77,9 +86,11 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, 
         clearInterval(keepAlive);
         void messages.close();
       });
+      const tenantId = req.principal?.tenantId;
       for await (const m of messages) {
         const batch = EventBatch.safeParse(m.json());
         if (!batch.success) continue;
+        if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.data.events))) continue;
         const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: batch.data.events });
         reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
       }

@@ -4,16 +4,30 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
 import { siteRoutes } from '../../projections/sites/routes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
+import { ensureAdminToken } from '../auth/bootstrap.ts';
+import { CommandBus } from '../commands/commandBus.ts';
+import { edgeCommands } from '../commands/registry.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
+import { installAuthentication } from './authentication.ts';
 import { commandRoutes } from './commandRoutes.ts';
 import { eventRoutes } from './eventRoutes.ts';
 import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from './problem.ts';
 import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
+import { installRateLimit } from './rateLimit.ts';
+import { secretRoutes } from './secretRoutes.ts';
+import { installTenancy } from './tenancy.ts';
+import { tokenRoutes } from './tokenRoutes.ts';
+import { approvalRoutes } from './approvalRoutes.ts';
+import { joinTokenRoutes } from './joinTokenRoutes.ts';
 
-/** The HTTP query/command API. Every error leaves as problem+json with a stable code. */
+/**
+ * The HTTP query/command API. Every error leaves as problem+json with a stable code. Every `/v1/*` route but the
+ * OpenAPI document needs a bearer token (`authentication.ts`); on a fresh log the API creates the bootstrap admin
+ * token (`<dataDir>/admin.token`).
+ */
 export async function buildApi(ctx: ApiContext, log: Logger) {
   const app = Fastify({ loggerInstance: log as FastifyBaseLogger, bodyLimit: ctx.config.bodyLimitBytes, logController: new LogController({ disableRequestLogging: true }) });
   app.setValidatorCompiler(validatorCompiler);
@@ -33,6 +47,12 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
     return reply.code(404).type('application/problem+json').send(problemOf(err, req.url));
   });
 
+  // The API's own bus for the commands it sends from its routes (tokens), and the log behind token look-ups.
+  const edgeBus = new CommandBus(ctx.store, edgeCommands, { retries: ctx.config.commandRetries });
+  installAuthentication(app, ctx, edgeBus.repository);
+  const tenancy = installTenancy(app, ctx);
+  await installRateLimit(app, ctx.config);
+
   await app.register(fastifySwagger, {
     openapi: {
       info: { title: 'Better Compute API', version: '1', description: 'Commands append events; queries read projections.' },
@@ -42,13 +62,18 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
 
   const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
   await app.register(commandRoutes, { ctx });
-  await app.register(eventRoutes, { ctx });
+  await app.register(eventRoutes, { ctx, tenancy });
   await app.register(healthRoutes, { ctx });
   await app.register(projectionAdminRoutes, { ctx });
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
+  await app.register(secretRoutes, { ctx });
+  await app.register(tokenRoutes, { ctx, bus: edgeBus });
+  await app.register(approvalRoutes, { ctx, bus: edgeBus });
+  await app.register(joinTokenRoutes, { ctx });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
+  if (ctx.config.apiAuth === 'required') await ensureAdminToken(edgeBus, ctx.config.dataDir, log);
   return app;
 }

@@ -12,4 +12,9 @@ export class KeyedMutex {
     });
     return result;
   }
+
+  /** Resolves once every task queued so far has settled. */
+  async idle(): Promise<void> {
+    while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
+  }
 }

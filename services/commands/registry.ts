@@ -1,11 +1,20 @@
+import { createToken } from '../auth/token/create.ts';
+import { revokeToken } from '../auth/token/revoke.ts';
 import { enrollNode } from '../metal/node/enroll.ts';
 import { deployNode, rescueNode, retireNode, retryNode, startInspection, undeployNode, unrescueNode } from '../metal/node/operate.ts';
+import { reportBmcHealth } from '../metal/node/reportBmcHealth.ts';
 import { setMaintenance } from '../metal/node/setMaintenance.ts';
 import { completeOperation, failOperation, markWiping, recordInventory } from '../metal/node/workflowOutcome.ts';
 import { startWorkflow } from '../metal/workflow/start.ts';
 import { completeStep, failStep, startStep } from '../metal/workflow/steps.ts';
+import { deleteSecret } from '../secrets/secret/delete.ts';
+import { putSecret } from '../secrets/secret/put.ts';
 import { createSite } from '../site/site/create.ts';
 import { registerAgent } from '../trust/agent/register.ts';
+import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
+import { useJoinToken } from '../trust/joinToken/use.ts';
+import { approveBatch, rejectBatch } from '../metal/workflow/approval.ts';
+import { setApprovers } from '../trust/approvers/setApprovers.ts';
 import type { CommandDefinition } from './commandDefinition.ts';
 
 /** Every command the control plane accepts, by name. */
@@ -24,11 +33,22 @@ export const allCommands: readonly CommandDefinition[] = [
   failOperation,
   markWiping,
   recordInventory,
+  reportBmcHealth,
   startWorkflow,
   startStep,
   completeStep,
   failStep,
   registerAgent,
+  createJoinToken,
+  createSiteToken,
+  useJoinToken,
+  putSecret,
+  deleteSecret,
+  createToken,
+  revokeToken,
+  setApprovers,
+  approveBatch,
+  rejectBatch,
 ];
 
 /**
@@ -41,13 +61,28 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   failOperation.name,
   markWiping.name,
   recordInventory.name,
+  reportBmcHealth.name,
   startWorkflow.name,
   startStep.name,
   completeStep.name,
   failStep.name,
 ]);
 
-/** What operators may send over the HTTP API: everything but the engine's commands and agent registration. */
+/**
+ * Commands the HTTP API sends itself from its own routes (`/v1/secrets`, `/v1/tokens`), never as
+ * `POST /v1/commands/<name>`: the operator sends the plaintext to the secrets route, which seals it before the command
+ * exists, a token's secret is made by the tokens route, which sends only its hash, and approvals go through
+ * `/v1/approvals`, where only approvers may send them.
+ */
+export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecret, createToken, revokeToken, approveBatch, rejectBatch];
+
+/**
+ * Join-token commands: minted by an issuer that keeps the secret (`services/trust/joinToken/mint.ts`) and spent only by
+ * the join service. Not operator HTTP commands: a token must be minted where its secret is generated.
+ */
+export const joinTokenCommands: readonly CommandDefinition[] = [createJoinToken, createSiteToken, useJoinToken];
+
+/** What operators may send over the HTTP API: everything but the engine's commands, agent registration and edge commands. */
 export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(
-  (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name,
+  (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name && !edgeCommands.includes(c) && !joinTokenCommands.includes(c),
 );

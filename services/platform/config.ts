@@ -26,6 +26,23 @@ export const Config = z.object({
   simMachines: z.coerce.number().int().min(0).max(10_000).default(0),
   simSiteId: z.string().default('sim'),
   simBmcPortBase: z.coerce.number().int().min(0).max(65000).default(18620),
+  /** base64 of the 32-byte key that seals secrets; unset: `masterKeyFile`. */
+  masterKey: z.string().optional(),
+  /** Where the master key lives when `masterKey` is unset (created, mode 0600, if missing). Default `<dataDir>/master.key`. */
+  masterKeyFile: z.string().optional(),
+  /** `required`: every `/v1/*` request needs a bearer token. `off`: no authentication, for a trusted localhost dev setup only. */
+  apiAuth: z.enum(['required', 'off']).default('required'),
+  /** Requests per minute per token (per client address when unauthenticated); 0 turns rate limiting off. */
+  apiRateLimitPerMinute: z.coerce.number().int().min(0).default(6_000),
+  /**
+   * `operator`: nats-server enforces per-role permissions (services/trust/broker/); `npm start` defaults to it with the
+   * embedded server. `off`: anonymous connections, as with a server named by BC_NATS_URL. Unset: `npm start` decides.
+   */
+  brokerAuth: z.enum(['operator', 'off']).optional(),
+  /** Broker material (operator, accounts, join.creds). Default `<dataDir>/broker`. */
+  brokerDir: z.string().optional(),
+  /** A `.creds` file this process connects with (control-plane services in operator mode). */
+  natsCredsFile: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type Config = z.infer<typeof Config>;
@@ -40,9 +57,16 @@ const envNames: Record<string, keyof Config> = {
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_LOG_LEVEL: 'logLevel',
+  BC_BROKER_AUTH: 'brokerAuth',
+  BC_BROKER_DIR: 'brokerDir',
+  BC_NATS_CREDS: 'natsCredsFile',
+  BC_API_AUTH: 'apiAuth',
+  BC_API_RATE_LIMIT_PER_MINUTE: 'apiRateLimitPerMinute',
   BC_SIM_MACHINES: 'simMachines',
   BC_SIM_SITE_ID: 'simSiteId',
   BC_SIM_BMC_PORT_BASE: 'simBmcPortBase',
+  BC_MASTER_KEY: 'masterKey',
+  BC_MASTER_KEY_FILE: 'masterKeyFile',
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {

@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
 import type { Config } from '../platform/config.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
@@ -15,7 +16,9 @@ export interface Runtime {
 
 export async function openRuntime(config: Config, processName: string): Promise<Runtime> {
   const log = createLogger(processName, config.logLevel);
-  const nc = await connectNats(config.natsUrl, processName);
+  // Operator mode: the credentials `npm start` issued for this process (`BC_NATS_CREDS`); control-plane inboxes are `_INBOX`.
+  const credentials = config.natsCredsFile ? { creds: readFileSync(config.natsCredsFile, 'utf8'), inboxPrefix: '_INBOX' } : undefined;
+  const nc = await connectNats(config.natsUrl, processName, credentials ? { credentials } : {});
   await ensureStreams(nc, config);
   return { config, nc, store: await EventStore.open(nc), log };
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
@@ -9,11 +10,21 @@ import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
 import { allCommands, operatorCommands } from '../commands/registry.ts';
+import { startGrantService } from '../secrets/grantService.ts';
+import { loadMasterKey } from '../secrets/masterKey.ts';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import { BmcMonitor } from '../metal/bmcMonitor.ts';
+import { loadBmcMonitorConfig } from '../metal/bmcMonitorConfig.ts';
 import { loadWorkflowConfig } from '../workflow/config.ts';
 import { WorkflowExecutor } from '../workflow/executor.ts';
 import { WorkflowOrchestrator } from '../workflow/orchestrator.ts';
+import { loadOrCreateBrokerMaterial } from '../trust/broker/brokerMaterial.ts';
+import { startBootTokenService } from '../trust/join/bootTokenService.ts';
+import { startJoinService } from '../trust/join/joinService.ts';
+import type { Config } from '../platform/config.ts';
 import type { Runtime } from './runtime.ts';
+
+const brokerDirOf = (config: Config) => config.brokerDir ?? join(config.dataDir, 'broker');
 
 export interface RunningService {
   stop(): Promise<void>;
@@ -64,9 +75,36 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
         bmcPortBase: config.simBmcPortBase,
         dataDir: join(config.dataDir, 'sim', config.simSiteId),
         natsUrl: config.natsUrl,
+        // The simulated BMCs' credentials go in as sealed secrets and the site agent gets them by grant.
+        secrets: { masterKey: loadMasterKey(config) },
+        // Under broker permissions agents must join with tokens (a registered key alone gets no connection).
+        ...(config.brokerAuth === 'operator' ? { join: { joinCreds: readFileSync(join(brokerDirOf(config), 'join.creds'), 'utf8') } } : {}),
       },
       log.child({ site: config.simSiteId }),
     ),
+  join: async ({ config, nc, store, log }) => {
+    const material = config.brokerAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
+    const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), commandRetries: config.commandRetries });
+    const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
+    return {
+      stop: async () => {
+        await joins.stop();
+        await bootTokens.stop();
+      },
+    };
+  },
+  'secret-grants': async ({ config, nc, store, log }) => startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' })),
+  'bmc-monitor': async ({ config, nc, store, log }) => {
+    const nodes = new ReadModelReader(new ReadModelFiles(config.dataDir, 'nodes'));
+    const monitor = new BmcMonitor(nc, store, nodes, loadBmcMonitorConfig(), log.child({ service: 'bmc-monitor' }));
+    await monitor.start();
+    return {
+      stop: async () => {
+        await monitor.stop();
+        nodes.close();
+      },
+    };
+  },
   'workflow-orchestrator': async ({ nc, store, log }) => {
     const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }));
     await orchestrator.start();

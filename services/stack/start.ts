@@ -6,11 +6,14 @@ import { createLogger } from '../platform/logger.ts';
 import { connectNats, natsReachable } from '../platform/nats/connect.ts';
 import { NatsServerMissingError, startNatsServer, type NatsServerProcess } from '../platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
+import { prepareStackBroker } from '../trust/broker/stackBroker.ts';
 import { Supervisor } from './supervisor.ts';
 
 /**
  * `npm start`: the whole stack. Uses the NATS server at BC_NATS_URL when it answers; otherwise (unless BC_NATS_URL
- * was set explicitly) runs an embedded `nats-server -js` child with its store under the data dir.
+ * was set explicitly) runs an embedded `nats-server -js` child with its store under the data dir. With the embedded
+ * server the broker enforces per-role permissions (`BC_BROKER_AUTH=operator`, default; `off` for anonymous mode):
+ * each process group gets control-plane credentials of its own (`BC_NATS_CREDS`), agents join with tokens.
  */
 const env = { BC_SIM_MACHINES: '4', ...process.env };
 const config = loadConfig(env);
@@ -20,13 +23,21 @@ const log = createLogger('stack', config.logLevel);
 
 let embedded: NatsServerProcess | undefined;
 let natsUrl = config.natsUrl;
-if (config.natsEmbedded || !(await natsReachable(natsUrl))) {
+const useEmbedded = config.natsEmbedded || !(await natsReachable(natsUrl));
+// Broker-enforced permissions need a server that trusts our operator: the embedded one, configured here.
+const brokerAuth = config.brokerAuth ?? (useEmbedded ? 'operator' : 'off');
+if (brokerAuth === 'operator' && !useEmbedded) {
+  log.fatal({ natsUrl }, 'BC_BROKER_AUTH=operator needs the embedded nats-server (BC_NATS_EMBEDDED=true)');
+  process.exit(1);
+}
+const broker = brokerAuth === 'operator' ? await prepareStackBroker({ brokerDir: resolve(config.brokerDir ?? join(dataDir, 'broker')), storeDir: join(dataDir, 'nats') }) : undefined;
+if (useEmbedded) {
   if (config.natsUrlExplicit && !config.natsEmbedded) {
     log.fatal({ natsUrl }, 'BC_NATS_URL does not answer');
     process.exit(1);
   }
   try {
-    embedded = await startNatsServer({ storeDir: join(dataDir, 'nats') });
+    embedded = await startNatsServer({ storeDir: join(dataDir, 'nats'), ...(broker ? { configFile: broker.configFile } : {}) });
   } catch (err) {
     if (err instanceof NatsServerMissingError) {
       console.error(err.message);
@@ -35,29 +46,46 @@ if (config.natsEmbedded || !(await natsReachable(natsUrl))) {
     throw err;
   }
   natsUrl = embedded.url;
-  log.info({ natsUrl, storeDir: join(dataDir, 'nats') }, 'started embedded nats-server');
+  log.info({ natsUrl, storeDir: join(dataDir, 'nats'), brokerAuth }, 'started embedded nats-server');
 }
 
-const nc = await connectNats(natsUrl, 'stack');
+const nc = await connectNats(natsUrl, 'stack', broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: '_INBOX' } } : {});
 await ensureStreams(nc, config);
 await nc.close();
 
-const childEnv = { ...env, BC_NATS_URL: natsUrl, BC_DATA_DIR: dataDir };
-const supervisor = new Supervisor(childEnv, log);
-supervisor.run(allProjections.map((p) => `projector:${p.name}`));
-supervisor.run(['commands']);
-supervisor.run(['workflow-orchestrator']);
-supervisor.run(['workflow-executor']);
-supervisor.run(['api']);
-if (config.simMachines > 0) supervisor.run(['simulated-site']);
+const childEnv = {
+  ...env,
+  BC_NATS_URL: natsUrl,
+  BC_DATA_DIR: dataDir,
+  BC_BROKER_AUTH: brokerAuth,
+  ...(broker ? { BC_BROKER_DIR: broker.material.dir } : {}),
+};
+// One supervisor per process group, so each control-plane process connects with credentials of its own.
+const supervisors: Supervisor[] = [];
+const run = async (group: string[]) => {
+  const creds = broker ? { BC_NATS_CREDS: await broker.writeServiceCredentials(group.join('+')) } : {};
+  const supervisor = new Supervisor({ ...childEnv, ...creds }, log);
+  supervisor.run(group);
+  supervisors.push(supervisor);
+};
+await run(allProjections.map((p) => `projector:${p.name}`));
+await run(['commands']);
+await run(['secret-grants']);
+await run(['join']);
+await run(['workflow-orchestrator']);
+await run(['workflow-executor']);
+await run(['bmc-monitor']);
+await run(['api']);
+if (config.simMachines > 0) await run(['simulated-site']);
 
+const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';
 const api = `http://${config.httpHost}:${config.httpPort}`;
 console.log(`
 Better Compute is starting.
   API          ${api}   (OpenAPI: ${api}/v1/openapi.json)
-  NATS         ${natsUrl}${embedded ? `   (embedded, store ${join(dataDir, 'nats')})` : ''}
+  NATS         ${natsUrl}${embedded ? `   (embedded, store ${join(dataDir, 'nats')})` : ''}   broker auth: ${brokerAuth}
   Data dir     ${dataDir}
-Watch the fleet:   nats sub --server ${natsUrl} 'bc.>'
+Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
 Try:
   curl -s ${api}/v1/nodes | jq
   curl -s -X POST ${api}/v1/commands/site.create -H 'content-type: application/json' -d '{"siteId":"dc1","name":"DC 1"}'
@@ -69,7 +97,7 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  await supervisor.stop();
+  await Promise.all(supervisors.map((s) => s.stop()));
   await embedded?.stop();
   process.exit(0);
 };

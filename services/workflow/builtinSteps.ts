@@ -8,6 +8,7 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     id: kind,
     runsOn: AgentCommandKinds[kind].runsOn,
     destructive: AgentCommandKinds[kind].destructive,
+    sends: [kind],
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
       const { payload, agentId } = await ctx.platform.runAgentCommand(kind, ctx.input, AgentCommandKinds[kind].destructive);
@@ -25,6 +26,7 @@ export const waitAgentJoined = defineStep({
   id: 'wait.agentJoined',
   runsOn: 'control-plane',
   destructive: false,
+  sends: [],
   input: z.object({ role: z.enum(['ramdisk', 'node']).default('ramdisk') }),
   run: async (ctx) => ctx.platform.waitForAgent(ctx.input.role, ctx.workflow.startedAt),
 });

@@ -11,8 +11,11 @@ export const WorkflowConfig = z.object({
   workAckWaitMs: z.coerce.number().int().min(1_000).default(30_000),
   /** Step attempts one executor process runs at once. */
   executorConcurrency: z.coerce.number().int().min(1).default(64),
-  /** How often a waiting step polls for its agent result. */
-  resultPollMs: z.coerce.number().int().min(10).default(250),
+  /**
+   * A waiting step is woken by the result as it is stored; it also looks the result up directly this often, which
+   * only matters for a result stored while the executor's watch was not running.
+   */
+  resultRecheckMs: z.coerce.number().int().min(10).default(10_000),
 });
 export type WorkflowConfig = z.infer<typeof WorkflowConfig>;
 
@@ -23,7 +26,7 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
     maxWipesPerSite: pick('BC_MAX_WIPES_PER_SITE'),
     workAckWaitMs: pick('BC_WORK_ACK_WAIT_MS'),
     executorConcurrency: pick('BC_EXECUTOR_CONCURRENCY'),
-    resultPollMs: pick('BC_RESULT_POLL_MS'),
+    resultRecheckMs: pick('BC_RESULT_RECHECK_MS'),
     ...overrides,
   });
 }

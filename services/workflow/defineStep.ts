@@ -1,18 +1,31 @@
 import type { z } from 'zod';
+import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
+import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
 import type { Logger } from '../platform/logger.ts';
+
+/** What a step passes to `httpViaSite`: defaults (method, headers, timeout) may be left out. */
+export type HttpProxyRequestInput = z.input<typeof HttpProxyRequest>;
 
 /** The node a step works on. */
 export interface StepNode {
   readonly nodeId: string;
   readonly siteId: string;
   readonly bmc: { readonly address: string; readonly credentialsRef: string };
+  /** Addresses recorded for the machine's own API: the only hosts `httpViaSite` may reach. */
+  readonly addresses: readonly string[];
 }
 
 /** Platform facilities a built-in step may use; the plugin SDK will expose the same through its own context. */
 export interface StepPlatform {
   /** Sends one agent command (at most once per attempt) and resolves its verified result payload. */
   runAgentCommand(kind: string, params: Record<string, unknown>, destructive: boolean): Promise<{ payload: unknown; agentId: string }>;
+  /**
+   * One HTTP request to this node's own API through its site agent (`site.httpProxy`), refused before any command
+   * exists when it leaves the SSRF bound (see `httpProxyPolicy.ts`). Resolves the answer; a redirect, an oversize
+   * answer or a pin mismatch fails the step like any agent failure.
+   */
+  httpViaSite(request: HttpProxyRequestInput): Promise<HttpProxyAnswer>;
   /** Resolves the first ramdisk agent registered for this node since `sinceIso`. */
   waitForAgent(role: 'ramdisk' | 'node', sinceIso: string): Promise<{ agentId: string; keyId: string }>;
 }
@@ -41,6 +54,11 @@ export interface StepDefinition<Id extends string = string, I = unknown> {
   readonly id: Id;
   readonly runsOn: StepRunsOn;
   readonly destructive: boolean;
+  /**
+   * The agent command kinds this step may send. Known up front so a quorum batch names them before the workflow runs;
+   * sending anything else is refused at enqueue.
+   */
+  readonly sends: readonly AgentCommandKind[];
   readonly input: z.ZodType<I>;
   run(ctx: StepContext<I>): Promise<unknown>;
 }

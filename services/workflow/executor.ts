@@ -1,4 +1,5 @@
-import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { setMaxListeners } from 'node:events';
+import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { stepAttemptId, WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -7,14 +8,19 @@ import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { isTransportFailure } from '../platform/nats/transportFailure.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
-import { workflowAggregate } from '../metal/workflow/workflow.ts';
-import { agentGateway } from './agentGateway.ts';
+import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
+import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import { agentGateway, type AgentJoin } from './agentGateway.ts';
+import { startAgentWatches } from './agentWatches.ts';
+import type { StreamWatch } from './streamWatch.ts';
 import { builtinSteps } from './builtinSteps.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
 import { ResultRejectedError, RetryableError, TerminalError } from './stepErrors.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
+/** How often a destructive step waiting for its approval batch looks again. */
+const APPROVAL_RECHECK_MS = 3_000;
 
 /**
  * `workflow-executor`: any number of processes share one durable consumer on `bc.work.control-plane.>`. Each work
@@ -28,6 +34,7 @@ export class WorkflowExecutor {
   #messages: ConsumerMessages | undefined;
   /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
   #jsm: JetStreamManager | undefined;
+  #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -36,6 +43,8 @@ export class WorkflowExecutor {
     private readonly log: Logger,
   ) {
     this.#repository = new AggregateRepository(store);
+    // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   async start(): Promise<void> {
@@ -53,6 +62,7 @@ export class WorkflowExecutor {
     } else if (existing.config.ack_wait !== config.ack_wait) {
       await jsm.consumers.update(Streams.work.name, EXECUTOR_DURABLE, config);
     }
+    this.#watches = await startAgentWatches(this.nc, this.log);
     const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, EXECUTOR_DURABLE);
     this.#messages = await consumer.consume({
       max_messages: this.config.executorConcurrency,
@@ -64,6 +74,7 @@ export class WorkflowExecutor {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#messages?.close().catch(() => undefined);
+    await Promise.all([this.#watches?.results.stop(), this.#watches?.joins.stop()]);
   }
 
   private async handle(msg: JsMsg): Promise<void> {
@@ -91,6 +102,9 @@ export class WorkflowExecutor {
     // Already decided (a duplicate or a stale redelivery): nothing left to do for this message.
     if (!wf.exists || wf.status !== 'running' || !progress || progress.status === 'succeeded' || progress.status === 'pending') return msg.ack();
     const step = wf.steps[stepIndex]!;
+    // Quorum: a destructive step waits, unstarted, until its batch collected its signatures.
+    const approval = approvalStatus(wf, stepIndex, Date.now());
+    if (approval === 'pending') return msg.nak(APPROVAL_RECHECK_MS);
     // A running attempt is resumed as itself; a failed one (retryable, else the workflow would be over) gets the next number.
     const attempt = progress.status === 'running' ? progress.attempt : progress.status === 'failed' ? progress.attempt + 1 : 1;
     const attemptId = stepAttemptId(workflowId, stepIndex, attempt);
@@ -110,10 +124,11 @@ export class WorkflowExecutor {
     try {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
       if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
+      if (approval === 'expired') throw new TerminalError('APPROVAL_EXPIRED', `the approval batch expired at ${wf.approval!.expiresAt} before reaching ${wf.approval!.threshold} signatures`);
       const input = definition.input.safeParse(step.params);
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
-        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc },
+        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, addresses: node.addresses ?? [] },
         workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
         idempotencyKey: attemptId,
         deadlineMs,
@@ -123,7 +138,23 @@ export class WorkflowExecutor {
       };
       const js = jetstream(this.nc);
       const onVerified = (bytes: Uint8Array) => (evidence = Buffer.from(bytes).toString('base64'));
-      const platform = agentGateway({ js, jsm: this.#jsm ?? (await js.jetstreamManager()), repository: this.#repository, pollMs: this.config.resultPollMs, onVerified }, base);
+      const platform = agentGateway(
+        {
+          js,
+          jsm: this.#jsm!,
+          repository: this.#repository,
+          ...this.#watches!,
+          recheckMs: this.config.resultRecheckMs,
+          onVerified,
+          mayEnqueue: (kind) => {
+            if (!definition.sends.includes(kind)) throw new TerminalError('PRECONDITION_FAILED', `step ${step.id} does not declare ${kind} in its sends`);
+            if (wf.approval && AgentCommandKinds[kind].destructive && approvalStatus(wf, stepIndex, Date.now()) !== 'approved') {
+              throw new TerminalError('APPROVAL_PENDING', `${kind} is outside an approved batch of ${workflowId}`);
+            }
+          },
+        },
+        base,
+      );
       outcome = { ok: true, output: await definition.run({ ...base, input: input.data, platform }) };
     } catch (error) {
       // The server went away mid-step: not the step's failure. The same attempt resumes (same command id) on redelivery.

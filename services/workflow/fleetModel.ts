@@ -31,6 +31,8 @@ export interface Caps {
 export class FleetModel {
   readonly #queue: PendingOperation[] = [];
   readonly #inFlight = new Map<string, { slot: 'deploys' | 'wipes' | null; siteId: string }>();
+  /** `<siteId>/<slot>` → workflows in flight: admission runs after every event, so it must not scan. */
+  readonly #slotsUsed = new Map<string, number>();
   readonly workflows = new Map<string, TrackedWorkflow>();
 
   apply(event: PlatformEvent): void {
@@ -41,7 +43,7 @@ export class FleetModel {
       case 'WorkflowStarted': {
         const d = event.data;
         this.#dequeue(d.workflowId);
-        this.#inFlight.set(d.workflowId, { slot: cappedOperations[d.operation] ?? null, siteId: d.siteId });
+        this.#occupy(d.workflowId, cappedOperations[d.operation] ?? null, d.siteId);
         this.workflows.set(d.workflowId, { nodeId: d.nodeId, siteId: d.siteId, operation: d.operation, steps: d.steps, outputs: d.steps.map(() => null) });
         return;
       }
@@ -51,9 +53,13 @@ export class FleetModel {
         return;
       }
       case 'WorkflowCompleted':
-      case 'WorkflowFailed':
+      case 'WorkflowFailed': {
+        const f = this.#inFlight.get(event.data.workflowId);
+        if (!f) return;
         this.#inFlight.delete(event.data.workflowId);
+        if (f.slot) this.#slotsUsed.set(`${f.siteId}/${f.slot}`, this.inFlight(f.siteId, f.slot) - 1);
         return;
+      }
       default:
         return;
     }
@@ -74,20 +80,24 @@ export class FleetModel {
       const slot = cappedOperations[op.operation] ?? null;
       if (slot && this.inFlight(op.siteId, slot) >= caps[slot]) continue;
       this.#dequeue(op.workflowId);
-      this.#inFlight.set(op.workflowId, { slot, siteId: op.siteId });
+      this.#occupy(op.workflowId, slot, op.siteId);
       admitted.push(op);
     }
     return admitted;
   }
 
   inFlight(siteId: string, slot: 'deploys' | 'wipes'): number {
-    let n = 0;
-    for (const f of this.#inFlight.values()) if (f.siteId === siteId && f.slot === slot) n++;
-    return n;
+    return this.#slotsUsed.get(`${siteId}/${slot}`) ?? 0;
   }
 
   waiting(): readonly PendingOperation[] {
     return this.#queue;
+  }
+
+  #occupy(workflowId: string, slot: 'deploys' | 'wipes' | null, siteId: string): void {
+    if (this.#inFlight.has(workflowId)) return;
+    this.#inFlight.set(workflowId, { slot, siteId });
+    if (slot) this.#slotsUsed.set(`${siteId}/${slot}`, this.inFlight(siteId, slot) + 1);
   }
 
   #dequeue(workflowId: string): void {

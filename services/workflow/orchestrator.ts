@@ -7,13 +7,17 @@ import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
+import { KeyedMutex } from '../commands/keyedMutex.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
 import { FleetModel } from './fleetModel.ts';
 
+
 export const ORCHESTRATOR_DURABLE = 'workflow_orchestrator';
-/** Events are handled one at a time (max_ack_pending 1, so in log order); a crashed handler's event returns after this. */
+/** A crashed orchestrator's unacked events return after this. */
 const ACK_WAIT_MS = 15_000;
+/** Events whose reactions may be under way at once (the consumer's max_ack_pending). */
+const MAX_IN_FLIGHT = 512;
 
 /** A command id derived from what it answers, so a redelivered event re-sends the same command (a no-op). */
 const idFor = (prefix: string, key: string) => `${prefix}-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
@@ -29,6 +33,9 @@ export class WorkflowOrchestrator {
   readonly #abort = new AbortController();
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
+  /** Highest stream sequence folded into the model: a redelivered event reacts again but is not applied twice. */
+  #appliedSeq = 0;
+  readonly #reactions = new KeyedMutex();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -39,6 +46,7 @@ export class WorkflowOrchestrator {
 
   async start(): Promise<void> {
     const jsm = this.store.jsm;
+    const config = { ack_wait: ACK_WAIT_MS * 1_000_000, max_ack_pending: MAX_IN_FLIGHT };
     let info = await jsm.consumers.info(Streams.events.name, ORCHESTRATOR_DURABLE).catch(() => undefined);
     if (!info) {
       info = await jsm.consumers.add(Streams.events.name, {
@@ -46,30 +54,20 @@ export class WorkflowOrchestrator {
         filter_subject: Subjects.allEvents,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: ACK_WAIT_MS * 1_000_000,
-        max_ack_pending: 1,
+        ...config,
       });
+    } else if (info.config.max_ack_pending !== config.max_ack_pending || info.config.ack_wait !== config.ack_wait) {
+      info = await jsm.consumers.update(Streams.events.name, ORCHESTRATOR_DURABLE, config);
     }
-    await this.foldUpTo(info.ack_floor.stream_seq);
+    // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
+    await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, ORCHESTRATOR_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: 256 });
+    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT });
     const messages = this.#messages;
     this.#loop = (async () => {
-      await this.admit();
-      for await (const msg of messages) {
-        const heartbeat = setInterval(() => msg.working(), ACK_WAIT_MS / 3);
-        try {
-          await this.handle(msg);
-          msg.ack();
-        } catch (err) {
-          // On a clean stop the event goes straight back, so the next orchestrator need not wait out the ack wait.
-          if (this.#abort.signal.aborted) return msg.nak();
-          this.log.error({ err, seq: msg.seq }, 'orchestrator could not handle an event');
-          msg.nak(1_000);
-        } finally {
-          clearInterval(heartbeat);
-        }
-      }
+      this.admit();
+      for await (const msg of messages) this.receive(msg);
+      await this.#reactions.idle();
     })().catch((err: unknown) => {
       if (!this.#abort.signal.aborted) this.log.error({ err }, 'orchestrator loop ended');
     });
@@ -81,7 +79,36 @@ export class WorkflowOrchestrator {
     await this.#loop;
   }
 
-  /** Rebuilds the model from events this orchestrator already handled, without reacting to them again. */
+  /**
+   * Folds the event into the model at once (events arrive in log order, so the model and admission see the log's
+   * order), then queues its reactions behind earlier ones of the same aggregate: reactions of different workflows
+   * run concurrently, those of one workflow or node stay in order. The event is acked when its reactions are done.
+   */
+  private receive(msg: JsMsg): void {
+    const events = this.decode(msg);
+    if (msg.seq > this.#appliedSeq) {
+      for (const { event } of events) this.model.apply(event);
+      this.#appliedSeq = msg.seq;
+    }
+    const heartbeat = setInterval(() => msg.working(), ACK_WAIT_MS / 3);
+    void this.#reactions
+      .run(msg.subject, async () => {
+        for (const { event } of events) await this.react(event);
+      })
+      .then(
+        () => msg.ack(),
+        (err: unknown) => {
+          // On a clean stop the event goes straight back, so the next orchestrator need not wait out the ack wait.
+          if (this.#abort.signal.aborted) return msg.nak();
+          this.log.error({ err, seq: msg.seq }, 'orchestrator could not react to an event');
+          msg.nak(1_000);
+        },
+      )
+      .finally(() => clearInterval(heartbeat));
+    this.admit();
+  }
+
+  /** Rebuilds the model from events this orchestrator already received, without reacting to them again. */
   private async foldUpTo(seq: number): Promise<void> {
     if (seq === 0) return;
     const consumer = await this.store.js.consumers.get(Streams.events.name, { filter_subjects: Subjects.allEvents, deliver_policy: DeliverPolicy.All });
@@ -89,6 +116,7 @@ export class WorkflowOrchestrator {
     try {
       for await (const m of messages) {
         if (m.seq <= seq) for (const { event } of this.decode(m)) this.model.apply(event);
+        this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;
       }
     } finally {
@@ -98,14 +126,6 @@ export class WorkflowOrchestrator {
 
   private decode(msg: JsMsg): { event: PlatformEvent; metadata: EventMetadata }[] {
     return EventBatch.parse(msg.json()).events.filter((e) => eventCatalog.has(e.type)).map((e) => ({ event: eventCatalog.read(e), metadata: e.metadata }));
-  }
-
-  private async handle(msg: JsMsg): Promise<void> {
-    for (const { event } of this.decode(msg)) {
-      this.model.apply(event);
-      await this.react(event);
-    }
-    await this.admit();
   }
 
   private send(name: string, payload: unknown, commandId: string) {
@@ -150,10 +170,16 @@ export class WorkflowOrchestrator {
     }
   }
 
-  private async admit(): Promise<void> {
+  /** Starts what the caps allow now; each start is its own reaction, in order behind its workflow's others. */
+  private admit(): void {
     for (const op of this.model.admit({ deploys: this.config.maxDeploysPerSite, wipes: this.config.maxWipesPerSite })) {
       const { workflowId, nodeId, siteId, operation, inputs } = op;
-      await this.send('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`);
+      void this.#reactions
+        .run(workflowId, () => this.send('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`))
+        .catch((err: unknown) => {
+          // Only a stop ends the retrying send; the restarted orchestrator folds the queue back and admits it again.
+          if (!this.#abort.signal.aborted) this.log.error({ err, workflowId }, 'could not start an admitted workflow');
+        });
     }
   }
 }

@@ -17,7 +17,7 @@ describe('workflow executor SIGKILLed throughout a deploy', () => {
     await using stack = await startProcessStack({ layout: 'split', machines: 1 });
     const nc = await connectNats(stack.nats.url, 'acceptance-observer');
     try {
-      const client = apiClient(stack.api);
+      const client = apiClient(stack.api, stack.token);
       await client.waitForNodeState(nodeId, 'ready', 60_000);
       const resetsBefore = (await stack.site.resets())[nodeId] ?? [];
 

@@ -16,7 +16,7 @@ describe('nats-server restarted during a deploy', () => {
   it('deploy completes across nats-server restarts inside its destructive steps, with every command and event kept once', { timeout: 240_000 }, async () => {
     await using image = await startImageServer();
     await using stack = await startProcessStack({ layout: 'split', machines: 1 });
-    const client = apiClient(stack.api);
+    const client = apiClient(stack.api, stack.token);
     await client.waitForNodeState(nodeId, 'ready', 60_000);
     const resetsBefore = (await stack.site.resets())[nodeId] ?? [];
 

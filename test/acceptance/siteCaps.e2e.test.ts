@@ -35,7 +35,7 @@ describe('per-site deploy cap with ten simulated machines', () => {
       machines: MACHINES,
       env: { BC_MAX_DEPLOYS_PER_SITE: String(CAP), BC_TEST_SIM_DISK_BYTES: String(8 << 20), BC_TEST_SIM_BMC_DELAY_MS: '50' },
     });
-    const client = apiClient(stack.api);
+    const client = apiClient(stack.api, stack.token);
     for (const nodeId of nodeIds) await client.waitForNodeState(nodeId, 'ready', 90_000);
 
     // Watch the fleet while the deploys run: node waiting reasons (API) and running deploys (workflows table).

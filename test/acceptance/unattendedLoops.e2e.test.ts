@@ -27,7 +27,7 @@ describe('unattended deploy/release loops on the control plane as a process', ()
       machines: 1,
       env: { BC_TEST_SIM_DISK_BYTES: String(8 << 20), BC_TEST_SIM_BMC_DELAY_MS: '50' },
     });
-    const client = apiClient(stack.api);
+    const client = apiClient(stack.api, stack.token);
     await client.waitForNodeState(nodeId, 'ready', 60_000);
 
     for (let loop = 0; loop < LOOPS; loop++) {

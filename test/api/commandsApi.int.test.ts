@@ -36,19 +36,21 @@ describe('HTTP command API', () => {
     ['wrong media type', { payload: 'siteId=dc2', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
   ] as const)('refuses %s with a stable code and appends nothing', async (_name, request, status, code) => {
     await using env = await startApi();
+    const before = await env.store.streamLastSequence();
     const res = await env.app.inject({ method: 'POST', url: '/v1/commands/site.create', ...request } as never);
     expect(res.statusCode).toBe(status);
     expect(res.headers['content-type']).toContain('application/problem+json');
     expect(res.json()).toMatchObject({ status, code });
-    expect(await env.store.streamLastSequence()).toBe(0);
+    expect(await env.store.streamLastSequence()).toBe(before);
   });
 
   it('refuses an oversize body with BODY_TOO_LARGE and appends nothing', async () => {
     await using env = await startApi();
+    const before = await env.store.streamLastSequence();
     const res = await env.app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc2', name: 'x'.repeat(2_000_000) } });
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('BODY_TOO_LARGE');
-    expect(await env.store.streamLastSequence()).toBe(0);
+    expect(await env.store.streamLastSequence()).toBe(before);
   });
 
   it('refuses an unknown command with UNKNOWN_COMMAND', async () => {

@@ -41,13 +41,14 @@ describe('SSE event stream', () => {
     await env.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = env.app.server.address() as { port: number };
     const base = `http://127.0.0.1:${port}/v1/events/stream?subject=bc.evt.site.>`;
-    const live = readEvents(base, 2);
+    const auth = { authorization: `Bearer ${env.adminToken}` };
+    const live = readEvents(base, 2, auth);
     await live.connected;
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'a1', name: 'A' }, actor: 't' });
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'a2', name: 'B' }, actor: 't' });
     const frames = await live.frames;
     expect(frames.map((f) => f.data.subject)).toEqual(['bc.evt.site.site.a1', 'bc.evt.site.site.a2']);
-    const resumed = await readEvents(base, 1, { 'last-event-id': String(frames[0]!.id) }).frames;
+    const resumed = await readEvents(base, 1, { ...auth, 'last-event-id': String(frames[0]!.id) }).frames;
     expect(resumed[0]).toMatchObject({ id: frames[1]!.id, data: { subject: 'bc.evt.site.site.a2' } });
   });
 });

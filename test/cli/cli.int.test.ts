@@ -7,9 +7,10 @@ import { startApi } from '../support/apiFixture.ts';
 const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
 const run = promisify(execFile);
 
-async function cli(api: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(api: string, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args]);
+    // No --token: the CLI finds the bootstrap admin token in BC_DATA_DIR, as it does next to `npm start`.
+    const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], { env: { ...process.env, BC_DATA_DIR: dataDir, BC_API_TOKEN: '' } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -23,21 +24,26 @@ describe('better-compute CLI', () => {
     await env.app.listen({ port: 0, host: '127.0.0.1' });
     const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
 
-    expect((await cli(api, 'command', 'site.create', '{"siteId":"dc1","name":"DC 1"}')).stdout).toMatch(/appended at seq 1: SiteCreated/);
-    const enrolled = await cli(api, 'metal', 'enroll', '--node', 'r1-n1', '--site', 'dc1', '--bmc', 'https://127.0.0.1:9', '--credentials', 'secret:r1-n1', '--profile', 'dl325', '--mac', '52:54:00:00:00:01');
-    expect(enrolled.stdout).toMatch(/enrolled r1-n1 \(seq 2\)/);
-    await env.readers.get('nodes')!.waitFor(2, 5_000);
-    const ls = await cli(api, 'nodes', 'ls', '--site', 'dc1');
+    // Seq 1 is the bootstrap admin token the API created on the fresh log.
+    expect((await cli(api, env.dataDir, 'command', 'site.create', '{"siteId":"dc1","name":"DC 1"}')).stdout).toMatch(/appended at seq 2: SiteCreated/);
+    const enrolled = await cli(api, env.dataDir, 'metal', 'enroll', '--node', 'r1-n1', '--site', 'dc1', '--bmc', 'https://127.0.0.1:9', '--credentials', 'secret:r1-n1', '--profile', 'dl325', '--mac', '52:54:00:00:00:01');
+    expect(enrolled.stdout).toMatch(/enrolled r1-n1 \(seq 3\)/);
+    await env.readers.get('nodes')!.waitFor(3, 5_000);
+    const ls = await cli(api, env.dataDir, 'nodes', 'ls', '--site', 'dc1');
     expect(ls.stdout).toMatch(/NODEID\s+SITEID\s+STATE/);
     expect(ls.stdout).toMatch(/r1-n1\s+dc1\s+enrolled/);
-    expect(JSON.parse((await cli(api, '--json', 'nodes', 'show', 'r1-n1')).stdout)).toMatchObject({ nodeId: 'r1-n1', state: 'enrolled' });
-    expect((await cli(api, 'events', 'metal.node/r1-n1')).stdout).toMatch(/NodeEnrolled/);
+    expect(JSON.parse((await cli(api, env.dataDir, '--json', 'nodes', 'show', 'r1-n1')).stdout)).toMatchObject({ nodeId: 'r1-n1', state: 'enrolled' });
+    expect((await cli(api, env.dataDir, 'events', 'metal.node/r1-n1')).stdout).toMatch(/NodeEnrolled/);
 
-    const missing = await cli(api, 'nodes', 'show', 'nope');
+    const missing = await cli(api, env.dataDir, 'nodes', 'show', 'nope');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/error NOT_FOUND: node nope not found/);
-    const invalid = await cli(api, 'command', 'site.create', '{"siteId":"Bad Id"}');
+    const invalid = await cli(api, env.dataDir, 'command', 'site.create', '{"siteId":"Bad Id"}');
     expect(invalid.stderr).toMatch(/error VALIDATION_FAILED/);
     expect(invalid.stderr).toMatch(/siteId: /);
+
+    const { stdout: withoutToken, stderr: refused } = await cli(api, '/nonexistent', 'nodes', 'ls');
+    expect(withoutToken).toBe('');
+    expect(refused).toMatch(/error UNAUTHENTICATED/);
   });
 });

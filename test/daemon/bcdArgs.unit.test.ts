@@ -17,7 +17,15 @@ describe('parseBcdArgs', () => {
   it('parses bcd site with defaults', () => {
     expect(parseBcdArgs(['site', '--site', 'dc1', '--nats', 'nats://x:4222', '--state', '/var/lib/bcd'])).toEqual({
       command: 'site', siteId: 'dc1', natsUrl: 'nats://x:4222', stateDir: '/var/lib/bcd', httpPort: 0, httpHost: '127.0.0.1', advertiseUrl: undefined,
+      join: { token: undefined, credsFile: undefined },
     });
+  });
+
+  it('takes a join token from --join-token or BC_JOIN_TOKEN, and join credentials only with a token', () => {
+    const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs([...base, '--join-token', 'bcj_a', '--join-creds', '/etc/bc/join.creds']).join).toEqual({ token: 'bcj_a', credsFile: '/etc/bc/join.creds' });
+    expect(parseBcdArgs(base, { BC_JOIN_TOKEN: 'bcj_env', BC_JOIN_CREDS: '/j' }).join).toEqual({ token: 'bcj_env', credsFile: '/j' });
+    expect(() => parseBcdArgs([...base, '--join-creds', '/j'])).toThrow(BcdUsageError);
   });
 
   it('parses bcd ramdisk with several disks', () => {
@@ -66,5 +74,10 @@ describe('agent ids and boot scripts', () => {
     const script = ramdiskIpxeScript({ siteId: 'dc1', nodeId: 'n1', natsUrl: 'nats://10.0.0.1:4222', baseUrl: 'http://10.0.0.1:8080' });
     expect(script.startsWith('#!ipxe\n')).toBe(true);
     expect(ramdiskParamsOf(script)).toEqual({ site: 'dc1', node: 'n1', nats: 'nats://10.0.0.1:4222', boot: 'http://10.0.0.1:8080' });
+  });
+
+  it('a boot script carries the join token of its boot and where the join credential is', () => {
+    const script = ramdiskIpxeScript({ siteId: 'dc1', nodeId: 'n1', natsUrl: 'nats://h', baseUrl: 'http://h:1', joinToken: 'bcj_jt-x_s', joinCredsUrl: 'http://h:1/join.creds' });
+    expect(ramdiskParamsOf(script)).toMatchObject({ join: 'bcj_jt-x_s', joincreds: 'http://h:1/join.creds' });
   });
 });

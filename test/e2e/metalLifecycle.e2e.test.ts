@@ -12,7 +12,7 @@ import { readPrefix } from '../support/diskFile.ts';
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 
 const cliBin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
-const cli = async (api: string, ...args: string[]) => (await promisify(execFile)(process.execPath, [cliBin, '--api', api, ...args])).stdout;
+const cli = async (api: string, token: string, ...args: string[]) => (await promisify(execFile)(process.execPath, [cliBin, '--api', api, '--token', token, ...args])).stdout;
 
 describe('metal lifecycle on npm start with the simulated site', () => {
   it('carries a machine enrolled → ready → deployed → ready, unattended, with the image on disk and an attested wipe', { timeout: 240_000 }, async () => {
@@ -22,27 +22,28 @@ describe('metal lifecycle on npm start with the simulated site', () => {
       { BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' },
       await freePort(),
     );
+    const auth = { headers: { authorization: `Bearer ${stack.token}` } };
     const nodeId = 'sim-m001';
-    const node = () => json(fetch(`${stack.api}/v1/nodes/${nodeId}`));
+    const node = () => json(fetch(`${stack.api}/v1/nodes/${nodeId}`, auth));
     await expect.poll(async () => (await node()).state, { timeout: 60_000, interval: 250 }).toBe('ready');
     expect((await node()).inventory).toMatchObject({ productUuid: expect.any(String), nics: expect.any(Array) });
 
-    const deployed = await cli(stack.api, 'metal', 'deploy', nodeId, '--image', image.url, '--sha256', image.sha256, '--ssh-key', 'ssh-ed25519 AAAA test', '--wait');
+    const deployed = await cli(stack.api, stack.token, 'metal', 'deploy', nodeId, '--image', image.url, '--sha256', image.sha256, '--ssh-key', 'ssh-ed25519 AAAA test', '--wait');
     expect(deployed).toMatch(/image\.write\s+node\s+succeeded/);
     expect(deployed).toMatch(/^deploy completed/m);
     expect((await node()).state).toBe('deployed');
     const disk = join(dir.path, 'sim', 'sim', 'machines', nodeId, 'disk0.img');
     expect(readPrefix(disk, image.image.length).equals(image.image)).toBe(true);
 
-    const released = await cli(stack.api, 'metal', 'release', nodeId, '--wait');
+    const released = await cli(stack.api, stack.token, 'metal', 'release', nodeId, '--wait');
     expect(released).toMatch(/disk\.wipe\s+node\s+succeeded .*destructive \(attested\)/);
     await expect.poll(async () => (await node()).state, { timeout: 10_000, interval: 250 }).toBe('ready');
-    expect(await cli(stack.api, 'nodes', 'show', nodeId)).toMatch(/release\s+completed/);
+    expect(await cli(stack.api, stack.token, 'nodes', 'show', nodeId)).toMatch(/release\s+completed/);
     expect(readPrefix(disk, image.image.length).equals(Buffer.alloc(image.image.length))).toBe(true);
 
-    const history = await json(fetch(`${stack.api}/v1/nodes/${nodeId}/workflows`));
+    const history = await json(fetch(`${stack.api}/v1/nodes/${nodeId}/workflows`, auth));
     const release = history.items.find((w: { operation: string }) => w.operation === 'release');
-    const workflow = await json(fetch(`${stack.api}/v1/workflows/${release.workflowId}`));
+    const workflow = await json(fetch(`${stack.api}/v1/workflows/${release.workflowId}`, auth));
     const wipes = workflow.steps.filter((s: { stepId: string }) => s.stepId === 'disk.wipe');
     expect(wipes).toHaveLength(1);
     expect(wipes[0]).toMatchObject({ state: 'succeeded', output: { attested: true } });

@@ -5,8 +5,9 @@ import { startTestNats, tempDir } from '../support/natsServer.ts';
 import { startStackProcess } from '../support/stackProcess.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
 
-const post = (api: string, name: string, body: unknown) =>
-  fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (stack: { api: string; token: string }, name: string, body: unknown) =>
+  fetch(`${stack.api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.token}` }, body: JSON.stringify(body) });
+const get = (stack: { api: string; token: string }, path: string) => fetch(`${stack.api}${path}`, { headers: { authorization: `Bearer ${stack.token}` } });
 
 const enroll = enrollPayload;
 
@@ -27,11 +28,11 @@ describe('npm start', () => {
     const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '2', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
     try {
       expect(natsServerPids(dir.path)).toHaveLength(1);
-      await expect.poll(async () => (await json(fetch(`${stack.api}/v1/nodes?siteId=sim`))).items.length, { timeout: 90_000 }).toBe(2);
-      expect((await post(stack.api, 'site.create', { siteId: 'dc1', name: 'DC 1' })).status).toBe(201);
-      const results = await Promise.all(['a1', 'a2', 'a3'].map((id) => json(post(stack.api, 'metal.enroll', enroll(id)))));
+      await expect.poll(async () => (await json(get(stack, '/v1/nodes?siteId=sim'))).items.length, { timeout: 90_000 }).toBe(2);
+      expect((await post(stack, 'site.create', { siteId: 'dc1', name: 'DC 1' })).status).toBe(201);
+      const results = await Promise.all(['a1', 'a2', 'a3'].map((id) => json(post(stack, 'metal.enroll', enroll(id)))));
       const maxSeq = Math.max(...results.map((r: { seq: number }) => r.seq));
-      const page = await json(fetch(`${stack.api}/v1/nodes?siteId=dc1&minSeq=${maxSeq}`));
+      const page = await json(get(stack, `/v1/nodes?siteId=dc1&minSeq=${maxSeq}`));
       // Enrolled nodes are inspected on their own; these have no reachable BMC, so they stay in the first states.
       expect(page.items.map((n: { nodeId: string }) => n.nodeId)).toEqual(['a1', 'a2', 'a3']);
       for (const n of page.items) expect(['enrolled', 'inspecting']).toContain(n.state);
@@ -47,14 +48,16 @@ describe('npm start', () => {
     const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_SIM_MACHINES: '0' };
     const port = await freePort();
     const first = await startStackProcess(env, port);
-    await post(first.api, 'site.create', { siteId: 'dc1', name: 'DC 1' });
-    const seq = (await json(post(first.api, 'metal.enroll', enroll('keep-1')))).seq;
-    expect((await fetch(`${first.api}/v1/nodes/keep-1?minSeq=${seq}`)).status).toBe(200);
+    await post(first, 'site.create', { siteId: 'dc1', name: 'DC 1' });
+    const seq = (await json(post(first, 'metal.enroll', enroll('keep-1')))).seq;
+    expect((await get(first, `/v1/nodes/keep-1?minSeq=${seq}`)).status).toBe(200);
     expect(await first.stop()).toBe(0);
 
     await using second = await startStackProcess(env, port);
-    expect(await json(fetch(`${second.api}/v1/nodes/keep-1`))).toMatchObject({ nodeId: 'keep-1', siteId: 'dc1' });
-    const again = await post(second.api, 'metal.enroll', enroll('keep-1'));
+    // The bootstrap admin token lives in the log: a restart keeps it and makes no new one.
+    expect(second.token).toBe(first.token);
+    expect(await json(get(second, '/v1/nodes/keep-1'))).toMatchObject({ nodeId: 'keep-1', siteId: 'dc1' });
+    const again = await post(second, 'metal.enroll', enroll('keep-1'));
     expect(again.status).toBe(409);
     expect((await json(again)).code).toBe('ALREADY_EXISTS');
   });

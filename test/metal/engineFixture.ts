@@ -9,7 +9,7 @@ import { startBackbone } from '../support/backboneFixture.ts';
 /** A backbone with the command responder, the orchestrator and one executor running in-process. */
 export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
   const env = await startBackbone();
-  const config = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultPollMs: 25, ...overrides });
+  const config = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultRecheckMs: 500, ...overrides });
   const responder = serveCommands(env.nc, env.bus, env.log);
   let orchestrator = new WorkflowOrchestrator(env.nc, env.store, config, env.log);
   await orchestrator.start();

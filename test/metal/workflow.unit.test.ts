@@ -13,7 +13,8 @@ import { deciderSpec } from './spec.ts';
 const given = deciderSpec(workflowAggregate);
 const wf = 'wf-0123456789ab';
 const start = { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'release' as const, inputs: {} };
-const started = given([]).when(startWorkflow, start).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
+const noQuorum = { dependencies: { quorum: { approvers: [], threshold: 0, approvalTtlSeconds: 3_600 } } };
+const started = given([]).when(startWorkflow, start, noQuorum).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
 const steps = resolveSteps(builtinProfiles.release, {});
 const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
 const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z' } });
@@ -41,7 +42,7 @@ describe('workflow deciders and evolve', () => {
   it('start freezes the resolved steps and schedules the first; starting again is a no-op', () => {
     expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 1 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
     expect(started[1]).toEqual(scheduled(0));
-    given(started).when(startWorkflow, start).then([]);
+    given(started).when(startWorkflow, start, noQuorum).then([]);
     expect(given(started).state).toMatchObject({ status: 'running', progress: [{ status: 'scheduled', attempt: 0 }, { status: 'pending' }, {}, {}, {}] });
   });
 

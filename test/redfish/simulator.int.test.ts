@@ -110,4 +110,15 @@ describe.each(trees)('BMC simulator on $tree', (facts) => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect((await getJson(`${sim.url}${facts.systemUri}`)).body.PowerState).toBe('Off');
   });
+
+  it('reports PoweringOn through a restart, so the end of a reset is observable', async () => {
+    const sim = await simulate(facts.tree, { powerDelayMs: 80 });
+    const res = await fetch(`${sim.url}${facts.resetUri}`, { method: 'POST', headers: basic, body: JSON.stringify({ ResetType: 'ForceRestart' }) });
+    expect(res.status).toBe(200);
+    expect((await getJson(`${sim.url}${facts.systemUri}`)).body.PowerState).toBe('PoweringOn');
+    expect(sim.state.boots).toHaveLength(0);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect((await getJson(`${sim.url}${facts.systemUri}`)).body.PowerState).toBe('On');
+    expect(sim.state.boots).toHaveLength(1);
+  });
 });

@@ -1,16 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { freePort } from './freePort.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
 import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
 
-const controlPlane = ['api', 'commands', 'projector:nodes', 'projector:sites', 'projector:workflows', 'workflow-orchestrator', 'workflow-executor'];
+const controlPlane = ['api', 'commands', 'projector:nodes', 'projector:sites', 'projector:workflows', 'projector:secrets', 'projector:tokens', 'workflow-orchestrator', 'workflow-executor'];
 
 /** Process groups: `split` gives the executor a process of its own (to kill); `single` is one process, fastest to start. */
 const layouts = {
   split: {
     front: ['api', 'commands'],
-    projectors: ['projector:nodes', 'projector:sites', 'projector:workflows'],
+    projectors: ['projector:nodes', 'projector:sites', 'projector:workflows', 'projector:secrets', 'projector:tokens'],
     orchestrator: ['workflow-orchestrator'],
     executor: ['workflow-executor'],
   },
@@ -32,7 +33,6 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     BC_SIM_MACHINES: String(options.machines),
     BC_SIM_BMC_PORT_BASE: '0',
     BC_WORK_ACK_WAIT_MS: '1000',
-    BC_RESULT_POLL_MS: '50',
     ...options.env,
   };
   const started: { stop(): Promise<void> }[] = [];
@@ -66,6 +66,8 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
       nats,
       dataDir: dir.path,
       api,
+      /** The bootstrap admin token the API wrote to the data dir. */
+      token: readAdminToken(dir.path) ?? '',
       env,
       processes,
       site,

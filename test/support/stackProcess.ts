@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { readAdminToken } from '../../services/auth/bootstrap.ts';
 
 const startScript = fileURLToPath(new URL('../../services/stack/start.ts', import.meta.url));
 
@@ -29,5 +30,7 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
     }
     await sleep(100);
   }
-  return { api, child, output: () => output, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
+  // `npm start` bootstraps its admin token into the data dir (the API is ready only after that).
+  const token = env.BC_DATA_DIR ? (readAdminToken(env.BC_DATA_DIR) ?? '') : '';
+  return { api, token, child, output: () => output, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
 }

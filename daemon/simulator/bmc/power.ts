@@ -26,8 +26,9 @@ const effects: Record<string, (isOn: boolean) => Effect | undefined> = {
 export const modelledResetTypes: readonly string[] = Object.keys(effects);
 
 /**
- * System power with a settle delay: `PowerState` keeps showing the old value until `delayMs` has passed, as a
- * real BMC does while the host sequences power, so a client has to poll rather than trust the 200.
+ * System power with a settle delay: `PowerState` keeps showing the old value (`PoweringOn` during a restart) until
+ * `delayMs` has passed, as a real BMC does while the host sequences power, so a client has to poll rather than trust
+ * the 200.
  */
 export class PowerModel {
   private intended: SimPowerState;
@@ -71,6 +72,13 @@ export class PowerModel {
     this.intended = effect === 'off' ? 'Off' : 'On';
     // The host stops running the moment a reset is accepted, before PowerState settles.
     if (effect === 'off' || effect === 'restart') this.onPowerLoss(effect);
+    // A restart goes On → On: without the transitional state (which iDRAC and iLO report too) a client could not tell
+    // a reset that has not happened yet from one that is over, and would set the next boot override into a POST
+    // that is still to come.
+    if (effect === 'restart') {
+      this.system.PowerState = 'PoweringOn';
+      touch(this.system);
+    }
     this.timers.after(this.delayMs, () => {
       this.system.PowerState = effect === 'off' ? 'Off' : 'On';
       touch(this.system);

@@ -79,6 +79,8 @@ export interface BmcSimulator {
   onPowerLoss(listener: PowerLossListener): () => void;
   /** The live document behind a URI, as the next GET would return it. */
   resource(uri: string): Json | undefined;
+  /** Cuts the BMC off the network (every connection is reset) or plugs it back in; the host keeps running. */
+  setReachable(reachable: boolean): void;
   close(): Promise<void>;
 }
 
@@ -205,6 +207,10 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
   } else {
     server = createHttpServer(listener);
   }
+  let reachable = true;
+  server.on('connection', (socket) => {
+    if (!reachable) socket.destroy();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -239,6 +245,10 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     resource(uri: string): Json | undefined {
       const key = toKey(uri);
       return key === undefined ? undefined : store.get(key);
+    },
+    setReachable(value: boolean): void {
+      reachable = value;
+      if (!value) server.closeAllConnections();
     },
     async close(): Promise<void> {
       timers.clear();

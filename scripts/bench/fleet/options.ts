@@ -6,7 +6,7 @@ export interface FleetOptions {
   /** Per-site caps for deploys and release wipes (BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
   cap: number;
   executorConcurrency: number;
-  resultPollMs: number;
+  resultRecheckMs: number;
   diskBytes: number;
   imageBytes: number;
   /** Give up waiting after this many seconds (the report then says how far the fleet got). */
@@ -25,7 +25,7 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:fleet -- [--quick] [--machines N] [--cap N] [--concurrency N] [--poll-ms N] [--timeout S] [--out FILE]` */
+/** `npm run bench:fleet -- [--quick] [--machines N] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
 export function parseFleetOptions(argv: string[]): FleetOptions {
   const { values } = parseArgs({
     args: argv,
@@ -34,7 +34,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
       machines: { type: 'string' },
       cap: { type: 'string' },
       concurrency: { type: 'string' },
-      'poll-ms': { type: 'string' },
+      'recheck-ms': { type: 'string' },
       timeout: { type: 'string' },
       stall: { type: 'string' },
       out: { type: 'string', default: 'bench/results/fleet.json' },
@@ -47,7 +47,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     machines: positive('machines', values.machines, quick ? 100 : 1_000),
     cap: positive('cap', values.cap, 100),
     executorConcurrency: positive('concurrency', values.concurrency, 256),
-    resultPollMs: positive('poll-ms', values['poll-ms'], 250),
+    resultRecheckMs: positive('recheck-ms', values['recheck-ms'], 10_000),
     diskBytes: 4 << 20,
     imageBytes: 256 << 10,
     timeoutSeconds: positive('timeout', values.timeout, quick ? 120 : 900),

@@ -41,7 +41,7 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
     BC_MAX_DEPLOYS_PER_SITE: String(options.cap),
     BC_MAX_WIPES_PER_SITE: String(options.cap),
     BC_EXECUTOR_CONCURRENCY: String(options.executorConcurrency),
-    BC_RESULT_POLL_MS: String(options.resultPollMs),
+    BC_RESULT_RECHECK_MS: String(options.resultRecheckMs),
   };
   await ensureStreams(nc, loadConfig(env));
   const services = CONTROL_PLANE.map((name) => startService(name, env, options.cpNodeArgs));

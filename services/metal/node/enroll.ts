@@ -22,7 +22,14 @@ export const enrollNode = defineCommand({
     return [
       {
         type: 'NodeEnrolled',
-        data: { nodeId, siteId: command.siteId, bmc: command.bmc, hardwareProfile: command.hardwareProfile, macs: command.macs },
+        data: {
+          nodeId,
+          siteId: command.siteId,
+          bmc: command.bmc,
+          hardwareProfile: command.hardwareProfile,
+          macs: command.macs,
+          ...(command.addresses.length > 0 ? { addresses: command.addresses } : {}),
+        },
       },
     ];
   },

@@ -24,12 +24,34 @@ export function requireState(node: ExistingNode, command: string, from: readonly
   if (options.inService && node.maintenance) throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed while node ${node.nodeId} is in maintenance`);
 }
 
-/** The event that starts an operation: the node enters its working state and the workflow id is fixed. */
-export function requestOperation(node: ExistingNode, operation: NodeOperation, inputs: Record<string, unknown>, commandId: string): MetalEvent[] {
+/**
+ * A tenant acts only on nodes that are its own or (for new work on a ready node) nobody's. Another tenant's node is
+ * NOT_FOUND, worded as for a node that does not exist, so a tenant cannot tell the two apart.
+ */
+export function requireTenantAccess(node: ExistingNode, tenantId: string | undefined, options: { claimUnowned: boolean }): void {
+  if (tenantId === undefined) return;
+  const owner = node.owner ?? null;
+  if (owner === tenantId) return;
+  if (owner === null && options.claimUnowned && node.state === 'ready') return;
+  throw new DomainError('NOT_FOUND', `node ${node.nodeId} is not enrolled`);
+}
+
+/**
+ * The event that starts an operation: the node enters its working state and the workflow id is fixed. The owner
+ * carries over (a retry or an operator's rescue keeps the node the tenant's) unless a tenant claims the node.
+ */
+export function requestOperation(
+  node: ExistingNode,
+  operation: NodeOperation,
+  inputs: Record<string, unknown>,
+  commandId: string,
+  tenantId: string | undefined = undefined,
+): MetalEvent[] {
+  const owner = tenantId ?? node.owner ?? undefined;
   return [
     {
       type: 'NodeOperationRequested',
-      data: { nodeId: node.nodeId, siteId: node.siteId, operation, workflowId: workflowIdFor(node.nodeId, commandId), inputs },
+      data: { nodeId: node.nodeId, siteId: node.siteId, operation, workflowId: workflowIdFor(node.nodeId, commandId), inputs, ...(owner ? { tenantId: owner } : {}) },
     },
   ];
 }

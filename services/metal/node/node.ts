@@ -21,14 +21,20 @@ export type NodeAggregateState =
       readonly state: NodeState;
       readonly maintenance: boolean;
       readonly maintenanceReason: string | null;
+      /** Who set the flag: only a `bmc` flag clears itself when the BMC answers again. */
+      readonly maintenanceSource?: 'operator' | 'bmc' | 'platform' | null;
       readonly bmc: { readonly address: string; readonly credentialsRef: string };
       readonly hardwareProfile: string;
       readonly macs: readonly string[];
+      /** Where the machine's own API answers (enrolled nodes without any have none). */
+      readonly addresses?: readonly string[];
       readonly current?: NodeOperationRef | null;
       readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
       readonly inventory?: Inventory | null;
       /** Where `metal.unrescue` returns to. */
       readonly rescuedFrom?: NodeState | null;
+      /** The tenant the node works for; cleared whenever the node is back in `ready`. */
+      readonly owner?: string | null;
     };
 
 
@@ -44,16 +50,24 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
     if (!state.exists) return state;
     switch (event.type) {
       case 'NodeMaintenanceSet':
-        return { ...state, maintenance: event.data.on, maintenanceReason: event.data.on ? event.data.reason : null };
+        return {
+          ...state,
+          maintenance: event.data.on,
+          maintenanceReason: event.data.on ? event.data.reason : null,
+          maintenanceSource: event.data.on ? event.data.source : null,
+        };
       case 'NodeOperationRequested': {
         const { operation, workflowId, inputs } = event.data;
         const rescuedFrom = operation === 'rescue' ? state.state : (state.rescuedFrom ?? null);
-        return { ...state, state: operationStates[operation].working, current: { operation, workflowId, inputs }, failed: null, rescuedFrom };
+        const owner = event.data.tenantId ?? state.owner ?? null;
+        return { ...state, state: operationStates[operation].working, current: { operation, workflowId, inputs }, failed: null, rescuedFrom, owner };
       }
       case 'NodeWipeStarted':
         return { ...state, state: 'wiping' };
-      case 'NodeOperationCompleted':
-        return { ...state, state: operationStates[event.data.operation].done, current: null };
+      case 'NodeOperationCompleted': {
+        const done = operationStates[event.data.operation].done;
+        return { ...state, state: done, current: null, owner: done === 'ready' ? null : (state.owner ?? null) };
+      }
       case 'NodeOperationFailed': {
         const { reason, failedStep, maintenance } = event.data;
         const failed = state.current ? { ...state.current, reason, failedStep } : null;
@@ -64,12 +78,15 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
           failed,
           maintenance: maintenance || state.maintenance,
           maintenanceReason: maintenance ? reason : state.maintenanceReason,
+          maintenanceSource: maintenance ? 'platform' : state.maintenanceSource,
         };
       }
       case 'NodeInventoryRecorded':
         return { ...state, inventory: event.data.inventory };
-      case 'NodeRescueEnded':
-        return { ...state, state: state.rescuedFrom ?? 'ready', rescuedFrom: null };
+      case 'NodeRescueEnded': {
+        const back = state.rescuedFrom ?? 'ready';
+        return { ...state, state: back, rescuedFrom: null, owner: back === 'ready' ? null : (state.owner ?? null) };
+      }
       case 'NodeRetired':
         return { ...state, state: 'retired', current: null };
     }

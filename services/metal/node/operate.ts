@@ -2,7 +2,7 @@ import { DeployNode, RescueNode, RetireNode, RetryNode, StartInspection, Undeplo
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { requestOperation, requireNode, requireState } from './lifecycle.ts';
+import { requestOperation, requireNode, requireState, requireTenantAccess } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
 
 /**
@@ -16,10 +16,11 @@ export const deployNode = defineCommand({
   aggregateId: (command) => command.nodeId,
   decide(command, state, { commandId }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
+    requireTenantAccess(node, command.tenantId, { claimUnowned: true });
     if (node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256) return [];
     requireState(node, 'metal.deploy', ['ready'], { inService: true });
-    const { nodeId: _nodeId, ...inputs } = command;
-    return requestOperation(node, 'deploy', inputs, commandId);
+    const { nodeId: _nodeId, tenantId, ...inputs } = command;
+    return requestOperation(node, 'deploy', inputs, commandId, tenantId);
   },
 });
 
@@ -30,6 +31,7 @@ export const undeployNode = defineCommand({
   aggregateId: (command) => command.nodeId,
   decide(command, state, { commandId }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
+    requireTenantAccess(node, command.tenantId, { claimUnowned: false });
     if (node.current?.operation === 'release') return [];
     requireState(node, 'metal.undeploy', ['deployed']);
     return requestOperation(node, 'release', {}, commandId);
@@ -43,9 +45,10 @@ export const rescueNode = defineCommand({
   aggregateId: (command) => command.nodeId,
   decide(command, state, { commandId }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
+    requireTenantAccess(node, command.tenantId, { claimUnowned: true });
     if (node.state === 'rescuing' || node.state === 'rescue') return [];
     requireState(node, 'metal.rescue', ['ready', 'deployed']);
-    return requestOperation(node, 'rescue', {}, commandId);
+    return requestOperation(node, 'rescue', {}, commandId, command.tenantId);
   },
 });
 
@@ -56,6 +59,7 @@ export const unrescueNode = defineCommand({
   aggregateId: (command) => command.nodeId,
   decide(command, state): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
+    requireTenantAccess(node, command.tenantId, { claimUnowned: false });
     requireState(node, 'metal.unrescue', ['rescue']);
     return [{ type: 'NodeRescueEnded', data: { nodeId: node.nodeId } }];
   },

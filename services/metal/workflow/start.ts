@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
+import { approversAggregate } from '../../trust/approvers/approvers.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
@@ -11,14 +14,27 @@ export const startWorkflow = defineCommand({
   schema: StartWorkflow,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  decide(command, state, { now }): WorkflowEvent[] {
+  dependencies: async (_command, load) => ({ quorum: await load(approversAggregate, APPROVERS_ID) }),
+  decide(command, state, { now, dependencies }): WorkflowEvent[] {
     if (state.exists) return [];
     const profile = builtinProfiles[command.operation];
     const steps = resolveSteps(profile, command.inputs);
     const { workflowId, nodeId, siteId, operation } = command;
-    return [
+    const events: WorkflowEvent[] = [
       { type: 'WorkflowStarted', data: { workflowId, nodeId, siteId, operation, profile: { id: profile.id, version: profile.version }, steps, startedAt: now } },
-      { type: 'StepScheduled', data: { workflowId, stepIndex: 0, stepId: steps[0]!.id, attempt: 1 } },
     ];
+    const { quorum } = dependencies;
+    const items = steps.flatMap((s, stepIndex) => (s.destructive ? [{ stepIndex, stepId: s.id }] : []));
+    if (quorum.threshold > 0 && items.length > 0) {
+      // The digest covers the params too: approvers approve this image on this node, not "a deploy".
+      const digest = createHash('sha256')
+        .update(JSON.stringify({ workflowId, nodeId, siteId, operation, items: items.map((i) => ({ ...i, params: steps[i.stepIndex]!.params })) }))
+        .digest('hex');
+      const expiresAt = new Date(Date.parse(now) + quorum.approvalTtlSeconds * 1000).toISOString();
+      const approverIds = quorum.approvers.map((a) => a.approverId);
+      events.push({ type: 'ApprovalRequested', data: { workflowId, digest, items, threshold: quorum.threshold, approverIds, expiresAt } });
+    }
+    events.push({ type: 'StepScheduled', data: { workflowId, stepIndex: 0, stepId: steps[0]!.id, attempt: 1 } });
+    return events;
   },
 });

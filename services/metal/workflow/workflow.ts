@@ -16,6 +16,17 @@ export interface StepProgress {
   readonly attemptStartedAt: string | null;
 }
 
+/** The quorum batch of a workflow that sends destructive commands (absent when no quorum applied at its start). */
+export interface ApprovalBatch {
+  readonly digest: string;
+  readonly stepIndexes: readonly number[];
+  readonly threshold: number;
+  readonly approverIds: readonly string[];
+  readonly expiresAt: string;
+  readonly grantedBy: readonly string[];
+  readonly rejected: { readonly approverId: string; readonly reason: string } | null;
+}
+
 export type WorkflowState =
   | { readonly exists: false }
   | {
@@ -29,6 +40,7 @@ export type WorkflowState =
       readonly progress: readonly StepProgress[];
       readonly status: 'running' | 'completed' | 'failed';
       readonly startedAt: string;
+      readonly approval?: ApprovalBatch | null;
     };
 
 export type ExistingWorkflow = Extract<WorkflowState, { exists: true }>;
@@ -63,6 +75,14 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
       }
       case 'AgentResultRejected':
         return state;
+      case 'ApprovalRequested': {
+        const { digest, items, threshold, approverIds, expiresAt } = event.data;
+        return { ...state, approval: { digest, stepIndexes: items.map((i) => i.stepIndex), threshold, approverIds, expiresAt, grantedBy: [], rejected: null } };
+      }
+      case 'ApprovalGranted':
+        return state.approval ? { ...state, approval: { ...state.approval, grantedBy: [...state.approval.grantedBy, event.data.approverId] } } : state;
+      case 'ApprovalRejected':
+        return state.approval ? { ...state, approval: { ...state.approval, rejected: { approverId: event.data.approverId, reason: event.data.reason } } } : state;
       case 'WorkflowCompleted':
         return { ...state, status: 'completed' };
       case 'WorkflowFailed':
@@ -78,4 +98,15 @@ export function hasAttestedWipe(workflow: WorkflowState): boolean {
     const p = workflow.progress[i];
     return step.id === 'disk.wipe' && p?.status === 'succeeded' && (p.output as { attested?: unknown } | null)?.attested === true;
   });
+}
+
+export type ApprovalStatus = 'not-needed' | 'pending' | 'approved' | 'expired' | 'rejected';
+
+/** Whether step `stepIndex` may send its destructive commands now. */
+export function approvalStatus(workflow: ExistingWorkflow, stepIndex: number, nowMs: number): ApprovalStatus {
+  const batch = workflow.approval;
+  if (!batch || !batch.stepIndexes.includes(stepIndex)) return 'not-needed';
+  if (batch.rejected) return 'rejected';
+  if (new Set(batch.grantedBy).size >= batch.threshold) return 'approved';
+  return Date.parse(batch.expiresAt) <= nowMs ? 'expired' : 'pending';
 }

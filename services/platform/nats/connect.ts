@@ -1,13 +1,26 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+
+/**
+ * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
+ * prefix the user may subscribe to (`_INBOX` for control-plane services, `_INBOX_<agentId>` for an agent).
+ */
+export interface NatsCredentials {
+  creds: string;
+  inboxPrefix: string;
+}
 
 /**
  * Connects with endless reconnects: a control-plane process outlives server restarts and keeps its durable
- * consumers; only the first connection attempt fails fast.
+ * consumers. The first attempt fails fast unless `waitForServer` is set, which agents use: a machine's ramdisk
+ * that boots while the network or the server is slow keeps dialling rather than dying.
  */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, options: { waitForServer?: boolean; credentials?: NatsCredentials } = {}): Promise<NatsConnection> {
+  const credentials = options.credentials;
   return connect({
     servers: url,
     name,
+    ...(credentials ? { authenticator: credsAuthenticator(new TextEncoder().encode(credentials.creds)), inboxPrefix: credentials.inboxPrefix } : {}),
+    waitOnFirstConnect: options.waitForServer === true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     timeout: 2_000,

@@ -36,6 +36,11 @@ export async function startNatsServer(options: {
   host?: string;
   binary?: string;
   extraArgs?: string[];
+  /**
+   * A config file that declares JetStream and its store itself (e.g. the broker's operator-mode config): then no
+   * `-js`/`-sd` is passed, since 2.9 refuses a `store_dir` given both in the file and on the command line.
+   */
+  configFile?: string;
 }): Promise<NatsServerProcess> {
   const binary = options.binary ?? process.env.BC_NATS_SERVER_BIN ?? 'nats-server';
   const host = options.host ?? '127.0.0.1';
@@ -47,7 +52,8 @@ export async function startNatsServer(options: {
   const launch = async () => {
     mkdirSync(portsDir, { recursive: true });
     for (const f of readdirSync(portsDir)) rmSync(join(portsDir, f), { force: true });
-    const args = ['-js', '-a', host, '-p', String(port), '-sd', storeDir, '--ports_file_dir', portsDir, ...(options.extraArgs ?? [])];
+    const store = options.configFile ? ['-c', options.configFile] : ['-js', '-sd', storeDir];
+    const args = [...store, '-a', host, '-p', String(port), '--ports_file_dir', portsDir, ...(options.extraArgs ?? [])];
     const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
     let stderr = '';

@@ -1,5 +1,5 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import { trustEvents, type TrustEvent } from '../../../schemas/trust/events.ts';
+import { agentEvents, type AgentEvent } from '../../../schemas/trust/events.ts';
 import { defineAggregate } from '../../commands/commandDefinition.ts';
 
 export type AgentState =
@@ -15,11 +15,11 @@ export type AgentState =
     };
 
 /** A registered agent and its current signing key (`bc.evt.trust.agent.<agentId>`). */
-export const agentAggregate = defineAggregate<AgentState, TrustEvent>({
+export const agentAggregate = defineAggregate<AgentState, AgentEvent>({
   module: 'trust',
   type: 'agent',
   initialState: { exists: false },
-  catalog: new EventCatalog(trustEvents),
+  catalog: new EventCatalog(agentEvents),
   evolve(_state, event) {
     const { agentId, role, siteId, nodeId, publicKey, keyId } = event.data;
     switch (event.type) {

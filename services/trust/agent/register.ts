@@ -1,6 +1,6 @@
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
 import { RegisterAgent } from '../../../schemas/trust/commands.ts';
-import type { TrustEvent } from '../../../schemas/trust/events.ts';
+import type { AgentEvent } from '../../../schemas/trust/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { agentAggregate } from './agent.ts';
@@ -14,7 +14,7 @@ export const registerAgent = defineCommand({
   schema: RegisterAgent,
   aggregate: agentAggregate,
   aggregateId: (command) => command.agentId,
-  decide(command, state): TrustEvent[] {
+  decide(command, state): AgentEvent[] {
     if (Buffer.from(command.publicKey, 'base64').length !== 32) throw new DomainError('VALIDATION_FAILED', 'publicKey must be 32 raw bytes');
     const keyId = keyIdOf(command.publicKey);
     const nodeId = command.nodeId ?? null;

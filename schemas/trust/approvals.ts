@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { ResourceId } from '../ids.ts';
+
+const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
+const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
+const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
+
+export const Approver = z.object({ approverId: ResourceId, publicKey: PublicKey }).strict();
+export type Approver = z.infer<typeof Approver>;
+
+/**
+ * `pki.setApprovers`: the approver keys and the threshold M. With M ≥ 1, every workflow that sends destructive
+ * commands opens a batch that needs M distinct approver signatures before the first of them is enqueued. M = 0
+ * turns the quorum off. Approvals expire `approvalTtlSeconds` after the batch opens.
+ */
+export const SetApprovers = z
+  .object({
+    approvers: z.array(Approver).max(32),
+    threshold: z.number().int().min(0).max(32),
+    approvalTtlSeconds: z.number().int().min(60).max(7 * 86_400).default(3_600),
+  })
+  .strict()
+  .refine((c) => c.threshold <= c.approvers.length, { message: 'threshold exceeds the number of approvers', path: ['threshold'] })
+  .refine((c) => new Set(c.approvers.map((a) => a.approverId)).size === c.approvers.length, { message: 'approver ids repeat', path: ['approvers'] });
+export type SetApprovers = z.input<typeof SetApprovers>;
+
+/** `workflow.approve`: one approver's signature over the batch digest (see `approvalMessage`). */
+export const ApproveBatch = z.object({ workflowId: WorkflowId, approverId: ResourceId, signature: Signature }).strict();
+export type ApproveBatch = z.infer<typeof ApproveBatch>;
+
+/** `workflow.reject`: one approver's signed refusal; the workflow fails and nothing destructive is sent. */
+export const RejectBatch = ApproveBatch.extend({ reason: z.string().min(1).max(500) }).strict();
+export type RejectBatch = z.infer<typeof RejectBatch>;
+
+/** What an approver signs: the verdict and the digest, so an approval cannot be replayed as a rejection or elsewhere. */
+export const approvalMessage = (verdict: 'approve' | 'reject', digest: string) => Buffer.from(`bc-approval/v1/${verdict}/${digest}`, 'utf8');
+
+export const ApproversSet = defineEvent(
+  'ApproversSet',
+  z.object({ approvers: z.array(Approver), threshold: z.number().int(), approvalTtlSeconds: z.number().int() }),
+);
+export const approverEvents = [ApproversSet] as const;
+export type ApproverEvent = EventOf<(typeof approverEvents)[number]>;
+
+/** The singleton id of the approvers aggregate (`bc.evt.trust.approvers.fleet`). */
+export const APPROVERS_ID = 'fleet';

@@ -1,0 +1,50 @@
+import type { Principal } from '../../schemas/auth/roles.ts';
+
+/** `allow`; `forbidden` (403: the role may not); `hidden` (404: a tenant is not told the resource exists). */
+export type Access = 'allow' | 'forbidden' | 'hidden';
+
+/** Routes with no token at all: probes, metrics, and the API's own description. */
+export function isPublicRoute(url: string): boolean {
+  const path = url.split('?')[0]!;
+  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/');
+}
+
+/** The node verbs a tenant may send; the deciders check it is the tenant's node (or a free one to claim). */
+export const tenantCommands: ReadonlySet<string> = new Set(['metal.deploy', 'metal.undeploy', 'metal.rescue', 'metal.unrescue']);
+
+/**
+ * What a tenant may read. Everything else is hidden (deny by default): a route added later is invisible to tenants
+ * until it is listed here with its ownership rule (`tenancy.ts`).
+ */
+const tenantReadable: ReadonlySet<string> = new Set([
+  '/v1/nodes',
+  '/v1/nodes/:nodeId',
+  '/v1/nodes/:nodeId/workflows',
+  '/v1/workflows/:workflowId',
+  '/v1/sites',
+  '/v1/sites/:siteId',
+  '/v1/events',
+  '/v1/events/stream',
+]);
+
+const reads = new Set(['GET', 'HEAD']);
+
+/**
+ * The role check, by route pattern (`/v1/nodes/:nodeId`) and method. Ownership of the resource a tenant names is
+ * checked after this, once the parameters are validated.
+ */
+export function accessOf(principal: Principal, method: string, route: string | undefined): Access {
+  if (principal.role === 'admin') return 'allow';
+  const path = route ?? '';
+  if (principal.role === 'tenant') {
+    if (path.startsWith('/v1/commands/')) return tenantCommands.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
+    return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
+  }
+  if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
+  // Who approves must not be who operates: approvals are the approver role's alone, the approver set the admin's.
+  if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
+  if (path === '/v1/commands/pki.setApprovers') return 'forbidden';
+  if (principal.role === 'operator') return 'allow';
+  // viewer and approver read everything but tokens; approving gets routes of its own.
+  return reads.has(method) ? 'allow' : 'forbidden';
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { Problem } from '../../schemas/api.ts';
+import { JoinExpectation, JoinRole, MAX_JOIN_TOKEN_TTL_SECONDS } from '../../schemas/trust/joinTokens.ts';
+import { ResourceId } from '../../schemas/ids.ts';
+import { CommandBus } from '../commands/commandBus.ts';
+import { joinTokenCommands } from '../commands/registry.ts';
+import { mintJoinToken } from '../trust/joinToken/mint.ts';
+import type { ApiContext } from './apiContext.ts';
+
+const MintBody = z
+  .object({
+    role: JoinRole,
+    siteId: ResourceId,
+    nodeId: ResourceId.optional(),
+    ttlSeconds: z.number().int().min(60).max(MAX_JOIN_TOKEN_TTL_SECONDS).optional(),
+    expect: JoinExpectation.optional(),
+  })
+  .strict();
+const Minted = z.object({ tokenId: z.string(), token: z.string(), expiresAt: z.string() });
+
+/**
+ * `POST /v1/join-tokens` (admin): mints a single-use join token for a site agent (`bcd site --join-token`) or a node
+ * agent. The secret is made here and answered this once; the log holds only its hash.
+ */
+export const joinTokenRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const bus = new CommandBus(ctx.store, joinTokenCommands, { retries: ctx.config.commandRetries });
+  api.post('/v1/join-tokens', {
+    schema: { tags: ['trust'], summary: 'Mint a single-use join token (shown once)', body: MintBody, response: { 201: Minted, '4xx': Problem, '5xx': Problem } },
+    handler: async (req, reply) => {
+      const actor = req.principal?.actor ?? 'http:anonymous';
+      const minted = await mintJoinToken(
+        async (name, payload, commandId) => bus.execute({ name, payload, commandId, actor }),
+        req.body,
+      );
+      return reply.code(201).send(minted);
+    },
+  });
+};

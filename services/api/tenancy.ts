@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import { isTenantWorkflow, nodeOwnership } from '../../projections/nodes/tenancy.ts';
+import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
+import type { StoredEvent } from '../../schemas/envelope.ts';
+import { PlatformError } from '../platform/errors.ts';
+import { readerOf, type ApiContext } from './apiContext.ts';
+
+/**
+ * What a tenant owns, answered from the `nodes` read model: nodes it deployed or rescued (until they are back in
+ * `ready`), the workflows that ran for it, and the events of both. Anything else is NOT_FOUND, exactly as if it did
+ * not exist.
+ */
+export class Tenancy {
+  constructor(
+    private readonly nodes: ReadModelReader,
+    private readonly waitTimeoutMs: number,
+  ) {}
+
+  ownsNode(tenantId: string, nodeId: string): boolean {
+    return nodeOwnership(this.nodes.db(), nodeId)?.tenantId === tenantId;
+  }
+
+  ownsWorkflow(tenantId: string, workflowId: string): boolean {
+    return isTenantWorkflow(this.nodes.db(), tenantId, workflowId);
+  }
+
+  /**
+   * Whether a tenant may see an event batch of the log: a shared site's, one about a workflow that ran for it, or one
+   * of a node it owns from the moment it took the node on (not the history of earlier owners).
+   */
+  async canSee(tenantId: string, seq: number, subject: string, events: readonly StoredEvent[]): Promise<boolean> {
+    const [, , module, type, id] = subject.split('.');
+    if (!id) return false;
+    if (module === 'site' && type === 'site') return true;
+    // The read model must have applied this batch before it can say who owned what at that point.
+    await this.nodes.waitFor(seq, this.waitTimeoutMs).catch(() => undefined);
+    if (module === 'metal' && type === 'workflow') return this.ownsWorkflow(tenantId, id);
+    if (module !== 'metal' || type !== 'node') return false;
+    const ranForTenant = events.some((e) => {
+      const workflowId = (e.data as { workflowId?: unknown } | null)?.workflowId;
+      return typeof workflowId === 'string' && this.ownsWorkflow(tenantId, workflowId);
+    });
+    if (ranForTenant) return true;
+    const ownership = nodeOwnership(this.nodes.db(), id);
+    return ownership?.tenantId === tenantId && ownership.ownedSinceSeq !== null && seq >= ownership.ownedSinceSeq;
+  }
+
+  /** Throws NOT_FOUND unless the tenant owns what the route's parameters name. */
+  async requireOwned(tenantId: string, params: Record<string, unknown>, minSeq: number | undefined): Promise<void> {
+    await this.nodes.waitFor(minSeq, this.waitTimeoutMs);
+    if (typeof params.nodeId === 'string' && !this.ownsNode(tenantId, params.nodeId)) throw new PlatformError('NOT_FOUND', `node ${params.nodeId} not found`);
+    if (typeof params.workflowId === 'string' && !this.ownsWorkflow(tenantId, params.workflowId)) {
+      throw new PlatformError('NOT_FOUND', `workflow ${params.workflowId} not found`);
+    }
+  }
+}
+
+/**
+ * Tenant requests: the resource a route's `:nodeId` or `:workflowId` names must be the tenant's (checked after
+ * validation, before the handler), and workflow lists keep only the tenant's workflows (a node's history includes
+ * its earlier owners').
+ */
+export function installTenancy(app: FastifyInstance, ctx: ApiContext): Tenancy {
+  const tenancy = new Tenancy(readerOf(ctx, 'nodes'), ctx.config.readYourWritesTimeoutMs);
+  app.addHook('preHandler', async (req) => {
+    const tenantId = req.principal?.tenantId;
+    if (!tenantId || !req.routeOptions.url) return;
+    const minSeq = (req.query as { minSeq?: unknown } | undefined)?.minSeq;
+    await tenancy.requireOwned(tenantId, (req.params ?? {}) as Record<string, unknown>, typeof minSeq === 'number' ? minSeq : undefined);
+  });
+  app.addHook('preSerialization', async (req, _reply, payload: unknown) => {
+    const tenantId = req.principal?.tenantId;
+    if (!tenantId || req.routeOptions.url !== '/v1/nodes/:nodeId/workflows') return payload;
+    const page = payload as { items?: unknown };
+    if (!Array.isArray(page.items)) return payload;
+    return { ...page, items: (page.items as { workflowId: string }[]).filter((w) => tenancy.ownsWorkflow(tenantId, w.workflowId)) };
+  });
+  return tenancy;
+}

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import type { NodeState } from '../../schemas/metal/nodeState.ts';
+import type { NodeView } from '../../schemas/metal/views.ts';
+import { listNodes } from '../../projections/nodes/queries.ts';
+import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
+import { AggregateRepository } from '../commands/aggregateRepository.ts';
+import { KeyedMutex } from '../commands/keyedMutex.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import { exchangeAgentCommand } from '../workflow/agentExchange.ts';
+import { startResultWatch } from '../workflow/agentWatches.ts';
+import { sendEngineCommand } from '../workflow/commandSender.ts';
+import type { StreamWatch } from '../workflow/streamWatch.ts';
+import type { BmcMonitorConfig } from './bmcMonitorConfig.ts';
+
+/** Nodes at rest: a running workflow talks to the BMC itself and fails on its own if the BMC is gone. */
+const probed: ReadonlySet<NodeState> = new Set<NodeState>(['enrolled', 'ready', 'deployed', 'rescue', 'failed']);
+
+/**
+ * `bmc-monitor`, the power-state sync of a conductor: every interval each resting node's BMC is asked for its power
+ * state through the site agent (`power.get`, a signed result like any other). After `failuresBeforeMaintenance`
+ * failed reads in a row the node goes into maintenance (source `bmc`); the first good read clears it. A probe that
+ * gets no answer at all (the site agent is down) says nothing about the BMC and changes nothing.
+ */
+export class BmcMonitor {
+  readonly #abort = new AbortController();
+  readonly #failures = new Map<string, number>();
+  readonly #perNode = new KeyedMutex();
+  readonly #repository: AggregateRepository;
+  #results: StreamWatch<StoredMsg> | undefined;
+  #jsm: JetStreamManager | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #round = 0;
+  #running: Promise<void> | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    store: EventStore,
+    private readonly nodes: ReadModelReader,
+    private readonly config: BmcMonitorConfig,
+    private readonly log: Logger,
+  ) {
+    this.#repository = new AggregateRepository(store);
+    // Every probe in flight waits on this one signal.
+    setMaxListeners(0, this.#abort.signal);
+  }
+
+  async start(): Promise<void> {
+    this.#jsm = await jetstreamManager(this.nc);
+    this.#results = await startResultWatch(this.nc, this.log);
+    const tick = () => {
+      this.#running = this.round().catch((err: unknown) => this.log.warn({ err }, 'BMC probe round failed'));
+      void this.#running.finally(() => {
+        if (!this.#abort.signal.aborted) this.#timer = setTimeout(tick, this.config.intervalMs);
+      });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    clearTimeout(this.#timer);
+    await this.#running;
+    await this.#results?.stop();
+  }
+
+  /** One pass over the fleet, `concurrency` probes at a time. */
+  private async round(): Promise<void> {
+    const round = ++this.#round;
+    const due: NodeView[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = listNodes(this.nodes.db(), { limit: 500, ...(cursor ? { cursor } : {}) });
+      due.push(...page.items.filter((n) => probed.has(n.state)));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    const queue = [...due];
+    const worker = async () => {
+      for (let node = queue.shift(); node && !this.#abort.signal.aborted; node = queue.shift()) await this.probe(node, round);
+    };
+    await Promise.all(Array.from({ length: this.config.concurrency }, worker));
+  }
+
+  private async probe(node: NodeView, round: number): Promise<void> {
+    const now = Date.now();
+    const command = AgentCommand.parse({
+      commandId: `bmc-${node.nodeId}-${now.toString(36)}-r${round}`,
+      kind: 'power.get',
+      siteId: node.siteId,
+      nodeId: node.nodeId,
+      workflowId: 'bmc-monitor',
+      stepIndex: 0,
+      attempt: round,
+      destructive: false,
+      params: {},
+      bmc: { address: node.bmcAddress, credentialsRef: node.bmcCredentialsRef },
+      issuedAt: new Date(now).toISOString(),
+      notAfter: new Date(now + this.config.probeTimeoutMs).toISOString(),
+    });
+    let outcome: { ok: true } | { ok: false; detail: string };
+    try {
+      const deps = { js: jetstream(this.nc), jsm: this.#jsm!, repository: this.#repository, results: this.#results!, recheckMs: this.config.probeTimeoutMs };
+      const result = await exchangeAgentCommand(deps, command, { deadlineMs: now + this.config.probeTimeoutMs, signal: this.#abort.signal });
+      outcome = result.ok ? { ok: true } : { ok: false, detail: `${result.errorCode} ${result.errorMessage}`.trim() };
+    } catch (err) {
+      if (!this.#abort.signal.aborted) this.log.debug({ err, nodeId: node.nodeId }, 'BMC probe got no verified answer; nothing concluded');
+      return;
+    }
+    await this.#perNode.run(node.nodeId, () => this.record(node, outcome));
+  }
+
+  private async record(node: NodeView, outcome: { ok: true } | { ok: false; detail: string }): Promise<void> {
+    const failures = outcome.ok ? 0 : (this.#failures.get(node.nodeId) ?? 0) + 1;
+    this.#failures.set(node.nodeId, failures);
+    const lost = !outcome.ok && failures >= this.config.failuresBeforeMaintenance;
+    const recovered = outcome.ok && node.maintenance && node.maintenanceSource === 'bmc';
+    if (!lost && !recovered) return;
+    if (lost && node.maintenance) return;
+    const payload = { nodeId: node.nodeId, reachable: outcome.ok, ...(outcome.ok ? {} : { detail: outcome.detail.slice(0, 400) }) };
+    if (lost) this.log.warn({ nodeId: node.nodeId, failures, detail: payload.detail }, 'BMC lost: node goes into maintenance');
+    else this.log.info({ nodeId: node.nodeId }, 'BMC answers again: maintenance it caused is cleared');
+    const commandId = `bmch-${createHash('sha256').update(`${node.nodeId}/${Date.now()}`).digest('hex').slice(0, 32)}`;
+    await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'metal.reportBmcHealth', payload, commandId);
+  }
+}

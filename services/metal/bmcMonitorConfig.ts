@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** Settings of the `bmc-monitor` service, from the environment. */
+export const BmcMonitorConfig = z.object({
+  /** Pause between two passes over the fleet (`BC_BMC_PROBE_INTERVAL_MS`). */
+  intervalMs: z.coerce.number().int().min(100).default(60_000),
+  /** Failed reads in a row before a node goes into maintenance (`BC_BMC_FAILURES_BEFORE_MAINTENANCE`). */
+  failuresBeforeMaintenance: z.coerce.number().int().min(1).default(3),
+  /** How long one probe waits for its signed answer (`BC_BMC_PROBE_TIMEOUT_MS`). */
+  probeTimeoutMs: z.coerce.number().int().min(100).default(30_000),
+  /** Probes in flight at once (`BC_BMC_PROBE_CONCURRENCY`). */
+  concurrency: z.coerce.number().int().min(1).default(16),
+});
+export type BmcMonitorConfig = z.infer<typeof BmcMonitorConfig>;
+
+export function loadBmcMonitorConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<BmcMonitorConfig> = {}): BmcMonitorConfig {
+  const pick = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  return BmcMonitorConfig.parse({
+    intervalMs: pick('BC_BMC_PROBE_INTERVAL_MS'),
+    failuresBeforeMaintenance: pick('BC_BMC_FAILURES_BEFORE_MAINTENANCE'),
+    probeTimeoutMs: pick('BC_BMC_PROBE_TIMEOUT_MS'),
+    concurrency: pick('BC_BMC_PROBE_CONCURRENCY'),
+    ...overrides,
+  });
+}

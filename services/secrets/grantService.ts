@@ -1,0 +1,96 @@
+import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { SecretGrantRequest, SignedSecretGrantRequest, GRANT_REQUEST_MAX_AGE_MS, type SecretGrantReply } from '../../schemas/secrets/grant.ts';
+import { encryptGrant, grantRequestSignedBy } from '../../schemas/secrets/grantCodec.ts';
+import { sealingAad, secretIdOf } from '../../schemas/secrets/sealed.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import { problemOf, toPlatformError } from '../api/problem.ts';
+import { AggregateRepository } from '../commands/aggregateRepository.ts';
+import { CommandHeaders } from '../commands/commandResponder.ts';
+import { nodeAggregate } from '../metal/node/node.ts';
+import { PlatformError, issuesOf } from '../platform/errors.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import { agentAggregate } from '../trust/agent/agent.ts';
+import { authoriseGrant } from './grantPolicy.ts';
+import type { MasterKey } from './masterKey.ts';
+import { open } from './sealing.ts';
+import { secretAggregate } from './secret/secret.ts';
+
+export interface GrantServiceOptions {
+  /** How long a granted value may be used before the agent must ask again. Default 120 s. */
+  ttlMs?: number;
+  /** Requests issued longer ago than this (or this far in the future) are GRANT_STALE. Default 60 s. */
+  maxAgeMs?: number;
+  now?: () => number;
+}
+
+function parseRequest(msg: Msg): { signed: SignedSecretGrantRequest; request: SecretGrantRequest; requestBytes: Buffer } {
+  let body: unknown;
+  let inner: unknown;
+  try {
+    body = msg.json();
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'grant request is not valid JSON', { cause });
+  }
+  const signed = SignedSecretGrantRequest.safeParse(body);
+  if (!signed.success) throw new PlatformError('VALIDATION_FAILED', 'invalid signed grant request', { issues: issuesOf(signed.error) });
+  const requestBytes = Buffer.from(signed.data.request, 'base64');
+  try {
+    inner = JSON.parse(requestBytes.toString('utf8'));
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'signed grant request does not hold JSON', { cause });
+  }
+  const request = SecretGrantRequest.safeParse(inner);
+  if (!request.success) throw new PlatformError('VALIDATION_FAILED', 'invalid grant request', { issues: issuesOf(request.error) });
+  return { signed: signed.data, request: request.data, requestBytes };
+}
+
+/**
+ * `secret-grants`: answers `bc.secrets.grant` (queue group `secret-grants`, so replicas share the load). A request
+ * counts only when signed by the registered key of the agent it names (GRANT_UNKNOWN_AGENT, GRANT_FORGED), fresh
+ * (GRANT_STALE) and for a secret that agent may use (GRANT_NOT_AUTHORISED, see `authoriseGrant`). The answer is the
+ * value encrypted to the request's one-time X25519 key: nothing on the wire is readable by anyone else, and a replayed
+ * request earns a grant only its original sender can open.
+ */
+export function startGrantService(nc: NatsConnection, store: EventStore, masterKey: MasterKey, log: Logger, options: GrantServiceOptions = {}) {
+  const repository = new AggregateRepository(store);
+  const now = options.now ?? Date.now;
+  const ttlMs = options.ttlMs ?? 120_000;
+  const maxAgeMs = options.maxAgeMs ?? GRANT_REQUEST_MAX_AGE_MS;
+
+  const grant = async (msg: Msg): Promise<SecretGrantReply> => {
+    const { signed, request, requestBytes } = parseRequest(msg);
+    const agent = (await repository.load(agentAggregate, request.agentId)).state;
+    if (!agent.exists) throw new PlatformError('GRANT_UNKNOWN_AGENT', `agent ${request.agentId} is not registered`);
+    if (!grantRequestSignedBy(signed, agent.publicKey)) throw new PlatformError('GRANT_FORGED', `request is not signed by the registered key of ${request.agentId}`);
+    const ageMs = now() - Date.parse(request.issuedAt);
+    if (Math.abs(ageMs) > maxAgeMs) throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
+    const secretId = secretIdOf(request.ref)!;
+    const [node, secret] = await Promise.all([repository.load(nodeAggregate, request.nodeId), repository.load(secretAggregate, secretId)]);
+    const allowed = authoriseGrant(request, agent, node.state, secret.state);
+    const plaintext = open(allowed.sealed, masterKey, sealingAad(secretId, allowed.version));
+    const expiresAt = new Date(now() + ttlMs).toISOString();
+    log.info({ agentId: request.agentId, nodeId: request.nodeId, ref: request.ref, version: allowed.version, expiresAt }, 'secret granted');
+    return { ok: true, grant: encryptGrant(plaintext, request, requestBytes, expiresAt) };
+  };
+
+  const answer = async (msg: Msg) => {
+    try {
+      msg.respond(JSON.stringify(await grant(msg)));
+    } catch (err) {
+      const platformError = toPlatformError(err);
+      if (platformError.code === 'INTERNAL') log.error({ err }, 'secret grant failed');
+      else log.warn({ code: platformError.code, reason: platformError.message }, 'secret grant refused');
+      const h = natsHeaders();
+      h.set(CommandHeaders.errorCode, platformError.code);
+      msg.respond(JSON.stringify({ ok: false, error: problemOf(platformError, msg.subject) } satisfies SecretGrantReply), { headers: h });
+    }
+  };
+
+  const sub = nc.subscribe(Subjects.secretGrant, { queue: 'secret-grants' });
+  void (async () => {
+    for await (const msg of sub) void answer(msg);
+  })();
+  log.info({ subject: Subjects.secretGrant, keyId: masterKey.keyId }, 'secret grants served');
+  return { stop: async () => sub.unsubscribe() };
+}

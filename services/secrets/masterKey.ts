@@ -1,0 +1,77 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { inspect } from 'node:util';
+import type { Config } from '../platform/config.ts';
+import { PlatformError } from '../platform/errors.ts';
+
+const KEY_BYTES = 32;
+
+/**
+ * The key secrets are sealed with. The bytes sit in a private field and the object serialises as its id only, so
+ * logging it by mistake (`log.info({ key })`, `JSON.stringify`) shows `{ keyId }` and nothing else.
+ */
+export class MasterKey {
+  readonly #bytes: Buffer;
+  /** 16 hex digits of SHA-256 over a label and the key: names the key in sealed values without revealing it. */
+  readonly keyId: string;
+
+  constructor(bytes: Buffer) {
+    if (bytes.length !== KEY_BYTES) throw new PlatformError('MASTER_KEY_INVALID', `the master key must be ${KEY_BYTES} bytes, got ${bytes.length}`);
+    this.#bytes = Buffer.from(bytes);
+    this.keyId = createHash('sha256').update('bc.master-key-id/v1').update(bytes).digest('hex').slice(0, 16);
+  }
+
+  /** The raw key, for the cipher only. */
+  bytes(): Buffer {
+    return this.#bytes;
+  }
+
+  toJSON() {
+    return { keyId: this.keyId };
+  }
+
+  [inspect.custom]() {
+    return `MasterKey(${this.keyId})`;
+  }
+}
+
+function decode(text: string, source: string): MasterKey {
+  const trimmed = text.trim();
+  // Strict base64: Buffer.from would silently skip junk characters and hand back a different key.
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
+    throw new PlatformError('MASTER_KEY_INVALID', `${source} must be the base64 of ${KEY_BYTES} bytes (e.g. \`openssl rand -base64 32\`)`);
+  }
+  return new MasterKey(Buffer.from(trimmed, 'base64'));
+}
+
+/**
+ * Creates the key file if it does not exist. The new key is written to a temp file and hard-linked into place, so two
+ * processes starting at once on one data dir agree on one key: the second link fails and that process reads the
+ * first one's key.
+ */
+function createKeyFileIfMissing(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * The master key: `BC_MASTER_KEY` (base64) when set, else the key file (`BC_MASTER_KEY_FILE`, default
+ * `<dataDir>/master.key`), created with a random key and mode 0600 when missing. Every process of one control plane
+ * must load the same key: what one seals, another opens.
+ */
+export function loadMasterKey(config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): MasterKey {
+  if (config.masterKey !== undefined && config.masterKey !== '') return decode(config.masterKey, 'BC_MASTER_KEY');
+  const file = config.masterKeyFile ?? join(config.dataDir, 'master.key');
+  createKeyFileIfMissing(file);
+  return decode(readFileSync(file, 'utf8'), `master key file ${file}`);
+}

@@ -1,0 +1,105 @@
+import { AgentDurables, Inboxes, JetStreamApi, Streams, Subjects } from '../../../schemas/subjects.ts';
+import { BrokerTrustError } from './errors.ts';
+
+/**
+ * Who a connection is, as far as the broker is concerned. `node` is the agent inside a machine (`bcd ramdisk`);
+ * `join` is a machine with no credentials yet. Ids are subject tokens, so one grant names exactly one site/node.
+ */
+export type RoleGrant =
+  | { role: 'control-plane' }
+  | { role: 'site'; agentId: string; siteId: string }
+  | { role: 'node'; agentId: string; siteId: string; nodeId: string }
+  | { role: 'join' };
+
+export type BrokerRole = RoleGrant['role'];
+
+/** The permission claims of a user JWT (the wire spelling of `nats.pub` / `nats.sub` / `nats.resp`). */
+export interface BrokerPermissions {
+  pub: { allow: string[]; deny: string[] };
+  sub: { allow: string[]; deny: string[] };
+  /** Lets a responder answer requests whose reply subject its `pub.allow` does not cover (agents' own inboxes). */
+  resp?: { max: number; ttl: number };
+}
+
+const commands = Streams.agentCommands.name;
+const results = Streams.agentResults.name;
+const token = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** Commands an agent sends over `bc.cmd.*` today (`daemon/agent/registration.ts`); nothing else of the command bus. */
+export const agentCommandNames = ['agent.register'] as const;
+
+/** The reply inbox prefix a connection of this grant must pass as the client's `inboxPrefix` option. */
+export function inboxPrefixFor(grant: RoleGrant): string {
+  switch (grant.role) {
+    case 'control-plane':
+      return Inboxes.controlPlane;
+    case 'join':
+      return Inboxes.join;
+    default:
+      return Inboxes.agent(grant.agentId);
+  }
+}
+
+/** The durable consumer (on BC_AGENT_COMMANDS) the control plane creates for an agent; the agent only pulls from it. */
+export function agentDurableFor(grant: Extract<RoleGrant, { role: 'site' | 'node' }>): string {
+  return grant.role === 'site' ? AgentDurables.site(grant.siteId) : AgentDurables.node(grant.agentId);
+}
+
+/** The filter subject the control plane gives that durable. */
+export function agentCommandFilterFor(grant: Extract<RoleGrant, { role: 'site' | 'node' }>): string {
+  return grant.role === 'site' ? Subjects.siteAgentCommandFilter(grant.siteId) : Subjects.nodeAgentCommands(grant.siteId, grant.nodeId);
+}
+
+/**
+ * The broker permissions of a role: allow lists only, so anything not listed is denied. Agents cannot create or
+ * change consumers (on 2.9 the filter travels in the request body, out of reach of subject permissions); they pull
+ * from the one durable made for them, ack on it, publish their own results and read their own replies.
+ */
+export function permissionsFor(grant: RoleGrant): BrokerPermissions {
+  assertTokens(grant);
+  switch (grant.role) {
+    case 'control-plane':
+      return {
+        pub: { allow: [Subjects.all, JetStreamApi.all, JetStreamApi.allAcks, JetStreamApi.allFlowControl, Inboxes.allControlPlane], deny: [] },
+        sub: { allow: [Subjects.all, Inboxes.allControlPlane, JetStreamApi.allAdvisories], deny: [] },
+        // Agents' requests (agent.register) carry their own inbox prefix as reply subject.
+        resp: { max: 1, ttl: 0 },
+      };
+    case 'join':
+      return {
+        pub: { allow: [Subjects.allJoins], deny: [] },
+        sub: { allow: [`${Inboxes.join}.>`], deny: [] },
+      };
+    case 'site':
+    case 'node': {
+      const durable = agentDurableFor(grant);
+      const ownResults = grant.role === 'site' ? Subjects.siteAgentResults(grant.siteId) : Subjects.nodeAgentResults(grant.siteId, grant.nodeId);
+      const watched = grant.role === 'site' ? [Subjects.siteNodeAgentCommands(grant.siteId)] : [];
+      // Site agents ask for BMC credential grants (`daemon/site/grantedCredentials.ts`) and for the join tokens of
+      // their machines' boot scripts (`daemon/site/bootJoinTokens.ts`); the answering services check rights.
+      const requests = grant.role === 'site' ? [Subjects.secretGrant, Subjects.bootJoinToken] : [];
+      return {
+        pub: {
+          allow: [
+            JetStreamApi.consumerNext(commands, durable),
+            JetStreamApi.consumerInfo(commands, durable),
+            JetStreamApi.consumerAcks(commands, durable),
+            ownResults,
+            JetStreamApi.directGetLast(results, ownResults),
+            ...agentCommandNames.map((name) => Subjects.command(name)),
+            ...requests,
+          ],
+          deny: [],
+        },
+        sub: { allow: [`${inboxPrefixFor(grant)}.>`, ...watched], deny: [] },
+      };
+    }
+  }
+}
+
+function assertTokens(grant: RoleGrant): void {
+  const ids = grant.role === 'site' ? [grant.agentId, grant.siteId] : grant.role === 'node' ? [grant.agentId, grant.siteId, grant.nodeId] : [];
+  for (const id of ids) {
+    if (!token.test(id)) throw new BrokerTrustError('INVALID_GRANT', `${JSON.stringify(id)} is not a single subject token`);
+  }
+}

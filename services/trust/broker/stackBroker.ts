@@ -1,0 +1,48 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadOrCreateBrokerMaterial, type BrokerMaterial } from './brokerMaterial.ts';
+import { writeServerConfig } from './serverConfig.ts';
+import { issueJoinCredentials, issueServiceCredentials } from './userCredentials.ts';
+
+/** Control-plane JWTs of `npm start` outlive any dev session; a restart of the stack issues fresh ones. */
+const SERVICE_TTL_SECONDS = 30 * 24 * 3600;
+
+/** The broker of one `npm start`: its trust chain, the server config naming it, and credentials for its processes. */
+export interface StackBroker {
+  readonly material: BrokerMaterial;
+  readonly configFile: string;
+  /** The public join credential agents join with (`join.creds`, mode 0644). */
+  readonly joinCredsFile: string;
+  /** Issues control-plane credentials for one supervised process and writes them (0600); returns the path. */
+  writeServiceCredentials(serviceName: string): Promise<string>;
+  /** The `.creds` text of a control-plane credential for the stack process itself. */
+  serviceCreds(serviceName: string): Promise<string>;
+}
+
+/**
+ * Prepares operator mode under `brokerDir`: creates or loads the trust chain, renders the nats-server config (store
+ * and resolver under `storeDir`/`brokerDir`) and writes the public join credential. Existing JetStream data of an
+ * anonymous-mode store lives in another account and is not carried over.
+ */
+export async function prepareStackBroker(options: { brokerDir: string; storeDir: string }): Promise<StackBroker> {
+  const material = await loadOrCreateBrokerMaterial(options.brokerDir);
+  const configFile = writeServerConfig(join(options.brokerDir, 'nats.conf'), material, {
+    storeDir: options.storeDir,
+    resolverDir: join(options.brokerDir, 'resolver'),
+  });
+  await issueJoinCredentials(material);
+  const credsDir = join(options.brokerDir, 'creds');
+  mkdirSync(credsDir, { recursive: true, mode: 0o700 });
+  const serviceCreds = async (serviceName: string) => (await issueServiceCredentials(material, serviceName, { ttlSeconds: SERVICE_TTL_SECONDS })).creds;
+  return {
+    material,
+    configFile,
+    joinCredsFile: join(options.brokerDir, 'join.creds'),
+    serviceCreds,
+    async writeServiceCredentials(serviceName) {
+      const path = join(credsDir, `${serviceName.replace(/[^A-Za-z0-9_-]/g, '_')}.creds`);
+      writeFileSync(path, await serviceCreds(serviceName), { mode: 0o600 });
+      return path;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { Subjects } from '../../../schemas/subjects.ts';
+import { BOOT_TOKEN_REQUEST_MAX_AGE_MS, BootTokenRequest, bootTokenRequestSignedBy, SignedBootTokenRequest, type BootTokenReply } from '../../../schemas/trust/bootToken.ts';
+import { problemOf, toPlatformError } from '../../api/problem.ts';
+import { CommandBus } from '../../commands/commandBus.ts';
+import { CommandHeaders } from '../../commands/commandResponder.ts';
+import { nodeAggregate } from '../../metal/node/node.ts';
+import { workflowAggregate, type WorkflowState } from '../../metal/workflow/workflow.ts';
+import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { agentAggregate } from '../agent/agent.ts';
+import { createJoinToken } from '../joinToken/create.ts';
+import { mintJoinToken } from '../joinToken/mint.ts';
+
+/** A boot token lives long enough for a slow PXE boot and ramdisk start, not for a later boot. */
+const BOOT_TOKEN_TTL_SECONDS = 600;
+
+/**
+ * True while the node's workflow is booting a ramdisk and waiting for it: the step before `wait.agentJoined` (the
+ * power cycle that starts the PXE boot) or `wait.agentJoined` itself is the first step not yet succeeded.
+ */
+export function awaitsRamdiskJoin(workflow: WorkflowState): boolean {
+  if (!workflow.exists || workflow.status !== 'running') return false;
+  const first = workflow.progress.findIndex((p) => p.status !== 'succeeded');
+  if (first < 0) return false;
+  return workflow.steps[first]?.id === 'wait.agentJoined' || workflow.steps[first + 1]?.id === 'wait.agentJoined';
+}
+
+function parse(msg: Msg): { signed: SignedBootTokenRequest; request: BootTokenRequest } {
+  let signed;
+  try {
+    signed = SignedBootTokenRequest.safeParse(msg.json());
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'boot token request is not valid JSON', { cause });
+  }
+  if (!signed.success) throw new PlatformError('VALIDATION_FAILED', 'invalid boot token request', { issues: issuesOf(signed.error) });
+  let inner: unknown;
+  try {
+    inner = JSON.parse(Buffer.from(signed.data.request, 'base64').toString('utf8'));
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'signed boot token request does not hold JSON', { cause });
+  }
+  const request = BootTokenRequest.safeParse(inner);
+  if (!request.success) throw new PlatformError('VALIDATION_FAILED', 'invalid boot token request', { issues: issuesOf(request.error) });
+  return { signed: signed.data, request: request.data };
+}
+
+/**
+ * Answers `bc.trust.bootToken` (queue `join`): mints the ramdisk join token for one machine's next boot, only for
+ * the registered agent of the machine's own site (signed request, fresh), and only while a workflow of that machine
+ * is booting a ramdisk and waiting for it to join. The token travels only in this reply, to the site agent's own
+ * inbox, and from there only onto the machine's kernel line; it expects the product UUID Redfish reported, if any.
+ */
+export function startBootTokenService(nc: NatsConnection, store: EventStore, log: Logger, options: { now?: () => number; commandRetries?: number } = {}) {
+  const bus = new CommandBus(store, [createJoinToken], { retries: options.commandRetries ?? 5 });
+  const repository = bus.repository;
+  const now = options.now ?? Date.now;
+
+  const mint = async (msg: Msg): Promise<BootTokenReply> => {
+    const { signed, request } = parse(msg);
+    const agent = (await repository.load(agentAggregate, request.agentId)).state;
+    if (!agent.exists || agent.role !== 'site') throw new PlatformError('BOOT_TOKEN_UNKNOWN_AGENT', `site agent ${request.agentId} is not registered`);
+    if (!bootTokenRequestSignedBy(signed, agent.publicKey)) throw new PlatformError('BOOT_TOKEN_FORGED', `request is not signed by the registered key of ${request.agentId}`);
+    if (Math.abs(now() - Date.parse(request.issuedAt)) > BOOT_TOKEN_REQUEST_MAX_AGE_MS) throw new PlatformError('BOOT_TOKEN_STALE', 'boot token request is stale');
+    const node = (await repository.load(nodeAggregate, request.nodeId)).state;
+    if (!node.exists || node.siteId !== agent.siteId) throw new PlatformError('BOOT_TOKEN_NOT_AUTHORISED', `node ${request.nodeId} is not at site ${agent.siteId}`);
+    const workflowId = node.current?.workflowId;
+    const workflow = workflowId ? (await repository.load(workflowAggregate, workflowId)).state : undefined;
+    if (!workflow || !awaitsRamdiskJoin(workflow)) throw new PlatformError('BOOT_TOKEN_NOT_DUE', `no workflow of ${request.nodeId} is waiting for a ramdisk`);
+    const productUuid = node.inventory?.productUuid ?? undefined;
+    const send = (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor: `boot:${request.agentId}` });
+    const minted = await mintJoinToken(send, {
+      role: 'ramdisk',
+      siteId: node.siteId,
+      nodeId: node.nodeId,
+      ttlSeconds: BOOT_TOKEN_TTL_SECONDS,
+      ...(productUuid ? { expect: { productUuid } } : {}),
+    });
+    log.info({ nodeId: node.nodeId, workflowId, tokenId: minted.tokenId, expiresAt: minted.expiresAt }, 'boot join token minted');
+    return { ok: true, token: minted.token, expiresAt: minted.expiresAt };
+  };
+
+  const answer = async (msg: Msg) => {
+    try {
+      msg.respond(JSON.stringify(await mint(msg)));
+    } catch (err) {
+      const error = toPlatformError(err);
+      if (error.code === 'INTERNAL') log.error({ err }, 'boot token failed');
+      else log.warn({ code: error.code, reason: error.message }, 'boot token refused');
+      const h = natsHeaders();
+      h.set(CommandHeaders.errorCode, error.code);
+      msg.respond(JSON.stringify({ ok: false, error: problemOf(error, msg.subject) } satisfies BootTokenReply), { headers: h });
+    }
+  };
+
+  const sub = nc.subscribe(Subjects.bootJoinToken, { queue: 'join' });
+  void (async () => {
+    for await (const msg of sub) void answer(msg);
+  })();
+  return { stop: async () => sub.unsubscribe() };
+}

@@ -1,0 +1,131 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { createHash } from 'node:crypto';
+import { isErrorCode } from '../../../schemas/errorCodes.ts';
+import { Subjects } from '../../../schemas/subjects.ts';
+import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
+import { JoinRequest, type JoinAccepted, type JoinReply } from '../../../schemas/trust/join.ts';
+import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
+import { problemOf, toPlatformError } from '../../api/problem.ts';
+import { CommandBus } from '../../commands/commandBus.ts';
+import { CommandHeaders } from '../../commands/commandResponder.ts';
+import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { registerAgent } from '../agent/register.ts';
+import type { BrokerMaterial } from '../broker/brokerMaterial.ts';
+import type { RoleGrant } from '../broker/permissions.ts';
+import { issueUserJwt } from '../broker/userCredentials.ts';
+import { useJoinToken } from '../joinToken/use.ts';
+import { ensureAgentDurable } from './agentDurable.ts';
+
+export interface JoinServiceOptions {
+  /** Broker mode: sign each agent's user JWT. Unset: agents connect anonymously. */
+  broker?: { material: BrokerMaterial; jwtTtlSeconds?: number };
+  /** Ack wait of the durables made for joining agents (default `AGENT_ACK_WAIT_MS`). */
+  ackWaitMs?: number;
+  commandRetries?: number;
+}
+
+export interface JoinService {
+  stop(): Promise<void>;
+}
+
+type AgentGrant = Extract<RoleGrant, { role: 'site' | 'node' }>;
+
+function parseRequest(msg: Msg): JoinRequest {
+  let body: unknown;
+  try {
+    body = msg.json();
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'join request is not valid JSON', { cause });
+  }
+  const parsed = JoinRequest.safeParse(body);
+  // The issues name paths and rules only; zod does not quote the rejected input, so the token cannot leak here.
+  if (!parsed.success) throw new PlatformError('VALIDATION_FAILED', 'invalid join request', { issues: issuesOf(parsed.error) });
+  return parsed.data;
+}
+
+function agentIdOf(role: JoinRole, request: JoinRequest): string {
+  if (role === 'site') return siteAgentId(request.siteId);
+  if (!request.nodeId) throw new PlatformError('VALIDATION_FAILED', `a ${role} join names its nodeId`);
+  return role === 'ramdisk' ? ramdiskAgentId(request.nodeId, keyIdOf(request.publicKey)) : `node-${request.nodeId}`;
+}
+
+/**
+ * `join`: answers `bc.join.<role>` (queue group `join`). A joiner presents a single-use token; the service spends it
+ * (`pki.useJoinToken`: the append's expected sequence makes a second use impossible, and a refusal is audited as
+ * `JoinRefused` with its code), creates the agent's durable (agents only look it up), registers the agent's key
+ * (`agent.register`, so results verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is
+ * hashed on arrival and never logged, appended or answered.
+ */
+export function startJoinService(nc: NatsConnection, store: EventStore, log: Logger, options: JoinServiceOptions = {}): JoinService {
+  const bus = new CommandBus(store, [useJoinToken, registerAgent], { retries: options.commandRetries ?? 5 });
+  const jsm = jetstreamManager(nc);
+
+  const join = async (msg: Msg): Promise<JoinAccepted> => {
+    const role = JoinRole.safeParse(msg.subject.split('.')[2]);
+    if (!role.success) throw new PlatformError('VALIDATION_FAILED', `no join role ${msg.subject}`);
+    const request = parseRequest(msg);
+    if (options.broker && !request.userPublicKey) throw new PlatformError('VALIDATION_FAILED', 'broker mode: a join names the userPublicKey of the agent');
+    const agentId = agentIdOf(role.data, request);
+    const presented = parseJoinToken(request.token);
+    // One command id per (token, keys): the same agent retrying a lost answer is answered again, anyone else is not.
+    const attempt = createHash('sha256').update(`${presented?.tokenId}|${request.publicKey}|${request.userPublicKey ?? ''}|${role.data}`).digest('base64url');
+    const use = await bus.execute({
+      name: useJoinToken.name,
+      commandId: `join-${attempt.slice(0, 40)}`,
+      actor: `join:${agentId}`,
+      payload: {
+        ...(presented ? { tokenId: presented.tokenId, presentedHash: hashJoinSecret(presented.secret) } : {}),
+        role: role.data,
+        siteId: request.siteId,
+        ...(request.nodeId ? { nodeId: request.nodeId } : {}),
+        agentId,
+        ...(request.productUuid ? { productUuid: request.productUuid } : {}),
+      },
+    });
+    const refused = use.events.find((e) => e.type === 'JoinRefused')?.data as { reason?: string } | undefined;
+    if (refused || !use.events.some((e) => e.type === 'JoinTokenUsed')) {
+      const code = isErrorCode(refused?.reason) ? refused.reason : 'INTERNAL';
+      throw new PlatformError(code, `join refused: ${code}`);
+    }
+    const grant: AgentGrant =
+      role.data === 'site' ? { role: 'site', agentId, siteId: request.siteId } : { role: 'node', agentId, siteId: request.siteId, nodeId: request.nodeId! };
+    // The durable exists before the key is registered: registration lets the workflow send the next command, which a
+    // ramdisk's deliver-new durable would miss if it were made afterwards.
+    const durable = await ensureAgentDurable(await jsm, grant, options.ackWaitMs);
+    const keyId = keyIdOf(request.publicKey);
+    await bus.execute({
+      name: registerAgent.name,
+      commandId: `agent-register-${keyId}`,
+      actor: `join:${agentId}`,
+      payload: { agentId, role: role.data, siteId: request.siteId, ...(request.nodeId ? { nodeId: request.nodeId } : {}), publicKey: request.publicKey },
+    });
+    log.info({ agentId, role: role.data, tokenId: presented?.tokenId, keyId, durable }, 'agent joined');
+    if (!options.broker) return { ok: true, agentId, durable };
+    const ttl = options.broker.jwtTtlSeconds;
+    const issued = await issueUserJwt(options.broker.material, request.userPublicKey!, grant, { name: agentId, ...(ttl ? { ttlSeconds: ttl } : {}) });
+    return { ok: true, agentId, jwt: issued.jwt, expiresAt: issued.expiresAt, inboxPrefix: issued.inboxPrefix, durable };
+  };
+
+  const answer = async (msg: Msg) => {
+    try {
+      msg.respond(JSON.stringify(await join(msg)));
+    } catch (err) {
+      const error = toPlatformError(err);
+      if (error.code === 'INTERNAL') log.error({ err }, 'join failed');
+      else log.warn({ code: error.code, subject: msg.subject }, 'join refused');
+      const h = natsHeaders();
+      h.set(CommandHeaders.errorCode, error.code);
+      msg.respond(JSON.stringify({ ok: false, error: problemOf(error, msg.subject) } satisfies JoinReply), { headers: h });
+    }
+  };
+
+  const sub = nc.subscribe(Subjects.allJoins, { queue: 'join' });
+  void (async () => {
+    for await (const msg of sub) void answer(msg);
+  })();
+  log.info({ subject: Subjects.allJoins, broker: options.broker !== undefined }, 'join requests served');
+  return { stop: async () => sub.unsubscribe() };
+}

@@ -1,0 +1,38 @@
+import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import type { JoinExpectation, JoinRole } from '../../../schemas/trust/joinTokens.ts';
+import { joinTokenEvents, type JoinTokenEvent } from '../../../schemas/trust/events.ts';
+import { defineAggregate } from '../../commands/commandDefinition.ts';
+
+export type JoinTokenState =
+  | { readonly exists: false; readonly refusals: number }
+  | {
+      readonly exists: true;
+      readonly tokenId: string;
+      readonly hash: string;
+      readonly role: JoinRole;
+      readonly siteId: string;
+      readonly nodeId: string | null;
+      readonly expiresAt: string;
+      readonly expect: JoinExpectation | null;
+      /** The agent that spent it; a used token is refused for good. */
+      readonly usedBy: string | null;
+      readonly refusals: number;
+    };
+
+/** A single-use join token (`bc.evt.trust.joinToken.<tokenId>`): its hash, scope, expiry, and whether it is spent. */
+export const joinTokenAggregate = defineAggregate<JoinTokenState, JoinTokenEvent>({
+  module: 'trust',
+  type: 'joinToken',
+  initialState: { exists: false, refusals: 0 },
+  catalog: new EventCatalog(joinTokenEvents),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'JoinTokenCreated':
+        return { exists: true, ...event.data, usedBy: null, refusals: state.refusals };
+      case 'JoinTokenUsed':
+        return state.exists ? { ...state, usedBy: event.data.agentId } : state;
+      case 'JoinRefused':
+        return { ...state, refusals: state.refusals + 1 };
+    }
+  },
+});

@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { getNode } from '../../projections/nodes/queries.ts';
+import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { BmcMonitor } from '../../services/metal/bmcMonitor.ts';
+import { loadBmcMonitorConfig } from '../../services/metal/bmcMonitorConfig.ts';
+import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import { startBackbone } from '../support/backboneFixture.ts';
+
+describe('bmc-monitor: automatic maintenance on BMC loss', () => {
+  it('puts a node whose BMC stops answering into maintenance and clears it on recovery, leaving operator maintenance alone', { timeout: 60_000 }, async () => {
+    await using env = await startBackbone();
+    const responder = serveCommands(env.nc, env.bus, env.log);
+    const site = await startSimulatedSite(env.nc, { siteId: 'dc1', machines: 3, bmcPortBase: 0, dataDir: join(env.dataDir, 'sim'), bmcDelayMs: 0 }, env.log);
+    const monitor = new BmcMonitor(
+      env.nc,
+      env.store,
+      env.readers.get('nodes')!,
+      loadBmcMonitorConfig({}, { intervalMs: 150, failuresBeforeMaintenance: 2, probeTimeoutMs: 5_000 }),
+      env.log,
+    );
+    const node = (id: string) => getNode(env.readers.get('nodes')!.db(), id);
+    const [lost, operatorHeld, healthy] = ['dc1-m001', 'dc1-m002', 'dc1-m003'];
+    try {
+      await expect.poll(() => node(healthy!)?.state, { timeout: 10_000 }).toBe('enrolled');
+      await env.bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: operatorHeld, on: true, reason: 'fan swap' }, actor: 'operator:test' });
+      await monitor.start();
+
+      site.machines[0]!.bmc.setReachable(false);
+      site.machines[1]!.bmc.setReachable(false);
+      await expect.poll(() => node(lost!)?.maintenanceSource, { timeout: 20_000 }).toBe('bmc');
+      expect(node(lost!)).toMatchObject({ maintenance: true, maintenanceReason: expect.stringMatching(/^BMC unreachable: REDFISH_/) });
+      expect(node(operatorHeld!)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
+      expect(node(healthy!)).toMatchObject({ maintenance: false, maintenanceSource: null });
+
+      site.machines[0]!.bmc.setReachable(true);
+      site.machines[1]!.bmc.setReachable(true);
+      await expect.poll(() => node(lost!)?.maintenance, { timeout: 20_000 }).toBe(false);
+      // One more round with every BMC answering: the operator's flag is still theirs.
+      const probesBefore = site.machines[1]!.bmc.requestLog.length;
+      await expect.poll(() => site.machines[1]!.bmc.requestLog.length, { timeout: 10_000 }).toBeGreaterThan(probesBefore);
+      expect(node(operatorHeld!)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
+
+      // The story is in the log: one automatic set and one automatic clear, both with source bmc.
+      const history = [];
+      for await (const b of env.store.readAfter(`bc.evt.metal.node.${lost}`, 0)) history.push(...b.batch.events);
+      expect(history.filter((e) => e.type === 'NodeMaintenanceSet').map((e) => [(e.data as { on: boolean }).on, (e.data as { source: string }).source])).toEqual([
+        [true, 'bmc'],
+        [false, 'bmc'],
+      ]);
+    } finally {
+      await monitor.stop();
+      await site.stop();
+      responder.unsubscribe();
+    }
+  });
+});

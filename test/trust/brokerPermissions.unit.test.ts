@@ -1,0 +1,47 @@
+import { describe, expect, test } from 'vitest';
+import { BrokerTrustError } from '../../services/trust/broker/errors.ts';
+import { inboxPrefixFor, permissionsFor } from '../../services/trust/broker/permissions.ts';
+
+describe('permissionsFor', () => {
+  test('a site agent may pull, ack and read only through its own durable and publish only its own results', () => {
+    const p = permissionsFor({ role: 'site', agentId: 'site-dc1', siteId: 'dc1' });
+    expect(p.pub.allow.sort()).toEqual(
+      [
+        '$JS.API.CONSUMER.MSG.NEXT.BC_AGENT_COMMANDS.site_dc1',
+        '$JS.API.CONSUMER.INFO.BC_AGENT_COMMANDS.site_dc1',
+        '$JS.ACK.BC_AGENT_COMMANDS.site_dc1.>',
+        'bc.site.dc1.res.>',
+        '$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.res.>',
+        'bc.cmd.agent.register',
+        'bc.secrets.grant',
+        'bc.trust.bootToken',
+      ].sort(),
+    );
+    expect(p.sub.allow).toEqual(['_INBOX_site-dc1.>', 'bc.site.dc1.node.*.cmd']);
+    expect(p.resp).toBeUndefined();
+  });
+
+  test('a node agent is confined to its node', () => {
+    const p = permissionsFor({ role: 'node', agentId: 'rd-n1', siteId: 'dc1', nodeId: 'n1' });
+    expect(p.pub.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.BC_AGENT_COMMANDS.ramdisk_rd-n1');
+    expect(p.pub.allow).toContain('bc.site.dc1.res.n1.>');
+    expect(p.pub.allow.some((s) => s.includes('CREATE') || s === '$JS.API.>' || s === 'bc.>')).toBe(false);
+    expect(p.sub.allow).toEqual(['_INBOX_rd-n1.>']);
+    expect(p.pub.allow).not.toContain('bc.secrets.grant');
+    expect(p.pub.allow).not.toContain('bc.trust.bootToken');
+  });
+
+  test('a joiner publishes only join requests and reads only the join inbox', () => {
+    expect(permissionsFor({ role: 'join' })).toEqual({ pub: { allow: ['bc.join.>'], deny: [] }, sub: { allow: ['_INBOX_join.>'], deny: [] } });
+    expect(inboxPrefixFor({ role: 'join' })).toBe('_INBOX_join');
+  });
+
+  test('a grant whose ids are not single subject tokens is refused', () => {
+    for (const siteId of ['dc1.>', '*', 'DC1', '']) {
+      expect(() => permissionsFor({ role: 'site', agentId: 'a', siteId })).toThrow(BrokerTrustError);
+    }
+    expect(() => permissionsFor({ role: 'node', agentId: 'a b', siteId: 'dc1', nodeId: 'n1' })).toThrow(
+      expect.objectContaining({ reason: 'INVALID_GRANT', code: 'VALIDATION_FAILED' }),
+    );
+  });
+});

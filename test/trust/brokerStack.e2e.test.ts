@@ -1,0 +1,65 @@
+import { AuthorizationError, connect } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Streams } from '../../schemas/subjects.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { freePort } from '../support/freePort.ts';
+import { startImageServer } from '../support/imageServer.ts';
+import { tempDir } from '../support/natsServer.ts';
+import { leaks, streamMessages } from '../support/plaintextScan.ts';
+import { startStackProcess } from '../support/stackProcess.ts';
+
+const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
+const eventTypesOf = (text: string): string[] => (JSON.parse(text.slice(text.indexOf('\n') + 1)) as { events: { type: string }[] }).events.map((e) => e.type);
+
+describe('npm start under broker permissions (BC_BROKER_AUTH=operator)', () => {
+  it('deploys a simulated machine whose site agent and ramdisk joined with single-use tokens, with no token anywhere', { timeout: 240_000 }, async () => {
+    using dir = tempDir();
+    await using image = await startImageServer();
+    await using stack = await startStackProcess(
+      { BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_BROKER_AUTH: 'operator', BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0', BC_LOG_LEVEL: 'info' },
+      await freePort(),
+    );
+    const auth = { authorization: `Bearer ${stack.token}` };
+    const nodeId = 'sim-m001';
+    const node = () => json(fetch(`${stack.api}/v1/nodes/${nodeId}`, { headers: auth }));
+    await expect.poll(async () => (await node()).state, { timeout: 90_000, interval: 250 }).toBe('ready');
+
+    const deploy = await fetch(`${stack.api}/v1/commands/metal.deploy`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'worker', sshKeys: ['ssh-ed25519 AAAA test'] }),
+    });
+    expect(deploy.status).toBe(201);
+    await expect.poll(async () => (await node()).state, { timeout: 120_000, interval: 250 }).toBe('deployed');
+
+    const natsUrl = /NATS\s+(nats:\/\/\S+)/.exec(stack.output())![1]!;
+    // The broker takes no anonymous connection: agents could only have come in with issued credentials.
+    await expect(connect({ servers: natsUrl, reconnect: false })).rejects.toBeInstanceOf(AuthorizationError);
+    const creds = readFileSync(join(dir.path, 'broker', 'creds', 'operator-cli.creds'), 'utf8');
+    const nc = await connectNats(natsUrl, 'e2e-reader', { credentials: { creds, inboxPrefix: '_INBOX' } });
+    try {
+      const events = await streamMessages(nc, Streams.events.name);
+      const tokenEvents = events.filter((m) => m.subject.startsWith('bc.evt.trust.joinToken.')).flatMap((m) => eventTypesOf(m.text).map((type) => ({ type, text: m.text })));
+      const used = tokenEvents.filter((e) => e.type === 'JoinTokenUsed').map((e) => e.text);
+      // The site agent and the deploy's ramdisk (and inspection boots none) each spent one token.
+      expect(used.some((t) => t.includes('"agentId":"site-sim"'))).toBe(true);
+      expect(used.some((t) => t.includes(`"agentId":"ramdisk-${nodeId}-`))).toBe(true);
+      expect(events.filter((m) => m.subject.startsWith('bc.evt.trust.agent.ramdisk-')).length).toBeGreaterThanOrEqual(1);
+
+      const commands = await streamMessages(nc, Streams.agentCommands.name);
+      expect(commands.some((m) => m.text.includes('"image.write"'))).toBe(true);
+      const places = [
+        ...events.map((m) => ({ where: `BC_EVENTS#${m.seq}`, text: m.text })),
+        ...commands.map((m) => ({ where: `BC_AGENT_COMMANDS#${m.seq}`, text: m.text })),
+        { where: 'stack output', text: stack.output() },
+      ];
+      // Every token starts with `bcj_`: none is in the log, the agents' commands or any process output.
+      expect(leaks(['bcj_'], places)).toEqual([]);
+      expect(stack.output()).toContain('agent joined');
+    } finally {
+      await nc.close();
+    }
+  });
+});
