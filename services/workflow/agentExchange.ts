@@ -33,31 +33,49 @@ export async function exchangeAgentCommand(
   command: AgentCommand,
   options: { deadlineMs: number; signal: AbortSignal; onVerified?: (bytes: Uint8Array) => void },
 ): Promise<AcceptedResult> {
-  const { commandId, siteId, nodeId } = command;
-  const resultSubject = Subjects.agentResult(siteId, nodeId, commandId);
-  const lastResult = () => deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: resultSubject }).catch(() => null);
-  if (!(await lastResult())) {
-    const subject = AgentCommandKinds[command.kind].runsOn === 'site' ? Subjects.siteAgentCommands(siteId, nodeId) : Subjects.nodeAgentCommands(siteId, nodeId);
-    await deps.js.publish(subject, JSON.stringify(command), { msgID: commandId });
-  }
+  const { commandId } = command;
+  const resultSubject = Subjects.agentResult(command.siteId, command.nodeId, commandId);
+  if (!(await storedResult(deps, command))) await sendAgentCommand(deps, command);
   let stored: StoredMsg | undefined;
   while (!stored) {
     options.signal.throwIfAborted();
     const left = options.deadlineMs - Date.now();
     if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `result of ${commandId} did not arrive before the step timeout`, { retryAfterMs: 0 });
     // The watch wakes us; a direct get now and then covers a result stored while this process was away.
-    stored = (await deps.results.next(resultSubject, () => true, Math.min(left, deps.recheckMs), options.signal)) ?? (await lastResult()) ?? undefined;
+    stored = (await deps.results.next(resultSubject, () => true, Math.min(left, deps.recheckMs), options.signal)) ?? (await storedResult(deps, command));
   }
-  const bytes = stored.data;
+  return verifiedResult(deps, command, stored.data, options.onVerified);
+}
+
+/** Publishes the command with its id as the JetStream message id (a repeat inside the duplicate window is dropped). */
+export async function sendAgentCommand(deps: Pick<AgentExchangeDeps, 'js'>, command: AgentCommand): Promise<void> {
+  const { siteId, nodeId } = command;
+  const subject = AgentCommandKinds[command.kind].runsOn === 'site' ? Subjects.siteAgentCommands(siteId, nodeId) : Subjects.nodeAgentCommands(siteId, nodeId);
+  await deps.js.publish(subject, JSON.stringify(command), { msgID: command.commandId });
+}
+
+/** The stored result of `command`, if its agent answered (one direct get). */
+export async function storedResult(deps: Pick<AgentExchangeDeps, 'jsm'>, command: AgentCommand): Promise<StoredMsg | undefined> {
+  const subject = Subjects.agentResult(command.siteId, command.nodeId, command.commandId);
+  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: subject }).catch(() => null)) ?? undefined;
+}
+
+/** Verifies result bytes against the signer's registered key and the command they answer. */
+export async function verifiedResult(
+  deps: Pick<AgentExchangeDeps, 'repository'>,
+  command: AgentCommand,
+  bytes: Uint8Array,
+  onVerified?: (bytes: Uint8Array) => void,
+): Promise<AcceptedResult> {
   let agentId: string;
   try {
     agentId = decodeSignedResult(bytes).result.agentId;
   } catch {
-    throw new ResultRejectedError(commandId, 'MALFORMED');
+    throw new ResultRejectedError(command.commandId, 'MALFORMED');
   }
   const agent = (await deps.repository.load(agentAggregate, agentId)).state;
   const verdict = verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined));
-  if (!verdict.ok) throw new ResultRejectedError(commandId, verdict.reason);
-  options.onVerified?.(bytes);
+  if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
+  onVerified?.(bytes);
   return verdict.result;
 }

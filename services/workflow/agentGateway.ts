@@ -1,5 +1,5 @@
 import { AgentCommand, AgentCommandKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { exchangeAgentCommand, type AgentExchangeDeps } from './agentExchange.ts';
+import { exchangeAgentCommand, sendAgentCommand, storedResult, verifiedResult, type AgentExchangeDeps } from './agentExchange.ts';
 import type { StepContext, StepPlatform } from './defineStep.ts';
 import { RetryableError, TerminalError } from './stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
@@ -29,25 +29,30 @@ export const joinKey = (siteId: string, nodeId: string, role: string) => `${site
 /** Talks to agents for one step attempt; the attempt's idempotency key is the agent command's id. */
 export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input'>): StepPlatform {
   const { node, workflow } = ctx;
+  /** Polled `site.httpProxy` requests of this attempt, by key: how many were sent and the newest settled answer. */
+  const polls = new Map<string, { sent: number; settled: HttpProxyAnswer | null }>();
+
+  const commandFor = (kind: AgentCommandKind, params: Record<string, unknown>, destructive: boolean, commandId: string) => {
+    deps.mayEnqueue(kind);
+    return AgentCommand.parse({
+      commandId,
+      kind,
+      siteId: node.siteId,
+      nodeId: node.nodeId,
+      workflowId: workflow.workflowId,
+      stepIndex: workflow.stepIndex,
+      attempt: workflow.attempt,
+      destructive,
+      params,
+      ...(AgentCommandKinds[kind].runsOn === 'site' ? { bmc: node.bmc } : {}),
+      issuedAt: new Date().toISOString(),
+      notAfter: new Date(ctx.deadlineMs).toISOString(),
+    });
+  };
 
   return {
     async runAgentCommand(kind, params, destructive) {
-      deps.mayEnqueue(kind as AgentCommandKind);
-      const runsOn = AgentCommandKinds[kind as AgentCommandKind].runsOn;
-      const command = AgentCommand.parse({
-        commandId: ctx.idempotencyKey,
-        kind,
-        siteId: node.siteId,
-        nodeId: node.nodeId,
-        workflowId: workflow.workflowId,
-        stepIndex: workflow.stepIndex,
-        attempt: workflow.attempt,
-        destructive,
-        params,
-        ...(runsOn === 'site' ? { bmc: node.bmc } : {}),
-        issuedAt: new Date().toISOString(),
-        notAfter: new Date(ctx.deadlineMs).toISOString(),
-      });
+      const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
       const result = await exchangeAgentCommand(deps, command, { deadlineMs: ctx.deadlineMs, signal: ctx.signal, onVerified: deps.onVerified });
       if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);
       return { payload: result.payload, agentId: result.agentId };
@@ -56,10 +61,27 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
     async httpViaSite(input) {
       const parsed = HttpProxyRequest.safeParse(input);
       if (!parsed.success) throw new TerminalError('VALIDATION_FAILED', `site.httpProxy request is invalid: ${parsed.error.message}`);
+      const request = parsed.data;
       const site = (await deps.repository.load(siteAggregate, node.siteId)).state;
-      checkProxyRequest(parsed.data, { addresses: node.addresses, provisioningCidrs: site.exists ? site.provisioningCidrs : [] });
-      const { payload } = await this.runAgentCommand('site.httpProxy', parsed.data, true);
-      return HttpProxyAnswer.parse(payload);
+      checkProxyRequest(request, { addresses: node.addresses, provisioningCidrs: site.exists ? site.provisioningCidrs : [] });
+      if (!request.poll) return HttpProxyAnswer.parse((await this.runAgentCommand('site.httpProxy', request, true)).payload);
+      // Polling: answer with the newest settled answer under this key and send the next request, never two at once.
+      const key = request.key ?? 'poll';
+      const poll = polls.get(key) ?? { sent: 0, settled: null };
+      polls.set(key, poll);
+      const idOf = (n: number) => `${ctx.idempotencyKey}-${key}-${n}`;
+      if (poll.sent > 0) {
+        const last = commandFor('site.httpProxy', request, true, idOf(poll.sent));
+        const stored = await storedResult(deps, last);
+        if (!stored) return poll.settled;
+        const result = await verifiedResult(deps, last, stored.data);
+        // A failed request (the machine not listening yet) settles as "no answer": polling is for waiting on it.
+        poll.settled = result.ok ? HttpProxyAnswer.parse(result.payload) : null;
+        if (!result.ok) ctx.log.info({ key, code: result.errorCode, message: result.errorMessage }, 'polled request failed');
+      }
+      poll.sent += 1;
+      await sendAgentCommand(deps, commandFor('site.httpProxy', request, true, idOf(poll.sent)));
+      return poll.settled;
     },
 
     async waitForAgent(role, sinceIso) {

@@ -23,9 +23,11 @@ export interface StepPlatform {
   /**
    * One HTTP request to this node's own API through its site agent (`site.httpProxy`), refused before any command
    * exists when it leaves the SSRF bound (see `httpProxyPolicy.ts`). Resolves the answer; a redirect, an oversize
-   * answer or a pin mismatch fails the step like any agent failure.
+   * answer or a pin mismatch fails the step like any agent failure. With `poll: true` it does not wait: it resolves
+   * the newest settled answer under `key` (null while none has, or when the last request failed) and sends the next
+   * request once the previous one settled.
    */
-  httpViaSite(request: HttpProxyRequestInput): Promise<HttpProxyAnswer>;
+  httpViaSite(request: HttpProxyRequestInput): Promise<HttpProxyAnswer | null>;
   /** Resolves the first ramdisk agent registered for this node since `sinceIso`. */
   waitForAgent(role: 'ramdisk' | 'node', sinceIso: string): Promise<{ agentId: string; keyId: string }>;
 }
