@@ -8,6 +8,7 @@ import { PlatformError } from '../../services/platform/errors.ts';
 import type { AgentIdentity } from '../agent/identity.ts';
 import { AgentError } from '../agent/errors.ts';
 import type { BmcCredentials, CredentialResolver } from './credentials.ts';
+import type { SecretHeaderResolver } from './httpProxy.ts';
 
 export interface GrantRequester {
   agentId: string;
@@ -27,12 +28,19 @@ export interface GrantOptions {
 export async function requestSecretGrant(
   nc: NatsConnection,
   requester: GrantRequester,
-  target: { ref: string; nodeId: string },
+  target: { ref: string; nodeId: string; ticket?: string },
   options: GrantOptions = {},
 ): Promise<{ value: Buffer; expiresAtMs: number }> {
   const ephemeral = ephemeralKeyPair();
   const issuedAt = new Date((options.now ?? Date.now)()).toISOString();
-  const request = { agentId: requester.agentId, nodeId: target.nodeId, ref: target.ref, ephemeralPublicKey: ephemeral.publicKeyBase64, issuedAt };
+  const request = {
+    agentId: requester.agentId,
+    nodeId: target.nodeId,
+    ref: target.ref,
+    ephemeralPublicKey: ephemeral.publicKeyBase64,
+    issuedAt,
+    ...(target.ticket ? { ticket: target.ticket } : {}),
+  };
   const signed = signGrantRequest(request, requester.identity);
   let body: unknown;
   try {
@@ -102,5 +110,27 @@ export function grantedCredentialResolver(nc: NatsConnection, requester: GrantRe
       }
       return inFlight;
     },
+  };
+}
+
+/**
+ * Secret header values for `site.httpProxy`, each granted for the one command whose ticket names it (no caching: a
+ * ticket is per command). The value is returned as text and the granted buffer wiped.
+ */
+export function grantedSecretHeaders(nc: NatsConnection, requester: GrantRequester, options: GrantOptions = {}): SecretHeaderResolver {
+  return async (ref, context) => {
+    if (!context.ticket) throw new AgentError('CREDENTIALS_MISSING', `${ref} comes with no ticket from the control plane`);
+    let granted: { value: Buffer; expiresAtMs: number };
+    try {
+      granted = await requestSecretGrant(nc, requester, { ref, nodeId: context.nodeId, ticket: context.ticket }, options);
+    } catch (cause) {
+      const code = cause instanceof PlatformError ? cause.code : 'INTERNAL';
+      throw new AgentError('CREDENTIALS_MISSING', `grant of ${ref} for ${context.nodeId} refused: ${code}`, { cause });
+    }
+    try {
+      return granted.value.toString('utf8');
+    } finally {
+      granted.value.fill(0);
+    }
   };
 }

@@ -5,8 +5,8 @@ import { HTTP_PROXY_MAX_RESPONSE_BYTES, type HttpProxyAnswer, type HttpProxyRequ
 import { AgentError } from '../agent/errors.ts';
 import { spkiSha256 } from '../redfish/pin.ts';
 
-/** Turns a `secret:<id>` header reference into its value; absent when the site has no way to resolve them. */
-export type SecretHeaderResolver = (ref: string) => Promise<string>;
+/** Turns a `secret:<id>` header reference into its value, for one command (its node and the executor's ticket). */
+export type SecretHeaderResolver = (ref: string, context: { nodeId: string; ticket: string | undefined }) => Promise<string>;
 
 /**
  * Makes one `site.httpProxy` request for the control plane. The control plane already bounded the target (node
@@ -14,7 +14,7 @@ export type SecretHeaderResolver = (ref: string) => Promise<string>;
  * SPKI before a single header (and so no secret) is written, a redirect is not followed but reported as a failure,
  * and an answer larger than the limit is cut off as a failure.
  */
-export async function proxyHttp(req: HttpProxyRequest, resolveSecret: SecretHeaderResolver | undefined): Promise<HttpProxyAnswer> {
+export async function proxyHttp(req: HttpProxyRequest, nodeId: string, resolveSecret: SecretHeaderResolver | undefined): Promise<HttpProxyAnswer> {
   const url = new URL(req.url);
   const secure = url.protocol === 'https:';
   const host = url.hostname;
@@ -22,7 +22,7 @@ export async function proxyHttp(req: HttpProxyRequest, resolveSecret: SecretHead
   const headers: Record<string, string> = { ...req.headers, Connection: 'close' };
   for (const [name, ref] of Object.entries(req.secretHeaders)) {
     if (!resolveSecret) throw new AgentError('CREDENTIALS_MISSING', `this site agent cannot resolve ${ref} for header ${name}`);
-    headers[name] = await resolveSecret(ref);
+    headers[name] = await resolveSecret(ref, { nodeId, ticket: req.secretTicket });
   }
   const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
   if (body) headers['Content-Length'] = String(body.length);

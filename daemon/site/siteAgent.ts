@@ -12,7 +12,7 @@ import { requestBootJoinToken } from './bootJoinTokens.ts';
 import { BootTokens } from './bootTokens.ts';
 import { startBootServer } from './bootServer.ts';
 import { fileCredentialResolver, type CredentialResolver } from './credentials.ts';
-import { grantedCredentialResolver } from './grantedCredentials.ts';
+import { grantedCredentialResolver, grantedSecretHeaders } from './grantedCredentials.ts';
 import { ImageCache } from './imageCache.ts';
 import { watchImageSources } from './imageSourceWatcher.ts';
 import { ramdiskIpxeScript, type RamdiskArtefacts } from './ipxeScript.ts';
@@ -85,7 +85,15 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     ? Promise.resolve()
     : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
-  const executor = siteExecutor(siteId, credentialResolverOf(options, nc, { agentId, identity }, registered), options.redfish);
+  // Secret headers of `site.httpProxy` are always granted per command (the executor's ticket names them), whatever
+  // holds the BMC credentials; the grant service knows the agent once its key is registered.
+  const secretHeaders = grantedSecretHeaders(nc, { agentId, identity });
+  const executor = siteExecutor(
+    siteId,
+    credentialResolverOf(options, nc, { agentId, identity }, registered),
+    options.redfish,
+    async (ref, context) => (await registered, secretHeaders(ref, context)),
+  );
   const server = await startBootServer({
     host: options.http?.host ?? '127.0.0.1',
     port: options.http?.port ?? 0,

@@ -60,7 +60,7 @@ export function siteExecutor(
     },
     async execute(command, params) {
       // The machine's own API, not its BMC: no Redfish client, no BMC credentials.
-      if (command.kind === 'site.httpProxy') return proxyHttp(params as HttpProxyRequest, secretHeaders);
+      if (command.kind === 'site.httpProxy') return proxyHttp(params as HttpProxyRequest, command.nodeId, secretHeaders);
       const client = await clientFor(command);
       try {
         return await run(client, command, params);

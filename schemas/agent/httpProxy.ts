@@ -25,6 +25,8 @@ export const HttpProxyRequest = z
     /** With `poll`: the caller wants the newest settled answer under this key while the next request goes out. */
     key: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/).optional(),
     poll: z.boolean().default(false),
+    /** Set by the executor, never by a step: lets the site agent be granted exactly the `secretHeaders` refs. */
+    secretTicket: z.string().max(2_048).optional(),
   })
   .strict();
 export type HttpProxyRequest = z.infer<typeof HttpProxyRequest>;

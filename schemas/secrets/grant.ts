@@ -21,6 +21,8 @@ export const SecretGrantRequest = z
     /** base64 of the raw 32-byte X25519 public key, used for this one request. */
     ephemeralPublicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte X25519 public key'),
     issuedAt: z.iso.datetime(),
+    /** For a secret a command names (a `site.httpProxy` secret header): the executor's ticket from that command. */
+    ticket: z.string().max(2_048).optional(),
   })
   .strict();
 export type SecretGrantRequest = z.infer<typeof SecretGrantRequest>;

@@ -3,6 +3,7 @@ import { PlatformError } from '../platform/errors.ts';
 import type { NodeAggregateState } from '../metal/node/node.ts';
 import type { AgentState } from '../trust/agent/agent.ts';
 import type { SecretState } from './secret/secret.ts';
+import type { SecretTicketClaims } from './secretTicket.ts';
 
 /**
  * Whether a (registered, signature-checked) agent may have a secret. Today only site agents get secrets, only `bmc`
@@ -24,5 +25,31 @@ export function authoriseGrant(
   }
   if (!secret.exists) throw new PlatformError('NOT_FOUND', `${request.ref} does not exist`);
   if (secret.kind !== 'bmc') throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.ref} is a ${secret.kind} secret, not BMC credentials`);
+  return secret;
+}
+
+/**
+ * A secret a command names (a `site.httpProxy` secret header), asked for with the executor's ticket from that command:
+ * the ticket must be this control plane's, unexpired, for this node and this ref; the agent must be the site agent of
+ * the node's site; and the secret must be a `generic` one (BMC credentials and provider tokens never go into headers).
+ */
+export function authoriseTicketGrant(
+  request: SecretGrantRequest,
+  claims: SecretTicketClaims | undefined,
+  nowMs: number,
+  agent: Extract<AgentState, { exists: true }>,
+  node: NodeAggregateState,
+  secret: SecretState,
+): Extract<SecretState, { exists: true }> {
+  if (!claims) throw new PlatformError('GRANT_NOT_AUTHORISED', 'the ticket was not issued by this control plane');
+  if (Date.parse(claims.notAfter) <= nowMs) throw new PlatformError('GRANT_NOT_AUTHORISED', `the ticket of ${claims.commandId} expired`);
+  if (claims.nodeId !== request.nodeId || !claims.refs.includes(request.ref)) {
+    throw new PlatformError('GRANT_NOT_AUTHORISED', `the ticket of ${claims.commandId} does not name ${request.ref} for ${request.nodeId}`);
+  }
+  if (agent.role !== 'site' || !node.exists || node.siteId !== agent.siteId) {
+    throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.agentId} is not the site agent of node ${request.nodeId}`);
+  }
+  if (!secret.exists) throw new PlatformError('NOT_FOUND', `${request.ref} does not exist`);
+  if (secret.kind !== 'generic') throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.ref} is a ${secret.kind} secret; only generic secrets go into headers`);
   return secret;
 }

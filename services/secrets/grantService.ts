@@ -11,7 +11,8 @@ import { PlatformError, issuesOf } from '../platform/errors.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
-import { authoriseGrant } from './grantPolicy.ts';
+import { authoriseGrant, authoriseTicketGrant } from './grantPolicy.ts';
+import { verifySecretTicket } from './secretTicket.ts';
 import type { MasterKey } from './masterKey.ts';
 import { open } from './sealing.ts';
 import { secretAggregate } from './secret/secret.ts';
@@ -67,7 +68,9 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
     if (Math.abs(ageMs) > maxAgeMs) throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
     const secretId = secretIdOf(request.ref)!;
     const [node, secret] = await Promise.all([repository.load(nodeAggregate, request.nodeId), repository.load(secretAggregate, secretId)]);
-    const allowed = authoriseGrant(request, agent, node.state, secret.state);
+    const allowed = request.ticket
+      ? authoriseTicketGrant(request, verifySecretTicket(masterKey, request.ticket), now(), agent, node.state, secret.state)
+      : authoriseGrant(request, agent, node.state, secret.state);
     const plaintext = open(allowed.sealed, masterKey, sealingAad(secretId, allowed.version));
     const expiresAt = new Date(now() + ttlMs).toISOString();
     log.info({ agentId: request.agentId, nodeId: request.nodeId, ref: request.ref, version: allowed.version, expiresAt }, 'secret granted');

@@ -110,8 +110,8 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await orchestrator.start();
     return orchestrator;
   },
-  'workflow-executor': async ({ nc, store, log }) => {
-    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }));
+  'workflow-executor': async ({ config, nc, store, log }) => {
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), loadMasterKey(config));
     await executor.start();
     return executor;
   },

@@ -6,6 +6,7 @@ import { checkProxyRequest } from './httpProxyPolicy.ts';
 import { siteAggregate } from '../site/site/site.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { StreamWatch } from './streamWatch.ts';
+import type { SecretTicketClaims } from '../secrets/secretTicket.ts';
 
 /** A ramdisk or node agent that joined: what `wait.agentJoined` waits for. */
 export interface AgentJoin {
@@ -22,6 +23,8 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   onVerified(bytes: Uint8Array): void;
   /** The enqueue check: throws when this attempt may not send `kind` (undeclared, or outside an approved batch). */
   mayEnqueue(kind: AgentCommandKind): void;
+  /** Present when the executor holds the master key: tickets the secret headers of a `site.httpProxy` command. */
+  issueSecretTicket?(claims: SecretTicketClaims): string;
 }
 
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
@@ -34,6 +37,12 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
 
   const commandFor = (kind: AgentCommandKind, params: Record<string, unknown>, destructive: boolean, commandId: string) => {
     deps.mayEnqueue(kind);
+    const notAfter = new Date(ctx.deadlineMs).toISOString();
+    const refs = kind === 'site.httpProxy' ? Object.values((params.secretHeaders ?? {}) as Record<string, string>) : [];
+    if (refs.length > 0) {
+      if (!deps.issueSecretTicket) throw new TerminalError('PRECONDITION_FAILED', 'secret headers need an executor that holds the master key');
+      params = { ...params, secretTicket: deps.issueSecretTicket({ commandId, nodeId: node.nodeId, refs, notAfter }) };
+    }
     return AgentCommand.parse({
       commandId,
       kind,
@@ -46,7 +55,7 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
       params,
       ...(AgentCommandKinds[kind].runsOn === 'site' ? { bmc: node.bmc } : {}),
       issuedAt: new Date().toISOString(),
-      notAfter: new Date(ctx.deadlineMs).toISOString(),
+      notAfter,
     });
   };
 

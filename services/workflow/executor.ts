@@ -7,6 +7,8 @@ import { AggregateRepository } from '../commands/aggregateRepository.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { isTransportFailure } from '../platform/nats/transportFailure.ts';
+import type { MasterKey } from '../secrets/masterKey.ts';
+import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTicket.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
@@ -41,6 +43,8 @@ export class WorkflowExecutor {
     store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
+    /** Signs the tickets that let a site agent be granted a `site.httpProxy` command's secret headers. */
+    private readonly masterKey?: MasterKey,
   ) {
     this.#repository = new AggregateRepository(store);
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
@@ -146,6 +150,7 @@ export class WorkflowExecutor {
           ...this.#watches!,
           recheckMs: this.config.resultRecheckMs,
           onVerified,
+          ...(this.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.masterKey!, claims) } : {}),
           mayEnqueue: (kind) => {
             if (!definition.sends.includes(kind)) throw new TerminalError('PRECONDITION_FAILED', `step ${step.id} does not declare ${kind} in its sends`);
             if (wf.approval && AgentCommandKinds[kind].destructive && approvalStatus(wf, stepIndex, Date.now()) !== 'approved') {

@@ -57,11 +57,6 @@ export class StreamWatch<V> {
     await this.#sessions;
   }
 
-  /** The latest value seen for `key` since the watch started. */
-  latest(key: string): V | undefined {
-    return this.#latest.get(key);
-  }
-
   /**
    * Resolves the next value for `key` that satisfies `accept` (the latest one already seen counts), or undefined
    * after `timeoutMs` so the caller can look elsewhere. Rejects when `signal` aborts.

@@ -45,8 +45,9 @@ const request = (r: Record<string, unknown>) => HttpProxyRequest.parse(r);
 describe('site agent: site.httpProxy', () => {
   it('answers a pinned https request with status and body, sends resolved secret headers, keeps cookies at the site', async () => {
     const answer = await proxyHttp(
-      request({ url: `${httpsUrl}/machine/version?x=1`, tlsSpkiSha256: pin, method: 'POST', body: '{"a":1}', headers: { 'X-Trace': 't1' }, secretHeaders: { Authorization: 'secret:talos' } }),
-      async (ref) => (ref === 'secret:talos' ? 'Bearer resolved-at-the-site' : Promise.reject(new Error('unknown'))),
+      request({ url: `${httpsUrl}/machine/version?x=1`, tlsSpkiSha256: pin, method: 'POST', body: '{"a":1}', headers: { 'X-Trace': 't1' }, secretHeaders: { Authorization: 'secret:talos' }, secretTicket: 't.k' }),
+      'n1',
+      async (ref, context) => (ref === 'secret:talos' && context.nodeId === 'n1' && context.ticket === 't.k' ? 'Bearer resolved-at-the-site' : Promise.reject(new Error('unknown'))),
     );
     expect(answer).toMatchObject({ status: 200, body: '{"version":"1.8.0"}' });
     expect(answer.headers['set-cookie']).toBeUndefined();
@@ -57,7 +58,7 @@ describe('site agent: site.httpProxy', () => {
 
   it('refuses a peer whose key is not the pinned one before sending anything', async () => {
     const before = seen.length;
-    await expect(proxyHttp(request({ url: `${httpsUrl}/`, tlsSpkiSha256: otherPin, secretHeaders: { Authorization: 'secret:talos' } }), async () => 'Bearer x')).rejects.toMatchObject({
+    await expect(proxyHttp(request({ url: `${httpsUrl}/`, tlsSpkiSha256: otherPin, secretHeaders: { Authorization: 'secret:talos' } }), 'n1', async () => 'Bearer x')).rejects.toMatchObject({
       code: 'DRIVER_ERROR',
       message: expect.stringMatching(/pinned SPKI/),
     });
@@ -65,9 +66,9 @@ describe('site agent: site.httpProxy', () => {
   });
 
   it('reports a redirect and an oversize answer as DRIVER_ERROR, and a secret header it cannot resolve as CREDENTIALS_MISSING', async () => {
-    await expect(proxyHttp(request({ url: `${httpUrl}/redirect` }), undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/redirect \(302\)/) });
-    await expect(proxyHttp(request({ url: `${httpUrl}/huge` }), undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/exceeds/) });
-    await expect(proxyHttp(request({ url: `${httpUrl}/`, secretHeaders: { Authorization: 'secret:x' } }), undefined)).rejects.toMatchObject({ code: 'CREDENTIALS_MISSING' });
+    await expect(proxyHttp(request({ url: `${httpUrl}/redirect` }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/redirect \(302\)/) });
+    await expect(proxyHttp(request({ url: `${httpUrl}/huge` }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/exceeds/) });
+    await expect(proxyHttp(request({ url: `${httpUrl}/`, secretHeaders: { Authorization: 'secret:x' } }), 'n1', undefined)).rejects.toMatchObject({ code: 'CREDENTIALS_MISSING' });
   });
 
   it('gives up on a machine that does not answer within the timeout', async () => {
@@ -75,7 +76,7 @@ describe('site agent: site.httpProxy', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
-      await expect(proxyHttp(request({ url, timeoutMs: 300 }), undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/no answer within 300 ms/) });
+      await expect(proxyHttp(request({ url, timeoutMs: 300 }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/no answer within 300 ms/) });
     } finally {
       silent.closeAllConnections();
       silent.close();

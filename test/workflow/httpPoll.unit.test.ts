@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { agentGateway } from '../../services/workflow/agentGateway.ts';
+import { MasterKey } from '../../services/secrets/masterKey.ts';
+import { issueSecretTicket, verifySecretTicket, type SecretTicketClaims } from '../../services/secrets/secretTicket.ts';
 
 const pin = 'A'.repeat(43) + '=';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -38,10 +40,8 @@ function fakeSite() {
   };
 }
 
-describe('httpViaSite with poll', () => {
-  it('answers the newest settled answer per key and sends the next request only once the previous settled', async () => {
-    const site = fakeSite();
-    const platform = agentGateway(
+function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecretTicket?: (claims: SecretTicketClaims) => string } = {}) {
+  return agentGateway(
       {
         js: site.deps.js as never,
         jsm: site.deps.jsm as never,
@@ -53,6 +53,7 @@ describe('httpViaSite with poll', () => {
         recheckMs: 1_000,
         onVerified: () => undefined,
         mayEnqueue: () => undefined,
+        ...extra,
       },
       {
         node: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, addresses: ['10.0.5.21'] },
@@ -64,6 +65,12 @@ describe('httpViaSite with poll', () => {
         log: { info: () => undefined } as never,
       },
     );
+}
+
+describe('httpViaSite', () => {
+  it('with poll, answers the newest settled answer per key and sends the next request only once the previous settled', async () => {
+    const site = fakeSite();
+    const platform = gatewayOn(site);
     const poll = () => platform.httpViaSite({ url: 'https://10.0.5.21:50000/machine/version', tlsSpkiSha256: pin, key: 'talos', poll: true });
 
     expect(await poll()).toBeNull(); // nothing settled yet; request 1 goes out
@@ -78,5 +85,24 @@ describe('httpViaSite with poll', () => {
       ['wf-1-s3-a1-talos-2', 'site.httpProxy', true],
       ['wf-1-s3-a1-talos-3', 'site.httpProxy', true],
     ]);
+  });
+
+  it('tickets secret headers with the master key, and refuses them without one', async () => {
+    const masterKey = new MasterKey(Buffer.alloc(32, 3));
+    const site = fakeSite();
+    const request = { url: 'https://10.0.5.21/api', tlsSpkiSha256: pin, method: 'POST' as const, body: '{}', secretHeaders: { Authorization: 'secret:talos-token' } };
+    // Only the published command matters here; the wait for its answer (no result watch in this fake) is dropped.
+    void gatewayOn(site, { issueSecretTicket: (claims) => issueSecretTicket(masterKey, claims) })
+      .httpViaSite(request)
+      .catch(() => undefined);
+    await expect.poll(() => site.published.length).toBe(1);
+    const sent = site.published[0]!;
+    expect(verifySecretTicket(masterKey, (sent.params as { secretTicket: string }).secretTicket)).toEqual({
+      commandId: sent.commandId,
+      nodeId: 'n1',
+      refs: ['secret:talos-token'],
+      notAfter: sent.notAfter,
+    });
+    await expect(gatewayOn(fakeSite()).httpViaSite(request)).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
   });
 });
