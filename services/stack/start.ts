@@ -86,10 +86,12 @@ Better Compute is starting.
   NATS         ${natsUrl}${embedded ? `   (embedded, store ${join(dataDir, 'nats')})` : ''}   broker auth: ${brokerAuth}
   Data dir     ${dataDir}
 Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
-Try:
-  curl -s ${api}/v1/nodes | jq
-  curl -s -X POST ${api}/v1/commands/site.create -H 'content-type: application/json' -d '{"siteId":"dc1","name":"DC 1"}'
-  curl -N ${api}/v1/events/stream
+Try (the admin token is written to ${join(dataDir, 'admin.token')} once the API is up):
+  export AUTH="authorization: Bearer $(cat ${join(dataDir, 'admin.token')})"
+  curl -s -H "$AUTH" ${api}/v1/nodes | jq
+  curl -s -H "$AUTH" -X POST ${api}/v1/commands/site.create -H 'content-type: application/json' -d '{"siteId":"dc1","name":"DC 1"}'
+  curl -N -H "$AUTH" ${api}/v1/events/stream
+  npm run cli -- nodes ls
 Stop with Ctrl-C.
 `);
 
