@@ -111,7 +111,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     return orchestrator;
   },
   'workflow-executor': async ({ config, nc, store, log }) => {
-    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), loadMasterKey(config));
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config) });
     await executor.start();
     return executor;
   },

@@ -49,22 +49,32 @@ export interface StepContext<I> {
 }
 
 /**
- * A step implementation. `run` resolves the step's output, or throws `TerminalError` / `RetryableError`; anything
- * else thrown counts as retryable. `input` validates the resolved params before the first attempt runs.
+ * A step implementation. `run` resolves the step's output, or throws `TerminalError` / `RetryableError` /
+ * `stepNotReady(reason)`; anything else thrown counts as retryable. `input` validates the resolved params before the
+ * attempt runs; `output`, when given, validates what `run` resolved (a mismatch fails the step, not retried).
  */
-export interface StepDefinition<Id extends string = string, I = unknown> {
+export interface StepDefinition<Id extends string = string, I = unknown, O = unknown> {
   readonly id: Id;
   readonly runsOn: StepRunsOn;
+  /** Sends commands that destroy data or state (power, wipe, image, firmware, machine API calls). Default false. */
   readonly destructive: boolean;
   /**
    * The agent command kinds this step may send. Known up front so a quorum batch names them before the workflow runs;
-   * sending anything else is refused at enqueue.
+   * sending anything else is refused at enqueue. Default: none.
    */
   readonly sends: readonly AgentCommandKind[];
+  /** Agents a control-plane step goes through (`site`: it reaches the machine via `httpViaSite`). Default: none. */
+  readonly relays: readonly 'site'[];
   readonly input: z.ZodType<I>;
-  run(ctx: StepContext<I>): Promise<unknown>;
+  readonly output: z.ZodType<O> | undefined;
+  run(ctx: StepContext<I>): Promise<O>;
 }
 
-export function defineStep<const Id extends string, I>(step: StepDefinition<Id, I>): StepDefinition<Id, I> {
-  return Object.freeze(step);
+/** What `defineStep` takes: a step with its defaults left out. */
+export type StepSpec<Id extends string, I, O> = Omit<StepDefinition<Id, I, O>, 'destructive' | 'sends' | 'relays' | 'output'> &
+  Partial<Pick<StepDefinition<Id, I, O>, 'destructive' | 'sends' | 'relays'>> & { readonly output?: z.ZodType<O> };
+
+/** A step, with defaults filled in and frozen; its `id` keeps its literal type. */
+export function defineStep<const Id extends string, I, O = unknown>(step: StepSpec<Id, I, O>): StepDefinition<Id, I, O> {
+  return Object.freeze({ destructive: false, sends: [], relays: [], ...step, output: step.output });
 }

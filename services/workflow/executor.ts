@@ -16,9 +16,10 @@ import { agentGateway, type AgentJoin } from './agentGateway.ts';
 import { startAgentWatches } from './agentWatches.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import { builtinSteps } from './builtinSteps.ts';
+import type { StepDefinition } from './defineStep.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
-import { ResultRejectedError, RetryableError, TerminalError } from './stepErrors.ts';
+import { ResultRejectedError, RetryableError, StepNotReadyError, TerminalError } from './stepErrors.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
 /** How often a destructive step waiting for its approval batch looks again. */
@@ -43,8 +44,12 @@ export class WorkflowExecutor {
     store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
-    /** Signs the tickets that let a site agent be granted a `site.httpProxy` command's secret headers. */
-    private readonly masterKey?: MasterKey,
+    private readonly options: {
+      /** Signs the tickets that let a site agent be granted a `site.httpProxy` command's secret headers. */
+      masterKey?: MasterKey;
+      /** The steps this executor runs, by id. Default: the built-in ones. */
+      steps?: ReadonlyMap<string, StepDefinition<string, any, any>>;
+    } = {},
   ) {
     this.#repository = new AggregateRepository(store);
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
@@ -121,7 +126,7 @@ export class WorkflowExecutor {
     const startedAt = startedEvent?.startedAt ?? (progress.status === 'running' ? progress.attemptStartedAt : null);
     const deadlineMs = (startedAt ? Date.parse(startedAt) : Date.now()) + step.timeoutMs;
 
-    const definition = builtinSteps.get(step.id);
+    const definition = (this.options.steps ?? builtinSteps).get(step.id);
     const node = (await this.#repository.load(nodeAggregate, wf.nodeId)).state;
     let outcome: { ok: true; output: unknown } | { ok: false; error: unknown };
     let evidence: string | undefined;
@@ -150,7 +155,7 @@ export class WorkflowExecutor {
           ...this.#watches!,
           recheckMs: this.config.resultRecheckMs,
           onVerified,
-          ...(this.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.masterKey!, claims) } : {}),
+          ...(this.options.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.options.masterKey!, claims) } : {}),
           mayEnqueue: (kind) => {
             if (!definition.sends.includes(kind)) throw new TerminalError('PRECONDITION_FAILED', `step ${step.id} does not declare ${kind} in its sends`);
             if (wf.approval && AgentCommandKinds[kind].destructive && approvalStatus(wf, stepIndex, Date.now()) !== 'approved') {
@@ -160,11 +165,18 @@ export class WorkflowExecutor {
         },
         base,
       );
-      outcome = { ok: true, output: await definition.run({ ...base, input: input.data, platform }) };
+      const output = await definition.run({ ...base, input: input.data, platform });
+      const checked = definition.output ? definition.output.safeParse(output) : { success: true as const, data: output };
+      if (!checked.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);
+      outcome = { ok: true, output: checked.data };
     } catch (error) {
       // The server went away mid-step: not the step's failure. The same attempt resumes (same command id) on redelivery.
       if (signal.aborted || isTransportFailure(error)) throw error;
-      outcome = { ok: false, error };
+      if (error instanceof StepNotReadyError && Date.now() < deadlineMs) {
+        this.log.debug({ workflowId, step: step.id, attempt, reason: error.reason }, 'step not ready; running it again later');
+        return msg.nak(Math.min(error.retryAfterMs, Math.max(100, deadlineMs - Date.now())));
+      }
+      outcome = { ok: false, error: error instanceof StepNotReadyError ? new RetryableError('STEP_TIMEOUT', `still not ready at the step timeout: ${error.reason}`) : error };
     }
 
     if (outcome.ok) {

@@ -31,3 +31,22 @@ export class ResultRejectedError extends PlatformError {
     super('AGENT_RESULT_REJECTED', `result for ${commandId} refused: ${reason}`);
   }
 }
+
+/**
+ * The step is waiting for something outside it (a machine still booting, an API not answering yet): not a failure.
+ * The executor puts the work back for `retryAfterMs` and runs the same attempt again, until the step's timeout.
+ */
+export class StepNotReadyError extends Error {
+  override name = 'StepNotReadyError';
+  constructor(
+    readonly reason: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(`not ready: ${reason}`);
+  }
+}
+
+/** Ends this run of the step as "not ready yet": it runs again (same attempt, same idempotency key) after a pause. */
+export function stepNotReady(reason: string, options: { retryAfterMs?: number } = {}): never {
+  throw new StepNotReadyError(reason, Math.max(100, options.retryAfterMs ?? 2_000));
+}
