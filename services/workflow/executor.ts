@@ -11,12 +11,12 @@ import type { MasterKey } from '../secrets/masterKey.ts';
 import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTicket.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
-import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import { agentGateway, type AgentJoin } from './agentGateway.ts';
 import { startAgentWatches } from './agentWatches.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import { builtinSteps } from './builtinSteps.ts';
 import type { StepDefinition } from './defineStep.ts';
+import { enqueuePolicy } from './enqueuePolicy.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
 import { ResultRejectedError, RetryableError, StepNotReadyError, TerminalError } from './stepErrors.ts';
@@ -156,12 +156,7 @@ export class WorkflowExecutor {
           recheckMs: this.config.resultRecheckMs,
           onVerified,
           ...(this.options.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.options.masterKey!, claims) } : {}),
-          mayEnqueue: (kind) => {
-            if (!definition.sends.includes(kind)) throw new TerminalError('PRECONDITION_FAILED', `step ${step.id} does not declare ${kind} in its sends`);
-            if (wf.approval && AgentCommandKinds[kind].destructive && approvalStatus(wf, stepIndex, Date.now()) !== 'approved') {
-              throw new TerminalError('APPROVAL_PENDING', `${kind} is outside an approved batch of ${workflowId}`);
-            }
-          },
+          mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
         },
         base,
       );
