@@ -5,7 +5,8 @@ import { writeServerConfig } from './serverConfig.ts';
 import { issueJoinCredentials, issueServiceCredentials } from './userCredentials.ts';
 
 /** Control-plane JWTs of `npm start` outlive any dev session; a restart of the stack issues fresh ones. */
-const SERVICE_TTL_SECONDS = 30 * 24 * 3600;
+/** Issued afresh at every `npm start`; a year so that a long-running stack is not cut off by its own credentials. */
+const SERVICE_TTL_SECONDS = 365 * 24 * 3600;
 
 /** The broker of one `npm start`: its trust chain, the server config naming it, and credentials for its processes. */
 export interface StackBroker {

@@ -59,6 +59,13 @@ function agentIdOf(role: JoinRole, request: JoinRequest): string {
  * (`agent.register`, so results verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is
  * hashed on arrival and never logged, appended or answered.
  */
+/**
+ * How long an agent's NATS credentials live. Site and node agents are long-lived daemons: they are cut off by
+ * revocation (`revokeUser`), not by an expiry that would silently take a site down; a ramdisk lives for one
+ * provisioning job, so a day is plenty.
+ */
+const agentJwtTtlSeconds: Record<'site' | 'ramdisk' | 'node', number> = { site: 365 * 86_400, node: 365 * 86_400, ramdisk: 86_400 };
+
 export function startJoinService(nc: NatsConnection, store: EventStore, log: Logger, options: JoinServiceOptions = {}): JoinService {
   const bus = new CommandBus(store, [useJoinToken, registerAgent], { retries: options.commandRetries ?? 5 });
   const jsm = jetstreamManager(nc);
@@ -104,8 +111,8 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     });
     log.info({ agentId, role: role.data, tokenId: presented?.tokenId, keyId, durable }, 'agent joined');
     if (!options.broker) return { ok: true, agentId, durable };
-    const ttl = options.broker.jwtTtlSeconds;
-    const issued = await issueUserJwt(options.broker.material, request.userPublicKey!, grant, { name: agentId, ...(ttl ? { ttlSeconds: ttl } : {}) });
+    const ttl = options.broker.jwtTtlSeconds ?? agentJwtTtlSeconds[role.data];
+    const issued = await issueUserJwt(options.broker.material, request.userPublicKey!, grant, { name: agentId, ttlSeconds: ttl });
     return { ok: true, agentId, jwt: issued.jwt, expiresAt: issued.expiresAt, inboxPrefix: issued.inboxPrefix, durable };
   };
 
