@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/apiFixture.ts';
+import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 
 type Frame = { id: number; data: { subject: string } };
 
@@ -50,5 +51,31 @@ describe('SSE event stream', () => {
     expect(frames.map((f) => f.data.subject)).toEqual(['bc.evt.site.site.a1', 'bc.evt.site.site.a2']);
     const resumed = await readEvents(base, 1, { ...auth, 'last-event-id': String(frames[0]!.id) }).frames;
     expect(resumed[0]).toMatchObject({ id: frames[1]!.id, data: { subject: 'bc.evt.site.site.a2' } });
+  });
+
+  it('streams a tenant only the events of its own nodes and their workflows', { timeout: 60_000 }, async () => {
+    await using env = await startApi();
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = env.app.server.address() as { port: number };
+    const { app, bus } = env;
+    await bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
+    for (const nodeId of ['own-node', 'foreign-node']) {
+      await bus.execute({ name: 'metal.enroll', payload: enrollPayload(nodeId), actor: 'test' });
+      const inspection = await bus.execute({ name: 'metal.startInspection', payload: { nodeId }, actor: 'test' });
+      await bus.execute({ name: 'metal.completeOperation', payload: { nodeId, workflowId: (inspection.events[0]!.data as { workflowId: string }).workflowId }, actor: 'test' });
+    }
+    const token = async (tokenId: string, tenantId: string) =>
+      (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
+    const [mine, theirs] = [await token('tenant-a', 'tenant-a'), await token('tenant-b', 'tenant-b')];
+    const deploy = (nodeId: string, t: string) => app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody(nodeId), headers: { authorization: `Bearer ${t}` } });
+    expect((await deploy('own-node', mine)).statusCode).toBe(201);
+
+    const live = readEvents(`http://127.0.0.1:${port}/v1/events/stream?subject=bc.evt.metal.>`, 1, { authorization: `Bearer ${mine}` });
+    await live.connected;
+    // The other tenant's deploy comes first on the log; tenant A must not see it, only the next event of its own node.
+    expect((await deploy('foreign-node', theirs)).statusCode).toBe(201);
+    await bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: 'own-node', on: true, reason: 'fan swap' }, actor: 'test' });
+    const frames = await live.frames;
+    expect(frames.map((f) => f.data.subject)).toEqual(['bc.evt.metal.node.own-node']);
   });
 });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/apiFixture.ts';
-import { enrollPayload } from '../support/commandPayloads.ts';
+import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const deployBody = (nodeId: string) => ({ nodeId, imageUrl: 'http://img.test/a.raw', imageSha256: 'a'.repeat(64), role: 'web' });
 
 describe('tenancy', () => {
   it('shows a tenant its own nodes, workflows and events only: every GET route, foreign ids substituted, leaks none', { timeout: 60_000 }, async () => {

@@ -21,3 +21,6 @@ export const siteEventMetadata = (commandId: string, siteId: string): StoredEven
   actor: 'test',
   time: new Date(0).toISOString(),
 });
+
+/** A `metal.deploy` body for `nodeId` (the image is never fetched in API-level tests). */
+export const deployBody = (nodeId: string) => ({ nodeId, imageUrl: 'http://img.test/a.raw', imageSha256: 'a'.repeat(64), role: 'web' });
