@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CommandBus } from '../commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
+import { createPrivateFileOnce } from '../platform/privateFile.ts';
 import type { Logger } from '../platform/logger.ts';
 import { hashSecret, mintToken, parseToken } from './bearer.ts';
 import { tokenAggregate } from './token/token.ts';
@@ -20,24 +20,6 @@ export function readAdminToken(dataDir: string): string | undefined {
 }
 
 /**
- * Writes a new token to the file unless one is there. Temp file + hard link, as for the master key: API processes
- * starting at once on one data dir agree on the first token written, and send the same hash.
- */
-function writeTokenFileIfMissing(file: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, `${mintToken(bootstrapTokenId).token}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  try {
-    linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
-/**
  * First start: when the log has no bootstrap admin token yet, make one, write it to `<dataDir>/admin.token` and create
  * it by command (its hash only). Logs the file's path, never the token. Once the token exists in the log (even
  * revoked) nothing is created again: an operator who revoked it meant it.
@@ -46,7 +28,8 @@ export async function ensureAdminToken(bus: CommandBus, dataDir: string, log: Lo
   const { state } = await bus.repository.load(tokenAggregate, bootstrapTokenId);
   const file = adminTokenFile(dataDir);
   if (state.exists) return;
-  writeTokenFileIfMissing(file);
+  // Temp file + hard link: API processes starting at once on one data dir agree on the first token, and send one hash.
+  createPrivateFileOnce(file, () => `${mintToken(bootstrapTokenId).token}\n`);
   const parsed = parseToken(readFileSync(file, 'utf8').trim());
   if (!parsed || parsed.tokenId !== bootstrapTokenId) throw new Error(`${file} does not hold a bootstrap admin token; remove it to have a new one made`);
   const secretHash = hashSecret(parsed.secret);

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Config } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
+import { createPrivateFileOnce } from '../platform/privateFile.ts';
 
 const KEY_BYTES = 32;
 
@@ -46,25 +47,6 @@ function decode(text: string, source: string): MasterKey {
 }
 
 /**
- * Creates the key file if it does not exist. The new key is written to a temp file and hard-linked into place, so two
- * processes starting at once on one data dir agree on one key: the second link fails and that process reads the
- * first one's key.
- */
-function createKeyFileIfMissing(file: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  try {
-    linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
-/**
  * The master key: `BC_MASTER_KEY` (base64) when set, else the key file (`BC_MASTER_KEY_FILE`, default
  * `<dataDir>/master.key`), created with a random key and mode 0600 when missing. Every process of one control plane
  * must load the same key: what one seals, another opens.
@@ -72,6 +54,6 @@ function createKeyFileIfMissing(file: string): void {
 export function loadMasterKey(config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): MasterKey {
   if (config.masterKey !== undefined && config.masterKey !== '') return decode(config.masterKey, 'BC_MASTER_KEY');
   const file = config.masterKeyFile ?? join(config.dataDir, 'master.key');
-  createKeyFileIfMissing(file);
+  createPrivateFileOnce(file, () => `${randomBytes(KEY_BYTES).toString('base64')}\n`);
   return decode(readFileSync(file, 'utf8'), `master key file ${file}`);
 }
