@@ -1,11 +1,10 @@
-import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { SecretGrantRequest, SignedSecretGrantRequest, GRANT_REQUEST_MAX_AGE_MS, type SecretGrantReply } from '../../schemas/secrets/grant.ts';
 import { encryptGrant, grantRequestSignedBy } from '../../schemas/secrets/grantCodec.ts';
 import { sealingAad, secretIdOf } from '../../schemas/secrets/sealed.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { problemOf, toPlatformError } from '../api/problem.ts';
 import { AggregateRepository } from '../commands/aggregateRepository.ts';
-import { CommandHeaders } from '../commands/commandResponder.ts';
+import { serveRequests } from '../commands/requestResponder.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { PlatformError, issuesOf } from '../platform/errors.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
@@ -77,23 +76,7 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
     return { ok: true, grant: encryptGrant(plaintext, request, requestBytes, expiresAt) };
   };
 
-  const answer = async (msg: Msg) => {
-    try {
-      msg.respond(JSON.stringify(await grant(msg)));
-    } catch (err) {
-      const platformError = toPlatformError(err);
-      if (platformError.code === 'INTERNAL') log.error({ err }, 'secret grant failed');
-      else log.warn({ code: platformError.code, reason: platformError.message }, 'secret grant refused');
-      const h = natsHeaders();
-      h.set(CommandHeaders.errorCode, platformError.code);
-      msg.respond(JSON.stringify({ ok: false, error: problemOf(platformError, msg.subject) } satisfies SecretGrantReply), { headers: h });
-    }
-  };
-
-  const sub = nc.subscribe(Subjects.secretGrant, { queue: 'secret-grants' });
-  void (async () => {
-    for await (const msg of sub) void answer(msg);
-  })();
+  const sub = serveRequests(nc, { subject: Subjects.secretGrant, queue: 'secret-grants', what: 'secret grant', logRefusals: true, handle: grant }, log);
   log.info({ subject: Subjects.secretGrant, keyId: masterKey.keyId }, 'secret grants served');
   return { stop: async () => sub.unsubscribe() };
 }

@@ -1,9 +1,8 @@
-import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { BOOT_TOKEN_REQUEST_MAX_AGE_MS, BootTokenRequest, bootTokenRequestSignedBy, SignedBootTokenRequest, type BootTokenReply } from '../../../schemas/trust/bootToken.ts';
-import { problemOf, toPlatformError } from '../../api/problem.ts';
 import { CommandBus } from '../../commands/commandBus.ts';
-import { CommandHeaders } from '../../commands/commandResponder.ts';
+import { serveRequests } from '../../commands/requestResponder.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
 import { workflowAggregate, type WorkflowState } from '../../metal/workflow/workflow.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
@@ -81,22 +80,6 @@ export function startBootTokenService(nc: NatsConnection, store: EventStore, log
     return { ok: true, token: minted.token, expiresAt: minted.expiresAt };
   };
 
-  const answer = async (msg: Msg) => {
-    try {
-      msg.respond(JSON.stringify(await mint(msg)));
-    } catch (err) {
-      const error = toPlatformError(err);
-      if (error.code === 'INTERNAL') log.error({ err }, 'boot token failed');
-      else log.warn({ code: error.code, reason: error.message }, 'boot token refused');
-      const h = natsHeaders();
-      h.set(CommandHeaders.errorCode, error.code);
-      msg.respond(JSON.stringify({ ok: false, error: problemOf(error, msg.subject) } satisfies BootTokenReply), { headers: h });
-    }
-  };
-
-  const sub = nc.subscribe(Subjects.bootJoinToken, { queue: 'join' });
-  void (async () => {
-    for await (const msg of sub) void answer(msg);
-  })();
+  const sub = serveRequests(nc, { subject: Subjects.bootJoinToken, queue: 'join', what: 'boot token', logRefusals: true, handle: mint }, log);
   return { stop: async () => sub.unsubscribe() };
 }

@@ -1,14 +1,13 @@
 import { jetstreamManager } from '@nats-io/jetstream';
-import { headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
 import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
-import { JoinRequest, type JoinAccepted, type JoinReply } from '../../../schemas/trust/join.ts';
+import { JoinRequest, type JoinAccepted } from '../../../schemas/trust/join.ts';
 import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
-import { problemOf, toPlatformError } from '../../api/problem.ts';
 import { CommandBus } from '../../commands/commandBus.ts';
-import { CommandHeaders } from '../../commands/commandResponder.ts';
+import { serveRequests } from '../../commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -116,23 +115,7 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     return { ok: true, agentId, jwt: issued.jwt, expiresAt: issued.expiresAt, inboxPrefix: issued.inboxPrefix, durable };
   };
 
-  const answer = async (msg: Msg) => {
-    try {
-      msg.respond(JSON.stringify(await join(msg)));
-    } catch (err) {
-      const error = toPlatformError(err);
-      if (error.code === 'INTERNAL') log.error({ err }, 'join failed');
-      else log.warn({ code: error.code, subject: msg.subject }, 'join refused');
-      const h = natsHeaders();
-      h.set(CommandHeaders.errorCode, error.code);
-      msg.respond(JSON.stringify({ ok: false, error: problemOf(error, msg.subject) } satisfies JoinReply), { headers: h });
-    }
-  };
-
-  const sub = nc.subscribe(Subjects.allJoins, { queue: 'join' });
-  void (async () => {
-    for await (const msg of sub) void answer(msg);
-  })();
+  const sub = serveRequests(nc, { subject: Subjects.allJoins, queue: 'join', what: 'join', logRefusals: true, handle: join }, log);
   log.info({ subject: Subjects.allJoins, broker: options.broker !== undefined }, 'join requests served');
   return { stop: async () => sub.unsubscribe() };
 }
