@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loadEnvSettings } from '../platform/envSettings.ts';
 
 /** Settings of the `bmc-monitor` service, from the environment. */
 export const BmcMonitorConfig = z.object({
@@ -14,12 +15,11 @@ export const BmcMonitorConfig = z.object({
 export type BmcMonitorConfig = z.infer<typeof BmcMonitorConfig>;
 
 export function loadBmcMonitorConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<BmcMonitorConfig> = {}): BmcMonitorConfig {
-  const pick = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-  return BmcMonitorConfig.parse({
-    intervalMs: pick('BC_BMC_PROBE_INTERVAL_MS'),
-    failuresBeforeMaintenance: pick('BC_BMC_FAILURES_BEFORE_MAINTENANCE'),
-    probeTimeoutMs: pick('BC_BMC_PROBE_TIMEOUT_MS'),
-    concurrency: pick('BC_BMC_PROBE_CONCURRENCY'),
-    ...overrides,
-  });
+  const names = {
+    intervalMs: 'BC_BMC_PROBE_INTERVAL_MS',
+    failuresBeforeMaintenance: 'BC_BMC_FAILURES_BEFORE_MAINTENANCE',
+    probeTimeoutMs: 'BC_BMC_PROBE_TIMEOUT_MS',
+    concurrency: 'BC_BMC_PROBE_CONCURRENCY',
+  };
+  return loadEnvSettings(BmcMonitorConfig, names, env, overrides);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loadEnvSettings } from '../platform/envSettings.ts';
 
 /**
  * The workflow engine's settings, read from the environment by the same names the platform config would use.
@@ -20,13 +21,12 @@ export const WorkflowConfig = z.object({
 export type WorkflowConfig = z.infer<typeof WorkflowConfig>;
 
 export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<WorkflowConfig> = {}): WorkflowConfig {
-  const pick = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-  return WorkflowConfig.parse({
-    maxDeploysPerSite: pick('BC_MAX_DEPLOYS_PER_SITE'),
-    maxWipesPerSite: pick('BC_MAX_WIPES_PER_SITE'),
-    workAckWaitMs: pick('BC_WORK_ACK_WAIT_MS'),
-    executorConcurrency: pick('BC_EXECUTOR_CONCURRENCY'),
-    resultRecheckMs: pick('BC_RESULT_RECHECK_MS'),
-    ...overrides,
-  });
+  const names = {
+    maxDeploysPerSite: 'BC_MAX_DEPLOYS_PER_SITE',
+    maxWipesPerSite: 'BC_MAX_WIPES_PER_SITE',
+    workAckWaitMs: 'BC_WORK_ACK_WAIT_MS',
+    executorConcurrency: 'BC_EXECUTOR_CONCURRENCY',
+    resultRecheckMs: 'BC_RESULT_RECHECK_MS',
+  };
+  return loadEnvSettings(WorkflowConfig, names, env, overrides);
 }
