@@ -6,15 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../services/platform/config.ts';
 import { loadMasterKey, MasterKey } from '../../services/secrets/masterKey.ts';
 import { tempDir } from '../support/natsServer.ts';
+import { thrownCode } from '../support/thrownCode.ts';
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return 'no error';
-};
 
 describe('master key', () => {
   it('loads BC_MASTER_KEY (base64 of 32 bytes) through the config', () => {
@@ -31,7 +24,7 @@ describe('master key', () => {
     using dir = tempDir();
     for (const bad of ['not-base64!!', randomBytes(16).toString('base64'), randomBytes(33).toString('base64')]) {
       const config = loadConfig({ BC_MASTER_KEY: bad }, { dataDir: dir.path });
-      expect(codeOf(() => loadMasterKey(config))).toBe('MASTER_KEY_INVALID');
+      expect(thrownCode(() => loadMasterKey(config))).toBe('MASTER_KEY_INVALID');
       try {
         loadMasterKey(config);
       } catch (err) {
@@ -57,7 +50,7 @@ describe('master key', () => {
     writeFileSync(file, `${bytes.toString('base64')}\n`, { mode: 0o600 });
     expect(loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path })).bytes().equals(bytes)).toBe(true);
     writeFileSync(file, 'garbage');
-    expect(codeOf(() => loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path })))).toBe('MASTER_KEY_INVALID');
+    expect(thrownCode(() => loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path })))).toBe('MASTER_KEY_INVALID');
   });
 
   it('shows only its id when serialised or inspected', () => {

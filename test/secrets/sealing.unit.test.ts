@@ -3,17 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { SealedValue, sealingAad } from '../../schemas/secrets/sealed.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
 import { open, seal } from '../../services/secrets/sealing.ts';
+import { thrownCode } from '../support/thrownCode.ts';
 
 const key = new MasterKey(randomBytes(32));
 const aad = sealingAad('bmc-r1-n1', 3);
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return 'no error';
-};
 /** Flips one bit of a base64 field. */
 const flip = (base64: string, byte = 0) => {
   const b = Buffer.from(base64, 'base64');
@@ -39,23 +32,23 @@ describe('sealing', () => {
 
   it('refuses a tampered ciphertext, tag or iv with SECRET_UNSEALABLE', () => {
     const sealed = seal('tamper-me', key, aad);
-    expect(codeOf(() => open({ ...sealed, ciphertext: flip(sealed.ciphertext) }, key, aad))).toBe('SECRET_UNSEALABLE');
-    expect(codeOf(() => open({ ...sealed, tag: flip(sealed.tag, 15) }, key, aad))).toBe('SECRET_UNSEALABLE');
-    expect(codeOf(() => open({ ...sealed, iv: flip(sealed.iv, 11) }, key, aad))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open({ ...sealed, ciphertext: flip(sealed.ciphertext) }, key, aad))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open({ ...sealed, tag: flip(sealed.tag, 15) }, key, aad))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open({ ...sealed, iv: flip(sealed.iv, 11) }, key, aad))).toBe('SECRET_UNSEALABLE');
   });
 
   it('refuses a blob moved to another secret or version (wrong aad)', () => {
     const sealed = seal('bound-to-one-secret', key, aad);
-    expect(codeOf(() => open(sealed, key, sealingAad('bmc-r1-n2', 3)))).toBe('SECRET_UNSEALABLE');
-    expect(codeOf(() => open(sealed, key, sealingAad('bmc-r1-n1', 4)))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open(sealed, key, sealingAad('bmc-r1-n2', 3)))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open(sealed, key, sealingAad('bmc-r1-n1', 4)))).toBe('SECRET_UNSEALABLE');
   });
 
   it('refuses another master key, whether the key id says so or is relabelled', () => {
     const other = new MasterKey(randomBytes(32));
     const sealed = seal('for-key-one-only', key, aad);
-    expect(codeOf(() => open(sealed, other, aad))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open(sealed, other, aad))).toBe('SECRET_UNSEALABLE');
     // A blob relabelled with the other key's id still fails: GCM authenticates against the key itself.
-    expect(codeOf(() => open({ ...sealed, keyId: other.keyId }, other, aad))).toBe('SECRET_UNSEALABLE');
+    expect(thrownCode(() => open({ ...sealed, keyId: other.keyId }, other, aad))).toBe('SECRET_UNSEALABLE');
   });
 
   it('keeps the error free of the value', () => {

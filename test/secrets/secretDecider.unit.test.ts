@@ -8,20 +8,13 @@ import { seal } from '../../services/secrets/sealing.ts';
 import { deleteSecret } from '../../services/secrets/secret/delete.ts';
 import { putSecret } from '../../services/secrets/secret/put.ts';
 import { secretAggregate, type SecretState } from '../../services/secrets/secret/secret.ts';
+import { thrownCode } from '../support/thrownCode.ts';
 
 const key = new MasterKey(randomBytes(32));
 const context = { commandId: 'cmd-00000001', actor: 'test', now: '2025-01-01T00:00:00.000Z', dependencies: undefined };
 const given = (...events: SecretEvent[]): SecretState => events.reduce(secretAggregate.evolve, secretAggregate.initialState);
 const put = (version: number, kind: 'bmc' | 'generic' = 'bmc') => ({ secretId: 's1', kind, version, sealed: seal('"v"', key, sealingAad('s1', version)) });
 const stored = (version: number): SecretEvent => ({ type: 'SecretStored', data: { ...put(version), keyId: key.keyId, description: null } });
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return 'no error';
-};
 
 describe('secrets.put / secrets.delete', () => {
   it('stores version 1 of a new secret with its key id', () => {
@@ -30,25 +23,25 @@ describe('secrets.put / secrets.delete', () => {
   });
 
   it('accepts only the next version (a value is sealed for one version)', () => {
-    expect(codeOf(() => putSecret.decide(put(1), given(stored(1)), context))).toBe('CONCURRENCY_CONFLICT');
-    expect(codeOf(() => putSecret.decide(put(3), given(stored(1)), context))).toBe('CONCURRENCY_CONFLICT');
+    expect(thrownCode(() => putSecret.decide(put(1), given(stored(1)), context))).toBe('CONCURRENCY_CONFLICT');
+    expect(thrownCode(() => putSecret.decide(put(3), given(stored(1)), context))).toBe('CONCURRENCY_CONFLICT');
     expect(putSecret.decide(put(2), given(stored(1)), context)[0]!.data).toMatchObject({ version: 2 });
   });
 
   it('refuses changing the kind of a live secret', () => {
-    expect(codeOf(() => putSecret.decide(put(2, 'generic'), given(stored(1)), context))).toBe('ILLEGAL_TRANSITION');
+    expect(thrownCode(() => putSecret.decide(put(2, 'generic'), given(stored(1)), context))).toBe('ILLEGAL_TRANSITION');
   });
 
   it('deletes a live secret, is a no-op on a deleted one, NOT_FOUND on an unknown one', () => {
     expect(deleteSecret.decide({ secretId: 's1' }, given(stored(1)), context)).toEqual([{ type: 'SecretDeleted', data: { secretId: 's1', version: 1 } }]);
     const deleted = given(stored(1), { type: 'SecretDeleted', data: { secretId: 's1', version: 1 } });
     expect(deleteSecret.decide({ secretId: 's1' }, deleted, context)).toEqual([]);
-    expect(codeOf(() => deleteSecret.decide({ secretId: 's1' }, given(), context))).toBe('NOT_FOUND');
+    expect(thrownCode(() => deleteSecret.decide({ secretId: 's1' }, given(), context))).toBe('NOT_FOUND');
   });
 
   it('keeps counting versions after a delete, so an old blob never fits the new lifetime', () => {
     const deleted = given(stored(1), { type: 'SecretDeleted', data: { secretId: 's1', version: 1 } });
-    expect(codeOf(() => putSecret.decide(put(1, 'generic'), deleted, context))).toBe('CONCURRENCY_CONFLICT');
+    expect(thrownCode(() => putSecret.decide(put(1, 'generic'), deleted, context))).toBe('CONCURRENCY_CONFLICT');
     expect(putSecret.decide(put(2, 'generic'), deleted, context)[0]!.data).toMatchObject({ version: 2, kind: 'generic' });
   });
 
