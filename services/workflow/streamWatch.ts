@@ -47,7 +47,10 @@ export class StreamWatch<V> {
     const first = await this.#open();
     this.#sessions = this.#run(first);
     void (async () => {
-      for await (const status of this.nc.status()) if (status.type === 'reconnect') await this.#messages?.close().catch(() => undefined);
+      for await (const status of this.nc.status()) {
+        if (this.#stopped) break;
+        if (status.type === 'reconnect') await this.#messages?.close().catch(() => undefined);
+      }
     })();
   }
 

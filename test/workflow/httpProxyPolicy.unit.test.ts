@@ -1,9 +1,8 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
-import { agentGateway } from '../../services/workflow/agentGateway.ts';
 import { checkProxyRequest } from '../../services/workflow/httpProxyPolicy.ts';
+import { fakeSite, gatewayOn, pin } from '../support/fakeSiteGateway.ts';
 
-const pin = 'A'.repeat(43) + '=';
 const target = { addresses: ['10.0.5.21'], provisioningCidrs: ['10.0.5.0/24'] };
 const req = (r: Record<string, unknown>) => HttpProxyRequest.parse(r);
 const refusal = (r: Record<string, unknown>, t = target) => {
@@ -46,29 +45,9 @@ describe('site.httpProxy bound', () => {
   });
 
   it('creates no agent command for a request to another node', async () => {
-    const publish = vi.fn();
-    const platform = agentGateway(
-      {
-        js: { publish } as never,
-        jsm: { direct: { getMessage: vi.fn().mockResolvedValue(null) } } as never,
-        repository: { load: vi.fn().mockResolvedValue({ state: { exists: true, siteId: 'dc1', name: 'DC', provisioningCidrs: ['10.0.5.0/24'] } }) } as never,
-        results: {} as never,
-        joins: {} as never,
-        recheckMs: 1_000,
-        onVerified: () => undefined,
-        mayEnqueue: () => undefined,
-      },
-      {
-        node: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, addresses: ['10.0.5.21'] },
-        workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 0, attempt: 1, startedAt: new Date().toISOString() },
-        idempotencyKey: 'wf-1-s0-a1',
-        deadlineMs: Date.now() + 10_000,
-        heartbeat: () => undefined,
-        signal: new AbortController().signal,
-        log: { info: () => undefined } as never,
-      },
-    );
+    const site = fakeSite();
+    const platform = gatewayOn(site);
     await expect(platform.httpViaSite({ url: 'https://10.0.5.99/', tlsSpkiSha256: pin })).rejects.toMatchObject({ code: 'PROXY_REFUSED' });
-    expect(publish).not.toHaveBeenCalled();
+    expect(site.published).toEqual([]);
   });
 });
