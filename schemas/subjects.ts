@@ -13,6 +13,11 @@ export const Subjects = {
   allCommands: 'bc.cmd.>',
   /** Step work: `bc.work.<executor>.<stepId>`, e.g. `bc.work.control-plane.power.setPower`. */
   work: (executor: string, stepId: string) => `bc.work.${executor}.${stepId}`,
+  /** Step work of one plugin, taken by its replicas' shared durable: `bc.work.plugin.acme-autoinstall.autoinstall.renderIso`. */
+  pluginWork: (pluginId: string, stepId: string) => `bc.work.plugin.${pluginId}.${stepId}`,
+  pluginWorkFilter: (pluginId: string) => `bc.work.plugin.${pluginId}.>`,
+  /** Core request-reply: every live replica of a plugin answers (`plugins.list` liveness). */
+  pluginPing: (pluginId: string) => `bc.plugin.${pluginId}.ping`,
   /** Commands for a site agent about one node's BMC: `bc.site.dc1.cmd.r1-n1`. */
   siteAgentCommands: (siteId: string, nodeId: string) => `bc.site.${siteId}.cmd.${nodeId}`,
   /** Everything a site agent consumes: its durable consumer's one filter. */
@@ -42,6 +47,9 @@ export const Subjects = {
 } as const;
 
 /** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */
+/** The durable consumer every replica of one plugin shares on BC_WORK. */
+export const pluginDurable = (pluginId: string) => `plugin_${pluginId}`;
+
 export const AgentDurables = {
   site: (siteId: string) => `site_${siteId}`,
   node: (agentId: string) => `ramdisk_${agentId}`,

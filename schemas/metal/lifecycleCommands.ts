@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from '../../daemon/redfish/inventory.ts';
 import { ResourceId } from '../ids.ts';
+import { ProfileId } from '../plugins/registration.ts';
 
 const nodeOnly = z.object({ nodeId: ResourceId }).strict();
 /**
@@ -10,19 +11,28 @@ const nodeOnly = z.object({ nodeId: ResourceId }).strict();
 const tenantScoped = z.object({ nodeId: ResourceId, tenantId: ResourceId.optional() }).strict();
 const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 
-/** `metal.deploy`: write an image to a ready node and boot it. Queued (`waiting-for-capacity`) while the site is at its deploy cap. */
+/**
+ * `metal.deploy`: write an image to a ready node and boot it (the built-in profile: `imageUrl` and `imageSha256`
+ * required), or run a registered deploy `profile` (its steps take the inputs they name). Queued
+ * (`waiting-for-capacity`) while the site is at its deploy cap.
+ */
 export const DeployNode = z
   .object({
     nodeId: ResourceId,
-    imageUrl: z.string().url(),
-    imageSha256: z.string().regex(/^[0-9a-f]{64}$/),
+    profile: ProfileId.optional(),
+    imageUrl: z.string().url().optional(),
+    imageSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     role: z.string().min(1).max(100),
     userData: z.string().max(65_536).optional(),
     sshKeys: z.array(z.string()).max(64).optional(),
     /** The tenant the node is deployed for: it owns the node until its release returns it to `ready`. */
     tenantId: ResourceId.optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.profile !== undefined || (c.imageUrl !== undefined && c.imageSha256 !== undefined), {
+    message: 'imageUrl and imageSha256 are required unless a profile is named',
+    path: ['imageUrl'],
+  });
 export type DeployNode = z.infer<typeof DeployNode>;
 
 /** `metal.undeploy`: release a deployed node; it returns to `ready` only after an attested wipe. */

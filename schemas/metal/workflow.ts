@@ -19,6 +19,8 @@ export const ResolvedStep = z.object({
   timeoutMs: z.number().int().positive(),
   retry: RetryPolicy,
   destructive: z.boolean(),
+  /** The plugin whose process runs the step (work on `bc.work.plugin.<id>.<stepId>`); absent: the platform's executor. */
+  plugin: z.string().optional(),
 });
 export type ResolvedStep = z.infer<typeof ResolvedStep>;
 

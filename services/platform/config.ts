@@ -16,6 +16,8 @@ export const Config = z.object({
   dataDir: z.string().default('./.data'),
   httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
   httpHost: z.string().default('127.0.0.1'),
+  /** The API's address as machines and BMCs reach it (step artefact URLs). Default `http://<httpHost>:<httpPort>`. */
+  publicUrl: z.string().url().optional(),
   streamReplicas: z.coerce.number().int().min(1).max(5).default(1),
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
@@ -53,6 +55,7 @@ const envNames: Record<string, keyof Config> = {
   BC_NATS_EMBEDDED: 'natsEmbedded',
   BC_HTTP_PORT: 'httpPort',
   BC_HTTP_HOST: 'httpHost',
+  BC_PUBLIC_URL: 'publicUrl',
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
@@ -68,6 +71,9 @@ const envNames: Record<string, keyof Config> = {
   BC_MASTER_KEY: 'masterKey',
   BC_MASTER_KEY_FILE: 'masterKeyFile',
 };
+
+/** Where machines reach the API: `publicUrl`, else the address it listens on. */
+export const publicUrlOf = (config: Config) => config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${config.httpPort}`;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};

@@ -21,7 +21,7 @@ import { WorkflowOrchestrator } from '../workflow/orchestrator.ts';
 import { loadOrCreateBrokerMaterial } from '../trust/broker/brokerMaterial.ts';
 import { startBootTokenService } from '../trust/join/bootTokenService.ts';
 import { startJoinService } from '../trust/join/joinService.ts';
-import type { Config } from '../platform/config.ts';
+import { publicUrlOf, type Config } from '../platform/config.ts';
 import type { Runtime } from './runtime.ts';
 
 const brokerDirOf = (config: Config) => config.brokerDir ?? join(config.dataDir, 'broker');
@@ -111,7 +111,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     return orchestrator;
   },
   'workflow-executor': async ({ config, nc, store, log }) => {
-    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config) });
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config), blobBaseUrl: publicUrlOf(config) });
     await executor.start();
     return executor;
   },

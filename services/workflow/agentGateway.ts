@@ -30,7 +30,7 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
 
 /** Talks to agents for one step attempt; the attempt's idempotency key is the agent command's id. */
-export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input'>): StepPlatform {
+export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input' | 'pki' | 'secrets' | 'blobs' | 'renderTemplate'>): StepPlatform {
   const { node, workflow } = ctx;
   /** Polled `site.httpProxy` requests of this attempt, by key: how many were sent and the newest settled answer. */
   const polls = new Map<string, { sent: number; settled: HttpProxyAnswer | null }>();

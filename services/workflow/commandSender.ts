@@ -10,7 +10,7 @@ const settled = new Set(['ILLEGAL_TRANSITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'P
 
 /**
  * Sends an engine command with a deterministic id until it is answered: infrastructure trouble is retried with
- * backoff (the id makes that safe), a domain refusal is logged and returned as `undefined`.
+ * backoff (the id makes that safe), a domain refusal is logged, handed to `onRefused` and returned as `undefined`.
  */
 export async function sendEngineCommand(
   nc: NatsConnection,
@@ -19,6 +19,7 @@ export async function sendEngineCommand(
   name: string,
   payload: unknown,
   commandId: string,
+  onRefused?: (refusal: PlatformError) => void,
 ): Promise<CommandResult | undefined> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -26,6 +27,7 @@ export async function sendEngineCommand(
     } catch (err) {
       if (err instanceof PlatformError && settled.has(err.code)) {
         log.info({ command: name, commandId, code: err.code, detail: err.message }, 'engine command refused; treating as settled');
+        onRefused?.(err);
         return undefined;
       }
       signal.throwIfAborted();

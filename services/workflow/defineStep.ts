@@ -3,6 +3,7 @@ import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
 import type { Logger } from '../platform/logger.ts';
+import type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 
 /** What a step passes to `httpViaSite`: defaults (method, headers, timeout) may be left out. */
 export type HttpProxyRequestInput = z.input<typeof HttpProxyRequest>;
@@ -14,6 +15,8 @@ export interface StepNode {
   readonly bmc: { readonly address: string; readonly credentialsRef: string };
   /** Addresses recorded for the machine's own API: the only hosts `httpViaSite` may reach. */
   readonly addresses: readonly string[];
+  /** The SMBIOS UUID inspection read, for join tokens bound to this very machine; null before inspection. */
+  readonly productUuid: string | null;
 }
 
 /** Platform facilities a built-in step may use; the plugin SDK will expose the same through its own context. */
@@ -44,8 +47,17 @@ export interface StepContext<I> {
   heartbeat(): void;
   /** Aborted when the executor stops; the work is then redelivered to another executor. */
   readonly signal: AbortSignal;
+  /** Carries the workflow, step, attempt and node ids on every line. */
   readonly log: Logger;
   readonly platform: StepPlatform;
+  /** Single-use join tokens for this node's agents. */
+  readonly pki: StepPki;
+  /** Secret references (never plaintexts). */
+  readonly secrets: StepSecrets;
+  /** Artefacts for this node, by sha256, behind unguessable per-node URLs. */
+  readonly blobs: StepBlobs;
+  /** Mustache without HTML escaping; a missing value fails the step instead of rendering empty. */
+  renderTemplate(template: string, values: Readonly<Record<string, unknown>>): string;
 }
 
 /**

@@ -14,7 +14,10 @@ import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts
 import { agentGateway, type AgentJoin } from './agentGateway.ts';
 import { startAgentWatches } from './agentWatches.ts';
 import type { StreamWatch } from './streamWatch.ts';
+import { BlobStore } from '../blobs/blobStore.ts';
 import { builtinSteps } from './builtinSteps.ts';
+import { bindStepOutputs } from './stepOutputs.ts';
+import { stepFacilities } from './stepFacilities.ts';
 import type { StepDefinition } from './defineStep.ts';
 import { enqueuePolicy } from './enqueuePolicy.ts';
 import { sendEngineCommand } from './commandSender.ts';
@@ -37,6 +40,7 @@ export class WorkflowExecutor {
   #messages: ConsumerMessages | undefined;
   /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
   #jsm: JetStreamManager | undefined;
+  #blobs: Promise<BlobStore> | undefined;
   #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
 
   constructor(
@@ -49,6 +53,10 @@ export class WorkflowExecutor {
       masterKey?: MasterKey;
       /** The steps this executor runs, by id. Default: the built-in ones. */
       steps?: ReadonlyMap<string, StepDefinition<string, any, any>>;
+      /** Whose work it takes: default the platform's (`bc.work.control-plane.>`); a plugin's replicas share `plugin_<id>`. */
+      work?: { durable: string; filterSubject: string };
+      /** Where machines fetch step artefacts (`ctx.blobs` URLs): the API's public address. */
+      blobBaseUrl?: string;
     } = {},
   ) {
     this.#repository = new AggregateRepository(store);
@@ -59,24 +67,31 @@ export class WorkflowExecutor {
   async start(): Promise<void> {
     const jsm = await jetstreamManager(this.nc);
     this.#jsm = jsm;
-    const existing = await jsm.consumers.info(Streams.work.name, EXECUTOR_DURABLE).catch(() => undefined);
+    const { durable, filterSubject } = this.options.work ?? { durable: EXECUTOR_DURABLE, filterSubject: Subjects.work('control-plane', '>') };
+    const existing = await jsm.consumers.info(Streams.work.name, durable).catch(() => undefined);
     const config = { ack_wait: this.config.workAckWaitMs * 1_000_000, max_ack_pending: 10_000 };
     if (!existing) {
-      await jsm.consumers.add(Streams.work.name, {
-        durable_name: EXECUTOR_DURABLE,
-        filter_subject: Subjects.work('control-plane', '>'),
-        ack_policy: AckPolicy.Explicit,
-        ...config,
-      });
+      await jsm.consumers
+        .add(Streams.work.name, { durable_name: durable, filter_subject: filterSubject, ack_policy: AckPolicy.Explicit, ...config })
+        // Two replicas starting together both try to create it; the loser uses the winner's.
+        .catch(async (err: unknown) => {
+          if (!(await jsm.consumers.info(Streams.work.name, durable).catch(() => undefined))) throw err;
+        });
     } else if (existing.config.ack_wait !== config.ack_wait) {
-      await jsm.consumers.update(Streams.work.name, EXECUTOR_DURABLE, config);
+      await jsm.consumers.update(Streams.work.name, durable, config);
     }
     this.#watches = await startAgentWatches(this.nc, this.log);
-    const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, EXECUTOR_DURABLE);
+    const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
       max_messages: this.config.executorConcurrency,
       callback: (msg) => void this.handle(msg),
     });
+  }
+
+  /** Opened on first use: most steps never store an artefact. */
+  private blobs(): Promise<BlobStore> {
+    this.#blobs ??= BlobStore.open(this.nc, this.options.blobBaseUrl ?? 'http://127.0.0.1:8080');
+    return this.#blobs;
   }
 
   /** Stops taking work and abandons running attempts without acking them, as a crash would. */
@@ -134,16 +149,17 @@ export class WorkflowExecutor {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
       if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
       if (approval === 'expired') throw new TerminalError('APPROVAL_EXPIRED', `the approval batch expired at ${wf.approval!.expiresAt} before reaching ${wf.approval!.threshold} signatures`);
-      const input = definition.input.safeParse(step.params);
+      const input = definition.input.safeParse(bindStepOutputs(step.params, wf, stepIndex));
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
-        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, addresses: node.addresses ?? [] },
+        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, addresses: node.addresses ?? [], productUuid: node.inventory?.productUuid ?? null },
         workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
         idempotencyKey: attemptId,
         deadlineMs,
         heartbeat: () => msg.working(),
         signal,
-        log: this.log.child({ workflowId, step: step.id, stepIndex, attempt }),
+        log: this.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
+        ...stepFacilities(this.nc, () => this.blobs(), node, attemptId),
       };
       const js = jetstream(this.nc);
       const onVerified = (bytes: Uint8Array) => (evidence = Buffer.from(bytes).toString('base64'));

@@ -53,13 +53,14 @@ export class FleetModel {
         return;
       }
       case 'WorkflowCompleted':
-      case 'WorkflowFailed': {
-        const f = this.#inFlight.get(event.data.workflowId);
-        if (!f) return;
-        this.#inFlight.delete(event.data.workflowId);
-        if (f.slot) this.#slotsUsed.set(`${f.siteId}/${f.slot}`, this.inFlight(f.siteId, f.slot) - 1);
+      case 'WorkflowFailed':
+        this.#vacate(event.data.workflowId);
         return;
-      }
+      // An operation whose workflow could not start (its profile was refused) fails without a WorkflowFailed.
+      case 'NodeOperationFailed':
+        this.#dequeue(event.data.workflowId);
+        this.#vacate(event.data.workflowId);
+        return;
       default:
         return;
     }
@@ -98,6 +99,13 @@ export class FleetModel {
     if (this.#inFlight.has(workflowId)) return;
     this.#inFlight.set(workflowId, { slot, siteId });
     if (slot) this.#slotsUsed.set(`${siteId}/${slot}`, this.inFlight(siteId, slot) + 1);
+  }
+
+  #vacate(workflowId: string): void {
+    const f = this.#inFlight.get(workflowId);
+    if (!f) return;
+    this.#inFlight.delete(workflowId);
+    if (f.slot) this.#slotsUsed.set(`${f.siteId}/${f.slot}`, this.inFlight(f.siteId, f.slot) - 1);
   }
 
   #dequeue(workflowId: string): void {

@@ -6,6 +6,7 @@ import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
 import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { KeyedMutex } from '../commands/keyedMutex.ts';
 import { sendEngineCommand } from './commandSender.ts';
@@ -140,8 +141,11 @@ export class WorkflowOrchestrator {
       case 'StepScheduled': {
         const { workflowId, stepIndex, stepId, attempt } = event.data;
         const work: WorkMessage = { workflowId, stepIndex, attempt };
-        await jetstream(this.nc).publish(Subjects.work('control-plane', stepId), JSON.stringify(work), { msgID: stepAttemptId(workflowId, stepIndex, attempt) });
         const wf = this.model.workflows.get(workflowId);
+        // A plugin's step waits on the plugin's own work subject until one of its replicas takes it.
+        const plugin = wf?.steps[stepIndex]?.plugin;
+        const subject = plugin ? Subjects.pluginWork(plugin, stepId) : Subjects.work('control-plane', stepId);
+        await jetstream(this.nc).publish(subject, JSON.stringify(work), { msgID: stepAttemptId(workflowId, stepIndex, attempt) });
         if (stepId === 'disk.wipe' && wf) await this.send('metal.markWiping', { nodeId: wf.nodeId, workflowId }, `${workflowId}-wiping`);
         return;
       }
@@ -174,8 +178,16 @@ export class WorkflowOrchestrator {
   private admit(): void {
     for (const op of this.model.admit({ deploys: this.config.maxDeploysPerSite, wipes: this.config.maxWipesPerSite })) {
       const { workflowId, nodeId, siteId, operation, inputs } = op;
+      let refusal: PlatformError | undefined;
+      const start = async () => {
+        await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, (err) => (refusal = err));
+        // A profile that is unknown or invalid now: the operation fails with the reason instead of waiting forever.
+        if (refusal?.code === 'PRECONDITION_FAILED') {
+          await this.send('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`);
+        }
+      };
       void this.#reactions
-        .run(workflowId, () => this.send('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`))
+        .run(workflowId, start)
         .catch((err: unknown) => {
           // Only a stop ends the retrying send; the restarted orchestrator folds the queue back and admits it again.
           if (!this.#abort.signal.aborted) this.log.error({ err, workflowId }, 'could not start an admitted workflow');

@@ -23,7 +23,7 @@ describe('better-compute/sdk', () => {
     expect(Object.isFrozen(step)).toBe(true);
     expect(defineStep({ id: 'acme.noop', runsOn: 'control-plane', input: z.object({}), run: async () => null })).toMatchObject({ destructive: false, sends: [], relays: [], output: undefined });
 
-    const profile = defineProfile({ id: 'acme-profile', version: 1, operation: 'deploy', steps: () => [{ id: step.id, runsOn: 'control-plane', params: { port: 50000 } }] });
+    const profile = defineProfile({ id: 'acme-profile', version: 1, target: 'metal', role: 'deploy', steps: [{ id: step.id, runsOn: 'control-plane', params: { port: 50000 } }] });
     expectTypeOf(profile.id).toEqualTypeOf<'acme-profile'>();
     expect(() => stepNotReady('later', { retryAfterMs: 500 })).toThrow(StepNotReadyError);
   });

@@ -17,7 +17,8 @@ export const deployNode = defineCommand({
   decide(command, state, { commandId }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     requireTenantAccess(node, command.tenantId, { claimUnowned: true });
-    if (node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256) return [];
+    const same = node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
+    if (same) return [];
     requireState(node, 'metal.deploy', ['ready'], { inService: true });
     const { nodeId: _nodeId, tenantId, ...inputs } = command;
     return requestOperation(node, 'deploy', inputs, commandId, tenantId);

@@ -1,6 +1,6 @@
 import { AgentCommandKinds, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
-import { defineProfile, type Profile, type ProfileStep } from '../../workflow/defineProfile.ts';
+import { defineProfile, fromInput, type Profile, type ProfileStep } from '../../workflow/defineProfile.ts';
 
 /** An agent command as a step: where it runs and whether it destroys data come from the command kind. */
 const agent = (kind: AgentCommandKind, params: Record<string, unknown> = {}, extra: Partial<ProfileStep> = {}): ProfileStep => ({
@@ -21,18 +21,20 @@ const bootRamdisk: readonly ProfileStep[] = [
 export const inspectProfile = defineProfile({
   id: 'inspect',
   version: 1,
-  operation: 'inspect',
-  steps: () => [agent('inventory.read')],
+  target: 'metal',
+  role: 'inspect',
+  steps: [agent('inventory.read')],
 });
 
 export const deployProfile = defineProfile({
   id: 'deploy',
   version: 1,
-  operation: 'deploy',
-  steps: (inputs) => [
+  target: 'metal',
+  role: 'deploy',
+  steps: [
     ...bootRamdisk,
-    agent('image.write', { imageUrl: inputs.imageUrl, sha256: inputs.imageSha256 }, { timeoutMs: 1_800_000 }),
-    agent('userdata.write', { ...(inputs.userData === undefined ? {} : { userData: inputs.userData }), sshKeys: inputs.sshKeys ?? [] }),
+    agent('image.write', { imageUrl: fromInput('imageUrl'), sha256: fromInput('imageSha256') }, { timeoutMs: 1_800_000 }),
+    agent('userdata.write', { userData: fromInput('userData'), sshKeys: fromInput('sshKeys', []) }),
     agent('power.set', { action: 'cycle' }),
   ],
 });
@@ -41,15 +43,17 @@ export const deployProfile = defineProfile({
 export const releaseProfile = defineProfile({
   id: 'release',
   version: 1,
-  operation: 'release',
-  steps: () => [...bootRamdisk, agent('disk.wipe', { mode: 'zero' }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }), agent('power.set', { action: 'off' })],
+  target: 'metal',
+  role: 'release',
+  steps: [...bootRamdisk, agent('disk.wipe', { mode: 'zero' }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }), agent('power.set', { action: 'off' })],
 });
 
 export const rescueProfile = defineProfile({
   id: 'rescue',
   version: 1,
-  operation: 'rescue',
-  steps: () => bootRamdisk,
+  target: 'metal',
+  role: 'rescue',
+  steps: [...bootRamdisk],
 });
 
 /** The built-in profile for each node operation. */

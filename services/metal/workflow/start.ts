@@ -5,20 +5,36 @@ import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { resolveSteps } from '../../workflow/defineProfile.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';
+import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
 import { builtinProfiles } from '../profiles/builtin.ts';
 import { workflowAggregate } from './workflow.ts';
 
-/** `workflow.start`: resolve the operation's profile, freeze its steps into the log and schedule the first one. */
+/**
+ * `workflow.start`: resolve the operation's profile (the one the request named in `inputs.profile`, else the built-in
+ * one), freeze its steps into the log and schedule the first one. A named profile must exist, implement this
+ * operation and validate against the steps registered now.
+ */
 export const startWorkflow = defineCommand({
   name: 'workflow.start',
   schema: StartWorkflow,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  dependencies: async (_command, load) => ({ quorum: await load(approversAggregate, APPROVERS_ID) }),
+  dependencies: async (_command, load) => ({
+    quorum: await load(approversAggregate, APPROVERS_ID),
+    registry: await load(pluginRegistryAggregate, PLUGIN_REGISTRY_ID),
+  }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     if (state.exists) return [];
-    const profile = builtinProfiles[command.operation];
-    const steps = resolveSteps(profile, command.inputs);
+    const { registry } = dependencies;
+    const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
+    const profile = named ? findProfile(registry, named) : builtinProfiles[command.operation];
+    if (!profile) throw new DomainError('PRECONDITION_FAILED', `no profile "${named}" is built in or registered`);
+    if (profile.role !== command.operation) throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" is for ${profile.role}, not ${command.operation}`);
+    const issues = validateProfile(registry, profile);
+    if (issues.length > 0) throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" does not validate: ${issues.map((i) => i.message).join('; ')}`);
+    const steps = resolveSteps(profile, command.inputs, stepHomes(registry));
     const { workflowId, nodeId, siteId, operation } = command;
     const events: WorkflowEvent[] = [
       { type: 'WorkflowStarted', data: { workflowId, nodeId, siteId, operation, profile: { id: profile.id, version: profile.version }, steps, startedAt: now } },

@@ -1,0 +1,55 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { StorageType } from '@nats-io/jetstream';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { PlatformError } from '../platform/errors.ts';
+
+/** The JetStream object store bucket that holds step artefacts (ISOs, seeds): stream `OBJ_bc_blobs`, subjects `$O.bc_blobs.>`. */
+export const BLOB_BUCKET = 'bc_blobs';
+const SHA256 = /^[0-9a-f]{64}$/;
+const CAPABILITY = /^[A-Za-z0-9_-]{22,64}$/;
+
+export interface StoredBlob {
+  readonly sha256: string;
+  readonly size: number;
+  /** Unguessable and per node: whoever holds it can read this one artefact for this one node, nothing else. */
+  readonly url: string;
+}
+
+/**
+ * Step artefacts, stored once under their sha256 and handed out through per-node capability URLs
+ * (`<base>/v1/blobs/<nodeId>/<capability>/<sha256>`). The capability is random, so an artefact carrying a join token
+ * cannot be found by guessing; the sha256 in the URL lets a cache verify what it serves.
+ */
+export class BlobStore {
+  private constructor(
+    private readonly store: ObjectStore,
+    private readonly baseUrl: string,
+  ) {}
+
+  static async open(nc: NatsConnection, baseUrl: string): Promise<BlobStore> {
+    return new BlobStore(await new Objm(nc).create(BLOB_BUCKET, { storage: StorageType.File }), baseUrl.replace(/\/+$/, ''));
+  }
+
+  async put(nodeId: string, bytes: Uint8Array, name = 'artefact'): Promise<StoredBlob> {
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const contentName = `sha256-${sha256}`;
+    if (!(await this.store.info(contentName))) await this.store.putBlob({ name: contentName, description: name }, bytes);
+    const capability = randomBytes(24).toString('base64url');
+    await this.store.putBlob({ name: grantName(nodeId, capability) }, new TextEncoder().encode(sha256));
+    return { sha256, size: bytes.byteLength, url: `${this.baseUrl}/v1/blobs/${nodeId}/${capability}/${sha256}` };
+  }
+
+  /** The artefact a capability URL names; NOT_FOUND for anything else, the same answer whether the node, capability or digest is wrong. */
+  async read(nodeId: string, capability: string, sha256: string): Promise<Uint8Array> {
+    const missing = () => new PlatformError('NOT_FOUND', 'no such blob');
+    if (!SHA256.test(sha256) || !CAPABILITY.test(capability)) throw missing();
+    const granted = await this.store.getBlob(grantName(nodeId, capability));
+    if (!granted || new TextDecoder().decode(granted) !== sha256) throw missing();
+    const bytes = await this.store.getBlob(`sha256-${sha256}`);
+    if (!bytes) throw missing();
+    return bytes;
+  }
+}
+
+const grantName = (nodeId: string, capability: string) => `grant-${nodeId}-${capability}`;

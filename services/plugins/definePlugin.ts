@@ -1,0 +1,42 @@
+import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
+import type { Profile } from '../workflow/defineProfile.ts';
+import type { StepDefinition } from '../workflow/defineStep.ts';
+
+/** What a plugin brings besides steps and profiles: anything with an id the control plane lists (providers, drivers). */
+export interface NamedExtension {
+  readonly id: string;
+}
+
+/**
+ * A plugin: the unit a third party ships and runs as its own service (`runPlugin`). `extensions` are its steps (their
+ * work comes to its replicas only), `profiles` chain its steps with built-in ones, `providers` are VPS providers
+ * (`defineProvider`), `drivers` are listed by `drivers.list`.
+ */
+export interface PluginDefinition<Id extends string = string> {
+  readonly id: Id;
+  /** Semantic version, recorded with every registration. */
+  readonly version: string;
+  readonly extensions: readonly StepDefinition<string, any, any>[];
+  readonly profiles: readonly Profile[];
+  readonly providers: readonly NamedExtension[];
+  readonly drivers: readonly DriverDescriptor[];
+}
+
+export type PluginSpec<Id extends string> = Pick<PluginDefinition<Id>, 'id' | 'version'> & Partial<Omit<PluginDefinition<Id>, 'id' | 'version'>>;
+
+/** A plugin, with empty lists for what it leaves out, frozen; its `id` keeps its literal type. */
+export function definePlugin<const Id extends string>(plugin: PluginSpec<Id>): PluginDefinition<Id> {
+  return Object.freeze({ extensions: [], profiles: [], providers: [], drivers: [], ...plugin });
+}
+
+/** What a plugin process announces (`plugins.register`): descriptors only, nothing that runs. */
+export function registrationOf(plugin: PluginDefinition): PluginRegistration {
+  return {
+    pluginId: plugin.id,
+    version: plugin.version,
+    steps: plugin.extensions.map((s) => ({ id: s.id, runsOn: s.runsOn, destructive: s.destructive, sends: [...s.sends], relays: [...s.relays] })),
+    profiles: plugin.profiles.map((p) => ({ id: p.id, version: p.version, target: p.target, role: p.role, steps: [...p.steps] })),
+    drivers: plugin.drivers.map((d) => ({ ...d })),
+    providers: plugin.providers.map((p) => ({ id: p.id })),
+  };
+}

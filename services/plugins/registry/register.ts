@@ -1,0 +1,40 @@
+import { isDeepStrictEqual } from 'node:util';
+import { PluginRegistration } from '../../../schemas/plugins/registration.ts';
+import type { PluginEvent } from '../../../schemas/plugins/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { builtinProfiles } from '../../metal/profiles/builtin.ts';
+import { builtinSteps } from '../../workflow/builtinSteps.ts';
+import { PLUGIN_REGISTRY_ID, ownerOf, pluginRegistryAggregate } from './registry.ts';
+
+const builtinProfileIds = new Set(Object.values(builtinProfiles).map((p) => p.id));
+
+/**
+ * `plugins.register`: a plugin process announces what it brings. A step or profile id that is built in or belongs to
+ * another plugin is refused (`ALREADY_EXISTS`): work for a step id must have exactly one home. The same registration
+ * again (a restart, a second replica) appends nothing.
+ */
+export const registerPlugin = defineCommand({
+  name: 'plugins.register',
+  schema: PluginRegistration,
+  aggregate: pluginRegistryAggregate,
+  aggregateId: () => PLUGIN_REGISTRY_ID,
+  decide(command, state, { now }): PluginEvent[] {
+    const previous = state.plugins.get(command.pluginId);
+    if (previous && isDeepStrictEqual({ ...previous, registeredAt: undefined }, { ...command, registeredAt: undefined })) return [];
+    for (const kind of ['steps', 'profiles'] as const) {
+      const ids = command[kind].map((item) => item.id);
+      const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
+      if (duplicate) throw new DomainError('VALIDATION_FAILED', `plugin ${command.pluginId} lists ${kind} "${duplicate}" twice`);
+      for (const id of ids) {
+        const builtin = kind === 'steps' ? builtinSteps.has(id) : builtinProfileIds.has(id);
+        if (builtin) throw new DomainError('ALREADY_EXISTS', `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is built in; plugin ${command.pluginId} must use another`);
+        const owner = ownerOf(state, kind, id);
+        if (owner && owner !== command.pluginId) {
+          throw new DomainError('ALREADY_EXISTS', `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is registered by plugin ${owner}`);
+        }
+      }
+    }
+    return [{ type: 'PluginRegistered', data: { ...command, registeredAt: now } }];
+  },
+});

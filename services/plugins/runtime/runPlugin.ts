@@ -1,0 +1,55 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { PluginPing } from '../../../schemas/plugins/views.ts';
+import { pluginDurable, Subjects } from '../../../schemas/subjects.ts';
+import { sendCommand } from '../../commands/commandClient.ts';
+import { loadConfig, publicUrlOf, type Config } from '../../platform/config.ts';
+import { openRuntime } from '../../stack/runtime.ts';
+import { loadWorkflowConfig } from '../../workflow/config.ts';
+import { WorkflowExecutor } from '../../workflow/executor.ts';
+import { registrationOf, type PluginDefinition } from '../definePlugin.ts';
+
+export interface RunningPlugin {
+  /** This replica's id (what `plugins.list` shows among the live replicas). */
+  readonly instanceId: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a plugin as its own consumer service: connects to NATS with this process's settings (`BC_NATS_URL`,
+ * `BC_NATS_CREDS`), registers the plugin (refused when a step or profile id is taken), then takes the work of its
+ * steps from the durable every replica shares (`plugin_<id>` on `bc.work.plugin.<id>.>`) and answers liveness pings.
+ * Work left by a replica that died waits in the stream until this or another replica takes it.
+ */
+export async function runPlugin(plugin: PluginDefinition, options: { config?: Config; env?: NodeJS.ProcessEnv } = {}): Promise<RunningPlugin> {
+  const env = options.env ?? process.env;
+  const config = options.config ?? loadConfig(env);
+  const { nc, store, log } = await openRuntime(config, `plugin-${plugin.id}`);
+  const instanceId = randomUUID();
+  const startedAt = new Date().toISOString();
+  try {
+    const registration = registrationOf(plugin);
+    // Same content, same id: replicas and restarts of one version append one registration between them.
+    const commandId = `reg-${createHash('sha256').update(JSON.stringify(registration)).digest('hex').slice(0, 40)}`;
+    await sendCommand(nc, 'plugins.register', registration, { commandId });
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(env), log.child({ plugin: plugin.id, instanceId }), {
+      steps: new Map(plugin.extensions.map((s) => [s.id, s])),
+      work: { durable: pluginDurable(plugin.id), filterSubject: Subjects.pluginWorkFilter(plugin.id) },
+      blobBaseUrl: publicUrlOf(config),
+    });
+    await executor.start();
+    const ping = PluginPing.parse({ pluginId: plugin.id, instanceId, version: plugin.version, startedAt });
+    const liveness = nc.subscribe(Subjects.pluginPing(plugin.id), { callback: (_err, msg) => void msg.respond(JSON.stringify(ping)) });
+    log.info({ plugin: plugin.id, version: plugin.version, instanceId, steps: registration.steps.map((s) => s.id) }, 'plugin running');
+    return {
+      instanceId,
+      stop: async () => {
+        liveness.unsubscribe();
+        await executor.stop();
+        await nc.drain();
+      },
+    };
+  } catch (err) {
+    await nc.close();
+    throw err;
+  }
+}
