@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 export const bcdUsage = `usage:
   bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [join]
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>] [join]
-join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode)]`;
+  bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
+join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]`;
 
 /** How an agent joins: with a single-use token (and, under broker permissions, the public join credential file). */
 export interface BcdJoin {
@@ -13,7 +14,8 @@ export interface BcdJoin {
 
 export type BcdArgs =
   | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; join: BcdJoin }
-  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined; join: BcdJoin };
+  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined; join: BcdJoin }
+  | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
 export class BcdUsageError extends Error {
   override name = 'BcdUsageError';
@@ -35,10 +37,10 @@ function id(values: Record<string, unknown>, name: string): string {
   return value;
 }
 
-/** Parses `bcd <site|ramdisk> ...` (argv without node and script); throws BcdUsageError with a one-line reason. */
+/** Parses `bcd <site|ramdisk|node> ...` (argv without node and script); throws BcdUsageError with a one-line reason. */
 export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): BcdArgs {
   const [command, ...rest] = argv;
-  if (command !== 'site' && command !== 'ramdisk') throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
+  if (command !== 'site' && command !== 'ramdisk' && command !== 'node') throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({
@@ -86,6 +88,11 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       advertiseUrl: values['advertise-url'] as string | undefined,
       join,
     };
+  }
+  if (command === 'node') {
+    const siteOnly = ['disk', 'site-url', 'http-port', 'http-host', 'advertise-url'].filter((name) => values[name] !== undefined);
+    if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
+    return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, join };
   }
   const disks = (values.disk as string[] | undefined) ?? [];
   if (disks.length === 0) throw new BcdUsageError('at least one --disk is required');

@@ -16,6 +16,7 @@ export const ErrorCodes = {
   ALREADY_EXISTS: { status: 409, title: 'The resource already exists' },
   ILLEGAL_TRANSITION: { status: 409, title: 'The command is not allowed in the current state' },
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
+  QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },
   READ_MODEL_BEHIND: { status: 504, title: 'The read model did not reach the requested sequence in time' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   UNAVAILABLE: { status: 503, title: 'A dependency is unavailable' },
@@ -47,6 +48,7 @@ export const ErrorCodes = {
   BOOT_TOKEN_FORGED: { status: 403, title: "A boot join token request is not signed by the site agent's registered key" },
   BOOT_TOKEN_STALE: { status: 403, title: 'A boot join token request was issued too long ago (or in the future)' },
   BOOT_TOKEN_NOT_AUTHORISED: { status: 403, title: "The node is not at the requesting agent's site" },
+  UNSUPPORTED: { status: 422, title: "The operation is not supported for this node (e.g. rescue on an agentless pool's node)" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

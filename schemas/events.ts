@@ -1,12 +1,14 @@
 import { authEvents } from './auth/events.ts';
 import { EventCatalog } from './eventCatalog.ts';
 import { metalEvents } from './metal/events.ts';
+import { pluginEvents } from './plugins/events.ts';
 import { workflowEvents } from './metal/workflowEvents.ts';
 import { siteEvents } from './site/events.ts';
 import { secretEvents } from './secrets/events.ts';
 import { approverEvents } from './trust/approvals.ts';
 import { trustEvents } from './trust/events.ts';
+import { vpsEvents } from './vps/events.ts';
 
 /** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
-export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents]);
+export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents, ...pluginEvents, ...vpsEvents]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -79,6 +79,8 @@ export const JetStreamApi = {
   consumerAcks: (stream: string, durable: string) => `$JS.ACK.${stream}.${durable}.>`,
   /** Direct get of the last message on a subject (the subject travels in the API subject, so it can be scoped). */
   directGetLast: (stream: string, subject: string) => `$JS.API.DIRECT.GET.${stream}.${subject}`,
+  /** Chunks and metadata of the step artefact object store (`bc_blobs`, see services/blobs/blobStore.ts). */
+  blobObjects: '$O.bc_blobs.>',
 } as const;
 
 /** System-account requests (only a system-account user may send them). */

@@ -22,6 +22,8 @@ export const InventoryNic = z.object({
   id: z.string().min(1),
   mac: MacAddress,
   speedMbps: z.number().nonnegative().optional(),
+  /** The IPv4 addresses the BMC sees on the NIC (a DHCP lease of the running OS); absent when it reports none. */
+  ipv4Addresses: z.array(z.ipv4()).optional(),
 });
 export type InventoryNic = z.infer<typeof InventoryNic>;
 
@@ -44,3 +46,11 @@ export const Inventory = z.object({
   nics: z.array(InventoryNic),
 });
 export type Inventory = z.infer<typeof Inventory>;
+
+/**
+ * A node's recorded addresses plus every IPv4 address its BMC reported on the NICs: what `site.httpProxy` may reach.
+ * Inspections only add (a lease that moved leaves the old address recorded until the node is re-enrolled).
+ */
+export function withInventoryAddresses(addresses: readonly string[], inventory: Inventory): string[] {
+  return [...new Set([...addresses, ...inventory.nics.flatMap((nic) => nic.ipv4Addresses ?? [])])];
+}

@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import type { ClientContext } from './context.ts';
 import type { RedfishResource } from './http.ts';
 import { Inventory, InventoryCpus, type InventoryDisk, type InventoryNic } from './inventory.ts';
@@ -92,13 +93,21 @@ async function readDisks(ctx: ClientContext, system: Json): Promise<InventoryDis
   return simple;
 }
 
+/** `IPv4Addresses[].Address`, without the placeholders BMCs report for an unconfigured port (empty, 0.0.0.0). */
+function ipv4AddressesOf(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  const addresses = value.map((entry) => str(obj(entry).Address));
+  return [...new Set(addresses.filter((a): a is string => a !== undefined && isIPv4(a) && a !== '0.0.0.0'))];
+}
+
 async function readNics(ctx: ClientContext, system: Json): Promise<InventoryNic[]> {
   const nics: InventoryNic[] = [];
   for (const nic of await readMembers(ctx, system, 'EthernetInterfaces')) {
     const mac = normaliseMac(nic.body.MACAddress) ?? normaliseMac(nic.body.PermanentMACAddress);
     if (mac === undefined) continue;
     const speed = num(nic.body.SpeedMbps);
-    nics.push({ id: idOf(nic), mac, ...(speed === undefined ? {} : { speedMbps: speed }) });
+    const ipv4 = ipv4AddressesOf(nic.body.IPv4Addresses);
+    nics.push({ id: idOf(nic), mac, ...(speed === undefined ? {} : { speedMbps: speed }), ...(ipv4.length > 0 ? { ipv4Addresses: ipv4 } : {}) });
   }
   return nics;
 }

@@ -5,8 +5,10 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
+import { launchNodeAgent, type NodeAgent } from '../node/nodeAgent.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
 import { ramdiskParamsOf } from '../site/ipxeScript.ts';
+import { AutoinstallError, autoinstallSeedOf, bcdNodeArgsOf, fetchInstallMedia, installOs, joinCredsOf, loadNodeUnit, readOsMarker, saveNodeUnit, type InstallRecord } from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
 
 export interface SimulatedMachineOptions {
@@ -25,7 +27,10 @@ export interface SimulatedMachineOptions {
   log: Logger;
 }
 
-/** What the host is doing: nothing, the ramdisk, an installed OS on disk, an empty disk, or a failed boot. */
+/**
+ * What the host is doing: nothing, the ramdisk, an installed OS on disk, an empty disk, the installer from CD
+ * (installing, or waiting at the console for a CD without an autoinstall seed), or a failed boot.
+ */
 export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed';
 
 export interface SimulatedMachine {
@@ -38,6 +43,14 @@ export interface SimulatedMachine {
   readonly bootScripts: readonly string[];
   /** Resolves with the ramdisk once one runs (after a PXE boot). */
   ramdiskStarted(): Promise<RamdiskAgent>;
+  /** The installed OS's agent (`bcd node`), while it runs. */
+  readonly nodeAgent: NodeAgent | undefined;
+  /** What unattended installs from the CD put on this machine, in order. */
+  readonly installs: readonly InstallRecord[];
+  /** Late-commands the simulated installer did not run (anything but `bcd node`), in order. */
+  readonly ignoredLateCommands: readonly string[];
+  /** Resolves with the node agent once one runs (after an install from CD, or a disk boot of an installed OS). */
+  nodeAgentStarted(): Promise<NodeAgent>;
   close(): Promise<void>;
 }
 
@@ -71,7 +84,9 @@ function diskHasData(path: string): boolean {
 /**
  * A bare-metal machine in simulation: a Redfish BMC simulator plus file-backed disks. A PXE boot fetches the
  * machine's iPXE script from the site agent and runs `bcd ramdisk` in-process with the parameters from its kernel
- * line (its own NATS connection, as a real ramdisk would have); power loss or the next reset stops it.
+ * line (its own NATS connection, as a real ramdisk would have); power loss or the next reset stops it. A CD boot
+ * runs an unattended Ubuntu install from the ISO in the BMC's CD slot (`./autoinstall.ts`) whose `bcd node`
+ * late-command starts the node agent; a later disk boot of that OS starts it again with its kept identity.
  */
 export async function startSimulatedMachine(options: SimulatedMachineOptions): Promise<SimulatedMachine> {
   const { nodeId, log } = options;
@@ -83,8 +98,14 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   const bmc = await startBmcSimulator(options.bmc);
   let runState: MachineRunState = bmc.state.powerState === 'On' ? (disks.some(diskHasData) ? 'os' : 'noOs') : 'off';
   let ramdisk: { agent: RamdiskAgent; nc: NatsConnection } | undefined;
+  let nodeAgent: { agent: NodeAgent; nc: NatsConnection } | undefined;
   const bootScripts: string[] = [];
+  const installs: InstallRecord[] = [];
+  const ignoredLateCommands: string[] = [];
   const waiters: ((agent: RamdiskAgent) => void)[] = [];
+  const nodeWaiters: ((agent: NodeAgent) => void)[] = [];
+  // The installed OS's disk-resident state (agent key, journal, membership): it survives reboots, not reinstalls.
+  const osStateDir = join(home, 'os-state');
   let transitions: Promise<void> = Promise.resolve();
 
   const stopRamdisk = async () => {
@@ -93,6 +114,73 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     if (!running) return;
     await running.agent.stop();
     await running.nc.close();
+  };
+  const stopNodeAgent = async () => {
+    const running = nodeAgent;
+    nodeAgent = undefined;
+    if (!running) return;
+    await running.agent.stop();
+    await running.nc.close();
+  };
+  const stopAgents = async () => {
+    await stopRamdisk();
+    await stopNodeAgent();
+  };
+
+  // How the installed OS runs `bcd node`: in-process, with the machine's SMBIOS UUID and its disk-resident state.
+  const startNode = async (args: { siteId: string; nodeId: string; natsUrl: string; token?: string; joinCreds?: string }) => {
+    const productUuid = systemUuidOf(bmc);
+    const running = await launchNodeAgent({
+      ...args,
+      stateDir: osStateDir,
+      ...(productUuid ? { productUuid } : {}),
+      disks,
+      log: log.child({ nodeId, agent: 'node' }),
+    });
+    nodeAgent = running;
+    saveNodeUnit(osStateDir, { siteId: args.siteId, nodeId: args.nodeId, natsUrl: args.natsUrl });
+    runState = 'os';
+    for (const resolve of nodeWaiters.splice(0)) resolve(running.agent);
+  };
+
+  // The Ubuntu live installer with an autoinstall seed: the BMC streams the CD from its URL, the installer writes
+  // the OS and runs the late-commands; a failing late-command fails the install, as in subiquity.
+  const cdBoot = async () => {
+    runState = 'media';
+    const url = bmc.insertedMedia();
+    if (!url) throw new AutoinstallError('MEDIA_UNAVAILABLE', 'Cd boot with no media in the CD slot');
+    const seed = autoinstallSeedOf(await fetchInstallMedia(url));
+    if (!seed) return;
+    const install = installOs(disks[0]!, osStateDir, seed);
+    installs.push(install);
+    for (const [i, command] of seed.lateCommands.entries()) {
+      const node = bcdNodeArgsOf(command);
+      if (!node || nodeAgent) {
+        ignoredLateCommands.push(install.lateCommands[i]!);
+        continue;
+      }
+      const joinCreds = node.join.credsFile ? await joinCredsOf(node.join.credsFile) : undefined;
+      await startNode({
+        siteId: node.siteId,
+        nodeId: node.nodeId,
+        natsUrl: node.natsUrl,
+        ...(node.join.token ? { token: node.join.token } : {}),
+        ...(joinCreds ? { joinCreds } : {}),
+      });
+    }
+    runState = 'os';
+  };
+
+  // An installed OS whose agent joined before starts it again on every disk boot, with the key it kept.
+  const diskBoot = async () => {
+    if (!disks.some(diskHasData)) {
+      runState = 'noOs';
+      return;
+    }
+    runState = 'os';
+    const unit = readOsMarker(disks[0]!) ? loadNodeUnit(osStateDir) : undefined;
+    if (!unit) return;
+    await startNode(unit).catch((err: unknown) => log.warn({ err, nodeId }, 'installed OS booted; its node agent did not start'));
   };
 
   // What a ramdisk's init does with `bc.join`: read the machine's SMBIOS UUID, fetch the public join credential the
@@ -153,15 +241,15 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   };
   bmc.onPowerLoss(() =>
     enqueue(async () => {
-      await stopRamdisk();
+      await stopAgents();
       runState = 'off';
     }),
   );
   bmc.onBoot((target) =>
     enqueue(async () => {
-      await stopRamdisk();
+      await stopAgents();
       if (target === 'Pxe') return pxeBoot();
-      runState = target === 'Cd' ? 'media' : disks.some(diskHasData) ? 'os' : 'noOs';
+      return target === 'Cd' ? cdBoot() : diskBoot();
     }),
   );
 
@@ -179,9 +267,19 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       return [...bootScripts];
     },
     ramdiskStarted: () => (ramdisk ? Promise.resolve(ramdisk.agent) : new Promise((resolve) => waiters.push(resolve))),
+    get nodeAgent() {
+      return nodeAgent?.agent;
+    },
+    get installs() {
+      return [...installs];
+    },
+    get ignoredLateCommands() {
+      return [...ignoredLateCommands];
+    },
+    nodeAgentStarted: () => (nodeAgent ? Promise.resolve(nodeAgent.agent) : new Promise((resolve) => nodeWaiters.push(resolve))),
     close: async () => {
       await transitions;
-      await stopRamdisk();
+      await stopAgents();
       await bmc.close();
     },
   };

@@ -12,7 +12,7 @@ import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startSiteAgent, type SiteAgent } from '../site/siteAgent.ts';
-import { RedfishTrees } from './bmc/index.ts';
+import { RedfishTrees, setHostAddress } from './bmc/index.ts';
 import { startSimulatedMachine, type SimulatedMachine } from './machine.ts';
 
 export interface SimulatedSiteOptions {
@@ -43,6 +43,10 @@ export interface SimulatedSiteOptions {
    * broker mode, the public join credential agents join with before they hold their own.
    */
   join?: { joinCreds?: string };
+  /** Enroll the machines into this metal pool (it must exist at this site before the site starts). */
+  poolId?: string;
+  /** The host IPv4 address machine i's BMC reports on its first NIC (its OS's DHCP lease); undefined: the tree's. */
+  hostAddress?: (index: number) => string | undefined;
 }
 
 export interface SimulatedSite {
@@ -137,6 +141,8 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         log,
       }),
     );
+    const address = options.hostAddress?.(i);
+    if (address && !setHostAddress(machines[i]!.bmc, address)) throw new Error(`machine ${nodeId} has no NIC to show ${address} on`);
   }
 
   await sendOnce(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, `sim-site-${options.siteId}`);
@@ -145,7 +151,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     await sendOnce(
       nc,
       'metal.enroll',
-      { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)] },
+      { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)], ...(options.poolId ? { poolId: options.poolId } : {}) },
       `sim-enroll-${nodeId}`,
     );
     log.info({ nodeId, bmc: machine.bmc.url }, 'simulated machine enrolled');

@@ -3,16 +3,26 @@
  * profiles with, without importing the platform's internals. The built-in steps and profiles are defined with the
  * same functions (`services/workflow/builtinSteps.ts`, `services/metal/profiles/builtin.ts`).
  *
- * Running a plugin as its own consumer service (`runPlugin`, registration, its own work subjects) comes with the
- * plugin runtime; today these definitions run inside the platform's executor.
+ * A plugin bundles steps, profiles, providers and drivers (`definePlugin`) and runs as its own consumer service
+ * (`runPlugin`, or `better-compute plugin run <module>`): it registers what it brings and takes its steps' work from
+ * its own durable consumer. See docs/writing-a-plugin.md.
  */
 import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
 import type { HttpProxyRequestInput, StepContext } from '../../services/workflow/defineStep.ts';
 
 export { defineStep } from '../../services/workflow/defineStep.ts';
-export type { StepContext, StepDefinition, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from '../../services/workflow/defineStep.ts';
-export { defineProfile } from '../../services/workflow/defineProfile.ts';
+export type { AgentEndpoints, StepContext, StepDefinition, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from '../../services/workflow/defineStep.ts';
+export { defineProfile, fromInput, fromStep, stepDefaults } from '../../services/workflow/defineProfile.ts';
 export type { Profile, ProfileStep } from '../../services/workflow/defineProfile.ts';
+export type { StepBlobs, StepPki, StepSecrets } from '../../services/workflow/stepFacilities.ts';
+export { buildIso9660, Iso9660Error } from './iso9660.ts';
+export type { Iso9660File, Iso9660Spec } from './iso9660.ts';
+export { definePlugin } from '../../services/plugins/definePlugin.ts';
+export type { PluginDefinition, PluginSpec } from '../../services/plugins/definePlugin.ts';
+export { runPlugin } from '../../services/plugins/runtime/runPlugin.ts';
+export type { RunningPlugin } from '../../services/plugins/runtime/runPlugin.ts';
+export { defineProvider, connectProvider, clientTokenOf, ProviderError, ProviderErrorKind, classifyHttpFailure, classifyFetchFailure, withTransientRetry, providerConformanceCases, runConformance } from './provider.ts';
+export type { ProviderClient, ProviderContext, ProviderDefinition, ProviderErrorCode, TransientRetryOptions, ProviderInstance, ProviderInstanceSpec, ProviderInstanceState, ProviderOffer, ConformanceCase, ConformanceHarness, ConformanceReport, ConformanceResult, ConformanceSubject } from './provider.ts';
 export { RetryableError, StepNotReadyError, TerminalError, stepNotReady } from '../../services/workflow/stepErrors.ts';
 export type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
 

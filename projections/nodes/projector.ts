@@ -1,4 +1,5 @@
 import { operationStates } from '../../schemas/metal/nodeState.ts';
+import { withInventoryAddresses } from '../../daemon/redfish/inventory.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
@@ -15,9 +16,12 @@ export const nodesProjection = defineProjection({
       case 'NodeEnrolled': {
         const d = event.data;
         statement(db, 
-          `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq)
-           VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq);
+          `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq, pool_id, agent, addresses)
+           VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq,
+          d.poolId ?? null, d.agent ?? 'bcd', JSON.stringify(d.addresses ?? []),
+        );
         return;
       }
       case 'NodeMaintenanceSet':
@@ -34,9 +38,11 @@ export const nodesProjection = defineProjection({
         const tenantId = event.data.tenantId ?? null;
         // Capped operations wait for a site slot; `WorkflowStarted` clears the reason when they get one.
         const waiting = cappedOperations[operation] ? WaitingReason.capacity : null;
+        // A new operation restarts the machine: a ramdisk of an earlier boot is gone.
         update(
           nodeId,
-          `rescued_from = CASE WHEN ? = 'rescue' THEN state ELSE rescued_from END, state = ?, current_operation = ?, current_workflow_id = ?, waiting_reason = ?,
+          `agent_role = CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END,
+           rescued_from = CASE WHEN ? = 'rescue' THEN state ELSE rescued_from END, state = ?, current_operation = ?, current_workflow_id = ?, waiting_reason = ?,
            failure_reason = NULL, failed_step = NULL, failed_operation = NULL,
            owned_since_seq = CASE WHEN ? IS NULL THEN NULL WHEN owner_tenant_id IS ? THEN owned_since_seq ELSE ? END, owner_tenant_id = ?`,
           operation,
@@ -64,7 +70,9 @@ export const nodesProjection = defineProjection({
         const done = operationStates[event.data.operation].done;
         // Back in `ready`, a node belongs to nobody again.
         const release = done === 'ready' ? ', owner_tenant_id = NULL, owned_since_seq = NULL' : '';
-        update(event.data.nodeId, `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL${release}`, done);
+        // Only a rescue ends with the ramdisk still running; a release also ends the installed OS's agent.
+        const agentRole = event.data.operation === 'rescue' ? 'agent_role' : done === 'ready' ? 'NULL' : `CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END`;
+        update(event.data.nodeId, `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, agent_role = ${agentRole}${release}`, done);
         return;
       }
       case 'NodeOperationFailed': {
@@ -84,13 +92,23 @@ export const nodesProjection = defineProjection({
         );
         return;
       }
-      case 'NodeInventoryRecorded':
-        update(event.data.nodeId, 'inventory = ?', JSON.stringify(event.data.inventory));
+      case 'NodeInventoryRecorded': {
+        const row = statement(db, 'SELECT addresses FROM nodes WHERE node_id = ?').get(event.data.nodeId) as { addresses: string } | undefined;
+        const addresses = withInventoryAddresses(row ? (JSON.parse(row.addresses) as string[]) : [], event.data.inventory);
+        update(event.data.nodeId, 'inventory = ?, addresses = ?', JSON.stringify(event.data.inventory), JSON.stringify(addresses));
+        return;
+      }
+      case 'AgentRegistered':
+        if (event.data.role !== 'site' && event.data.nodeId !== null) {
+          statement(db, 'UPDATE nodes SET agent_role = ?, updated_at = ?, last_seq = ? WHERE node_id = ? AND site_id = ?').run(
+            event.data.role, metadata.time, position.seq, event.data.nodeId, event.data.siteId,
+          );
+        }
         return;
       case 'NodeRescueEnded':
         update(
           event.data.nodeId,
-          `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL,
+          `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL, agent_role = NULL,
            owner_tenant_id = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owner_tenant_id END,
            owned_since_seq = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owned_since_seq END`,
         );

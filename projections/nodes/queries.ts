@@ -25,7 +25,17 @@ interface NodeRow {
   failed_operation: NodeView['operation'];
   inventory: string | null;
   owner_tenant_id: string | null;
+  pool_id: string | null;
+  agent: NodeView['agent'];
+  addresses: string;
+  agent_role: 'ramdisk' | 'node' | null;
 }
+
+/** Where each agent role runs: a ramdisk while an operation boots it (and in rescue), an installed OS's agent once deployed. */
+const agentRunsIn: Record<'ramdisk' | 'node', readonly NodeState[]> = {
+  ramdisk: ['deploying', 'releasing', 'wiping', 'rescuing', 'rescue'],
+  node: ['deployed'],
+};
 
 const toView = (r: NodeRow): NodeView => ({
   nodeId: r.node_id,
@@ -47,6 +57,11 @@ const toView = (r: NodeRow): NodeView => ({
   waitingReason: r.waiting_reason,
   failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
   inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
+  addresses: JSON.parse(r.addresses) as string[],
+  poolId: r.pool_id,
+  agent: r.agent,
+  connected: r.agent !== 'none' && r.agent_role !== null && agentRunsIn[r.agent_role].includes(r.state),
+  schedulable: r.agent !== 'none' && r.state === 'ready' && r.maintenance === 0,
 });
 
 export function getNode(db: Database, nodeId: string): NodeView | undefined {

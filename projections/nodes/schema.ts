@@ -31,4 +31,10 @@ export const nodesMigrations = [
    CREATE INDEX nodes_by_owner ON nodes (owner_tenant_id, node_id);
    CREATE TABLE workflow_tenants (workflow_id TEXT PRIMARY KEY, node_id TEXT NOT NULL, tenant_id TEXT NOT NULL);
    CREATE INDEX workflow_tenants_by_tenant ON workflow_tenants (tenant_id, workflow_id);`,
+  // Pools: which pool a node serves and whether it runs an agent; the addresses its API answers on; the role of the
+  // last agent of the node that registered (what `connected` is derived from).
+  `ALTER TABLE nodes ADD COLUMN pool_id TEXT;
+   ALTER TABLE nodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'bcd';
+   ALTER TABLE nodes ADD COLUMN addresses TEXT NOT NULL DEFAULT '[]';
+   ALTER TABLE nodes ADD COLUMN agent_role TEXT;`,
 ];

@@ -28,6 +28,11 @@ export const EnrollNode = z
     macs: z.array(MacAddress).min(1).max(32),
     /** IPv4 addresses the machine's own API answers on (an agentless OS): the only hosts `site.httpProxy` may reach. */
     addresses: z.array(z.ipv4()).max(16).default([]),
+    /**
+     * The metal pool (`vps.createPool … class: 'metal'`) the node serves; it must be at this site. The pool's `agent`
+     * decides whether the node ever runs `bcd` (none: agentless, out-of-band only).
+     */
+    poolId: ResourceId.optional(),
   })
   .strict();
 export type EnrollNode = z.input<typeof EnrollNode>;

@@ -13,6 +13,9 @@ export const NodeEnrolled = defineEvent(
     macs: z.array(z.string()),
     /** Absent on nodes enrolled before addresses were recorded. */
     addresses: z.array(z.string()).optional(),
+    /** The metal pool the node serves, and that pool's `agent` (fixed at pool creation); absent: no pool, `bcd`. */
+    poolId: z.string().optional(),
+    agent: z.enum(['none', 'bcd']).optional(),
   }),
 );
 
@@ -58,6 +61,11 @@ export const NodeOperationFailed = defineEvent(
   }),
 );
 export const NodeInventoryRecorded = defineEvent('NodeInventoryRecorded', z.object({ nodeId: z.string(), workflowId: z.string(), inventory: Inventory }));
+/**
+ * An agentless node went back to `ready` after a release that wiped nothing (the pool opted in with
+ * `policy.allowUnverifiedRelease`): the audit trail that the next tenant may find the last one's data.
+ */
+export const NodeReleaseUnverified = defineEvent('NodeReleaseUnverified', z.object({ nodeId: z.string(), workflowId: z.string(), poolId: z.string() }));
 export const NodeRescueEnded = defineEvent('NodeRescueEnded', z.object({ nodeId: z.string() }));
 export const NodeRetired = defineEvent('NodeRetired', z.object({ nodeId: z.string() }));
 
@@ -69,6 +77,7 @@ export const metalEvents = [
   NodeOperationCompleted,
   NodeOperationFailed,
   NodeInventoryRecorded,
+  NodeReleaseUnverified,
   NodeRescueEnded,
   NodeRetired,
 ] as const;

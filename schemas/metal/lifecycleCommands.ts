@@ -27,6 +27,15 @@ export const DeployNode = z
     sshKeys: z.array(z.string()).max(64).optional(),
     /** The tenant the node is deployed for: it owns the node until its release returns it to `ready`. */
     tenantId: ResourceId.optional(),
+    /**
+     * More inputs for a registered profile's `fromInput(name)` params (e.g. an ISO URL, a certificate pin). The named
+     * fields above win over an input of the same name. Values are plain JSON scalars or lists of strings.
+     */
+    inputs: z
+      .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean(), z.array(z.string().max(4_096)).max(64)]))
+      .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
+      .refine((inputs) => !Object.hasOwn(inputs, 'profile'), 'name the profile with profile, not in inputs')
+      .optional(),
   })
   .strict()
   .refine((c) => c.profile !== undefined || (c.imageUrl !== undefined && c.imageSha256 !== undefined), {

@@ -30,5 +30,15 @@ export const NodeView = z.object({
   failure: z.object({ operation: NodeOperation.nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
   /** Hardware facts from the last inspection. */
   inventory: Inventory.nullable(),
+  /** Where the machine's own API answers: the enrolled addresses plus the IPv4 addresses inspections read over Redfish. */
+  addresses: z.array(z.string()),
+  /** The metal pool the node serves; null when it is in none. */
+  poolId: z.string().nullable(),
+  /** Whether the node runs `bcd` (`bcd`, the default) or is agentless (`none`, from its pool). */
+  agent: z.enum(['none', 'bcd']),
+  /** An agent of this node (ramdisk or installed OS) registered and the node is in a state where it runs. Always false for agentless nodes. */
+  connected: z.boolean(),
+  /** Ready, in service and able to run an agent: what reservations may take. Never true for agentless nodes. */
+  schedulable: z.boolean(),
 });
 export type NodeView = z.infer<typeof NodeView>;

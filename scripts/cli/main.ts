@@ -4,6 +4,8 @@ import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { ApiClient, ApiError } from './apiClient.ts';
 import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
+import { addVpsCommands } from './vpsCommands.ts';
+import { addPluginCommands } from './pluginCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -72,6 +74,9 @@ metal
   });
 
 addMetalLifecycleCommands(metal, api, print);
+
+addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
+addPluginCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

@@ -1,33 +1,36 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { PluginView, ProfileValidation } from '../../schemas/plugins/views.ts';
-import type { PluginDefinition } from '../../services/plugins/definePlugin.ts';
+import { loadPluginModules } from '../../services/plugins/pluginModules.ts';
 import { runPlugin } from '../../services/plugins/runtime/runPlugin.ts';
+import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
+import { SERVICE_TTL_SECONDS } from '../../services/trust/broker/stackBroker.ts';
+import { issueServiceCredentials } from '../../services/trust/broker/userCredentials.ts';
 import type { ApiClient } from './apiClient.ts';
 import { table } from './format.ts';
 
 type Output = (value: unknown, human: () => string) => void;
 
-/** The plugin a module exports: `default`, `plugin`, or its only export that looks like one. */
-export function pluginOf(module: Record<string, unknown>, path: string): PluginDefinition {
-  const isPlugin = (v: unknown): v is PluginDefinition => typeof v === 'object' && v !== null && 'id' in v && 'extensions' in v && 'version' in v;
-  const candidates = [module.default, module.plugin, ...Object.values(module)].filter(isPlugin);
-  if (candidates.length === 0) throw new Error(`${path} exports no plugin (definePlugin(...) as default or as "plugin")`);
-  return candidates[0]!;
-}
-
 /** `plugin run <module>`, `plugins ls`, `drivers ls`, `profiles ls|validate`. */
 export function addPluginCommands(program: Command, api: () => ApiClient, print: Output): void {
-  program
-    .command('plugin')
-    .description('run a plugin as its own consumer service')
+  const pluginCommand = program.command('plugin').description('run a plugin as its own consumer service');
+  pluginCommand
+    .command('creds <pluginId>')
+    .description('issue NATS credentials for a plugin process (on the control-plane host: reads the broker material)')
+    .requiredOption('--out <file>', 'where to write the .creds file (mode 0600); point the plugin at it with BC_NATS_CREDS')
+    .option('--broker-dir <dir>', 'broker material (default: BC_BROKER_DIR, else <BC_DATA_DIR>/broker)')
+    .action(async (pluginId: string, o: { out: string; brokerDir?: string }) => {
+      const dir = o.brokerDir ?? process.env.BC_BROKER_DIR ?? join(process.env.BC_DATA_DIR ?? './.data', 'broker');
+      const issued = await issueServiceCredentials(await loadOrCreateBrokerMaterial(dir), `plugin-${pluginId}`, { ttlSeconds: SERVICE_TTL_SECONDS });
+      writeFileSync(o.out, issued.creds, { mode: 0o600 });
+      print({ pluginId, expiresAt: issued.expiresAt, file: o.out }, () => `credentials for plugin ${pluginId} written to ${o.out} (expire ${issued.expiresAt})`);
+    });
+  pluginCommand
     .command('run <module>')
     .description('load a module exporting definePlugin(...) and serve its steps (BC_NATS_URL, BC_NATS_CREDS)')
     .action(async (modulePath: string) => {
-      const path = resolve(modulePath);
-      const plugin = pluginOf((await import(pathToFileURL(path).href)) as Record<string, unknown>, path);
+      const plugin = (await loadPluginModules([modulePath]))[0]!;
       const running = await runPlugin(plugin);
       console.error(`plugin ${plugin.id} ${plugin.version} running as ${running.instanceId}`);
       const stop = () => void running.stop().finally(() => process.exit(0));

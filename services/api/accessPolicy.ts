@@ -6,11 +6,24 @@ export type Access = 'allow' | 'forbidden' | 'hidden';
 /** Routes with no token at all: probes, metrics, and the API's own description. */
 export function isPublicRoute(url: string): boolean {
   const path = url.split('?')[0]!;
-  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/');
+  // Blob URLs carry their own capability: the BMC that mounts an ISO has no bearer token.
+  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/v1/blobs/');
 }
 
-/** The node verbs a tenant may send; the deciders check it is the tenant's node (or a free one to claim). */
-export const tenantCommands: ReadonlySet<string> = new Set(['metal.deploy', 'metal.undeploy', 'metal.rescue', 'metal.unrescue']);
+/**
+ * The node and VPS verbs a tenant may send; the deciders check it is the tenant's node (or a free one to claim) and
+ * the tenant's own instance (the API writes the tenant's id into the payload).
+ */
+export const tenantCommands: ReadonlySet<string> = new Set([
+  'metal.deploy',
+  'metal.undeploy',
+  'metal.rescue',
+  'metal.unrescue',
+  'vps.createInstance',
+  'vps.startInstance',
+  'vps.stopInstance',
+  'vps.deleteInstance',
+]);
 
 /**
  * What a tenant may read. Everything else is hidden (deny by default): a route added later is invisible to tenants
@@ -25,6 +38,14 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/sites/:siteId',
   '/v1/events',
   '/v1/events/stream',
+  // vps routes filter to the caller's tenant themselves (projections/vps/routes.ts).
+  '/v1/tenants',
+  '/v1/tenants/:tenantId',
+  '/v1/tenants/:tenantId/quota',
+  '/v1/vps/instances',
+  '/v1/vps/instances/:instanceId',
+  '/v1/vps/pools',
+  '/v1/vps/flavors',
 ]);
 
 const reads = new Set(['GET', 'HEAD']);

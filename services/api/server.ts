@@ -4,6 +4,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
 import { siteRoutes } from '../../projections/sites/routes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
+import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
 import { CommandBus } from '../commands/commandBus.ts';
 import { edgeCommands } from '../commands/registry.ts';
@@ -22,6 +23,8 @@ import { installTenancy } from './tenancy.ts';
 import { tokenRoutes } from './tokenRoutes.ts';
 import { approvalRoutes } from './approvalRoutes.ts';
 import { joinTokenRoutes } from './joinTokenRoutes.ts';
+import { pluginRoutes } from './pluginRoutes.ts';
+import { blobRoutes } from './blobRoutes.ts';
 
 /**
  * The HTTP query/command API. Every error leaves as problem+json with a stable code. Every `/v1/*` route but the
@@ -72,6 +75,9 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(tokenRoutes, { ctx, bus: edgeBus });
   await app.register(approvalRoutes, { ctx, bus: edgeBus });
   await app.register(joinTokenRoutes, { ctx });
+  await app.register(pluginRoutes, { ctx });
+  await app.register(blobRoutes, { ctx });
+  await app.register(vpsRoutes, { reader: readerOf(ctx, 'vps'), waitTimeoutMs });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   if (ctx.config.apiAuth === 'required') await ensureAdminToken(edgeBus, ctx.config.dataDir, log);

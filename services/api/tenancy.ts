@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { isTenantWorkflow, nodeOwnership } from '../../projections/nodes/tenancy.ts';
 import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
+import { instanceById } from '../../projections/vps/queries.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
@@ -14,6 +15,7 @@ export class Tenancy {
   constructor(
     private readonly nodes: ReadModelReader,
     private readonly waitTimeoutMs: number,
+    private readonly vps?: ReadModelReader,
   ) {}
 
   ownsNode(tenantId: string, nodeId: string): boolean {
@@ -25,13 +27,14 @@ export class Tenancy {
   }
 
   /**
-   * Whether a tenant may see an event batch of the log: a shared site's, one about a workflow that ran for it, or one
-   * of a node it owns from the moment it took the node on (not the history of earlier owners).
+   * Whether a tenant may see an event batch of the log: a shared site's, one about a workflow that ran for it, one
+   * of a node it owns from the moment it took the node on (not the history of earlier owners), or its own VPS events.
    */
   async canSee(tenantId: string, seq: number, subject: string, events: readonly StoredEvent[]): Promise<boolean> {
     const [, , module, type, id] = subject.split('.');
     if (!id) return false;
     if (module === 'site' && type === 'site') return true;
+    if (module === 'vps') return this.canSeeVps(tenantId, seq, type, id, events);
     // The read model must have applied this batch before it can say who owned what at that point.
     await this.nodes.waitFor(seq, this.waitTimeoutMs).catch(() => undefined);
     if (module === 'metal' && type === 'workflow') return this.ownsWorkflow(tenantId, id);
@@ -43,6 +46,18 @@ export class Tenancy {
     if (ranForTenant) return true;
     const ownership = nodeOwnership(this.nodes.db(), id);
     return ownership?.tenantId === tenantId && ownership.ownedSinceSeq !== null && seq >= ownership.ownedSinceSeq;
+  }
+
+  /**
+   * A tenant sees its own tenant aggregate and its instances. Every event on an instance's subject names the tenant
+   * that holds the id (the deciders refuse anyone else), and the read model must list the instance as the tenant's.
+   */
+  private async canSeeVps(tenantId: string, seq: number, type: string | undefined, id: string, events: readonly StoredEvent[]): Promise<boolean> {
+    if (type === 'tenant') return id === tenantId;
+    if (type !== 'instance' || !this.vps) return false;
+    if (!events.every((e) => (e.data as { tenantId?: unknown } | null)?.tenantId === tenantId)) return false;
+    await this.vps.waitFor(seq, this.waitTimeoutMs).catch(() => undefined);
+    return instanceById(this.vps.db(), id, tenantId) !== undefined;
   }
 
   /** Throws NOT_FOUND unless the tenant owns what the route's parameters name. */
@@ -61,7 +76,7 @@ export class Tenancy {
  * its earlier owners').
  */
 export function installTenancy(app: FastifyInstance, ctx: ApiContext): Tenancy {
-  const tenancy = new Tenancy(readerOf(ctx, 'nodes'), ctx.config.readYourWritesTimeoutMs);
+  const tenancy = new Tenancy(readerOf(ctx, 'nodes'), ctx.config.readYourWritesTimeoutMs, ctx.readers.get('vps'));
   app.addHook('preHandler', async (req) => {
     const tenantId = req.principal?.tenantId;
     if (!tenantId || !req.routeOptions.url) return;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult } from '../../schemas/api.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
-import { ConcurrencyError, PlatformError, issuesOf } from '../platform/errors.ts';
+import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../platform/errors.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import { AggregateRepository } from './aggregateRepository.ts';
 import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
@@ -79,6 +79,9 @@ export class CommandBus {
     // initial state and let the append's expected sequence 0 check that guess, saving a read. Only a decision that
     // appends is checked that way; any other answer from a guess is decided again on the real state.
     let guess = this.repository.unseen(command.aggregate, aggregateId);
+    // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
+    // decided on them is decided once more on fresh reads, since another process may have changed them since.
+    let freshDependencies = false;
     for (let attempt = 0; ; ) {
       const snapshot = guess ?? (await this.repository.load(command.aggregate, aggregateId));
       const guessed = guess !== undefined;
@@ -86,14 +89,17 @@ export class CommandBus {
       const applied = snapshot.commands.get(context.commandId);
       if (applied) return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
 
-      const dependencies = command.dependencies
-        ? await command.dependencies(payload, async (agg, id) => (await this.repository.latestSeen(agg, id)).state)
-        : undefined;
+      const read = freshDependencies ? this.repository.load.bind(this.repository) : this.repository.latestSeen.bind(this.repository);
+      const dependencies = command.dependencies ? await command.dependencies(payload, async (agg, id) => (await read(agg, id)).state) : undefined;
       let decided: readonly unknown[];
       try {
         decided = command.decide(payload, snapshot.state, { ...context, dependencies });
       } catch (err) {
         if (guessed) continue;
+        if (command.dependencies && !freshDependencies && err instanceof DomainError) {
+          freshDependencies = true;
+          continue;
+        }
         throw err;
       }
       if (decided.length === 0) {

@@ -15,6 +15,16 @@ import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
 import { approveBatch, rejectBatch } from '../metal/workflow/approval.ts';
 import { setApprovers } from '../trust/approvers/setApprovers.ts';
+import { createProviderAccount } from '../vps/account/create.ts';
+import { createFlavor, mapFlavor } from '../vps/flavor/create.ts';
+import { deleteInstance, startInstance, stopInstance } from '../vps/instance/desiredState.ts';
+import { recordInstanceObserved } from '../vps/instance/observe.ts';
+import { createPool } from '../vps/pool/create.ts';
+import { offerPool, withdrawPool } from '../vps/pool/offer.ts';
+import { createTenant, setQuota } from '../vps/tenant/create.ts';
+import { createInstance } from '../vps/tenant/createInstance.ts';
+import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
+import { registerPlugin } from '../plugins/registry/register.ts';
 import type { CommandDefinition } from './commandDefinition.ts';
 
 /** Every command the control plane accepts, by name. */
@@ -49,6 +59,22 @@ export const allCommands: readonly CommandDefinition[] = [
   setApprovers,
   approveBatch,
   rejectBatch,
+  createTenant,
+  setQuota,
+  createInstance,
+  releaseQuota,
+  markQuotaUsed,
+  createPool,
+  offerPool,
+  withdrawPool,
+  createFlavor,
+  mapFlavor,
+  createProviderAccount,
+  startInstance,
+  stopInstance,
+  deleteInstance,
+  recordInstanceObserved,
+  registerPlugin,
 ];
 
 /**
@@ -66,6 +92,11 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   startStep.name,
   completeStep.name,
   failStep.name,
+  releaseQuota.name,
+  markQuotaUsed.name,
+  recordInstanceObserved.name,
+  // A plugin process announces itself over NATS with its own credentials, not through the operator API.
+  registerPlugin.name,
 ]);
 
 /**

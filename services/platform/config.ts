@@ -18,6 +18,8 @@ export const Config = z.object({
   httpHost: z.string().default('127.0.0.1'),
   /** The API's address as machines and BMCs reach it (step artefact URLs). Default `http://<httpHost>:<httpPort>`. */
   publicUrl: z.string().url().optional(),
+  /** Where agents on machines reach NATS (what an installed host's `bcd node` is told). Default `natsUrl`. */
+  agentNatsUrl: z.string().optional(),
   streamReplicas: z.coerce.number().int().min(1).max(5).default(1),
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
@@ -46,6 +48,10 @@ export const Config = z.object({
   /** A `.creds` file this process connects with (control-plane services in operator mode). */
   natsCredsFile: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Plugin modules the control plane loads (VPS providers for `vps-reconciler`); `BC_PLUGINS` is comma-separated. */
+  plugins: z
+    .preprocess((value) => (typeof value === 'string' ? value.split(',').map((p) => p.trim()).filter((p) => p !== '') : value), z.array(z.string().min(1)))
+    .default([]),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -56,6 +62,7 @@ const envNames: Record<string, keyof Config> = {
   BC_HTTP_PORT: 'httpPort',
   BC_HTTP_HOST: 'httpHost',
   BC_PUBLIC_URL: 'publicUrl',
+  BC_AGENT_NATS_URL: 'agentNatsUrl',
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
@@ -70,10 +77,14 @@ const envNames: Record<string, keyof Config> = {
   BC_SIM_BMC_PORT_BASE: 'simBmcPortBase',
   BC_MASTER_KEY: 'masterKey',
   BC_MASTER_KEY_FILE: 'masterKeyFile',
+  BC_PLUGINS: 'plugins',
 };
 
 /** Where machines reach the API: `publicUrl`, else the address it listens on. */
 export const publicUrlOf = (config: Config) => config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${config.httpPort}`;
+
+/** How agents on machines reach the platform. */
+export const agentEndpointsOf = (config: Config) => ({ natsUrl: config.agentNatsUrl ?? config.natsUrl });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};

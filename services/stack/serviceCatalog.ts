@@ -21,7 +21,11 @@ import { WorkflowOrchestrator } from '../workflow/orchestrator.ts';
 import { loadOrCreateBrokerMaterial } from '../trust/broker/brokerMaterial.ts';
 import { startBootTokenService } from '../trust/join/bootTokenService.ts';
 import { startJoinService } from '../trust/join/joinService.ts';
-import { publicUrlOf, type Config } from '../platform/config.ts';
+import { loadPluginModules } from '../plugins/pluginModules.ts';
+import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
+import { providersOf } from '../vps/reconciler/providerClients.ts';
+import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
+import { agentEndpointsOf, publicUrlOf, type Config } from '../platform/config.ts';
 import type { Runtime } from './runtime.ts';
 
 const brokerDirOf = (config: Config) => config.brokerDir ?? join(config.dataDir, 'broker');
@@ -111,9 +115,17 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     return orchestrator;
   },
   'workflow-executor': async ({ config, nc, store, log }) => {
-    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config), blobBaseUrl: publicUrlOf(config) });
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config), blobBaseUrl: publicUrlOf(config), agentEndpoints: agentEndpointsOf(config) });
     await executor.start();
     return executor;
+  },
+  // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS.
+  'vps-reconciler': async ({ config, nc, store, log }) => {
+    const providers = providersOf(await loadPluginModules(config.plugins));
+    const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), { providers, masterKey: loadMasterKey(config) });
+    await reconciler.start();
+    log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
+    return reconciler;
   },
   ...Object.fromEntries(allProjections.map((p) => [`projector:${p.name}`, projectorService(p.name)])),
 };

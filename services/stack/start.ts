@@ -75,6 +75,7 @@ await run(['join']);
 await run(['workflow-orchestrator']);
 await run(['workflow-executor']);
 await run(['bmc-monitor']);
+await run(['vps-reconciler']);
 await run(['api']);
 if (config.simMachines > 0) await run(['simulated-site']);
 

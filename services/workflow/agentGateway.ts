@@ -4,6 +4,8 @@ import type { StepContext, StepPlatform } from './defineStep.ts';
 import { RetryableError, TerminalError } from './stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
 import { siteAggregate } from '../site/site/site.ts';
+import { nodeAggregate } from '../metal/node/node.ts';
+import { poolAggregate } from '../vps/pool/pool.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import type { SecretTicketClaims } from '../secrets/secretTicket.ts';
@@ -30,7 +32,7 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
 
 /** Talks to agents for one step attempt; the attempt's idempotency key is the agent command's id. */
-export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input' | 'pki' | 'secrets' | 'blobs' | 'renderTemplate'>): StepPlatform {
+export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input' | 'pki' | 'secrets' | 'blobs' | 'renderTemplate' | 'agentEndpoints'>): StepPlatform {
   const { node, workflow } = ctx;
   /** Polled `site.httpProxy` requests of this attempt, by key: how many were sent and the newest settled answer. */
   const polls = new Map<string, { sent: number; settled: HttpProxyAnswer | null }>();
@@ -71,14 +73,15 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
       const parsed = HttpProxyRequest.safeParse(input);
       if (!parsed.success) throw new TerminalError('VALIDATION_FAILED', `site.httpProxy request is invalid: ${parsed.error.message}`);
       const request = parsed.data;
-      const site = (await deps.repository.load(siteAggregate, node.siteId)).state;
-      checkProxyRequest(request, { addresses: node.addresses, provisioningCidrs: site.exists ? site.provisioningCidrs : [] });
+      checkProxyRequest(request, { addresses: node.addresses, provisioningCidrs: await provisioningCidrsOf(deps, node) });
       if (!request.poll) return HttpProxyAnswer.parse((await this.runAgentCommand('site.httpProxy', request, true)).payload);
       // Polling: answer with the newest settled answer under this key and send the next request, never two at once.
       const key = request.key ?? 'poll';
-      const poll = polls.get(key) ?? { sent: 0, settled: null };
-      polls.set(key, poll);
       const idOf = (n: number) => `${ctx.idempotencyKey}-${key}-${n}`;
+      const isStored = async (n: number) => (await storedResult(deps, commandFor('site.httpProxy', request, true, idOf(n)))) !== undefined;
+      // A rerun after stepNotReady gets a fresh gateway: earlier runs of this attempt got as far as the log shows.
+      const poll = polls.get(key) ?? { sent: await settledPolls(isStored), settled: null };
+      polls.set(key, poll);
       if (poll.sent > 0) {
         const last = commandFor('site.httpProxy', request, true, idOf(poll.sent));
         const stored = await storedResult(deps, last);
@@ -104,4 +107,34 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
       }
     },
   };
+}
+
+/** The networks plain http may reach for this node: its site's provisioning CIDRs, and its metal pool's. */
+async function provisioningCidrsOf(deps: AgentGatewayDeps, node: { nodeId: string; siteId: string }): Promise<string[]> {
+  const site = (await deps.repository.load(siteAggregate, node.siteId)).state;
+  const enrolled = (await deps.repository.load(nodeAggregate, node.nodeId)).state;
+  const poolId = enrolled.exists ? enrolled.poolId : undefined;
+  const pool = poolId === undefined ? undefined : (await deps.repository.load(poolAggregate, poolId)).state;
+  // The proxy policy matches IPv4 hosts only; a pool's IPv6 networks have nothing to match.
+  return [...(site.exists ? site.provisioningCidrs : []), ...(pool?.exists ? pool.policy.provisioningCidrs.filter((cidr) => !cidr.includes(':')) : [])];
+}
+
+/**
+ * How many polled requests of an attempt have settled, read from the stored results: request n+1 is sent only after
+ * n settled, so the stored ones are 1..k. Found in O(log k) direct gets (doubling, then halving).
+ */
+export async function settledPolls(isStored: (n: number) => Promise<boolean>): Promise<number> {
+  if (!(await isStored(1))) return 0;
+  let low = 1;
+  let high = 2;
+  while (await isStored(high)) {
+    low = high;
+    high *= 2;
+  }
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (await isStored(mid)) low = mid;
+    else high = mid;
+  }
+  return low;
 }

@@ -35,6 +35,12 @@ export interface StepPlatform {
   waitForAgent(role: 'ramdisk' | 'node', sinceIso: string): Promise<{ agentId: string; keyId: string }>;
 }
 
+/** Addresses as seen from the machines, which may differ from the control plane's own. */
+export interface AgentEndpoints {
+  /** NATS for agents (`BC_AGENT_NATS_URL`, default the control plane's `BC_NATS_URL`). */
+  readonly natsUrl: string;
+}
+
 export interface StepContext<I> {
   readonly node: StepNode;
   readonly workflow: { readonly workflowId: string; readonly operation: NodeOperation; readonly stepIndex: number; readonly attempt: number; readonly startedAt: string };
@@ -56,6 +62,8 @@ export interface StepContext<I> {
   readonly secrets: StepSecrets;
   /** Artefacts for this node, by sha256, behind unguessable per-node URLs. */
   readonly blobs: StepBlobs;
+  /** How the node's agents reach the platform: what a step writes into a seed so an installed host can join. */
+  readonly agentEndpoints: AgentEndpoints;
   /** Mustache without HTML escaping; a missing value fails the step instead of rendering empty. */
   renderTemplate(template: string, values: Readonly<Record<string, unknown>>): string;
 }

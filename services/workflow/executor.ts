@@ -18,7 +18,7 @@ import { BlobStore } from '../blobs/blobStore.ts';
 import { builtinSteps } from './builtinSteps.ts';
 import { bindStepOutputs } from './stepOutputs.ts';
 import { stepFacilities } from './stepFacilities.ts';
-import type { StepDefinition } from './defineStep.ts';
+import type { AgentEndpoints, StepDefinition } from './defineStep.ts';
 import { enqueuePolicy } from './enqueuePolicy.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
@@ -57,6 +57,8 @@ export class WorkflowExecutor {
       work?: { durable: string; filterSubject: string };
       /** Where machines fetch step artefacts (`ctx.blobs` URLs): the API's public address. */
       blobBaseUrl?: string;
+      /** How machines' agents reach the platform (`ctx.agentEndpoints`). */
+      agentEndpoints?: AgentEndpoints;
     } = {},
   ) {
     this.#repository = new AggregateRepository(store);
@@ -160,6 +162,8 @@ export class WorkflowExecutor {
         signal,
         log: this.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
         ...stepFacilities(this.nc, () => this.blobs(), node, attemptId),
+        // Without configuration, agents are assumed to reach the server this executor uses.
+        agentEndpoints: this.options.agentEndpoints ?? { natsUrl: `nats://${this.nc.getServer()}` },
       };
       const js = jetstream(this.nc);
       const onVerified = (bytes: Uint8Array) => (evidence = Buffer.from(bytes).toString('base64'));

@@ -70,6 +70,7 @@ export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   fc.record({ type: fc.constant('NodeInventoryRecorded' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, inventory: inventoryArb }) }),
   fc.record({ type: fc.constant('NodeRescueEnded' as const), data: fc.record({ nodeId: nodeIdArb }) }),
   fc.record({ type: fc.constant('NodeRetired' as const), data: fc.record({ nodeId: nodeIdArb }) }),
+  fc.record({ type: fc.constant('NodeReleaseUnverified' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, poolId: fc.constant('pool-1') }) }),
 );
 
 /** Any node event the catalog declares. */

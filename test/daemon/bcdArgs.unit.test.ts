@@ -34,6 +34,28 @@ describe('parseBcdArgs', () => {
     });
   });
 
+  it('parses bcd node with a join token and a join credential URL', () => {
+    expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/var/lib/bcd', '--join-token', 'bcj_t', '--join-creds', 'http://10.0.0.1:8080/join.creds'])).toEqual({
+      command: 'node', siteId: 'dc1', nodeId: 'r1-n1', natsUrl: 'nats://x', stateDir: '/var/lib/bcd', join: { token: 'bcj_t', credsFile: 'http://10.0.0.1:8080/join.creds' },
+    });
+  });
+
+  it('parses bcd node without a token: a restarted host resumes from its state directory', () => {
+    expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's']).join).toEqual({ token: undefined, credsFile: undefined });
+    expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's'], { BC_JOIN_TOKEN: 'bcj_env' }).join.token).toBe('bcj_env');
+  });
+
+  it.each([
+    [['node', '--site', 'dc1', '--nats', 'n', '--state', 's']],
+    [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n']],
+    [['node', '--site', 'dc1', '--node', 'N.1', '--nats', 'n', '--state', 's']],
+    [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--disk', '/dev/sda']],
+    [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--http-port', '80']],
+    [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--join-creds', '/j']],
+  ])('rejects bcd node %j with a usage error', (argv) => {
+    expect(usage(argv)).toBe('USAGE');
+  });
+
   it.each([
     [[]],
     [['serve']],

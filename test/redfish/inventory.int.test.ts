@@ -15,10 +15,10 @@ const expected = {
     cpus: { count: 8, model: 'Intel(R) Xeon(R) Gold 5218 2.3GHz', cores: 128 },
     // MemorySummary.TotalSystemMemoryGiB = 1024
     memoryMiB: 1024 * 1024,
-    // EthernetInterfaces/Network1 and Network2
+    // EthernetInterfaces/Network1 and Network2 (IPv4Addresses[].Address: their DHCP leases)
     nics: [
-      { id: '1', mac: 'fb:aa:1d:4e:d0:7a', speedMbps: 10000 },
-      { id: '2', mac: 'fb:aa:1d:4e:d0:7c', speedMbps: 10000 },
+      { id: '1', mac: 'fb:aa:1d:4e:d0:7a', speedMbps: 10000, ipv4Addresses: ['10.0.0.50'] },
+      { id: '2', mac: 'fb:aa:1d:4e:d0:7c', speedMbps: 10000, ipv4Addresses: ['10.40.0.50'] },
     ],
     // Storage/*/Drives -> Chassis/Tower/Drives: 18 linked, 8 of them Status.State Absent
     diskCount: 10,
@@ -34,7 +34,7 @@ const expected = {
     cpus: { count: 1, model: 'AMD EPYC 7302P 16-Core Processor', cores: 16 },
     // MemorySummary.TotalSystemMemoryGiB = 64
     memoryMiB: 64 * 1024,
-    // EthernetInterfaces/1..4 (SpeedMbps null on 2 and 4)
+    // EthernetInterfaces/1..4 (SpeedMbps null on 2 and 4; IPv4Addresses 'N/A' or empty: none)
     nics: [
       { id: '1', mac: '94:40:c9:5c:86:bc', speedMbps: 25000 },
       { id: '2', mac: '94:40:c9:5c:86:bd' },

@@ -1,17 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { allProjections } from '../../projections/catalog.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { freePort } from './freePort.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
 import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
 
-const controlPlane = ['api', 'commands', 'projector:nodes', 'projector:sites', 'projector:workflows', 'projector:secrets', 'projector:tokens', 'workflow-orchestrator', 'workflow-executor'];
+const projectors = allProjections.map((p) => `projector:${p.name}`);
+const controlPlane = ['api', 'commands', 'join', ...projectors, 'workflow-orchestrator', 'workflow-executor', 'vps-reconciler'];
 
 /** Process groups: `split` gives the executor a process of its own (to kill); `single` is one process, fastest to start. */
 const layouts = {
   split: {
-    front: ['api', 'commands'],
-    projectors: ['projector:nodes', 'projector:sites', 'projector:workflows', 'projector:secrets', 'projector:tokens'],
+    front: ['api', 'commands', 'join'],
+    projectors,
     orchestrator: ['workflow-orchestrator'],
     executor: ['workflow-executor'],
   },

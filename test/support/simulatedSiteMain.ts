@@ -6,7 +6,8 @@ import { openRuntime } from '../../services/stack/runtime.ts';
 /**
  * The `simulated-site` service as `serve.ts` runs it, plus an IPC channel to its BMC simulators' request logs, which
  * live in this process's memory: the parent sends `{ type: 'resets' }` and gets the accepted
- * `#ComputerSystem.Reset` requests per node. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
+ * `#ComputerSystem.Reset` requests per node, or `{ type: 'machines' }` and gets each machine's mounted media,
+ * CD installs and run state. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
  * BC_TEST_SIM_BMC_DELAY_MS shrink the machines' disks and BMC settle delays for fast loops.
  */
 const config = loadConfig();
@@ -36,8 +37,13 @@ const resets = () =>
     ]),
   );
 
+/** What each machine's BMC has mounted, what it installed from a CD, and what it runs now. */
+const machines = () =>
+  Object.fromEntries(site.machines.map((m) => [m.nodeId, { insertedMedia: m.bmc.insertedMedia() ?? null, installs: m.installs, runState: m.runState }]));
+
 process.on('message', (message: { type?: string; id?: number }) => {
-  if (message.type === 'resets') process.send!({ type: 'resets', id: message.id, resets: resets() });
+  if (message.type === 'resets') process.send!({ type: 'resets', id: message.id, answer: resets() });
+  if (message.type === 'machines') process.send!({ type: 'machines', id: message.id, answer: machines() });
 });
 
 let stopping = false;

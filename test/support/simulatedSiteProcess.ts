@@ -5,6 +5,12 @@ const mainScript = fileURLToPath(new URL('./simulatedSiteMain.ts', import.meta.u
 
 /** Accepted `#ComputerSystem.Reset` ResetTypes per node, in the order the BMCs received them. */
 export type ResetLog = Record<string, string[]>;
+/** One machine as the site process reports it (`machines()`). */
+export interface MachineReport {
+  readonly insertedMedia: string | null;
+  readonly installs: readonly { readonly isoSha256: string; readonly lateCommands: readonly string[] }[];
+  readonly runState: string;
+}
 
 /**
  * The simulated site (BMC simulators, site agent, ramdisks) as its own process, like `serve.ts simulated-site`,
@@ -33,19 +39,21 @@ export async function startSimulatedSiteProcess(env: Record<string, string>, rea
   });
 
   let nextId = 0;
-  const resets = (): Promise<ResetLog> =>
+  const query = <T>(type: 'resets' | 'machines'): Promise<T> =>
     new Promise((resolve, reject) => {
       const id = ++nextId;
-      const timer = setTimeout(() => reject(new Error('simulated site did not answer the reset query')), 5_000);
-      const onMessage = (m: { type?: string; id?: number; resets?: ResetLog }) => {
-        if (m.type !== 'resets' || m.id !== id) return;
+      const timer = setTimeout(() => reject(new Error(`simulated site did not answer the ${type} query`)), 5_000);
+      const onMessage = (m: { type?: string; id?: number; answer?: T }) => {
+        if (m.type !== type || m.id !== id) return;
         clearTimeout(timer);
         child.off('message', onMessage);
-        resolve(m.resets ?? {});
+        resolve(m.answer as T);
       };
       child.on('message', onMessage);
-      child.send({ type: 'resets', id });
+      child.send({ type, id });
     });
+  const resets = () => query<ResetLog>('resets');
+  const machines = () => query<Record<string, MachineReport>>('machines');
 
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -55,5 +63,5 @@ export async function startSimulatedSiteProcess(env: Record<string, string>, rea
     await gone;
     clearTimeout(timer);
   };
-  return { child, output: () => output, resets, stop, [Symbol.asyncDispose]: stop };
+  return { child, output: () => output, resets, machines, stop, [Symbol.asyncDispose]: stop };
 }

@@ -8,6 +8,7 @@ export {
   type PowerLossListener,
   type RequestLogEntry,
 } from './simulator.ts';
+export { setHostAddress } from './hostAddress.ts';
 export { RedfishTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
 export { TaskOutcomes, type TaskOutcome } from './tasks.ts';
 export type { SimPowerState } from './power.ts';

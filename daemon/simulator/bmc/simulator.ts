@@ -79,6 +79,8 @@ export interface BmcSimulator {
   onPowerLoss(listener: PowerLossListener): () => void;
   /** The live document behind a URI, as the next GET would return it. */
   resource(uri: string): Json | undefined;
+  /** The image URL mounted in the CD/DVD virtual media slot (what a `Cd` boot reads), once the mount is visible. */
+  insertedMedia(): string | undefined;
   /** Cuts the BMC off the network (every connection is reset) or plugs it back in; the host keeps running. */
   setReachable(reachable: boolean): void;
   close(): Promise<void>;
@@ -245,6 +247,15 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     resource(uri: string): Json | undefined {
       const key = toKey(uri);
       return key === undefined ? undefined : store.get(key);
+    },
+    insertedMedia(): string | undefined {
+      for (const key of topology.mediaKeys) {
+        const slot = store.get(key);
+        const types = Array.isArray(slot?.MediaTypes) ? slot.MediaTypes : [];
+        if (!types.includes('CD') && !types.includes('DVD')) continue;
+        if (slot?.Inserted === true && typeof slot.Image === 'string' && slot.Image !== '') return slot.Image;
+      }
+      return undefined;
     },
     setReachable(value: boolean): void {
       reachable = value;

@@ -4,6 +4,7 @@ import { EnrollNode } from '../../../schemas/metal/commands.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { siteAggregate } from '../../site/site/site.ts';
+import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
 
 /** A node id derived from the command id, so a retried enroll without an explicit id names the same node. */
@@ -14,11 +15,20 @@ export const enrollNode = defineCommand({
   schema: EnrollNode,
   aggregate: nodeAggregate,
   aggregateId: (command, context) => command.nodeId ?? derivedNodeId(context.commandId),
-  dependencies: async (command, load) => ({ site: await load(siteAggregate, command.siteId) }),
+  dependencies: async (command, load) => ({
+    site: await load(siteAggregate, command.siteId),
+    pool: command.poolId === undefined ? undefined : await load(poolAggregate, command.poolId),
+  }),
   decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const nodeId = command.nodeId ?? derivedNodeId(commandId);
     if (state.exists) throw new DomainError('ALREADY_EXISTS', `node ${nodeId} is already enrolled`);
     if (!dependencies.site.exists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);
+    const { pool } = dependencies;
+    if (pool !== undefined) {
+      if (!pool.exists) throw new DomainError('PRECONDITION_FAILED', `pool ${command.poolId} does not exist`);
+      if (pool.class !== 'metal') throw new DomainError('PRECONDITION_FAILED', `pool ${pool.poolId} is a ${pool.class} pool, not a metal pool`);
+      if (pool.siteId !== command.siteId) throw new DomainError('PRECONDITION_FAILED', `pool ${pool.poolId} is at site ${pool.siteId}, not ${command.siteId}`);
+    }
     return [
       {
         type: 'NodeEnrolled',
@@ -29,6 +39,7 @@ export const enrollNode = defineCommand({
           hardwareProfile: command.hardwareProfile,
           macs: command.macs,
           ...(command.addresses.length > 0 ? { addresses: command.addresses } : {}),
+          ...(pool?.exists ? { poolId: pool.poolId, agent: pool.agent } : {}),
         },
       },
     ];

@@ -1,5 +1,5 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import type { Inventory } from '../../../daemon/redfish/inventory.ts';
+import { withInventoryAddresses, type Inventory } from '../../../daemon/redfish/inventory.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
 import { operationStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
@@ -28,6 +28,10 @@ export type NodeAggregateState =
       readonly macs: readonly string[];
       /** Where the machine's own API answers (enrolled nodes without any have none). */
       readonly addresses?: readonly string[];
+      /** The metal pool the node serves (absent: none). */
+      readonly poolId?: string;
+      /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
+      readonly agent?: 'none' | 'bcd';
       readonly current?: NodeOperationRef | null;
       readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
       readonly inventory?: Inventory | null;
@@ -37,6 +41,9 @@ export type NodeAggregateState =
       readonly owner?: string | null;
     };
 
+
+/** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */
+export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => node.agent === 'none';
 
 export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   module: 'metal',
@@ -82,7 +89,9 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
         };
       }
       case 'NodeInventoryRecorded':
-        return { ...state, inventory: event.data.inventory };
+        return { ...state, inventory: event.data.inventory, addresses: withInventoryAddresses(state.addresses ?? [], event.data.inventory) };
+      case 'NodeReleaseUnverified':
+        return state;
       case 'NodeRescueEnded': {
         const back = state.rescuedFrom ?? 'ready';
         return { ...state, state: back, rescuedFrom: null, owner: back === 'ready' ? null : (state.owner ?? null) };

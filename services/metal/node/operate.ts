@@ -3,7 +3,8 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { requestOperation, requireNode, requireState, requireTenantAccess } from './lifecycle.ts';
-import { nodeAggregate } from './node.ts';
+import { AGENTLESS_INPUT } from '../profiles/builtin.ts';
+import { isAgentless, nodeAggregate } from './node.ts';
 
 /**
  * The operator verbs. A verb repeated while its operation is already under way is a no-op, so a client retry after
@@ -20,8 +21,8 @@ export const deployNode = defineCommand({
     const same = node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
     if (same) return [];
     requireState(node, 'metal.deploy', ['ready'], { inService: true });
-    const { nodeId: _nodeId, tenantId, ...inputs } = command;
-    return requestOperation(node, 'deploy', inputs, commandId, tenantId);
+    const { nodeId: _nodeId, tenantId, inputs: extra, ...inputs } = command;
+    return requestOperation(node, 'deploy', { ...extra, ...inputs }, commandId, tenantId);
   },
 });
 
@@ -35,7 +36,8 @@ export const undeployNode = defineCommand({
     requireTenantAccess(node, command.tenantId, { claimUnowned: false });
     if (node.current?.operation === 'release') return [];
     requireState(node, 'metal.undeploy', ['deployed']);
-    return requestOperation(node, 'release', {}, commandId);
+    // No ramdisk ever boots on an agentless node: `workflow.start` picks the release that only acts over Redfish.
+    return requestOperation(node, 'release', isAgentless(node) ? { [AGENTLESS_INPUT]: true } : {}, commandId);
   },
 });
 
@@ -48,6 +50,8 @@ export const rescueNode = defineCommand({
     const node = requireNode(state, command.nodeId);
     requireTenantAccess(node, command.tenantId, { claimUnowned: true });
     if (node.state === 'rescuing' || node.state === 'rescue') return [];
+    // Rescue boots the bcd ramdisk, which an agentless pool's nodes never run.
+    if (isAgentless(node)) throw new DomainError('UNSUPPORTED', `node ${node.nodeId} is in an agentless pool; rescue needs the bcd ramdisk`);
     requireState(node, 'metal.rescue', ['ready', 'deployed']);
     return requestOperation(node, 'rescue', {}, commandId, command.tenantId);
   },

@@ -3,6 +3,7 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { hasAttestedWipe, workflowAggregate } from '../workflow/workflow.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
+import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
 
 /** Commands the orchestrator sends as a node's workflow progresses; each is a no-op once its effect is in place. */
@@ -12,14 +13,28 @@ export const completeOperation = defineCommand({
   schema: CompleteOperation,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  dependencies: async (command, load) => ({ workflow: await load(workflowAggregate, command.workflowId) }),
+  dependencies: async (command, load) => {
+    // The pool's release policy is read when the release ends, so the decision follows the pool, not a copy of it.
+    const node = await load(nodeAggregate, command.nodeId);
+    const poolId = node.exists ? node.poolId : undefined;
+    const pool = poolId === undefined ? undefined : await load(poolAggregate, poolId);
+    return { workflow: await load(workflowAggregate, command.workflowId), unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease };
+  },
   decide(command, state, { dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     if (node.current?.workflowId !== command.workflowId && (node.failed?.workflowId === command.workflowId || !node.current)) return [];
     const current = requireCurrentWorkflow(node, command.workflowId);
     const { nodeId } = node;
+    const unverified = current.operation === 'release' && !hasAttestedWipe(dependencies.workflow);
+    // An agentless pool that opted in takes its node back unwiped, and the log says so.
+    if (unverified && dependencies.unverifiedReleaseAllowed && node.poolId !== undefined) {
+      return [
+        { type: 'NodeReleaseUnverified', data: { nodeId, workflowId: command.workflowId, poolId: node.poolId } },
+        { type: 'NodeOperationCompleted', data: { nodeId, operation: 'release', workflowId: command.workflowId } },
+      ];
+    }
     // A released machine may still hold the last tenant's data: only a verified wipe puts it back in the pool.
-    if (current.operation === 'release' && !hasAttestedWipe(dependencies.workflow)) {
+    if (unverified) {
       const reason = 'release finished without an attested disk wipe';
       return [{ type: 'NodeOperationFailed', data: { nodeId, operation: 'release', workflowId: command.workflowId, reason, failedStep: 'disk.wipe', maintenance: true } }];
     }

@@ -56,6 +56,22 @@ export const rescueProfile = defineProfile({
   steps: [...bootRamdisk],
 });
 
+/**
+ * The release of a node in an agentless pool: no ramdisk boots, so nothing is wiped; the site agent takes any
+ * install media out and powers the machine off. Such a release is unverified, and only a pool that opted in
+ * (`policy.allowUnverifiedRelease`) gets the node back in `ready`.
+ */
+export const agentlessReleaseProfile = defineProfile({
+  id: 'release-agentless',
+  version: 1,
+  target: 'metal',
+  role: 'release',
+  steps: [agent('media.eject'), agent('power.set', { action: 'off' })],
+});
+
+/** The operation input the node sets when its pool runs no agent (`metal.undeploy` of an agentless node). */
+export const AGENTLESS_INPUT = 'agentless';
+
 /** The built-in profile for each node operation. */
 export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
   inspect: inspectProfile,
@@ -63,3 +79,8 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
   release: releaseProfile,
   rescue: rescueProfile,
 };
+
+/** The built-in profile `workflow.start` runs when the request names none: agentless nodes release without a ramdisk. */
+export function builtinProfileFor(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>): Profile {
+  return operation === 'release' && inputs[AGENTLESS_INPUT] === true ? agentlessReleaseProfile : builtinProfiles[operation];
+}

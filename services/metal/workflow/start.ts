@@ -8,7 +8,7 @@ import { resolveSteps } from '../../workflow/defineProfile.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
-import { builtinProfiles } from '../profiles/builtin.ts';
+import { builtinProfileFor } from '../profiles/builtin.ts';
 import { workflowAggregate } from './workflow.ts';
 
 /**
@@ -29,7 +29,7 @@ export const startWorkflow = defineCommand({
     if (state.exists) return [];
     const { registry } = dependencies;
     const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
-    const profile = named ? findProfile(registry, named) : builtinProfiles[command.operation];
+    const profile = named ? findProfile(registry, named) : builtinProfileFor(command.operation, command.inputs);
     if (!profile) throw new DomainError('PRECONDITION_FAILED', `no profile "${named}" is built in or registered`);
     if (profile.role !== command.operation) throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" is for ${profile.role}, not ${command.operation}`);
     const issues = validateProfile(registry, profile);

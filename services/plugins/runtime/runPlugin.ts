@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { PluginPing } from '../../../schemas/plugins/views.ts';
 import { pluginDurable, Subjects } from '../../../schemas/subjects.ts';
 import { sendCommand } from '../../commands/commandClient.ts';
-import { loadConfig, publicUrlOf, type Config } from '../../platform/config.ts';
+import { agentEndpointsOf, loadConfig, publicUrlOf, type Config } from '../../platform/config.ts';
 import { openRuntime } from '../../stack/runtime.ts';
 import { loadWorkflowConfig } from '../../workflow/config.ts';
 import { WorkflowExecutor } from '../../workflow/executor.ts';
@@ -35,6 +35,7 @@ export async function runPlugin(plugin: PluginDefinition, options: { config?: Co
       steps: new Map(plugin.extensions.map((s) => [s.id, s])),
       work: { durable: pluginDurable(plugin.id), filterSubject: Subjects.pluginWorkFilter(plugin.id) },
       blobBaseUrl: publicUrlOf(config),
+      agentEndpoints: agentEndpointsOf(config),
     });
     await executor.start();
     const ping = PluginPing.parse({ pluginId: plugin.id, instanceId, version: plugin.version, startedAt });

@@ -4,9 +4,8 @@ import { loadOrCreateBrokerMaterial, type BrokerMaterial } from './brokerMateria
 import { writeServerConfig } from './serverConfig.ts';
 import { issueJoinCredentials, issueServiceCredentials } from './userCredentials.ts';
 
-/** Control-plane JWTs of `npm start` outlive any dev session; a restart of the stack issues fresh ones. */
-/** Issued afresh at every `npm start`; a year so that a long-running stack is not cut off by its own credentials. */
-const SERVICE_TTL_SECONDS = 365 * 24 * 3600;
+/** Control-plane and plugin credentials: issued afresh at every `npm start` (or `plugin creds`), valid a year so a long-running stack is not cut off by its own credentials. */
+export const SERVICE_TTL_SECONDS = 365 * 24 * 3600;
 
 /** The broker of one `npm start`: its trust chain, the server config naming it, and credentials for its processes. */
 export interface StackBroker {

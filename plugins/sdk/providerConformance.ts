@@ -1,0 +1,291 @@
+/**
+ * The conformance suite every VPS provider must pass: the promises of `ProviderClient` (idempotent create, finding a
+ * crashed create, power states, idempotent delete, error kinds, pagination) checked against a real or emulated
+ * account. Names and client tokens are derived from `runId`, never random, so a recorded run replays exactly.
+ */
+import { ProviderInstance, ProviderOffer } from '../../schemas/vps/provider.ts';
+import type { ProviderInstanceSpec, ProviderInstanceState } from '../../schemas/vps/provider.ts';
+import { ProviderError, clientTokenOf, connectProvider } from './provider.ts';
+import type { ProviderClient, ProviderDefinition } from './provider.ts';
+
+/** The account a conformance run works in. It creates and deletes instances there: use a throwaway account. */
+export interface ConformanceSubject<C = unknown> {
+  readonly provider: ProviderDefinition<string, C>;
+  /** The account config, validated with the provider's schema. */
+  readonly config: unknown;
+  readonly token: string;
+  /** A token the cloud refuses: the suite checks it yields a `configuration` error without retries. */
+  readonly wrongToken: string;
+  readonly fetch: typeof fetch;
+  /** The size to create; default the first of `listOffers()`. */
+  readonly offerId?: string;
+  /** Image to create from. Default `debian-12`. */
+  readonly image?: string;
+  /** Pause between state polls. Default 1000 ms; use 0 when replaying a recording. */
+  readonly pollIntervalMs?: number;
+  /** How long an instance may take to reach a state. Default 600 000 ms (10 minutes). */
+  readonly timeoutMs?: number;
+  /** How many instances the pagination case creates; must exceed the provider's page size. Default 6. */
+  readonly pagedInstanceCount?: number;
+  /** Prefix of every name and client token; make it unique per run against a real account. Default `conformance`. */
+  readonly runId?: string;
+}
+
+/** One independent check; it deletes what it created, also when it fails. */
+export interface ConformanceCase {
+  readonly name: string;
+  run(harness: ConformanceHarness): Promise<void>;
+}
+
+/** The outcome of one case; `error` is `CODE: message` (or the message) of what failed. */
+export interface ConformanceResult {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly error?: string;
+}
+
+/** `ok` when every case passed. */
+export interface ConformanceReport {
+  readonly ok: boolean;
+  readonly cases: readonly ConformanceResult[];
+}
+
+/** What a case works with: clients over the subject's account, and bookkeeping that cleans up after it. */
+export interface ConformanceHarness {
+  readonly subject: ConformanceSubject;
+  /** A fresh client, as a new process would build it; `fetch` defaults to the subject's (counted) fetch. */
+  open(options?: { token?: string; fetch?: typeof fetch; signal?: AbortSignal }): ProviderClient;
+  /** A spec with a deterministic token and name; the instance it creates is deleted when the case ends. */
+  spec(label: string): Promise<ProviderInstanceSpec>;
+  /** Requests made through the subject's fetch so far in this case. */
+  requests(): number;
+  waitFor(client: ProviderClient, id: string, accept: (state: ProviderInstanceState | 'gone') => boolean): Promise<void>;
+}
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+const createTwiceCase: ConformanceCase = {
+  name: 'createInstance is idempotent by client token',
+  async run(h) {
+    const client = h.open();
+    const spec = await h.spec('idempotent');
+    const first = ProviderInstance.parse(await client.createInstance(spec));
+    const second = ProviderInstance.parse(await client.createInstance(spec));
+    check(first.providerInstanceId === second.providerInstanceId, `second create made ${second.providerInstanceId}, first ${first.providerInstanceId}`);
+    const withToken = (await client.listInstances()).filter((i) => i.clientToken === spec.clientToken);
+    check(withToken.length === 1, `listInstances shows ${withToken.length} instances with the token, expected 1`);
+  },
+};
+
+const crashCase: ConformanceCase = {
+  name: 'a create whose answer was lost is found again by a new process',
+  async run(h) {
+    const spec = await h.spec('crash');
+    // The first process sends its create and dies before reading the answer; every later request of it fails.
+    const dying = new AbortController();
+    let crashed = false;
+    const crashingFetch: typeof fetch = async (input, init) => {
+      if (crashed) throw new Error('process crashed');
+      const method = (init?.method ?? 'GET').toUpperCase();
+      if (method === 'GET' || method === 'HEAD') return h.subject.fetch(input, init);
+      crashed = true;
+      await h.subject.fetch(input, init);
+      dying.abort(new Error('process crashed'));
+      throw new Error('process crashed');
+    };
+    await h.open({ fetch: crashingFetch, signal: dying.signal }).createInstance(spec).then(
+      () => Promise.reject(new Error('create resolved although its process crashed')),
+      () => undefined,
+    );
+    check(crashed, 'createInstance sent no mutating request');
+    const fresh = h.open();
+    const found = await fresh.findByClientToken(spec.clientToken);
+    check(found !== null, 'findByClientToken found nothing after the crashed create');
+    const again = await fresh.createInstance(spec);
+    check(again.providerInstanceId === found.providerInstanceId, `create after crash made ${again.providerInstanceId}, found ${found.providerInstanceId}`);
+  },
+};
+
+const transitionsCase: ConformanceCase = {
+  name: 'an instance moves through running, stopped, running and deleted',
+  async run(h) {
+    const client = h.open();
+    const { providerInstanceId: id } = await client.createInstance(await h.spec('transitions'));
+    await h.waitFor(client, id, (s) => s === 'running');
+    await client.stopInstance(id);
+    await h.waitFor(client, id, (s) => s === 'stopped');
+    await client.startInstance(id);
+    await h.waitFor(client, id, (s) => s === 'running');
+    await client.deleteInstance(id);
+    await h.waitFor(client, id, (s) => s === 'deleted' || s === 'gone');
+  },
+};
+
+const deleteTwiceCase: ConformanceCase = {
+  name: 'deleteInstance is idempotent',
+  async run(h) {
+    const client = h.open();
+    const { providerInstanceId: id } = await client.createInstance(await h.spec('delete-twice'));
+    await h.waitFor(client, id, (s) => s === 'running');
+    await client.deleteInstance(id);
+    await client.deleteInstance(id);
+    await h.waitFor(client, id, (s) => s === 'deleted' || s === 'gone');
+    await client.deleteInstance(id);
+  },
+};
+
+const wrongTokenCase: ConformanceCase = {
+  name: 'a wrong token is a configuration error, not retried',
+  async run(h) {
+    const before = h.requests();
+    const error = await h.open({ token: h.subject.wrongToken }).listOffers().then(() => null, (e: unknown) => e);
+    check(error instanceof ProviderError, `expected a ProviderError, got ${String(error)}`);
+    check(error.kind === 'configuration' && error.code === 'PROVIDER_CONFIGURATION', `expected configuration, got ${error.code}`);
+    check(h.requests() - before === 1, `the refused call was sent ${h.requests() - before} times, expected once`);
+    const shown = `${error.message} ${String(error.stack)}`;
+    check(!shown.includes(h.subject.wrongToken) && !shown.includes(h.subject.token), 'the error message contains a token');
+  },
+};
+
+const paginationCase: ConformanceCase = {
+  name: 'listInstances follows pagination to the end',
+  async run(h) {
+    const client = h.open();
+    const created = new Set<string>();
+    for (let i = 0; i < (h.subject.pagedInstanceCount ?? 6); i++) {
+      created.add((await client.createInstance(await h.spec(`page-${i}`))).providerInstanceId);
+    }
+    const before = h.requests();
+    const listed = (await client.listInstances()).map((i) => ProviderInstance.parse(i).providerInstanceId);
+    check(h.requests() - before > 1, 'listInstances used one request: raise pagedInstanceCount above the page size');
+    check(new Set(listed).size === listed.length, 'listInstances returned an instance twice');
+    const missing = [...created].filter((id) => !listed.includes(id));
+    check(missing.length === 0, `listInstances missed ${missing.join(', ')}`);
+  },
+};
+
+const unknownIdCase: ConformanceCase = {
+  name: 'getInstance of an unknown id is not-found',
+  async run(h) {
+    const error = await h.open().getInstance(`${h.subject.runId ?? 'conformance'}-no-such-instance`).then(() => null, (e: unknown) => e);
+    check(error instanceof ProviderError && error.kind === 'not-found', `expected not-found, got ${String(error)}`);
+    check(error.code === 'PROVIDER_NOT_FOUND', `expected PROVIDER_NOT_FOUND, got ${error.code}`);
+  },
+};
+
+/** The cases every provider must pass, in the order they are best run. */
+export function providerConformanceCases(): readonly ConformanceCase[] {
+  return [createTwiceCase, crashCase, transitionsCase, deleteTwiceCase, wrongTokenCase, paginationCase, unknownIdCase];
+}
+
+/**
+ * Runs `cases` one after another against `subject` and reports each; never throws for a failing case. Each case gets
+ * fresh clients and deletes every instance it created a spec for, waiting until they are gone.
+ */
+export async function runConformance(cases: readonly ConformanceCase[], subject: ConformanceSubject): Promise<ConformanceReport> {
+  const results: ConformanceResult[] = [];
+  for (const conformanceCase of cases) {
+    const harness = startHarness(subject, conformanceCase.name);
+    let error: string | undefined;
+    try {
+      await conformanceCase.run(harness);
+    } catch (caught) {
+      error = describe(caught);
+    }
+    try {
+      await harness.cleanUp();
+    } catch (caught) {
+      error ??= `cleanup failed: ${describe(caught)}`;
+    }
+    results.push(error === undefined ? { name: conformanceCase.name, ok: true } : { name: conformanceCase.name, ok: false, error });
+  }
+  return { ok: results.every((r) => r.ok), cases: results };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof ProviderError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function startHarness(subject: ConformanceSubject, caseName: string): ConformanceHarness & { cleanUp(): Promise<void> } {
+  let requests = 0;
+  const countedFetch: typeof fetch = (input, init) => {
+    requests++;
+    return subject.fetch(input, init);
+  };
+  // Every instance a client of the case created is remembered, so cleanup also finds one under an unexpected token.
+  const created = new Set<string>();
+  const open = (options: { token?: string; fetch?: typeof fetch; signal?: AbortSignal } = {}): ProviderClient => {
+    const account = { config: subject.config, token: options.token ?? subject.token, fetch: options.fetch ?? countedFetch, signal: options.signal };
+    const client = connectProvider(subject.provider, account);
+    // Delegates method by method: a provider's client may be a class instance, whose methods a spread would drop.
+    return {
+      listOffers: () => client.listOffers(),
+      async createInstance(spec) {
+        const instance = await client.createInstance(spec);
+        created.add(instance.providerInstanceId);
+        return instance;
+      },
+      getInstance: (id) => client.getInstance(id),
+      findByClientToken: (token) => client.findByClientToken(token),
+      startInstance: (id) => client.startInstance(id),
+      stopInstance: (id) => client.stopInstance(id),
+      deleteInstance: (id) => client.deleteInstance(id),
+      listInstances: () => client.listInstances(),
+    };
+  };
+  const tokens: string[] = [];
+  const slug = caseName.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 24).replace(/-$/, '');
+  let offerId = subject.offerId;
+  const pollIntervalMs = subject.pollIntervalMs ?? 1000;
+  const timeoutMs = subject.timeoutMs ?? 600_000;
+
+  const waitFor: ConformanceHarness['waitFor'] = async (client, id, accept) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const state = await client.getInstance(id).then(
+        (instance) => ProviderInstance.parse(instance).state,
+        (error: unknown) => {
+          if (error instanceof ProviderError && error.kind === 'not-found') return 'gone' as const;
+          throw error;
+        },
+      );
+      if (accept(state)) return;
+      if (state === 'error') throw new Error(`instance ${id} went to error`);
+      if (Date.now() > deadline) throw new Error(`instance ${id} still ${state} after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
+    }
+  };
+
+  return {
+    subject,
+    open,
+    requests: () => requests,
+    waitFor,
+    async spec(label) {
+      if (offerId === undefined) {
+        const offers = (await open().listOffers()).map((offer) => ProviderOffer.parse(offer));
+        check(offers[0] !== undefined, 'listOffers returned no offers');
+        offerId = offers[0].offerId;
+      }
+      const key = `${subject.runId ?? 'conformance'}/${slug}/${label}`;
+      const clientToken = clientTokenOf(key);
+      tokens.push(clientToken);
+      return { clientToken, name: `bc-${slug}-${label}`.slice(0, 63), offerId, image: subject.image ?? 'debian-12', sshKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBcConformanceKey conformance'] };
+    },
+    async cleanUp() {
+      const client = open();
+      const leftovers = new Set(created);
+      for (const token of tokens) {
+        const instance = await client.findByClientToken(token);
+        if (instance !== null) leftovers.add(instance.providerInstanceId);
+      }
+      for (const id of leftovers) {
+        await client.deleteInstance(id);
+        await waitFor(client, id, (s) => s === 'deleted' || s === 'gone');
+      }
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { defineProjection } from '../runtime/projection.ts';
+import { statement } from '../runtime/statements.ts';
+import { vpsMigrations } from './schema.ts';
+
+/**
+ * The `vps` read model: tenants and their quota, instances with their reservation, desired and observed state,
+ * pools and who they are offered to, flavors and their offers, provider accounts (the token secret's id, never a
+ * token). Used and reserved quota are summed from the instances' `quota_status`, so they cannot drift from the rows.
+ */
+export const vpsProjection = defineProjection({
+  name: 'vps',
+  migrations: vpsMigrations,
+  apply(db, event, metadata, position) {
+    const time = metadata.time;
+    const seq = position.seq;
+    const updateInstance = (tenantId: string, instanceId: string, set: string, values: Record<string, unknown>) =>
+      statement(db, `UPDATE vps_instances SET ${set}, updated_at = @time, last_seq = @seq WHERE tenant_id = @tenantId AND instance_id = @instanceId`).run({
+        ...values,
+        tenantId,
+        instanceId,
+        time,
+        seq,
+      });
+    switch (event.type) {
+      case 'TenantCreated':
+        statement(db, 'INSERT INTO vps_tenants (tenant_id, name, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?)').run(event.data.tenantId, event.data.name, time, time, seq);
+        return;
+      case 'TenantQuotaSet': {
+        const d = event.data;
+        statement(
+          db,
+          `UPDATE vps_tenants SET quota_instances = @instances, quota_vcpus = @vcpus, quota_memory_mib = @memoryMib, quota_disk_gib = @diskGib,
+             updated_at = @time, last_seq = @seq WHERE tenant_id = @tenantId`,
+        ).run({ ...d, time, seq });
+        return;
+      }
+      case 'InstanceRequested': {
+        const d = event.data;
+        // userData may hold anything the tenant put there; the read model keeps only whether there is some.
+        statement(
+          db,
+          `INSERT INTO vps_instances (tenant_id, instance_id, pool_id, flavor_id, image, ssh_keys, has_user_data, instances, vcpus, memory_mib, disk_gib,
+             quota_status, requested_at, updated_at, last_seq)
+           VALUES (@tenantId, @instanceId, @poolId, @flavorId, @image, @sshKeys, @hasUserData, @instances, @vcpus, @memoryMib, @diskGib, 'reserved', @time, @time, @seq)`,
+        ).run({
+          tenantId: d.tenantId,
+          instanceId: d.instanceId,
+          poolId: d.poolId,
+          flavorId: d.flavorId,
+          image: d.image,
+          sshKeys: JSON.stringify(d.sshKeys),
+          hasUserData: d.userData === null ? 0 : 1,
+          ...d.resources,
+          time: d.requestedAt,
+          seq,
+        });
+        return;
+      }
+      case 'QuotaUsed':
+        updateInstance(event.data.tenantId, event.data.instanceId, `quota_status = CASE quota_status WHEN 'reserved' THEN 'used' ELSE quota_status END`, {});
+        return;
+      case 'QuotaReleased':
+        updateInstance(event.data.tenantId, event.data.instanceId, `quota_status = 'released'`, {});
+        return;
+      case 'InstanceDesiredStateSet':
+        updateInstance(event.data.tenantId, event.data.instanceId, 'desired = @desired', { desired: event.data.desired });
+        return;
+      case 'InstanceObserved': {
+        const d = event.data;
+        updateInstance(d.tenantId, d.instanceId, 'observed = @observed, provider_instance_id = @providerInstanceId, addresses = @addresses, message = @message', {
+          observed: d.observed,
+          providerInstanceId: d.providerInstanceId,
+          addresses: JSON.stringify(d.addresses),
+          message: d.message,
+        });
+        return;
+      }
+      case 'PoolCreated': {
+        const d = event.data;
+        statement(db, 'INSERT INTO vps_pools (pool_id, class, agent, account_id, site_id, policy, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+          d.poolId,
+          d.class,
+          d.agent,
+          d.accountId,
+          d.siteId,
+          JSON.stringify(d.policy),
+          time,
+          seq,
+        );
+        return;
+      }
+      case 'PoolOffered':
+        statement(db, 'INSERT OR IGNORE INTO vps_pool_offers (pool_id, tenant_id) VALUES (?, ?)').run(event.data.poolId, event.data.tenantId);
+        return;
+      case 'PoolWithdrawn':
+        statement(db, 'DELETE FROM vps_pool_offers WHERE pool_id = ? AND tenant_id = ?').run(event.data.poolId, event.data.tenantId);
+        return;
+      case 'FlavorCreated': {
+        const d = event.data;
+        statement(db, 'INSERT INTO vps_flavors (flavor_id, vcpus, memory_mib, disk_gib, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)').run(d.flavorId, d.vcpus, d.memoryMib, d.diskGib, time, seq);
+        return;
+      }
+      case 'FlavorMapped':
+        statement(db, 'INSERT INTO vps_flavor_offers (flavor_id, pool_id, offer_id) VALUES (@flavorId, @poolId, @offerId) ON CONFLICT (flavor_id, pool_id) DO UPDATE SET offer_id = @offerId').run(event.data);
+        return;
+      case 'ProviderAccountCreated': {
+        const d = event.data;
+        statement(db, 'INSERT INTO vps_accounts (account_id, provider_id, region, config, token_secret_id, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+          d.accountId,
+          d.providerId,
+          d.region,
+          JSON.stringify(d.config),
+          d.tokenSecretId,
+          time,
+          seq,
+        );
+        return;
+      }
+      default:
+        return;
+    }
+  },
+});

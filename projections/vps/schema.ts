@@ -1,0 +1,80 @@
+/**
+ * Numbered migrations of the `vps` read model; index + 1 is the schema version. Instances are keyed by tenant and id:
+ * the tenant's `InstanceRequested` and the instance subject's events both carry the tenant, so two tenants that raced
+ * for one id never share a row.
+ */
+export const vpsMigrations = [
+  `CREATE TABLE vps_tenants (
+     tenant_id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     quota_instances INTEGER NOT NULL DEFAULT 0,
+     quota_vcpus INTEGER NOT NULL DEFAULT 0,
+     quota_memory_mib INTEGER NOT NULL DEFAULT 0,
+     quota_disk_gib INTEGER NOT NULL DEFAULT 0,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE TABLE vps_instances (
+     tenant_id TEXT NOT NULL,
+     instance_id TEXT NOT NULL,
+     pool_id TEXT NOT NULL,
+     flavor_id TEXT NOT NULL,
+     image TEXT NOT NULL,
+     ssh_keys TEXT NOT NULL,
+     has_user_data INTEGER NOT NULL,
+     instances INTEGER NOT NULL,
+     vcpus INTEGER NOT NULL,
+     memory_mib INTEGER NOT NULL,
+     disk_gib INTEGER NOT NULL,
+     quota_status TEXT NOT NULL,
+     desired TEXT NOT NULL DEFAULT 'running',
+     observed TEXT,
+     provider_instance_id TEXT,
+     addresses TEXT NOT NULL DEFAULT '[]',
+     message TEXT,
+     requested_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL,
+     PRIMARY KEY (tenant_id, instance_id)
+   );
+   CREATE INDEX vps_instances_by_id ON vps_instances (instance_id);
+   CREATE TABLE vps_pools (
+     pool_id TEXT PRIMARY KEY,
+     class TEXT NOT NULL,
+     agent TEXT NOT NULL,
+     account_id TEXT,
+     site_id TEXT,
+     policy TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE TABLE vps_pool_offers (
+     pool_id TEXT NOT NULL,
+     tenant_id TEXT NOT NULL,
+     PRIMARY KEY (pool_id, tenant_id)
+   );
+   CREATE TABLE vps_flavors (
+     flavor_id TEXT PRIMARY KEY,
+     vcpus INTEGER NOT NULL,
+     memory_mib INTEGER NOT NULL,
+     disk_gib INTEGER NOT NULL,
+     created_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE TABLE vps_flavor_offers (
+     flavor_id TEXT NOT NULL,
+     pool_id TEXT NOT NULL,
+     offer_id TEXT NOT NULL,
+     PRIMARY KEY (flavor_id, pool_id)
+   );
+   CREATE TABLE vps_accounts (
+     account_id TEXT PRIMARY KEY,
+     provider_id TEXT NOT NULL,
+     region TEXT NOT NULL,
+     config TEXT NOT NULL,
+     token_secret_id TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );`,
+];

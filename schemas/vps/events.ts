@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { DesiredInstanceState, ObservedInstanceState, PoolAgent, PoolClass, Resources } from './commands.ts';
+
+/** A VPS tenant (`bc.evt.vps.tenant.<tenantId>`); its quota starts at zero. */
+export const TenantCreated = defineEvent('TenantCreated', z.object({ tenantId: z.string(), name: z.string() }));
+
+/** The tenant's quota limits, replacing the previous ones. */
+export const TenantQuotaSet = defineEvent('TenantQuotaSet', Resources.extend({ tenantId: z.string() }));
+
+/**
+ * An instance was accepted on the tenant (`bc.evt.vps.tenant.<tenantId>`): this event is the quota reservation of
+ * `resources`, held until `QuotaReleased`. Its desired state starts as `running`. The reconciler creates the instance
+ * from it.
+ */
+export const InstanceRequested = defineEvent(
+  'InstanceRequested',
+  z.object({
+    tenantId: z.string(),
+    instanceId: z.string(),
+    poolId: z.string(),
+    flavorId: z.string(),
+    image: z.string(),
+    sshKeys: z.array(z.string()),
+    userData: z.string().nullable(),
+    resources: Resources,
+    requestedAt: z.string(),
+  }),
+);
+
+/** The instance ran at least once: its reservation counts as used (views only; the limit counts both alike). */
+export const QuotaUsed = defineEvent('QuotaUsed', z.object({ tenantId: z.string(), instanceId: z.string() }));
+
+/** The instance's reservation is given back, exactly the `resources` its `InstanceRequested` reserved. */
+export const QuotaReleased = defineEvent('QuotaReleased', z.object({ tenantId: z.string(), instanceId: z.string() }));
+
+export const tenantEvents = [TenantCreated, TenantQuotaSet, InstanceRequested, QuotaUsed, QuotaReleased] as const;
+export type TenantEvent = EventOf<(typeof tenantEvents)[number]>;
+
+/** A pool (`bc.evt.vps.pool.<poolId>`): `accountId` is set for provider pools, `siteId` for metal pools. */
+export const PoolCreated = defineEvent(
+  'PoolCreated',
+  z.object({
+    poolId: z.string(),
+    class: PoolClass,
+    agent: PoolAgent,
+    accountId: z.string().nullable(),
+    siteId: z.string().nullable(),
+    policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()) }),
+  }),
+);
+/** The tenant may create instances in the pool. */
+export const PoolOffered = defineEvent('PoolOffered', z.object({ poolId: z.string(), tenantId: z.string() }));
+/** The tenant may no longer create instances in the pool; the ones it has stay. */
+export const PoolWithdrawn = defineEvent('PoolWithdrawn', z.object({ poolId: z.string(), tenantId: z.string() }));
+
+export const poolEvents = [PoolCreated, PoolOffered, PoolWithdrawn] as const;
+export type PoolEvent = EventOf<(typeof poolEvents)[number]>;
+
+/** A flavor (`bc.evt.vps.flavor.<flavorId>`): an instance size. */
+export const FlavorCreated = defineEvent('FlavorCreated', z.object({ flavorId: z.string(), vcpus: z.number().int(), memoryMib: z.number().int(), diskGib: z.number().int() }));
+/** The flavor is sold in `poolId` as the provider's `offerId` (replacing an earlier mapping in that pool). */
+export const FlavorMapped = defineEvent('FlavorMapped', z.object({ flavorId: z.string(), poolId: z.string(), offerId: z.string() }));
+
+export const flavorEvents = [FlavorCreated, FlavorMapped] as const;
+export type FlavorEvent = EventOf<(typeof flavorEvents)[number]>;
+
+/**
+ * A provider account (`bc.evt.vps.account.<accountId>`). Only the token secret's id is here: the token itself stays
+ * sealed in the secrets module.
+ */
+export const ProviderAccountCreated = defineEvent(
+  'ProviderAccountCreated',
+  z.object({
+    accountId: z.string(),
+    providerId: z.string(),
+    region: z.string(),
+    config: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    tokenSecretId: z.string(),
+  }),
+);
+
+export const accountEvents = [ProviderAccountCreated] as const;
+export type AccountEvent = EventOf<(typeof accountEvents)[number]>;
+
+/** What the tenant wants the instance to be (`bc.evt.vps.instance.<instanceId>`). */
+export const InstanceDesiredStateSet = defineEvent('InstanceDesiredStateSet', z.object({ instanceId: z.string(), tenantId: z.string(), desired: DesiredInstanceState }));
+
+/** What the reconciler saw at the provider (`bc.evt.vps.instance.<instanceId>`); `message` is the provider's words. */
+export const InstanceObserved = defineEvent(
+  'InstanceObserved',
+  z.object({
+    instanceId: z.string(),
+    tenantId: z.string(),
+    observed: ObservedInstanceState,
+    providerInstanceId: z.string().nullable(),
+    addresses: z.array(z.string()),
+    message: z.string().nullable(),
+  }),
+);
+
+export const instanceEvents = [InstanceDesiredStateSet, InstanceObserved] as const;
+export type InstanceEvent = EventOf<(typeof instanceEvents)[number]>;
+
+/** Every event of the `vps` module. */
+export const vpsEvents = [...tenantEvents, ...poolEvents, ...flavorEvents, ...accountEvents, ...instanceEvents] as const;
+export type VpsEvent = EventOf<(typeof vpsEvents)[number]>;

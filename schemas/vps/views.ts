@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { DesiredInstanceState, ObservedInstanceState, PoolAgent, PoolClass, Resources } from './commands.ts';
+
+/** A tenant's quota: the limits, what running instances use, and what requested-but-not-yet-running ones reserve. */
+export const QuotaView = z.object({ limit: Resources, used: Resources, reserved: Resources });
+export type QuotaView = z.infer<typeof QuotaView>;
+
+export const TenantView = z.object({ tenantId: z.string(), name: z.string(), quota: QuotaView, createdAt: z.string(), updatedAt: z.string() });
+export type TenantView = z.infer<typeof TenantView>;
+
+/** An instance as its tenant sees it: `pending → provisioning → running ⇄ stopped → deleting → deleted`, or `error`. */
+export const InstanceState = z.enum(['pending', 'provisioning', 'running', 'stopped', 'deleting', 'deleted', 'error']);
+export type InstanceState = z.infer<typeof InstanceState>;
+
+/** Where a reservation stands: `reserved` until the instance first runs, then `used`, `released` once given back. */
+export const QuotaStatus = z.enum(['reserved', 'used', 'released']);
+export type QuotaStatus = z.infer<typeof QuotaStatus>;
+
+/**
+ * The state a user sees, from what was wanted and what was seen: a delete shows as `deleting` until the provider says
+ * `deleted`; a released instance the provider never reported on is gone.
+ */
+export function instanceStateOf(desired: DesiredInstanceState, observed: ObservedInstanceState | null, quotaStatus: QuotaStatus): InstanceState {
+  if (observed === 'deleted') return 'deleted';
+  if (observed === 'error') return 'error';
+  if (quotaStatus === 'released') return 'deleted';
+  if (desired === 'deleted') return 'deleting';
+  return observed ?? 'pending';
+}
+
+/** One instance. User data is not shown (it may hold anything); `hasUserData` says whether there is some. */
+export const InstanceView = z.object({
+  instanceId: z.string(),
+  tenantId: z.string(),
+  poolId: z.string(),
+  flavorId: z.string(),
+  image: z.string(),
+  sshKeys: z.array(z.string()),
+  hasUserData: z.boolean(),
+  resources: Resources,
+  quotaStatus: QuotaStatus,
+  desired: DesiredInstanceState,
+  observed: ObservedInstanceState.nullable(),
+  state: InstanceState,
+  providerInstanceId: z.string().nullable(),
+  addresses: z.array(z.string()),
+  /** The provider's words about the last observation (why `error`). */
+  message: z.string().nullable(),
+  requestedAt: z.string(),
+  updatedAt: z.string(),
+});
+export type InstanceView = z.infer<typeof InstanceView>;
+
+/** A pool; `offeredTo` lists the tenants that may use it (a tenant sees only itself there). */
+export const PoolView = z.object({
+  poolId: z.string(),
+  class: PoolClass,
+  agent: PoolAgent,
+  accountId: z.string().nullable(),
+  siteId: z.string().nullable(),
+  policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()) }),
+  offeredTo: z.array(z.string()),
+  createdAt: z.string(),
+});
+export type PoolView = z.infer<typeof PoolView>;
+
+/** A flavor and the provider offer it is sold as in each pool. */
+export const FlavorView = z.object({
+  flavorId: z.string(),
+  vcpus: z.number().int(),
+  memoryMib: z.number().int(),
+  diskGib: z.number().int(),
+  offers: z.array(z.object({ poolId: z.string(), offerId: z.string() })),
+  createdAt: z.string(),
+});
+export type FlavorView = z.infer<typeof FlavorView>;
+
+/** A provider account: the id of its token secret, never the token. */
+export const AccountView = z.object({
+  accountId: z.string(),
+  providerId: z.string(),
+  region: z.string(),
+  config: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  tokenSecretId: z.string(),
+  createdAt: z.string(),
+});
+export type AccountView = z.infer<typeof AccountView>;

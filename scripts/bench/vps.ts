@@ -1,0 +1,92 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { machineInfo } from './report.ts';
+import { benchQuota, createInstances, createTenants, RunningWatch } from './vps/driver.ts';
+import { parseVpsBenchOptions } from './vps/options.ts';
+import { startVpsBenchStack } from './vps/stack.ts';
+import { checkQuotas, duplicateServers } from './vps/verify.ts';
+
+/**
+ * `npm run bench:vps -- [--quick]`: N `vps.createInstance` commands from T tenants (each allowed 80% of what it asks
+ * for), sent over NATS by concurrent clients to two `commands` processes, so reservations on one tenant race across
+ * processes; the `vps-reconciler` takes every accepted instance to `running` on the Acme emulator. Prints accepted
+ * commands/s, conflicts retried, QUOTA_EXCEEDED refusals and instances/s to running, and checks that no tenant holds
+ * more than its quota (read model and tenant aggregates) and that no client token made two servers.
+ */
+const options = parseVpsBenchOptions(process.argv.slice(2));
+const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+const dir = mkdtempSync(join(tmpdir(), 'bc-vps-bench-'));
+const stack = await startVpsBenchStack(dir, options);
+const perTenant = options.commands / options.tenants;
+const quota = benchQuota(perTenant, options.quotaShare);
+await createTenants(stack.nc, options.tenants, quota);
+console.log(`control plane up (${stack.services.map((s) => s.name).join(', ')}); ${options.commands} creates from ${options.tenants} tenants, quota ${quota.instances} of ${perTenant} each`);
+
+const watch = new RunningWatch(stack.nc);
+const load = await createInstances(stack.nc, options.commands, options.tenants, options.concurrency);
+console.log(`  commands done in ${load.seconds.toFixed(1)} s; waiting for ${load.accepted} instances to run`);
+const progress = setInterval(() => console.log(`  running ${watch.runningAt.size}/${load.accepted}`), 5_000);
+const allRunning = await watch.until(load.accepted, options.stallSeconds * 1000);
+clearInterval(progress);
+watch.stop();
+const lastRunning = Math.max(0, ...watch.runningAt.values());
+const reconcileSeconds = (lastRunning - load.firstAcceptedAt) / 1000;
+
+const store = await EventStore.open(stack.nc);
+const quotas = await checkQuotas(store, stack.dataDir, options.tenants);
+const records = stack.cloud.records();
+const duplicates = duplicateServers(records);
+const errors = [...load.otherErrors];
+if (!allRunning) for (const s of stack.services) if (s.output().trim()) errors.push(`output of ${s.name}: ${s.output().slice(-1500)}`);
+await stack.stop();
+rmSync(dir, { recursive: true, force: true });
+
+const natsVersion = (() => {
+  try {
+    return execFileSync('nats-server', ['--version']).toString().trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+const expectedAccepted = options.tenants * quota.instances;
+const checks = [
+  { label: 'accepted = tenants × quota', pass: load.accepted === expectedAccepted, value: `${load.accepted} / ${expectedAccepted}` },
+  { label: 'no tenant over quota (read model)', pass: quotas.overReadModel.length === 0 && quotas.heldReadModel === load.accepted, value: `${quotas.overReadModel.length} over, ${quotas.heldReadModel} held` },
+  { label: 'no tenant over quota (aggregates)', pass: quotas.overAggregates.length === 0 && quotas.heldAggregates === load.accepted, value: `${quotas.overAggregates.length} over, ${quotas.heldAggregates} held` },
+  { label: 'one server per instance at the provider', pass: duplicates === 0 && records.length === load.accepted, value: `${records.length} servers, ${duplicates} tokens with more than one` },
+  { label: 'every accepted instance running', pass: allRunning, value: `${watch.runningAt.size} / ${load.accepted}` },
+];
+const result = {
+  date: new Date().toISOString(),
+  quick: options.quick,
+  machine: machineInfo(natsVersion, loadAtStart),
+  settings: { ...options, quota },
+  topology: `${options.commandProcesses} commands + projector:vps + vps-reconciler as serve.ts processes; bench clients and the Acme emulator in the bench process`,
+  commands: options.commands,
+  accepted: load.accepted,
+  quotaExceeded: load.quotaExceeded,
+  conflictsRetried: load.conflictsRetried,
+  commandSeconds: load.seconds,
+  acceptedPerSecond: load.accepted / load.seconds,
+  commandsPerSecond: options.commands / load.seconds,
+  running: watch.runningAt.size,
+  reconcileSeconds,
+  runningPerSecond: watch.runningAt.size / reconcileSeconds,
+  checks,
+  errors,
+};
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+console.log(`
+VPS bench${options.quick ? ' (quick)' : ''}: ${int(options.commands)} vps.createInstance from ${options.tenants} tenants, ${options.concurrency} in flight
+  accepted commands/s          ${int(result.acceptedPerSecond)}   (${int(load.accepted)} accepted in ${load.seconds.toFixed(1)} s; all decided ${int(result.commandsPerSecond)}/s)
+  quota conflicts retried      ${int(load.conflictsRetried)}   (CONCURRENCY_CONFLICT across ${options.commandProcesses} commands processes)
+  QUOTA_EXCEEDED refusals      ${int(load.quotaExceeded)}
+  reconciler to running        ${int(watch.runningAt.size)} in ${reconcileSeconds.toFixed(1)} s from the first accept = ${result.runningPerSecond.toFixed(0)} instances/s
+${checks.map((c) => `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`).join('\n')}${errors.length ? `\nerrors:\n  ${errors.join('\n  ')}` : ''}`);
+mkdirSync(dirname(options.out), { recursive: true });
+writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
+console.log(`written to ${options.out}`);
+process.exit(checks.every((c) => c.pass) ? 0 : 1);

@@ -1,0 +1,60 @@
+import { parseArgs } from 'node:util';
+
+export interface VpsBenchOptions {
+  quick: boolean;
+  commands: number;
+  tenants: number;
+  /** Commands in flight at once from the bench's clients. */
+  concurrency: number;
+  /** `commands` service processes: with more than one, tenants' reservations race across processes (OCC conflicts). */
+  commandProcesses: number;
+  /** Share of each tenant's requests its instance quota admits (the rest is refused QUOTA_EXCEEDED). */
+  quotaShare: number;
+  resyncMs: number;
+  /** Emulated boot time of a server at Acme. */
+  bootMs: number;
+  /** Give up on instances still not running after this long without progress. */
+  stallSeconds: number;
+  out: string;
+}
+
+const positive = (name: string, value: string | undefined, fallback: number) => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  return n;
+};
+
+/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--out FILE]` */
+export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      commands: { type: 'string' },
+      tenants: { type: 'string' },
+      concurrency: { type: 'string' },
+      'command-processes': { type: 'string' },
+      'resync-ms': { type: 'string' },
+      'boot-ms': { type: 'string' },
+      stall: { type: 'string' },
+      out: { type: 'string', default: 'bench/results/vps.json' },
+    },
+  });
+  const quick = values.quick ?? false;
+  const commands = positive('commands', values.commands, quick ? 1_000 : 10_000);
+  const tenants = positive('tenants', values.tenants, quick ? 20 : 100);
+  if (commands % tenants !== 0) throw new Error(`--commands (${commands}) must be a multiple of --tenants (${tenants})`);
+  return {
+    quick,
+    commands,
+    tenants,
+    concurrency: positive('concurrency', values.concurrency, 64),
+    commandProcesses: positive('command-processes', values['command-processes'], 2),
+    quotaShare: 0.8,
+    resyncMs: positive('resync-ms', values['resync-ms'], 500),
+    bootMs: positive('boot-ms', values['boot-ms'], 200),
+    stallSeconds: positive('stall', values.stall, 60),
+    out: values.out ?? 'bench/results/vps.json',
+  };
+}

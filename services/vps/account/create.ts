@@ -1,0 +1,30 @@
+import { isDeepStrictEqual } from 'node:util';
+import { CreateProviderAccount } from '../../../schemas/vps/commands.ts';
+import type { AccountEvent } from '../../../schemas/vps/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { secretAggregate } from '../../secrets/secret/secret.ts';
+import { accountAggregate } from './account.ts';
+
+/**
+ * `vps.createProviderAccount`: the token secret must already be stored (`PUT /v1/secrets/<tokenSecretId>`), so an
+ * account never exists without its credentials and the token never travels through this command.
+ */
+export const createProviderAccount = defineCommand({
+  name: 'vps.createProviderAccount',
+  schema: CreateProviderAccount,
+  aggregate: accountAggregate,
+  aggregateId: (command) => command.accountId,
+  dependencies: async (command, load) => ({ secret: await load(secretAggregate, command.tokenSecretId) }),
+  decide(command, state, { dependencies }): AccountEvent[] {
+    const { accountId, providerId, region, config, tokenSecretId } = command;
+    const data = { accountId, providerId, region, config, tokenSecretId };
+    if (state.exists) {
+      const { exists: _exists, ...created } = state;
+      if (isDeepStrictEqual(created, data)) return [];
+      throw new DomainError('ALREADY_EXISTS', `provider account ${accountId} already exists`);
+    }
+    if (!dependencies.secret.exists) throw new DomainError('PRECONDITION_FAILED', `secret ${tokenSecretId} does not exist; store the token with PUT /v1/secrets/${tokenSecretId} first`);
+    return [{ type: 'ProviderAccountCreated', data }];
+  },
+});

@@ -1,0 +1,38 @@
+import { isDeepStrictEqual } from 'node:util';
+import { CreatePool } from '../../../schemas/vps/commands.ts';
+import type { PoolEvent } from '../../../schemas/vps/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { siteAggregate } from '../../site/site/site.ts';
+import { accountAggregate } from '../account/account.ts';
+import { poolAggregate } from './pool.ts';
+
+/** `vps.createPool`: the account (provider pool) or site (metal pool) it draws on must exist. */
+export const createPool = defineCommand({
+  name: 'vps.createPool',
+  schema: CreatePool,
+  aggregate: poolAggregate,
+  aggregateId: (command) => command.poolId,
+  dependencies: async (command, load) => ({
+    accountExists: command.accountId === undefined ? true : (await load(accountAggregate, command.accountId)).exists,
+    siteExists: command.siteId === undefined ? true : (await load(siteAggregate, command.siteId)).exists,
+  }),
+  decide(command, state, { dependencies }): PoolEvent[] {
+    const data = {
+      poolId: command.poolId,
+      class: command.class,
+      agent: command.agent,
+      accountId: command.accountId ?? null,
+      siteId: command.siteId ?? null,
+      policy: { allowUnverifiedRelease: command.policy?.allowUnverifiedRelease ?? false, provisioningCidrs: command.policy?.provisioningCidrs ?? [] },
+    };
+    if (state.exists) {
+      const { offeredTo: _offeredTo, exists: _exists, ...created } = state;
+      if (isDeepStrictEqual(created, data)) return [];
+      throw new DomainError('ALREADY_EXISTS', `pool ${command.poolId} already exists`);
+    }
+    if (!dependencies.accountExists) throw new DomainError('PRECONDITION_FAILED', `provider account ${command.accountId} does not exist`);
+    if (!dependencies.siteExists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);
+    return [{ type: 'PoolCreated', data }];
+  },
+});

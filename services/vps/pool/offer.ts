@@ -1,0 +1,34 @@
+import { PoolTenant } from '../../../schemas/vps/commands.ts';
+import type { PoolEvent } from '../../../schemas/vps/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { tenantAggregate } from '../tenant/tenant.ts';
+import { poolAggregate } from './pool.ts';
+
+/** `vps.offerPool`: the tenant may create instances in the pool; offering it again is a no-op. */
+export const offerPool = defineCommand({
+  name: 'vps.offerPool',
+  schema: PoolTenant,
+  aggregate: poolAggregate,
+  aggregateId: (command) => command.poolId,
+  dependencies: async (command, load) => ({ tenant: await load(tenantAggregate, command.tenantId) }),
+  decide(command, state, { dependencies }): PoolEvent[] {
+    if (!state.exists) throw new DomainError('NOT_FOUND', `pool ${command.poolId} does not exist`);
+    if (state.offeredTo.includes(command.tenantId)) return [];
+    if (!dependencies.tenant.exists) throw new DomainError('PRECONDITION_FAILED', `tenant ${command.tenantId} does not exist`);
+    return [{ type: 'PoolOffered', data: { poolId: command.poolId, tenantId: command.tenantId } }];
+  },
+});
+
+/** `vps.withdrawPool`: no new instances for the tenant there; its existing instances are untouched. */
+export const withdrawPool = defineCommand({
+  name: 'vps.withdrawPool',
+  schema: PoolTenant,
+  aggregate: poolAggregate,
+  aggregateId: (command) => command.poolId,
+  decide(command, state): PoolEvent[] {
+    if (!state.exists) throw new DomainError('NOT_FOUND', `pool ${command.poolId} does not exist`);
+    if (!state.offeredTo.includes(command.tenantId)) return [];
+    return [{ type: 'PoolWithdrawn', data: { poolId: command.poolId, tenantId: command.tenantId } }];
+  },
+});

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { loadEnvSettings } from '../../platform/envSettings.ts';
+
+/** The `vps-reconciler`'s settings, read from the environment. */
+export const ReconcilerConfig = z.object({
+  /** How often instances not yet where their tenant wants them are looked at again (provisioning → running). */
+  resyncMs: z.coerce.number().int().min(10).default(2_000),
+  /** Provider calls under way at once, over all instances: a resync of thousands must not open thousands of sockets. */
+  concurrency: z.coerce.number().int().min(1).default(64),
+  /** First wait after a provider stayed unavailable through its own retries; doubles per failure up to `maxBackoffMs`. */
+  backoffMs: z.coerce.number().int().min(1).default(1_000),
+  maxBackoffMs: z.coerce.number().int().min(1).default(60_000),
+});
+export type ReconcilerConfig = z.infer<typeof ReconcilerConfig>;
+
+export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ReconcilerConfig> = {}): ReconcilerConfig {
+  const names = { resyncMs: 'BC_VPS_RESYNC_MS', concurrency: 'BC_VPS_RECONCILER_CONCURRENCY', backoffMs: 'BC_VPS_BACKOFF_MS', maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS' };
+  return loadEnvSettings(ReconcilerConfig, names, env, overrides);
+}

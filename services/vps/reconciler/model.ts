@@ -1,0 +1,135 @@
+import type { DesiredInstanceState, ObservedInstanceState } from '../../../schemas/vps/commands.ts';
+import type { VpsEvent } from '../../../schemas/vps/events.ts';
+
+/** What the tenant asked to create, from its `InstanceRequested`. */
+export interface InstanceSpec {
+  readonly poolId: string;
+  readonly flavorId: string;
+  readonly image: string;
+  readonly sshKeys: readonly string[];
+  readonly userData: string | null;
+}
+
+/**
+ * One requested instance as the reconciler knows it. Keyed by tenant and id: a second tenant racing for an id has a
+ * request of its own here, which the reconciler refuses (the instance's subject names the first).
+ */
+export interface ReconciledInstance {
+  readonly key: string;
+  readonly tenantId: string;
+  readonly instanceId: string;
+  readonly spec: InstanceSpec;
+  desired: DesiredInstanceState;
+  observed: ObservedInstanceState | null;
+  providerInstanceId: string | null;
+  addresses: readonly string[];
+  message: string | null;
+  /** The reservation counts as used (QuotaUsed seen or sent). */
+  quotaUsed: boolean;
+  /** The reservation was given back: the instance is gone or never existed; nothing is left to do. */
+  released: boolean;
+  /** The instance id belongs to another tenant: this request gets nothing but its quota back. */
+  refused: boolean;
+}
+
+export interface ProviderAccount {
+  readonly providerId: string;
+  readonly region: string;
+  readonly config: Readonly<Record<string, string | number | boolean>>;
+  readonly tokenSecretId: string;
+}
+
+export interface ProviderPool {
+  readonly accountId: string | null;
+  readonly class: 'provider' | 'metal';
+}
+
+export const instanceKey = (tenantId: string, instanceId: string) => `${tenantId}/${instanceId}`;
+
+/**
+ * The VPS world folded from `bc.evt.vps.>` in log order: instances with what was asked and what was seen, pools with
+ * their account, flavors' offers per pool, accounts. Every update is an assignment, so folding an event twice is
+ * harmless.
+ */
+export class VpsModel {
+  readonly instances = new Map<string, ReconciledInstance>();
+  readonly pools = new Map<string, ProviderPool>();
+  /** offer id by flavor id, then pool id. */
+  readonly offers = new Map<string, Map<string, string>>();
+  readonly accounts = new Map<string, ProviderAccount>();
+
+  /** Applies one event; returns the key of the instance it concerns, if any. */
+  apply(event: VpsEvent): string | undefined {
+    switch (event.type) {
+      case 'InstanceRequested': {
+        const { tenantId, instanceId, poolId, flavorId, image, sshKeys, userData } = event.data;
+        const key = instanceKey(tenantId, instanceId);
+        if (!this.instances.has(key)) {
+          this.instances.set(key, {
+            key, tenantId, instanceId, spec: { poolId, flavorId, image, sshKeys, userData },
+            desired: 'running', observed: null, providerInstanceId: null, addresses: [], message: null, quotaUsed: false, released: false, refused: false,
+          });
+        }
+        return key;
+      }
+      case 'QuotaUsed':
+      case 'QuotaReleased': {
+        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
+        if (!instance) return undefined;
+        if (event.type === 'QuotaUsed') instance.quotaUsed = true;
+        else instance.released = true;
+        return instance.key;
+      }
+      case 'InstanceDesiredStateSet': {
+        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
+        if (instance) instance.desired = event.data.desired;
+        return instance?.key;
+      }
+      case 'InstanceObserved': {
+        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
+        if (!instance) return undefined;
+        instance.observed = event.data.observed;
+        instance.providerInstanceId = event.data.providerInstanceId;
+        instance.addresses = event.data.addresses;
+        instance.message = event.data.message;
+        return instance.key;
+      }
+      case 'PoolCreated':
+        this.pools.set(event.data.poolId, { accountId: event.data.accountId, class: event.data.class });
+        return undefined;
+      case 'FlavorMapped': {
+        const byPool = this.offers.get(event.data.flavorId) ?? new Map<string, string>();
+        byPool.set(event.data.poolId, event.data.offerId);
+        this.offers.set(event.data.flavorId, byPool);
+        return undefined;
+      }
+      case 'ProviderAccountCreated': {
+        const { accountId, providerId, region, config, tokenSecretId } = event.data;
+        this.accounts.set(accountId, { providerId, region, config, tokenSecretId });
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** The account an instance's pool draws on; undefined for metal pools (not this reconciler's) or unknown pools. */
+  accountOf(instance: ReconciledInstance): { accountId: string; account: ProviderAccount } | undefined {
+    const pool = this.pools.get(instance.spec.poolId);
+    if (!pool || pool.class !== 'provider' || !pool.accountId) return undefined;
+    const account = this.accounts.get(pool.accountId);
+    return account && { accountId: pool.accountId, account };
+  }
+
+  offerOf(instance: ReconciledInstance): string | undefined {
+    return this.offers.get(instance.spec.flavorId)?.get(instance.spec.poolId);
+  }
+}
+
+/** Nothing to do until the tenant asks for something else: no polling for these. */
+export function isAtRest(instance: ReconciledInstance): boolean {
+  if (instance.released || instance.refused) return true;
+  // An error is the provider's or the operator's to fix; polling would only repeat it. A new desired state re-runs it.
+  if (instance.observed === 'error') return true;
+  return instance.observed === instance.desired;
+}

@@ -1,0 +1,39 @@
+import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/commands.ts';
+import type { TenantEvent } from '../../../schemas/vps/events.ts';
+import { defineCommand } from '../../commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { reservationOf, tenantAggregate } from './tenant.ts';
+
+/**
+ * `vps.releaseQuota` (engine: the reconciler, once the instance is deleted or failed before anything was created):
+ * gives back exactly what the instance reserved, once.
+ */
+export const releaseQuota = defineCommand({
+  name: 'vps.releaseQuota',
+  schema: ReleaseQuota,
+  aggregate: tenantAggregate,
+  aggregateId: (command) => command.tenantId,
+  decide(command, state): TenantEvent[] {
+    const reservation = reservationOf(state, command.instanceId);
+    if (!reservation) throw new DomainError('NOT_FOUND', `tenant ${command.tenantId} has no instance ${command.instanceId}`);
+    if (reservation.status === 'released') return [];
+    return [{ type: 'QuotaReleased', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
+  },
+});
+
+/**
+ * `vps.markQuotaUsed` (engine: the reconciler, the first time it sees the instance running). A report arriving after
+ * the release is a no-op: the reservation is gone and must not come back.
+ */
+export const markQuotaUsed = defineCommand({
+  name: 'vps.markQuotaUsed',
+  schema: MarkQuotaUsed,
+  aggregate: tenantAggregate,
+  aggregateId: (command) => command.tenantId,
+  decide(command, state): TenantEvent[] {
+    const reservation = reservationOf(state, command.instanceId);
+    if (!reservation) throw new DomainError('NOT_FOUND', `tenant ${command.tenantId} has no instance ${command.instanceId}`);
+    if (reservation.status !== 'reserved') return [];
+    return [{ type: 'QuotaUsed', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
+  },
+});

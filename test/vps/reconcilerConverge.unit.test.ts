@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstance } from 'better-compute/sdk';
+import { converge, type ConvergeEffects } from '../../services/vps/reconciler/converge.ts';
+import { isAtRest, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
+
+const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInstance => ({
+  key: 'tenant-a/web-1', tenantId: 'tenant-a', instanceId: 'web-1',
+  spec: { poolId: 'acme-pool', flavorId: 'small', image: 'debian-12', sshKeys: ['ssh-ed25519 AAAA key'], userData: '#cloud-config\n' },
+  desired: 'running', observed: null, providerInstanceId: null, addresses: [], message: null,
+  quotaUsed: false, released: false, refused: false,
+  ...overrides,
+});
+
+/** A client whose every call is logged; `answers` overrides single methods. */
+function fakeClient(calls: string[], answers: Partial<ProviderClient> = {}): ProviderClient {
+  const server: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'provisioning', addresses: [] };
+  const logged = <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => (calls.push(name), fn(...args));
+  const fallback: ProviderClient = {
+    listOffers: async () => [],
+    createInstance: async () => server,
+    getInstance: async () => server,
+    findByClientToken: async () => null,
+    startInstance: async () => undefined,
+    stopInstance: async () => undefined,
+    deleteInstance: async () => undefined,
+    listInstances: async () => [server],
+  };
+  const merged = { ...fallback, ...answers };
+  return Object.fromEntries(Object.entries(merged).map(([name, fn]) => [name, logged(name, fn as never)])) as unknown as ProviderClient;
+}
+
+function effectsFor(client: ProviderClient | (() => never), options: { refuse?: boolean } = {}) {
+  const log: string[] = [];
+  const effects: ConvergeEffects = {
+    signal: new AbortController().signal,
+    client: async () => (typeof client === 'function' ? client() : client),
+    offerOf: () => 'a1.small',
+    async record(instance, observed, observation = {}) {
+      log.push(`record ${observed}${observation.message ? ` (${observation.message})` : ''}`);
+      if (options.refuse && observed === 'provisioning') return 'refused';
+      instance.observed = observed;
+      instance.providerInstanceId = observation.providerInstanceId ?? instance.providerInstanceId;
+      instance.addresses = observation.addresses ?? instance.addresses;
+      instance.message = observation.message ?? null;
+      return 'recorded';
+    },
+    async markQuotaUsed(instance) {
+      log.push('markQuotaUsed');
+      instance.quotaUsed = true;
+    },
+    async releaseQuota(instance) {
+      log.push('releaseQuota');
+      instance.released = true;
+    },
+  };
+  return { effects, log };
+}
+
+describe('vps reconciler converge', () => {
+  it('records provisioning before it creates, and looks the client token up first', async () => {
+    const calls: string[] = [];
+    const { effects, log } = effectsFor(fakeClient(calls));
+    const instance = instanceOf();
+    await converge(instance, effects);
+    expect(calls).toEqual(['findByClientToken', 'createInstance']);
+    expect(log).toEqual(['record provisioning', 'record provisioning']);
+    expect(instance.providerInstanceId).toBe('srv-1');
+  });
+
+  it('creates nothing and gives the quota back when another tenant holds the instance id', async () => {
+    const calls: string[] = [];
+    const { effects, log } = effectsFor(fakeClient(calls), { refuse: true });
+    const instance = instanceOf();
+    await converge(instance, effects);
+    expect(calls).toEqual([]);
+    expect(log).toEqual(['record provisioning', 'releaseQuota']);
+    expect(isAtRest(instance)).toBe(true);
+  });
+
+  it('ends in error with the provider message and releases the quota when the account is misconfigured', async () => {
+    const { effects, log } = effectsFor(() => {
+      throw new ProviderError('configuration', 'HTTP 401: bad token');
+    });
+    const instance = instanceOf();
+    await converge(instance, effects);
+    expect(log).toEqual(['record provisioning', 'record error (PROVIDER_CONFIGURATION: HTTP 401: bad token)', 'releaseQuota']);
+    expect(isAtRest(instance)).toBe(true);
+  });
+
+  it('keeps the quota when the provider refuses after the instance exists', async () => {
+    const calls: string[] = [];
+    const running: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'running', addresses: ['203.0.113.1'] };
+    const client = fakeClient(calls, { getInstance: async () => running, stopInstance: async () => Promise.reject(new ProviderError('rejected', 'HTTP 409: busy')) });
+    const { effects, log } = effectsFor(client);
+    await converge(instanceOf({ desired: 'stopped', observed: 'running', providerInstanceId: 'srv-1', quotaUsed: true }), effects);
+    expect(log).toEqual(['record error (PROVIDER_REJECTED: HTTP 409: busy)']);
+  });
+
+  it('throws a transient failure for the caller to retry, recording nothing', async () => {
+    const calls: string[] = [];
+    const { effects, log } = effectsFor(fakeClient(calls, { findByClientToken: async () => Promise.reject(new ProviderError('transient', 'HTTP 503')) }));
+    await expect(converge(instanceOf({ observed: 'provisioning' }), effects)).rejects.toMatchObject({ kind: 'transient' });
+    expect(log).toEqual([]);
+  });
+
+  it('marks the quota used the first time it sees the instance running', async () => {
+    const calls: string[] = [];
+    const running: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'running', addresses: ['203.0.113.1'] };
+    const { effects, log } = effectsFor(fakeClient(calls, { getInstance: async () => running }));
+    const instance = instanceOf({ observed: 'provisioning', providerInstanceId: 'srv-1' });
+    await converge(instance, effects);
+    await converge(instance, effects);
+    expect(log).toEqual(['record running', 'markQuotaUsed']);
+  });
+
+  it('deletes an instance that never got past the request without asking the provider', async () => {
+    const calls: string[] = [];
+    const { effects, log } = effectsFor(fakeClient(calls));
+    await converge(instanceOf({ desired: 'deleted' }), effects);
+    expect(calls).toEqual([]);
+    expect(log).toEqual(['record deleted', 'releaseQuota']);
+  });
+
+  it('deletes at the provider, then records deleted and releases once it is gone', async () => {
+    const calls: string[] = [];
+    let gone = false;
+    const client = fakeClient(calls, {
+      getInstance: async () => (gone ? Promise.reject(new ProviderError('not-found', 'HTTP 404')) : { providerInstanceId: 'srv-1', clientToken: 'x', state: 'running', addresses: [] }),
+      deleteInstance: async () => void (gone = true),
+    });
+    const { effects, log } = effectsFor(client);
+    const instance = instanceOf({ desired: 'deleted', observed: 'running', providerInstanceId: 'srv-1', quotaUsed: true });
+    await converge(instance, effects);
+    await converge(instance, effects);
+    expect(calls).toEqual(['getInstance', 'deleteInstance', 'getInstance']);
+    expect(log).toEqual(['record deleting', 'record deleted', 'releaseQuota']);
+  });
+});
