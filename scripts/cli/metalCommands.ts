@@ -23,12 +23,14 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .option('--image <url>', 'image URL (the built-in deploy profile)')
     .option('--sha256 <hex>', 'image sha256 (the built-in deploy profile)')
     .option('--profile <id>', 'a registered deploy profile instead of the built-in image write')
+    .option('--input <key=value...>', "inputs the profile's steps take (fromInput)")
     .option('--role <role>', 'role of the deployed host', 'host')
     .option('--ssh-key <key...>', 'SSH public keys')
     .option('--user-data <file>', 'user data file')
     .option('--wait', 'follow the workflow until it ends')
-    .action(async (nodeId: string, o: { image?: string; sha256?: string; profile?: string; role: string; sshKey?: string[]; userData?: string; wait?: boolean }) => {
-      const body = { nodeId, ...(o.image ? { imageUrl: o.image } : {}), ...(o.sha256 ? { imageSha256: o.sha256 } : {}), ...(o.profile ? { profile: o.profile } : {}), role: o.role, ...(o.sshKey ? { sshKeys: o.sshKey } : {}), ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
+    .action(async (nodeId: string, o: { image?: string; sha256?: string; profile?: string; input?: string[]; role: string; sshKey?: string[]; userData?: string; wait?: boolean }) => {
+      const inputs = o.input ? Object.fromEntries(o.input.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) : undefined;
+      const body = { nodeId, ...(o.image ? { imageUrl: o.image } : {}), ...(o.sha256 ? { imageSha256: o.sha256 } : {}), ...(o.profile ? { profile: o.profile } : {}), ...(inputs ? { inputs } : {}), role: o.role, ...(o.sshKey ? { sshKeys: o.sshKey } : {}), ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
       await run('metal.deploy', body, o.wait === true);
     });
   for (const [verb, command, description] of [

@@ -44,7 +44,7 @@ export class VpsReconciler {
   readonly #passes = new KeyedMutex();
   readonly #limit: ConcurrencyLimit;
   readonly #effects: ConvergeEffects;
-  /** Instances a pass is queued for: the resync adds none behind one already waiting. */
+  /** Instances with a resync pass queued or running: the next resync adds none behind it. */
   readonly #queued = new Set<string>();
   /** Backoff after transient failures: failures so far and when to try again. */
   readonly #retry = new Map<string, { failures: number; at: number }>();
@@ -108,7 +108,9 @@ export class VpsReconciler {
     const keys = new Set<string>();
     for (const event of events) {
       const key = msg.seq > this.#appliedSeq ? this.model.apply(event) : this.model.instances.has(keyOf(event)) ? keyOf(event) : undefined;
-      if (key) keys.add(key);
+      // Only a tenant's intent calls for a pass: observations and quota marks are this reconciler's own reports,
+      // already in the model, and the resync follows whatever is still moving.
+      if (key && (event.type === 'InstanceRequested' || event.type === 'InstanceDesiredStateSet')) keys.add(key);
     }
     this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
     const heartbeat = setInterval(() => msg.working(), ACK_WAIT_MS / 3);
@@ -128,9 +130,7 @@ export class VpsReconciler {
   private pass(key: string): Promise<void> {
     const instance = this.model.instances.get(key);
     if (!instance || !this.model.accountOf(instance)) return Promise.resolve();
-    this.#queued.add(key);
     return this.#passes.run(key, async () => {
-      this.#queued.delete(key);
       try {
         await this.#limit.run(() => {
           // A pass that waited for a slot past a stop sends nothing.
@@ -156,9 +156,12 @@ export class VpsReconciler {
       if (this.#queued.has(key)) continue;
       const retry = this.#retry.get(key);
       if (retry ? retry.at > now : isAtRest(instance)) continue;
-      void this.pass(key).catch((err: unknown) => {
-        if (!this.#abort.signal.aborted) this.log.error({ err, instanceId: instance.instanceId }, 'vps reconciler pass failed');
-      });
+      this.#queued.add(key);
+      void this.pass(key)
+        .catch((err: unknown) => {
+          if (!this.#abort.signal.aborted) this.log.error({ err, instanceId: instance.instanceId }, 'vps reconciler pass failed');
+        })
+        .finally(() => this.#queued.delete(key));
     }
   }
 

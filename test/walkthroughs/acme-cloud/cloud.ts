@@ -205,9 +205,10 @@ export class AcmeCloud {
   }
 
   private list(query: URLSearchParams): unknown {
-    const live = this.servers.filter((s) => this.live(s.id));
     const clientToken = query.get('client_token');
-    if (clientToken !== null) return { servers: live.filter((s) => s.clientToken === clientToken).map(wire), next_page_token: null };
+    // Token first: settling every server per lookup made each one quadratic in the account's size (the VPS bench).
+    if (clientToken !== null) return { servers: this.servers.filter((s) => s.clientToken === clientToken && this.live(s.id)).map(wire), next_page_token: null };
+    const live = this.servers.filter((s) => this.live(s.id));
     const pageSize = Math.min(Number(query.get('page_size') ?? this.options.pageSize) || this.options.pageSize, 100);
     // The page token is the last id of the previous page: ids grow, so a deletion between pages skips nothing.
     const after = query.get('page_token') ?? '';
