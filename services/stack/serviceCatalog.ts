@@ -26,6 +26,7 @@ import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
 import { agentEndpointsOf, publicUrlOf, type Config } from '../platform/config.ts';
+import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 
 const brokerDirOf = (config: Config) => config.brokerDir ?? join(config.dataDir, 'broker');
@@ -126,6 +127,13 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
     return reconciler;
+  },
+  // The plugins the deployment's config names (BC_PLUGINS), each registered and serving its own work subjects.
+  plugins: async ({ config, log }) => {
+    const running: RunningPlugin[] = [];
+    for (const plugin of await loadPluginModules(config.plugins)) running.push(await runPlugin(plugin, { config }));
+    log.info({ plugins: config.plugins }, 'plugins running');
+    return { stop: async () => void (await Promise.all(running.map((p) => p.stop()))) };
   },
   ...Object.fromEntries(allProjections.map((p) => [`projector:${p.name}`, projectorService(p.name)])),
 };

@@ -77,6 +77,7 @@ await run(['workflow-executor']);
 await run(['bmc-monitor']);
 await run(['vps-reconciler']);
 await run(['api']);
+if (config.plugins.length > 0) await run(['plugins']);
 if (config.simMachines > 0) await run(['simulated-site']);
 
 const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';

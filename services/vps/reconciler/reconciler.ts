@@ -4,7 +4,7 @@ import { EventBatch } from '../../../schemas/envelope.ts';
 import { vpsEvents, type VpsEvent } from '../../../schemas/vps/events.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { Streams } from '../../../schemas/subjects.ts';
-import type { ProviderDefinition } from '../../../plugins/sdk/provider.ts';
+import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
 import { KeyedMutex } from '../../commands/keyedMutex.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -140,11 +140,11 @@ export class VpsReconciler {
         this.#retry.delete(key);
       } catch (err) {
         this.#abort.signal.throwIfAborted();
-        if ((err as { kind?: unknown }).kind !== 'transient') throw err;
+        if (!(err instanceof ProviderError) || err.kind !== 'transient') throw err;
         const failures = (this.#retry.get(key)?.failures ?? 0) + 1;
         const delay = Math.min(this.config.backoffMs * 2 ** (failures - 1), this.config.maxBackoffMs);
         this.#retry.set(key, { failures, at: Date.now() + delay });
-        this.log.warn({ instanceId: instance.instanceId, tenantId: instance.tenantId, failures, retryInMs: delay, detail: (err as Error).message }, 'provider unavailable; retrying later');
+        this.log.warn({ instanceId: instance.instanceId, tenantId: instance.tenantId, failures, retryInMs: delay, detail: err.message }, 'provider unavailable; retrying later');
       }
     });
   }
