@@ -19,7 +19,7 @@ export const renderIso = defineStep({
     const productUuid = ctx.node.productUuid;
     if (!productUuid) throw new TerminalError('PRECONDITION_FAILED', `node ${ctx.node.nodeId} has no SMBIOS UUID yet; inspect it first`);
     const joinToken = await ctx.pki.mintJoinToken({ role: 'node', expect: { productUuid } });
-    const values = { hostname: ctx.input.hostname ?? ctx.node.nodeId, sshKeys: ctx.input.sshKeys, siteId: ctx.node.siteId, nodeId: ctx.node.nodeId, natsUrl: ctx.agentEndpoints.natsUrl, joinToken };
+    const values = { hostname: ctx.input.hostname ?? ctx.node.nodeId, sshKeys: ctx.input.sshKeys, siteId: ctx.node.siteId, nodeId: ctx.node.nodeId, natsUrl: ctx.agentEndpoints.natsUrl, joinCredsUrl: ctx.agentEndpoints.joinCredsUrl, joinToken };
     const iso = buildIso9660({
       volumeId: 'cidata',
       files: [

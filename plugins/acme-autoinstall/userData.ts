@@ -17,7 +17,7 @@ autoinstall:
       - "{{.}}"
 {{/sshKeys}}
   late-commands:
-    - curtin in-target --target=/target -- bcd node --site {{siteId}} --node {{nodeId}} --nats {{natsUrl}} --state /var/lib/bcd --join-token {{joinToken}}
+    - curtin in-target --target=/target -- bcd node --site {{siteId}} --node {{nodeId}} --nats {{natsUrl}} --state /var/lib/bcd --join-token {{joinToken}}{{#joinCredsUrl}} --join-creds {{joinCredsUrl}}{{/joinCredsUrl}}
 `;
 
 export const metaDataTemplate = `instance-id: {{nodeId}}

@@ -6,8 +6,9 @@ export type Access = 'allow' | 'forbidden' | 'hidden';
 /** Routes with no token at all: probes, metrics, and the API's own description. */
 export function isPublicRoute(url: string): boolean {
   const path = url.split('?')[0]!;
-  // Blob URLs carry their own capability: the BMC that mounts an ISO has no bearer token.
-  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/v1/blobs/');
+  // Blob URLs carry their own capability (the BMC that mounts an ISO has no bearer token); the join credential is
+  // public by design (it may only ask to join).
+  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/v1/blobs/') || path === '/v1/join-creds';
 }
 
 /**

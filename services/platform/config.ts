@@ -83,8 +83,14 @@ const envNames: Record<string, keyof Config> = {
 /** Where machines reach the API: `publicUrl`, else the address it listens on. */
 export const publicUrlOf = (config: Config) => config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${config.httpPort}`;
 
-/** How agents on machines reach the platform. */
-export const agentEndpointsOf = (config: Config) => ({ natsUrl: config.agentNatsUrl ?? config.natsUrl });
+/** Broker material (operator, accounts, join.creds): `brokerDir`, else `<dataDir>/broker`. */
+export const brokerDirOf = (config: Config) => config.brokerDir ?? resolve(config.dataDir, 'broker');
+
+/** How agents on machines reach the platform; with broker auth they first fetch the public join credential from the API. */
+export const agentEndpointsOf = (config: Config) => ({
+  natsUrl: config.agentNatsUrl ?? config.natsUrl,
+  ...(config.brokerAuth === 'operator' ? { joinCredsUrl: `${publicUrlOf(config)}/v1/join-creds` } : {}),
+});
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};

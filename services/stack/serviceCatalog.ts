@@ -25,11 +25,10 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
-import { agentEndpointsOf, publicUrlOf, type Config } from '../platform/config.ts';
+import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 
-const brokerDirOf = (config: Config) => config.brokerDir ?? join(config.dataDir, 'broker');
 
 export interface RunningService {
   stop(): Promise<void>;

@@ -39,6 +39,8 @@ export interface StepPlatform {
 export interface AgentEndpoints {
   /** NATS for agents (`BC_AGENT_NATS_URL`, default the control plane's `BC_NATS_URL`). */
   readonly natsUrl: string;
+  /** With broker auth: where an agent fetches the public join credential it connects with to join (`bcd … --join-creds`). */
+  readonly joinCredsUrl?: string;
 }
 
 export interface StepContext<I> {

@@ -60,8 +60,9 @@ export function stepFacilities(nc: NatsConnection, blobs: () => Promise<BlobStor
 
 function variablesOf(template: string): string[] {
   const names: string[] = [];
-  // Top-level tags only: names inside a section resolve against the section's own value.
-  for (const [kind, name] of Mustache.parse(template) as unknown as [string, string][]) if (['name', '&', '{', '#', '^'].includes(kind)) names.push(name);
+  // Top-level value tags only: names inside a section resolve against the section's own value, and a section of a
+  // missing value is how a template says "only when given".
+  for (const [kind, name] of Mustache.parse(template) as unknown as [string, string][]) if (['name', '&', '{'].includes(kind)) names.push(name);
   return names;
 }
 

@@ -33,14 +33,15 @@ export function sqliteDumps(dir: string): { path: string; text: string }[] {
 }
 
 /** Every message of a stream (data and headers), read by sequence. */
-export async function streamMessages(nc: NatsConnection, stream: string): Promise<{ seq: number; subject: string; text: string }[]> {
+export async function streamMessages(nc: NatsConnection, stream: string): Promise<{ seq: number; subject: string; data: string; text: string }[]> {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(stream);
-  const out: { seq: number; subject: string; text: string }[] = [];
+  const out: { seq: number; subject: string; data: string; text: string }[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
     const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
     if (!m) continue;
-    out.push({ seq, subject: m.subject, text: `${headersText(m.header)}\n${Buffer.from(m.data).toString('utf8')}` });
+    const data = Buffer.from(m.data).toString('utf8');
+    out.push({ seq, subject: m.subject, data, text: `${headersText(m.header)}\n${data}` });
   }
   return out;
 }

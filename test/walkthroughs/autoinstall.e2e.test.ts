@@ -8,7 +8,7 @@ import { apiClient } from '../support/apiClient.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';
 import { startProcessStack } from '../support/processStack.ts';
 import { openReadModel } from '../support/readModelDb.ts';
-import { streamTexts } from './streamText.ts';
+import { streamMessages } from '../support/plaintextScan.ts';
 
 const nodeId = 'sim-m001';
 const PROFILE = 'ubuntu-24.04-autoinstall';
@@ -81,14 +81,14 @@ describe.each([
 
       // A fresh token each time, each spent exactly once, by the installed host's node agent.
       expect(new Set(tokens).size).toBe(loops);
-      const events = await streamTexts(nc, 'BC_EVENTS');
+      const events = await streamMessages(nc, 'BC_EVENTS');
       const joinEvents = events.flatMap((m) => (JSON.parse(m.data) as { events: { type: string; data: { tokenId?: string; agentId?: string } }[] }).events);
       const spent = joinEvents.filter((e) => e.type === 'JoinTokenUsed');
       expect(joinEvents.filter((e) => e.type === 'JoinRefused')).toEqual([]);
       expect(new Set(spent.map((e) => e.data.tokenId))).toEqual(new Set(tokens.map((t) => t.split('_')[1])));
       expect(spent).toHaveLength(loops);
       // The token is inside the ISO and nowhere else: not in any agent command, not in any event.
-      const seen = [...(await streamTexts(nc, 'BC_AGENT_COMMANDS')), ...events];
+      const seen = [...(await streamMessages(nc, 'BC_AGENT_COMMANDS')), ...events];
       for (const token of tokens) {
         const secret = /^bcj_jt-[a-z0-9]+_(.+)$/.exec(token)![1]!;
         expect(seen.filter((m) => m.text.includes(secret)).map((m) => m.subject)).toEqual([]);

@@ -4,7 +4,7 @@ import { runPlugin, type RunningPlugin } from 'better-compute/sdk';
 import talos from '../../plugins/talos/index.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';
-import { streamTexts } from './streamText.ts';
+import { streamMessages } from '../support/plaintextScan.ts';
 import { startIsoServer, startTalosApi } from './talosApi.ts';
 import { startTalosStack } from './talosStack.ts';
 
@@ -129,8 +129,8 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
         // Every agent command about this node went to the site agent's subject; none to a node (ramdisk/OS) subject.
         const nc = await connectNats(stack.nats.url, 'talos-walkthrough');
         try {
-          const commands = (await streamTexts(nc, 'BC_AGENT_COMMANDS'))
-            .map((m) => ({ subject: m.subject, command: JSON.parse(m.text.slice(m.text.lastIndexOf('\n') + 1)) as { nodeId: string; kind: string } }))
+          const commands = (await streamMessages(nc, 'BC_AGENT_COMMANDS'))
+            .map((m) => ({ subject: m.subject, command: JSON.parse(m.data) as { nodeId: string; kind: string } }))
             .filter((m) => m.command.nodeId === nodeId);
           expect(commands.length).toBeGreaterThan(0);
           expect([...new Set(commands.map((m) => m.subject))]).toEqual([`bc.site.${SITE}.cmd.${nodeId}`]);
