@@ -31,6 +31,8 @@ export interface JoinedAgent {
   readonly durable: string;
   /** Broker mode: the public nkey of the agent's NATS user (what `revokeUser` takes). */
   readonly userPublicKey?: string;
+  /** Broker mode: what the agent connects with from now on; an agent that outlives a reboot keeps it (mode 0600). */
+  readonly credentials?: { readonly creds: string; readonly inboxPrefix: string };
 }
 
 /**
@@ -70,9 +72,7 @@ export async function connectJoinedAgent(options: JoinedAgentOptions): Promise<J
   if (!userKey) return { nc: joinConnection, agentId: accepted.agentId, durable };
   await joinConnection.close();
   if (!accepted.jwt || !accepted.inboxPrefix) throw new Error('broker mode join answered without credentials');
-  const nc = await connectNats(options.natsUrl, options.name, {
-    waitForServer: true,
-    credentials: { creds: credsText(accepted.jwt, userKey.seed), inboxPrefix: accepted.inboxPrefix },
-  });
-  return { nc, agentId: accepted.agentId, durable, userPublicKey: userKey.publicKey };
+  const credentials = { creds: credsText(accepted.jwt, userKey.seed), inboxPrefix: accepted.inboxPrefix };
+  const nc = await connectNats(options.natsUrl, options.name, { waitForServer: true, credentials });
+  return { nc, agentId: accepted.agentId, durable, userPublicKey: userKey.publicKey, credentials };
 }

@@ -155,17 +155,15 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
       ...(launch.joinCreds ? { joinCreds: launch.joinCreds } : {}),
       log,
     });
-    saveNodeMembership(stateDir, { siteId, nodeId, agentId: agent.agentId, durable: agent.durable, broker: launch.joinCreds !== undefined });
+    saveNodeMembership(stateDir, { siteId, nodeId, agentId: agent.agentId, durable: agent.durable, ...(agent.credentials ? { credentials: agent.credentials } : {}) });
     joined = { durable: agent.durable };
     nc = agent.nc;
   } else if (remembered) {
     if (remembered.siteId !== siteId || remembered.nodeId !== nodeId) {
       throw new PlatformError('PRECONDITION_FAILED', `${stateDir} belongs to ${remembered.siteId}/${remembered.nodeId}, not ${siteId}/${nodeId}`);
     }
-    // The issued user JWT and its seed are not kept yet, so under broker permissions a restart needs a new token.
-    if (remembered.broker) throw new PlatformError('PRECONDITION_FAILED', 'broker mode: a restarted node agent needs a new join token');
     joined = { durable: remembered.durable };
-    nc = await connectNats(launch.natsUrl, name, { waitForServer: true });
+    nc = await connectNats(launch.natsUrl, name, { waitForServer: true, ...(remembered.credentials ? { credentials: remembered.credentials } : {}) });
   } else {
     nc = await connectNats(launch.natsUrl, name, { waitForServer: true });
   }

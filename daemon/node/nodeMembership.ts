@@ -10,8 +10,8 @@ export interface NodeMembership {
   nodeId: string;
   agentId: string;
   durable: string;
-  /** Joined under broker permissions: its NATS credentials are not kept, so a restart cannot resume (see nodeAgent). */
-  broker: boolean;
+  /** Joined under broker permissions: the NATS credentials the join issued, which a restart connects with. */
+  credentials?: { creds: string; inboxPrefix: string };
 }
 
 const fileOf = (stateDir: string) => join(stateDir, 'membership.json');

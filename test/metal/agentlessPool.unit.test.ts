@@ -4,7 +4,7 @@ import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
 import { enrollNode } from '../../services/metal/node/enroll.ts';
 import { workflowIdFor } from '../../services/metal/node/lifecycle.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
-import { rescueNode, undeployNode } from '../../services/metal/node/operate.ts';
+import { deployNode, rescueNode, undeployNode } from '../../services/metal/node/operate.ts';
 import { completeOperation, recordInventory } from '../../services/metal/node/workflowOutcome.ts';
 import { agentlessReleaseProfile, builtinProfileFor, releaseProfile } from '../../services/metal/profiles/builtin.ts';
 import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
@@ -116,5 +116,13 @@ describe('agentless operations', () => {
   it('rescue of an agentless node is refused with UNSUPPORTED; a bcd node of a pool is rescued', () => {
     given(deployedIn('none')).when(rescueNode, { nodeId: n }).thenRejects('UNSUPPORTED');
     given(deployedIn('bcd')).when(rescueNode, { nodeId: n }).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
+  });
+
+  it('the built-in deploy (an image written from the ramdisk) is refused on an agentless node; a profile is not', () => {
+    const ready = deployedIn('none').slice(0, 3);
+    const image = { nodeId: n, imageUrl: 'https://i/x.raw', imageSha256: 'a'.repeat(64), role: 'host' };
+    given(ready).when(deployNode, image).thenRejects('UNSUPPORTED');
+    given(ready).when(deployNode, { nodeId: n, profile: 'talos-1.8', role: 'host' }).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
+    given(deployedIn('bcd').slice(0, 3)).when(deployNode, image).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
   });
 });

@@ -14,7 +14,7 @@ const layouts = {
   split: {
     front: ['api', 'commands', 'join'],
     projectors,
-    orchestrator: ['workflow-orchestrator'],
+    orchestrator: ['workflow-orchestrator', 'vps-reconciler'],
     executor: ['workflow-executor'],
   },
   single: { controlPlane },
