@@ -8,6 +8,8 @@ import { readIso9660 } from './isoImage.ts';
 /** What one unattended install put on the machine (observable by tests). */
 export interface InstallRecord {
   isoSha256: string;
+  /** Where the BMC streamed the installer CD from. */
+  mediaUrl: string;
   /** Every `late-commands` entry in order, as written in the seed (list entries joined by spaces). */
   lateCommands: readonly string[];
 }
@@ -159,7 +161,7 @@ export interface OsMarker {
  * directory (a new OS is a new host: its old agent key and membership go). The seed itself is not copied to disk:
  * its late-commands carry a join token.
  */
-export function installOs(disk: string, osStateDir: string, seed: AutoinstallSeed): InstallRecord {
+export function installOs(disk: string, osStateDir: string, seed: AutoinstallSeed): Omit<InstallRecord, 'mediaUrl'> {
   const header = Buffer.from(`${MARKER}${JSON.stringify({ installer: 'ubuntu-autoinstall', isoSha256: seed.isoSha256 } satisfies OsMarker)}\n`);
   const fd = openSync(disk, 'r+');
   try {

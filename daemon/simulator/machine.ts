@@ -151,7 +151,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     if (!url) throw new AutoinstallError('MEDIA_UNAVAILABLE', 'Cd boot with no media in the CD slot');
     const seed = autoinstallSeedOf(await fetchInstallMedia(url));
     if (!seed) return;
-    const install = installOs(disks[0]!, osStateDir, seed);
+    const install = { ...installOs(disks[0]!, osStateDir, seed), mediaUrl: url };
     installs.push(install);
     for (const [i, command] of seed.lateCommands.entries()) {
       const node = bcdNodeArgsOf(command);

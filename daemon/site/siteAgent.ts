@@ -17,6 +17,7 @@ import { ImageCache } from './imageCache.ts';
 import { watchImageSources } from './imageSourceWatcher.ts';
 import { ramdiskIpxeScript, type RamdiskArtefacts } from './ipxeScript.ts';
 import { siteExecutor, type SiteRedfishOptions } from './siteExecutor.ts';
+import { blobDigestOf } from '../../schemas/blobs.ts';
 
 export interface SiteAgentOptions {
   siteId: string;
@@ -88,11 +89,18 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   // Secret headers of `site.httpProxy` are always granted per command (the executor's ticket names them), whatever
   // holds the BMC credentials; the grant service knows the agent once its key is registered.
   const secretHeaders = grantedSecretHeaders(nc, { agentId, identity });
+  // Bound once the boot server listens (below); no command runs before the consumer starts after it.
+  let cacheUrl = (sourceUrl: string, _sha256: string) => sourceUrl;
   const executor = siteExecutor(
     siteId,
     credentialResolverOf(options, nc, { agentId, identity }, registered),
     options.redfish,
     async (ref, context) => (await registered, secretHeaders(ref, context)),
+    // A control-plane artefact (a seed ISO) reaches the BMC through this site's verified cache, like images do.
+    (imageUrl) => {
+      const sha256 = blobDigestOf(imageUrl);
+      return sha256 ? cacheUrl(imageUrl, sha256) : imageUrl;
+    },
   );
   const server = await startBootServer({
     host: options.http?.host ?? '127.0.0.1',
@@ -117,6 +125,10 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     },
   });
   const httpUrl = options.http?.advertiseUrl ?? server.baseUrl;
+  cacheUrl = (sourceUrl, sha256) => {
+    images.register(sourceUrl, sha256);
+    return `${httpUrl}/images/${sha256}`;
+  };
 
   const imageWatch = watchImageSources(nc, siteId, images, httpUrl, log);
 
@@ -139,10 +151,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     httpUrl,
     registered,
     bootUrlFor: (nodeId) => `${httpUrl}/boot/${nodeId}/${tokens.tokenFor(nodeId)}.ipxe`,
-    cacheImage: (sourceUrl, sha256) => {
-      images.register(sourceUrl, sha256);
-      return `${httpUrl}/images/${sha256}`;
-    },
+    cacheImage: (sourceUrl, sha256) => cacheUrl(sourceUrl, sha256),
     idle: () => consumer.idle(),
     stop: async () => {
       stopRegistering.abort();

@@ -15,6 +15,8 @@ export function siteExecutor(
   credentials: CredentialResolver,
   redfish: SiteRedfishOptions = {},
   secretHeaders?: SecretHeaderResolver,
+  /** The URL a BMC should mount for `imageUrl`: the site's cache for control-plane artefacts. Default: as given. */
+  mediaUrl: (imageUrl: string) => string = (imageUrl) => imageUrl,
 ): AgentExecutor {
   const clientFor = async (command: AgentCommand): Promise<RedfishClient> => {
     if (!command.bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
@@ -40,7 +42,7 @@ export function siteExecutor(
         await client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp');
         return { target: params.target };
       case 'media.insert':
-        return client.insertMedia(params.imageUrl as string);
+        return client.insertMedia(mediaUrl(params.imageUrl as string));
       case 'media.eject':
         return client.ejectMedia();
       case 'inventory.read':

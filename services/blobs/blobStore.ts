@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { StorageType } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { blobPath } from '../../schemas/blobs.ts';
 import { PlatformError } from '../platform/errors.ts';
 
 /** The JetStream object store bucket that holds step artefacts (ISOs, seeds): stream `OBJ_bc_blobs`, subjects `$O.bc_blobs.>`. */
@@ -37,7 +38,7 @@ export class BlobStore {
     if (!(await this.store.info(contentName))) await this.store.putBlob({ name: contentName, description: name }, bytes);
     const capability = randomBytes(24).toString('base64url');
     await this.store.putBlob({ name: grantName(nodeId, capability) }, new TextEncoder().encode(sha256));
-    return { sha256, size: bytes.byteLength, url: `${this.baseUrl}/v1/blobs/${nodeId}/${capability}/${sha256}` };
+    return { sha256, size: bytes.byteLength, url: `${this.baseUrl}${blobPath(nodeId, capability, sha256)}` };
   }
 
   /** The artefact a capability URL names; NOT_FOUND for anything else, the same answer whether the node, capability or digest is wrong. */

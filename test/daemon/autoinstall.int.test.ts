@@ -124,7 +124,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     expect(m.runState).toBe('os');
     expect(agent.agentId).toBe('node-dc1-a');
     const isoSha256 = createHash('sha256').update(iso).digest('hex');
-    expect(m.installs).toEqual([{ isoSha256, lateCommands: [expect.stringContaining('/target/etc/motd'), expect.stringContaining('bcd node --site dc1')] }]);
+    expect(m.installs).toEqual([{ isoSha256, mediaUrl: expect.stringMatching(/\/iso\/a\/seed\.iso$/), lateCommands: [expect.stringContaining('/target/etc/motd'), expect.stringContaining('bcd node --site dc1')] }]);
     expect(m.ignoredLateCommands).toEqual([expect.stringContaining('/target/etc/motd')]);
     expect(readOsMarker(m.disks[0]!)).toEqual({ installer: 'ubuntu-autoinstall', isoSha256 });
     expect(JSON.parse(readFileSync(`${m.disks[0]!}.userdata.json`, 'utf8'))).toEqual({ userData: null, sshKeys: [sshKey] });

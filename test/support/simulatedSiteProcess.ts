@@ -8,7 +8,7 @@ export type ResetLog = Record<string, string[]>;
 /** One machine as the site process reports it (`machines()`). */
 export interface MachineReport {
   readonly insertedMedia: string | null;
-  readonly installs: readonly { readonly isoSha256: string; readonly lateCommands: readonly string[] }[];
+  readonly installs: readonly { readonly isoSha256: string; readonly mediaUrl: string; readonly lateCommands: readonly string[] }[];
   readonly runState: string;
 }
 

@@ -67,9 +67,9 @@ describe.each([
         expect(token, userData).toMatch(/^bcj_/);
         expect(userData).toContain(sshKey);
         tokens.push(token!);
-        // The machine installed from exactly that ISO, and the media is out again.
+        // The machine installed from exactly that ISO, streamed from its site's verified cache, and the media is out again.
         const machine = (await stack.site.machines())[nodeId]!;
-        expect(machine.installs.at(-1)?.isoSha256).toBe(sha256);
+        expect(machine.installs.at(-1)).toMatchObject({ isoSha256: sha256, mediaUrl: expect.stringMatching(new RegExp(`/images/${sha256}$`)) });
         expect(machine.insertedMedia).toBeNull();
         // Another node's path or a guessed capability reads nothing.
         expect((await fetch(url.replace(`/blobs/${nodeId}/`, '/blobs/sim-m002/'))).status).toBe(404);
