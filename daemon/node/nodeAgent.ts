@@ -1,20 +1,15 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { cpus, hostname, totalmem } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
-import { AgentDurables, Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
-import { startCommandConsumer } from '../agent/commandConsumer.ts';
-import { runCommand, type AgentExecutor } from '../agent/commandRunner.ts';
+import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
-import { CommandJournal } from '../agent/journal.ts';
-import { registerAgent, registrationOf } from '../agent/registration.ts';
-import { ResultPublisher } from '../agent/resultPublisher.ts';
+import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import { loadNodeMembership, saveNodeMembership } from './nodeMembership.ts';
 
 /** `node-<nodeId>`: one installed OS per node, the id the join service gives a `node` join. */
@@ -63,56 +58,25 @@ export interface NodeAgentOptions {
 }
 
 /** A running `bcd node`. */
-export interface NodeAgent {
-  readonly agentId: string;
-  readonly keyId: string;
-  readonly publicKey: string;
-  readonly registered: Promise<void>;
-  idle(): Promise<void>;
-  /** Shutdown or power lost: running work is left unacked (its journal says `started`). */
-  stop(): Promise<void>;
-}
+export type NodeAgent = MachineAgent;
 
 /**
- * `bcd node`: the agent of an installed host. Consumes `bc.site.<siteId>.node.<nodeId>.cmd` through its durable one
- * command at a time and publishes signed results, like the ramdisk, but its identity and journal persist in
- * `stateDir` (fsynced: a host keeps both across power losses) and it refuses to wipe or image its own disks.
+ * `bcd node`: the agent of an installed host. Like the ramdisk, but its identity and journal persist in `stateDir`
+ * (fsynced: a host keeps both across power losses) and it refuses to wipe or image its own disks.
  */
-export async function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): Promise<NodeAgent> {
-  const { siteId, nodeId, log } = options;
-  const identity = loadOrCreateIdentity(options.stateDir);
-  const agentId = nodeAgentId(nodeId);
-  const journal = new CommandJournal(options.stateDir);
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
-  const executor = nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] });
-  const consumer = await startCommandConsumer(nc, {
-    durable: options.joined?.durable ?? AgentDurables.node(agentId),
-    deliver: 'new',
-    durableExists: options.joined !== undefined,
-    filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
-    ackWaitMs: options.ackWaitMs ?? 30_000,
-    serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
-    log,
+export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): Promise<NodeAgent> {
+  const { siteId, nodeId } = options;
+  return startMachineAgent(nc, {
+    role: 'node',
+    siteId,
+    nodeId,
+    stateDir: options.stateDir,
+    agentIdOf: () => nodeAgentId(nodeId),
+    executor: nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] }),
+    ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
+    joined: options.joined,
+    log: options.log,
   });
-  const stopRegistering = new AbortController();
-  const registered = options.joined
-    ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role: 'node', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
-  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
-  log.info({ agentId, nodeId }, 'node agent started');
-  return {
-    agentId,
-    keyId: identity.keyId,
-    publicKey: identity.publicKeyBase64,
-    registered,
-    idle: () => consumer.idle(),
-    stop: async () => {
-      stopRegistering.abort();
-      await consumer.stop();
-      journal.close();
-    },
-  };
 }
 
 export interface NodeAgentLaunch {

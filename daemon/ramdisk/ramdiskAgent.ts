@@ -1,13 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Subjects } from '../../schemas/subjects.ts';
+import { ramdiskAgentId } from '../agent/identity.ts';
+import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { startCommandConsumer } from '../agent/commandConsumer.ts';
-import { runCommand } from '../agent/commandRunner.ts';
-import { loadOrCreateIdentity, ramdiskAgentId } from '../agent/identity.ts';
-import { CommandJournal } from '../agent/journal.ts';
-import { registerAgent, registrationOf } from '../agent/registration.ts';
-import { ResultPublisher } from '../agent/resultPublisher.ts';
 import { ramdiskExecutor } from './ramdiskExecutor.ts';
 
 export interface RamdiskAgentOptions {
@@ -25,58 +19,24 @@ export interface RamdiskAgentOptions {
 }
 
 /** A running `bcd ramdisk`. */
-export interface RamdiskAgent {
-  readonly agentId: string;
-  readonly keyId: string;
-  readonly publicKey: string;
-  readonly registered: Promise<void>;
-  idle(): Promise<void>;
-  /** Power lost or reboot: running work is abandoned unacked (its journal says `started`). */
-  stop(): Promise<void>;
-}
+export type RamdiskAgent = MachineAgent;
 
 /**
- * `bcd ramdisk`: runs inside a machine booted from PXE. Registers its key (role `ramdisk`), consumes
- * `bc.site.<siteId>.node.<nodeId>.cmd` through the durable `ramdisk_<nodeId>` one command at a time, and publishes
- * signed results.
+ * `bcd ramdisk`: runs inside a machine booted from PXE, with an identity and a journal that live for one boot
+ * (`ramdisk_<agentId>`: a new durable per boot). Registers its key (role `ramdisk`) unless it joined with a token.
  */
-export async function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgentOptions): Promise<RamdiskAgent> {
-  const { siteId, nodeId, log } = options;
-  const identity = loadOrCreateIdentity(options.stateDir);
-  const agentId = ramdiskAgentId(nodeId, identity.keyId);
-  const journal = new CommandJournal(options.stateDir, { durability: 'process-crash' });
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
-  const executor = ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) });
-
-  // The consumer belongs to this boot's identity and exists before the agent announces itself: it sees every
-  // command sent to this boot and none left over from an earlier one (whose journal died with its RAM).
-  const consumer = await startCommandConsumer(nc, {
-    durable: options.joined?.durable ?? `ramdisk_${agentId}`,
-    deliver: 'new',
-    durableExists: options.joined !== undefined,
-    filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
-    ackWaitMs: options.ackWaitMs ?? 30_000,
-    serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
-    log,
+export function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgentOptions): Promise<RamdiskAgent> {
+  const { siteId, nodeId } = options;
+  return startMachineAgent(nc, {
+    role: 'ramdisk',
+    siteId,
+    nodeId,
+    stateDir: options.stateDir,
+    agentIdOf: (keyId) => ramdiskAgentId(nodeId, keyId),
+    journal: { durability: 'process-crash' },
+    executor: ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) }),
+    ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
+    joined: options.joined,
+    log: options.log,
   });
-  const stopRegistering = new AbortController();
-  const registered = options.joined
-    ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role: 'ramdisk', siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
-  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
-  log.info({ agentId, nodeId, disks: options.disks }, 'ramdisk agent started');
-
-  return {
-    agentId,
-    keyId: identity.keyId,
-    publicKey: identity.publicKeyBase64,
-    registered,
-    idle: () => consumer.idle(),
-    stop: async () => {
-      stopRegistering.abort();
-      await consumer.stop();
-      journal.close();
-    },
-  };
 }

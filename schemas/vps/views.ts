@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DesiredInstanceState, ObservedInstanceState, PoolAgent, PoolClass, Resources } from './commands.ts';
+import { DesiredInstanceState, ObservedInstanceState, Resources } from './commands.ts';
+import { PoolCreated } from './events.ts';
 
 /** A tenant's quota: the limits, what running instances use, and what requested-but-not-yet-running ones reserve. */
 export const QuotaView = z.object({ limit: Resources, used: Resources, reserved: Resources });
@@ -52,13 +53,7 @@ export const InstanceView = z.object({
 export type InstanceView = z.infer<typeof InstanceView>;
 
 /** A pool; `offeredTo` lists the tenants that may use it (a tenant sees only itself there). */
-export const PoolView = z.object({
-  poolId: z.string(),
-  class: PoolClass,
-  agent: PoolAgent,
-  accountId: z.string().nullable(),
-  siteId: z.string().nullable(),
-  policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()) }),
+export const PoolView = PoolCreated.schema.extend({
   offeredTo: z.array(z.string()),
   createdAt: z.string(),
 });

@@ -4,7 +4,6 @@ import type { StepContext, StepPlatform } from './defineStep.ts';
 import { RetryableError, TerminalError } from './stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
 import { siteAggregate } from '../site/site/site.ts';
-import { nodeAggregate } from '../metal/node/node.ts';
 import { poolAggregate } from '../vps/pool/pool.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { StreamWatch } from './streamWatch.ts';
@@ -110,11 +109,9 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
 }
 
 /** The networks plain http may reach for this node: its site's provisioning CIDRs, and its metal pool's. */
-async function provisioningCidrsOf(deps: AgentGatewayDeps, node: { nodeId: string; siteId: string }): Promise<string[]> {
+async function provisioningCidrsOf(deps: AgentGatewayDeps, node: { siteId: string; poolId: string | null }): Promise<string[]> {
   const site = (await deps.repository.load(siteAggregate, node.siteId)).state;
-  const enrolled = (await deps.repository.load(nodeAggregate, node.nodeId)).state;
-  const poolId = enrolled.exists ? enrolled.poolId : undefined;
-  const pool = poolId === undefined ? undefined : (await deps.repository.load(poolAggregate, poolId)).state;
+  const pool = node.poolId === null ? undefined : (await deps.repository.load(poolAggregate, node.poolId)).state;
   // The proxy policy matches IPv4 hosts only; a pool's IPv6 networks have nothing to match.
   return [...(site.exists ? site.provisioningCidrs : []), ...(pool?.exists ? pool.policy.provisioningCidrs.filter((cidr) => !cidr.includes(':')) : [])];
 }

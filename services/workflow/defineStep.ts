@@ -17,6 +17,8 @@ export interface StepNode {
   readonly addresses: readonly string[];
   /** The SMBIOS UUID inspection read, for join tokens bound to this very machine; null before inspection. */
   readonly productUuid: string | null;
+  /** The metal pool the node was enrolled into, if any. */
+  readonly poolId: string | null;
 }
 
 /** Platform facilities a built-in step may use; the plugin SDK will expose the same through its own context. */

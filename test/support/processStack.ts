@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { allProjections } from '../../projections/catalog.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
+import { apiClient } from './apiClient.ts';
 import { freePort } from './freePort.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
@@ -22,9 +23,15 @@ const layouts = {
 
 /**
  * The control plane as `serve.ts` processes the test owns, on a nats-server of its own (`startTestNats`), plus the
- * simulated site as its own process (BMC request logs readable over IPC). `env` goes to every process.
+ * simulated site as its own process (BMC request logs readable over IPC). `env` goes to every process. `beforeSite`
+ * runs against the API of the first group before the site starts (e.g. to create the pool its machines enroll into).
  */
-export async function startProcessStack<L extends keyof typeof layouts>(options: { layout: L; machines: number; env?: Record<string, string> }) {
+export async function startProcessStack<L extends keyof typeof layouts>(options: {
+  layout: L;
+  machines: number;
+  env?: Record<string, string>;
+  beforeSite?: (client: ReturnType<typeof apiClient>) => Promise<void>;
+}) {
   const nats = await startTestNats();
   const dir = tempDir('bc-acc-');
   const httpPort = await freePort();
@@ -51,6 +58,12 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     const track = <P extends { stop(): Promise<void> }>(p: Promise<P>) => p.then((started_) => (started.push(started_), started_));
     const [first, ...rest] = groups;
     processes[first![0]] = await track(startServeProcess(first![1], env, 120_000));
+    const api = `http://127.0.0.1:${httpPort}`;
+    if (options.beforeSite) {
+      // Up, not ready: read models become ready once there is something in the log to catch up with.
+      await waitForOk(`${api}/healthz`);
+      await options.beforeSite(apiClient(api, readAdminToken(dir.path) ?? ''));
+    }
     const sitePromise = track(startSimulatedSiteProcess(env, 120_000));
     const restPromises = rest.map(([, services]) => track(startServeProcess(services, env, 120_000)));
     // allSettled: every process that did start is tracked (and stopped on failure) before anything is thrown.
@@ -58,11 +71,7 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     if (failure) throw failure.reason;
     const site = await sitePromise;
     for (const [i, [name]] of rest.entries()) processes[name] = await restPromises[i]!;
-    const api = `http://127.0.0.1:${httpPort}`;
-    for (let i = 0; !(await fetch(`${api}/readyz`).then((r) => r.ok, () => false)); i++) {
-      if (i > 1_200) throw new Error('api did not become ready in 120 s');
-      await sleep(100);
-    }
+    await waitForOk(`${api}/readyz`);
     const all = processes as Record<string, ServeProcess>;
     return {
       nats,
@@ -80,5 +89,12 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
   } catch (err) {
     await dispose();
     throw err;
+  }
+}
+
+async function waitForOk(url: string): Promise<void> {
+  for (let i = 0; !(await fetch(url).then((r) => r.ok, () => false)); i++) {
+    if (i > 1_200) throw new Error(`${url} did not answer ok in 120 s`);
+    await sleep(100);
   }
 }

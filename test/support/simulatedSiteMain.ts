@@ -7,10 +7,12 @@ import { openRuntime } from '../../services/stack/runtime.ts';
  * The `simulated-site` service as `serve.ts` runs it, plus an IPC channel to its BMC simulators' request logs, which
  * live in this process's memory: the parent sends `{ type: 'resets' }` and gets the accepted
  * `#ComputerSystem.Reset` requests per node, or `{ type: 'machines' }` and gets each machine's mounted media,
- * CD installs and run state. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
+ * CD installs, boot targets and run state. BC_TEST_SIM_POOL_ID enrolls the machines into a metal pool, and
+ * BC_TEST_SIM_HOST_ADDRESSES (comma-separated) gives machine i's first NIC the i-th address, as a DHCP lease would. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
  * BC_TEST_SIM_BMC_DELAY_MS shrink the machines' disks and BMC settle delays for fast loops.
  */
 const config = loadConfig();
+const hostAddresses = (process.env.BC_TEST_SIM_HOST_ADDRESSES ?? '').split(',').filter(Boolean);
 const runtime = await openRuntime(config, 'simulated-site');
 const site = await startSimulatedSite(
   runtime.nc,
@@ -23,6 +25,8 @@ const site = await startSimulatedSite(
     // Test-only knobs (smaller disks wipe faster, shorter BMC settle delays); unset means the service's defaults.
     ...(process.env.BC_TEST_SIM_DISK_BYTES ? { diskSizeBytes: Number(process.env.BC_TEST_SIM_DISK_BYTES) } : {}),
     ...(process.env.BC_TEST_SIM_BMC_DELAY_MS ? { bmcDelayMs: Number(process.env.BC_TEST_SIM_BMC_DELAY_MS) } : {}),
+    ...(process.env.BC_TEST_SIM_POOL_ID ? { poolId: process.env.BC_TEST_SIM_POOL_ID } : {}),
+    ...(hostAddresses.length > 0 ? { hostAddress: (i: number) => hostAddresses[i] } : {}),
   },
   runtime.log.child({ site: config.simSiteId }),
 );
@@ -39,7 +43,12 @@ const resets = () =>
 
 /** What each machine's BMC has mounted, what it installed from a CD, and what it runs now. */
 const machines = () =>
-  Object.fromEntries(site.machines.map((m) => [m.nodeId, { insertedMedia: m.bmc.insertedMedia() ?? null, installs: m.installs, runState: m.runState }]));
+  Object.fromEntries(
+    site.machines.map((m) => [
+      m.nodeId,
+      { insertedMedia: m.bmc.insertedMedia() ?? null, installs: m.installs, runState: m.runState, boots: m.bmc.state.boots.map((b) => b.bootTarget), ramdiskBooted: m.bootScripts.length > 0 },
+    ]),
+  );
 
 process.on('message', (message: { type?: string; id?: number }) => {
   if (message.type === 'resets') process.send!({ type: 'resets', id: message.id, answer: resets() });

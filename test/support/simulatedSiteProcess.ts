@@ -10,6 +10,9 @@ export interface MachineReport {
   readonly insertedMedia: string | null;
   readonly installs: readonly { readonly isoSha256: string; readonly mediaUrl: string; readonly lateCommands: readonly string[] }[];
   readonly runState: string;
+  /** Boot targets the BMC booted, in order. */
+  readonly boots: readonly string[];
+  readonly ramdiskBooted: boolean;
 }
 
 /**

@@ -6,7 +6,8 @@ import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';
 import { streamMessages } from '../support/plaintextScan.ts';
 import { startIsoServer, startTalosApi } from './talosApi.ts';
-import { startTalosStack } from './talosStack.ts';
+import { apiClient } from '../support/apiClient.ts';
+import { startProcessStack } from '../support/processStack.ts';
 
 const SITE = 'talos-dc';
 const POOL = 'talos-metal';
@@ -18,18 +19,23 @@ const machines = [
   { mode: 'separate process', nodeId: `${SITE}-m002`, host: `${subnet}.12`, heavy: false },
 ] as const;
 
-let stack: Awaited<ReturnType<typeof startTalosStack>>;
+let stack: Awaited<ReturnType<typeof startProcessStack<'single'>>>;
 let iso: Awaited<ReturnType<typeof startIsoServer>>;
 const apis = new Map<string, Awaited<ReturnType<typeof startTalosApi>>>();
 
 beforeAll(async () => {
   iso = await startIsoServer();
-  stack = await startTalosStack({
+  stack = await startProcessStack({
+    layout: 'single',
     machines: machines.length,
-    siteId: SITE,
-    poolId: POOL,
-    hostAddresses: machines.map((m) => m.host),
-    prepare: async (client) => {
+    env: {
+      BC_SIM_SITE_ID: SITE,
+      BC_TEST_SIM_POOL_ID: POOL,
+      BC_TEST_SIM_HOST_ADDRESSES: machines.map((m) => m.host).join(','),
+      BC_TEST_SIM_DISK_BYTES: String(8 << 20),
+      BC_TEST_SIM_BMC_DELAY_MS: '50',
+    },
+    beforeSite: async (client) => {
       const site = await client.command('site.create', { siteId: SITE, name: 'Talos walkthrough' });
       expect(site.status, JSON.stringify(site.body)).toBe(201);
       const pool = await client.command('vps.createPool', {
@@ -45,7 +51,7 @@ beforeAll(async () => {
   // "Booted" is what the simulated machine does: it booted the CD the deploy inserted (no guessing from time).
   for (const m of machines) {
     apis.set(m.nodeId, await startTalosApi(m.host, async () => {
-      const report = (await stack.machines())[m.nodeId];
+      const report = (await stack.site.machines())[m.nodeId];
       return report?.runState === 'media' && report.boots.includes('Cd');
     }, { bootingFor: 2 }));
   }
@@ -59,7 +65,7 @@ afterAll(async () => {
 
 describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode', ({ mode, nodeId, host, heavy }) => {
   it('deploys Talos out of band and releases it unverified, never via an agent on the node', { timeout: 300_000 }, async () => {
-    const { client } = stack;
+    const client = apiClient(stack.api, stack.token);
     const talosApi = apis.get(nodeId)!;
     let inProcess: RunningPlugin | undefined;
     const processPlugin = mode === 'separate process' ? await startPluginProcess('plugins/talos/index.ts', stack.env) : undefined;
@@ -103,7 +109,7 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
       const statuses = talosApi.requests.map((r) => r.status);
       expect(statuses.slice(0, 2)).toEqual([503, 503]);
       expect(statuses.indexOf(200)).toBeGreaterThanOrEqual(2);
-      const machine = (await stack.machines())[nodeId]!;
+      const machine = (await stack.site.machines())[nodeId]!;
       expect(machine).toMatchObject({ runState: 'media', ramdiskBooted: false });
       expect(machine.boots).toContain('Cd');
 

@@ -21,7 +21,10 @@ export const registerPlugin = defineCommand({
   aggregateId: () => PLUGIN_REGISTRY_ID,
   decide(command, state, { now }): PluginEvent[] {
     const previous = state.plugins.get(command.pluginId);
-    if (previous && isDeepStrictEqual({ ...previous, registeredAt: undefined }, { ...command, registeredAt: undefined })) return [];
+    if (previous) {
+      const { registeredAt: _, ...registered } = previous;
+      if (isDeepStrictEqual(registered, command)) return [];
+    }
     for (const kind of ['steps', 'profiles'] as const) {
       const ids = command[kind].map((item) => item.id);
       const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);

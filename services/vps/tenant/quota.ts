@@ -2,7 +2,13 @@ import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/commands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { reservationOf, tenantAggregate } from './tenant.ts';
+import { reservationOf, tenantAggregate, type TenantState } from './tenant.ts';
+
+function requireReservation(state: TenantState, command: { tenantId: string; instanceId: string }) {
+  const reservation = reservationOf(state, command.instanceId);
+  if (!reservation) throw new DomainError('NOT_FOUND', `tenant ${command.tenantId} has no instance ${command.instanceId}`);
+  return reservation;
+}
 
 /**
  * `vps.releaseQuota` (engine: the reconciler, once the instance is deleted or failed before anything was created):
@@ -14,8 +20,7 @@ export const releaseQuota = defineCommand({
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,
   decide(command, state): TenantEvent[] {
-    const reservation = reservationOf(state, command.instanceId);
-    if (!reservation) throw new DomainError('NOT_FOUND', `tenant ${command.tenantId} has no instance ${command.instanceId}`);
+    const reservation = requireReservation(state, command);
     if (reservation.status === 'released') return [];
     return [{ type: 'QuotaReleased', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
   },
@@ -31,8 +36,7 @@ export const markQuotaUsed = defineCommand({
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,
   decide(command, state): TenantEvent[] {
-    const reservation = reservationOf(state, command.instanceId);
-    if (!reservation) throw new DomainError('NOT_FOUND', `tenant ${command.tenantId} has no instance ${command.instanceId}`);
+    const reservation = requireReservation(state, command);
     if (reservation.status !== 'reserved') return [];
     return [{ type: 'QuotaUsed', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
   },
