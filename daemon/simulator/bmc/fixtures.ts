@@ -1,25 +1,23 @@
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The mockup trees shipped in the shared fixtures folder (see its README). */
+/** The mockup trees shipped in `daemon/simulator/fixtures/redfish` (sources and licences in its README). */
 export const RedfishTrees = ['dmtf-public-tower', 'hpe-ilo5-dl325'] as const;
 export type RedfishTreeName = (typeof RedfishTrees)[number];
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const bundledFixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/redfish');
 
-/**
- * The fixtures live outside the repo (read-only, shared between checkouts), so they are referenced by path
- * and never copied in. `BC_REDFISH_FIXTURES` lets CI point at another copy.
- */
+/** Where named trees are looked up: the bundled copy, or `BC_REDFISH_FIXTURES` for another collection. */
 export function redfishFixturesRoot(): string {
-  return process.env.BC_REDFISH_FIXTURES ?? resolve(repoRoot, '../shared/fixtures/redfish');
+  return process.env.BC_REDFISH_FIXTURES ?? bundledFixtures;
 }
 
+/** A tree by bundled name, or any mockup folder by path (absolute, or relative to the working directory). */
 export function redfishTreePath(tree: RedfishTreeName | string): string {
-  const path = resolve(redfishFixturesRoot(), tree);
+  const path = isAbsolute(tree) || tree.includes('/') ? resolve(tree) : resolve(redfishFixturesRoot(), tree);
   if (!existsSync(resolve(path, 'index.json'))) {
-    throw new Error(`Redfish mockup tree not found at ${path} (set BC_REDFISH_FIXTURES to the fixtures folder)`);
+    throw new Error(`Redfish mockup tree not found at ${path} (no index.json: give a DSP2043 mockup folder)`);
   }
   return path;
 }
