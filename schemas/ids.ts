@@ -12,3 +12,6 @@ export type ResourceId = z.infer<typeof ResourceId>;
 /** A command id: the client's idempotency key, also the JetStream `Nats-Msg-Id` of the appended message. */
 export const CommandId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8-64 chars of A-Z, a-z, 0-9, "-" or "_"');
 export type CommandId = z.infer<typeof CommandId>;
+
+/** A reference to a sealed secret (`secret:<id>`); plaintext credentials are never accepted where one is expected. */
+export const SecretRef = z.string().regex(/^secret:[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a secret reference like secret:bmc-r1-n1');

@@ -1,45 +1,56 @@
 import { getBiosAttributes, setBiosAttributes, type BiosAttributes, type BiosWriteResult } from './bios.ts';
-import { setOneTimeBoot, type OneTimeBootTarget } from './boot.ts';
+import { applyBiosSettings, type BiosApplyResult } from './biosApply.ts';
+import { setOneTimeBoot, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
 import type { ClientContext, RedfishTiming } from './context.ts';
 import { Discovery } from './discovery.ts';
 import { RedfishError } from './errors.ts';
 import { createRedfishHttp, type RedfishAuthMode } from './http.ts';
 import type { Inventory } from './inventory.ts';
 import { getPowerState, setPower, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
+import { applyRaid, type RaidApplyResult, type RaidPlan } from './raidApply.ts';
 import { getInventory } from './readInventory.ts';
+import { retryingTransient } from './transient.ts';
 import { createTransport, type RedfishTlsOptions } from './transport.ts';
 import { simpleUpdate, type UpdateResult } from './update.ts';
 import { ejectMedia, insertMedia, type MediaResult } from './virtualMedia.ts';
 import { createVolume, deleteVolume, listVolumes, type CreateVolumeSpec, type VolumeInfo } from './volumes.ts';
 
 export interface RedfishClientOptions {
-  /** Scheme, host and port of the BMC, e.g. `https://10.0.0.5`. Any path is ignored: the root is /redfish/v1/. */
+  /**
+   * The BMC (`https://10.0.0.5`, `…/redfish/v1`) or one of its systems (`https://10.0.0.5/redfish/v1/Systems/2`):
+   * the client drives that system, or the only one the BMC serves.
+   */
   baseUrl: string;
   username: string;
   password: string;
-  auth: RedfishAuthMode;
+  /** Default `auto`: a session where the BMC offers one, Basic otherwise or when the login is refused. */
+  auth?: RedfishAuthMode;
   tls?: RedfishTlsOptions;
   /** Per HTTP request. */
   timeoutMs: number;
   /** Wait budgets for state changes that the BMC confirms only by polling. */
   timing?: Partial<RedfishTiming>;
-  /** Pick this ComputerSystem (`@odata.id`) on multi-system services; default: the first member. */
-  systemUri?: string;
+  /** The boot mode for boot overrides; default UEFI, or Legacy on AMI boards. */
+  bootMode?: BootMode;
 }
 
 export interface RedfishClient {
   getPowerState(): Promise<PowerState>;
   setPower(action: PowerAction): Promise<SetPowerResult>;
-  setOneTimeBoot(target: OneTimeBootTarget): Promise<void>;
+  setOneTimeBoot(target: OneTimeBootTarget, mode?: BootMode): Promise<BootOverrideResult>;
   insertMedia(imageUrl: string): Promise<MediaResult>;
   ejectMedia(): Promise<MediaResult>;
   getInventory(): Promise<Inventory>;
   getBiosAttributes(): Promise<BiosAttributes>;
   setBiosAttributes(attrs: BiosAttributes): Promise<BiosWriteResult>;
+  /** Writes pending BIOS settings, resets the machine and verifies them (see `biosApply.ts`). */
+  applyBiosSettings(attrs: BiosAttributes): Promise<BiosApplyResult>;
   simpleUpdate(imageUri: string): Promise<UpdateResult>;
   listVolumes(): Promise<VolumeInfo[]>;
   createVolume(spec: CreateVolumeSpec): Promise<VolumeInfo>;
   deleteVolume(volumeUri: string): Promise<void>;
+  /** Deletes and creates volumes idempotently (see `raidApply.ts`). */
+  applyRaid(plan: RaidPlan): Promise<RaidApplyResult>;
   /** Ends the Redfish session (session auth); BMCs have only a handful of session slots. */
   close(): Promise<void>;
 }
@@ -49,7 +60,16 @@ const defaultTiming: RedfishTiming = {
   powerTimeoutMs: 5 * 60_000,
   mediaTimeoutMs: 2 * 60_000,
   taskTimeoutMs: 60 * 60_000,
+  resetObserveMs: 60_000,
+  bootVerifyMs: 30_000,
+  transientRetries: 4,
+  maxRetryAfterMs: 30_000,
 };
+
+/** `/redfish/v1/Systems/<id>` when the address names a system; anything else in the path is the service itself. */
+function systemUriOf(origin: URL): string | undefined {
+  return /^\/redfish\/v1\/Systems\/[^/]+\/?$/i.test(origin.pathname) ? origin.pathname.replace(/\/+$/, '') : undefined;
+}
 
 function definedOnly<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -69,27 +89,29 @@ export function createRedfishClient(options: RedfishClientOptions): RedfishClien
     // A pin on plain HTTP would silently protect nothing.
     throw new RedfishError('REDFISH_BAD_REQUEST', 'A pinned certificate requires an https baseUrl');
   }
-  const transport = createTransport({ origin, timeoutMs: options.timeoutMs, ...(options.tls ? { tls: options.tls } : {}) });
-  const http = createRedfishHttp(transport, { username: options.username, password: options.password, auth: options.auth });
-  const ctx: ClientContext = {
-    http,
-    discovery: new Discovery(http, options.systemUri),
-    timing: { ...defaultTiming, ...definedOnly(options.timing ?? {}) },
-  };
+  const timing = { ...defaultTiming, ...definedOnly(options.timing ?? {}) };
+  const transport = retryingTransient(createTransport({ origin, timeoutMs: options.timeoutMs, ...(options.tls ? { tls: options.tls } : {}) }), {
+    retries: timing.transientRetries,
+    maxDelayMs: timing.maxRetryAfterMs,
+  });
+  const http = createRedfishHttp(transport, { username: options.username, password: options.password, auth: options.auth ?? 'auto' });
+  const ctx: ClientContext = { http, discovery: new Discovery(http, systemUriOf(origin)), timing, bootMode: options.bootMode };
 
   return {
     getPowerState: () => getPowerState(ctx),
     setPower: (action) => setPower(ctx, action),
-    setOneTimeBoot: (target) => setOneTimeBoot(ctx, target),
+    setOneTimeBoot: (target, mode) => setOneTimeBoot(ctx, target, mode),
     insertMedia: (imageUrl) => insertMedia(ctx, imageUrl),
     ejectMedia: () => ejectMedia(ctx),
     getInventory: () => getInventory(ctx),
     getBiosAttributes: () => getBiosAttributes(ctx),
     setBiosAttributes: (attrs) => setBiosAttributes(ctx, attrs),
+    applyBiosSettings: (attrs) => applyBiosSettings(ctx, attrs),
     simpleUpdate: (imageUri) => simpleUpdate(ctx, imageUri),
     listVolumes: () => listVolumes(ctx),
     createVolume: (spec) => createVolume(ctx, spec),
     deleteVolume: (volumeUri) => deleteVolume(ctx, volumeUri),
+    applyRaid: (plan) => applyRaid(ctx, plan),
     close: () => http.close(),
   };
 }

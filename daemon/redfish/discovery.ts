@@ -1,6 +1,6 @@
 import { RedfishError } from './errors.ts';
 import { serviceRootPath, toPath, type RedfishHttp, type RedfishResource } from './http.ts';
-import { arr, linkOf, obj, type Json } from './json.ts';
+import { arr, linkOf, obj, str, type Json } from './json.ts';
 import { members, optional, requireLink } from './links.ts';
 
 /**
@@ -28,15 +28,43 @@ export class Discovery {
     return this.http.get(requireLink(await this.root(), name, name));
   }
 
+  /**
+   * The ComputerSystem this client drives: the one the address names, else the only one. Never a guess: on a BMC
+   * serving several systems, an address without one is refused, so a command can never reach the wrong machine.
+   */
   async systemUri(): Promise<string> {
     if (this.systemUriCache === undefined) {
       const systems = await members(this.http, requireLink(await this.root(), 'Systems', 'Systems'));
-      const wanted = this.preferredSystemUri === undefined ? undefined : toPath(this.preferredSystemUri).toLowerCase();
-      const chosen = wanted === undefined ? systems[0] : systems.find((s) => toPath(s).toLowerCase() === wanted);
-      if (chosen === undefined) throw new RedfishError('REDFISH_NOT_FOUND', 'BMC lists no matching ComputerSystem');
+      const canonical = (uri: string) => toPath(uri).replace(/\/+$/, '').toLowerCase();
+      let chosen: string | undefined;
+      if (this.preferredSystemUri !== undefined) {
+        const wanted = canonical(this.preferredSystemUri);
+        chosen = systems.find((s) => canonical(s) === wanted);
+        if (chosen === undefined) throw new RedfishError('REDFISH_NOT_FOUND', `BMC lists no ComputerSystem ${toPath(this.preferredSystemUri)}`);
+      } else if (systems.length > 1) {
+        throw new RedfishError('REDFISH_SYSTEM_AMBIGUOUS', `BMC serves ${systems.length} systems; the address must name one (…/redfish/v1/Systems/<id>)`);
+      } else {
+        chosen = systems[0];
+        if (chosen === undefined) throw new RedfishError('REDFISH_NOT_FOUND', 'BMC lists no ComputerSystem');
+      }
       this.systemUriCache = chosen;
     }
     return this.systemUriCache;
+  }
+
+  /**
+   * Who made the BMC, lower-case, where behaviour differs by family: `ServiceRoot.Vendor` (Redfish 1.5+), else the
+   * vendor key of the root's or the system's `Oem` section (`Ami`, `Hpe`, `Dell`, …). undefined when nothing says.
+   */
+  async family(): Promise<string | undefined> {
+    const root = await this.root();
+    const vendor = str(root.Vendor) ?? Object.keys(obj(root.Oem))[0] ?? Object.keys(obj((await this.system()).body.Oem))[0];
+    return vendor?.toLowerCase();
+  }
+
+  /** The managers of our system (Links.ManagedBy) first, then any others the service lists. */
+  async managers(): Promise<string[]> {
+    return this.managerUris((await this.system()).body);
   }
 
   async system(): Promise<RedfishResource> {

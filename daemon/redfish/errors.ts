@@ -12,6 +12,11 @@ export const RedfishErrorCodes = {
   REDFISH_TLS_PIN_MISMATCH: "The BMC's TLS certificate is not the pinned or a trusted one",
   REDFISH_UNAVAILABLE: 'The BMC could not be reached or failed internally',
   REDFISH_TASK_FAILED: 'A BMC task ended in Exception, Killed or Cancelled',
+  REDFISH_SYSTEM_AMBIGUOUS: 'The BMC serves several systems and the address names none of them',
+  REDFISH_BOOT_OVERRIDE_MISMATCH: 'The BMC accepted a boot override but reports another target',
+  REDFISH_RESET_NOT_OBSERVED: 'The BMC accepted a reset but the machine showed no sign of one, nor of a power-off',
+  REDFISH_BIOS_NOT_APPLIED: 'BIOS settings did not show up as current after the reset that should apply them',
+  REDFISH_REDIRECT_REFUSED: 'The BMC redirected somewhere other than https on the same host',
 } as const;
 
 export type RedfishErrorCode = keyof typeof RedfishErrorCodes;
@@ -50,6 +55,8 @@ export function codeForStatus(status: number): RedfishErrorCode {
   if (status === 404 || status === 410) return 'REDFISH_NOT_FOUND';
   if (status === 405 || status === 501) return 'REDFISH_UNSUPPORTED';
   if (status === 408 || status === 504) return 'REDFISH_TIMEOUT';
+  if (status === 429 || status === 503) return 'REDFISH_UNAVAILABLE';
+  if (status >= 300 && status < 400) return 'REDFISH_REDIRECT_REFUSED';
   if (status >= 400 && status < 500) return 'REDFISH_BAD_REQUEST';
   return 'REDFISH_UNAVAILABLE';
 }

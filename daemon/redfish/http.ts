@@ -8,7 +8,11 @@ export const serviceRootPath = '/redfish/v1/';
 // DSP0266 fixes this URI; used only if the service root omits Links.Sessions.
 const specSessionsPath = '/redfish/v1/SessionService/Sessions';
 
-export type RedfishAuthMode = 'basic' | 'session';
+/**
+ * `auto`: a session when the service root offers a SessionService, HTTP Basic otherwise, and Basic again when the
+ * session login answers 401, 404 or 405 (emulators, BMCs with sessions switched off). `session` and `basic` force one.
+ */
+export type RedfishAuthMode = 'auto' | 'basic' | 'session';
 
 export interface RedfishResource {
   uri: string;
@@ -63,37 +67,49 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+type Scheme = { kind: 'basic' } | { kind: 'session'; token: string; location: string | undefined };
+
 export function createRedfishHttp(
   transport: Transport,
   credentials: { username: string; password: string; auth: RedfishAuthMode },
 ): RedfishHttp {
   const basic = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-  let session: Promise<{ token: string; location: string | undefined }> | undefined;
+  let scheme: Promise<Scheme> | undefined;
+  const fallsBack = credentials.auth === 'auto';
 
-  const login = async (): Promise<{ token: string; location: string | undefined }> => {
+  const establish = async (): Promise<Scheme> => {
+    if (credentials.auth === 'basic') return { kind: 'basic' };
     const root = await transport({ method: 'GET', path: serviceRootPath, headers: {} });
-    if (root.status >= 400) throw failure('GET', serviceRootPath, root);
-    const sessionsPath = toPath(linkOf(root.body, 'Links', 'Sessions') ?? specSessionsPath);
+    // A root that wants credentials tells nothing about sessions: Basic is the scheme every service must take.
+    if (fallsBack && root.status === 401) return { kind: 'basic' };
+    if (root.status >= 300) throw failure('GET', serviceRootPath, root);
+    const sessionsLink = linkOf(root.body, 'Links', 'Sessions');
+    if (fallsBack && sessionsLink === undefined && linkOf(root.body, 'SessionService') === undefined) return { kind: 'basic' };
+    const sessionsPath = toPath(sessionsLink ?? specSessionsPath);
     const res = await transport({
       method: 'POST',
       path: sessionsPath,
       headers: {},
       body: { UserName: credentials.username, Password: credentials.password },
     });
-    if (res.status >= 400) throw failure('POST', sessionsPath, res);
+    if (fallsBack && [401, 404, 405].includes(res.status)) return { kind: 'basic' };
+    if (res.status >= 300) throw failure('POST', sessionsPath, res);
     const token = header(res.headers, 'x-auth-token');
-    if (!token) throw new RedfishError('REDFISH_AUTH', `POST ${sessionsPath} returned no X-Auth-Token`, { status: res.status });
+    if (!token) {
+      if (fallsBack) return { kind: 'basic' };
+      throw new RedfishError('REDFISH_AUTH', `POST ${sessionsPath} returned no X-Auth-Token`, { status: res.status });
+    }
     const location = header(res.headers, 'location') ?? str(obj(res.body)['@odata.id']);
-    return { token, location: location === undefined ? undefined : toPath(location) };
+    return { kind: 'session', token, location: location === undefined ? undefined : toPath(location) };
   };
 
   const authHeaders = async (): Promise<Record<string, string>> => {
-    if (credentials.auth === 'basic') return { Authorization: basic };
-    session ??= login().catch((error: unknown) => {
-      session = undefined;
+    scheme ??= establish().catch((error: unknown) => {
+      scheme = undefined;
       throw error;
     });
-    return { 'X-Auth-Token': (await session).token };
+    const current = await scheme;
+    return current.kind === 'basic' ? { Authorization: basic } : { 'X-Auth-Token': current.token };
   };
 
   const exchange = async (method: string, uri: string, body?: Json, extra: Record<string, string> = {}): Promise<RawResponse> => {
@@ -101,11 +117,12 @@ export function createRedfishHttp(
     const attempt = async (): Promise<RawResponse> => transport({ method, path, headers: { ...(await authHeaders()), ...extra }, body });
     let res = await attempt();
     // Sessions expire (iLO after 30 idle minutes); one fresh login is the documented recovery.
-    if (res.status === 401 && credentials.auth === 'session') {
-      session = undefined;
+    if (res.status === 401 && (await scheme)?.kind === 'session') {
+      scheme = undefined;
       res = await attempt();
     }
-    if (res.status >= 400) throw failure(method, path, res);
+    // A 3xx here is a redirect the transport would not follow (another host, or plain http).
+    if (res.status >= 300) throw failure(method, path, res);
     return res;
   };
 
@@ -126,11 +143,10 @@ export function createRedfishHttp(
       };
     },
     async close() {
-      const current = session;
-      session = undefined;
-      if (!current) return;
-      const { token, location } = await current.catch(() => ({ token: undefined, location: undefined }));
-      if (!token || !location) return;
+      const current = await scheme?.catch(() => undefined);
+      scheme = undefined;
+      if (current?.kind !== 'session' || !current.location) return;
+      const { token, location } = current;
       // Best effort: a BMC has few session slots, but failing to free one must not fail the caller.
       await transport({ method: 'DELETE', path: location, headers: { 'X-Auth-Token': token } }).catch(() => undefined);
     },

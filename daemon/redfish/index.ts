@@ -3,8 +3,11 @@ export { RedfishError, RedfishErrorCodes, isRedfishError, type RedfishErrorCode 
 export { Inventory, InventoryCpus, InventoryDisk, InventoryNic, MacAddress } from './inventory.ts';
 export { spkiSha256 } from './pin.ts';
 export { PowerActions, PowerStates, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
-export { OneTimeBootTargets, type OneTimeBootTarget } from './boot.ts';
+export { OneTimeBootTargets, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
 export type { BiosAttributes, BiosAttributeValue, BiosWriteResult } from './bios.ts';
+export type { BiosApplyResult } from './biosApply.ts';
+export type { RaidApplyResult, RaidPlan, RaidVolume } from './raidApply.ts';
+export { remoteMediaSwitches } from './remoteMedia.ts';
 export type { MediaResult } from './virtualMedia.ts';
 export type { UpdateResult } from './update.ts';
 export type { CreateVolumeSpec, VolumeInfo } from './volumes.ts';

@@ -100,16 +100,28 @@ function ipv4AddressesOf(value: unknown): string[] {
   return [...new Set(addresses.filter((a): a is string => a !== undefined && isIPv4(a) && a !== '0.0.0.0'))];
 }
 
+/**
+ * One entry per MAC. BMCs list a port more than once (as an EthernetInterface and again under a second collection or
+ * id, or one MAC on two logical interfaces): the first id is kept, addresses are merged, the fastest speed wins.
+ */
 async function readNics(ctx: ClientContext, system: Json): Promise<InventoryNic[]> {
-  const nics: InventoryNic[] = [];
+  const byMac = new Map<string, InventoryNic>();
   for (const nic of await readMembers(ctx, system, 'EthernetInterfaces')) {
     const mac = normaliseMac(nic.body.MACAddress) ?? normaliseMac(nic.body.PermanentMACAddress);
     if (mac === undefined) continue;
     const speed = num(nic.body.SpeedMbps);
     const ipv4 = ipv4AddressesOf(nic.body.IPv4Addresses);
-    nics.push({ id: idOf(nic), mac, ...(speed === undefined ? {} : { speedMbps: speed }), ...(ipv4.length > 0 ? { ipv4Addresses: ipv4 } : {}) });
+    const seen = byMac.get(mac);
+    const speeds = [seen?.speedMbps, speed].filter((v): v is number => v !== undefined);
+    const addresses = [...new Set([...(seen?.ipv4Addresses ?? []), ...ipv4])];
+    byMac.set(mac, {
+      id: seen?.id ?? idOf(nic),
+      mac,
+      ...(speeds.length > 0 ? { speedMbps: Math.max(...speeds) } : {}),
+      ...(addresses.length > 0 ? { ipv4Addresses: addresses } : {}),
+    });
   }
-  return nics;
+  return [...byMac.values()];
 }
 
 /** Each part is read independently and tolerates a missing link: a BMC without Storage still has CPUs. */

@@ -5,11 +5,14 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { RedfishError } from './errors.ts';
 import { spkiSha256 } from './pin.ts';
 
+/** How the BMC's certificate is trusted; with none of these, the chain must verify against the system store. */
 export interface RedfishTlsOptions {
-  /** base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo. When set, it is the trust anchor. */
+  /** base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo. When set, it is the trust anchor (BMC certs are self-signed). */
   pinnedSpkiSha256?: string;
-  /** Default: false when a pin is given (BMC certs are self-signed), true otherwise. */
-  rejectUnauthorized?: boolean;
+  /** PEM CA certificates the chain must verify against instead of the system store; the name must match the address. */
+  ca?: string;
+  /** Lab only: verify nothing. The caller is expected to say so loudly. */
+  insecure?: boolean;
 }
 
 export interface RawRequest {
@@ -28,6 +31,8 @@ export interface RawResponse {
 export type Transport = (req: RawRequest) => Promise<RawResponse>;
 
 const maxResponseBytes = 32 * 1024 * 1024;
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+const maxRedirects = 3;
 const unreachable = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 
 function mapSocketError(error: unknown, what: string): RedfishError {
@@ -60,14 +65,18 @@ function parseBody(raw: Buffer, status: number, contentType: string | undefined,
  * One HTTP exchange per connection. For HTTPS the TLS handshake is completed and the pin checked *before* the
  * request is handed to node:http, so no header (and so no Basic credential) is ever written to an unverified
  * peer. One connection per request also sidesteps the keep-alive bugs many BMC web servers have.
+ *
+ * A redirect is followed only to https on the same host (BMCs that answer plain http with a redirect to their https
+ * port, or add a trailing slash): an upgrade from http sticks for every later request. Any other redirect is returned
+ * as it is, and the caller refuses it.
  */
 export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions; timeoutMs: number }): Transport {
-  const { origin, timeoutMs } = options;
-  const secure = origin.protocol === 'https:';
-  const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
-  const port = Number(origin.port) || (secure ? 443 : 80);
+  const { timeoutMs } = options;
+  let secure = options.origin.protocol === 'https:';
+  const host = options.origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  let port = Number(options.origin.port) || (secure ? 443 : 80);
   const pin = options.tls?.pinnedSpkiSha256;
-  const rejectUnauthorized = options.tls?.rejectUnauthorized ?? pin === undefined;
+  const rejectUnauthorized = pin === undefined && options.tls?.insecure !== true;
 
   /** Opens the TLS connection; `onReady` runs only once the peer is verified (chain and/or pin). */
   const openTls = (what: string, onError: (error: RedfishError) => void, onReady: () => void): TLSSocket => {
@@ -76,6 +85,7 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
       port,
       rejectUnauthorized,
       ALPNProtocols: ['http/1.1'],
+      ...(options.tls?.ca ? { ca: options.tls.ca } : {}),
       ...(isIP(host) === 0 ? { servername: host } : {}),
     });
     socket.once('secureConnect', () => {
@@ -92,7 +102,7 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
     return socket;
   };
 
-  return (req) =>
+  const exchange = (req: RawRequest): Promise<RawResponse> =>
     new Promise<RawResponse>((resolve, reject) => {
       const what = `${req.method} ${req.path}`;
       const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
@@ -152,4 +162,29 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
         socket = connected;
       }
     });
+
+  /** The https URL on this host a redirect names, or undefined when it names anything else. */
+  const sameHostHttps = (res: RawResponse): URL | undefined => {
+    const location = res.headers.location;
+    if (!redirectStatuses.has(res.status) || typeof location !== 'string') return undefined;
+    let target: URL;
+    try {
+      target = new URL(location, `${secure ? 'https' : 'http'}://${options.origin.host}/`);
+    } catch {
+      return undefined;
+    }
+    return target.protocol === 'https:' && target.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase() === host.toLowerCase() ? target : undefined;
+  };
+
+  return async (req) => {
+    let current = req;
+    for (let hop = 0; ; hop += 1) {
+      const res = await exchange(current);
+      const target = hop < maxRedirects ? sameHostHttps(res) : undefined;
+      if (!target) return res;
+      secure = true;
+      port = Number(target.port) || 443;
+      current = { ...current, path: `${target.pathname}${target.search}` };
+    }
+  };
 }

@@ -1,9 +1,10 @@
-import { patchResource, type ClientContext } from './context.ts';
-import { RedfishError } from './errors.ts';
+import { act, patchResource, type ClientContext } from './context.ts';
+import { isRedfishError, RedfishError } from './errors.ts';
 import type { RedfishResource } from './http.ts';
 import { str, strings, type Json } from './json.ts';
 import { allowableValues, findAction, findOemAction } from './links.ts';
 import { pollUntil } from './poll.ts';
+import { enableRemoteMedia } from './remoteMedia.ts';
 
 export interface MediaResult {
   /** false when the slot already held exactly this image (insert) or nothing (eject). */
@@ -16,14 +17,36 @@ function isInserted(media: Json): boolean {
   return typeof media.Image === 'string' && media.Image !== '';
 }
 
-/** The slot whose MediaTypes include CD or DVD: the one a host can boot an ISO from. */
+/**
+ * The slot a host can boot an ISO from: one whose MediaTypes include CD or DVD, else one that lists no MediaTypes at
+ * all (AMI MegaRAC lists none; its CD slot is the one named so, else the first).
+ */
 async function cdMedia(ctx: ClientContext): Promise<RedfishResource> {
+  const untyped: RedfishResource[] = [];
   for (const uri of await ctx.discovery.virtualMediaUris()) {
     const media = await ctx.http.get(uri);
     const types = strings(media.body.MediaTypes);
     if (types.includes('CD') || types.includes('DVD')) return media;
+    if (types.length === 0) untyped.push(media);
   }
-  throw new RedfishError('REDFISH_UNSUPPORTED', 'BMC has no CD/DVD virtual media');
+  const named = untyped.find((m) => /cd|dvd/i.test(`${str(m.body.Id) ?? ''} ${str(m.body.Name) ?? ''}`));
+  const chosen = named ?? untyped[0];
+  if (!chosen) throw new RedfishError('REDFISH_UNSUPPORTED', 'BMC has no CD/DVD virtual media');
+  return chosen;
+}
+
+/**
+ * Sends an insert with `Inserted` and `WriteProtected`, and again without them when the BMC refuses the request
+ * (several implement InsertMedia with `Image` only and reject parameters they do not know).
+ */
+async function withOptionalFlags(full: Json, send: (body: Json) => Promise<unknown>): Promise<void> {
+  try {
+    await send(full);
+  } catch (error) {
+    if (!isRedfishError(error, 'REDFISH_BAD_REQUEST')) throw error;
+    const { Inserted: _inserted, WriteProtected: _writeProtected, ...bare } = full;
+    await send(bare);
+  }
 }
 
 async function waitFor(ctx: ClientContext, uri: string, what: string, done: (media: Json) => boolean): Promise<void> {
@@ -37,8 +60,8 @@ async function waitFor(ctx: ClientContext, uri: string, what: string, done: (med
 async function eject(ctx: ClientContext, media: RedfishResource): Promise<void> {
   const standard = findAction(media.body, '#VirtualMedia.EjectMedia');
   const oem = findOemAction(media.body, 'EjectVirtualMedia');
-  if (standard) await ctx.http.send('POST', standard.target, {});
-  else if (oem) await ctx.http.send('POST', oem.target, {});
+  if (standard) await act(ctx, standard.target, {});
+  else if (oem) await act(ctx, oem.target, {});
   else await patchResource(ctx, media.uri, { Image: null, Inserted: false }, media.etag);
   await waitFor(ctx, media.uri, 'virtual media to eject', (m) => !isInserted(m));
 }
@@ -56,6 +79,7 @@ export async function insertMedia(ctx: ClientContext, imageUrl: string): Promise
   }
   const media = await cdMedia(ctx);
   if (isInserted(media.body) && media.body.Image === imageUrl) return { changed: false, mediaUri: media.uri };
+  await enableRemoteMedia(ctx);
   if (isInserted(media.body)) await eject(ctx, media);
 
   const standard = findAction(media.body, '#VirtualMedia.InsertMedia');
@@ -64,11 +88,11 @@ export async function insertMedia(ctx: ClientContext, imageUrl: string): Promise
     const body: Json = { Image: imageUrl, Inserted: true, WriteProtected: true };
     const protocols = await allowableValues(ctx.http, standard, 'TransferProtocolType');
     if (protocols?.includes(scheme)) body.TransferProtocolType = scheme;
-    await ctx.http.send('POST', standard.target, body);
+    await withOptionalFlags(body, (b) => act(ctx, standard.target, b));
   } else if (oem) {
-    await ctx.http.send('POST', oem.target, { Image: imageUrl });
+    await act(ctx, oem.target, { Image: imageUrl });
   } else {
-    await patchResource(ctx, media.uri, { Image: imageUrl, Inserted: true });
+    await withOptionalFlags({ Image: imageUrl, Inserted: true }, (b) => patchResource(ctx, media.uri, b));
   }
   await waitFor(ctx, media.uri, `virtual media to show ${imageUrl}`, (m) => isInserted(m) && str(m.Image) === imageUrl);
   return { changed: true, mediaUri: media.uri };

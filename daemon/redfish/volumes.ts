@@ -1,4 +1,4 @@
-import type { ClientContext } from './context.ts';
+import { settled, type ClientContext } from './context.ts';
 import { RedfishError } from './errors.ts';
 import { toPath, type RedfishResource } from './http.ts';
 import { arr, linkOf, num, obj, str, strings, text, type Json } from './json.ts';
@@ -24,7 +24,7 @@ export interface CreateVolumeSpec {
   storageUri?: string;
 }
 
-interface VolumeCollection {
+export interface VolumeCollection {
   storageUri: string;
   volumesUri: string;
   raidTypes: string[] | undefined;
@@ -32,9 +32,9 @@ interface VolumeCollection {
 
 // BMCs differ in case and trailing slashes for the same resource (iLO), so URIs are compared in this form.
 const canonical = (uri: string): string => toPath(uri).replace(/\/+$/, '').toLowerCase();
-const sameUri = (a: string, b: string): boolean => canonical(a) === canonical(b);
+export const sameUri = (a: string, b: string): boolean => canonical(a) === canonical(b);
 
-async function collections(ctx: ClientContext): Promise<VolumeCollection[]> {
+export async function collections(ctx: ClientContext): Promise<VolumeCollection[]> {
   const system = (await ctx.discovery.system()).body;
   const storageLink = linkOf(system, 'Storage');
   const found: VolumeCollection[] = [];
@@ -89,6 +89,13 @@ export async function createVolume(ctx: ClientContext, spec: CreateVolumeSpec): 
   if (spec.capacityBytes !== undefined) body.CapacityBytes = spec.capacityBytes;
   if (spec.driveUris !== undefined) body.Links = { Drives: spec.driveUris.map((uri) => ({ '@odata.id': uri })) };
   const reply = await ctx.http.send('POST', target.volumesUri, body);
+  // 202: the controller builds the volume in a task; its monitor, not the Location, is what the reply names.
+  if (reply.status === 202) {
+    await settled(ctx, reply);
+    const built = (await listVolumes(ctx)).find((v) => spec.name !== undefined && v.name === spec.name && sameUri(v.storageUri, target.storageUri));
+    if (!built) throw new RedfishError('REDFISH_UNAVAILABLE', 'BMC finished building a volume but does not list it by its name');
+    return built;
+  }
   const created = reply.location ?? str(reply.body['@odata.id']);
   if (created === undefined) throw new RedfishError('REDFISH_UNAVAILABLE', 'BMC created a volume but did not say where');
   return toInfo(await ctx.http.get(created), target.storageUri);
@@ -98,5 +105,5 @@ export async function createVolume(ctx: ClientContext, spec: CreateVolumeSpec): 
 export async function deleteVolume(ctx: ClientContext, volumeUri: string): Promise<void> {
   const volume = (await listVolumes(ctx)).find((v) => sameUri(v.uri, volumeUri));
   if (!volume) throw new RedfishError('REDFISH_NOT_FOUND', `No volume ${toPath(volumeUri)} on this BMC`);
-  await ctx.http.send('DELETE', volume.uri);
+  await settled(ctx, await ctx.http.send('DELETE', volume.uri));
 }

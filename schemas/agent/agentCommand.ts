@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BmcConnection, BootMode } from '../metal/bmc.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
 
 /**
@@ -15,6 +16,9 @@ export const AgentCommandKinds = {
   // Destructive: the machine's API may act on a POST (reboot, reset), so it is never sent twice.
   'site.httpProxy': { runsOn: 'site', destructive: true },
   'firmware.update': { runsOn: 'site', destructive: true },
+  // Both reboot or reshape the machine: BIOS settings take effect at a reset, RAID changes destroy volumes' data.
+  'bios.apply': { runsOn: 'site', destructive: true },
+  'raid.apply': { runsOn: 'site', destructive: true },
   'disk.wipe': { runsOn: 'node', destructive: true },
   'image.write': { runsOn: 'node', destructive: true },
   'userdata.write': { runsOn: 'node', destructive: false },
@@ -29,16 +33,58 @@ export const AgentCommandId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,120}$/);
 export const PowerAction = z.enum(['on', 'off', 'cycle', 'softOff']);
 export const BootTarget = z.enum(['Pxe', 'Cd', 'UefiHttp']);
 
+const BiosValue = z.union([z.string().max(1_024), z.number(), z.boolean()]);
+/**
+ * BIOS attributes to apply: a map, or `Name=Value` strings (what a deploy's inputs can carry). A string value is
+ * converted to the type the attribute has on the BMC (number, boolean) when it is applied.
+ */
+export const BiosAttributesParam = z.union([
+  z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), BiosValue),
+  z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value').max(1_200)).max(256),
+]).transform((attrs) => (Array.isArray(attrs) ? Object.fromEntries(attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) : attrs));
+
+/** A volume to create: an object, or `<name>:<RAIDType>[:<drive>,<drive>…]` (drives by Id or URI; none: the BMC picks). */
+export const RaidVolumeSpec = z.union([
+  z
+    .object({
+      name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}$/),
+      raidType: z.string().regex(/^[A-Za-z0-9]{1,16}$/),
+      capacityBytes: z.number().int().positive().optional(),
+      drives: z.array(z.string().min(1).max(300)).max(64).optional(),
+      /** The Storage resource (Id or URI) to create it on; default: the first whose controller supports `raidType`. */
+      storage: z.string().min(1).max(300).optional(),
+    })
+    .strict(),
+  z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}:[A-Za-z0-9]{1,16}(:[^:]+)?$/, 'must be <name>:<RAIDType>[:<drive>,<drive>…]')
+    .transform((spec) => {
+      const [name, raidType, drives] = spec.split(':') as [string, string, string | undefined];
+      return { name, raidType, ...(drives ? { drives: drives.split(',').map((d) => d.trim()).filter(Boolean) } : {}) };
+    }),
+]);
+
 /** Parameters per kind. Secrets never travel here: only references (`secret:<id>`). */
 export const AgentCommandParams = {
   'power.set': z.object({ action: PowerAction }),
   'power.get': z.object({}),
-  'boot.setOnce': z.object({ target: BootTarget }),
+  /** `mode` (default: the node's `bootMode`, else UEFI, or Legacy on AMI boards) is set where the BMC allows it. */
+  'boot.setOnce': z.object({ target: BootTarget, mode: BootMode.optional() }),
   'media.insert': z.object({ imageUrl: z.string().url() }),
   'media.eject': z.object({}),
   'inventory.read': z.object({}),
   'site.httpProxy': HttpProxyRequest,
   'firmware.update': z.object({ imageUrl: z.string().url() }),
+  /**
+   * Writes the attributes as pending BIOS settings, resets the machine (they take effect during POST) and reads them
+   * back: done only when every attribute shows its new value. Attributes that already hold it cause no reset.
+   */
+  'bios.apply': z.object({ attributes: BiosAttributesParam.default({}) }),
+  /**
+   * Deletes the named volumes (name, Id or URI; absent ones are skipped), then creates each volume that no volume of the
+   * same name already has: a retry after a crash creates nothing twice.
+   */
+  'raid.apply': z.object({ delete: z.array(z.string().min(1).max(300)).max(64).default([]), create: z.array(RaidVolumeSpec).max(64).default([]) }),
   'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
   'userdata.write': z.object({ userData: z.string().max(65_536).optional(), sshKeys: z.array(z.string()).max(64).default([]) }),
@@ -60,8 +106,8 @@ export const AgentCommand = z.object({
   attempt: z.number().int().positive(),
   destructive: z.boolean(),
   params: z.record(z.string(), z.unknown()),
-  /** BMC endpoint and credentials reference, for site commands. */
-  bmc: z.object({ address: z.string(), credentialsRef: z.string() }).optional(),
+  /** BMC endpoint, credentials reference and per-node options (auth, TLS, boot mode), for site commands. */
+  bmc: BmcConnection.optional(),
   issuedAt: z.string(),
   /** ISO time after which the agent must not start executing it. */
   notAfter: z.string(),

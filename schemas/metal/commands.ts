@@ -1,22 +1,14 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
+import { BmcEndpoint } from './bmc.ts';
+
+export { SecretRef } from '../ids.ts';
 
 /** A MAC address, normalised to lower-case colon form by the schema. */
 export const MacAddress = z
   .string()
   .regex(/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/, 'must be a MAC address like 52:54:00:12:34:56')
   .transform((mac) => mac.toLowerCase().replaceAll('-', ':'));
-
-/** A reference to a sealed secret (`secret:<id>`); plaintext credentials are never accepted here. */
-export const SecretRef = z.string().regex(/^secret:[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a secret reference like secret:bmc-r1-n1');
-
-export const BmcEndpoint = z
-  .object({
-    /** Base URL of the BMC's Redfish service, e.g. `https://10.0.0.21`. */
-    address: z.url({ protocol: /^https?$/ }),
-    credentialsRef: SecretRef,
-  })
-  .strict();
 
 /** `metal.enroll`: register a machine at a site; it starts in `enrolled`. Omit `nodeId` to derive one from the command id. */
 export const EnrollNode = z

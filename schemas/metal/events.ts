@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from '../../daemon/redfish/inventory.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { BmcConnection } from './bmc.ts';
 import { NodeOperation } from './workflow.ts';
 
 export const NodeEnrolled = defineEvent(
@@ -8,7 +9,8 @@ export const NodeEnrolled = defineEvent(
   z.object({
     nodeId: z.string(),
     siteId: z.string(),
-    bmc: z.object({ address: z.string(), credentialsRef: z.string() }),
+    /** With the per-node `auth`, `tls` and `bootMode` options when the enrolment gave them. */
+    bmc: BmcConnection,
     hardwareProfile: z.string(),
     macs: z.array(z.string()),
     /** Absent on nodes enrolled before addresses were recorded. */

@@ -1,4 +1,5 @@
 import { BaseMessages, badValue, redfishError, success, type SimResponse } from './responses.ts';
+import type { BmcQuirks } from './quirks.ts';
 import { isPlainObject, touch, type Json } from './treeStore.ts';
 
 // Used only when the tree does not list BootSourceOverrideTarget@Redfish.AllowableValues.
@@ -21,14 +22,18 @@ function allowed(boot: Json, property: string, fallback: readonly string[] | und
   return Array.isArray(inline) ? (inline as string[]) : fallback;
 }
 
-/** PATCH of the ComputerSystem: the boot override plus the few identity fields BMCs let a client write. */
-export function patchSystem(system: Json, body: Json): SimResponse {
+/**
+ * PATCH of the ComputerSystem: the boot override plus the few identity fields BMCs let a client write. `quirks` shape
+ * how the override is taken: read back `Continuous` for `Once`, ignored, or its mode not writable.
+ */
+export function patchSystem(system: Json, body: Json, quirks: Pick<BmcQuirks, 'bootOverride' | 'bootMode'>): SimResponse {
   for (const name of Object.keys(body)) if (!writableSystemProps.has(name)) return notWritable(name);
   const patchBoot = body.Boot;
   if (patchBoot !== undefined && !isPlainObject(patchBoot)) return badValue('Boot', patchBoot);
   const boot = isPlainObject(system.Boot) ? system.Boot : {};
   if (patchBoot) {
     for (const name of Object.keys(patchBoot)) if (!writableBootProps.has(name)) return notWritable(`Boot/${name}`);
+    if (quirks.bootMode === 'readOnly' && 'BootSourceOverrideMode' in patchBoot) return notWritable('Boot/BootSourceOverrideMode');
     const checks: [string, readonly string[] | undefined][] = [
       ['BootSourceOverrideTarget', allowed(boot, 'BootSourceOverrideTarget', standardTargets)],
       ['BootSourceOverrideEnabled', enabledValues],
@@ -41,7 +46,10 @@ export function patchSystem(system: Json, body: Json): SimResponse {
     }
   }
   for (const [name, value] of Object.entries(body)) if (name !== 'Boot') system[name] = value;
-  if (patchBoot) system.Boot = { ...boot, ...patchBoot };
+  if (patchBoot && quirks.bootOverride !== 'ignored') {
+    const sticky = quirks.bootOverride === 'continuous' && patchBoot.BootSourceOverrideEnabled === 'Once';
+    system.Boot = { ...boot, ...patchBoot, ...(sticky ? { BootSourceOverrideEnabled: 'Continuous' } : {}) };
+  }
   touch(system);
   return success();
 }

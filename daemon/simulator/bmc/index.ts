@@ -7,7 +7,10 @@ export {
   type BootListener,
   type PowerLossListener,
   type RequestLogEntry,
+  type SimSystem,
 } from './simulator.ts';
+export { BmcDialects, defaultQuirks, type BmcDialectName, type BmcQuirks } from './quirks.ts';
+export type { SystemIdentity } from './treeShape.ts';
 export { setHostAddress } from './hostAddress.ts';
 export { RedfishTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
 export { TaskOutcomes, type TaskOutcome } from './tasks.ts';

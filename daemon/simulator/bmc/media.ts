@@ -21,7 +21,14 @@ export class VirtualMediaModel {
     private readonly store: TreeStore,
     private readonly delayMs: number,
     private readonly timers: Timers,
+    /** `BmcQuirks.insertFlags === 'imageOnly'`: `Inserted` and `WriteProtected` are refused. */
+    private readonly imageOnly = false,
   ) {}
+
+  private refusedFlags(body: Json): SimResponse | undefined {
+    const flag = this.imageOnly ? ['Inserted', 'WriteProtected'].find((name) => name in body) : undefined;
+    return flag === undefined ? undefined : redfishError(400, BaseMessages.ActionParameterNotSupported, `The parameter ${flag} is not supported.`);
+  }
 
   private isInserted(key: string, media: Json): boolean {
     return this.intended.get(key) ?? media.Inserted === true;
@@ -63,6 +70,8 @@ export class VirtualMediaModel {
     if (typeof body.Image !== 'string' || body.Image === '') {
       return redfishError(400, BaseMessages.ActionParameterMissing, 'The action requires the parameter Image.');
     }
+    const refused = this.refusedFlags(body);
+    if (refused) return refused;
     if (body.Inserted === false) {
       return redfishError(400, BaseMessages.ActionParameterNotSupported, 'Inserted=false is not supported by InsertMedia.');
     }
@@ -86,6 +95,9 @@ export class VirtualMediaModel {
         return redfishError(400, BaseMessages.PropertyNotWritable, `The property ${name} is read only.`);
       }
     }
+    // Ejecting by `Inserted: false` is the PATCH way even where inserts take `Image` only.
+    const refused = body.Inserted === false ? undefined : this.refusedFlags(body);
+    if (refused) return refused;
     const hpePatch = isPlainObject(body.Oem) && isPlainObject(body.Oem.Hpe) ? body.Oem.Hpe : undefined;
     const hpe = hpeOem(media);
     if (hpePatch && hpe && typeof hpePatch.BootOnNextServerReset === 'boolean') {

@@ -1,5 +1,6 @@
 import { BaseMessages, notAllowedNow, redfishError, success, type SimResponse } from './responses.ts';
 import type { Timers } from './timers.ts';
+import type { BmcQuirks } from './quirks.ts';
 import { touch, type Json } from './treeStore.ts';
 
 export type SimPowerState = 'On' | 'Off';
@@ -41,6 +42,8 @@ export class PowerModel {
     private readonly timers: Timers,
     private readonly onPoweredOn: () => void,
     private readonly onPowerLoss: (reason: 'off' | 'restart') => void = () => undefined,
+    /** How a restart shows (see `BmcQuirks.restart`). */
+    private readonly restart: BmcQuirks['restart'] = 'visible',
   ) {
     this.intended = system.PowerState === 'Off' ? 'Off' : 'On';
     system.PowerState = this.intended;
@@ -48,6 +51,13 @@ export class PowerModel {
 
   get reported(): SimPowerState {
     return this.system.PowerState === 'Off' ? 'Off' : 'On';
+  }
+
+  /** The host changed power by itself (a guest shut down, a VM was started): the BMC reports what the host does. */
+  hostPowered(state: SimPowerState): void {
+    this.intended = state;
+    this.system.PowerState = state;
+    touch(this.system);
   }
 
   reset(body: Json): SimResponse {
@@ -69,18 +79,20 @@ export class PowerModel {
       this.nmiCount += 1;
       return success();
     }
+    // Firmware that answers 200 to a restart and does nothing: the case a client must not report as restarted.
+    if (effect === 'restart' && this.restart === 'ignored') return success();
     this.intended = effect === 'off' ? 'Off' : 'On';
     // The host stops running the moment a reset is accepted, before PowerState settles.
     if (effect === 'off' || effect === 'restart') this.onPowerLoss(effect);
     // A restart goes On → On: without the transitional state (which iDRAC and iLO report too) a client could not tell
     // a reset that has not happened yet from one that is over, and would set the next boot override into a POST
     // that is still to come.
-    if (effect === 'restart') {
-      this.system.PowerState = 'PoweringOn';
-      touch(this.system);
-    }
+    if (effect === 'restart' && this.restart === 'visible') this.system.PowerState = 'PoweringOn';
+    touch(this.system);
     this.timers.after(this.delayMs, () => {
       this.system.PowerState = effect === 'off' ? 'Off' : 'On';
+      // Stamped when the host comes up (its POST starts), so the evidence never runs ahead of the boot it reports.
+      if (effect !== 'off' && this.restart !== 'traceless') this.system.LastResetTime = new Date().toISOString();
       touch(this.system);
       if (effect !== 'off') this.onPoweredOn();
     });

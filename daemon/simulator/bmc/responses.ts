@@ -18,6 +18,7 @@ export const BaseMessages = {
   PropertyUnknown: 'Base.1.8.PropertyUnknown',
   PropertyValueTypeError: 'Base.1.8.PropertyValueTypeError',
   PreconditionFailed: 'Base.1.8.PreconditionFailed',
+  PreconditionRequired: 'Base.1.8.PreconditionRequired',
   OperationNotAllowed: 'Base.1.8.OperationNotAllowed',
   Success: 'Base.1.8.Success',
 } as const;

@@ -1,14 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 import type { AuthGate } from './auth.ts';
-import type { BiosModel } from './bios.ts';
 import { patchSystem } from './boot.ts';
 import type { VirtualMediaModel } from './media.ts';
-import type { PowerModel } from './power.ts';
-import { BaseMessages, methodNotAllowed, notFound, redfishError, type SimResponse } from './responses.ts';
+import type { BmcQuirks } from './quirks.ts';
+import { BaseMessages, methodNotAllowed, notFound, redfishError, success, type SimResponse } from './responses.ts';
+import type { SystemModel } from './system.ts';
 import type { TaskModel } from './tasks.ts';
 import type { SimTopology } from './topology.ts';
-import { etagOf, ifMatchOk, parentKey, type Json, type TreeStore } from './treeStore.ts';
+import { etagOf, ifMatchOk, isPlainObject, parentKey, touch, type Json, type TreeStore } from './treeStore.ts';
 import type { VolumeModel } from './volumes.ts';
 
 export interface SimRequest {
@@ -23,12 +23,22 @@ export interface SimRequest {
 export interface SimModels {
   store: TreeStore;
   topology: SimTopology;
+  quirks: BmcQuirks;
   auth: AuthGate;
-  power: PowerModel;
+  /** By ComputerSystem key. */
+  systems: ReadonlyMap<string, SystemModel>;
   media: VirtualMediaModel;
-  bios: BiosModel;
   tasks: TaskModel;
   volumes: VolumeModel;
+}
+
+/** Where a manager keeps its remote-media switch (`BmcQuirks.remoteMedia`): `Oem.<Vendor>.VirtualMedia.RMediaStatus`. */
+export function remoteMediaSwitch(manager: Json | undefined): Json | undefined {
+  for (const vendor of Object.values(isPlainObject(manager?.Oem) ? manager.Oem : {})) {
+    const media = isPlainObject(vendor) && isPlainObject(vendor.VirtualMedia) ? vendor.VirtualMedia : undefined;
+    if (media && 'RMediaStatus' in media) return media;
+  }
+  return undefined;
 }
 
 function isOpen(m: SimModels, method: string, key: string): boolean {
@@ -37,53 +47,133 @@ function isOpen(m: SimModels, method: string, key: string): boolean {
   return (method === 'GET' && key === '') || (method === 'POST' && key === m.topology.sessionsKey);
 }
 
+function systemWith(m: SimModels, match: (s: SystemModel) => boolean): SystemModel | undefined {
+  return [...m.systems.values()].find(match);
+}
+
+/** The methods a resource answers (RFC 9110 `Allow`): what a client such as python-sushy reads before writing. */
+export function allowedMethods(m: SimModels, key: string): string[] | undefined {
+  if (m.topology.actions.has(key)) return ['POST'];
+  if (!m.store.get(key)) return undefined;
+  const methods = ['GET', 'HEAD'];
+  if (patchable(m, key)) methods.push('PATCH');
+  if (key === m.topology.sessionsKey || m.topology.volumeCollectionKeys.has(key)) methods.push('POST');
+  const parent = parentKey(key);
+  if (parent === m.topology.sessionsKey || m.topology.volumeCollectionKeys.has(parent)) methods.push('DELETE');
+  return methods;
+}
+
+function patchable(m: SimModels, key: string): boolean {
+  return (
+    m.systems.has(key) ||
+    systemWith(m, (s) => s.topology.biosSettingsKey === key || (s.topology.biosSettingsKey === undefined && s.topology.biosKey === key)) !== undefined ||
+    m.topology.mediaKeys.includes(key) ||
+    (m.topology.managerKeys.includes(key) && remoteMediaSwitch(m.store.get(key)) !== undefined)
+  );
+}
+
 function get(m: SimModels, req: SimRequest, key: string): SimResponse {
+  if (m.topology.actions.has(key)) return methodNotAllowed(req.method, req.path);
   const doc = m.store.get(key);
-  return doc ? { status: 200, body: doc, headers: { ETag: etagOf(doc) } } : notFound(req.path);
+  if (!doc) return notFound(req.path);
+  if (m.quirks.ifMatch !== 'requiredUnpublished') return { status: 200, body: doc, headers: { ETag: etagOf(doc) } };
+  const { ['@odata.etag']: _unpublished, ...body } = doc;
+  return { status: 200, body };
+}
+
+/** Media inserts are refused while a manager's remote-media switch is off (AMI MegaRAC's default). */
+function remoteMediaOff(m: SimModels): SimResponse | undefined {
+  const off = m.topology.managerKeys.some((key) => {
+    const sw = remoteMediaSwitch(m.store.get(key));
+    return sw !== undefined && sw.RMediaStatus !== 'Enabled';
+  });
+  return off ? redfishError(409, BaseMessages.OperationNotAllowed, 'Remote media support is disabled on this manager.') : undefined;
 }
 
 function post(m: SimModels, req: SimRequest, key: string): SimResponse {
-  if (key === m.topology.sessionsKey) return m.auth.login(m.store, key, req.body);
+  if (key === m.topology.sessionsKey) {
+    if (m.quirks.sessions === 'refused') return redfishError(401, BaseMessages.NoValidSession, 'Session login is not available for this account.');
+    return m.auth.login(m.store, key, req.body);
+  }
   const action = m.topology.actions.get(key);
+  const later = (name: string, run: () => SimResponse): SimResponse => (m.quirks.asyncActions ? m.tasks.defer(name, run) : run());
   switch (action?.kind) {
-    case 'reset':
-      return m.power.reset(req.body);
+    case 'reset': {
+      const system = m.systems.get(action.systemKey);
+      return system ? later('Reset', () => system.power.reset(req.body)) : notFound(req.path);
+    }
     case 'insertMedia':
-      return m.media.insert(action.mediaKey, req.body);
+      return remoteMediaOff(m) ?? later('Insert media', () => m.media.insert(action.mediaKey, req.body));
     case 'ejectMedia':
-      return m.media.eject(action.mediaKey);
+      return later('Eject media', () => m.media.eject(action.mediaKey));
     case 'simpleUpdate':
       return m.tasks.simpleUpdate(req.body);
     case undefined:
       break;
   }
-  if (m.topology.volumeCollectionKeys.has(key)) return m.volumes.create(key, req.body);
+  if (m.topology.volumeCollectionKeys.has(key)) return later('Create volume', () => m.volumes.create(key, req.body));
   return m.store.get(key) ? methodNotAllowed('POST', req.path) : notFound(req.path);
+}
+
+/** PATCH of a manager: only its remote-media switch is writable. */
+function patchManager(doc: Json, body: Json): SimResponse {
+  const sw = remoteMediaSwitch(doc);
+  const wanted = sw ? remoteMediaSwitch(body)?.RMediaStatus : undefined;
+  if (!sw || (wanted !== 'Enabled' && wanted !== 'Disabled')) {
+    return redfishError(400, BaseMessages.PropertyNotWritable, 'Only Oem/<Vendor>/VirtualMedia/RMediaStatus can be written on this manager.');
+  }
+  sw.RMediaStatus = wanted;
+  touch(doc);
+  return success();
 }
 
 function patch(m: SimModels, req: SimRequest, key: string): SimResponse {
   const doc = m.store.get(key);
   if (!doc) return notFound(req.path);
-  const ifMatch = req.headers['if-match'];
-  if (!ifMatchOk(typeof ifMatch === 'string' ? ifMatch : undefined, doc)) {
+  const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
+  if (ifMatch === undefined && m.quirks.ifMatch === 'requiredUnpublished') {
+    return redfishError(428, BaseMessages.PreconditionRequired, `An If-Match header is required to modify ${req.path}.`);
+  }
+  if (!ifMatchOk(ifMatch, doc)) {
     return redfishError(412, BaseMessages.PreconditionFailed, `The ETag supplied did not match the ETag of ${req.path}.`);
   }
   const { topology } = m;
+  const system = m.systems.get(key);
+  const biosOf = systemWith(m, (s) => s.topology.biosSettingsKey === key || (s.topology.biosSettingsKey === undefined && s.topology.biosKey === key));
   let result: SimResponse;
-  if (key === topology.systemKey) result = patchSystem(doc, req.body);
-  else if (key === topology.biosSettingsKey) result = m.bios.patch(doc, req.body);
-  else if (key === topology.biosKey && topology.biosSettingsKey === undefined) result = m.bios.patch(doc, req.body);
-  else if (topology.mediaKeys.includes(key)) result = m.media.patch(key, doc, req.body);
+  if (system) {
+    const apply = () => patchSystem(doc, req.body, m.quirks);
+    result = m.quirks.bootOverride === 'deferred' && 'Boot' in req.body ? m.tasks.defer('Boot override', apply) : apply();
+  } else if (biosOf) result = biosOf.bios.patch(doc, req.body);
+  else if (topology.mediaKeys.includes(key)) result = remoteMediaOff(m) ?? m.media.patch(key, doc, req.body);
+  else if (topology.managerKeys.includes(key) && remoteMediaSwitch(doc)) result = patchManager(doc, req.body);
   else return methodNotAllowed('PATCH', req.path);
-  return result.status < 300 ? { ...result, headers: { ...result.headers, ETag: etagOf(doc) } } : result;
+  if (result.status >= 300 || m.quirks.ifMatch === 'requiredUnpublished') return result;
+  return { ...result, headers: { ...result.headers, ETag: etagOf(doc) } };
 }
 
 function remove(m: SimModels, req: SimRequest, key: string): SimResponse {
   if (!m.store.get(key)) return notFound(req.path);
   const parent = parentKey(key);
   if (parent === m.topology.sessionsKey) return m.auth.logout(m.store, parent, key);
-  if (m.topology.volumeCollectionKeys.has(parent)) return m.volumes.remove(key);
+  if (m.topology.volumeCollectionKeys.has(parent)) return m.quirks.asyncActions ? m.tasks.defer('Delete volume', () => m.volumes.remove(key)) : m.volumes.remove(key);
   return methodNotAllowed('DELETE', req.path);
+}
+
+function dispatch(m: SimModels, req: SimRequest, key: string): SimResponse {
+  switch (req.method) {
+    case 'GET':
+    case 'HEAD':
+      return get(m, req, key);
+    case 'POST':
+      return post(m, req, key);
+    case 'PATCH':
+      return patch(m, req, key);
+    case 'DELETE':
+      return remove(m, req, key);
+    default:
+      return methodNotAllowed(req.method, req.path);
+  }
 }
 
 export function route(m: SimModels, req: SimRequest): SimResponse {
@@ -96,17 +186,7 @@ export function route(m: SimModels, req: SimRequest): SimResponse {
     const response = redfishError(401, BaseMessages.NoValidSession, 'There is no valid session established with the implementation.');
     return { ...response, headers: { 'WWW-Authenticate': 'Basic realm="bmc-simulator"' } };
   }
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return get(m, req, key);
-    case 'POST':
-      return post(m, req, key);
-    case 'PATCH':
-      return patch(m, req, key);
-    case 'DELETE':
-      return remove(m, req, key);
-    default:
-      return methodNotAllowed(method, req.path);
-  }
+  const response = dispatch(m, req, key);
+  const allow = allowedMethods(m, key);
+  return allow ? { ...response, headers: { ...response.headers, Allow: allow.join(', ') } } : response;
 }

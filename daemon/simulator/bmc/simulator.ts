@@ -6,18 +6,21 @@ import type { AddressInfo } from 'node:net';
 import { isAbsolute } from 'node:path';
 
 import { AuthGate } from './auth.ts';
-import { BiosModel } from './bios.ts';
-import { consumeBootOverride } from './boot.ts';
+import { shapeTree } from './dialectTree.ts';
 import { redfishTreePath } from './fixtures.ts';
 import { VirtualMediaModel } from './media.ts';
-import { PowerModel, type SimPowerState } from './power.ts';
+import { quirksOf, type BmcDialectName, type BmcQuirks } from './quirks.ts';
 import { BaseMessages, redfishError, type SimResponse } from './responses.ts';
 import { route, type SimModels } from './router.ts';
+import { SystemModel, type BootListener, type PowerLossListener, type SimSystem, type SimSystemState } from './system.ts';
 import { TaskModel, type TaskOutcome } from './tasks.ts';
 import { Timers } from './timers.ts';
 import { discoverTopology } from './topology.ts';
+import { personalise, synthesiseSystems, systemsOf, type SystemIdentity } from './treeShape.ts';
 import { deepMerge, isPlainObject, toKey, TreeStore, type Json } from './treeStore.ts';
 import { VolumeModel } from './volumes.ts';
+
+export type { BootEvent, BootListener, PowerLossListener, SimSystem } from './system.ts';
 
 export interface BmcSimulatorOptions {
   /** A tree folder name under the fixtures root (e.g. 'hpe-ilo5-dl325') or an absolute path to a mockup tree. */
@@ -31,21 +34,20 @@ export interface BmcSimulatorOptions {
   mediaDelayMs?: number;
   taskDurationMs?: number;
   taskOutcome?: TaskOutcome;
-  /** Deep-merged into the ComputerSystem at start; `undefined` deletes a key (e.g. to drop inline AllowableValues). */
+  /** Deep-merged into the (first) ComputerSystem at start; `undefined` deletes a key (e.g. to drop inline AllowableValues). */
   systemOverrides?: Json;
   /** Extra documents by `@odata.id` (e.g. an ActionInfo the tree lacks). */
   extraResources?: Record<string, Json>;
+  /** Fired on the first system's boots. */
   onBoot?: BootListener;
+  /** How this BMC departs from the textbook: a named dialect or quirks one by one (see `quirks.ts`). */
+  dialect?: BmcDialectName | Partial<BmcQuirks>;
+  /**
+   * The systems it serves: a count (copies of the tree's first system, each with its own UUID, serial and MACs), or
+   * the identity of each. Several systems each get their own virtual media. Default: the tree's.
+   */
+  systems?: number | SystemIdentity[];
 }
-
-export interface BootEvent {
-  bootTarget: string;
-  bootCount: number;
-  at: number;
-}
-export type BootListener = (bootTarget: string, event: BootEvent) => void;
-/** The host stopped running: a power-off or a restart was accepted (fired before PowerState settles). */
-export type PowerLossListener = (reason: 'off' | 'restart') => void;
 
 export interface RequestLogEntry {
   method: string;
@@ -58,12 +60,8 @@ export interface RequestLogEntry {
   status?: number;
 }
 
-export interface BmcSimulatorState {
-  readonly powerState: SimPowerState;
-  readonly bootOverride: { target: unknown; enabled: unknown };
-  readonly boots: readonly BootEvent[];
-  readonly biosPending: Json;
-  readonly nmiCount: number;
+/** The first system's state, plus the BMC's own. */
+export interface BmcSimulatorState extends SimSystemState {
   readonly sessionCount: number;
   readonly appliedFirmware: readonly string[];
 }
@@ -71,15 +69,23 @@ export interface BmcSimulatorState {
 export interface BmcSimulator {
   url: string;
   port: number;
+  /** With the `httpsRedirect` quirk: the plain-http listener that redirects every request to `url`. */
+  redirectUrl: string | undefined;
+  /** Every ComputerSystem, in the order the Systems collection lists them (see `SimSystem`: where a host plugs in). */
+  systems: readonly SimSystem[];
+  /** The BMC address that names one system: `<url><system @odata.id>`. */
+  addressOf(system: SimSystem): string;
   /** base64 SHA-256 of the served certificate's SubjectPublicKeyInfo (TLS only). */
   spkiSha256: string | undefined;
   state: BmcSimulatorState;
   requestLog: RequestLogEntry[];
+  /** The first system's boots. */
   onBoot(listener: BootListener): () => void;
+  /** The first system's power losses. */
   onPowerLoss(listener: PowerLossListener): () => void;
   /** The live document behind a URI, as the next GET would return it. */
   resource(uri: string): Json | undefined;
-  /** The image URL mounted in the CD/DVD virtual media slot (what a `Cd` boot reads), once the mount is visible. */
+  /** The first system's mounted CD/DVD image (what a `Cd` boot reads), once the mount is visible. */
   insertedMedia(): string | undefined;
   /** Cuts the BMC off the network (every connection is reset) or plugs it back in; the host keeps running. */
   setReachable(reachable: boolean): void;
@@ -116,54 +122,56 @@ function send(res: ServerResponse, method: string, response: SimResponse): void 
   res.end(method === 'HEAD' ? undefined : payload);
 }
 
-function loadStore(options: BmcSimulatorOptions): { store: TreeStore; system: Json } {
+function loadStore(options: BmcSimulatorOptions, quirks: BmcQuirks): TreeStore {
   const store = new TreeStore(isAbsolute(options.tree) ? options.tree : redfishTreePath(options.tree));
   for (const [uri, doc] of Object.entries(options.extraResources ?? {})) {
     const key = toKey(uri);
     if (key === undefined) throw new Error(`extraResources key ${uri} is not under /redfish/v1`);
     store.put(key, structuredClone(doc));
   }
-  const topology = discoverTopology(store);
-  const system = store.get(topology.systemKey) as Json;
-  if (options.systemOverrides) deepMerge(system, options.systemOverrides);
-  return { store, system };
+  const identities = Array.isArray(options.systems) ? options.systems : [];
+  const count = typeof options.systems === 'number' ? options.systems : identities.length;
+  if (count > 1) synthesiseSystems(store, count);
+  systemsOf(store).forEach((system, i) => identities[i] && personalise(store, system.key, identities[i]));
+  const first = systemsOf(store)[0];
+  if (first && options.systemOverrides) deepMerge(first.doc, options.systemOverrides);
+  shapeTree(store, quirks, Math.max(count, systemsOf(store).length));
+  return store;
+}
+
+/** Every `every`-th request answered 429/503 with Retry-After, without acting on it (`BmcQuirks.throttle`). */
+function throttled(quirks: BmcQuirks, count: number): SimResponse | undefined {
+  const t = quirks.throttle;
+  if (!t || count % t.every !== 0) return undefined;
+  const response = redfishError(t.status, BaseMessages.OperationNotAllowed, 'The service is temporarily unable to handle the request.');
+  return { ...response, headers: { 'Retry-After': String(t.retryAfterSeconds) } };
 }
 
 export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<BmcSimulator> {
-  const { store, system } = loadStore(options);
+  const quirks = quirksOf(options.dialect);
+  const store = loadStore(options, quirks);
   // Discovered after the overrides so overridden Actions (targets, AllowableValues, ActionInfo) take effect.
   const topology = discoverTopology(store);
   const timers = new Timers();
   const requestLog: RequestLogEntry[] = [];
-  const listeners = new Set<BootListener>(options.onBoot ? [options.onBoot] : []);
-  const boots: BootEvent[] = [];
-  const powerLossListeners = new Set<PowerLossListener>();
-
-  const media = new VirtualMediaModel(store, options.mediaDelayMs ?? 0, timers);
-  const bios = new BiosModel(store, topology.biosKey, topology.biosSettingsKey);
-  const onPoweredOn = (): void => {
-    let target = consumeBootOverride(system);
-    if (target === 'None' && media.consumeBootOnNextReset(topology.mediaKeys)) target = 'Cd';
-    bios.applyPending();
-    const event: BootEvent = { bootTarget: target, bootCount: boots.length + 1, at: Date.now() };
-    boots.push(event);
-    for (const listener of listeners) listener(target, event);
-  };
+  const media = new VirtualMediaModel(store, options.mediaDelayMs ?? 0, timers, quirks.insertFlags === 'imageOnly');
+  const systems = topology.systems.map((t) => new SystemModel(store, t, media, timers, { powerDelayMs: options.powerDelayMs ?? 0, quirks }));
+  const first = systems[0]!;
+  if (options.onBoot) first.onBoot(options.onBoot);
   const models: SimModels = {
     store,
     topology,
+    quirks,
     auth: new AuthGate(options.username, options.password),
-    power: new PowerModel(system, topology.resetAllowed, options.powerDelayMs ?? 0, timers, onPoweredOn, (reason) => {
-      for (const listener of powerLossListeners) listener(reason);
-    }),
+    systems: new Map(systems.map((system) => [system.topology.key, system])),
     media,
-    bios,
     tasks: new TaskModel(store, topology.tasksKey, topology.transferProtocols, timers, {
       durationMs: options.taskDurationMs ?? 50,
       outcome: options.taskOutcome ?? 'Completed',
     }),
     volumes: new VolumeModel(store),
   };
+  let requests = 0;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = (req.method ?? 'GET').toUpperCase();
@@ -186,9 +194,10 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
       return send(res, method, redfishError(400, BaseMessages.MalformedJSON, 'The request body submitted was malformed JSON.'));
     }
     entry.body = raw.length === 0 ? undefined : body;
-    const response = isPlainObject(body)
+    requests += 1;
+    const response = throttled(quirks, requests) ?? (isPlainObject(body)
       ? route(models, { method, path, key: toKey(path), headers: req.headers, body })
-      : redfishError(400, BaseMessages.MalformedJSON, 'The request body must be a JSON object.');
+      : redfishError(400, BaseMessages.MalformedJSON, 'The request body must be a JSON object.'));
     entry.status = response.status;
     send(res, method, response);
   };
@@ -213,58 +222,59 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
   server.on('connection', (socket) => {
     if (!reachable) socket.destroy();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, options.port ?? 0);
+  const url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+  // A BMC that answers plain http with a redirect to its https port.
+  const redirector =
+    quirks.httpsRedirect && options.tls
+      ? createHttpServer((req, res) => {
+          res.writeHead(308, { Location: `${url}${req.url ?? '/'}` }).end();
+        })
+      : undefined;
+  const redirectPort = redirector ? await listen(redirector, 0) : undefined;
 
   return {
-    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    url,
     port,
+    redirectUrl: redirectPort === undefined ? undefined : `http://127.0.0.1:${redirectPort}`,
     spkiSha256,
     requestLog,
+    systems,
+    addressOf: (system) => `${url}${system.uri}`,
     state: {
-      get powerState() { return models.power.reported; },
-      get bootOverride() {
-        const boot = isPlainObject(system.Boot) ? system.Boot : {};
-        return { target: boot.BootSourceOverrideTarget, enabled: boot.BootSourceOverrideEnabled };
-      },
-      get boots() { return [...boots]; },
-      get biosPending() { return bios.pending; },
-      get nmiCount() { return models.power.nmiCount; },
+      get powerState() { return first.state.powerState; },
+      get bootOverride() { return first.state.bootOverride; },
+      get bootOverrideMode() { return first.state.bootOverrideMode; },
+      get boots() { return first.state.boots; },
+      get biosPending() { return first.state.biosPending; },
+      get nmiCount() { return first.state.nmiCount; },
       get sessionCount() { return models.auth.sessionCount; },
       get appliedFirmware() { return [...models.tasks.appliedImages]; },
     },
-    onBoot(fn: BootListener): () => void {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
-    onPowerLoss(fn: PowerLossListener): () => void {
-      powerLossListeners.add(fn);
-      return () => powerLossListeners.delete(fn);
-    },
+    onBoot: (fn) => first.onBoot(fn),
+    onPowerLoss: (fn) => first.onPowerLoss(fn),
     resource(uri: string): Json | undefined {
       const key = toKey(uri);
       return key === undefined ? undefined : store.get(key);
     },
-    insertedMedia(): string | undefined {
-      for (const key of topology.mediaKeys) {
-        const slot = store.get(key);
-        const types = Array.isArray(slot?.MediaTypes) ? slot.MediaTypes : [];
-        if (!types.includes('CD') && !types.includes('DVD')) continue;
-        if (slot?.Inserted === true && typeof slot.Image === 'string' && slot.Image !== '') return slot.Image;
-      }
-      return undefined;
-    },
+    insertedMedia: () => first.insertedMedia(),
     setReachable(value: boolean): void {
       reachable = value;
       if (!value) server.closeAllConnections();
     },
     async close(): Promise<void> {
       timers.clear();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of [server, ...(redirector ? [redirector] : [])]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
     },
   };
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
 }

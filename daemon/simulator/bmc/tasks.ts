@@ -31,11 +31,23 @@ export class TaskModel {
     if (protocol !== undefined && this.transferProtocols && !this.transferProtocols.includes(protocol as string)) {
       return badValue('TransferProtocol', protocol);
     }
-    const tasks = this.tasksKey === undefined ? undefined : this.store.get(this.tasksKey);
-    if (!tasks || this.tasksKey === undefined) {
+    const task = this.newTask(`Firmware update from ${image}`);
+    if (!task) {
       this.appliedImages.push(image);
       return { status: 204 };
     }
+    this.timers.after(Math.floor(this.behaviour.durationMs / 2), () => {
+      task.PercentComplete = 50;
+      touch(task);
+    });
+    this.timers.after(this.behaviour.durationMs, () => this.finish(task, image));
+    return { status: 202, body: task, headers: { Location: String(task['@odata.id']) } };
+  }
+
+  /** A Running task in the TaskService; undefined when the tree has none. */
+  private newTask(name: string): Json | undefined {
+    const tasks = this.tasksKey === undefined ? undefined : this.store.get(this.tasksKey);
+    if (!tasks || this.tasksKey === undefined) return undefined;
     let id = String(this.nextId++);
     while (this.store.get(`${this.tasksKey}/${id}`)) id = String(this.nextId++);
     const uri = childUri(tasks, this.tasksKey, id);
@@ -43,7 +55,7 @@ export class TaskModel {
       '@odata.id': uri,
       '@odata.type': '#Task.v1_4_3.Task',
       Id: id,
-      Name: `Firmware update from ${image}`,
+      Name: name,
       TaskState: 'Running',
       TaskStatus: 'OK',
       PercentComplete: 0,
@@ -52,12 +64,28 @@ export class TaskModel {
     };
     this.store.put(`${this.tasksKey}/${id}`, task);
     addMember(tasks, uri);
-    this.timers.after(Math.floor(this.behaviour.durationMs / 2), () => {
-      task.PercentComplete = 50;
+    return task;
+  }
+
+  /**
+   * Accepts a request for later, as firmware that queues its work does: 202 with the task as its monitor, and `run` when
+   * the task's time is up; an error `run` answers ends the task in Exception with that message. Without a TaskService
+   * the request runs at once.
+   */
+  defer(name: string, run: () => SimResponse): SimResponse {
+    const task = this.newTask(name);
+    if (!task) return run();
+    this.timers.after(this.behaviour.durationMs, () => {
+      const outcome = run();
+      const failed = outcome.status >= 400;
+      task.TaskState = failed ? 'Exception' : 'Completed';
+      task.TaskStatus = failed ? 'Critical' : 'OK';
+      task.PercentComplete = 100;
+      task.EndTime = new Date().toISOString();
+      if (failed) task.Messages = [{ MessageId: BaseMessages.OperationNotAllowed, Message: `${name} failed with HTTP ${outcome.status}.`, Severity: 'Critical' }];
       touch(task);
     });
-    this.timers.after(this.behaviour.durationMs, () => this.finish(task, image));
-    return { status: 202, body: task, headers: { Location: uri } };
+    return { status: 202, body: task, headers: { Location: String(task['@odata.id']) } };
   }
 
   private finish(task: Json, image: string): void {

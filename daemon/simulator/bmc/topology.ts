@@ -1,25 +1,35 @@
 import { isPlainObject, linkId, toKey, type Json, type TreeStore } from './treeStore.ts';
 
 export type ActionRoute =
-  | { kind: 'reset' }
+  | { kind: 'reset'; systemKey: string }
   | { kind: 'insertMedia'; mediaKey: string }
   | { kind: 'ejectMedia'; mediaKey: string }
   | { kind: 'simpleUpdate' };
+
+/** Where one ComputerSystem's live behaviour sits in the tree. */
+export interface SystemTopology {
+  key: string;
+  biosKey: string | undefined;
+  biosSettingsKey: string | undefined;
+  /** Virtual media this system boots from: its own, else its managers' (Links.ManagedBy, else every manager). */
+  mediaKeys: string[];
+  volumeCollectionKeys: string[];
+  /** ResetType values the tree allows; undefined when it declares none (then every modelled type is accepted). */
+  resetAllowed: string[] | undefined;
+}
 
 /**
  * Where the live behaviour sits in a tree. It is found the way a client must find it (links from the service
  * root, action URIs from `Actions.*.target`), so the simulator serves any tree without knowing its layout.
  */
 export interface SimTopology {
-  systemKey: string;
+  systems: SystemTopology[];
   sessionsKey: string | undefined;
   tasksKey: string | undefined;
-  biosKey: string | undefined;
-  biosSettingsKey: string | undefined;
+  managerKeys: string[];
+  /** Every virtual media slot, under managers and systems. */
   mediaKeys: string[];
   volumeCollectionKeys: Set<string>;
-  /** ResetType values the tree allows; undefined when it declares none (then every modelled type is accepted). */
-  resetAllowed: string[] | undefined;
   transferProtocols: string[] | undefined;
   actions: Map<string, ActionRoute>;
 }
@@ -68,42 +78,48 @@ function mediaActionKeys(media: Json, standard: string, oemSuffix: string): stri
   return keys;
 }
 
+function mediaOf(store: TreeStore, collection: { doc: Json } | undefined, actions: Map<string, ActionRoute>): string[] {
+  const keys: string[] = [];
+  for (const media of membersOf(store, collection?.doc)) {
+    keys.push(media.key);
+    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.InsertMedia', 'InsertVirtualMedia')) actions.set(key, { kind: 'insertMedia', mediaKey: media.key });
+    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.EjectMedia', 'EjectVirtualMedia')) actions.set(key, { kind: 'ejectMedia', mediaKey: media.key });
+  }
+  return keys;
+}
+
 export function discoverTopology(store: TreeStore): SimTopology {
   const root = store.get('');
   if (!root) throw new Error('tree has no service root index.json');
-  const system = membersOf(store, follow(store, root, 'Systems')?.doc)[0];
-  if (!system) throw new Error('tree has no ComputerSystem reachable from the service root');
-
   const actions = new Map<string, ActionRoute>();
-  const sysActions = isPlainObject(system.doc.Actions) ? system.doc.Actions : {};
-  const resetAction = sysActions['#ComputerSystem.Reset'];
-  const resetKey = targetKey(resetAction);
-  if (resetKey !== undefined) actions.set(resetKey, { kind: 'reset' });
-
-  const bios = follow(store, system.doc, 'Bios');
-  const settings = follow(store, bios?.doc, '@Redfish.Settings', 'SettingsObject');
-
-  const volumeCollectionKeys = new Set<string>();
-  for (const storage of membersOf(store, follow(store, system.doc, 'Storage')?.doc)) {
-    const volumes = linkId(storage.doc.Volumes);
-    const key = volumes === undefined ? undefined : toKey(volumes);
-    if (key !== undefined) volumeCollectionKeys.add(key);
-  }
-
   const managers = membersOf(store, follow(store, root, 'Managers')?.doc);
-  const mediaCollections = [...managers.map((m) => follow(store, m.doc, 'VirtualMedia')), follow(store, system.doc, 'VirtualMedia')];
-  const mediaKeys: string[] = [];
-  for (const collection of mediaCollections) {
-    for (const media of membersOf(store, collection?.doc)) {
-      mediaKeys.push(media.key);
-      for (const key of mediaActionKeys(media.doc, '#VirtualMedia.InsertMedia', 'InsertVirtualMedia')) {
-        actions.set(key, { kind: 'insertMedia', mediaKey: media.key });
-      }
-      for (const key of mediaActionKeys(media.doc, '#VirtualMedia.EjectMedia', 'EjectVirtualMedia')) {
-        actions.set(key, { kind: 'ejectMedia', mediaKey: media.key });
-      }
-    }
-  }
+  const managerMedia = new Map(managers.map((m) => [m.key, mediaOf(store, follow(store, m.doc, 'VirtualMedia'), actions)]));
+
+  const systems = membersOf(store, follow(store, root, 'Systems')?.doc).map((system): SystemTopology => {
+    const sysActions = isPlainObject(system.doc.Actions) ? system.doc.Actions : {};
+    const resetAction = sysActions['#ComputerSystem.Reset'];
+    const resetKey = targetKey(resetAction);
+    if (resetKey !== undefined) actions.set(resetKey, { kind: 'reset', systemKey: system.key });
+    const bios = follow(store, system.doc, 'Bios');
+    const volumeCollectionKeys = membersOf(store, follow(store, system.doc, 'Storage')?.doc).flatMap((storage) => {
+      const volumes = linkId(storage.doc.Volumes);
+      const key = volumes === undefined ? undefined : toKey(volumes);
+      return key === undefined ? [] : [key];
+    });
+    const own = mediaOf(store, follow(store, system.doc, 'VirtualMedia'), actions);
+    const links = isPlainObject(system.doc.Links) ? system.doc.Links : {};
+    const managedBy = (Array.isArray(links.ManagedBy) ? links.ManagedBy : []).flatMap((m) => store.resolve(linkId(m))?.key ?? []);
+    const fromManagers = (managedBy.length > 0 ? managedBy : managers.map((m) => m.key)).flatMap((key) => managerMedia.get(key) ?? []);
+    return {
+      key: system.key,
+      biosKey: bios?.key,
+      biosSettingsKey: follow(store, bios?.doc, '@Redfish.Settings', 'SettingsObject')?.key,
+      mediaKeys: own.length > 0 ? own : fromManagers,
+      volumeCollectionKeys,
+      resetAllowed: allowableValues(store, resetAction, 'ResetType'),
+    };
+  });
+  if (systems.length === 0) throw new Error('tree has no ComputerSystem reachable from the service root');
 
   const update = follow(store, root, 'UpdateService')?.doc;
   const updateActions = isPlainObject(update?.Actions) ? update.Actions : {};
@@ -115,14 +131,12 @@ export function discoverTopology(store: TreeStore): SimTopology {
   const sessions = store.resolve(linkId(rootLinks.Sessions)) ?? follow(store, follow(store, root, 'SessionService')?.doc, 'Sessions');
 
   return {
-    systemKey: system.key,
+    systems,
     sessionsKey: sessions?.key,
     tasksKey: follow(store, follow(store, root, 'Tasks')?.doc, 'Tasks')?.key,
-    biosKey: bios?.key,
-    biosSettingsKey: settings?.key,
-    mediaKeys,
-    volumeCollectionKeys,
-    resetAllowed: allowableValues(store, resetAction, 'ResetType'),
+    managerKeys: managers.map((m) => m.key),
+    mediaKeys: [...new Set([...managerMedia.values(), ...systems.map((s) => s.mediaKeys)].flat())],
+    volumeCollectionKeys: new Set(systems.flatMap((s) => s.volumeCollectionKeys)),
     transferProtocols: allowableValues(store, simpleUpdate, 'TransferProtocol'),
     actions,
   };

@@ -83,6 +83,12 @@ export class TreeStore {
     return doc ? { key, doc } : undefined;
   }
 
+  /** Every key the store holds (from the tree or put since), at `prefix` or below it. */
+  keysUnder(prefix: string): string[] {
+    const keys = new Set([...this.files.keys(), ...this.docs.keys()]);
+    return [...keys].filter((k) => !this.deleted.has(k) && (k === prefix || k.startsWith(`${prefix}/`)));
+  }
+
   put(key: string, doc: Json): void {
     this.deleted.delete(key);
     this.docs.set(key, doc);

@@ -1,5 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { withInventoryAddresses, type Inventory } from '../../../daemon/redfish/inventory.ts';
+import type { BmcConnection } from '../../../schemas/metal/bmc.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
 import { operationStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
@@ -23,7 +24,7 @@ export type NodeAggregateState =
       readonly maintenanceReason: string | null;
       /** Who set the flag: only a `bmc` flag clears itself when the BMC answers again. */
       readonly maintenanceSource?: 'operator' | 'bmc' | 'platform' | null;
-      readonly bmc: { readonly address: string; readonly credentialsRef: string };
+      readonly bmc: BmcConnection;
       readonly hardwareProfile: string;
       readonly macs: readonly string[];
       /** Where the machine's own API answers (enrolled nodes without any have none). */

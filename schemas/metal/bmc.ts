@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { SecretRef } from '../ids.ts';
+
+/**
+ * How the site agent authenticates to a BMC. `auto` (the default): a Redfish session when the service offers a
+ * SessionService, HTTP Basic otherwise, and Basic again when the session login answers 401 or 404 (emulators and
+ * BMCs whose SessionService is switched off). `session` and `basic` force one, with no fallback.
+ */
+export const BmcAuth = z.enum(['auto', 'session', 'basic']);
+export type BmcAuth = z.infer<typeof BmcAuth>;
+
+/** PEM CA certificates (a bundle): public data, kept in the log with the node. */
+const CaBundle = z
+  .string()
+  .max(65_536)
+  .regex(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/, 'must hold at least one PEM certificate');
+
+/** base64 SHA-256 of the certificate's SubjectPublicKeyInfo (`curl --pinnedpubkey sha256//…` without the prefix). */
+export const SpkiSha256 = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be the base64 SHA-256 of a SubjectPublicKeyInfo');
+
+/**
+ * How the site agent trusts an https BMC's certificate; absent: the site's system trust store. `ca`: the chain must
+ * verify against this bundle (and the name match the address). `pin`: the certificate's key must hash to this SPKI
+ * pin (self-signed BMC certificates; the name is not checked). `insecure`: nothing is verified — lab use only: the
+ * site agent logs a warning at every use and the node view shows `bmcTls: insecure`.
+ */
+export const BmcTls = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('ca'), caBundle: CaBundle }).strict(),
+  z.object({ mode: z.literal('pin'), spkiSha256: SpkiSha256 }).strict(),
+  z.object({ mode: z.literal('insecure') }).strict(),
+]);
+export type BmcTls = z.infer<typeof BmcTls>;
+
+/** The firmware boot mode a boot override asks for (`BootSourceOverrideMode`), where the BMC lets a client set it. */
+export const BootMode = z.enum(['UEFI', 'Legacy']);
+export type BootMode = z.infer<typeof BootMode>;
+
+/**
+ * A BMC address is a Redfish service (`https://10.0.0.21`, `…/redfish/v1`) or one system of it
+ * (`https://10.0.0.21/redfish/v1/Systems/2`): a BMC serving several systems must be given the system, and every
+ * command for the node drives that system only.
+ */
+const BmcAddress = z
+  .url({ protocol: /^https?$/ })
+  .refine((address) => /^(\/|\/redfish\/v1\/?|\/redfish\/v1\/Systems\/[^/?#]+\/?)$/i.test(new URL(address).pathname), {
+    message: 'must be the BMC (https://host), its Redfish root (/redfish/v1) or one system (/redfish/v1/Systems/<id>)',
+  })
+  .refine((address) => new URL(address).search === '' && new URL(address).hash === '', { message: 'must carry no query or fragment' });
+
+/**
+ * How to reach a node's BMC, as enrolled. Credentials are a reference (`secret:<id>`) the site agent is granted at use;
+ * `auth`, `tls` and `bootMode` are the per-node options (see each). TLS options need an `https` address.
+ */
+export const BmcEndpoint = z
+  .object({
+    address: BmcAddress,
+    credentialsRef: SecretRef,
+    auth: BmcAuth.optional(),
+    tls: BmcTls.optional(),
+    /** Default: UEFI, or Legacy on BMC families whose boards default to it (AMI). */
+    bootMode: BootMode.optional(),
+  })
+  .strict()
+  .refine((bmc) => bmc.tls === undefined || bmc.address.startsWith('https:'), { message: 'TLS options need an https address', path: ['tls'] });
+export type BmcEndpoint = z.infer<typeof BmcEndpoint>;
+
+/**
+ * The same endpoint as events and agent commands carry it: the shape without the enrolment checks (events recorded
+ * before the options existed hold only `address` and `credentialsRef`).
+ */
+export const BmcConnection = z.object({
+  address: z.string(),
+  credentialsRef: z.string(),
+  auth: BmcAuth.optional(),
+  tls: BmcTls.optional(),
+  bootMode: BootMode.optional(),
+});
+export type BmcConnection = z.infer<typeof BmcConnection>;
+
+/** What the node view shows of the TLS option (never the bundle): `system` when none was given. */
+export const bmcTlsMode = (tls: BmcTls | undefined): 'system' | BmcTls['mode'] => tls?.mode ?? 'system';
