@@ -47,6 +47,7 @@ async function main(args: BcdArgs): Promise<void> {
           stateDir: args.stateDir,
           natsUrl: args.natsUrl,
           http: { host: args.httpHost, port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
+          ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
           ...joinedAs,
           ...joinCreds,
           log,

@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 
 export const bcdUsage = `usage:
-  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [join]
+  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [join]
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
-join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]`;
+join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]
+BMC credentials are granted from the control plane's sealed secrets; --lab-credentials-file (LAB ONLY) reads plaintext
+{ "secret:<id>": { "username", "password" } } from a file on the site instead.`;
 
 /** How an agent joins: with a single-use token (and, under broker permissions, the public join credential file). */
 export interface BcdJoin {
@@ -13,7 +15,7 @@ export interface BcdJoin {
 }
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; join: BcdJoin }
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; labCredentialsFile?: string; join: BcdJoin }
   | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined; join: BcdJoin }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
@@ -56,6 +58,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         'http-port': { type: 'string' },
         'http-host': { type: 'string' },
         'advertise-url': { type: 'string' },
+        'lab-credentials-file': { type: 'string' },
         'site-url': { type: 'string' },
         'join-token': { type: 'string' },
         'join-creds': { type: 'string' },
@@ -86,14 +89,16 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       httpPort: port,
       httpHost: (values['http-host'] as string | undefined) ?? '127.0.0.1',
       advertiseUrl: values['advertise-url'] as string | undefined,
+      ...(values['lab-credentials-file'] ? { labCredentialsFile: values['lab-credentials-file'] as string } : {}),
       join,
     };
   }
   if (command === 'node') {
-    const siteOnly = ['disk', 'site-url', 'http-port', 'http-host', 'advertise-url'].filter((name) => values[name] !== undefined);
+    const siteOnly = ['disk', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
     if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
     return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, join };
   }
+  if (values['lab-credentials-file'] !== undefined) throw new BcdUsageError('--lab-credentials-file is an option of bcd site');
   const disks = (values.disk as string[] | undefined) ?? [];
   if (disks.length === 0) throw new BcdUsageError('at least one --disk is required');
   const siteUrl = values['site-url'] as string | undefined;

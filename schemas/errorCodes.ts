@@ -23,6 +23,7 @@ export const ErrorCodes = {
   INTERNAL: { status: 500, title: 'Internal error' },
   STEP_TIMEOUT: { status: 504, title: 'A workflow step did not finish within its timeout' },
   AGENT_FAILED: { status: 502, title: 'An agent reported that a command failed' },
+  INVENTORY_MISMATCH: { status: 409, title: "The inspected system does not have the node's enrolled MACs: the BMC address names another machine" },
   APPROVER_UNKNOWN: { status: 403, title: 'The approver is not one this batch asked' },
   APPROVAL_SIGNATURE_INVALID: { status: 403, title: "The signature does not verify against the approver's key" },
   APPROVAL_EXPIRED: { status: 409, title: 'The approval batch expired before it reached its threshold' },

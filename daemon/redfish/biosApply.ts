@@ -30,8 +30,10 @@ const pick = (attrs: BiosAttributes, names: readonly string[]): BiosAttributes =
  * `REDFISH_BIOS_NOT_APPLIED` names those that did not. Attributes that already hold their value cause no reset.
  */
 export async function applyBiosSettings(ctx: ClientContext, wanted: BiosAttributes): Promise<BiosApplyResult> {
-  const current = await getBiosAttributes(ctx);
   const names = Object.keys(wanted);
+  // Nothing asked: the BMC is not even read (a profile's optional BIOS step on a machine without a Bios resource).
+  if (names.length === 0) return { changed: false, attributes: {}, resetTypes: [] };
+  const current = await getBiosAttributes(ctx);
   const typed: BiosAttributes = Object.fromEntries(names.map((n) => [n, coerce(n, wanted[n]!, current[n])]));
   const pending = names.filter((n) => current[n] !== typed[n]);
   if (pending.length === 0) return { changed: false, attributes: pick(current, names), resetTypes: [] };

@@ -85,10 +85,6 @@ export function createRedfishClient(options: RedfishClientOptions): RedfishClien
   if (origin.protocol !== 'https:' && origin.protocol !== 'http:') {
     throw new RedfishError('REDFISH_BAD_REQUEST', `baseUrl must be http(s), not ${origin.protocol}`);
   }
-  if (origin.protocol === 'http:' && options.tls?.pinnedSpkiSha256 !== undefined) {
-    // A pin on plain HTTP would silently protect nothing.
-    throw new RedfishError('REDFISH_BAD_REQUEST', 'A pinned certificate requires an https baseUrl');
-  }
   const timing = { ...defaultTiming, ...definedOnly(options.timing ?? {}) };
   const transport = retryingTransient(createTransport({ origin, timeoutMs: options.timeoutMs, ...(options.tls ? { tls: options.tls } : {}) }), {
     retries: timing.transientRetries,

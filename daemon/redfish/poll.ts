@@ -34,7 +34,9 @@ export async function pollWithin<T>(read: () => Promise<T>, done: (value: T) => 
   for (;;) {
     const value = await read();
     if (done(value)) return { value, done: true };
-    if (Date.now() + options.intervalMs > deadline) return { value, done: false };
-    await sleep(options.intervalMs);
+    const left = deadline - Date.now();
+    if (left <= 0) return { value, done: false };
+    // The last look is at the deadline itself, so the whole window is watched even with a long interval.
+    await sleep(Math.min(options.intervalMs, left));
   }
 }

@@ -10,12 +10,15 @@ export interface RaidVolume {
   capacityBytes?: number;
   /** Drives by `@odata.id`, by the last segment of it, or by their Id; none: the controller picks. */
   drives?: string[];
-  /** The Storage resource by `@odata.id`, last segment or Id; none: the first whose controller supports `raidType`. */
+  /**
+   * The Storage resource by `@odata.id`, last segment or Id; none: the first whose controller supports `raidType` (and,
+   * when drives are named, that lists them all).
+   */
   storage?: string;
 }
 
 export interface RaidPlan {
-  /** Volumes by name, Id or URI; ones the BMC does not list are already gone. */
+  /** Volumes by name, Id or URI; ones the BMC does not list are already gone, a reference to several is refused. */
   delete: string[];
   create: RaidVolume[];
 }
@@ -23,7 +26,7 @@ export interface RaidPlan {
 export interface RaidApplyResult {
   deleted: string[];
   created: VolumeInfo[];
-  /** Every volume the BMC lists afterwards. */
+  /** Every volume the BMC lists afterwards (none read for an empty plan). */
   volumes: VolumeInfo[];
 }
 
@@ -38,8 +41,11 @@ async function storageFor(ctx: ClientContext, all: VolumeCollection[], ref: stri
   throw new RedfishError('REDFISH_NOT_FOUND', `No Storage ${ref} with a Volumes collection on this system`);
 }
 
-/** Drive references resolved against the drives the Storage itself lists, so a volume is never built on a stranger. */
-async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly string[]): Promise<string[]> {
+/**
+ * Drive references resolved against the drives the Storage itself lists, so a volume is never built on a stranger;
+ * undefined when it does not list them all.
+ */
+async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly string[]): Promise<string[] | undefined> {
   const listed = arr((await ctx.http.get(storageUri)).body.Drives).map((d) => linkOf(d)).filter((u): u is string => u !== undefined);
   const resolved: string[] = [];
   for (const ref of refs) {
@@ -47,10 +53,22 @@ async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly 
     for (const uri of match === undefined ? listed : []) {
       if (names(ref, uri, str((await optional(() => ctx.http.get(uri)))?.body.Id))) match = uri;
     }
-    if (match === undefined) throw new RedfishError('REDFISH_NOT_FOUND', `Storage ${storageUri} lists no drive ${ref}`);
+    if (match === undefined) return undefined;
     resolved.push(match);
   }
   return resolved;
+}
+
+/** Where a volume goes and on which drives: the named Storage, else the first that supports its type and lists its drives. */
+async function placement(ctx: ClientContext, all: VolumeCollection[], spec: RaidVolume): Promise<{ target: VolumeCollection; drives: string[] | undefined }> {
+  const candidates = spec.storage === undefined ? all.filter((c) => !c.raidTypes || c.raidTypes.includes(spec.raidType)) : [await storageFor(ctx, all, spec.storage)];
+  for (const target of candidates) {
+    if (spec.drives === undefined) return { target, drives: undefined };
+    const drives = await driveUris(ctx, target.storageUri, spec.drives);
+    if (drives) return { target, drives };
+  }
+  if (candidates.length === 0) throw new RedfishError('REDFISH_UNSUPPORTED', `No Storage with a Volumes collection supports ${spec.raidType}`);
+  throw new RedfishError('REDFISH_NOT_FOUND', `No ${spec.storage ?? `Storage supporting ${spec.raidType}`} lists the drives ${spec.drives!.join(', ')}`);
 }
 
 /**
@@ -58,11 +76,16 @@ async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly 
  * twice (a retried command), it changes nothing the second time.
  */
 export async function applyRaid(ctx: ClientContext, plan: RaidPlan): Promise<RaidApplyResult> {
+  // Nothing asked: the BMC is not touched, so an optional RAID step passes on machines without Storage volumes.
+  if (plan.delete.length === 0 && plan.create.length === 0) return { deleted: [], created: [], volumes: [] };
   // Checked first: a BMC without Storage volumes (iLO's SmartStorage) refuses before anything is done.
   const all = await collections(ctx);
   const deleted: string[] = [];
   for (const ref of plan.delete) {
-    const volume = (await listVolumes(ctx)).find((v) => v.name === ref || names(ref, v.uri, v.id));
+    const matches = (await listVolumes(ctx)).filter((v) => v.name === ref || names(ref, v.uri, v.id));
+    // Names need not be unique on a controller: a reference that fits two volumes deletes neither.
+    if (matches.length > 1) throw new RedfishError('REDFISH_BAD_REQUEST', `${ref} names ${matches.length} volumes (${matches.map((v) => v.uri).join(', ')}); name one by its URI`);
+    const volume = matches[0];
     if (!volume) continue;
     await deleteVolume(ctx, volume.uri);
     deleted.push(volume.uri);
@@ -70,9 +93,7 @@ export async function applyRaid(ctx: ClientContext, plan: RaidPlan): Promise<Rai
   const created: VolumeInfo[] = [];
   for (const spec of plan.create) {
     if ((await listVolumes(ctx)).some((v) => v.name === spec.name)) continue;
-    const target = spec.storage === undefined ? all.find((c) => !c.raidTypes || c.raidTypes.includes(spec.raidType)) : await storageFor(ctx, all, spec.storage);
-    if (!target) throw new RedfishError('REDFISH_UNSUPPORTED', `No Storage with a Volumes collection supports ${spec.raidType}`);
-    const drives = spec.drives === undefined ? undefined : await driveUris(ctx, target.storageUri, spec.drives);
+    const { target, drives } = await placement(ctx, all, spec);
     created.push(
       await createVolume(ctx, {
         raidType: spec.raidType,

@@ -68,7 +68,8 @@ function parseBody(raw: Buffer, status: number, contentType: string | undefined,
  *
  * A redirect is followed only to https on the same host (BMCs that answer plain http with a redirect to their https
  * port, or add a trailing slash): an upgrade from http sticks for every later request. Any other redirect is returned
- * as it is, and the caller refuses it.
+ * as it is, and the caller refuses it. With TLS options on an http origin, https is expected: requests go out over
+ * plain http without their credentials, and an answer that is not the redirect to https is refused.
  */
 export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions; timeoutMs: number }): Transport {
   const { timeoutMs } = options;
@@ -176,12 +177,23 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
     return target.protocol === 'https:' && target.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase() === host.toLowerCase() ? target : undefined;
   };
 
+  const expectsTls = options.tls !== undefined;
+  const withoutCredentials = (req: RawRequest): RawRequest => {
+    const { Authorization: _basic, 'X-Auth-Token': _token, ...headers } = req.headers;
+    const { Password: _password, ...body } = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>) : {};
+    return { ...req, headers, ...(req.body === undefined ? {} : { body }) };
+  };
+
   return async (req) => {
     let current = req;
     for (let hop = 0; ; hop += 1) {
-      const res = await exchange(current);
+      const probing = !secure && expectsTls;
+      const res = await exchange(probing ? withoutCredentials(current) : current);
       const target = hop < maxRedirects ? sameHostHttps(res) : undefined;
-      if (!target) return res;
+      if (!target) {
+        if (probing) throw new RedfishError('REDFISH_TLS_PIN_MISMATCH', `${req.method} ${req.path}: BMC answered over plain http, but TLS options require https`);
+        return res;
+      }
       secure = true;
       port = Number(target.port) || 443;
       current = { ...current, path: `${target.pathname}${target.search}` };

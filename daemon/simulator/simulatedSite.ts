@@ -113,7 +113,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       natsUrl,
       http: { port: options.bootHttpPort ?? 0 },
       redfish: { auth: 'session', timeoutMs: 5_000, timing: { pollIntervalMs: 50 } },
-      credentials: options.secrets ? 'granted' : 'file',
+      credentials: options.secrets ? 'granted' : { labFile: join(agentDir, 'credentials.json') },
       ...(joined ? { joined } : {}),
       ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
       log: log.child({ agent: 'site' }),
@@ -135,6 +135,8 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
           password: SIM_PASSWORD,
           powerDelayMs: delay,
           mediaDelayMs: delay,
+          // The machine's first NIC has the MAC it is enrolled with, as a real machine's sticker and BMC agree.
+          systems: [{ macs: [simulatedMac(i)] }],
         },
         ...(options.diskSizeBytes ? { diskSizeBytes: options.diskSizeBytes } : {}),
         bootUrl: () => siteAgent?.bootUrlFor(nodeId),

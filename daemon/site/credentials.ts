@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { AgentError } from '../agent/errors.ts';
 
@@ -9,9 +8,9 @@ export interface BmcCredentials {
 }
 
 /**
- * Turns a `secret:<id>` reference into BMC credentials. Pluggable: the control plane's grants
- * (`grantedCredentials.ts`), an operator's file on the site, or a vault client. `nodeId` names the node whose BMC
- * the credentials are for: a grant is authorised per node.
+ * Turns a `secret:<id>` reference into BMC credentials. In production: the control plane's grants of sealed secrets
+ * (`grantedCredentials.ts`); a file on the site is a lab option only. `nodeId` names the node whose BMC the
+ * credentials are for: a grant is authorised per node.
  */
 export interface CredentialResolver {
   resolve(ref: string, context?: { nodeId: string }): Promise<BmcCredentials>;
@@ -20,11 +19,12 @@ export interface CredentialResolver {
 const CredentialsFile = z.record(z.string(), z.object({ username: z.string(), password: z.string() }));
 
 /**
- * `<stateDir>/credentials.json`: `{ "secret:<id>": { "username", "password" } }`. Read on every resolve so an
- * operator's edit applies without a restart. Errors name the reference, never the secret.
+ * LAB ONLY: plaintext credentials in a file on the site (`{ "secret:<id>": { "username", "password" } }`), for
+ * simulators and bench setups without a control plane's sealed secrets. A compromised site then holds every BMC
+ * password at rest, which is what the grant path exists to avoid. Read on every resolve so an edit applies without a
+ * restart. Errors name the reference, never the secret.
  */
-export function fileCredentialResolver(stateDir: string): CredentialResolver & { path: string } {
-  const path = join(stateDir, 'credentials.json');
+export function fileCredentialResolver(path: string): CredentialResolver & { path: string } {
   return {
     path,
     async resolve(ref) {

@@ -28,10 +28,11 @@ export interface SiteAgentOptions {
   /** Boot/image HTTP server; port 0 (default) picks a free one. `advertiseUrl` when machines must use another address. */
   http?: { host?: string; port?: number; advertiseUrl?: string };
   /**
-   * Where BMC credentials come from. `'file'` (default): `<stateDir>/credentials.json`, for operators who keep them
-   * on the site. `'granted'`: short-lived grants from the control plane's sealed secrets (`grantedCredentials.ts`).
+   * Where BMC credentials come from. `'granted'` (default): short-lived grants of the control plane's sealed secrets
+   * (`grantedCredentials.ts`), held in memory only. `{ labFile }`: LAB ONLY, plaintext credentials in a file on the
+   * site (simulators, bench rigs); the agent warns at start.
    */
-  credentials?: CredentialResolver | 'file' | 'granted';
+  credentials?: CredentialResolver | 'granted' | { labFile: string };
   redfish?: SiteRedfishOptions;
   ramdisk?: RamdiskArtefacts;
   /** Default 30 s; long BMC operations heartbeat at a third of it. */
@@ -91,17 +92,18 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const secretHeaders = grantedSecretHeaders(nc, { agentId, identity });
   // Bound once the boot server listens (below); no command runs before the consumer starts after it.
   let cacheUrl = (sourceUrl: string, _sha256: string) => sourceUrl;
-  const executor = siteExecutor(
+  const executor = siteExecutor({
     siteId,
-    credentialResolverOf(options, nc, { agentId, identity }, registered),
-    options.redfish,
-    async (ref, context) => (await registered, secretHeaders(ref, context)),
+    credentials: credentialResolverOf(options, nc, { agentId, identity }, registered),
+    ...(options.redfish ? { redfish: options.redfish } : {}),
+    secretHeaders: async (ref, context) => (await registered, secretHeaders(ref, context)),
     // A control-plane artefact (a seed ISO) reaches the BMC through this site's verified cache, like images do.
-    (imageUrl) => {
+    mediaUrl: (imageUrl) => {
       const sha256 = blobDigestOf(imageUrl);
       return sha256 ? cacheUrl(imageUrl, sha256) : imageUrl;
     },
-  );
+    log,
+  });
   const server = await startBootServer({
     host: options.http?.host ?? '127.0.0.1',
     port: options.http?.port ?? 0,
@@ -169,8 +171,12 @@ function credentialResolverOf(
   requester: Parameters<typeof grantedCredentialResolver>[1],
   registered: Promise<void>,
 ): CredentialResolver {
-  if (options.credentials === undefined || options.credentials === 'file') return fileCredentialResolver(options.stateDir);
-  if (options.credentials !== 'granted') return options.credentials;
+  const { credentials } = options;
+  if (credentials !== undefined && typeof credentials === 'object' && 'labFile' in credentials) {
+    options.log.warn({ path: credentials.labFile }, 'BMC credentials come from a plaintext file on this site (lab only); production sites are granted sealed secrets');
+    return fileCredentialResolver(credentials.labFile);
+  }
+  if (credentials !== undefined && credentials !== 'granted') return credentials;
   const granted = grantedCredentialResolver(nc, requester);
   // The grant service knows the agent only once its key is registered.
   return { resolve: async (ref, context) => (await registered, granted.resolve(ref, context)) };

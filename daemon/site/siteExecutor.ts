@@ -1,34 +1,59 @@
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
-import { createRedfishClient, type RedfishClient, type RedfishClientOptions } from '../redfish/index.ts';
+import type { BmcTls } from '../../schemas/metal/bmc.ts';
+import type { Logger } from '../../services/platform/logger.ts';
+import { createRedfishClient, type BiosAttributes, type BootMode, type RaidPlan, type RedfishClient, type RedfishClientOptions, type RedfishTlsOptions } from '../redfish/index.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import type { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { CredentialResolver } from './credentials.ts';
 import { proxyHttp, type SecretHeaderResolver } from './httpProxy.ts';
 
-/** Redfish client settings the site agent applies to every BMC (auth mode, TLS, timeouts, poll budgets). */
+/** Redfish client settings the site agent applies to every BMC: defaults for auth and TLS (a node's enrolment wins), timeouts, poll budgets. */
 export type SiteRedfishOptions = Partial<Pick<RedfishClientOptions, 'auth' | 'tls' | 'timeoutMs' | 'timing'>>;
 
-/** Runs the `site` kinds against the node's BMC, one Redfish client (and session) per command. */
-export function siteExecutor(
-  siteId: string,
-  credentials: CredentialResolver,
-  redfish: SiteRedfishOptions = {},
-  secretHeaders?: SecretHeaderResolver,
+export interface SiteExecutorOptions {
+  siteId: string;
+  credentials: CredentialResolver;
+  redfish?: SiteRedfishOptions;
+  secretHeaders?: SecretHeaderResolver;
   /** The URL a BMC should mount for `imageUrl`: the site's cache for control-plane artefacts. Default: as given. */
-  mediaUrl: (imageUrl: string) => string = (imageUrl) => imageUrl,
-): AgentExecutor {
+  mediaUrl?: (imageUrl: string) => string;
+  log: Logger;
+}
+
+/** A node's TLS option as the client takes it; undefined: the site's default (else the system trust store). */
+function tlsOf(tls: BmcTls | undefined): RedfishTlsOptions | undefined {
+  switch (tls?.mode) {
+    case 'ca':
+      return { ca: tls.caBundle };
+    case 'pin':
+      return { pinnedSpkiSha256: tls.spkiSha256 };
+    case 'insecure':
+      return { insecure: true };
+    case undefined:
+      return undefined;
+  }
+}
+
+/** Runs the `site` kinds against the node's BMC, one Redfish client (and session) per command. */
+export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
+  const { siteId, credentials, redfish = {}, secretHeaders, mediaUrl = (imageUrl) => imageUrl, log } = options;
   const clientFor = async (command: AgentCommand): Promise<RedfishClient> => {
-    if (!command.bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
-    const { username, password } = await credentials.resolve(command.bmc.credentialsRef, { nodeId: command.nodeId });
+    const bmc = command.bmc;
+    if (!bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
+    const { username, password } = await credentials.resolve(bmc.credentialsRef, { nodeId: command.nodeId });
+    const tls = tlsOf(bmc.tls) ?? redfish.tls;
+    // Lab only, and never quietly: every use says so.
+    if (tls?.insecure) log.warn({ nodeId: command.nodeId, bmc: bmc.address, kind: command.kind }, 'BMC TLS certificate not verified (enrolled tls: insecure; lab use only)');
     return createRedfishClient({
-      baseUrl: command.bmc.address,
+      baseUrl: bmc.address,
       username,
       password,
-      auth: redfish.auth ?? 'session',
+      auth: bmc.auth ?? redfish.auth ?? 'auto',
       timeoutMs: redfish.timeoutMs ?? 30_000,
-      ...(redfish.tls ? { tls: redfish.tls } : {}),
+      ...(tls ? { tls } : {}),
       ...(redfish.timing ? { timing: redfish.timing } : {}),
+      ...(bmc.bootMode ? { bootMode: bmc.bootMode } : {}),
     });
   };
 
@@ -39,8 +64,7 @@ export function siteExecutor(
       case 'power.get':
         return { powerState: await client.getPowerState() };
       case 'boot.setOnce':
-        await client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp');
-        return { target: params.target };
+        return client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp', params.mode as BootMode | undefined);
       case 'media.insert':
         return client.insertMedia(mediaUrl(params.imageUrl as string));
       case 'media.eject':
@@ -49,6 +73,10 @@ export function siteExecutor(
         return client.getInventory();
       case 'firmware.update':
         return client.simpleUpdate(params.imageUrl as string);
+      case 'bios.apply':
+        return client.applyBiosSettings(params.attributes as BiosAttributes);
+      case 'raid.apply':
+        return client.applyRaid(params as unknown as RaidPlan);
       default:
         throw new AgentError('WRONG_AGENT', `${command.kind} does not run on a site agent`);
     }

@@ -3,6 +3,7 @@ import { withInventoryAddresses } from '../../daemon/redfish/inventory.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
+import { bmcOptionsOf } from '../../schemas/metal/bmc.ts';
 import { nodesMigrations } from './schema.ts';
 
 /** The `nodes` read model: one row per bare-metal node, its lifecycle state, current work and identity. */
@@ -16,11 +17,11 @@ export const nodesProjection = defineProjection({
       case 'NodeEnrolled': {
         const d = event.data;
         statement(db, 
-          `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq, pool_id, agent, addresses)
-           VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq, pool_id, agent, addresses, bmc_options)
+           VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(
           d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq,
-          d.poolId ?? null, d.agent ?? 'bcd', JSON.stringify(d.addresses ?? []),
+          d.poolId ?? null, d.agent ?? 'bcd', JSON.stringify(d.addresses ?? []), JSON.stringify(bmcOptionsOf(d.bmc)),
         );
         return;
       }

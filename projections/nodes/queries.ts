@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
+import { BmcOptions, type BmcConnection } from '../../schemas/metal/bmc.ts';
 import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 
 interface NodeRow {
@@ -29,6 +30,7 @@ interface NodeRow {
   agent: NodeView['agent'];
   addresses: string;
   agent_role: 'ramdisk' | 'node' | null;
+  bmc_options: string;
 }
 
 /** Where each agent role runs: a ramdisk while an operation boots it (and in rescue), an installed OS's agent once deployed. */
@@ -47,6 +49,7 @@ const toView = (r: NodeRow): NodeView => ({
   tenantId: r.owner_tenant_id,
   bmcAddress: r.bmc_address,
   bmcCredentialsRef: r.bmc_credentials_ref,
+  ...bmcViewOf(BmcOptions.parse(JSON.parse(r.bmc_options))),
   hardwareProfile: r.hardware_profile,
   macs: JSON.parse(r.macs) as string[],
   enrolledAt: r.enrolled_at,
@@ -63,6 +66,18 @@ const toView = (r: NodeRow): NodeView => ({
   connected: r.agent !== 'none' && r.agent_role !== null && agentRunsIn[r.agent_role].includes(r.state),
   schedulable: r.agent !== 'none' && r.state === 'ready' && r.maintenance === 0,
 });
+
+function bmcViewOf(options: BmcOptions): Pick<NodeView, 'bmcAuth' | 'bmcTls' | 'bmcBootMode'> {
+  return { bmcAuth: options.auth ?? 'auto', bmcTls: options.tls?.mode ?? 'system', bmcBootMode: options.bootMode ?? null };
+}
+
+/** The node's BMC as agent commands carry it (address, reference, enrolled options); undefined for an unknown node. */
+export function getBmcConnection(db: Database, nodeId: string): BmcConnection | undefined {
+  const row = db.prepare('SELECT bmc_address, bmc_credentials_ref, bmc_options FROM nodes WHERE node_id = ?').get(nodeId) as
+    | Pick<NodeRow, 'bmc_address' | 'bmc_credentials_ref' | 'bmc_options'>
+    | undefined;
+  return row && { address: row.bmc_address, credentialsRef: row.bmc_credentials_ref, ...BmcOptions.parse(JSON.parse(row.bmc_options)) };
+}
 
 export function getNode(db: Database, nodeId: string): NodeView | undefined {
   const row = db.prepare('SELECT * FROM nodes WHERE node_id = ?').get(nodeId) as NodeRow | undefined;

@@ -37,4 +37,6 @@ export const nodesMigrations = [
    ALTER TABLE nodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'bcd';
    ALTER TABLE nodes ADD COLUMN addresses TEXT NOT NULL DEFAULT '[]';
    ALTER TABLE nodes ADD COLUMN agent_role TEXT;`,
+  // The BMC options the node was enrolled with (auth, TLS, boot mode), as JSON: what every command to its BMC carries.
+  `ALTER TABLE nodes ADD COLUMN bmc_options TEXT NOT NULL DEFAULT '{}';`,
 ];

@@ -49,7 +49,9 @@ const BmcAddress = z
 
 /**
  * How to reach a node's BMC, as enrolled. Credentials are a reference (`secret:<id>`) the site agent is granted at use;
- * `auth`, `tls` and `bootMode` are the per-node options (see each). TLS options need an `https` address.
+ * `auth`, `tls` and `bootMode` are the per-node options (see each). TLS options on an `http` address mean the BMC must
+ * redirect to https on the same host: nothing but a credential-free request goes over plain http, and any other
+ * answer is refused.
  */
 export const BmcEndpoint = z
   .object({
@@ -60,8 +62,7 @@ export const BmcEndpoint = z
     /** Default: UEFI, or Legacy on BMC families whose boards default to it (AMI). */
     bootMode: BootMode.optional(),
   })
-  .strict()
-  .refine((bmc) => bmc.tls === undefined || bmc.address.startsWith('https:'), { message: 'TLS options need an https address', path: ['tls'] });
+  .strict();
 export type BmcEndpoint = z.infer<typeof BmcEndpoint>;
 
 /**
@@ -77,5 +78,14 @@ export const BmcConnection = z.object({
 });
 export type BmcConnection = z.infer<typeof BmcConnection>;
 
-/** What the node view shows of the TLS option (never the bundle): `system` when none was given. */
-export const bmcTlsMode = (tls: BmcTls | undefined): 'system' | BmcTls['mode'] => tls?.mode ?? 'system';
+/** The per-node options of an endpoint, without its address and credentials reference. */
+export const BmcOptions = BmcConnection.omit({ address: true, credentialsRef: true });
+export type BmcOptions = z.infer<typeof BmcOptions>;
+
+export function bmcOptionsOf(bmc: BmcConnection): BmcOptions {
+  return {
+    ...(bmc.auth ? { auth: bmc.auth } : {}),
+    ...(bmc.tls ? { tls: bmc.tls } : {}),
+    ...(bmc.bootMode ? { bootMode: bmc.bootMode } : {}),
+  };
+}

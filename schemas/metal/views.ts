@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { BmcAuth, BootMode } from './bmc.ts';
 import { nodeStates } from './nodeState.ts';
 import { NodeOperation } from './workflow.ts';
 
@@ -16,6 +17,12 @@ export const NodeView = z.object({
   tenantId: z.string().nullable(),
   bmcAddress: z.string(),
   bmcCredentialsRef: z.string(),
+  /** How the site agent authenticates to the BMC (enrolled; default `auto`). */
+  bmcAuth: BmcAuth,
+  /** How the BMC's certificate is trusted: `system` (the site's store), `ca`, `pin`, or `insecure` (lab only: nothing is verified). */
+  bmcTls: z.enum(['system', 'ca', 'pin', 'insecure']),
+  /** The enrolled boot mode for boot overrides; null: the BMC family's default (UEFI; Legacy on AMI). */
+  bmcBootMode: BootMode.nullable(),
   hardwareProfile: z.string(),
   macs: z.array(z.string()),
   enrolledAt: z.string(),

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
-import { listNodes } from '../../projections/nodes/queries.ts';
+import { getBmcConnection, listNodes } from '../../projections/nodes/queries.ts';
 import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { AggregateRepository } from '../commands/aggregateRepository.ts';
 import { KeyedMutex } from '../commands/keyedMutex.ts';
@@ -97,7 +97,8 @@ export class BmcMonitor {
       attempt: round,
       destructive: false,
       params: {},
-      bmc: { address: node.bmcAddress, credentialsRef: node.bmcCredentialsRef },
+      // With the node's enrolled auth and TLS options: the probe must reach the BMC the way its workflows do.
+      bmc: getBmcConnection(this.nodes.db(), node.nodeId) ?? { address: node.bmcAddress, credentialsRef: node.bmcCredentialsRef },
       issuedAt: new Date(now).toISOString(),
       notAfter: new Date(now + this.config.probeTimeoutMs).toISOString(),
     });

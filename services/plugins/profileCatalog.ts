@@ -1,7 +1,7 @@
 import type { StepRunsOn } from '../../schemas/metal/workflow.ts';
 import { ProfileDescriptor, StepOutputRef } from '../../schemas/plugins/registration.ts';
 import type { ProfileIssue } from '../../schemas/plugins/views.ts';
-import { builtinProfiles } from '../metal/profiles/builtin.ts';
+import { builtinProfileCatalog } from '../metal/profiles/builtin.ts';
 import { builtinSteps } from '../workflow/builtinSteps.ts';
 import type { StepHomeLookup } from '../workflow/defineProfile.ts';
 import type { PluginRegistryState } from './registry/registry.ts';
@@ -29,7 +29,7 @@ export const stepHomes = (registry: PluginRegistryState): StepHomeLookup => (ste
 /** Every profile that can be chosen: the built-in ones, then each plugin's. */
 export function allProfiles(registry: PluginRegistryState): { profile: ProfileDescriptor; pluginId: string | null }[] {
   return [
-    ...Object.values(builtinProfiles).map((profile) => ({ profile, pluginId: null })),
+    ...builtinProfileCatalog.map((profile) => ({ profile, pluginId: null })),
     ...[...registry.plugins.values()].flatMap((p) => p.profiles.map((profile) => ({ profile, pluginId: p.pluginId }))),
   ];
 }

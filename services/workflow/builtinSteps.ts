@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { defineStep, type StepDefinition } from './defineStep.ts';
+import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { defineStep, type StepDefinition, type StepNode } from './defineStep.ts';
+import { TerminalError } from './stepErrors.ts';
 
 /** An agent command kind as a step: it publishes the command and waits for the agent's signed, verified result. */
 function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Record<string, unknown>> {
@@ -14,9 +16,28 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
       const { payload, agentId } = await ctx.platform.runAgentCommand(kind, ctx.input, AgentCommandKinds[kind].destructive);
       // `attested` is not ours to claim: the completeStep decider re-verifies the signed result and sets it.
       if (kind === 'disk.wipe') return { ...(isObject(payload) ? payload : { result: payload }), agentId };
+      if (kind === 'inventory.read') checkInventoryMatches(ctx.node, payload);
       return payload;
     },
   });
+}
+
+/**
+ * An inspection is of the machine the node was enrolled as only when every enrolled MAC is in what the BMC reported:
+ * a BMC address naming the wrong system (or a recabled BMC) would otherwise make the node `ready` as another machine,
+ * and its deploy would wipe that one. Not retried: the same BMC answers the same.
+ */
+function checkInventoryMatches(node: StepNode, payload: unknown): void {
+  const inventory = Inventory.safeParse(payload);
+  if (!inventory.success) throw new TerminalError('VALIDATION_FAILED', `inventory.read answered something that is not an inventory: ${inventory.error.message}`);
+  const found = new Set(inventory.data.nics.map((nic) => nic.mac));
+  const missing = node.macs.filter((mac) => !found.has(mac));
+  if (missing.length > 0) {
+    throw new TerminalError(
+      'INVENTORY_MISMATCH',
+      `enrolled MAC(s) ${missing.join(', ')} not on the system at ${node.bmc.address} (it reports ${[...found].join(', ') || 'no MACs'})`,
+    );
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

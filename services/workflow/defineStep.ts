@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
+import type { BmcConnection } from '../../schemas/metal/bmc.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -12,7 +13,10 @@ export type HttpProxyRequestInput = z.input<typeof HttpProxyRequest>;
 export interface StepNode {
   readonly nodeId: string;
   readonly siteId: string;
-  readonly bmc: { readonly address: string; readonly credentialsRef: string };
+  /** The BMC endpoint with the node's enrolled options (auth, TLS, boot mode); credentials only as a reference. */
+  readonly bmc: BmcConnection;
+  /** The MACs the node was enrolled with: an inspection must find each in the system it reads. */
+  readonly macs: readonly string[];
   /** Addresses recorded for the machine's own API: the only hosts `httpViaSite` may reach. */
   readonly addresses: readonly string[];
   /** The SMBIOS UUID inspection read, for join tokens bound to this very machine; null before inspection. */

@@ -154,7 +154,7 @@ export class WorkflowExecutor {
       const input = definition.input.safeParse(bindStepOutputs(step.params, wf, stepIndex));
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
-        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, addresses: node.addresses ?? [], productUuid: node.inventory?.productUuid ?? null, poolId: node.poolId ?? null },
+        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, macs: node.macs, addresses: node.addresses ?? [], productUuid: node.inventory?.productUuid ?? null, poolId: node.poolId ?? null },
         workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
         idempotencyKey: attemptId,
         deadlineMs,

@@ -21,6 +21,14 @@ describe('parseBcdArgs', () => {
     });
   });
 
+  it('reads BMC credentials from a file only when bcd site is given --lab-credentials-file', () => {
+    const base = ['--site', 'dc1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs(['site', ...base])).not.toHaveProperty('labCredentialsFile');
+    expect(parseBcdArgs(['site', ...base, '--lab-credentials-file', '/etc/bc/creds.json'])).toMatchObject({ labCredentialsFile: '/etc/bc/creds.json' });
+    expect(usage(['ramdisk', ...base, '--node', 'n1', '--disk', '/dev/sda', '--lab-credentials-file', '/x'])).toBe('USAGE');
+    expect(usage(['node', ...base, '--node', 'n1', '--lab-credentials-file', '/x'])).toBe('USAGE');
+  });
+
   it('takes a join token from --join-token or BC_JOIN_TOKEN, and join credentials only with a token', () => {
     const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
     expect(parseBcdArgs([...base, '--join-token', 'bcj_a', '--join-creds', '/etc/bc/join.creds']).join).toEqual({ token: 'bcj_a', credsFile: '/etc/bc/join.creds' });

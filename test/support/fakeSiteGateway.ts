@@ -56,7 +56,7 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
         ...extra,
       },
       {
-        node: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, addresses: ['10.0.5.21'], productUuid: null, poolId: null },
+        node: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, macs: ['52:54:00:aa:bb:01'], addresses: ['10.0.5.21'], productUuid: null, poolId: null },
         workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 3, attempt: 1, startedAt: new Date().toISOString() },
         idempotencyKey: 'wf-1-s3-a1',
         deadlineMs: Date.now() + 60_000,

@@ -12,6 +12,8 @@ export class BiosModel {
     private readonly store: TreeStore,
     private readonly biosKey: string | undefined,
     private readonly settingsKey: string | undefined,
+    /** `BmcQuirks.biosSettings === 'dropped'`: the POST throws pending settings away. */
+    private readonly dropped = false,
   ) {}
 
   get pending(): Json {
@@ -49,6 +51,7 @@ export class BiosModel {
 
   /** Called on every power-on / restart. */
   applyPending(): void {
+    if (this.dropped) this.pendingAttrs = {};
     if (Object.keys(this.pendingAttrs).length === 0 || this.biosKey === undefined) return;
     const bios = this.store.get(this.biosKey);
     if (!bios) return;

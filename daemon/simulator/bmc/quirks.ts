@@ -5,8 +5,11 @@
 export interface BmcQuirks {
   /** `Vendor` in the service root (Redfish 1.5+), e.g. `AMI`; default: what the tree says. */
   vendor: string | undefined;
-  /** `offered`: a SessionService; `absent`: none (root lists no SessionService, the login answers 404); `refused`: the login answers 401 even to good credentials. */
-  sessions: 'offered' | 'absent' | 'refused';
+  /**
+   * `offered`: a SessionService. `absent`: none (the root lists none, nothing answers there). `notFound`: the root lists
+   * one but the login answers 404 (emulators that stub it). `refused`: the login answers 401 even to good credentials.
+   */
+  sessions: 'offered' | 'absent' | 'notFound' | 'refused';
   /**
    * `exact`: a `Once` override reads back `Once`. `continuous`: it reads back `Continuous` (and is kept after a boot).
    * `deferred`: the PATCH answers 202 with a task and the override shows when the task completes. `ignored`: 200, and
@@ -38,6 +41,8 @@ export interface BmcQuirks {
   httpsRedirect: boolean;
   /** Each EthernetInterface is listed twice, under a second id with the same MAC. */
   duplicateMacs: boolean;
+  /** `dropped`: pending BIOS settings are accepted and then lost at the reset (firmware that rejects them in POST). */
+  biosSettings: 'applied' | 'dropped';
 }
 
 export const defaultQuirks: BmcQuirks = {
@@ -55,6 +60,7 @@ export const defaultQuirks: BmcQuirks = {
   throttle: undefined,
   httpsRedirect: false,
   duplicateMacs: false,
+  biosSettings: 'applied',
 };
 
 /** Named sets of quirks: the BMC families and emulators the client is known to meet. */

@@ -93,6 +93,7 @@ function remoteMediaOff(m: SimModels): SimResponse | undefined {
 function post(m: SimModels, req: SimRequest, key: string): SimResponse {
   if (key === m.topology.sessionsKey) {
     if (m.quirks.sessions === 'refused') return redfishError(401, BaseMessages.NoValidSession, 'Session login is not available for this account.');
+    if (m.quirks.sessions === 'notFound') return notFound(req.path);
     return m.auth.login(m.store, key, req.body);
   }
   const action = m.topology.actions.get(key);

@@ -69,7 +69,7 @@ export class SystemModel implements SimSystem {
     this.doc = doc;
     this.uri = typeof doc['@odata.id'] === 'string' ? doc['@odata.id'] : `/redfish/v1/${topology.key}`;
     this.id = typeof doc.Id === 'string' ? doc.Id : this.uri.split('/').pop()!;
-    this.bios = new BiosModel(store, topology.biosKey, topology.biosSettingsKey);
+    this.bios = new BiosModel(store, topology.biosKey, topology.biosSettingsKey, options.quirks.biosSettings === 'dropped');
     const lost = (reason: 'off' | 'restart') => {
       for (const listener of this.lossListeners) listener(reason);
     };
@@ -109,14 +109,15 @@ export class SystemModel implements SimSystem {
   }
 
   insertedMedia(): string | undefined {
-    for (const key of this.topology.mediaKeys) {
-      const slot = this.store.get(key);
-      const types = Array.isArray(slot?.MediaTypes) ? slot.MediaTypes : [];
-      // A slot listing no MediaTypes (AMI) is the CD the host sees.
-      if (types.length > 0 && !types.includes('CD') && !types.includes('DVD')) continue;
-      if (slot?.Inserted === true && typeof slot.Image === 'string' && slot.Image !== '') return slot.Image;
-    }
-    return undefined;
+    const slots = this.topology.mediaKeys.flatMap((key) => this.store.get(key) ?? []);
+    const typesOf = (slot: Json) => (Array.isArray(slot.MediaTypes) ? slot.MediaTypes : []);
+    // The CD the host sees: a CD/DVD slot, else (AMI lists no MediaTypes) the one named CD, else the first untyped.
+    const untyped = slots.filter((slot) => typesOf(slot).length === 0);
+    const cd =
+      slots.find((slot) => typesOf(slot).includes('CD') || typesOf(slot).includes('DVD')) ??
+      untyped.find((slot) => /cd|dvd/i.test(`${String(slot.Id ?? '')} ${String(slot.Name ?? '')}`)) ??
+      untyped[0];
+    return cd?.Inserted === true && typeof cd.Image === 'string' && cd.Image !== '' ? cd.Image : undefined;
   }
 
   reportPowerState(state: SimPowerState): void {

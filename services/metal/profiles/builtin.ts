@@ -39,6 +39,23 @@ export const deployProfile = defineProfile({
   ],
 });
 
+/**
+ * A deploy that first shapes the machine: BIOS settings (`biosAttributes`: `Name=Value` strings, applied at a reset
+ * and verified after it) and RAID volumes (`raidDelete`: volume names; `raidCreate`: `<name>:<RAIDType>[:<drive>,…]`),
+ * then the plain deploy. Without those inputs both steps change nothing and cost no reset.
+ */
+export const configuredDeployProfile = defineProfile({
+  id: 'deploy-configured',
+  version: 1,
+  target: 'metal',
+  role: 'deploy',
+  steps: [
+    agent('bios.apply', { attributes: fromInput('biosAttributes', []) }, { timeoutMs: 1_800_000, retry: { maxAttempts: 2 } }),
+    agent('raid.apply', { delete: fromInput('raidDelete', []), create: fromInput('raidCreate', []) }, { timeoutMs: 1_800_000 }),
+    ...deployProfile.steps,
+  ],
+});
+
 /** Wipes are never retried blindly: a second wipe of a half-wiped disk is fine, but each attempt must be attested. */
 export const releaseProfile = defineProfile({
   id: 'release',
@@ -79,6 +96,9 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
   release: releaseProfile,
   rescue: rescueProfile,
 };
+
+/** Every built-in profile a request may name: one per operation, and the variants. */
+export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile];
 
 /** The built-in profile `workflow.start` runs when the request names none: agentless nodes release without a ramdisk. */
 export function builtinProfileFor(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>): Profile {

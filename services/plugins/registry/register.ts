@@ -3,11 +3,11 @@ import { PluginRegistration } from '../../../schemas/plugins/registration.ts';
 import type { PluginEvent } from '../../../schemas/plugins/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { builtinProfiles } from '../../metal/profiles/builtin.ts';
+import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';
 import { builtinSteps } from '../../workflow/builtinSteps.ts';
 import { PLUGIN_REGISTRY_ID, ownerOf, pluginRegistryAggregate } from './registry.ts';
 
-const builtinProfileIds = new Set(Object.values(builtinProfiles).map((p) => p.id));
+const builtinProfileIds = new Set(builtinProfileCatalog.map((p) => p.id));
 
 /**
  * `plugins.register`: a plugin process announces what it brings. A step or profile id that is built in or belongs to
