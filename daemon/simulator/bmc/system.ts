@@ -109,7 +109,10 @@ export class SystemModel implements SimSystem {
   }
 
   insertedMedia(): string | undefined {
-    const slots = this.topology.mediaKeys.flatMap((key) => this.store.get(key) ?? []);
+    const slots = this.topology.mediaKeys.flatMap((key): Json[] => {
+      const slot = this.store.get(key);
+      return slot ? [slot] : [];
+    });
     const typesOf = (slot: Json) => (Array.isArray(slot.MediaTypes) ? slot.MediaTypes : []);
     // The CD the host sees: a CD/DVD slot, else (AMI lists no MediaTypes) the one named CD, else the first untyped.
     const untyped = slots.filter((slot) => typesOf(slot).length === 0);
