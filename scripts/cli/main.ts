@@ -61,14 +61,21 @@ metal
   .command('enroll')
   .description('enroll a machine at a site')
   .requiredOption('--site <siteId>')
-  .requiredOption('--bmc <url>', 'BMC Redfish base URL')
+  .requiredOption('--bmc <url>', 'BMC Redfish address: the BMC, or one of its systems (https://10.0.0.5/redfish/v1/Systems/2)')
   .requiredOption('--credentials <ref>', 'secret reference for the BMC credentials, e.g. secret:r1-n1-bmc')
   .requiredOption('--profile <name>', 'hardware profile')
   .requiredOption('--mac <mac...>', 'MAC addresses')
   .option('--node <nodeId>')
+  .addOption(new Option('--bmc-auth <mode>', 'how the site agent logs in (default auto: a session, else Basic)').choices(['auto', 'session', 'basic']))
+  .addOption(new Option('--bmc-ca <file>', "PEM CA bundle the BMC's certificate must chain to").conflicts(['bmcPin', 'bmcInsecure']))
+  .addOption(new Option('--bmc-pin <sha256>', "base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo").conflicts(['bmcInsecure']))
+  .option('--bmc-insecure', 'do not verify the BMC certificate (lab only; warned at every use)')
+  .addOption(new Option('--boot-mode <mode>', 'boot mode for boot overrides (default UEFI; Legacy on AMI boards)').choices(['UEFI', 'Legacy']))
   .option('--idempotency-key <key>')
-  .action(async (o: { site: string; bmc: string; credentials: string; profile: string; mac: string[]; node?: string; idempotencyKey?: string }) => {
-    const body = { nodeId: o.node, siteId: o.site, bmc: { address: o.bmc, credentialsRef: o.credentials }, hardwareProfile: o.profile, macs: o.mac };
+  .action(async (o: { site: string; bmc: string; credentials: string; profile: string; mac: string[]; node?: string; bmcAuth?: string; bmcCa?: string; bmcPin?: string; bmcInsecure?: boolean; bootMode?: string; idempotencyKey?: string }) => {
+    const tls = o.bmcCa ? { mode: 'ca', caBundle: readFileSync(o.bmcCa, 'utf8') } : o.bmcPin ? { mode: 'pin', spkiSha256: o.bmcPin } : o.bmcInsecure ? { mode: 'insecure' } : undefined;
+    const bmc = { address: o.bmc, credentialsRef: o.credentials, ...(o.bmcAuth ? { auth: o.bmcAuth } : {}), ...(tls ? { tls } : {}), ...(o.bootMode ? { bootMode: o.bootMode } : {}) };
+    const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
     const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
     print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
   });
