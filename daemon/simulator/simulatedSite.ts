@@ -112,7 +112,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       stateDir: agentDir,
       natsUrl,
       http: { port: options.bootHttpPort ?? 0 },
-      redfish: { auth: 'session', timeoutMs: 5_000, timing: { pollIntervalMs: 50 } },
+      redfish: { timeoutMs: 5_000, timing: { pollIntervalMs: 50 } },
       credentials: options.secrets ? 'granted' : { labFile: join(agentDir, 'credentials.json') },
       ...(joined ? { joined } : {}),
       ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),

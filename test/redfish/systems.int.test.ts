@@ -40,6 +40,13 @@ describe.each(trees)('a BMC serving several systems ($tree)', (facts) => {
     expect(b.nics[0]?.mac).toBe('52:54:00:00:0b:01');
   });
 
+  it('reports the power a host changes by itself (the seam a VM backend uses)', async () => {
+    const sim = await simulate(facts.tree, { systems: 2 });
+    sim.systems[0]!.reportPowerState('Off');
+    expect(await clientFor(sim, { baseUrl: sim.addressOf(sim.systems[0]!) }).getPowerState()).toBe('Off');
+    expect(await clientFor(sim, { baseUrl: sim.addressOf(sim.systems[1]!) }).getPowerState()).toBe('On');
+  });
+
   it('refuses an address that names no system when there are several (REDFISH_SYSTEM_AMBIGUOUS)', async () => {
     const sim = await simulate(facts.tree, { systems: 2 });
     expect(isRedfishError(await failureOf(clientFor(sim).getPowerState()), 'REDFISH_SYSTEM_AMBIGUOUS')).toBe(true);

@@ -10,6 +10,9 @@ export interface SystemIdentity {
   macs?: string[];
 }
 
+/** A found document's own `@odata.id`, without a trailing slash. */
+const uriOf = (found: { key: string; doc: Json }) => String(found.doc['@odata.id'] ?? `/redfish/v1/${found.key}`).replace(/\/+$/, '');
+
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Copies every document at or under `fromKey` to `toUri`, rewriting links that pointed into the old place. */
@@ -38,7 +41,7 @@ export function synthesiseSystems(store: TreeStore, count: number): void {
   const existing = systemsOf(store);
   const template = existing[0];
   if (!collection || !template) throw new Error('tree has no ComputerSystem to copy');
-  const templateUri = (linkId({ '@odata.id': template.doc['@odata.id'] }) ?? `/redfish/v1/${template.key}`).replace(/\/+$/, '');
+  const templateUri = uriOf(template);
   const baseId = templateUri.split('/').pop()!;
   for (let n = existing.length + 1; n <= count; n += 1) {
     const id = /^\d+$/.test(baseId) ? String(Number(baseId) + n - 1) : `${baseId}-${n}`;
@@ -49,10 +52,10 @@ export function synthesiseSystems(store: TreeStore, count: number): void {
     copy.Name = `${typeof copy.Name === 'string' ? copy.Name : 'System'} ${n}`;
     personalise(store, toKey(uri)!, derivedIdentity(store, template.key, n));
     addMember(collection.doc, uri);
-    for (const manager of Array.isArray(isPlainObject(copy.Links) ? copy.Links.ManagedBy : undefined) ? (copy.Links as Json).ManagedBy as unknown[] : []) {
-      const doc = store.resolve(linkId(manager))?.doc;
-      const links = isPlainObject(doc?.Links) ? doc.Links : undefined;
-      if (links && Array.isArray(links.ManagerForServers)) links.ManagerForServers.push({ '@odata.id': uri });
+    const links = isPlainObject(copy.Links) ? copy.Links : {};
+    for (const manager of Array.isArray(links.ManagedBy) ? links.ManagedBy : []) {
+      const managerLinks = store.resolve(linkId(manager))?.doc.Links;
+      if (isPlainObject(managerLinks) && Array.isArray(managerLinks.ManagerForServers)) managerLinks.ManagerForServers.push({ '@odata.id': uri });
     }
   }
 }
@@ -101,9 +104,9 @@ export function moveMediaUnderSystems(store: TreeStore): void {
   });
   const source = collections[0];
   if (!source) return;
-  const sourceUri = String(source.doc['@odata.id'] ?? `/redfish/v1/${source.key}`).replace(/\/+$/, '');
+  const sourceUri = uriOf(source);
   for (const system of systemsOf(store)) {
-    const systemUri = String(system.doc['@odata.id'] ?? `/redfish/v1/${system.key}`).replace(/\/+$/, '');
+    const systemUri = uriOf(system);
     copySubtree(store, source.key, sourceUri, `${systemUri}/VirtualMedia`);
     system.doc.VirtualMedia = { '@odata.id': `${systemUri}/VirtualMedia` };
     touch(system.doc);
