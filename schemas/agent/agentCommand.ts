@@ -41,7 +41,12 @@ const BiosValue = z.union([z.string().max(1_024), z.number(), z.boolean()]);
 export const BiosAttributesParam = z.union([
   z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), BiosValue),
   z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value').max(1_200)).max(256),
+  // One `Name=Value` input arrives as a plain string.
+  z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value').max(1_200).transform((a) => [a]),
 ]).transform((attrs) => (Array.isArray(attrs) ? Object.fromEntries(attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) : attrs));
+
+/** A list, or its one item alone (a deploy input given once). */
+const oneOrMany = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) || v === undefined ? v : [v]), z.array(item).max(64));
 
 /** A volume to create: an object, or `<name>:<RAIDType>[:<drive>,<drive>…]` (drives by Id or URI; none: the BMC picks). */
 export const RaidVolumeSpec = z.union([
@@ -84,7 +89,7 @@ export const AgentCommandParams = {
    * Deletes the named volumes (name, Id or URI; absent ones are skipped), then creates each volume that no volume of the
    * same name already has: a retry after a crash creates nothing twice.
    */
-  'raid.apply': z.object({ delete: z.array(z.string().min(1).max(300)).max(64).default([]), create: z.array(RaidVolumeSpec).max(64).default([]) }),
+  'raid.apply': z.object({ delete: oneOrMany(z.string().min(1).max(300)).default([]), create: oneOrMany(RaidVolumeSpec).default([]) }),
   'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
   'userdata.write': z.object({ userData: z.string().max(65_536).optional(), sshKeys: z.array(z.string()).max(64).default([]) }),

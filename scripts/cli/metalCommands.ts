@@ -23,13 +23,13 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .option('--image <url>', 'image URL (the built-in deploy profile)')
     .option('--sha256 <hex>', 'image sha256 (the built-in deploy profile)')
     .option('--profile <id>', 'a registered deploy profile instead of the built-in image write')
-    .option('--input <key=value...>', "inputs the profile's steps take (fromInput)")
+    .option('--input <key=value...>', "inputs the profile's steps take (fromInput); a key given twice is a list")
     .option('--role <role>', 'role of the deployed host', 'host')
     .option('--ssh-key <key...>', 'SSH public keys')
     .option('--user-data <file>', 'user data file')
     .option('--wait', 'follow the workflow until it ends')
     .action(async (nodeId: string, o: { image?: string; sha256?: string; profile?: string; input?: string[]; role: string; sshKey?: string[]; userData?: string; wait?: boolean }) => {
-      const inputs = o.input ? Object.fromEntries(o.input.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) : undefined;
+      const inputs = o.input ? inputsOf(o.input) : undefined;
       const body = { nodeId, ...(o.image ? { imageUrl: o.image } : {}), ...(o.sha256 ? { imageSha256: o.sha256 } : {}), ...(o.profile ? { profile: o.profile } : {}), ...(inputs ? { inputs } : {}), role: o.role, ...(o.sshKey ? { sshKeys: o.sshKey } : {}), ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
       await run('metal.deploy', body, o.wait === true);
     });
@@ -50,4 +50,16 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .description('set or clear the maintenance flag')
     .option('--reason <text>')
     .action(async (nodeId: string, flag: string, o: { reason?: string }) => run('metal.setMaintenance', { nodeId, on: flag === 'on', ...(o.reason ? { reason: o.reason } : {}) }, false));
+}
+
+/** `key=value` pairs as deploy inputs; a key given more than once collects its values in a list (`biosAttributes`). */
+function inputsOf(pairs: readonly string[]): Record<string, string | string[]> {
+  const inputs: Record<string, string | string[]> = {};
+  for (const pair of pairs) {
+    const key = pair.slice(0, pair.indexOf('='));
+    const value = pair.slice(pair.indexOf('=') + 1);
+    const seen = inputs[key];
+    inputs[key] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
+  }
+  return inputs;
 }

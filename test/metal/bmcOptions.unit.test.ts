@@ -58,6 +58,10 @@ describe('bios.apply and raid.apply parameters', () => {
       create: [{ name: 'os', raidType: 'RAID1', drives: ['Disk-1-0', 'Disk-1-1'] }, { name: 'scratch', raidType: 'RAID0' }],
     });
     expect(AgentCommandParams['raid.apply'].safeParse({ create: ['no-type'] }).success).toBe(false);
+    // A deploy input given once is a string, not a list.
+    expect(AgentCommandParams['bios.apply'].parse({ attributes: 'ProcTurboMode=Disabled' })).toEqual({ attributes: { ProcTurboMode: 'Disabled' } });
+    expect(AgentCommandParams['raid.apply'].parse({ create: 'os:RAID1', delete: 'old' })).toEqual({ delete: ['old'], create: [{ name: 'os', raidType: 'RAID1' }] });
+    expect(AgentCommandParams['raid.apply'].parse({})).toEqual({ delete: [], create: [] });
   });
 
   it('the deploy-configured profile is built in, resolves to built-in steps, and binds its inputs', () => {
