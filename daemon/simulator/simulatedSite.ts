@@ -34,7 +34,7 @@ export interface SimulatedSiteOptions {
   siteAgent?: boolean;
   /**
    * Store the BMC credentials as sealed secrets (`secrets.put`, sealed with this master key) and have the site agent
-   * obtain them by grant. Unset: they go in the site agent's `credentials.json`.
+   * obtain them by grant. Unset: they go in a lab credentials file of the site agent (`credentials.json`, tests only).
    */
   secrets?: { masterKey: MasterKey };
   /**
@@ -61,9 +61,10 @@ const SIM_USER = 'admin';
 const SIM_PASSWORD = 'sim-password';
 
 /**
- * A site of simulated machines for `npm start` and tests: Redfish BMC simulators serving the shared mockup trees
- * over file-backed disks, the site agent (`bcd site`) with the BMC credentials in its credentials file, and the
- * site and its machines enrolled through the same command subjects an operator uses.
+ * A site of simulated machines for `npm start` and tests: Redfish BMC simulators serving the bundled mockup trees
+ * over file-backed disks, the site agent (`bcd site`) granted the BMC credentials from sealed secrets (or, in tests
+ * without a master key, reading a lab credentials file), and the site and its machines enrolled through the same
+ * command subjects an operator uses.
  */
 export async function startSimulatedSite(nc: NatsConnection, options: SimulatedSiteOptions, log: Logger): Promise<SimulatedSite> {
   const trees = Object.values(RedfishTrees);
