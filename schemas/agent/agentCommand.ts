@@ -56,7 +56,7 @@ export const RaidVolumeSpec = z.union([
       raidType: z.string().regex(/^[A-Za-z0-9]{1,16}$/),
       capacityBytes: z.number().int().positive().optional(),
       drives: z.array(z.string().min(1).max(300)).max(64).optional(),
-      /** The Storage resource (Id or URI) to create it on; default: the first whose controller supports `raidType`. */
+      /** The Storage resource (Id or URI) to create it on; default: the first that supports `raidType` and lists `drives`. */
       storage: z.string().min(1).max(300).optional(),
     })
     .strict(),
@@ -86,8 +86,8 @@ export const AgentCommandParams = {
    */
   'bios.apply': z.object({ attributes: BiosAttributesParam.default({}) }),
   /**
-   * Deletes the named volumes (name, Id or URI; absent ones are skipped), then creates each volume that no volume of the
-   * same name already has: a retry after a crash creates nothing twice.
+   * Deletes the named volumes (name, Id or URI; absent ones are skipped, a name two volumes share is refused), then
+   * creates each volume that no volume of the same name already has: a retry after a crash creates nothing twice.
    */
   'raid.apply': z.object({ delete: oneOrMany(z.string().min(1).max(300)).default([]), create: oneOrMany(RaidVolumeSpec).default([]) }),
   'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),

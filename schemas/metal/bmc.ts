@@ -3,8 +3,8 @@ import { SecretRef } from '../ids.ts';
 
 /**
  * How the site agent authenticates to a BMC. `auto` (the default): a Redfish session when the service offers a
- * SessionService, HTTP Basic otherwise, and Basic again when the session login answers 401 or 404 (emulators and
- * BMCs whose SessionService is switched off). `session` and `basic` force one, with no fallback.
+ * SessionService, HTTP Basic otherwise, and Basic again when the session login answers 401, 404 or 405 (emulators
+ * and BMCs whose SessionService is switched off). `session` and `basic` force one, with no fallback.
  */
 export const BmcAuth = z.enum(['auto', 'session', 'basic']);
 export type BmcAuth = z.infer<typeof BmcAuth>;
