@@ -37,4 +37,6 @@ export const nodesMigrations = [
    ALTER TABLE nodes ADD COLUMN agent TEXT NOT NULL DEFAULT 'bcd';
    ALTER TABLE nodes ADD COLUMN addresses TEXT NOT NULL DEFAULT '[]';
    ALTER TABLE nodes ADD COLUMN agent_role TEXT;`,
+  // The role the node is deployed as (`metal.deploy … role`).
+  `ALTER TABLE nodes ADD COLUMN role TEXT;`,
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WipeMethod } from './diskWipe.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
 
 /**
@@ -39,7 +40,7 @@ export const AgentCommandParams = {
   'inventory.read': z.object({}),
   'site.httpProxy': HttpProxyRequest,
   'firmware.update': z.object({ imageUrl: z.string().url() }),
-  'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),
+  'disk.wipe': z.object({ mode: WipeMethod.default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
   'userdata.write': z.object({ userData: z.string().max(65_536).optional(), sshKeys: z.array(z.string()).max(64).default([]) }),
   'inventory.report': z.object({}),
