@@ -5,7 +5,7 @@ import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import type { WipeMethod, WipeReport } from '../../schemas/agent/diskWipe.ts';
 import type { AgentExecutor, ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
-import { listDisks, sizeOfDisk, type DiskSelection, type MachineDisk } from './blockDevices.ts';
+import { listDisks, sizeOfDisk, type DiskSelection } from './blockDevices.ts';
 import { wipeDisk } from './diskWipe.ts';
 import { writeImage } from './imageWrite.ts';
 
@@ -43,7 +43,7 @@ async function pickDisk(selection: DiskSelection, wanted: string | undefined): P
 
 /** Wipes every disk of the machine, one after the other: the result names each, and the control plane checks them all. */
 async function wipeAll(selection: DiskSelection, method: WipeMethod, ctx: ExecutionContext): Promise<WipeReport> {
-  const disks: MachineDisk[] = await listDisks(selection);
+  const disks = await listDisks(selection);
   if (disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
   const wiped = [];
   for (const disk of disks) wiped.push(await wipeDisk(disk, method, ctx));

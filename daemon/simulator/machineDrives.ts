@@ -1,21 +1,17 @@
 import type { BmcSimulator } from './bmc/index.ts';
-import { touch, type Json } from './bmc/treeStore.ts';
+import { linkId, touch, type Json } from './bmc/treeStore.ts';
 
-const linkOf = (value: unknown): string | undefined => {
-  const id = typeof value === 'object' && value !== null ? (value as Json)['@odata.id'] : undefined;
-  return typeof id === 'string' ? id : undefined;
-};
-const membersOf = (doc: Json | undefined): string[] => (Array.isArray(doc?.Members) ? doc.Members : []).flatMap((m) => linkOf(m) ?? []);
+const membersOf = (doc: Json | undefined): string[] => (Array.isArray(doc?.Members) ? doc.Members : []).flatMap((m) => linkId(m) ?? []);
 
 /** The system's drive bays in the order an inspection reads them: each Storage member's `Drives`, first seen first. */
 function driveBays(bmc: Pick<BmcSimulator, 'resource'>): Json[] {
   const system = bmc.resource(membersOf(bmc.resource('/redfish/v1/Systems'))[0] ?? '');
-  const storage = linkOf(system?.Storage);
+  const storage = linkId(system?.Storage);
   const seen = new Set<string>();
   const bays: Json[] = [];
   for (const controller of membersOf(storage ? bmc.resource(storage) : undefined)) {
     const drives = bmc.resource(controller)?.Drives;
-    for (const uri of (Array.isArray(drives) ? drives : []).flatMap((d) => linkOf(d) ?? [])) {
+    for (const uri of (Array.isArray(drives) ? drives : []).flatMap((d) => linkId(d) ?? [])) {
       const drive = bmc.resource(uri);
       if (!drive || seen.has(uri.toLowerCase())) continue;
       seen.add(uri.toLowerCase());

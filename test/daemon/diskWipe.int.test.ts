@@ -81,7 +81,7 @@ describe('disk wipes and image writes on real block devices (loop devices)', () 
     expect(await thrownCode(wipeDisk({ path: device.path, serial: null, model: null }, 'discard', ctx))).toBe('DISK_SIZE_UNKNOWN');
   });
 
-  it('writes an image onto a loop device and verifies it by reading the device back', async () => {
+  it('writes an image onto a loop device and verifies it by reading the device back (regression: sized by fstat, every block device was IMAGE_TOO_LARGE)', async () => {
     const device = loop('image');
     const image = randomBytes((3 << 20) + 4_321);
     await using upstream = await serveBytes(image);
