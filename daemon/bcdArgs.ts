@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 
 export const bcdUsage = `usage:
   bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [join]
-  bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> --disk <path> [--disk <path>...] [--site-url <url>] [join]
+  bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
 join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]
 BMC credentials are granted from the control plane's sealed secrets; --lab-credentials-file (LAB ONLY) reads plaintext
@@ -16,7 +16,7 @@ export interface BcdJoin {
 
 export type BcdArgs =
   | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; labCredentialsFile?: string; join: BcdJoin }
-  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[]; siteUrl: string | undefined; join: BcdJoin }
+  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[] | 'discover'; siteUrl: string | undefined; join: BcdJoin }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
 export class BcdUsageError extends Error {
@@ -55,6 +55,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         nats: { type: 'string' },
         state: { type: 'string' },
         disk: { type: 'string', multiple: true },
+        'all-disks': { type: 'boolean' },
         'http-port': { type: 'string' },
         'http-host': { type: 'string' },
         'advertise-url': { type: 'string' },
@@ -76,8 +77,8 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   if (join.credsFile && !join.token) throw new BcdUsageError('--join-creds needs a join token (--join-token or BC_JOIN_TOKEN)');
   const stateDir = required(values, 'state');
   if (command === 'site') {
-    if (values.node !== undefined || values.disk !== undefined || values['site-url'] !== undefined) {
-      throw new BcdUsageError('--node, --disk and --site-url are for bcd ramdisk');
+    if (values.node !== undefined || values.disk !== undefined || values['all-disks'] !== undefined || values['site-url'] !== undefined) {
+      throw new BcdUsageError('--node, --disk, --all-disks and --site-url are for bcd ramdisk');
     }
     const port = Number(values['http-port'] ?? '0');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BcdUsageError('--http-port must be a port number');
@@ -94,13 +95,16 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
     };
   }
   if (command === 'node') {
-    const siteOnly = ['disk', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
+    const siteOnly = ['disk', 'all-disks', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
     if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
     return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, join };
   }
   if (values['lab-credentials-file'] !== undefined) throw new BcdUsageError('--lab-credentials-file is an option of bcd site');
-  const disks = (values.disk as string[] | undefined) ?? [];
-  if (disks.length === 0) throw new BcdUsageError('at least one --disk is required');
+  const named = (values.disk as string[] | undefined) ?? [];
+  // Every disk of the machine is wiped: taking them all must be asked for, never a default of a missing --disk.
+  if (named.length > 0 && values['all-disks']) throw new BcdUsageError('give --disk or --all-disks, not both');
+  if (named.length === 0 && !values['all-disks']) throw new BcdUsageError('at least one --disk (or --all-disks) is required');
+  const disks = named.length > 0 ? named : 'discover';
   const siteUrl = values['site-url'] as string | undefined;
   return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl, join };
 }

@@ -14,6 +14,7 @@ export const AgentErrorCodes = {
   IMAGE_CHECKSUM_MISMATCH: 'The image bytes do not hash to the expected sha256',
   IMAGE_TOO_LARGE: 'The image does not fit on the target disk',
   DISK_VERIFY_FAILED: 'A wiped disk did not read back as zeros',
+  DISK_SIZE_UNKNOWN: 'A disk reports no size (zero or unreadable): nothing on it can be wiped or written',
   NO_DISK: 'The machine has no disk to act on',
 } as const;
 export type AgentErrorCode = keyof typeof AgentErrorCodes;

@@ -1,6 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { cpus, hostname, totalmem } from 'node:os';
-import { stat } from 'node:fs/promises';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
@@ -10,6 +9,7 @@ import { AgentError } from '../agent/errors.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
+import { sizeOfDisk } from '../ramdisk/blockDevices.ts';
 import { loadNodeMembership, saveNodeMembership } from './nodeMembership.ts';
 
 /** `node-<nodeId>`: one installed OS per node, the id the join service gives a `node` join. */
@@ -38,7 +38,7 @@ export function nodeExecutor(machine: { siteId: string; nodeId: string; disks: r
         hostname: hostname(),
         cpus: cpus().length,
         memoryMiB: Math.floor(totalmem() / (1 << 20)),
-        disks: await Promise.all(machine.disks.map(async (path) => ({ path, sizeBytes: (await stat(path)).size }))),
+        disks: await Promise.all(machine.disks.map(async (path) => ({ path, sizeBytes: await sizeOfDisk(path) }))),
       };
     },
   };

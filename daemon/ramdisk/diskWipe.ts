@@ -1,50 +1,103 @@
-import { open, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import type { WipedDisk, WipeMethod, WipeSample } from '../../schemas/agent/diskWipe.ts';
 import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
+import { diskSizeBytes, isBlockDevice, supportsDiscard, SYSFS, type MachineDisk } from './blockDevices.ts';
+import { discardDevice, dropDeviceCache, punchHole } from './utilLinux.ts';
+import { sampleOffsets } from './wipeSample.ts';
 
 const CHUNK = 4 << 20;
+const ZEROS = Buffer.alloc(CHUNK);
 
-export interface WipedDisk {
-  path: string;
-  sizeBytes: number;
-  /** Bytes read back after the fsync and found to be zero: equal to sizeBytes when verified. */
-  verifiedZeroBytes: number;
-  verified: boolean;
+export interface WipeOptions {
+  /** Blocks a `discard` wipe reads back (default 1024 blocks of 4 KiB, the first and last among them). */
+  sampleBlocks?: number;
+  sysfs?: string;
+}
+
+const SAMPLE_BLOCK_BYTES = 4096;
+
+function stopIfAborted(ctx: ExecutionContext, what: string): void {
+  if (ctx.signal.aborted) throw new AgentError('DRIVER_ERROR', `${what} stopped: machine going down`);
+}
+
+/** Reads `length` bytes at `offset`; true when every one is zero (a native compare; the search only runs to report). */
+async function readsZero(handle: FileHandle, buf: Buffer, offset: number, length: number): Promise<{ zero: boolean; at: number }> {
+  const { bytesRead } = await handle.read(buf, 0, length, offset);
+  const region = buf.subarray(0, bytesRead);
+  if (bytesRead === length && region.equals(ZEROS.subarray(0, length))) return { zero: true, at: -1 };
+  return { zero: false, at: offset + Math.max(region.findIndex((b) => b !== 0), bytesRead) };
 }
 
 /**
- * Overwrites the whole device with zeros, fsyncs, then reads every byte back. Only a full read-back counts as
- * wiped: a disk that silently drops writes must not be reported clean. (`discard` mode is zeroing too here; a
- * real ramdisk would try BLKDISCARD with zeroing as the fallback.) The disk's user-data area goes with it.
+ * `zero`: overwrites the whole device with zeros, fsyncs, drops the device's page cache, then reads every byte back.
+ * Only a full read-back counts: a disk that silently drops writes must not be reported clean.
  */
-export async function wipeDisk(path: string, ctx: ExecutionContext): Promise<WipedDisk> {
-  const handle = await open(path, 'r+');
+async function zeroWipe(disk: MachineDisk, ctx: ExecutionContext, sysfs: string): Promise<WipedDisk> {
+  const handle = await open(disk.path, 'r+');
   try {
-    const sizeBytes = (await handle.stat()).size;
-    const zeros = Buffer.alloc(CHUNK);
+    const sizeBytes = await diskSizeBytes(handle, disk.path, sysfs);
     for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
-      if (ctx.signal.aborted) throw new AgentError('DRIVER_ERROR', 'wipe stopped: machine going down');
-      await handle.write(zeros, 0, Math.min(CHUNK, sizeBytes - offset), offset);
+      stopIfAborted(ctx, 'wipe');
+      await handle.write(ZEROS, 0, Math.min(CHUNK, sizeBytes - offset), offset);
       ctx.heartbeat();
     }
     await handle.sync();
+    if (await isBlockDevice(handle)) await dropDeviceCache(disk.path, ctx);
     const buf = Buffer.alloc(CHUNK);
-    let verifiedZeroBytes = 0;
+    let verifiedBytes = 0;
     for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
-      if (ctx.signal.aborted) throw new AgentError('DRIVER_ERROR', 'wipe verification stopped: machine going down');
-      const { bytesRead } = await handle.read(buf, 0, Math.min(CHUNK, sizeBytes - offset), offset);
-      // A native compare against the zero buffer; the byte-by-byte search only runs to report a failure.
-      const clean = bytesRead > 0 && buf.subarray(0, bytesRead).equals(zeros.subarray(0, bytesRead));
-      const nonZero = clean ? -1 : buf.subarray(0, bytesRead).findIndex((b) => b !== 0);
-      if (!clean) {
-        throw new AgentError('DISK_VERIFY_FAILED', `${path} reads back a non-zero byte at offset ${offset + Math.max(nonZero, 0)}`);
-      }
-      verifiedZeroBytes += bytesRead;
+      stopIfAborted(ctx, 'wipe verification');
+      const read = await readsZero(handle, buf, offset, Math.min(CHUNK, sizeBytes - offset));
+      if (!read.zero) throw new AgentError('DISK_VERIFY_FAILED', `${disk.path} reads back a non-zero byte at offset ${read.at}`);
+      verifiedBytes += Math.min(CHUNK, sizeBytes - offset);
       ctx.heartbeat();
     }
-    await rm(`${path}.userdata.json`, { force: true });
-    return { path, sizeBytes, verifiedZeroBytes, verified: verifiedZeroBytes === sizeBytes };
+    return { ...disk, sizeBytes, method: 'zero', verifiedBytes };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * `discard`: discards the whole device (a hole punched through a file-backed disk), then reads back a seeded random
+ * sample of blocks. Undefined when the device cannot discard or still holds data where the sample looked: the
+ * caller zeroes it instead, so a drive whose discard does not erase is never reported wiped.
+ */
+async function discardWipe(disk: MachineDisk, ctx: ExecutionContext, options: WipeOptions & { sysfs: string }): Promise<WipedDisk | undefined> {
+  const handle = await open(disk.path, 'r');
+  try {
+    const sizeBytes = await diskSizeBytes(handle, disk.path, options.sysfs);
+    const blockDevice = await isBlockDevice(handle);
+    let secure = false;
+    if (blockDevice) {
+      if (!(await supportsDiscard(disk.path, options.sysfs))) return undefined;
+      ({ secure } = await discardDevice(disk.path, ctx));
+      await dropDeviceCache(disk.path, ctx);
+    } else {
+      await punchHole(disk.path, sizeBytes, ctx);
+    }
+    const sample: WipeSample = { seed: randomBytes(16).toString('hex'), count: options.sampleBlocks ?? 1024, blockBytes: SAMPLE_BLOCK_BYTES };
+    const buf = Buffer.alloc(SAMPLE_BLOCK_BYTES);
+    for (const offset of sampleOffsets(sample, sizeBytes)) {
+      stopIfAborted(ctx, 'wipe verification');
+      if (!(await readsZero(handle, buf, offset, Math.min(SAMPLE_BLOCK_BYTES, sizeBytes))).zero) return undefined;
+    }
+    ctx.heartbeat();
+    return { ...disk, sizeBytes, method: 'discard', discardedBytes: sizeBytes, secure, sample };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Erases one disk with `method` (see `WipeMethod`) and says what was verified. The simulated disk's user-data area
+ * (a file beside it) goes with it.
+ */
+export async function wipeDisk(disk: MachineDisk, method: WipeMethod, ctx: ExecutionContext, options: WipeOptions = {}): Promise<WipedDisk> {
+  const sysfs = options.sysfs ?? SYSFS;
+  const wiped = (method === 'discard' ? await discardWipe(disk, ctx, { ...options, sysfs }) : undefined) ?? (await zeroWipe(disk, ctx, sysfs));
+  await rm(`${disk.path}.userdata.json`, { force: true });
+  return wiped;
 }

@@ -3,6 +3,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
+import { diskSizeBytes, isBlockDevice } from './blockDevices.ts';
+import { dropDeviceCache } from './utilLinux.ts';
 
 export interface WrittenImage {
   disk: string;
@@ -61,8 +63,8 @@ async function openImage(imageUrl: string, sha256: string, ctx: ExecutionContext
 }
 
 /**
- * Streams `imageUrl` onto the start of `disk`, hashing as it writes; after an fsync the written region is read
- * back and hashed again. A digest mismatch (in transit or on disk) fails with IMAGE_CHECKSUM_MISMATCH and the
+ * Streams `imageUrl` onto the start of `disk` (a block device, or a file in simulation), hashing as it writes; after
+ * an fsync the written region is read back from the device and hashed again. A digest mismatch (in transit or on disk) fails with IMAGE_CHECKSUM_MISMATCH and the
  * written prefix is zeroed, so a half-good image is never left behind to boot from.
  */
 export async function writeImage(
@@ -76,7 +78,7 @@ export async function writeImage(
   const handle = await open(disk, 'r+');
   let written = 0;
   try {
-    const diskSize = (await handle.stat()).size;
+    const diskSize = await diskSizeBytes(handle, disk);
     const hash = createHash('sha256');
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
       if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
@@ -88,6 +90,8 @@ export async function writeImage(
     await handle.sync();
     const streamed = hash.digest('hex');
     if (streamed !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `image from ${source} hashes to ${streamed}, expected ${sha256}`);
+    // The read-back must come from the device, not from the pages this write left in its cache.
+    if (await isBlockDevice(handle)) await dropDeviceCache(disk, ctx);
     const onDisk = await hashPrefix(handle, written, ctx);
     if (onDisk !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `${disk} reads back as ${onDisk}, expected ${sha256}`);
     return { disk, source, bytesWritten: written, sha256, verified: true };

@@ -2,14 +2,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { ramdiskAgentId } from '../agent/identity.ts';
 import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import type { DiskSelection } from './blockDevices.ts';
 import { ramdiskExecutor } from './ramdiskExecutor.ts';
 
 export interface RamdiskAgentOptions {
   siteId: string;
   nodeId: string;
   stateDir: string;
-  /** The machine's disks (files in simulation). */
-  disks: readonly string[];
+  /** The machine's disks (block devices, or files in simulation), or `discover`: every disk in /sys/block. */
+  disks: DiskSelection;
   /** The site agent's HTTP base URL; image.write tries its cache before the command's URL. */
   siteCacheUrl?: string;
   ackWaitMs?: number;

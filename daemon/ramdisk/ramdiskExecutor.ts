@@ -1,9 +1,11 @@
 import { cpus, hostname, totalmem } from 'node:os';
 import { basename } from 'node:path';
-import { open, rename, stat } from 'node:fs/promises';
+import { open, rename } from 'node:fs/promises';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
-import type { AgentExecutor } from '../agent/commandRunner.ts';
+import type { WipeMethod, WipeReport } from '../../schemas/agent/diskWipe.ts';
+import type { AgentExecutor, ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
+import { listDisks, sizeOfDisk, type DiskSelection } from './blockDevices.ts';
 import { wipeDisk } from './diskWipe.ts';
 import { writeImage } from './imageWrite.ts';
 
@@ -11,7 +13,7 @@ import { writeImage } from './imageWrite.ts';
 export interface RamdiskMachine {
   siteId: string;
   nodeId: string;
-  disks: readonly string[];
+  disks: DiskSelection;
   /** The site agent's HTTP base URL (`bc.boot` on the kernel line): images are fetched from its cache first. */
   siteCacheUrl?: string;
 }
@@ -30,12 +32,22 @@ async function writeUserData(disk: string, content: { userData: string | undefin
   return { path, userDataBytes: Buffer.byteLength(content.userData ?? ''), sshKeys: content.sshKeys.length };
 }
 
-function pickDisk(disks: readonly string[], wanted: string | undefined): string {
+async function pickDisk(selection: DiskSelection, wanted: string | undefined): Promise<string> {
+  const disks = await listDisks(selection);
   if (disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
-  if (wanted === undefined) return disks[0]!;
-  const found = disks.find((d) => d === wanted || basename(d) === wanted);
+  if (wanted === undefined) return disks[0]!.path;
+  const found = disks.find((d) => d.path === wanted || basename(d.path) === wanted);
   if (!found) throw new AgentError('NO_DISK', `no disk ${wanted} on this machine`);
-  return found;
+  return found.path;
+}
+
+/** Wipes every disk of the machine, one after the other: the result names each, and the control plane checks them all. */
+async function wipeAll(selection: DiskSelection, method: WipeMethod, ctx: ExecutionContext): Promise<WipeReport> {
+  const disks = await listDisks(selection);
+  if (disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
+  const wiped = [];
+  for (const disk of disks) wiped.push(await wipeDisk(disk, method, ctx));
+  return { method, disks: wiped };
 }
 
 /** Runs the `node` kinds for the machine this ramdisk booted in. */
@@ -55,20 +67,16 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
             hostname: hostname(),
             cpus: cpus().length,
             memoryMiB: Math.floor(totalmem() / (1 << 20)),
-            disks: await Promise.all(machine.disks.map(async (path) => ({ path, sizeBytes: (await stat(path)).size }))),
+            disks: await Promise.all((await listDisks(machine.disks)).map(async (disk) => ({ ...disk, sizeBytes: await sizeOfDisk(disk.path) }))),
           };
-        case 'disk.wipe': {
-          if (machine.disks.length === 0) throw new AgentError('NO_DISK', 'this machine has no disk');
-          const disks = [];
-          for (const disk of machine.disks) disks.push(await wipeDisk(disk, ctx));
-          return { mode: params.mode, disks };
-        }
+        case 'disk.wipe':
+          return wipeAll(machine.disks, params.mode as WipeMethod, ctx);
         case 'image.write': {
-          const disk = pickDisk(machine.disks, params.disk as string | undefined);
+          const disk = await pickDisk(machine.disks, params.disk as string | undefined);
           return writeImage(disk, params.imageUrl as string, params.sha256 as string, ctx, machine.siteCacheUrl);
         }
         case 'userdata.write':
-          return writeUserData(pickDisk(machine.disks, undefined), { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
+          return writeUserData(await pickDisk(machine.disks, undefined), { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
         default:
           throw new AgentError('WRONG_AGENT', `${command.kind} does not run in the ramdisk`);
       }

@@ -6,10 +6,12 @@ import { connectNats } from '../../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { launchNodeAgent, type NodeAgent } from '../node/nodeAgent.ts';
+import { sizeOfDisk, type MachineDisk } from '../ramdisk/blockDevices.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
 import { ramdiskParamsOf } from '../site/ipxeScript.ts';
 import { AutoinstallError, autoinstallSeedOf, bcdNodeArgsOf, fetchInstallMedia, installOs, joinCredsOf, loadNodeUnit, readOsMarker, saveNodeUnit, type InstallRecord } from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
+import { fitDrivesToDisks } from './machineDrives.ts';
 
 export interface SimulatedMachineOptions {
   siteId: string;
@@ -21,6 +23,13 @@ export interface SimulatedMachineOptions {
   diskSizeBytes?: number;
   /** Default 1. */
   diskCount?: number;
+  /** Block devices (or files) to use as the machine's disks instead of `diskCount` files under `dataDir`. */
+  disks?: readonly string[];
+  /**
+   * How many of its disks (the first ones) the ramdisk's kernel sees; default all. Fewer: a controller the ramdisk
+   * has no driver for, whose disks the BMC still lists.
+   */
+  ramdiskSeesDisks?: number;
   /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
   bootUrl: () => string | undefined;
   ramdiskAckWaitMs?: number;
@@ -92,10 +101,15 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   const { nodeId, log } = options;
   const home = join(options.dataDir, nodeId);
   mkdirSync(home, { recursive: true });
-  const disks = Array.from({ length: options.diskCount ?? 1 }, (_, i) => join(home, `disk${i}.img`));
-  for (const disk of disks) ensureDisk(disk, options.diskSizeBytes ?? 64 << 20);
+  const disks = options.disks ?? Array.from({ length: options.diskCount ?? 1 }, (_, i) => join(home, `disk${i}.img`));
+  if (!options.disks) for (const disk of disks) ensureDisk(disk, options.diskSizeBytes ?? 64 << 20);
 
+  const fitted = await Promise.all(disks.map(async (path, i) => ({ path, serial: `SIM-${nodeId}-${i}`.toUpperCase(), sizeBytes: await sizeOfDisk(path) })));
   const bmc = await startBmcSimulator(options.bmc);
+  // The BMC lists the machine's disks as its drives, each with a serial of its own: what inspection records and
+  // what a wipe is checked against.
+  const models = fitDrivesToDisks(bmc, fitted);
+  const machineDisks: MachineDisk[] = fitted.map(({ path, serial }, i) => ({ path, serial, model: models[i] ?? null }));
   let runState: MachineRunState = bmc.state.powerState === 'On' ? (disks.some(diskHasData) ? 'os' : 'noOs') : 'off';
   let ramdisk: { agent: RamdiskAgent; nc: NatsConnection } | undefined;
   let nodeAgent: { agent: NodeAgent; nc: NatsConnection } | undefined;
@@ -222,7 +236,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       siteId: params.site,
       nodeId,
       stateDir,
-      disks,
+      disks: machineDisks.slice(0, options.ramdiskSeesDisks ?? machineDisks.length),
       ...(params.boot ? { siteCacheUrl: params.boot } : {}),
       ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),
       log: log.child({ nodeId, agent: 'ramdisk' }),

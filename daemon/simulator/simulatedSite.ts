@@ -26,6 +26,8 @@ export interface SimulatedSiteOptions {
   natsUrl?: string;
   /** Per machine disk size, default 64 MiB (sparse). */
   diskSizeBytes?: number;
+  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk sees. */
+  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number } | undefined;
   /** Port of the site agent's boot/image server (0: any free port). */
   bootHttpPort?: number;
   /** Settle delays of the simulated BMCs, default 200 ms. */
@@ -140,6 +142,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
           systems: [{ macs: [simulatedMac(i)] }],
         },
         ...(options.diskSizeBytes ? { diskSizeBytes: options.diskSizeBytes } : {}),
+        ...machineDisksOf(options.machineDisks?.(i)),
         bootUrl: () => siteAgent?.bootUrlFor(nodeId),
         log,
       }),
@@ -170,6 +173,9 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     },
   };
 }
+
+const machineDisksOf = (given: ReturnType<NonNullable<SimulatedSiteOptions['machineDisks']>>) =>
+  given ? { disks: given.disks, ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }) } : {};
 
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 

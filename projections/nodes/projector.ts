@@ -1,4 +1,4 @@
-import { operationStates } from '../../schemas/metal/nodeState.ts';
+import { operationStates, ownerlessStates } from '../../schemas/metal/nodeState.ts';
 import { withInventoryAddresses } from '../../daemon/redfish/inventory.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
@@ -37,15 +37,17 @@ export const nodesProjection = defineProjection({
       case 'NodeOperationRequested': {
         const { nodeId, operation, workflowId } = event.data;
         const tenantId = event.data.tenantId ?? null;
+        const role = operation === 'deploy' && typeof event.data.inputs.role === 'string' ? event.data.inputs.role : null;
         // Capped operations wait for a site slot; `WorkflowStarted` clears the reason when they get one.
         const waiting = cappedOperations[operation] ? WaitingReason.capacity : null;
         // A new operation restarts the machine: a ramdisk of an earlier boot is gone.
         update(
           nodeId,
-          `agent_role = CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END,
+          `agent_role = CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END, role = COALESCE(?, role),
            rescued_from = CASE WHEN ? = 'rescue' THEN state ELSE rescued_from END, state = ?, current_operation = ?, current_workflow_id = ?, waiting_reason = ?,
            failure_reason = NULL, failed_step = NULL, failed_operation = NULL,
            owned_since_seq = CASE WHEN ? IS NULL THEN NULL WHEN owner_tenant_id IS ? THEN owned_since_seq ELSE ? END, owner_tenant_id = ?`,
+          role,
           operation,
           operationStates[operation].working,
           operation,
@@ -69,10 +71,10 @@ export const nodesProjection = defineProjection({
         return;
       case 'NodeOperationCompleted': {
         const done = operationStates[event.data.operation].done;
-        // Back in `ready`, a node belongs to nobody again.
-        const release = done === 'ready' ? ', owner_tenant_id = NULL, owned_since_seq = NULL' : '';
-        // Only a rescue ends with the ramdisk still running; a release also ends the installed OS's agent.
-        const agentRole = event.data.operation === 'rescue' ? 'agent_role' : done === 'ready' ? 'NULL' : `CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END`;
+        // Back in `ready` (or retired), a node belongs to nobody again and is deployed as nothing.
+        const release = ownerlessStates.has(done) ? ', owner_tenant_id = NULL, owned_since_seq = NULL, role = NULL' : '';
+        // Only a rescue ends with the ramdisk still running; a release or retirement also ends the installed OS's agent.
+        const agentRole = event.data.operation === 'rescue' ? 'agent_role' : ownerlessStates.has(done) ? 'NULL' : `CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END`;
         update(event.data.nodeId, `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, agent_role = ${agentRole}${release}`, done);
         return;
       }
@@ -110,12 +112,13 @@ export const nodesProjection = defineProjection({
         update(
           event.data.nodeId,
           `state = COALESCE(rescued_from, 'ready'), rescued_from = NULL, agent_role = NULL,
+           role = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE role END,
            owner_tenant_id = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owner_tenant_id END,
            owned_since_seq = CASE WHEN COALESCE(rescued_from, 'ready') = 'ready' THEN NULL ELSE owned_since_seq END`,
         );
         return;
       case 'NodeRetired':
-        update(event.data.nodeId, `state = 'retired'`);
+        update(event.data.nodeId, `state = 'retired', role = NULL`);
         return;
       default:
         return;

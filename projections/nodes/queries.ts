@@ -31,11 +31,12 @@ interface NodeRow {
   addresses: string;
   agent_role: 'ramdisk' | 'node' | null;
   bmc_options: string;
+  role: string | null;
 }
 
 /** Where each agent role runs: a ramdisk while an operation boots it (and in rescue), an installed OS's agent once deployed. */
 const agentRunsIn: Record<'ramdisk' | 'node', readonly NodeState[]> = {
-  ramdisk: ['deploying', 'releasing', 'wiping', 'rescuing', 'rescue'],
+  ramdisk: ['deploying', 'releasing', 'wiping', 'rescuing', 'rescue', 'retiring'],
   node: ['deployed'],
 };
 
@@ -47,6 +48,7 @@ const toView = (r: NodeRow): NodeView => ({
   maintenanceReason: r.maintenance_reason,
   maintenanceSource: r.maintenance_source,
   tenantId: r.owner_tenant_id,
+  role: r.role,
   bmcAddress: r.bmc_address,
   bmcCredentialsRef: r.bmc_credentials_ref,
   ...bmcViewOf(BmcOptions.parse(JSON.parse(r.bmc_options))),

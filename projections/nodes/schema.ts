@@ -39,4 +39,6 @@ export const nodesMigrations = [
    ALTER TABLE nodes ADD COLUMN agent_role TEXT;`,
   // The BMC options the node was enrolled with (auth, TLS, boot mode), as JSON: what every command to its BMC carries.
   `ALTER TABLE nodes ADD COLUMN bmc_options TEXT NOT NULL DEFAULT '{}';`,
+  // The role the node is deployed as (`metal.deploy … role`).
+  `ALTER TABLE nodes ADD COLUMN role TEXT;`,
 ];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BmcConnection, BootMode } from '../metal/bmc.ts';
+import { WipeMethod } from './diskWipe.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
 
 /**
@@ -90,7 +91,7 @@ export const AgentCommandParams = {
    * creates each volume that no volume of the same name already has: a retry after a crash creates nothing twice.
    */
   'raid.apply': z.object({ delete: oneOrMany(z.string().min(1).max(300)).default([]), create: oneOrMany(RaidVolumeSpec).default([]) }),
-  'disk.wipe': z.object({ mode: z.enum(['zero', 'discard']).default('zero') }),
+  'disk.wipe': z.object({ mode: WipeMethod.default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
   'userdata.write': z.object({ userData: z.string().max(65_536).optional(), sshKeys: z.array(z.string()).max(64).default([]) }),
   'inventory.report': z.object({}),

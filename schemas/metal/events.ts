@@ -64,11 +64,12 @@ export const NodeOperationFailed = defineEvent(
 );
 export const NodeInventoryRecorded = defineEvent('NodeInventoryRecorded', z.object({ nodeId: z.string(), workflowId: z.string(), inventory: Inventory }));
 /**
- * An agentless node went back to `ready` after a release that wiped nothing (the pool opted in with
+ * An agentless node went back to `ready` (or was retired) after a release (or retirement) that wiped nothing (the pool opted in with
  * `policy.allowUnverifiedRelease`): the audit trail that the next tenant may find the last one's data.
  */
 export const NodeReleaseUnverified = defineEvent('NodeReleaseUnverified', z.object({ nodeId: z.string(), workflowId: z.string(), poolId: z.string() }));
 export const NodeRescueEnded = defineEvent('NodeRescueEnded', z.object({ nodeId: z.string() }));
+/** Written by `metal.retire` before retiring became a wipe workflow (`NodeOperationCompleted` of `retire`); kept to read older logs. */
 export const NodeRetired = defineEvent('NodeRetired', z.object({ nodeId: z.string() }));
 
 export const metalEvents = [

@@ -50,7 +50,10 @@ export const UndeployNode = tenantScoped;
 export const RescueNode = tenantScoped;
 /** `metal.unrescue`: leave rescue for the state the node was rescued from. */
 export const UnrescueNode = tenantScoped;
-/** `metal.retire`: take an idle node out of the fleet for good. */
+/**
+ * `metal.retire`: take an idle (enrolled, ready or failed) node out of the fleet for good: its disks are wiped
+ * (attested, with the pool's wipe method) and the machine powered off; without an attested wipe it fails into maintenance.
+ */
 export const RetireNode = nodeOnly;
 /** `metal.retry`: from `failed`, run the operation that failed again (a new workflow). */
 export const RetryNode = nodeOnly;

@@ -12,11 +12,15 @@ export const NodeState = {
   wiping: 'wiping',
   rescuing: 'rescuing',
   rescue: 'rescue',
+  retiring: 'retiring',
   failed: 'failed',
   retired: 'retired',
 } as const;
 export type NodeState = (typeof NodeState)[keyof typeof NodeState];
 export const nodeStates = Object.values(NodeState) as [NodeState, ...NodeState[]];
+
+/** Where a node belongs to no tenant any more: back in the pool, or out of the fleet. */
+export const ownerlessStates: ReadonlySet<NodeState> = new Set<NodeState>(['ready', 'retired']);
 
 /** The working state of each node operation, and where the node rests when the operation completes. */
 export const operationStates = {
@@ -24,4 +28,5 @@ export const operationStates = {
   deploy: { working: 'deploying', done: 'deployed' },
   release: { working: 'releasing', done: 'ready' },
   rescue: { working: 'rescuing', done: 'rescue' },
+  retire: { working: 'retiring', done: 'retired' },
 } as const satisfies Record<string, { working: NodeState; done: NodeState }>;

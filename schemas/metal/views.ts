@@ -15,6 +15,8 @@ export const NodeView = z.object({
   maintenanceSource: z.enum(['operator', 'bmc', 'platform']).nullable(),
   /** The tenant the node works for (deployed or rescued with a tenant token); null when it belongs to no tenant. */
   tenantId: z.string().nullable(),
+  /** The role the node is deployed as (`metal.deploy … role`), from the deploy request until it is back in `ready` or retired; else null. */
+  role: z.string().nullable(),
   bmcAddress: z.string(),
   bmcCredentialsRef: z.string(),
   /** How the site agent authenticates to the BMC (enrolled; default `auto`). */

@@ -28,11 +28,17 @@ export const ProfileRef = z.object({ id: z.string(), version: z.number().int().p
 export type ProfileRef = z.infer<typeof ProfileRef>;
 
 /** Node operations a workflow carries out; each names the built-in profile that implements it. */
-export const NodeOperation = z.enum(['inspect', 'deploy', 'release', 'rescue']);
+export const NodeOperation = z.enum(['inspect', 'deploy', 'release', 'rescue', 'retire']);
 export type NodeOperation = z.infer<typeof NodeOperation>;
 
+/**
+ * Operations after which the machine must hold no tenant data: they end in their done state only with an attested
+ * wipe (or, in an agentless pool that opted in, a recorded unverified release); anything else fails them into maintenance.
+ */
+export const erasingOperations: ReadonlySet<NodeOperation> = new Set(['release', 'retire']);
+
 /** Operations that take a per-site capacity slot (see BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
-export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' | 'wipes'>>> = { deploy: 'deploys', release: 'wipes' };
+export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' | 'wipes'>>> = { deploy: 'deploys', release: 'wipes', retire: 'wipes' };
 
 /** Why a requested operation has not started yet. */
 export const WaitingReason = { capacity: 'waiting-for-capacity' } as const;

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { WipeMethod } from '../agent/diskWipe.ts';
 import { ResourceId } from '../ids.ts';
 
 /** The four quota dimensions; an instance counts 1 and its flavor's size. */
@@ -85,11 +86,15 @@ export type PoolClass = z.infer<typeof PoolClass>;
 export const PoolAgent = z.enum(['none', 'bcd']);
 export type PoolAgent = z.infer<typeof PoolAgent>;
 
-/** Metal-pool policy, stored for the metal lifecycle. Defaults: verified release required, no provisioning CIDRs. */
+/**
+ * Metal-pool policy, stored for the metal lifecycle. Defaults: verified release required, no provisioning CIDRs,
+ * `zero` wipes. `wipeMethod` is how releases and retirements of the pool's nodes erase their disks (`WipeMethod`).
+ */
 export const PoolPolicy = z
   .object({
     allowUnverifiedRelease: z.boolean().default(false),
     provisioningCidrs: z.array(Cidr).max(64).default([]),
+    wipeMethod: WipeMethod.optional(),
   })
   .strict();
 export type PoolPolicy = z.infer<typeof PoolPolicy>;

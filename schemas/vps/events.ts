@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { WipeMethod } from '../agent/diskWipe.ts';
 import { DesiredInstanceState, ObservedInstanceState, PoolAgent, PoolClass, Resources } from './commands.ts';
 
 /** A VPS tenant (`bc.evt.vps.tenant.<tenantId>`); its quota starts at zero. */
@@ -46,7 +47,8 @@ export const PoolCreated = defineEvent(
     agent: PoolAgent,
     accountId: z.string().nullable(),
     siteId: z.string().nullable(),
-    policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()) }),
+    /** `wipeMethod` is absent on pools created before it existed, and when not given (`zero`). */
+    policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()), wipeMethod: WipeMethod.optional() }),
   }),
 );
 /** The tenant may create instances in the pool. */

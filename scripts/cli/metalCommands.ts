@@ -6,7 +6,7 @@ import { describeSteps, followWorkflow } from './workflowProgress.ts';
 type Output = (value: unknown, human: () => string) => void;
 type OperationResult = { seq: number; events: Array<{ type: string; data: { workflowId?: string } }> };
 
-/** `metal deploy|release|rescue|retry|retire|maintenance`: lifecycle verbs, optionally following the workflow. */
+/** `metal deploy|release|rescue|unrescue|retry|retire|maintenance`: lifecycle verbs, optionally following the workflow. */
 export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, print: Output): void {
   const run = async (name: string, body: unknown, wait: boolean) => {
     const result = await api().command<OperationResult>(name, body);
@@ -36,8 +36,9 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
   for (const [verb, command, description] of [
     ['release', 'metal.undeploy', 'release a deployed node: wipe it (attested) and return it to ready'],
     ['rescue', 'metal.rescue', 'boot a node into the rescue ramdisk'],
+    ['unrescue', 'metal.unrescue', 'leave rescue for the state the node was rescued from'],
     ['retry', 'metal.retry', 'retry the operation a failed node failed in'],
-    ['retire', 'metal.retire', 'take a node out of the fleet for good'],
+    ['retire', 'metal.retire', 'wipe a node (attested), power it off and take it out of the fleet for good'],
   ] as const) {
     metal
       .command(`${verb} <nodeId>`)

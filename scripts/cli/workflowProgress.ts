@@ -45,7 +45,9 @@ export async function followWorkflow(api: ApiClient, workflowId: string, options
 export function describeSteps(view: WorkflowView): string {
   return view.steps
     .map((s) => {
-      const extra = s.errorCode ? ` ${s.errorCode}: ${s.error ?? ''}` : (s.output as { attested?: boolean } | null)?.attested ? ' (attested)' : '';
+      const wipe = s.output as { attested?: boolean; unattestedReason?: string } | null;
+      const attestation = wipe?.attested === true ? ' (attested)' : wipe?.attested === false ? ` (not attested: ${wipe.unattestedReason ?? 'unknown'})` : '';
+      const extra = s.errorCode ? ` ${s.errorCode}: ${s.error ?? ''}` : attestation;
       return `  ${String(s.stepIndex).padStart(2)}. ${s.stepId.padEnd(18)} ${s.runsOn.padEnd(13)} ${s.state.padEnd(9)} attempts=${s.attempts}${s.destructive ? ' destructive' : ''}${extra}`;
     })
     .join('\n');

@@ -12,19 +12,19 @@ export const NODE_IDS = ['n0', 'n1', 'n2', 'n3'] as const;
 export const CIDRS = ['10.0.0.0/24', '10.1.0.0/16', '192.168.7.0/28'] as const;
 export const REASONS = ['disk swap', 'firmware', '', 'rack move'] as const;
 
-/** A command as a client sends it; a retry repeats an earlier command with its command id. */
+/** A command as a client (or the workflow engine) sends it; a retry repeats an earlier command with its command id. */
 export interface GeneratedCommand {
-  readonly name: 'site.create' | 'metal.enroll' | 'metal.setMaintenance';
+  readonly name: string;
   readonly payload: Record<string, unknown>;
   readonly commandId: string;
   /** Index of the command this one retries, if it is a retry. */
   readonly retryOf?: number;
 }
 
-type Fresh = Omit<GeneratedCommand, 'commandId' | 'retryOf'>;
+export type Fresh = Omit<GeneratedCommand, 'commandId' | 'retryOf'>;
 type Step = { kind: 'new'; command: Fresh } | { kind: 'retry'; pick: number };
 
-const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+export const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 export const siteCreateArb: fc.Arbitrary<Fresh> = fc
   .record({
@@ -133,43 +133,47 @@ function decideSafely(command: CommandDefinition, payload: unknown, state: unkno
 }
 
 /**
- * Runs a command sequence through the real deciders and evolves, mirroring `CommandBus.decideAndAppend` without NATS:
- * one message per accepted command on the aggregate's subject, a remembered command id answers as a duplicate.
+ * The real deciders and evolves without NATS, mirroring `CommandBus.decideAndAppend`: one message per accepted command
+ * on the aggregate's subject, a remembered command id answers as a duplicate. `run` takes one command at a time, so a
+ * workload can be planned against the states the commands so far produced (`stateOf`).
  */
-export async function simulate(commands: readonly GeneratedCommand[]): Promise<Simulation> {
-  const snapshots = new Map<string, Snapshot>();
-  const snapshotOf = (aggregate: AggregateDefinition<any, any>, id: string) => {
+export class DeciderModel {
+  readonly #snapshots = new Map<string, Snapshot>();
+  readonly sim: Simulation = { messages: [], batches: [], outcomes: [], states: new Map(), redecisions: [] };
+
+  #snapshotOf(aggregate: AggregateDefinition<any, any>, id: string) {
     const subject = Subjects.aggregateEvents(aggregate.module, aggregate.type, id);
-    let s = snapshots.get(subject);
-    if (!s) snapshots.set(subject, (s = { state: aggregate.initialState, seq: 0, commands: new Map() }));
+    let s = this.#snapshots.get(subject);
+    if (!s) this.#snapshots.set(subject, (s = { state: aggregate.initialState, seq: 0, commands: new Map() }));
     return { subject, snapshot: s };
-  };
-  const sim: Simulation = { messages: [], batches: [], outcomes: [], states: new Map(), redecisions: [] };
-  for (const [index, request] of commands.entries()) {
-    const command = byName.get(request.name)!;
+  }
+
+  /** The aggregate's state after every command run so far. */
+  stateOf<S>(aggregate: AggregateDefinition<S, any>, id: string): S {
+    return this.#snapshotOf(aggregate, id).snapshot.state as S;
+  }
+
+  async run(request: GeneratedCommand): Promise<Outcome> {
+    const outcome = await this.#decide(request, this.sim.outcomes.length);
+    this.sim.outcomes.push(outcome);
+    return outcome;
+  }
+
+  async #decide(request: GeneratedCommand, index: number): Promise<Outcome> {
+    const sim = this.sim;
+    const command = byName.get(request.name);
+    if (!command) return { kind: 'refused', code: 'UNKNOWN_COMMAND' };
     const parsed = command.schema.safeParse(request.payload);
-    if (!parsed.success) {
-      sim.outcomes.push({ kind: 'refused', code: 'VALIDATION_FAILED' });
-      continue;
-    }
+    if (!parsed.success) return { kind: 'refused', code: 'VALIDATION_FAILED' };
     const base = { commandId: request.commandId, actor: 'model', now: new Date(BASE_TIME + index * 1_000).toISOString() };
-    const { subject, snapshot } = snapshotOf(command.aggregate, command.aggregateId(parsed.data, base));
+    const { subject, snapshot } = this.#snapshotOf(command.aggregate, command.aggregateId(parsed.data, base));
     const seen = snapshot.commands.get(request.commandId);
-    if (seen !== undefined) {
-      sim.outcomes.push({ kind: 'duplicate', seq: seen });
-      continue;
-    }
-    const dependencies = command.dependencies ? await command.dependencies(parsed.data, async (agg, id) => snapshotOf(agg, id).snapshot.state as never) : undefined;
+    if (seen !== undefined) return { kind: 'duplicate', seq: seen };
+    const dependencies = command.dependencies ? await command.dependencies(parsed.data, async (agg, id) => this.#snapshotOf(agg, id).snapshot.state as never) : undefined;
     const context = { ...base, dependencies };
     const decided = decideSafely(command, parsed.data, snapshot.state, context);
-    if ('code' in decided) {
-      sim.outcomes.push({ kind: 'refused', code: decided.code });
-      continue;
-    }
-    if (decided.events.length === 0) {
-      sim.outcomes.push({ kind: 'noop' });
-      continue;
-    }
+    if ('code' in decided) return { kind: 'refused', code: decided.code };
+    if (decided.events.length === 0) return { kind: 'noop' };
     const seq = sim.messages.length + 1;
     const aggregateType = `${command.aggregate.module}.${command.aggregate.type}`;
     const events: StoredEvent[] = decided.events.map((event, k) => ({
@@ -192,11 +196,35 @@ export async function simulate(commands: readonly GeneratedCommand[]): Promise<S
     snapshot.state = foldStored(command.aggregate, batch.events, snapshot.state);
     snapshot.seq = seq;
     snapshot.commands.set(request.commandId, seq);
-    sim.outcomes.push({ kind: 'appended', seq, events: batch.events.map(({ type, version, data }) => ({ type, version, data })) });
     sim.redecisions.push({ commandId: request.commandId, result: decideSafely(command, parsed.data, snapshot.state, context) });
+    return { kind: 'appended', seq, events: batch.events.map(({ type, version, data }) => ({ type, version, data })) };
   }
-  for (const [subject, s] of snapshots) sim.states.set(subject, s.state);
-  return sim;
+
+  /** The simulation, with every aggregate's final state. */
+  finish(): Simulation {
+    for (const [subject, s] of this.#snapshots) this.sim.states.set(subject, s.state);
+    return this.sim;
+  }
+}
+
+/** Runs a command sequence through the real deciders and evolves (see `DeciderModel`). */
+export async function simulate(commands: readonly GeneratedCommand[]): Promise<Simulation> {
+  const model = new DeciderModel();
+  for (const command of commands) await model.run(command);
+  return model.finish();
+}
+
+/**
+ * Outcomes with the fields a decider takes from its clock (`now`) blanked: the model's clock is the command's index,
+ * the bus's is the wall clock, and these fields are the only place the two differ.
+ */
+export function withoutClock(outcomes: readonly Outcome[]): Outcome[] {
+  const clockFields = new Set(['startedAt', 'requestedAt', 'expiresAt']);
+  return outcomes.map((o) =>
+    o.kind !== 'appended'
+      ? o
+      : { ...o, events: o.events.map((e) => ({ ...e, data: Object.fromEntries(Object.entries(e.data as Record<string, unknown>).map(([k, v]) => [k, clockFields.has(k) ? '<clock>' : v])) })) },
+  );
 }
 
 /** How a consumer may deliver a log: cut into batches, with redelivered old messages and duplicates mixed in. */

@@ -42,6 +42,13 @@ describe('parseBcdArgs', () => {
     });
   });
 
+  it('parses bcd ramdisk --all-disks as discovering every disk, and refuses it beside --disk', () => {
+    const base = ['ramdisk', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/run/bcd'];
+    expect(parseBcdArgs([...base, '--all-disks'])).toMatchObject({ command: 'ramdisk', disks: 'discover' });
+    expect(usage([...base, '--all-disks', '--disk', '/dev/sda'])).toBe('USAGE');
+    expect(usage(['site', '--site', 'dc1', '--nats', 'n', '--state', 's', '--all-disks'])).toBe('USAGE');
+  });
+
   it('parses bcd node with a join token and a join credential URL', () => {
     expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/var/lib/bcd', '--join-token', 'bcj_t', '--join-creds', 'http://10.0.0.1:8080/join.creds'])).toEqual({
       command: 'node', siteId: 'dc1', nodeId: 'r1-n1', natsUrl: 'nats://x', stateDir: '/var/lib/bcd', join: { token: 'bcj_t', credsFile: 'http://10.0.0.1:8080/join.creds' },

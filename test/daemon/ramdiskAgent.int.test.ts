@@ -51,7 +51,7 @@ describe('bcd ramdisk', () => {
     const verdict = await env.result(cmd);
     expect(verdict).toMatchObject({
       ok: true,
-      result: { ok: true, payload: { disks: disks.map((path) => ({ path, sizeBytes: DISK_BYTES, verifiedZeroBytes: DISK_BYTES, verified: true })) } },
+      result: { ok: true, payload: { method: 'zero', disks: disks.map((path) => ({ path, serial: null, model: null, sizeBytes: DISK_BYTES, method: 'zero', verifiedBytes: DISK_BYTES })) } },
     });
     for (const disk of disks) expect(readFileSync(disk).every((b) => b === 0)).toBe(true);
     expect(existsSync(`${disks[0]}.userdata.json`)).toBe(false);

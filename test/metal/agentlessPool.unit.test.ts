@@ -8,6 +8,7 @@ import { deployNode, rescueNode, undeployNode } from '../../services/metal/node/
 import { completeOperation, recordInventory } from '../../services/metal/node/workflowOutcome.ts';
 import { agentlessReleaseProfile, builtinProfileFor, releaseProfile } from '../../services/metal/profiles/builtin.ts';
 import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { resolveSteps } from '../../services/workflow/defineProfile.ts';
 import type { PoolState } from '../../services/vps/pool/pool.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
@@ -88,12 +89,32 @@ describe('metal pool membership', () => {
 });
 
 describe('agentless operations', () => {
-  it('undeploy of an agentless node asks for the agentless release, which workflow.start resolves', () => {
-    given(deployedIn('none')).when(undeployNode, { nodeId: n }).then([requested('release', wf, { agentless: true })]);
+  it('undeploy of an agentless node asks for the agentless release, which workflow.start resolves', async () => {
+    const inputsFor = async (agent: 'none' | 'bcd', poolState: PoolState) => {
+      const nodeState = deployedIn(agent).reduce(nodeAggregate.evolve, nodeAggregate.initialState);
+      const load = async (aggregate: { type: string }) => (aggregate.type === 'node' ? nodeState : poolState);
+      return (await undeployNode.dependencies!({ nodeId: n }, load as never)) as { inputs: Record<string, unknown> };
+    };
+    const agentless = await inputsFor('none', pool());
+    expect(agentless).toEqual({ inputs: { agentless: true } });
+    given(deployedIn('none')).when(undeployNode, { nodeId: n }, { dependencies: agentless }).then([requested('release', wf, { agentless: true })]);
     expect(builtinProfileFor('release', { agentless: true })).toBe(agentlessReleaseProfile);
+    expect(builtinProfileFor('retire', { agentless: true })).toMatchObject({ id: 'retire-agentless', steps: agentlessReleaseProfile.steps });
     expect(agentlessReleaseProfile.steps.map((s) => [s.id, s.runsOn])).toEqual([['media.eject', 'site'], ['power.set', 'site']]);
-    given(deployedIn('bcd')).when(undeployNode, { nodeId: n }).then([requested('release', wf)]);
+    expect(await inputsFor('bcd', pool({ agent: 'bcd' }))).toEqual({ inputs: {} });
+    given(deployedIn('bcd')).when(undeployNode, { nodeId: n }, { dependencies: { inputs: {} } }).then([requested('release', wf)]);
     expect(builtinProfileFor('release', {})).toBe(releaseProfile);
+  });
+
+  it("a bcd pool's wipe method reaches the release's wipe step", async () => {
+    const nodeState = deployedIn('bcd').reduce(nodeAggregate.evolve, nodeAggregate.initialState);
+    const discardPool = pool({ agent: 'bcd', policy: { allowUnverifiedRelease: false, provisioningCidrs: [], wipeMethod: 'discard' } });
+    const load = async (aggregate: { type: string }) => (aggregate.type === 'node' ? nodeState : discardPool);
+    const dependencies = await undeployNode.dependencies!({ nodeId: n }, load as never);
+    expect(dependencies).toEqual({ inputs: { wipeMethod: 'discard' } });
+    const steps = resolveSteps(builtinProfileFor('release', (dependencies as { inputs: Record<string, unknown> }).inputs), { wipeMethod: 'discard' });
+    expect(steps.find((s) => s.id === 'disk.wipe')!.params).toEqual({ mode: 'discard' });
+    expect(resolveSteps(releaseProfile, {}).find((s) => s.id === 'disk.wipe')!.params).toEqual({ mode: 'zero' });
   });
 
   it('an unverified release returns the node to ready with NodeReleaseUnverified only when the pool opted in', () => {
@@ -108,7 +129,7 @@ describe('agentless operations', () => {
     const releasing = given([...deployedIn('none'), requested('release', wf, { agentless: true })]);
     const events = releasing
       .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: agentlessRelease(), unverifiedReleaseAllowed: false } })
-      .then([{ type: 'NodeOperationFailed', data: { nodeId: n, operation: 'release', workflowId: wf, reason: 'release finished without an attested disk wipe', failedStep: 'disk.wipe', maintenance: true } }]);
+      .then([{ type: 'NodeOperationFailed', data: { nodeId: n, operation: 'release', workflowId: wf, reason: 'release finished without an attested disk wipe: no disk.wipe step succeeded', failedStep: 'disk.wipe', maintenance: true } }]);
     const state = events.reduce(nodeAggregate.evolve, releasing.state);
     expect(state.exists && [state.state, state.maintenance, state.maintenanceSource]).toEqual(['failed', true, 'platform']);
   });

@@ -31,12 +31,23 @@ export const fakeInventory = {
   nics: [{ id: 'eth0', mac: '52:54:00:aa:bb:01', speedMbps: 25_000 }],
 };
 
+/** What a ramdisk reports after zeroing the disk of `fakeInventory` end to end. */
+export const fakeWipeReport = {
+  method: 'zero',
+  disks: fakeInventory.disks.map((d) => ({ path: `/dev/${d.id}n1`, serial: d.serial, model: d.model, sizeBytes: d.sizeBytes, method: 'zero', verifiedBytes: d.sizeBytes })),
+};
+
 /**
  * A site agent plus the ramdisk agents it "boots": it consumes every agent command, registers a fresh ramdisk key
  * when a PXE-flagged node is power-cycled, and publishes signed results. `forgeWipe` signs wipe results with an
- * unregistered key; `delayMs` holds a kind's result back (to stop an executor mid-step); `failKinds` answer `ok: false`.
+ * unregistered key; `wipeReport` replaces the wipe's (correctly signed) payload; `delayMs` holds a kind's result back
+ * (to stop an executor mid-step); `failKinds` answer `ok: false`.
  */
-export async function startFakeAgent(nc: NatsConnection, siteId: string, options: { forgeWipe?: boolean; delayMs?: Partial<Record<string, number>>; failKinds?: string[] } = {}) {
+export async function startFakeAgent(
+  nc: NatsConnection,
+  siteId: string,
+  options: { forgeWipe?: boolean; wipeReport?: unknown; delayMs?: Partial<Record<string, number>>; failKinds?: string[] } = {},
+) {
   const js = jetstream(nc);
   const site = newSigner();
   await sendCommand(nc, 'agent.register', { agentId: siteAgentId(siteId), role: 'site', siteId, publicKey: site.publicKey });
@@ -64,7 +75,7 @@ export async function startFakeAgent(nc: NatsConnection, siteId: string, options
       const ramdisk = ramdisks.get(command.nodeId)!;
       agentId = ramdisk.agentId;
       signer = command.kind === 'disk.wipe' && options.forgeWipe ? newSigner() : ramdisk.signer;
-      if (command.kind === 'disk.wipe') payload = { disks: [{ id: 'nvme0', verified: true }] };
+      if (command.kind === 'disk.wipe') payload = options.wipeReport ?? fakeWipeReport;
       if (command.kind === 'image.write') payload = { sha256: command.params.sha256 };
     }
     const ok = !options.failKinds?.includes(command.kind);

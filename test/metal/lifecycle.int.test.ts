@@ -7,7 +7,7 @@ import { getNode } from '../../projections/nodes/queries.ts';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { Streams } from '../../schemas/subjects.ts';
 import { deployPayload, enrollPayload, startEngine } from './engineFixture.ts';
-import { fakeInventory, startFakeAgent } from './fakeAgent.ts';
+import { fakeInventory, fakeWipeReport, startFakeAgent } from './fakeAgent.ts';
 
 type Engine = Awaited<ReturnType<typeof startEngine>>;
 
@@ -91,6 +91,44 @@ describe('metal lifecycle', () => {
     await workflows.waitFor(last, 5_000);
     const wipe = workflows.db().prepare(`SELECT state, error_code, rejected_results, output FROM workflow_steps WHERE step_id = 'disk.wipe'`).get();
     expect(wipe).toEqual({ state: 'failed', error_code: 'AGENT_RESULT_REJECTED', rejected_results: 1, output: null });
+  });
+
+  it.each([
+    ['fewer bytes', { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, verifiedBytes: fakeWipeReport.disks[0]!.sizeBytes! - 4096 }] }, /erased over \d+ of its \d+ bytes/],
+    ['fewer disks', { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, serial: 'OTHER' }] }, /drive nvme0 \(serial D1, \d+ bytes\) is not in the wipe result/],
+  ])('fails a release whose signed wipe covers %s than the inventory, leaving the node failed and in maintenance', async (_what, wipeReport, reason) => {
+    await using env = await startEngine();
+    await using _agent = await startFakeAgent(env.nc, 'dc1', { wipeReport });
+    await enrollReady(env, 'n4');
+    await env.bus.execute({ name: 'metal.deploy', payload: deployPayload('n4'), actor: 'test' });
+    await env.waitForNode('n4', (s) => s.exists && s.state === 'deployed');
+    await env.bus.execute({ name: 'metal.undeploy', payload: { nodeId: 'n4' }, actor: 'test' });
+    const failed = await env.waitForNode('n4', (s) => s.exists && s.state === 'failed');
+    expect(failed).toMatchObject({ maintenance: true, maintenanceSource: 'platform', failed: { operation: 'release', failedStep: 'disk.wipe', reason: expect.stringMatching(reason) } });
+  });
+
+  it('retires a node through an attested wipe and a power-off, after which no verb moves it', async () => {
+    await using env = await startEngine();
+    await using agent = await startFakeAgent(env.nc, 'dc1');
+    await enrollReady(env, 'n5');
+    const retire = await env.bus.execute({ name: 'metal.retire', payload: { nodeId: 'n5' }, actor: 'test' });
+    expect(retire.events).toMatchObject([{ type: 'NodeOperationRequested', data: { operation: 'retire' } }]);
+    expect(await env.nodeState('n5')).toMatchObject({ state: 'retiring' });
+    await env.waitForNode('n5', (s) => s.exists && s.state === 'retired');
+    const workflowId = (retire.events[0]!.data as { workflowId: string }).workflowId;
+    expect([...agent.executed.keys()].filter((id) => id.startsWith(workflowId)).sort()).toEqual(['s0', 's1', 's3', 's4'].map((s) => `${workflowId}-${s}-a1`));
+    const last = await env.store.streamLastSequence();
+    const workflows = env.readers.get('workflows')!;
+    await workflows.waitFor(last, 5_000);
+    expect(workflows.db().prepare(`SELECT step_id, state, json_extract(output, '$.attested') AS attested FROM workflow_steps WHERE workflow_id = ? ORDER BY step_index`).all(workflowId)).toEqual([
+      { step_id: 'boot.setOnce', state: 'succeeded', attested: null },
+      { step_id: 'power.set', state: 'succeeded', attested: null },
+      { step_id: 'wait.agentJoined', state: 'succeeded', attested: null },
+      { step_id: 'disk.wipe', state: 'succeeded', attested: 1 },
+      { step_id: 'power.set', state: 'succeeded', attested: null },
+    ]);
+    await expect(env.bus.execute({ name: 'metal.rescue', payload: { nodeId: 'n5' }, actor: 'test' })).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
+    expect((await env.bus.execute({ name: 'metal.retire', payload: { nodeId: 'n5' }, actor: 'test' })).events).toEqual([]);
   });
 
   it('resumes a step after the executor stops mid-step without publishing any agent command twice', async () => {

@@ -2,6 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import type { MetalEvent } from '../../schemas/metal/events.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
+import { erasingOperations } from '../../schemas/metal/workflow.ts';
 import type { CommandDefinition } from '../../services/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 import { deployNode, rescueNode, retireNode, retryNode, startInspection, undeployNode, unrescueNode } from '../../services/metal/node/operate.ts';
@@ -39,7 +40,7 @@ function commandFor(action: Action, state: NodeAggregateState): [CommandDefiniti
   const workflow = { exists: true, steps: [{ id: 'disk.wipe' }], progress: [{ status: 'succeeded', output: { attested: action.kind === 'complete' && action.attested } }] };
   switch (action.kind) {
     case 'verb':
-      return [...verbs[action.verb]!, undefined];
+      return [...verbs[action.verb]!, { inputs: {} }];
     case 'complete':
       return [completeOperation, { nodeId: n, workflowId }, { workflow }];
     case 'fail':
@@ -51,7 +52,7 @@ function commandFor(action: Action, state: NodeAggregateState): [CommandDefiniti
 
 describe('node lifecycle under any sequence of verbs and workflow outcomes', () => {
   test.prop([fc.array(actionArb, { maxLength: 40 })], { numRuns: 300 })(
-    'stays in a known state, refuses only with ILLEGAL_TRANSITION, and leaves a release for ready only with an attested wipe',
+    'stays in a known state, refuses only with ILLEGAL_TRANSITION, and leaves a release for ready (or a retirement for retired) only with an attested wipe',
     (actions) => {
       let state = nodeAggregate.evolve(nodeAggregate.initialState, enrolled);
       actions.forEach((action, i) => {
@@ -69,7 +70,8 @@ describe('node lifecycle under any sequence of verbs and workflow outcomes', () 
         if (!state.exists || !before.exists) throw new Error('node vanished');
         expect(nodeStates).toContain(state.state);
         if ((before.state === 'releasing' || before.state === 'wiping') && state.state === 'ready') expect(action).toEqual({ kind: 'complete', attested: true });
-        if (before.current?.operation === 'release' && state.state === 'failed') expect(state.maintenance).toBe(true);
+        if (before.state === 'retiring' && state.state === 'retired') expect(action).toEqual({ kind: 'complete', attested: true });
+        if (erasingOperations.has(before.current?.operation ?? 'inspect') && state.state === 'failed') expect(state.maintenance).toBe(true);
         // The same command again changes nothing more (idempotent) or is refused.
         try {
           const again = command.decide(command.schema.parse(payload), state, { commandId: 'cmd-again-0', actor: 't', now: 'now', dependencies });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MetalEvent } from '../../schemas/metal/events.ts';
+import type { NodeOperation } from '../../schemas/metal/workflow.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
 import { workflowIdFor } from '../../services/metal/node/lifecycle.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
@@ -17,18 +18,20 @@ const enrolled: MetalEvent = {
   type: 'NodeEnrolled',
   data: { nodeId: n, siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] },
 };
-const requested = (operation: 'inspect' | 'deploy' | 'release' | 'rescue', workflowId = wf, inputs: Record<string, unknown> = {}): MetalEvent => ({
+const requested = (operation: NodeOperation, workflowId = wf, inputs: Record<string, unknown> = {}): MetalEvent => ({
   type: 'NodeOperationRequested',
   data: { nodeId: n, siteId: 'dc1', operation, workflowId, inputs },
 });
-const completed = (operation: 'inspect' | 'deploy' | 'release' | 'rescue', workflowId = wf): MetalEvent => ({ type: 'NodeOperationCompleted', data: { nodeId: n, operation, workflowId } });
+const completed = (operation: NodeOperation, workflowId = wf): MetalEvent => ({ type: 'NodeOperationCompleted', data: { nodeId: n, operation, workflowId } });
 const ready = [enrolled, requested('inspect', 'wf-00000000000a'), completed('inspect', 'wf-00000000000a')];
 const deployed = [...ready, requested('deploy', 'wf-00000000000b'), completed('deploy', 'wf-00000000000b')];
 const releasing = [...deployed, requested('release')];
 const inMaintenance: MetalEvent = { type: 'NodeMaintenanceSet', data: { nodeId: n, on: true, reason: 'fan', source: 'operator' } };
 
-/** A release workflow whose wipe step succeeded, attested or not. */
-function releaseWorkflow(attested: boolean) {
+const noPool = { dependencies: { inputs: {} } };
+
+/** A release (or retire) workflow whose wipe step succeeded, attested or not. */
+function releaseWorkflow(attested: boolean, operation: NodeOperation = 'release') {
   const events: WorkflowEvent[] = [
     {
       type: 'WorkflowStarted',
@@ -36,8 +39,8 @@ function releaseWorkflow(attested: boolean) {
         workflowId: wf,
         nodeId: n,
         siteId: 'dc1',
-        operation: 'release',
-        profile: { id: 'release', version: 1 },
+        operation,
+        profile: { id: operation, version: 1 },
         startedAt: '2026-12-02T12:00:00.000Z',
         steps: [{ id: 'disk.wipe', runsOn: 'node', params: {}, timeoutMs: 1000, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: true }],
       },
@@ -78,9 +81,10 @@ describe('node lifecycle deciders', () => {
   });
 
   it('undeploy releases a deployed node; the wipe step moves it to wiping', () => {
-    given(deployed).when(undeployNode, { nodeId: n }).then([requested('release')]);
-    given(releasing).when(undeployNode, { nodeId: n }).then([]);
-    given(ready).when(undeployNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
+    given(deployed).when(undeployNode, { nodeId: n }, noPool).then([requested('release')]);
+    given(deployed).when(undeployNode, { nodeId: n }, { dependencies: { inputs: { wipeMethod: 'discard' } } }).then([requested('release', wf, { wipeMethod: 'discard' })]);
+    given(releasing).when(undeployNode, { nodeId: n }, noPool).then([]);
+    given(ready).when(undeployNode, { nodeId: n }, noPool).thenRejects('ILLEGAL_TRANSITION');
     given(releasing).when(markWiping, { nodeId: n, workflowId: wf }).then([{ type: 'NodeWipeStarted', data: { nodeId: n, workflowId: wf } }]);
     expect(given([...releasing, { type: 'NodeWipeStarted', data: { nodeId: n, workflowId: wf } }]).state).toMatchObject({ state: 'wiping' });
   });
@@ -125,10 +129,21 @@ describe('node lifecycle deciders', () => {
     given(ready).when(unrescueNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
   });
 
-  it('retire takes idle nodes out for good and refuses busy ones', () => {
-    given(ready).when(retireNode, { nodeId: n }).then([{ type: 'NodeRetired', data: { nodeId: n } }]);
-    given([...ready, { type: 'NodeRetired', data: { nodeId: n } }]).when(retireNode, { nodeId: n }).then([]);
-    given(deployed).when(retireNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
-    given([...ready, { type: 'NodeRetired', data: { nodeId: n } }]).when(deployNode, deployPayload(n)).thenRejects('ILLEGAL_TRANSITION');
+  it('retire wipes an idle node and takes it out for good only with an attested wipe; busy nodes are refused', () => {
+    given(ready).when(retireNode, { nodeId: n }, noPool).then([requested('retire')]);
+    const retiring = [...ready, requested('retire')];
+    expect(given(retiring).state).toMatchObject({ state: 'retiring' });
+    given(retiring).when(retireNode, { nodeId: n }, noPool).then([]);
+    given(deployed).when(retireNode, { nodeId: n }, noPool).thenRejects('ILLEGAL_TRANSITION');
+    given(retiring).when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(true, 'retire') } }).then([completed('retire')]);
+    given(retiring)
+      .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(false, 'retire') } })
+      .then((events) => expect(events).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'retire', failedStep: 'disk.wipe', maintenance: true } }]));
+    const retired = [...retiring, completed('retire')];
+    expect(given(retired).state).toMatchObject({ state: 'retired', owner: null, current: null });
+    given(retired).when(retireNode, { nodeId: n }, noPool).then([]);
+    given(retired).when(deployNode, deployPayload(n)).thenRejects('ILLEGAL_TRANSITION');
+    // A log written before retiring became a workflow still reads as retired.
+    expect(given([...ready, { type: 'NodeRetired', data: { nodeId: n } }]).state).toMatchObject({ state: 'retired' });
   });
 });

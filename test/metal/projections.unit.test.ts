@@ -48,6 +48,24 @@ describe('metal read models', () => {
     });
   });
 
+  it('nodes show the role they are deployed as from the deploy request until they are back in ready or retired', () => {
+    const ready: PlatformEvent[] = [history[0]!, { type: 'NodeOperationCompleted', data: { nodeId: 'n1', operation: 'inspect', workflowId: 'wf-00000000000a' } }];
+    const deploy: PlatformEvent = { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'deploy', workflowId: 'wf-00000000000b', inputs: { role: 'k8s-worker', imageUrl: 'u' } } };
+    const deployed: PlatformEvent[] = [...ready, deploy, { type: 'NodeOperationCompleted', data: { nodeId: 'n1', operation: 'deploy', workflowId: 'wf-00000000000b' } }];
+    expect(getNode(project(nodesProjection, ready), 'n1')!.role).toBeNull();
+    expect(getNode(project(nodesProjection, [...ready, deploy]), 'n1')).toMatchObject({ state: 'deploying', role: 'k8s-worker' });
+    const rescue: PlatformEvent = { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'rescue', workflowId: 'wf-00000000000c', inputs: {} } };
+    expect(getNode(project(nodesProjection, [...deployed, rescue, { type: 'NodeRescueEnded', data: { nodeId: 'n1' } }]), 'n1')).toMatchObject({ state: 'deployed', role: 'k8s-worker' });
+    const release: PlatformEvent = { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'release', workflowId: wf, inputs: {} } };
+    expect(getNode(project(nodesProjection, [...deployed, release]), 'n1')).toMatchObject({ state: 'releasing', role: 'k8s-worker' });
+    const released = [...deployed, release, { type: 'NodeOperationCompleted', data: { nodeId: 'n1', operation: 'release', workflowId: wf } }] as PlatformEvent[];
+    expect(getNode(project(nodesProjection, released), 'n1')).toMatchObject({ state: 'ready', role: null });
+    const retire: PlatformEvent = { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'retire', workflowId: 'wf-00000000000d', inputs: {} } };
+    expect(getNode(project(nodesProjection, [...released, retire]), 'n1')).toMatchObject({ state: 'retiring', operation: 'retire', waitingReason: 'waiting-for-capacity' });
+    const retired = [...released, retire, { type: 'NodeOperationCompleted', data: { nodeId: 'n1', operation: 'retire', workflowId: 'wf-00000000000d' } }] as PlatformEvent[];
+    expect(getNode(project(nodesProjection, retired), 'n1')).toMatchObject({ state: 'retired', role: null, operation: null, tenantId: null });
+  });
+
   it('workflows keep one row per step with attempts, output and rejected results', () => {
     const events: PlatformEvent[] = [
       started,

@@ -6,8 +6,9 @@ import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
 import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { startWorkflow } from '../../services/metal/workflow/start.ts';
 import { completeStep, failStep, startStep } from '../../services/metal/workflow/steps.ts';
-import { hasAttestedWipe, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { wipeAttestationOf, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
 import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
 
 const given = deciderSpec(workflowAggregate);
@@ -40,7 +41,7 @@ describe('profiles', () => {
 
 describe('workflow deciders and evolve', () => {
   it('start freezes the resolved steps and schedules the first; starting again is a no-op', () => {
-    expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 1 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
+    expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 2 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
     expect(started[1]).toEqual(scheduled(0));
     given(started).when(startWorkflow, start, noQuorum).then([]);
     expect(given(started).state).toMatchObject({ status: 'running', progress: [{ status: 'scheduled', attempt: 0 }, { status: 'pending' }, {}, {}, {}] });
@@ -62,8 +63,8 @@ describe('workflow deciders and evolve', () => {
     const done = given([...allButLast, stepStarted(4)]).when(completeStep, { ...ids(4), output: {} }).then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
     const state = given([...allButLast, stepStarted(4), ...done]).state;
     expect(state).toMatchObject({ status: 'completed' });
-    expect(hasAttestedWipe(state)).toBe(true);
-    expect(hasAttestedWipe(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toBe(false);
+    expect(wipeAttestationOf(state)).toEqual({ attested: true });
+    expect(wipeAttestationOf(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toEqual({ attested: false, reason: 'no disk.wipe step succeeded' });
   });
 
   it('failStep keeps a retryable failure open until the attempts are used up, then fails the workflow', () => {
@@ -97,21 +98,42 @@ describe('wipe attestation', () => {
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   const keyId = keyIdOf(raw);
   const signer = { exists: true as const, agentId: ramdiskAgentId('n1', keyId), role: 'ramdisk' as const, siteId: 'dc1', nodeId: 'n1', publicKey: raw.toString('base64'), keyId };
-  const signed = (commandId: string, key = privateKey) =>
+  const report = { method: 'zero', disks: [{ path: '/dev/nvme0n1', serial: 'D1', model: 'FakeDisk', sizeBytes: 1_920_383_410_176, method: 'zero', verifiedBytes: 1_920_383_410_176 }] };
+  const inventory = fakeInventory;
+  const signed = (commandId: string, key = privateKey, payload: unknown = report) =>
     Buffer.from(
       signAgentResult(
-        { commandId, kind: 'disk.wipe', nodeId: 'n1', siteId: 'dc1', agentId: signer.agentId, ok: true, errorCode: '', errorMessage: '', payload: {}, executedAtMs: 1 },
+        { commandId, kind: 'disk.wipe', nodeId: 'n1', siteId: 'dc1', agentId: signer.agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1 },
         { privateKey: key, publicKeyRaw: raw },
       ),
     ).toString('base64');
   const outputOf = (payload: object, dependencies: object) =>
-    given(wipeRunning).when(completeStep, { ...ids(3), ...payload }, { dependencies }).then(() => undefined)[0]!.data as { output: { attested: boolean } };
+    given(wipeRunning).when(completeStep, { ...ids(3), ...payload }, { dependencies }).then(() => undefined)[0]!.data as { output: { attested: boolean; unattestedReason?: string } };
 
   it('is set only by a verified signed result of this very attempt, never by the claimed output', () => {
-    expect(outputOf({ output: { attested: true } }, { signer: undefined }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer }).output).toEqual({ attested: true });
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a9`) }, { signer }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' } }).output.attested).toBe(false);
+    expect(outputOf({ output: { attested: true } }, { signer: undefined, inventory }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer, inventory }).output).toEqual({ ...report, attested: true });
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a9`) }, { signer, inventory }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer, inventory }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' } , inventory }).output.attested).toBe(false);
+  });
+
+  it('needs the signed report to cover every drive of the inventory: a signature alone attests nothing', () => {
+    const withDisks = (disks: unknown[]) => signed(`${wf}-s3-a1`, privateKey, { method: 'zero', disks });
+    const disk = report.disks[0]!;
+    // The payload a wipe result carried before it named its disks: signed, and still no attestation.
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { disks: [{ id: 'nvme0', verified: true }] }) }, { signer, inventory }).output).toMatchObject({
+      attested: false,
+      unattestedReason: expect.stringMatching(/does not say which disks/),
+    });
+    expect(outputOf({ output: {}, signedResult: withDisks([{ ...disk, verifiedBytes: disk.sizeBytes - 4096 }]) }, { signer, inventory }).output).toMatchObject({
+      attested: false,
+      unattestedReason: expect.stringMatching(/erased over 1920383406080 of its 1920383410176 bytes/),
+    });
+    const twoDrives = { ...inventory, disks: [...inventory.disks, { id: 'nvme1', sizeBytes: 1 << 30, model: null, serial: 'D2' }] };
+    expect(outputOf({ output: {}, signedResult: withDisks([disk]) }, { signer, inventory: twoDrives }).output).toMatchObject({
+      attested: false,
+      unattestedReason: 'drive nvme1 (serial D2, 1073741824 bytes) is not in the wipe result',
+    });
   });
 });

@@ -8,6 +8,7 @@ import { nodeAggregate, type NodeAggregateState } from '../../services/metal/nod
 import { siteAggregate } from '../../services/site/site/site.ts';
 import { commandSequenceArb, foldStored, simulate } from '../arbitraries/backbone.ts';
 import { anyNodeEventArb, metalEventArb, siteEventArb } from '../arbitraries/events.ts';
+import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
 
 const deepFreeze = <T>(value: T): T => {
   if (value && typeof value === 'object') {
@@ -82,6 +83,14 @@ describe('evolve', () => {
 describe('decide', () => {
   test.prop([commandSequenceArb()])('decide refuses or answers [] for a command whose events were just applied', async (commands) => {
     const sim = await simulate(commands);
+    for (const { commandId, result } of sim.redecisions) {
+      const ok = 'code' in result || result.events.length === 0;
+      expect(ok, `${commandId} decided again gave ${JSON.stringify(result)}`).toBe(true);
+    }
+  });
+
+  test.prop([workloadArb({ maxLength: 50 })], { numRuns: 40 })('decide refuses or answers [] for any command whose events were just applied, engine and VPS commands too', async (intents) => {
+    const { sim } = await planWorkload(intents);
     for (const { commandId, result } of sim.redecisions) {
       const ok = 'code' in result || result.events.length === 0;
       expect(ok, `${commandId} decided again gave ${JSON.stringify(result)}`).toBe(true);

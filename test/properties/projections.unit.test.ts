@@ -1,15 +1,41 @@
 import { fc, test } from '@fast-check/vitest';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
 import { applyBatch } from '../../projections/runtime/applyBatch.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import type { NodeAggregateState } from '../../services/metal/node/node.ts';
-import { chunk, commandSequenceArb, deliver, deliveryPlanArb, simulate } from '../arbitraries/backbone.ts';
+import { chunk, deliver, deliveryPlanArb } from '../arbitraries/backbone.ts';
+import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
 import { dumpAll, dumpTables, projectInMemory } from './tables.ts';
 
-const logArb = commandSequenceArb({ maxLength: 40 });
+// Logs of node operations run by the engine's own commands, secrets and VPS commands: every read model gets rows.
+const logArb = workloadArb({ maxLength: 60 });
+const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
+  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets and VPS instances', async () => {
+    const seen = { workflowsCompleted: 0, workflowsFailed: 0, attestedWipes: 0, unattestedWipes: 0, retired: 0, rescued: 0, secrets: 0, instances: 0, pools: 0 };
+    const runs = fc.sample(logArb, { numRuns: 30, seed: 20_261_202 });
+    for (const intents of runs) {
+      const dbs = projectInMemory([(await simulate(intents)).messages]);
+      const count = (model: string, sql: string) => (dbs.get(model)!.prepare(sql).pluck().get() as number) > 0 ? 1 : 0;
+      seen.workflowsCompleted += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'completed' AND operation != 'inspect'`);
+      seen.workflowsFailed += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'failed'`);
+      seen.attestedWipes += count('workflows', `SELECT count(*) FROM workflow_steps WHERE step_id = 'disk.wipe' AND json_extract(output, '$.attested') = 1`);
+      seen.unattestedWipes += count('workflows', `SELECT count(*) FROM workflow_steps WHERE step_id = 'disk.wipe' AND json_extract(output, '$.attested') = 0`);
+      seen.retired += count('nodes', `SELECT count(*) FROM nodes WHERE state = 'retired'`);
+      seen.rescued += count('workflows', `SELECT count(*) FROM workflows WHERE operation = 'rescue' AND state = 'completed'`);
+      seen.secrets += count('secrets', `SELECT count(*) FROM secrets`);
+      seen.instances += count('vps', `SELECT count(*) FROM vps_instances`);
+      seen.pools += count('vps', `SELECT count(*) FROM vps_pools`);
+      dumpAll(dbs);
+    }
+    // Not every workload gets everywhere; together they must, or the properties below test empty tables.
+    for (const [what, n] of Object.entries(seen)) expect(n, `${what} in ${n} of ${runs.length} workloads`).toBeGreaterThan(0);
+    expect(seen.workflowsCompleted).toBeGreaterThan(runs.length / 2);
+    expect(seen.pools).toBe(runs.length);
+  });
+
   test.prop([logArb, fc.array(fc.nat(), { maxLength: 15 })], { numRuns: 60 })('projections give the same tables for one batch as for any chunking', async (commands, cuts) => {
     const { messages } = await simulate(commands);
     const rebuilt = dumpAll(projectInMemory([messages]));

@@ -7,7 +7,7 @@ import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { replayInto } from '../../projections/runtime/replay.ts';
-import { commandSequenceArb } from '../arbitraries/backbone.ts';
+import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { dumpProjectors, runCommand, waitForCheckpoint } from './harness.ts';
@@ -67,10 +67,11 @@ describe('projector restarts', () => {
   it('projector restarted at random points of the log ends with the tables of a from-scratch rebuild, and ignores duplicate publishes', async () => {
     await fc.assert(
       fc.asyncProperty(
-        commandSequenceArb({ minLength: 8, maxLength: 25 }),
+        workloadArb({ minLength: 8, maxLength: 40 }),
         fc.array(killArb, { minLength: 1, maxLength: 5 }),
         fc.array(fc.nat(), { minLength: 1, maxLength: 6 }),
-        async (commands, kills, duplicatePicks) => {
+        async (intents, kills, duplicatePicks) => {
+          const { commands } = await planWorkload(intents);
           await using env = await startBackbone({ projectors: false });
           const fleet = projectorFleet(env);
           await fleet.startAll();

@@ -56,7 +56,7 @@ describe.each([
           const wf = await client.getJson(`/v1/workflows/${workflowId}`).catch(() => null);
           throw new Error(`${err.message} (loop ${loop})\nworkflow: ${JSON.stringify(wf)}\n${stack.logs()}\n--- plugin\n${processPlugin?.output().slice(-3000) ?? ''}`);
         });
-        expect(deployed.role ?? 'host').toBe('host');
+        expect(deployed.role).toBe('host');
 
         const wf = await client.getJson(`/v1/workflows/${workflowId}`);
         expect(wf.steps.map((s: { stepId: string }) => s.stepId)).toEqual(['autoinstall.renderIso', 'media.insert', 'boot.setOnce', 'power.set', 'wait.agentJoined', 'media.eject']);
@@ -76,7 +76,8 @@ describe.each([
 
         const release = await client.command('metal.undeploy', { nodeId });
         expect(release.status, JSON.stringify(release.body)).toBe(201);
-        await client.waitForNodeState(nodeId, 'ready', 120_000, 50);
+        // Back in the pool, the node is deployed as nothing.
+        expect((await client.waitForNodeState(nodeId, 'ready', 120_000, 50)).role).toBeNull();
       }
 
       // A fresh token each time, each spent exactly once, by the installed host's node agent.

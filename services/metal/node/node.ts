@@ -2,7 +2,7 @@ import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { withInventoryAddresses, type Inventory } from '../../../daemon/redfish/inventory.ts';
 import type { BmcConnection } from '../../../schemas/metal/bmc.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
-import { operationStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
+import { operationStates, ownerlessStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
 import { defineAggregate } from '../../commands/commandDefinition.ts';
 
@@ -74,7 +74,7 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
         return { ...state, state: 'wiping' };
       case 'NodeOperationCompleted': {
         const done = operationStates[event.data.operation].done;
-        return { ...state, state: done, current: null, owner: done === 'ready' ? null : (state.owner ?? null) };
+        return { ...state, state: done, current: null, owner: ownerlessStates.has(done) ? null : (state.owner ?? null) };
       }
       case 'NodeOperationFailed': {
         const { reason, failedStep, maintenance } = event.data;

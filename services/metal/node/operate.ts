@@ -3,8 +3,21 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { requestOperation, requireNode, requireState, requireTenantAccess } from './lifecycle.ts';
-import { AGENTLESS_INPUT } from '../profiles/builtin.ts';
-import { isAgentless, nodeAggregate } from './node.ts';
+import type { AggregateLoader } from '../../commands/commandDefinition.ts';
+import { poolAggregate } from '../../vps/pool/pool.ts';
+import { AGENTLESS_INPUT, WIPE_METHOD_INPUT } from '../profiles/builtin.ts';
+import { isAgentless, nodeAggregate, type NodeAggregateState } from './node.ts';
+
+/** The inputs of an erasing operation (release, retire): how the node's pool wipes, or that no ramdisk ever boots. */
+async function erasingInputs(nodeId: string, load: AggregateLoader): Promise<Record<string, unknown>> {
+  const node: NodeAggregateState = await load(nodeAggregate, nodeId);
+  if (!node.exists) return {};
+  // No ramdisk ever boots on an agentless node: `workflow.start` picks the built-in profile that only acts over Redfish.
+  if (isAgentless(node)) return { [AGENTLESS_INPUT]: true };
+  const pool = node.poolId === undefined ? undefined : await load(poolAggregate, node.poolId);
+  const wipeMethod = pool?.exists ? pool.policy.wipeMethod : undefined;
+  return wipeMethod ? { [WIPE_METHOD_INPUT]: wipeMethod } : {};
+}
 
 /**
  * The operator verbs. A verb repeated while its operation is already under way is a no-op, so a client retry after
@@ -35,13 +48,13 @@ export const undeployNode = defineCommand({
   schema: UndeployNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  decide(command, state, { commandId }): MetalEvent[] {
+  dependencies: async (command, load) => ({ inputs: await erasingInputs(command.nodeId, load) }),
+  decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     requireTenantAccess(node, command.tenantId, { claimUnowned: false });
     if (node.current?.operation === 'release') return [];
     requireState(node, 'metal.undeploy', ['deployed']);
-    // No ramdisk ever boots on an agentless node: `workflow.start` picks the release that only acts over Redfish.
-    return requestOperation(node, 'release', isAgentless(node) ? { [AGENTLESS_INPUT]: true } : {}, commandId);
+    return requestOperation(node, 'release', dependencies.inputs, commandId);
   },
 });
 
@@ -79,11 +92,12 @@ export const retireNode = defineCommand({
   schema: RetireNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  decide(command, state): MetalEvent[] {
+  dependencies: async (command, load) => ({ inputs: await erasingInputs(command.nodeId, load) }),
+  decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
-    if (node.state === 'retired') return [];
+    if (node.state === 'retired' || node.current?.operation === 'retire') return [];
     requireState(node, 'metal.retire', ['enrolled', 'ready', 'failed']);
-    return [{ type: 'NodeRetired', data: { nodeId: node.nodeId } }];
+    return requestOperation(node, 'retire', dependencies.inputs, commandId);
   },
 });
 

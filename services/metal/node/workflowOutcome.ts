@@ -1,7 +1,8 @@
 import { CompleteOperation, FailOperation, MarkWiping, RecordInventory } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
-import { hasAttestedWipe, workflowAggregate } from '../workflow/workflow.ts';
+import { wipeAttestationOf, workflowAggregate } from '../workflow/workflow.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
@@ -25,20 +26,18 @@ export const completeOperation = defineCommand({
     if (node.current?.workflowId !== command.workflowId && (node.failed?.workflowId === command.workflowId || !node.current)) return [];
     const current = requireCurrentWorkflow(node, command.workflowId);
     const { nodeId } = node;
-    const unverified = current.operation === 'release' && !hasAttestedWipe(dependencies.workflow);
-    // An agentless pool that opted in takes its node back unwiped, and the log says so.
-    if (unverified && dependencies.unverifiedReleaseAllowed && node.poolId !== undefined) {
-      return [
-        { type: 'NodeReleaseUnverified', data: { nodeId, workflowId: command.workflowId, poolId: node.poolId } },
-        { type: 'NodeOperationCompleted', data: { nodeId, operation: 'release', workflowId: command.workflowId } },
-      ];
+    const { operation } = current;
+    const completed: MetalEvent = { type: 'NodeOperationCompleted', data: { nodeId, operation, workflowId: command.workflowId } };
+    if (!erasingOperations.has(operation)) return [completed];
+    const wipe = wipeAttestationOf(dependencies.workflow);
+    if (wipe.attested) return [completed];
+    // An agentless pool that opted in takes its node back (or retires it) unwiped, and the log says so.
+    if (dependencies.unverifiedReleaseAllowed && node.poolId !== undefined) {
+      return [{ type: 'NodeReleaseUnverified', data: { nodeId, workflowId: command.workflowId, poolId: node.poolId } }, completed];
     }
-    // A released machine may still hold the last tenant's data: only a verified wipe puts it back in the pool.
-    if (unverified) {
-      const reason = 'release finished without an attested disk wipe';
-      return [{ type: 'NodeOperationFailed', data: { nodeId, operation: 'release', workflowId: command.workflowId, reason, failedStep: 'disk.wipe', maintenance: true } }];
-    }
-    return [{ type: 'NodeOperationCompleted', data: { nodeId, operation: current.operation, workflowId: command.workflowId } }];
+    // The machine may still hold the last tenant's data: only a verified wipe puts it back in the pool or retires it.
+    const reason = `${operation} finished without an attested disk wipe: ${wipe.reason}`.slice(0, 1000);
+    return [{ type: 'NodeOperationFailed', data: { nodeId, operation, workflowId: command.workflowId, reason, failedStep: 'disk.wipe', maintenance: true } }];
   },
 });
 
@@ -60,8 +59,8 @@ export const failOperation = defineCommand({
           workflowId: command.workflowId,
           reason: command.reason,
           failedStep: command.failedStep,
-          // Whatever failed in a release, the disks' contents are unknown: keep the node out of service.
-          maintenance: current.operation === 'release',
+          // Whatever failed in a release or retirement, the disks' contents are unknown: keep the node out of service.
+          maintenance: erasingOperations.has(current.operation),
         },
       },
     ];

@@ -56,13 +56,34 @@ export const configuredDeployProfile = defineProfile({
   ],
 });
 
-/** Wipes are never retried blindly: a second wipe of a half-wiped disk is fine, but each attempt must be attested. */
+/** The operation input that carries the node's pool's wipe method (`policy.wipeMethod`); absent: `zero`. */
+export const WIPE_METHOD_INPUT = 'wipeMethod';
+
+/**
+ * Wipe every disk, then power off. Wipes are never retried blindly: a second wipe of a half-wiped disk is fine, but
+ * each attempt must be attested.
+ */
+const wipeAndPowerOff: readonly ProfileStep[] = [
+  ...bootRamdisk,
+  agent('disk.wipe', { mode: fromInput(WIPE_METHOD_INPUT, 'zero') }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }),
+  agent('power.set', { action: 'off' }),
+];
+
 export const releaseProfile = defineProfile({
   id: 'release',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'release',
-  steps: [...bootRamdisk, agent('disk.wipe', { mode: 'zero' }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }), agent('power.set', { action: 'off' })],
+  steps: [...wipeAndPowerOff],
+});
+
+/** A retired machine keeps no tenant data: it is wiped like a release, and stays off. */
+export const retireProfile = defineProfile({
+  id: 'retire',
+  version: 1,
+  target: 'metal',
+  role: 'retire',
+  steps: [...wipeAndPowerOff],
 });
 
 export const rescueProfile = defineProfile({
@@ -86,6 +107,9 @@ export const agentlessReleaseProfile = defineProfile({
   steps: [agent('media.eject'), agent('power.set', { action: 'off' })],
 });
 
+/** `release-agentless` for a retirement: the same out-of-band steps, under the same pool opt-in. */
+export const agentlessRetireProfile = defineProfile({ ...agentlessReleaseProfile, id: 'retire-agentless', role: 'retire' });
+
 /** The operation input the node sets when its pool runs no agent (`metal.undeploy` of an agentless node). */
 export const AGENTLESS_INPUT = 'agentless';
 
@@ -95,12 +119,15 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
   deploy: deployProfile,
   release: releaseProfile,
   rescue: rescueProfile,
+  retire: retireProfile,
 };
+
+const agentlessProfiles: Readonly<Partial<Record<NodeOperation, Profile>>> = { release: agentlessReleaseProfile, retire: agentlessRetireProfile };
 
 /** Every built-in profile a request may name: one per operation, and the variants. */
 export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile];
 
-/** The built-in profile `workflow.start` runs when the request names none: agentless nodes release without a ramdisk. */
+/** The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a ramdisk. */
 export function builtinProfileFor(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>): Profile {
-  return operation === 'release' && inputs[AGENTLESS_INPUT] === true ? agentlessReleaseProfile : builtinProfiles[operation];
+  return (inputs[AGENTLESS_INPUT] === true ? agentlessProfiles[operation] : undefined) ?? builtinProfiles[operation];
 }

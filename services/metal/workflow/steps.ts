@@ -2,7 +2,8 @@ import { CompleteStep, FailStep, StartStep } from '../../../schemas/metal/workfl
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { attests, signerOf } from './attestation.ts';
+import { nodeAggregate } from '../node/node.ts';
+import { attests, signerOf, type WipeAttestation } from './attestation.ts';
 import { workflowAggregate, type ExistingWorkflow, type WorkflowState } from './workflow.ts';
 
 function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex: number): ExistingWorkflow {
@@ -39,7 +40,12 @@ export const completeStep = defineCommand({
   schema: CompleteStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  dependencies: async (command, load) => ({ signer: await signerOf(command.signedResult, load) }),
+  dependencies: async (command, load) => {
+    // A wipe is checked against the inventory of the node the workflow runs on.
+    const wf = await load(workflowAggregate, command.workflowId);
+    const node = wf.exists ? await load(nodeAggregate, wf.nodeId) : undefined;
+    return { signer: await signerOf(command.signedResult, load), inventory: node?.exists ? (node.inventory ?? null) : null };
+  },
   decide(command, state, { dependencies }): WorkflowEvent[] {
     if (state.exists && state.progress[command.stepIndex]?.status === 'succeeded') return [];
     const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
@@ -50,7 +56,10 @@ export const completeStep = defineCommand({
     const { workflowId } = wf;
     const next = command.stepIndex + 1;
     const stepId = wf.steps[command.stepIndex]!.id;
-    const output = stepId === 'disk.wipe' ? wipeOutput(command.output, attests(wf, command.stepIndex, command.attempt, command.signedResult, dependencies.signer)) : (command.output ?? null);
+    const output =
+      stepId === 'disk.wipe'
+        ? wipeOutput(command.output, attests(wf, command.stepIndex, command.attempt, command.signedResult, dependencies.signer, dependencies.inventory))
+        : (command.output ?? null);
     const events: WorkflowEvent[] = [{ type: 'StepSucceeded', data: { workflowId, stepIndex: command.stepIndex, stepId, attempt: command.attempt, output } }];
     if (next < wf.steps.length) events.push({ type: 'StepScheduled', data: { workflowId, stepIndex: next, stepId: wf.steps[next]!.id, attempt: 1 } });
     else events.push({ type: 'WorkflowCompleted', data: { workflowId } });
@@ -58,10 +67,14 @@ export const completeStep = defineCommand({
   },
 });
 
-/** A wipe's output with `attested` decided here, never taken from the sender. */
-function wipeOutput(output: unknown, attested: boolean): Record<string, unknown> {
+/**
+ * A wipe's output, decided here and never taken from the sender: an attested wipe shows the signed report itself; an
+ * unattested one shows what the executor passed on and why it attests nothing (`unattestedReason`).
+ */
+function wipeOutput(output: unknown, attestation: WipeAttestation): Record<string, unknown> {
+  if (attestation.attested) return { ...attestation.report, attested: true };
   const fields = typeof output === 'object' && output !== null && !Array.isArray(output) ? { ...(output as Record<string, unknown>) } : { result: output ?? null };
-  return { ...fields, attested };
+  return { ...fields, attested: false, unattestedReason: attestation.reason };
 }
 
 /** `workflow.failStep`: records the failure; fails the workflow when it is terminal or the step's attempts are used up. */

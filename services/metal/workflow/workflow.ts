@@ -91,13 +91,19 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   },
 });
 
-/** True when a `disk.wipe` step succeeded with a verified, signed result. */
-export function hasAttestedWipe(workflow: WorkflowState): boolean {
-  if (!workflow.exists) return false;
-  return workflow.steps.some((step, i) => {
+/**
+ * Whether a `disk.wipe` step succeeded with a verified, signed result covering the node's disks; else why not (the
+ * `unattestedReason` the wipe step recorded, or that no wipe step succeeded).
+ */
+export function wipeAttestationOf(workflow: WorkflowState): { attested: true } | { attested: false; reason: string } {
+  if (!workflow.exists) return { attested: false, reason: 'no workflow' };
+  const outputs = workflow.steps.flatMap((step, i) => {
     const p = workflow.progress[i];
-    return step.id === 'disk.wipe' && p?.status === 'succeeded' && (p.output as { attested?: unknown } | null)?.attested === true;
+    return step.id === 'disk.wipe' && p?.status === 'succeeded' ? [(p.output ?? {}) as { attested?: unknown; unattestedReason?: unknown }] : [];
   });
+  if (outputs.some((o) => o.attested === true)) return { attested: true };
+  const reason = outputs.map((o) => o.unattestedReason).find((r): r is string => typeof r === 'string');
+  return { attested: false, reason: reason ?? 'no disk.wipe step succeeded' };
 }
 
 export type ApprovalStatus = 'not-needed' | 'pending' | 'approved' | 'expired' | 'rejected';

@@ -24,7 +24,11 @@ export const createPool = defineCommand({
       agent: command.agent,
       accountId: command.accountId ?? null,
       siteId: command.siteId ?? null,
-      policy: { allowUnverifiedRelease: command.policy?.allowUnverifiedRelease ?? false, provisioningCidrs: command.policy?.provisioningCidrs ?? [] },
+      policy: {
+        allowUnverifiedRelease: command.policy?.allowUnverifiedRelease ?? false,
+        provisioningCidrs: command.policy?.provisioningCidrs ?? [],
+        ...(command.policy?.wipeMethod ? { wipeMethod: command.policy.wipeMethod } : {}),
+      },
     };
     if (state.exists) {
       const { offeredTo: _offeredTo, exists: _exists, ...created } = state;

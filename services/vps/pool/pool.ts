@@ -1,4 +1,5 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import type { WipeMethod } from '../../../schemas/agent/diskWipe.ts';
 import type { PoolAgent, PoolClass } from '../../../schemas/vps/commands.ts';
 import { poolEvents, type PoolEvent } from '../../../schemas/vps/events.ts';
 import { defineAggregate } from '../../commands/commandDefinition.ts';
@@ -12,7 +13,7 @@ export type PoolState =
       readonly agent: PoolAgent;
       readonly accountId: string | null;
       readonly siteId: string | null;
-      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[] };
+      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
       /** Tenants that may create instances here, in the order they were offered the pool. */
       readonly offeredTo: readonly string[];
     };

@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { ExecutionContext } from '../agent/commandRunner.ts';
+import { AgentError } from '../agent/errors.ts';
+
+/**
+ * The util-linux tools the ramdisk runs for what Node cannot do itself (ioctls): BLKDISCARD and BLKSECDISCARD
+ * (`blkdiscard`), BLKFLSBUF (`blockdev --flushbufs`) and a hole punch through a file (`fallocate`). The ramdisk image
+ * must carry util-linux.
+ */
+const run = promisify(execFile);
+
+const HEARTBEAT_MS = 5_000;
+
+/** Runs a tool, heartbeating while it works (a discard of a large disk can take minutes); throws with its stderr. */
+async function tool(file: string, args: readonly string[], ctx: ExecutionContext): Promise<void> {
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  try {
+    await run(file, [...args], { signal: ctx.signal });
+  } catch (cause) {
+    const missing = (cause as { code?: unknown }).code === 'ENOENT';
+    const stderr = String((cause as { stderr?: unknown }).stderr ?? '').trim();
+    throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk (util-linux)` : `${file} ${args.join(' ')} failed: ${stderr}`, { cause });
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/**
+ * Discards every block of a block device. A secure discard (the blocks erased, not only unmapped) is tried first;
+ * devices that do not support it (most SSDs, loop devices) take a plain discard. Returns whether it was secure.
+ */
+export async function discardDevice(path: string, ctx: ExecutionContext): Promise<{ secure: boolean }> {
+  try {
+    await tool('blkdiscard', ['--secure', path], ctx);
+    return { secure: true };
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    await tool('blkdiscard', [path], ctx);
+    return { secure: false };
+  }
+}
+
+/** The file-backed disk's analogue of a discard (what a loop device does for one): deallocate every byte, keep the size. */
+export function punchHole(path: string, sizeBytes: number, ctx: ExecutionContext): Promise<void> {
+  return tool('fallocate', ['--punch-hole', '--keep-size', '--offset', '0', '--length', String(sizeBytes), path], ctx);
+}
+
+/**
+ * Drops the device's cached pages (BLKFLSBUF), so what is read next comes from the device itself: a read-back
+ * served from the page cache would show what was written, not what the disk kept.
+ */
+export function dropDeviceCache(path: string, ctx: ExecutionContext): Promise<void> {
+  return tool('blockdev', ['--flushbufs', path], ctx);
+}

@@ -1,0 +1,227 @@
+import { generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
+import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
+import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
+import type { NodeState } from '../../schemas/metal/nodeState.ts';
+import { nodeAggregate } from '../../services/metal/node/node.ts';
+import { workflowAggregate, type ExistingWorkflow } from '../../services/metal/workflow/workflow.ts';
+import { fakeInventory, fakeWipeReport } from '../metal/fakeAgent.ts';
+import { DeciderModel, enrollArb, NODE_IDS, setMaintenanceArb, siteCreateArb, withoutUndefined, type Fresh, type GeneratedCommand } from './backbone.ts';
+
+/**
+ * Logs that exercise every read model: the site and node commands of `backbone.ts`, operator verbs on nodes, the
+ * workflow engine's own commands driving those operations step by step (as the orchestrator and executor would,
+ * with signed wipe results that do or do not cover the node), secrets, and the VPS commands.
+ */
+
+const TENANTS = ['t0', 't1'] as const;
+const POOLS = ['p-metal', 'p-cloud'] as const;
+const FLAVORS = ['small', 'large'] as const;
+const INSTANCES = ['i0', 'i1', 'i2'] as const;
+const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB property-test';
+
+const nodeVerbs = ['metal.deploy', 'metal.undeploy', 'metal.rescue', 'metal.unrescue', 'metal.retire', 'metal.retry'] as const;
+
+/** How an engine step ends when the workload advances it: a wipe may also be signed but short of the inventory. */
+const Outcomes = ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'fail', 'short'] as const;
+
+/** What to do next; `advance` becomes the engine commands due for the node's current workflow, `times` rounds of them, when it is planned. */
+export type Intent =
+  | { kind: 'command'; command: Fresh }
+  | { kind: 'retry'; pick: number }
+  | { kind: 'verb'; verb: (typeof nodeVerbs)[number] | 'natural'; node: number; tenant: number | null; pick: number }
+  | { kind: 'advance'; node: number; outcome: (typeof Outcomes)[number]; retryable: boolean; times: number };
+
+const sealed = { alg: 'A256GCM', keyId: '0123456789abcdef', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VhbGVk', tag: 'AAAAAAAAAAAAAAAAAAAAAA==' };
+
+const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
+  fc.record({ tenantId: fc.constantFrom(...TENANTS), name: fc.constantFrom('Acme', 'Globex') }).map((payload) => ({ name: 'vps.createTenant', payload })),
+  fc
+    .record({ tenantId: fc.constantFrom(...TENANTS), instances: fc.nat(4), vcpus: fc.nat(16), memoryMib: fc.constantFrom(0, 4_096, 65_536), diskGib: fc.constantFrom(0, 100, 1_000) })
+    .map((payload) => ({ name: 'vps.setQuota', payload })),
+  fc.constant({ name: 'secrets.put', payload: { secretId: 'cloud-token', kind: 'generic', version: 1, sealed } }),
+  fc.constant({ name: 'vps.createProviderAccount', payload: { accountId: 'acct', providerId: 'acme-cloud', region: 'eu-1', tokenSecretId: 'cloud-token' } }),
+  fc
+    .record({ siteId: fc.constantFrom('s0', 's1'), wipeMethod: fc.option(fc.constantFrom('zero', 'discard'), { nil: undefined }) })
+    .map(({ siteId, wipeMethod }) => ({ name: 'vps.createPool', payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId, policy: withoutUndefined({ wipeMethod }) } })),
+  fc.constant({ name: 'vps.createPool', payload: { poolId: 'p-cloud', class: 'provider', agent: 'none', accountId: 'acct' } }),
+  fc.record({ flavorId: fc.constantFrom(...FLAVORS), vcpus: fc.constantFrom(1, 4), memoryMib: fc.constantFrom(1_024, 8_192), diskGib: fc.constantFrom(10, 100) }).map((payload) => ({ name: 'vps.createFlavor', payload })),
+  fc.record({ flavorId: fc.constantFrom(...FLAVORS), poolId: fc.constantFrom(...POOLS), offerId: fc.constantFrom('s-1', 'm-2') }).map((payload) => ({ name: 'vps.mapFlavor', payload })),
+  fc.record({ poolId: fc.constantFrom(...POOLS), tenantId: fc.constantFrom(...TENANTS) }).map((payload) => ({ name: 'vps.offerPool', payload })),
+  fc.record({ poolId: fc.constantFrom(...POOLS), tenantId: fc.constantFrom(...TENANTS) }).map((payload) => ({ name: 'vps.withdrawPool', payload })),
+  fc
+    .record({ tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES), poolId: fc.constantFrom(...POOLS), flavorId: fc.constantFrom(...FLAVORS), image: fc.constantFrom('ubuntu-24.04', 'debian-12') })
+    .map((p) => ({ name: 'vps.createInstance', payload: { ...p, sshKeys: [SSH_KEY] } })),
+  fc
+    .record({ name: fc.constantFrom('vps.startInstance', 'vps.stopInstance', 'vps.deleteInstance', 'vps.releaseQuota', 'vps.markQuotaUsed'), tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES) })
+    .map(({ name, ...payload }) => ({ name, payload })),
+  fc
+    .record({ tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES), observed: fc.constantFrom('provisioning', 'running', 'stopped', 'deleted', 'error') })
+    .map((p) => ({ name: 'vps.recordInstanceObserved', payload: { ...p, providerInstanceId: `prov-${p.instanceId}`, addresses: ['203.0.113.7'] } })),
+);
+
+// Half the node work lands on the first node, so its operations get far.
+const nodeArb = fc.oneof(fc.constant(0), fc.nat(NODE_IDS.length - 1));
+
+const intentArb: fc.Arbitrary<Intent> = fc.oneof(
+  { arbitrary: fc.oneof(siteCreateArb, enrollArb, setMaintenanceArb).map((command) => ({ kind: 'command' as const, command })), weight: 3 },
+  { arbitrary: vpsCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 4 },
+  {
+    arbitrary: fc
+      .record({ verb: fc.constantFrom('natural' as const, 'natural' as const, ...nodeVerbs), node: nodeArb, tenant: fc.option(fc.nat(), { nil: null, freq: 4 }), pick: fc.nat() })
+      .map((v) => ({ kind: 'verb' as const, ...v })),
+    weight: 4,
+  },
+  { arbitrary: fc.record({ node: nodeArb, outcome: fc.constantFrom(...Outcomes), retryable: fc.boolean(), times: fc.integer({ min: 1, max: 12 }) }).map((a) => ({ kind: 'advance' as const, ...a })), weight: 10 },
+  { arbitrary: fc.nat().map((pick) => ({ kind: 'retry' as const, pick })), weight: 1 },
+);
+
+/**
+ * A fleet to work on: two sites, a metal pool at the first (with a wipe method or not), the nodes enrolled at either
+ * (in the pool or not), two of them inspected and one deployed for a tenant, two tenants with room in their quota, a cloud account, flavors sold
+ * in both pools. Commands
+ * after it still collide with it (duplicates, ALREADY_EXISTS), which is part of the point.
+ */
+const fleetArb: fc.Arbitrary<Intent[]> = fc
+  .record({
+    wipeMethod: fc.option(fc.constantFrom('zero', 'discard'), { nil: undefined }),
+    nodes: fc.tuple(...NODE_IDS.map(() => fc.record({ site: fc.constantFrom('s0', 's1'), pooled: fc.boolean() }))),
+  })
+  .map(({ wipeMethod, nodes }) => {
+    const commands: Fresh[] = [
+      { name: 'site.create', payload: { siteId: 's0', name: 'DC one' } },
+      { name: 'site.create', payload: { siteId: 's1', name: 'Edge 2' } },
+      { name: 'vps.createPool', payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId: 's0', policy: withoutUndefined({ wipeMethod }) } },
+      ...NODE_IDS.map((nodeId, i) => {
+        const { site, pooled } = nodes[i]!;
+        const bmc = { address: `https://10.0.0.${21 + i}`, credentialsRef: 'secret:bmc-a' };
+        return { name: 'metal.enroll', payload: { nodeId, siteId: site, bmc, hardwareProfile: 'r650', macs: [`52:54:00:aa:bb:0${i}`], ...(pooled && site === 's0' ? { poolId: 'p-metal' } : {}) } };
+      }),
+      ...TENANTS.flatMap((tenantId) => [
+        { name: 'vps.createTenant', payload: { tenantId, name: `Tenant ${tenantId}` } },
+        { name: 'vps.setQuota', payload: { tenantId, instances: 3, vcpus: 16, memoryMib: 65_536, diskGib: 1_000 } },
+      ]),
+      { name: 'secrets.put', payload: { secretId: 'cloud-token', kind: 'generic', version: 1, sealed } },
+      { name: 'vps.createProviderAccount', payload: { accountId: 'acct', providerId: 'acme-cloud', region: 'eu-1', tokenSecretId: 'cloud-token' } },
+      { name: 'vps.createPool', payload: { poolId: 'p-cloud', class: 'provider', agent: 'none', accountId: 'acct' } },
+      { name: 'vps.createFlavor', payload: { flavorId: 'small', vcpus: 1, memoryMib: 1_024, diskGib: 10 } },
+      ...POOLS.flatMap((poolId) => [
+        { name: 'vps.mapFlavor', payload: { flavorId: 'small', poolId, offerId: 's-1' } },
+        ...TENANTS.map((tenantId) => ({ name: 'vps.offerPool', payload: { poolId, tenantId } })),
+      ]),
+    ];
+    // The first two nodes are inspected (six engine commands each) and the first deployed, so the body finds nodes
+    // ready and deployed to work on.
+    const inspections = [0, 1].map((node): Intent => ({ kind: 'advance', node, outcome: 'ok', retryable: true, times: 6 }));
+    const deploy: Intent[] = [
+      { kind: 'verb', verb: 'metal.deploy', node: 0, tenant: 0, pick: 0 },
+      { kind: 'advance', node: 0, outcome: 'ok', retryable: true, times: 14 },
+    ];
+    return [...commands.map((command): Intent => ({ kind: 'command', command })), ...inspections, ...deploy];
+  });
+
+/** Random workloads: the fleet, then anything, the engine's steps most often. */
+export function workloadArb(options: { minLength?: number; maxLength?: number } = {}): fc.Arbitrary<Intent[]> {
+  const body = fc.array(intentArb, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 60, size: 'large' });
+  return fc.tuple(fleetArb, body).map(([fleet, tail]) => [...fleet, ...tail]);
+}
+
+/** The ramdisk of one boot: a fresh key, registered, that signs the wipe result of exactly this step attempt. */
+function signedWipe(wf: ExistingWorkflow, stepIndex: number, attempt: number, payload: unknown): { register: Fresh; signedResult: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const agentId = ramdiskAgentId(wf.nodeId, keyIdOf(raw));
+  const commandId = `${wf.workflowId}-s${stepIndex}-a${attempt}`;
+  const result = { commandId, kind: 'disk.wipe', nodeId: wf.nodeId, siteId: wf.siteId, agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1 };
+  return {
+    register: { name: 'agent.register', payload: { agentId, role: 'ramdisk', siteId: wf.siteId, nodeId: wf.nodeId, publicKey: raw.toString('base64') } },
+    signedResult: Buffer.from(signAgentResult(result, { privateKey, publicKeyRaw: raw })).toString('base64'),
+  };
+}
+
+/** A wipe report one disk short of the inventory's byte count. */
+const shortWipe = { ...fakeWipeReport, disks: fakeWipeReport.disks.map((d) => ({ ...d, verifiedBytes: d.sizeBytes! - 512 })) };
+
+/** The engine commands due for the node's current workflow, as the orchestrator and executor would send them. */
+function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Intent, { kind: 'advance' }>): Fresh[] {
+  const node = model.stateOf(nodeAggregate, nodeId);
+  if (!node.exists) return [];
+  if (node.state === 'enrolled') return [{ name: 'metal.startInspection', payload: { nodeId } }];
+  const current = node.current;
+  if (!current) return [];
+  const { workflowId, operation, inputs } = current;
+  const wf = model.stateOf(workflowAggregate, workflowId);
+  if (!wf.exists) return [{ name: 'workflow.start', payload: { workflowId, nodeId, siteId: node.siteId, operation, inputs } }];
+  if (wf.status === 'completed') {
+    const inventory: Fresh[] = operation === 'inspect' ? [{ name: 'metal.recordInventory', payload: { nodeId, workflowId, inventory: fakeInventory } }] : [];
+    return [...inventory, { name: 'metal.completeOperation', payload: { nodeId, workflowId } }];
+  }
+  if (wf.status === 'failed') return [{ name: 'metal.failOperation', payload: { nodeId, workflowId, reason: 'a step failed', failedStep: null } }];
+  const stepIndex = wf.progress.findIndex((p) => p.status !== 'succeeded');
+  const progress = wf.progress[stepIndex];
+  const step = wf.steps[stepIndex];
+  if (!progress || !step) return [];
+  const ids = { workflowId, stepIndex };
+  if (progress.status === 'scheduled' || progress.status === 'failed') {
+    const wiping: Fresh[] = step.id === 'disk.wipe' && progress.status === 'scheduled' ? [{ name: 'metal.markWiping', payload: { nodeId, workflowId } }] : [];
+    return [...wiping, { name: 'workflow.startStep', payload: { ...ids, attempt: progress.status === 'scheduled' ? 1 : progress.attempt + 1 } }];
+  }
+  if (progress.status !== 'running') return [];
+  const attempt = progress.attempt;
+  if (intent.outcome === 'fail') return [{ name: 'workflow.failStep', payload: { ...ids, attempt, code: 'DRIVER_ERROR', message: 'the BMC said no', retryable: intent.retryable } }];
+  if (step.id !== 'disk.wipe') return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.id === 'inventory.read' ? fakeInventory : { ok: true } } }];
+  const wipe = signedWipe(wf, stepIndex, attempt, intent.outcome === 'short' ? shortWipe : fakeWipeReport);
+  return [wipe.register, { name: 'workflow.completeStep', payload: { ...ids, attempt, output: {}, signedResult: wipe.signedResult } }];
+}
+
+/** The verbs an operator would send a node in each resting state (anything else is tried too, and refused). */
+const naturalVerbs: Partial<Record<NodeState, readonly (typeof nodeVerbs)[number][]>> = {
+  ready: ['metal.deploy', 'metal.deploy', 'metal.rescue', 'metal.retire'],
+  deployed: ['metal.undeploy', 'metal.undeploy', 'metal.rescue'],
+  rescue: ['metal.unrescue'],
+  failed: ['metal.retry', 'metal.retry', 'metal.retire'],
+};
+
+/** Node verbs, some sent for a tenant (its token). */
+function verbCommand(model: DeciderModel, intent: Extract<Intent, { kind: 'verb' }>, nodeId: string): Fresh {
+  const tenant = intent.tenant === null ? {} : { tenantId: TENANTS[intent.tenant % TENANTS.length]! };
+  const node = model.stateOf(nodeAggregate, nodeId);
+  const natural = node.exists ? naturalVerbs[node.state] : undefined;
+  const verb = intent.verb !== 'natural' ? intent.verb : natural ? natural[intent.pick % natural.length]! : nodeVerbs[intent.pick % nodeVerbs.length]!;
+  if (verb === 'metal.deploy') {
+    return { name: verb, payload: { nodeId, imageUrl: 'https://images.example/os.raw', imageSha256: 'a'.repeat(64), role: 'worker', sshKeys: [SSH_KEY], ...tenant } };
+  }
+  const scoped = verb === 'metal.retire' || verb === 'metal.retry' ? {} : tenant;
+  return { name: verb, payload: { nodeId, ...scoped } };
+}
+
+/**
+ * Turns intents into commands against the decider model, so engine steps name the workflow, step and attempt that
+ * are due. Returns the commands and the model's simulation of them (the same as `simulate(commands)`).
+ */
+export async function planWorkload(intents: readonly Intent[], idPrefix = 'cmd') {
+  const model = new DeciderModel();
+  const commands: GeneratedCommand[] = [];
+  const fresh: number[] = [];
+  const send = async (command: Fresh) => {
+    fresh.push(commands.length);
+    const generated = { ...command, commandId: `${idPrefix}-${String(commands.length).padStart(4, '0')}` };
+    commands.push(generated);
+    await model.run(generated);
+  };
+  for (const intent of intents) {
+    if (intent.kind === 'retry') {
+      if (fresh.length === 0) continue;
+      const of = fresh[intent.pick % fresh.length]!;
+      const retry = { ...commands[of]!, retryOf: of };
+      commands.push(retry);
+      await model.run(retry);
+    } else if (intent.kind === 'command') await send(intent.command);
+    else {
+      const nodeId = NODE_IDS[intent.node % NODE_IDS.length]!;
+      if (intent.kind === 'verb') await send(verbCommand(model, intent, nodeId));
+      else for (let i = 0; i < intent.times; i++) for (const command of engineCommands(model, nodeId, intent)) await send(command);
+    }
+  }
+  return { commands, sim: model.finish() };
+}
