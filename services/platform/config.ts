@@ -73,6 +73,7 @@ const envNames: Record<string, keyof Config> = {
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
+  BC_READY_MAX_LAG: 'readyMaxLag',
   BC_LOG_LEVEL: 'logLevel',
   BC_BROKER_DIR: 'brokerDir',
   BC_NATS_CREDS: 'natsCredsFile',

@@ -41,9 +41,14 @@ export function checkBmcs(sites: ReadonlyArray<{ siteId: string }>, nodes: reado
 export async function sitesOf(jsm: JetStreamManager, fromApi: ReadonlyArray<{ siteId: string; nodeCount: number }> | undefined): Promise<Array<{ siteId: string; nodeCount: number }>> {
   const sites = new Map((fromApi ?? []).map((s) => [s.siteId, { siteId: s.siteId, nodeCount: s.nodeCount }]));
   const prefix = AgentDurables.site('');
-  for await (const consumer of jsm.consumers.list(Streams.agentCommands.name)) {
-    const name = consumer.config.durable_name ?? consumer.name;
-    if (name.startsWith(prefix) && !sites.has(name.slice(prefix.length))) sites.set(name.slice(prefix.length), { siteId: name.slice(prefix.length), nodeCount: 0 });
+  try {
+    for await (const consumer of jsm.consumers.list(Streams.agentCommands.name)) {
+      const name = consumer.config.durable_name ?? consumer.name;
+      const siteId = name.slice(prefix.length);
+      if (name.startsWith(prefix) && !sites.has(siteId)) sites.set(siteId, { siteId, nodeCount: 0 });
+    }
+  } catch {
+    // No BC_AGENT_COMMANDS stream (reported by the stream check): no agent could have joined anyway.
   }
   return [...sites.values()];
 }

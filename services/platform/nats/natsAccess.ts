@@ -7,7 +7,7 @@ import { connect, errors } from '@nats-io/transport-node';
 export type AnonymousAccess = 'anonymous' | 'refused' | 'unreachable';
 
 /** Connects once without credentials and reports what the server made of it; never retries. */
-export async function probeAnonymousAccess(url: string, timeoutMs = 2_000): Promise<AnonymousAccess> {
+export async function probeAnonymousAccess(url: string, timeoutMs = 5_000): Promise<AnonymousAccess> {
   try {
     const nc = await connect({ servers: url, timeout: timeoutMs, maxReconnectAttempts: 0, reconnect: false, name: 'bc-auth-probe' });
     await nc.close();
