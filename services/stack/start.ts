@@ -46,6 +46,8 @@ const anonymousWarning =
   'broker auth is off (BC_NATS_AUTH=none): anyone who reaches the NATS server reads every subject (commands, results, tenant SSH keys) and may publish on any';
 if (config.natsAuth === 'none') log.warn({ code: 'BROKER_AUTH_OFF' }, anonymousWarning);
 
+// An external server is checked first: one that lets anyone in is the problem to report, whatever else is missing.
+if (external !== undefined) await assertBrokerAuth(config, external).catch(fail);
 if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialExists(brokerDir)) {
   fail(new NatsAccessError('BROKER_MATERIAL_MISSING', `BC_NATS_URL names an external server but ${brokerDir} holds no trust chain: create it with \`better-compute broker init\` and run the server from the config it writes`));
 }
@@ -54,7 +56,6 @@ const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ broke
 let embedded: NatsServerProcess | undefined;
 let natsUrl: string;
 if (external !== undefined) {
-  await assertBrokerAuth(config, external).catch(fail);
   natsUrl = external;
 } else {
   embedded = await startNatsServer({ storeDir, ...(broker?.configFile ? { configFile: broker.configFile } : {}) }).catch((err: unknown) =>
