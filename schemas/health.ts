@@ -18,7 +18,8 @@ export type ReadinessWarning = z.infer<typeof ReadinessWarning>;
 /** The part of `/readyz` tools read: other fields may be added (and are kept by `passthrough`). */
 export const Readiness = z
   .object({
-    status: z.enum(['ready', 'not-ready']),
+    /** `ready` (HTTP 200); anything else is not ready (503). */
+    status: z.string(),
     nats: z.boolean(),
     streamLastSeq: z.number(),
     projections: z.array(z.object({ projection: z.string(), checkpoint: z.number().nullable(), lag: z.number().nullable() })),

@@ -1,11 +1,11 @@
-import { errors, type NatsConnection } from '@nats-io/transport-node';
+import { connect, errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Finding } from '../../../schemas/doctor.ts';
 import { brokerDirOf, type Config } from '../../../services/platform/config.ts';
-import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { probeAnonymousAccess } from '../../../services/platform/nats/natsAccess.ts';
 import { NatsAccessError } from '../../../services/platform/nats/natsAccessError.ts';
 import type { StackRecord } from '../../../services/platform/stackRecord.ts';
 import { brokerMaterialExists, controlPlaneCredentials } from '../../../services/stack/controlPlaneConnection.ts';
+import { brokerConnectOptions } from '../../../services/trust/broker/brokerConnection.ts';
 import { loadOrCreateBrokerMaterial } from '../../../services/trust/broker/brokerMaterial.ts';
 import { issueSystemCredentials } from '../../../services/trust/broker/userCredentials.ts';
 import { finding } from './finding.ts';
@@ -18,12 +18,9 @@ export interface NatsReach {
   system?: NatsConnection;
 }
 
+/** One connection, no reconnects: the doctor reads once, and a dropped connection should fail its checks, not wait. */
 const connectOnce = (url: string, name: string, credentials?: { creds: string; inboxPrefix: string }) =>
-  connectNats(url, name, credentials ? { credentials } : {}).then((nc) => {
-    // The doctor reads once: a dropped connection should fail its checks, not wait for the server forever.
-    nc.closed().catch(() => undefined);
-    return nc;
-  });
+  connect({ servers: url, name, timeout: 10_000, reconnect: false, maxReconnectAttempts: 0, ...(credentials ? brokerConnectOptions(credentials) : {}) });
 
 /**
  * Reaches the stack's NATS server the way its processes do and decides broker auth by what the server does, not by

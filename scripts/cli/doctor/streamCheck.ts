@@ -11,7 +11,7 @@ const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.l
 export async function checkStreams(nc: NatsConnection, config: Config): Promise<{ findings: Finding[]; jsm?: JetStreamManager }> {
   let jsm: JetStreamManager;
   try {
-    jsm = await jetstreamManager(nc, { timeout: 3_000 });
+    jsm = await jetstreamManager(nc, { timeout: 10_000 });
     await jsm.getAccountInfo();
   } catch (err) {
     return { findings: [finding('jetstream', 'JETSTREAM_UNAVAILABLE', 'error', `JetStream does not answer for the platform's account: ${String(err)}`)] };
