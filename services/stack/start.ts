@@ -65,7 +65,11 @@ if (external !== undefined) {
   log.info({ natsUrl, storeDir, natsAuth: config.natsAuth }, 'started embedded nats-server');
 }
 
-const nc = await connectNats(natsUrl, 'stack', broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: Inboxes.controlPlane } } : {}).catch((err: unknown) =>
+// The embedded server was just started with this trust chain: a slow first handshake on a loaded host is worth waiting for.
+const nc = await connectNats(natsUrl, 'stack', {
+  waitForServer: embedded !== undefined,
+  ...(broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: Inboxes.controlPlane } } : {}),
+}).catch((err: unknown) =>
   fail(new PlatformError('UNAVAILABLE', `cannot connect to ${natsUrl}${broker ? ` with credentials of the trust chain in ${brokerDir} (does the server trust its operator?)` : ''}: ${String(err)}`)),
 );
 await ensureStreams(nc, config);
