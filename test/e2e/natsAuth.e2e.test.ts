@@ -51,7 +51,7 @@ async function startRefused(env: Record<string, string>): Promise<{ status: numb
 }
 
 describe('npm start and NATS authentication', () => {
-  it('runs its own authenticated server while an anonymous one answers elsewhere, and the doctor finds no error', { timeout: 240_000 }, async () => {
+  it('runs its own authenticated server while an anonymous one answers elsewhere, and the doctor finds no error', { timeout: 360_000 }, async () => {
     await using anonymous = await startTestNats();
     using dir = tempDir();
     await using stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());

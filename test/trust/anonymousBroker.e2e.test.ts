@@ -28,7 +28,7 @@ async function forgedGrant(nc: NatsConnection, agentId: string, nodeId: string):
 }
 
 describe('a stack started with BC_NATS_AUTH=none (attack 3 of issue 10)', () => {
-  it('gives an anonymous connection no credential command, no BMC password, and says it is anonymous on /readyz and in the doctor', { timeout: 240_000 }, async () => {
+  it('gives an anonymous connection no credential command, no BMC password, and says it is anonymous on /readyz and in the doctor', { timeout: 360_000 }, async () => {
     await using nats = await startTestNats();
     using dir = tempDir();
     await using stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_NATS_AUTH: 'none', BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
