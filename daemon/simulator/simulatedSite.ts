@@ -8,7 +8,7 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import type { MasterKey } from '../../services/secrets/masterKey.ts';
 import { seal } from '../../services/secrets/sealing.ts';
-import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
+import { mintJoinToken, type CommandSender } from '../../services/trust/joinToken/mint.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startSiteAgent, type SiteAgent } from '../site/siteAgent.ts';
@@ -45,6 +45,11 @@ export interface SimulatedSiteOptions {
    * broker mode, the public join credential agents join with before they hold their own.
    */
   join?: { joinCreds?: string };
+  /**
+   * Runs the commands that are never served over NATS (`secrets.put` for `secrets`, `siteTokens.create` for `join`)
+   * on an in-process bus of the control plane. Required with `secrets` or `join`.
+   */
+  inProcess?: CommandSender;
   /** Enroll the machines into this metal pool (it must exist at this site before the site starts). */
   poolId?: string;
   /** The host IPv4 address machine i's BMC reports on its first NIC (its OS's DHCP lease); undefined: the tree's. */
@@ -75,9 +80,13 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
   mkdirSync(agentDir, { recursive: true });
   const nodeIds = Array.from({ length: options.machines }, (_, i) => `${options.siteId}-m${String(i + 1).padStart(3, '0')}`);
   const credentialsRef = (nodeId: string) => `secret:${nodeId}-bmc`;
+  const inProcess = (): CommandSender => {
+    if (!options.inProcess) throw new PlatformError('PRECONDITION_FAILED', 'a simulated site with sealed secrets or join tokens needs an in-process command bus (inProcess)');
+    return options.inProcess;
+  };
   // The secrets the enroll commands reference only by name, where the site agent's resolver looks them up.
   if (options.secrets) {
-    for (const nodeId of nodeIds) await storeSimulatedSecret(nc, `${nodeId}-bmc`, options.secrets.masterKey, log);
+    for (const nodeId of nodeIds) await storeSimulatedSecret(inProcess(), `${nodeId}-bmc`, options.secrets.masterKey, log);
   } else {
     writeFileSync(
       join(agentDir, 'credentials.json'),
@@ -95,7 +104,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     if (options.join) {
       // A site token names an existing site: create it first (a restart re-sends the same command id).
       await sendOnce(nc, 'site.create', { siteId: options.siteId, name: `Simulated site ${options.siteId}` }, `sim-site-${options.siteId}`);
-      const { token } = await mintJoinToken((name, payload, commandId) => sendCommandUntilAnswered(nc, name, payload, commandId), { role: 'site', siteId: options.siteId, ttlSeconds: 600 });
+      const { token } = await mintJoinToken(inProcess(), { role: 'site', siteId: options.siteId, ttlSeconds: 600 });
       const agent = await connectJoinedAgent({
         natsUrl,
         name: `bcd-site-${options.siteId}`,
@@ -196,26 +205,14 @@ async function sendOnce(nc: NatsConnection, name: string, payload: unknown, comm
   }
 }
 
-/** `sendOnce` for a command whose result the caller needs (a duplicate answers the original result). */
-async function sendCommandUntilAnswered(nc: NatsConnection, name: string, payload: unknown, commandId: string) {
-  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 2_000)) {
-    try {
-      return await sendCommand(nc, name, payload, { commandId });
-    } catch (err) {
-      if (!(err instanceof PlatformError && err.code === 'UNAVAILABLE')) throw err;
-      await sleep(delayMs);
-    }
-  }
-}
-
 /**
  * Stores one simulated BMC's credentials as version 1 of a sealed secret. A restart re-sends the same command id and
  * is answered as a duplicate; a secret an operator has since replaced (CONCURRENCY_CONFLICT) is left as it is.
  */
-async function storeSimulatedSecret(nc: NatsConnection, secretId: string, masterKey: MasterKey, log: Logger): Promise<void> {
+async function storeSimulatedSecret(send: CommandSender, secretId: string, masterKey: MasterKey, log: Logger): Promise<void> {
   const sealed = seal(JSON.stringify({ username: SIM_USER, password: SIM_PASSWORD }), masterKey, sealingAad(secretId, 1));
   try {
-    await sendOnce(nc, 'secrets.put', { secretId, kind: 'bmc', version: 1, sealed, description: 'simulated BMC' }, `sim-secret-${secretId}`);
+    await send('secrets.put', { secretId, kind: 'bmc', version: 1, sealed, description: 'simulated BMC' }, `sim-secret-${secretId}`);
   } catch (err) {
     if (!(err instanceof PlatformError && err.code === 'CONCURRENCY_CONFLICT')) throw err;
     log.info({ secretId }, 'simulated BMC secret already replaced; kept');

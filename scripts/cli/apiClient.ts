@@ -1,4 +1,4 @@
-/** A thin client for the HTTP API: the CLI never talks to NATS or SQLite directly. */
+/** A thin client for the HTTP API: the CLI talks to NATS and files only in `doctor` and `broker`, which run on the control-plane host. */
 export class ApiError extends Error {
   override name = 'ApiError';
   constructor(

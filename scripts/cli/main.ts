@@ -6,11 +6,13 @@ import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
+import { addBrokerCommands } from './brokerCommands.ts';
+import { addDoctorCommand } from './doctor/doctorCommand.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
 const program = new Command('better-compute')
-  .description('Better Compute control plane CLI (talks to the HTTP API)')
+  .description('Better Compute control plane CLI (talks to the HTTP API; doctor and broker run on the control-plane host)')
   .addOption(new Option('--api <url>', 'API base URL').env('BC_API_URL').default('http://127.0.0.1:8080'))
   .addOption(new Option('--token <token>', 'API bearer token (default: <BC_DATA_DIR>/admin.token, the bootstrap admin token)').env('BC_API_TOKEN'))
   .option('--json', 'print raw JSON');
@@ -84,6 +86,8 @@ addMetalLifecycleCommands(metal, api, print);
 
 addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
 addPluginCommands(program, api, print);
+addBrokerCommands(program, print);
+addDoctorCommand(program);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ApiContext } from './apiContext.ts';
+import { readinessWarnings } from './readinessWarnings.ts';
 
 /** Stream position, fetched at most once per interval: readiness and metrics poll it often. */
 function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
@@ -14,9 +15,13 @@ function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
   };
 }
 
-/** `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound), `/metrics` (Prometheus). */
+/**
+ * `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound; `warnings` names each insecure
+ * mode the stack runs in, without making it unready), `/metrics` (Prometheus).
+ */
 export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const streamLastSeq = cachedStreamLastSeq(ctx);
+  const warnings = readinessWarnings(ctx.config);
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
@@ -39,7 +44,7 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
     const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', nats: natsConnected, streamLastSeq: last, projections: positions });
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', nats: natsConnected, streamLastSeq: last, projections: positions, warnings });
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {

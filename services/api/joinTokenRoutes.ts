@@ -38,7 +38,7 @@ export const joinTokenRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (a
     schema: { tags: ['trust'], summary: 'The public join credential (broker mode)', response: { 200: z.string(), '4xx': Problem, '5xx': Problem } },
     handler: async (_req, reply) => {
       const file = join(brokerDirOf(ctx.config), 'join.creds');
-      if (ctx.config.brokerAuth !== 'operator' || !existsSync(file)) throw new PlatformError('NOT_FOUND', 'no join credential: broker auth is off');
+      if (ctx.config.natsAuth !== 'operator' || !existsSync(file)) throw new PlatformError('NOT_FOUND', 'no join credential: broker auth is off');
       return reply.type('text/plain').send(readFileSync(file, 'utf8'));
     },
   });

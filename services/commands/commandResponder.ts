@@ -3,6 +3,7 @@ import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CommandBus } from './commandBus.ts';
+import { inProcessOnlyCommandNames } from './registry.ts';
 import { ERROR_CODE_HEADER, serveRequests } from './requestResponder.ts';
 
 /** Headers a NATS command request may carry; the body is the command's JSON payload. */
@@ -32,8 +33,11 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
         } catch (err) {
           throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
         }
+        const name = msg.subject.slice(Subjects.command('').length);
+        // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
+        if (inProcessOnlyCommandNames.has(name)) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
         const result = await bus.execute({
-          name: msg.subject.slice(Subjects.command('').length),
+          name,
           payload,
           commandId: msg.headers?.get(CommandHeaders.commandId) || undefined,
           correlationId: msg.headers?.get(CommandHeaders.correlationId) || undefined,

@@ -113,6 +113,18 @@ export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecr
  */
 export const joinTokenCommands: readonly CommandDefinition[] = [createJoinToken, createSiteToken, useJoinToken];
 
+/**
+ * Commands that mint or hold credentials or decide whom the platform trusts: `auth.*` (API tokens), `secrets.*`,
+ * `pki.*` and `siteTokens.*` (join tokens, approvers) and the approvals. They are never served over NATS, where
+ * without broker auth anyone could send them and no message says who did: only an in-process bus of a process that
+ * authenticated its caller runs them (the API for operators and approvers, `join` for joiners, the step executor and
+ * plugin runtime for a step's join tokens, the simulated site for its own BMC secrets and site token).
+ */
+export const inProcessOnlyCommands: readonly CommandDefinition[] = [...edgeCommands, ...joinTokenCommands, setApprovers];
+
+/** Names of `inProcessOnlyCommands`, for the NATS responder to refuse. */
+export const inProcessOnlyCommandNames: ReadonlySet<string> = new Set(inProcessOnlyCommands.map((c) => c.name));
+
 /** What operators may send over the HTTP API: everything but the engine's commands, agent registration and edge commands. */
 export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(
   (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name && !edgeCommands.includes(c) && !joinTokenCommands.includes(c),

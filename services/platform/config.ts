@@ -1,6 +1,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './configError.ts';
+import { readStackRecord } from './stackRecord.ts';
 
 /**
  * Runtime configuration: defaults, overridden by an optional JSON file (`BC_CONFIG`, or `<dataDir>/config.json`),
@@ -8,11 +10,18 @@ import { z } from 'zod';
  * (`streamReplicas: 3`).
  */
 export const Config = z.object({
-  natsUrl: z.string().default('nats://127.0.0.1:4222'),
-  /** True when BC_NATS_URL was set explicitly: then an unreachable server is an error, not a cue to embed one. */
-  natsUrlExplicit: z.boolean().default(false),
-  /** Always run the embedded nats-server, even when BC_NATS_URL answers (e.g. a system server you want left alone). */
-  natsEmbedded: z.stringbool().default(false),
+  /**
+   * An external NATS server. Unset: `npm start` runs its own embedded server on a free port (never whatever answers on
+   * :4222) and records it in `<dataDir>/stack.json`, where other processes of that stack find it (`natsUrlOf`).
+   */
+  natsUrl: z.string().min(1).optional(),
+  /**
+   * `operator` (default): the server enforces per-role permissions from the trust chain in `brokerDir`
+   * (services/trust/broker/); a server that lets anyone connect without credentials is refused. `none`: anonymous
+   * connections, only when asked for: a warning at start, on `/readyz` (`BROKER_AUTH_OFF`) and an error in
+   * `better-compute doctor`. Anyone who reaches the server then reads every subject and may publish on any.
+   */
+  natsAuth: z.enum(['operator', 'none']).default('operator'),
   dataDir: z.string().default('./.data'),
   httpPort: z.coerce.number().int().min(0).max(65535).default(8080),
   httpHost: z.string().default('127.0.0.1'),
@@ -39,13 +48,11 @@ export const Config = z.object({
   /** Requests per minute per token (per client address when unauthenticated); 0 turns rate limiting off. */
   apiRateLimitPerMinute: z.coerce.number().int().min(0).default(6_000),
   /**
-   * `operator`: nats-server enforces per-role permissions (services/trust/broker/); `npm start` defaults to it with the
-   * embedded server. `off`: anonymous connections, as with a server named by BC_NATS_URL. Unset: `npm start` decides.
+   * The broker's trust chain (operator, accounts, join.creds). Default `<dataDir>/broker`. An external server in
+   * operator mode must trust this operator (`better-compute broker init` writes its config).
    */
-  brokerAuth: z.enum(['operator', 'off']).optional(),
-  /** Broker material (operator, accounts, join.creds). Default `<dataDir>/broker`. */
   brokerDir: z.string().optional(),
-  /** A `.creds` file this process connects with (control-plane services in operator mode). */
+  /** A `.creds` file this process connects with. Unset in operator mode: issued from the trust chain in `brokerDir`. */
   natsCredsFile: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Plugin modules the control plane loads (VPS providers for `vps-reconciler`); `BC_PLUGINS` is comma-separated. */
@@ -58,7 +65,7 @@ export type Config = z.infer<typeof Config>;
 const envNames: Record<string, keyof Config> = {
   BC_NATS_URL: 'natsUrl',
   BC_DATA_DIR: 'dataDir',
-  BC_NATS_EMBEDDED: 'natsEmbedded',
+  BC_NATS_AUTH: 'natsAuth',
   BC_HTTP_PORT: 'httpPort',
   BC_HTTP_HOST: 'httpHost',
   BC_PUBLIC_URL: 'publicUrl',
@@ -66,8 +73,8 @@ const envNames: Record<string, keyof Config> = {
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
+  BC_READY_MAX_LAG: 'readyMaxLag',
   BC_LOG_LEVEL: 'logLevel',
-  BC_BROKER_AUTH: 'brokerAuth',
   BC_BROKER_DIR: 'brokerDir',
   BC_NATS_CREDS: 'natsCredsFile',
   BC_API_AUTH: 'apiAuth',
@@ -80,6 +87,26 @@ const envNames: Record<string, keyof Config> = {
   BC_PLUGINS: 'plugins',
 };
 
+/**
+ * Settings that no longer exist, with what replaced them. Refused rather than ignored: silently dropping an auth
+ * setting would change a deployment's security without a word.
+ */
+const retiredSettings = [
+  { env: 'BC_BROKER_AUTH', key: 'brokerAuth', replacement: 'BC_NATS_AUTH / natsAuth (operator | none)' },
+  { env: 'BC_NATS_EMBEDDED', key: 'natsEmbedded', replacement: 'leaving BC_NATS_URL / natsUrl unset (the embedded server is the default)' },
+] as const;
+
+/**
+ * The NATS server this process uses: `natsUrl`, else the embedded server the running `npm start` of this data dir
+ * recorded. Throws NATS_URL_UNKNOWN when there is neither.
+ */
+export function natsUrlOf(config: Pick<Config, 'natsUrl' | 'dataDir'>): string {
+  if (config.natsUrl !== undefined) return config.natsUrl;
+  const record = readStackRecord(config.dataDir);
+  if (!record) throw new ConfigError('NATS_URL_UNKNOWN', `BC_NATS_URL is unset and no running stack recorded its server in ${resolve(config.dataDir, 'stack.json')}`);
+  return record.natsUrl;
+}
+
 /** Where machines reach the API: `publicUrl`, else the address it listens on. */
 export const publicUrlOf = (config: Config) => config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${config.httpPort}`;
 
@@ -88,17 +115,20 @@ export const brokerDirOf = (config: Config) => config.brokerDir ?? resolve(confi
 
 /** How agents on machines reach the platform; with broker auth they first fetch the public join credential from the API. */
 export const agentEndpointsOf = (config: Config) => ({
-  natsUrl: config.agentNatsUrl ?? config.natsUrl,
-  ...(config.brokerAuth === 'operator' ? { joinCredsUrl: `${publicUrlOf(config)}/v1/join-creds` } : {}),
+  natsUrl: config.agentNatsUrl ?? natsUrlOf(config),
+  ...(config.natsAuth === 'operator' ? { joinCredsUrl: `${publicUrlOf(config)}/v1/join-creds` } : {}),
 });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(envNames)) if (env[name] !== undefined && env[name] !== '') fromEnv[key] = env[name];
-  if (fromEnv.natsUrl !== undefined) fromEnv.natsUrlExplicit = true;
   const dataDir = String(overrides.dataDir ?? fromEnv.dataDir ?? './.data');
   const file = env.BC_CONFIG ?? resolve(dataDir, 'config.json');
   const fromFile = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-  if (env.BC_CONFIG && !existsSync(env.BC_CONFIG)) throw new Error(`BC_CONFIG names ${env.BC_CONFIG}, which does not exist`);
+  for (const retired of retiredSettings) {
+    const given = env[retired.env] !== undefined && env[retired.env] !== '' ? retired.env : retired.key in fromFile ? `${retired.key} in ${file}` : undefined;
+    if (given) throw new ConfigError('RETIRED_SETTING', `${given} is no longer read; use ${retired.replacement}`);
+  }
+  if (env.BC_CONFIG && !existsSync(env.BC_CONFIG)) throw new ConfigError('CONFIG_FILE_MISSING', `BC_CONFIG names ${env.BC_CONFIG}, which does not exist`);
   return Config.parse({ ...fromFile, ...fromEnv, ...overrides });
 }

@@ -37,7 +37,8 @@ export class MasterKey {
   }
 }
 
-function decode(text: string, source: string): MasterKey {
+/** Parses a master key as the environment or the key file holds it; throws MASTER_KEY_INVALID naming `source`. */
+export function parseMasterKey(text: string, source: string): MasterKey {
   const trimmed = text.trim();
   // Strict base64: Buffer.from would silently skip junk characters and hand back a different key.
   if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
@@ -46,14 +47,17 @@ function decode(text: string, source: string): MasterKey {
   return new MasterKey(Buffer.from(trimmed, 'base64'));
 }
 
+/** Where the master key lives when `BC_MASTER_KEY` is unset: `BC_MASTER_KEY_FILE`, else `<dataDir>/master.key`. */
+export const masterKeyFileOf = (config: Pick<Config, 'dataDir' | 'masterKeyFile'>) => config.masterKeyFile ?? join(config.dataDir, 'master.key');
+
 /**
  * The master key: `BC_MASTER_KEY` (base64) when set, else the key file (`BC_MASTER_KEY_FILE`, default
  * `<dataDir>/master.key`), created with a random key and mode 0600 when missing. Every process of one control plane
  * must load the same key: what one seals, another opens.
  */
 export function loadMasterKey(config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): MasterKey {
-  if (config.masterKey !== undefined && config.masterKey !== '') return decode(config.masterKey, 'BC_MASTER_KEY');
-  const file = config.masterKeyFile ?? join(config.dataDir, 'master.key');
+  if (config.masterKey !== undefined && config.masterKey !== '') return parseMasterKey(config.masterKey, 'BC_MASTER_KEY');
+  const file = masterKeyFileOf(config);
   createPrivateFileOnce(file, () => `${randomBytes(KEY_BYTES).toString('base64')}\n`);
-  return decode(readFileSync(file, 'utf8'), `master key file ${file}`);
+  return parseMasterKey(readFileSync(file, 'utf8'), `master key file ${file}`);
 }

@@ -1,10 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { readFileSync } from 'node:fs';
 import type { Config } from '../platform/config.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
-import { connectNats } from '../platform/nats/connect.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
+import { connectControlPlane } from './controlPlaneConnection.ts';
 
 /** What every service process needs: configuration, a NATS connection, the event log and a logger. */
 export interface Runtime {
@@ -16,9 +15,7 @@ export interface Runtime {
 
 export async function openRuntime(config: Config, processName: string): Promise<Runtime> {
   const log = createLogger(processName, config.logLevel);
-  // Operator mode: the credentials `npm start` issued for this process (`BC_NATS_CREDS`); control-plane inboxes are `_INBOX`.
-  const credentials = config.natsCredsFile ? { creds: readFileSync(config.natsCredsFile, 'utf8'), inboxPrefix: '_INBOX' } : undefined;
-  const nc = await connectNats(config.natsUrl, processName, credentials ? { credentials } : {});
+  const nc = await connectControlPlane(config, processName);
   await ensureStreams(nc, config);
   return { config, nc, store: await EventStore.open(nc), log };
 }

@@ -10,6 +10,8 @@ import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
 import { allCommands, operatorCommands } from '../commands/registry.ts';
+import { putSecret } from '../secrets/secret/put.ts';
+import { createSiteToken } from '../trust/joinToken/create.ts';
 import { startGrantService } from '../secrets/grantService.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
@@ -25,7 +27,7 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
-import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
+import { agentEndpointsOf, brokerDirOf, natsUrlOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -35,6 +37,9 @@ export interface RunningService {
 }
 
 type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
+
+/** A `CommandSender` on an in-process bus: how a service runs the commands that are never served over NATS. */
+const inProcessSender = (bus: CommandBus, actor: string) => (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor });
 
 /** A projector process: builds one read model and answers `bc.ctl.projector.<name>.{rebuild,status}`. */
 function projectorService(name: string): ServiceFactory {
@@ -70,7 +75,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       },
     };
   },
-  'simulated-site': async ({ config, nc, log }) =>
+  'simulated-site': async ({ config, nc, store, log }) =>
     startSimulatedSite(
       nc,
       {
@@ -78,16 +83,17 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
         machines: config.simMachines,
         bmcPortBase: config.simBmcPortBase,
         dataDir: join(config.dataDir, 'sim', config.simSiteId),
-        natsUrl: config.natsUrl,
+        natsUrl: natsUrlOf(config),
         // The simulated BMCs' credentials go in as sealed secrets and the site agent gets them by grant.
         secrets: { masterKey: loadMasterKey(config) },
         // Under broker permissions agents must join with tokens (a registered key alone gets no connection).
-        ...(config.brokerAuth === 'operator' ? { join: { joinCreds: readFileSync(join(brokerDirOf(config), 'join.creds'), 'utf8') } } : {}),
+        ...(config.natsAuth === 'operator' ? { join: { joinCreds: readFileSync(join(brokerDirOf(config), 'join.creds'), 'utf8') } } : {}),
+        inProcess: inProcessSender(new CommandBus(store, [putSecret, createSiteToken], { retries: config.commandRetries }), 'simulated-site'),
       },
       log.child({ site: config.simSiteId }),
     ),
   join: async ({ config, nc, store, log }) => {
-    const material = config.brokerAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
+    const material = config.natsAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
     const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), commandRetries: config.commandRetries });
     const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
     return {

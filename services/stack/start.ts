@@ -1,63 +1,88 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
-import { loadConfig } from '../platform/config.ts';
+import { Inboxes } from '../../schemas/subjects.ts';
+import { brokerDirOf, loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { connectNats, natsReachable } from '../platform/nats/connect.ts';
+import { connectNats } from '../platform/nats/connect.ts';
 import { NatsServerMissingError, startNatsServer, type NatsServerProcess } from '../platform/nats/embeddedServer.ts';
+import { NatsAccessError } from '../platform/nats/natsAccessError.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
+import { PlatformError } from '../platform/errors.ts';
+import { removeStackRecord, writeStackRecord } from '../platform/stackRecord.ts';
 import { prepareStackBroker } from '../trust/broker/stackBroker.ts';
+import { assertBrokerAuth, brokerMaterialExists } from './controlPlaneConnection.ts';
 import { Supervisor } from './supervisor.ts';
 
 /**
- * `npm start`: the whole stack. Uses the NATS server at BC_NATS_URL when it answers; otherwise (unless BC_NATS_URL
- * was set explicitly) runs an embedded `nats-server -js` child with its store under the data dir. With the embedded
- * server the broker enforces per-role permissions (`BC_BROKER_AUTH=operator`, default; `off` for anonymous mode):
- * each process group gets control-plane credentials of its own (`BC_NATS_CREDS`), agents join with tokens.
+ * `npm start`: the whole stack. Without BC_NATS_URL it runs its own nats-server (`-js`, store under the data dir) on a
+ * free port, whatever else listens on :4222. Broker auth is on unless BC_NATS_AUTH=none: the embedded server runs in
+ * operator mode from the trust chain in the broker dir; an external server must trust that chain and refuse
+ * connections without credentials. Each process group gets control-plane credentials of its own (`BC_NATS_CREDS`),
+ * agents join with tokens. The server and mode are recorded in `<dataDir>/stack.json` for the data dir's other tools.
  */
 const env = { BC_SIM_MACHINES: '4', ...process.env };
-const config = loadConfig(env);
+const startup = createLogger('stack', 'info');
+const fail = (err: unknown): never => {
+  if (!(err instanceof PlatformError)) throw err;
+  startup.fatal({ code: err.code, reason: (err as { reason?: string }).reason }, err.message);
+  process.exit(1);
+};
+
+const config = (() => {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    return fail(err);
+  }
+})();
 const dataDir = resolve(config.dataDir);
 mkdirSync(dataDir, { recursive: true });
 const log = createLogger('stack', config.logLevel);
+const storeDir = join(dataDir, 'nats');
+const brokerDir = resolve(brokerDirOf(config));
+const external = config.natsUrl;
+const anonymousWarning =
+  'broker auth is off (BC_NATS_AUTH=none): anyone who reaches the NATS server reads every subject (commands, results, tenant SSH keys) and may publish on any';
+if (config.natsAuth === 'none') log.warn({ code: 'BROKER_AUTH_OFF' }, anonymousWarning);
+
+// An external server is checked first: one that lets anyone in is the problem to report, whatever else is missing.
+if (external !== undefined) await assertBrokerAuth(config, external).catch(fail);
+if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialExists(brokerDir)) {
+  fail(new NatsAccessError('BROKER_MATERIAL_MISSING', `BC_NATS_URL names an external server but ${brokerDir} holds no trust chain: create it with \`better-compute broker init\` and run the server from the config it writes`));
+}
+const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}) }) : undefined;
 
 let embedded: NatsServerProcess | undefined;
-let natsUrl = config.natsUrl;
-const useEmbedded = config.natsEmbedded || !(await natsReachable(natsUrl));
-// Broker-enforced permissions need a server that trusts our operator: the embedded one, configured here.
-const brokerAuth = config.brokerAuth ?? (useEmbedded ? 'operator' : 'off');
-if (brokerAuth === 'operator' && !useEmbedded) {
-  log.fatal({ natsUrl }, 'BC_BROKER_AUTH=operator needs the embedded nats-server (BC_NATS_EMBEDDED=true)');
-  process.exit(1);
-}
-const broker = brokerAuth === 'operator' ? await prepareStackBroker({ brokerDir: resolve(config.brokerDir ?? join(dataDir, 'broker')), storeDir: join(dataDir, 'nats') }) : undefined;
-if (useEmbedded) {
-  if (config.natsUrlExplicit && !config.natsEmbedded) {
-    log.fatal({ natsUrl }, 'BC_NATS_URL does not answer');
-    process.exit(1);
-  }
-  try {
-    embedded = await startNatsServer({ storeDir: join(dataDir, 'nats'), ...(broker ? { configFile: broker.configFile } : {}) });
-  } catch (err) {
-    if (err instanceof NatsServerMissingError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+let natsUrl: string;
+if (external !== undefined) {
+  natsUrl = external;
+} else {
+  embedded = await startNatsServer({ storeDir, ...(broker?.configFile ? { configFile: broker.configFile } : {}) }).catch((err: unknown) =>
+    fail(err instanceof NatsServerMissingError ? new PlatformError('UNAVAILABLE', err.message, { cause: err }) : err),
+  );
   natsUrl = embedded.url;
-  log.info({ natsUrl, storeDir: join(dataDir, 'nats'), brokerAuth }, 'started embedded nats-server');
+  log.info({ natsUrl, storeDir, natsAuth: config.natsAuth }, 'started embedded nats-server');
 }
 
-const nc = await connectNats(natsUrl, 'stack', broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: '_INBOX' } } : {});
+// The embedded server was just started with this trust chain: a slow first handshake on a loaded host is worth waiting for.
+const nc = await connectNats(natsUrl, 'stack', {
+  waitForServer: embedded !== undefined,
+  ...(broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: Inboxes.controlPlane } } : {}),
+}).catch((err: unknown) =>
+  fail(new PlatformError('UNAVAILABLE', `cannot connect to ${natsUrl}${broker ? ` with credentials of the trust chain in ${brokerDir} (does the server trust its operator?)` : ''}: ${String(err)}`)),
+);
 await ensureStreams(nc, config);
 await nc.close();
+
+const api = `http://${config.httpHost}:${config.httpPort}`;
+writeStackRecord(dataDir, { natsUrl, natsAuth: config.natsAuth, embedded: embedded !== undefined, apiUrl: api, pid: process.pid, startedAt: new Date().toISOString() });
 
 const childEnv = {
   ...env,
   BC_NATS_URL: natsUrl,
   BC_DATA_DIR: dataDir,
-  BC_BROKER_AUTH: brokerAuth,
+  BC_NATS_AUTH: config.natsAuth,
   ...(broker ? { BC_BROKER_DIR: broker.material.dir } : {}),
 };
 // One supervisor per process group, so each control-plane process connects with credentials of its own.
@@ -81,19 +106,19 @@ if (config.plugins.length > 0) await run(['plugins']);
 if (config.simMachines > 0) await run(['simulated-site']);
 
 const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';
-const api = `http://${config.httpHost}:${config.httpPort}`;
 console.log(`
 Better Compute is starting.
   API          ${api}   (OpenAPI: ${api}/v1/openapi.json)
-  NATS         ${natsUrl}${embedded ? `   (embedded, store ${join(dataDir, 'nats')})` : ''}   broker auth: ${brokerAuth}
+  NATS         ${natsUrl}${embedded ? `   (embedded, store ${storeDir})` : '   (external)'}   broker auth: ${config.natsAuth}
   Data dir     ${dataDir}
-Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
+${config.natsAuth === 'none' ? `  WARNING      ${anonymousWarning}\n` : ''}Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
 Try (the admin token is written to ${join(dataDir, 'admin.token')} once the API is up):
   export AUTH="authorization: Bearer $(cat ${join(dataDir, 'admin.token')})"
   curl -s -H "$AUTH" ${api}/v1/nodes | jq
   curl -s -H "$AUTH" -X POST ${api}/v1/commands/site.create -H 'content-type: application/json' -d '{"siteId":"dc1","name":"DC 1"}'
   curl -N -H "$AUTH" ${api}/v1/events/stream
   npm run cli -- nodes ls
+  npm run cli -- doctor
 Stop with Ctrl-C.
 `);
 
@@ -103,6 +128,7 @@ const shutdown = async () => {
   stopping = true;
   await Promise.all(supervisors.map((s) => s.stop()));
   await embedded?.stop();
+  removeStackRecord(dataDir, process.pid);
   process.exit(0);
 };
 process.on('SIGINT', () => void shutdown());

@@ -4,6 +4,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { stepAttemptId, WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { AggregateRepository } from '../commands/aggregateRepository.ts';
+import { CommandBus } from '../commands/commandBus.ts';
+import { createJoinToken } from '../trust/joinToken/create.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { isTransportFailure } from '../platform/nats/transportFailure.ts';
@@ -36,6 +38,8 @@ const APPROVAL_RECHECK_MS = 3_000;
  */
 export class WorkflowExecutor {
   readonly #repository: AggregateRepository;
+  /** Runs the join-token commands steps mint (`ctx.pki`): they are never served over NATS. */
+  readonly #joinTokens: CommandBus;
   readonly #abort = new AbortController();
   #messages: ConsumerMessages | undefined;
   /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
@@ -62,6 +66,7 @@ export class WorkflowExecutor {
     } = {},
   ) {
     this.#repository = new AggregateRepository(store);
+    this.#joinTokens = new CommandBus(store, [createJoinToken], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
   }
@@ -161,7 +166,7 @@ export class WorkflowExecutor {
         heartbeat: () => msg.working(),
         signal,
         log: this.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
-        ...stepFacilities(this.nc, () => this.blobs(), node, attemptId),
+        ...stepFacilities((name, payload, commandId) => this.#joinTokens.execute({ name, payload, commandId, causationId: attemptId, actor: 'workflow-executor' }), () => this.blobs(), node),
         // Without configuration, agents are assumed to reach the server this executor uses.
         agentEndpoints: this.options.agentEndpoints ?? { natsUrl: `nats://${this.nc.getServer()}` },
       };

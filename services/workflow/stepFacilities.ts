@@ -1,10 +1,8 @@
-import type { NatsConnection } from '@nats-io/transport-node';
 import Mustache from 'mustache';
 import type { JoinExpectation } from '../../schemas/trust/joinTokens.ts';
 import type { BlobStore, StoredBlob } from '../blobs/blobStore.ts';
-import { sendCommand } from '../commands/commandClient.ts';
 import { TerminalError } from './stepErrors.ts';
-import { mintJoinToken } from '../trust/joinToken/mint.ts';
+import { mintJoinToken, type CommandSender } from '../trust/joinToken/mint.ts';
 
 /** Join tokens a step may mint, always for its own node and site. */
 export interface StepPki {
@@ -37,13 +35,15 @@ export interface StepFacilities {
   renderTemplate(template: string, values: Readonly<Record<string, unknown>>): string;
 }
 
-/** The facilities of one step attempt on one node; ids derive from the attempt so a resumed attempt reuses its commands. */
-export function stepFacilities(nc: NatsConnection, blobs: () => Promise<BlobStore>, node: { nodeId: string; siteId: string }, attemptId: string): StepFacilities {
+/**
+ * The facilities of one step attempt on one node; ids derive from the attempt so a resumed attempt reuses its commands.
+ * `mint` runs `pki.createJoinToken` in-process (it is never served over NATS).
+ */
+export function stepFacilities(mint: CommandSender, blobs: () => Promise<BlobStore>, node: { nodeId: string; siteId: string }): StepFacilities {
   return {
     pki: {
       mintJoinToken: async ({ role, expect, ttlSeconds = 3_600 }) => {
-        const send = (name: string, payload: unknown, commandId: string) => sendCommand(nc, name, payload, { commandId, causationId: attemptId });
-        const token = await mintJoinToken(send, { role, siteId: node.siteId, nodeId: node.nodeId, ttlSeconds, ...(expect ? { expect } : {}) });
+        const token = await mintJoinToken(mint, { role, siteId: node.siteId, nodeId: node.nodeId, ttlSeconds, ...(expect ? { expect } : {}) });
         return token.token;
       },
     },

@@ -80,9 +80,18 @@ describe('HTTP command API', () => {
     await env.app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc1', name: 'DC 1' } });
     const ready = await env.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
+    // The test's nats-server is anonymous (BC_NATS_AUTH=none): ready, and saying what it runs without.
+    expect(ready.json().warnings).toEqual([expect.objectContaining({ code: 'BROKER_AUTH_OFF' })]);
     const metrics = await env.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain('bc_commands_total{command="site.create",outcome="OK"} 1');
     expect(metrics.body).toContain('bc_projector_lag{projection="nodes"}');
+  });
+
+  it('names each insecure mode on /readyz with a stable code, and none when broker and API auth are on', async () => {
+    await using insecure = await startApi({ config: { apiAuth: 'off' } });
+    expect((await insecure.app.inject({ url: '/readyz' })).json().warnings.map((w: { code: string }) => w.code)).toEqual(['BROKER_AUTH_OFF', 'API_AUTH_OFF']);
+    await using secure = await startApi({ config: { natsAuth: 'operator' } });
+    expect((await secure.app.inject({ url: '/readyz' })).json().warnings).toEqual([]);
   });
 
   it('answers 503 UNAVAILABLE with Retry-After while NATS is away, and serves again once it is back', async () => {

@@ -22,7 +22,7 @@ describe('a site that joins with tokens (no broker)', () => {
     const joins = startJoinService(nc, store, log);
     const bootTokens = startBootTokenService(nc, store, log);
     const simDir = join(engine.dataDir, 'sim', 'js');
-    const site = await startSimulatedSite(nc, { siteId: 'js', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 4 << 20, bmcDelayMs: 10, join: {} }, log);
+    const site = await startSimulatedSite(nc, { siteId: 'js', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 4 << 20, bmcDelayMs: 10, join: {}, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) }, log);
     const nodeId = 'js-m001';
     try {
       await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'ready');

@@ -20,7 +20,7 @@ describe('metal lifecycle on npm start with the simulated site', () => {
     using dir = tempDir();
     await using image = await startImageServer();
     await using stack = await startStackProcess(
-      { BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' },
+      { BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' },
       await freePort(),
     );
     const auth = { headers: { authorization: `Bearer ${stack.token}` } };

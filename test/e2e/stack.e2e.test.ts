@@ -25,7 +25,7 @@ const natsServerPids = (storeDir: string) => {
 describe('npm start', () => {
   it('runs the stack on an embedded nats-server with a simulated site, and stops it on exit', { timeout: 180_000 }, async () => {
     using dir = tempDir();
-    const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '2', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
+    const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '2', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
     try {
       expect(natsServerPids(dir.path)).toHaveLength(1);
       await expect.poll(async () => (await json(get(stack, '/v1/nodes?siteId=sim'))).items.length, { timeout: 90_000 }).toBe(2);
@@ -45,7 +45,8 @@ describe('npm start', () => {
   it('runs against an existing server named by BC_NATS_URL, and keeps its data across restarts', { timeout: 180_000 }, async () => {
     await using nats = await startTestNats();
     using dir = tempDir();
-    const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_SIM_MACHINES: '0' };
+    // The test's server lets anyone in: the stack uses it only when told to run without broker auth.
+    const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_NATS_AUTH: 'none', BC_SIM_MACHINES: '0' };
     const port = await freePort();
     const first = await startStackProcess(env, port);
     await post(first, 'site.create', { siteId: 'dc1', name: 'DC 1' });

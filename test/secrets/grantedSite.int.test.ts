@@ -29,7 +29,7 @@ describe('simulated site on sealed secrets', () => {
     const grantRequests: string[] = [];
     const spy = nc.subscribe(Subjects.secretGrant, { callback: (_e, m) => void grantRequests.push(m.subject) });
     const simDir = join(backbone.dataDir, 'sim', 'gs');
-    const site = await startSimulatedSite(nc, { siteId: 'gs', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 1 << 20, bmcDelayMs: 10, secrets: { masterKey } }, log);
+    const site = await startSimulatedSite(nc, { siteId: 'gs', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 1 << 20, bmcDelayMs: 10, secrets: { masterKey }, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) }, log);
     try {
       await site.siteAgent!.registered;
       // No plaintext credentials file on the site: the only copy is the sealed secret.

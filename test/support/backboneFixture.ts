@@ -17,7 +17,7 @@ import { startTestNats, tempDir } from './natsServer.ts';
 export async function startBackbone(options: { projectors?: boolean } = {}) {
   const nats = await startTestNats();
   const dir = tempDir('bc-data-');
-  const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, logLevel: 'silent' });
+  const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, natsAuth: 'none', logLevel: 'silent' });
   const nc: NatsConnection = await connectNats(nats.url, 'test');
   await ensureStreams(nc, config);
   const store = await EventStore.open(nc);

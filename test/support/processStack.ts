@@ -37,6 +37,8 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
   const httpPort = await freePort();
   const env: Record<string, string> = {
     BC_NATS_URL: nats.url,
+    // The test's own nats-server accepts anyone: say so, or every process refuses it.
+    BC_NATS_AUTH: 'none',
     BC_DATA_DIR: dir.path,
     BC_HTTP_PORT: String(httpPort),
     BC_SIM_MACHINES: String(options.machines),

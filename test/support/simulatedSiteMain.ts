@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
-import { loadConfig } from '../../services/platform/config.ts';
+import { loadConfig, natsUrlOf } from '../../services/platform/config.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 
 /**
@@ -21,7 +21,7 @@ const site = await startSimulatedSite(
     machines: config.simMachines,
     bmcPortBase: config.simBmcPortBase,
     dataDir: join(config.dataDir, 'sim', config.simSiteId),
-    natsUrl: config.natsUrl,
+    natsUrl: natsUrlOf(config),
     // Test-only knobs (smaller disks wipe faster, shorter BMC settle delays); unset means the service's defaults.
     ...(process.env.BC_TEST_SIM_DISK_BYTES ? { diskSizeBytes: Number(process.env.BC_TEST_SIM_DISK_BYTES) } : {}),
     ...(process.env.BC_TEST_SIM_BMC_DELAY_MS ? { bmcDelayMs: Number(process.env.BC_TEST_SIM_BMC_DELAY_MS) } : {}),

@@ -13,13 +13,13 @@ import { startStackProcess } from '../support/stackProcess.ts';
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 const eventTypesOf = (text: string): string[] => (JSON.parse(text.slice(text.indexOf('\n') + 1)) as { events: { type: string }[] }).events.map((e) => e.type);
 
-describe('npm start under broker permissions (BC_BROKER_AUTH=operator)', () => {
+describe('npm start under broker permissions (the default: operator mode)', () => {
   it('deploys a simulated machine whose site agent, ramdisk and installed host joined with single-use tokens, with no token anywhere', { timeout: 240_000 }, async () => {
     using dir = tempDir();
     await using image = await startImageServer();
     await using stack = await startStackProcess(
       // A plugin from the deployment's config runs under the stack's credentials like any other service.
-      { BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_BROKER_AUTH: 'operator', BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0', BC_LOG_LEVEL: 'info', BC_PLUGINS: 'plugins/acme-autoinstall/index.ts' },
+      { BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0', BC_LOG_LEVEL: 'info', BC_PLUGINS: 'plugins/acme-autoinstall/index.ts' },
       await freePort(),
     );
     const auth = { authorization: `Bearer ${stack.token}` };

@@ -34,6 +34,8 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     BC_NATS_URL: nats.url,
+    // A bench server of its own on loopback: no broker auth, to measure the control plane alone.
+    BC_NATS_AUTH: 'none',
     BC_DATA_DIR: dataDir,
     BC_HTTP_PORT: String(httpPort),
     BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'warn',

@@ -6,7 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sealingAad } from '../../../schemas/secrets/sealed.ts';
+import { CommandBus } from '../../../services/commands/commandBus.ts';
 import { sendCommand } from '../../../services/commands/commandClient.ts';
+import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import { putSecret } from '../../../services/secrets/secret/put.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { startNatsServer, type NatsServerProcess } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
@@ -44,6 +47,8 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     BC_NATS_URL: nats.url,
+    // A bench server of its own on loopback: no broker auth to measure the control plane alone.
+    BC_NATS_AUTH: 'none',
     BC_DATA_DIR: dataDir,
     BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'warn',
     BC_MASTER_KEY: masterKey.toString('base64'),
@@ -68,7 +73,9 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
     await sleep(100);
   }
   const run = (name: string, payload: unknown) => sendCommand(nc, name, payload);
-  await run('secrets.put', { secretId: 'acme-token', kind: 'provider-token', version: 1, sealed: seal(JSON.stringify(token), new MasterKey(masterKey), sealingAad('acme-token', 1)) });
+  // Secrets are never served over NATS: the bench seals and stores its provider token on a bus of its own.
+  const edge = new CommandBus(await EventStore.open(nc), [putSecret], { retries: 5 });
+  await edge.execute({ name: 'secrets.put', payload: { secretId: 'acme-token', kind: 'provider-token', version: 1, sealed: seal(JSON.stringify(token), new MasterKey(masterKey), sealingAad('acme-token', 1)) }, actor: 'bench' });
   await run('vps.createProviderAccount', { accountId: 'acme', providerId: 'acme-cloud', region: 'fra1', config: { endpoint: cloud.endpoint }, tokenSecretId: 'acme-token' });
   await run('vps.createPool', { poolId: POOL_ID, class: 'provider', agent: 'none', accountId: 'acme' });
   await run('vps.createFlavor', { flavorId: FLAVOR_ID, ...FLAVOR });

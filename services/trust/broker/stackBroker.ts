@@ -10,7 +10,8 @@ export const SERVICE_TTL_SECONDS = 365 * 24 * 3600;
 /** The broker of one `npm start`: its trust chain, the server config naming it, and credentials for its processes. */
 export interface StackBroker {
   readonly material: BrokerMaterial;
-  readonly configFile: string;
+  /** The embedded server's config; undefined for an external server, which runs from the config its operator made. */
+  readonly configFile: string | undefined;
   /** The public join credential agents join with (`join.creds`, mode 0644). */
   readonly joinCredsFile: string;
   /** Issues control-plane credentials for one supervised process and writes them (0600); returns the path. */
@@ -20,16 +21,16 @@ export interface StackBroker {
 }
 
 /**
- * Prepares operator mode under `brokerDir`: creates or loads the trust chain, renders the nats-server config (store
- * and resolver under `storeDir`/`brokerDir`) and writes the public join credential. Existing JetStream data of an
- * anonymous-mode store lives in another account and is not carried over.
+ * Prepares operator mode under `brokerDir`: creates or loads the trust chain, renders the embedded nats-server's
+ * config when `storeDir` names its store (store and resolver under `storeDir`/`brokerDir`) and writes the public join
+ * credential. Existing JetStream data of an anonymous-mode store lives in another account and is not carried over.
  */
-export async function prepareStackBroker(options: { brokerDir: string; storeDir: string }): Promise<StackBroker> {
+export async function prepareStackBroker(options: { brokerDir: string; storeDir?: string }): Promise<StackBroker> {
   const material = await loadOrCreateBrokerMaterial(options.brokerDir);
-  const configFile = writeServerConfig(join(options.brokerDir, 'nats.conf'), material, {
-    storeDir: options.storeDir,
-    resolverDir: join(options.brokerDir, 'resolver'),
-  });
+  const configFile =
+    options.storeDir === undefined
+      ? undefined
+      : writeServerConfig(join(options.brokerDir, 'nats.conf'), material, { storeDir: options.storeDir, resolverDir: join(options.brokerDir, 'resolver') });
   await issueJoinCredentials(material);
   const credsDir = join(options.brokerDir, 'creds');
   mkdirSync(credsDir, { recursive: true, mode: 0o700 });

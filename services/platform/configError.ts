@@ -1,0 +1,25 @@
+import type { ErrorCode } from '../../schemas/errorCodes.ts';
+import { PlatformError } from './errors.ts';
+
+/** Why configuration could not be loaded or used; stable, for matching (the platform code says how it crosses boundaries). */
+export const ConfigReason = {
+  /** A setting that no longer exists was given (its replacement is in the message). */
+  RETIRED_SETTING: 'VALIDATION_FAILED',
+  /** `BC_CONFIG` names a file that does not exist. */
+  CONFIG_FILE_MISSING: 'VALIDATION_FAILED',
+  /** No NATS server is configured and no running stack of this data dir recorded one. */
+  NATS_URL_UNKNOWN: 'PRECONDITION_FAILED',
+} as const satisfies Record<string, ErrorCode>;
+
+export type ConfigReason = keyof typeof ConfigReason;
+
+export class ConfigError extends PlatformError {
+  override name = 'ConfigError';
+  constructor(
+    readonly reason: ConfigReason,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(ConfigReason[reason], message, options);
+  }
+}
