@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { watchConnectionState } from '../platform/nats/connectionState.ts';
 import type { ApiContext } from './apiContext.ts';
 
 /** Stream position, fetched at most once per interval: readiness and metrics poll it often. */
@@ -17,6 +18,7 @@ function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
 /** `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound), `/metrics` (Prometheus). */
 export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const streamLastSeq = cachedStreamLastSeq(ctx);
+  const connection = watchConnectionState(ctx.nc);
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
@@ -35,7 +37,7 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const natsConnected = !ctx.nc.isClosed();
+    const natsConnected = connection.connected();
     const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;

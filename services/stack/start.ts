@@ -45,6 +45,7 @@ if (useEmbedded) {
     }
     throw err;
   }
+  embedded.supervise({ log });
   natsUrl = embedded.url;
   log.info({ natsUrl, storeDir: join(dataDir, 'nats'), brokerAuth }, 'started embedded nats-server');
 }
