@@ -25,14 +25,17 @@ export interface SimulatedMachineOptions {
   /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
   bootUrl: () => string | undefined;
   ramdiskAckWaitMs?: number;
+  /** How often the ramdisk heartbeats while a command runs (default 10 s). */
+  ramdiskHeartbeatIntervalMs?: number;
   log: Logger;
 }
 
 /**
  * What the host is doing: nothing, the ramdisk, an installed OS on disk, an empty disk, the installer from CD
- * (installing, or waiting at the console for a CD without an autoinstall seed), or a failed boot.
+ * (installing, or waiting at the console for a CD without an autoinstall seed), a failed boot, or a crashed ramdisk
+ * (on, running nothing, until the BMC resets it).
  */
-export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed';
+export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed' | 'crashed';
 
 export interface SimulatedMachine {
   readonly nodeId: string;
@@ -46,6 +49,11 @@ export interface SimulatedMachine {
   readonly console: readonly string[];
   /** Resolves with the ramdisk once one runs (after a PXE boot). */
   ramdiskStarted(): Promise<RamdiskAgent>;
+  /**
+   * The ramdisk dies where it stands (a kernel panic, a hung machine): its agent stops mid-command without a result or
+   * another word, and the machine stays powered on, running nothing, until its BMC resets it.
+   */
+  crashRamdisk(): Promise<void>;
   /** The installed OS's agent (`bcd node`), while it runs. */
   readonly nodeAgent: NodeAgent | undefined;
   /** What unattended installs from the CD put on this machine, in order. */
@@ -235,6 +243,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       disks,
       ...(params.boot ? { siteCacheUrl: params.boot } : {}),
       ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),
+      ...(options.ramdiskHeartbeatIntervalMs ? { heartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),
       log: log.child({ nodeId, agent: 'ramdisk' }),
     });
     ramdisk = { agent, nc };
@@ -288,6 +297,11 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       return [...consoleLines];
     },
     ramdiskStarted: () => (ramdisk ? Promise.resolve(ramdisk.agent) : new Promise((resolve) => waiters.push(resolve))),
+    crashRamdisk: async () => {
+      if (!ramdisk) return;
+      await stopRamdisk();
+      runState = 'crashed';
+    },
     get nodeAgent() {
       return nodeAgent?.agent;
     },
