@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { openAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
-import { Subjects } from '../../schemas/subjects.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { deployEvidence } from '../support/deployEvidence.ts';
 import { readPrefix } from '../support/diskFile.ts';
@@ -27,13 +26,7 @@ describe('metal.cancel on a running stack', () => {
       await admin.waitForNodeState(nodeId, 'ready', 60_000);
       expect((await admin.command('metal.cancel', { nodeId })).body).toMatchObject({ code: 'ILLEGAL_TRANSITION' });
 
-      const writing = new Promise<void>((resolve) => {
-        nc.subscribe(Subjects.agentHeartbeat(siteId, nodeId), {
-          callback: (_err, msg) => {
-            if (openAgentHeartbeat(msg.json())?.heartbeat.commandId.endsWith('-s3-a1')) resolve();
-          },
-        });
-      });
+      const writing = heartbeatSeen(nc, siteId, nodeId, '-s3-a1');
       const deploy = await admin.command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host', sshKeys: [] });
       expect(deploy.status, JSON.stringify(deploy.body)).toBe(201);
       const workflowId: string = deploy.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
-import { Subjects } from '../../schemas/subjects.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { deployEvidence } from '../support/deployEvidence.ts';
 import { readPrefix } from '../support/diskFile.ts';
@@ -29,13 +28,7 @@ describe('the site agent and its machines killed in the middle of image.write', 
     try {
       const client = apiClient(stack.api, stack.token);
       await client.waitForNodeState(nodeId, 'ready', 60_000);
-      const writing = new Promise<void>((resolve) => {
-        nc.subscribe(Subjects.agentHeartbeat(siteId, nodeId), {
-          callback: (_err, msg) => {
-            if (openAgentHeartbeat(msg.json())?.heartbeat.commandId.endsWith('-s3-a1')) resolve();
-          },
-        });
-      });
+      const writing = heartbeatSeen(nc, siteId, nodeId, '-s3-a1');
       const deploy = await client.command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host', sshKeys: [] });
       expect(deploy.status, JSON.stringify(deploy.body)).toBe(201);
       const workflowId: string = deploy.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
-import { openAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
-import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { Streams } from '../../schemas/subjects.ts';
 import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
 import { startBootTokenService } from '../../services/trust/join/bootTokenService.ts';
 import { startJoinService } from '../../services/trust/join/joinService.ts';
 import { startEngine } from '../metal/engineFixture.ts';
+import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { readPrefix } from '../support/diskFile.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { streamMessages } from '../support/plaintextScan.ts';
@@ -30,9 +30,8 @@ describe('a ramdisk that dies in the middle of image.write', () => {
     const machine = site.machines[0]!;
     try {
       await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'ready');
-      const heartbeats: { commandId: string; agentId: string }[] = [];
-      nc.subscribe(Subjects.agentHeartbeat(siteId, nodeId), { callback: (_err, msg) => void heartbeats.push(openAgentHeartbeat(msg.json())!.heartbeat) });
 
+      const writing = heartbeatSeen(nc, siteId, nodeId, '-s3-a1');
       const deploy = await bus.execute({
         name: 'metal.deploy',
         payload: { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'worker' },
@@ -41,8 +40,7 @@ describe('a ramdisk that dies in the middle of image.write', () => {
       });
       const workflowId = (deploy.events.find((e) => e.type === 'NodeOperationRequested')!.data as { workflowId: string }).workflowId;
       const write1 = `${workflowId}-s3-a1`;
-      await expect.poll(() => heartbeats.some((h) => h.commandId === write1), { timeout: 60_000 }).toBe(true);
-      const lostRamdisk = heartbeats.find((h) => h.commandId === write1)!.agentId;
+      const lostRamdisk = (await writing).agentId;
       await machine.crashRamdisk();
       const crashedAt = Date.now();
 
