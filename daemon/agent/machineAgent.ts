@@ -42,8 +42,8 @@ export interface MachineAgentSpec {
 /**
  * What every agent inside a machine does: consumes `bc.site.<siteId>.node.<nodeId>.cmd` through its durable one
  * command at a time, journals and signs results, heartbeats while a command runs, and registers its key unless it
- * joined. The consumer exists before
- * the agent announces itself, so it sees every command sent to this identity and none left over from an earlier one.
+ * joined. The consumer exists before the agent announces itself, so it sees every command sent to this identity and
+ * none left over from an earlier one.
  */
 export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSpec): Promise<MachineAgent> {
   const { role, siteId, nodeId, executor, log } = spec;
