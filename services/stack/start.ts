@@ -22,6 +22,7 @@ mkdirSync(dataDir, { recursive: true });
 const log = createLogger('stack', config.logLevel);
 
 let embedded: NatsServerProcess | undefined;
+let endNatsSupervision: (() => void) | undefined;
 let natsUrl = config.natsUrl;
 const useEmbedded = config.natsEmbedded || !(await natsReachable(natsUrl));
 // Broker-enforced permissions need a server that trusts our operator: the embedded one, configured here.
@@ -45,7 +46,7 @@ if (useEmbedded) {
     }
     throw err;
   }
-  embedded.supervise({ log });
+  endNatsSupervision = embedded.supervise({ log });
   natsUrl = embedded.url;
   log.info({ natsUrl, storeDir: join(dataDir, 'nats'), brokerAuth }, 'started embedded nats-server');
 }
@@ -102,6 +103,7 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
+  endNatsSupervision?.();
   await Promise.all(supervisors.map((s) => s.stop()));
   await embedded?.stop();
   process.exit(0);

@@ -26,7 +26,7 @@ describe('embedded nats-server', () => {
   it('comes back by itself after a crash when supervised, on the same port with the same store', async () => {
     using dir = tempDir();
     const server = await startNatsServer({ storeDir: join(dir.path, 'store') });
-    server.supervise({ log: createLogger('test', 'silent'), backoff: { initialMs: 200 } });
+    const endSupervision = server.supervise({ log: createLogger('test', 'silent'), backoff: { initialMs: 200 } });
     const nc = await connectNats(server.url, 'supervision-test');
     try {
       const jsm = await jetstreamManager(nc);
@@ -38,6 +38,12 @@ describe('embedded nats-server', () => {
       expect(server.port).toBe(port);
       // The client reconnects on its own and finds the stream the store kept.
       await expect.poll(async () => (await jsm.streams.info('KEPT').catch(() => undefined))?.config.name, { timeout: 10_000 }).toBe('KEPT');
+      // Once supervision ended (the stack shutting down), an exit stays an exit.
+      endSupervision();
+      await server.kill();
+      await sleep(600);
+      expect(await natsReachable(server.url)).toBe(false);
+      await server.restart();
     } finally {
       await nc.close();
       await server.stop();

@@ -17,9 +17,10 @@ export interface NatsServerProcess {
   restart(): Promise<void>;
   /**
    * From now on, a server that exits without `stop()` (a crash, an OOM kill, `kill -9`) is started again with the
-   * same port, store and config, after a `RestartBackoff` delay; clients reconnect on their own.
+   * same port, store and config, after a `RestartBackoff` delay; clients reconnect on their own. Returns the end of
+   * supervision: call it first when shutting down, since a Ctrl-C reaches the server (same process group) directly.
    */
-  supervise(options: { log: Logger; backoff?: RestartBackoffOptions }): void;
+  supervise(options: { log: Logger; backoff?: RestartBackoffOptions }): () => void;
 }
 
 export class NatsServerMissingError extends Error {
@@ -134,7 +135,11 @@ export async function startNatsServer(options: {
       await launch();
     },
     supervise: ({ log, backoff }) => {
-      supervision = { log, backoff: new RestartBackoff(backoff) };
+      const own = { log, backoff: new RestartBackoff(backoff) };
+      supervision = own;
+      return () => {
+        if (supervision === own) supervision = undefined;
+      };
     },
   };
 }
