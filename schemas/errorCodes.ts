@@ -24,6 +24,7 @@ export const ErrorCodes = {
   STEP_TIMEOUT: { status: 504, title: 'A workflow step did not finish within its timeout' },
   AGENT_FAILED: { status: 502, title: 'An agent reported that a command failed' },
   INVENTORY_MISMATCH: { status: 409, title: "The inspected system does not have the node's enrolled MACs: the BMC address names another machine" },
+  AGENT_LOST: { status: 504, title: 'The agent inside the machine stopped heartbeating while it ran a command' },
   APPROVER_UNKNOWN: { status: 403, title: 'The approver is not one this batch asked' },
   APPROVAL_SIGNATURE_INVALID: { status: 403, title: "The signature does not verify against the approver's key" },
   APPROVAL_EXPIRED: { status: 409, title: 'The approval batch expired before it reached its threshold' },

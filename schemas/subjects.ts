@@ -27,6 +27,9 @@ export const Subjects = {
   /** A signed result, one subject per command so the waiting step can direct-get exactly its answer. */
   agentResult: (siteId: string, nodeId: string, commandId: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}`,
   allAgentResults: 'bc.site.*.res.>',
+  /** Core NATS, not stored: an agent inside one machine says it is still running a command (`AgentHeartbeat`). */
+  agentHeartbeat: (siteId: string, nodeId: string) => `bc.site.${siteId}.hb.${nodeId}`,
+  allAgentHeartbeats: 'bc.site.*.hb.*',
   /** Control requests to a projector process (rebuild, status). */
   projectorControl: (projector: string, verb: 'rebuild' | 'status') => `bc.ctl.projector.${projector}.${verb}`,
   /** Core request-reply: an agent asks for a short-lived, encrypted grant of a secret it may use (queue `secret-grants`). */

@@ -1,5 +1,6 @@
 import { AgentCommand, AgentCommandKinds, AgentCommandParams } from '../../schemas/agent/agentCommand.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import type { CommandHeartbeats } from './commandHeartbeats.ts';
 import { agentErrorCodeOf } from './errors.ts';
 import type { CommandJournal } from './journal.ts';
 import type { ResultPublisher } from './resultPublisher.ts';
@@ -28,6 +29,8 @@ export interface RunnerDeps {
   results: ResultSink;
   executor: AgentExecutor;
   log: Logger;
+  /** Agents inside a machine say they are alive while a command runs (`commandHeartbeats.ts`). */
+  heartbeats?: CommandHeartbeats;
   now?: () => number;
 }
 
@@ -109,6 +112,7 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
 
   journal.started(command.commandId, command.kind, destructive, now());
   let outcome: Parameters<ResultSink['sign']>[1];
+  const stopHeartbeats = deps.heartbeats?.whileRunning(command);
   try {
     outcome = { ok: true, payload: await executor.execute(command, params.data as Record<string, unknown>, ctx) };
   } catch (err) {
@@ -117,6 +121,8 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
     const errorCode = agentErrorCodeOf(err);
     log.warn({ commandId: command.commandId, kind: command.kind, errorCode, err }, 'agent command failed');
     outcome = { ok: false, errorCode, errorMessage: err instanceof Error ? err.message : String(err) };
+  } finally {
+    stopHeartbeats?.();
   }
   await answer(outcome);
   return outcome.ok ? 'executed' : 'failed';

@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AgentDurables, Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { startCommandConsumer } from './commandConsumer.ts';
+import { commandHeartbeats } from './commandHeartbeats.ts';
 import { runCommand, type AgentExecutor } from './commandRunner.ts';
 import { loadOrCreateIdentity } from './identity.ts';
 import { CommandJournal, type JournalOptions } from './journal.ts';
@@ -31,6 +32,8 @@ export interface MachineAgentSpec {
   readonly journal?: JournalOptions;
   readonly executor: AgentExecutor;
   readonly ackWaitMs?: number;
+  /** How often it says it is alive while a command runs (default 10 s). */
+  readonly heartbeatIntervalMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   readonly joined?: { durable: string } | undefined;
   readonly log: Logger;
@@ -38,8 +41,9 @@ export interface MachineAgentSpec {
 
 /**
  * What every agent inside a machine does: consumes `bc.site.<siteId>.node.<nodeId>.cmd` through its durable one
- * command at a time, journals and signs results, and registers its key unless it joined. The consumer exists before
- * the agent announces itself, so it sees every command sent to this identity and none left over from an earlier one.
+ * command at a time, journals and signs results, heartbeats while a command runs, and registers its key unless it
+ * joined. The consumer exists before the agent announces itself, so it sees every command sent to this identity and
+ * none left over from an earlier one.
  */
 export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSpec): Promise<MachineAgent> {
   const { role, siteId, nodeId, executor, log } = spec;
@@ -47,6 +51,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
   const agentId = spec.agentIdOf(identity.keyId);
   const journal = new CommandJournal(spec.stateDir, spec.journal);
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
+  const heartbeats = commandHeartbeats(nc, { agentId, identity }, spec.heartbeatIntervalMs);
   const consumer = await startCommandConsumer(nc, {
     durable: spec.joined?.durable ?? AgentDurables.node(agentId),
     deliver: 'new',
@@ -54,7 +59,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: spec.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
+    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log, heartbeats }),
     log,
   });
   const stopRegistering = new AbortController();

@@ -14,6 +14,8 @@ export interface RamdiskAgentOptions {
   /** The site agent's HTTP base URL; image.write tries its cache before the command's URL. */
   siteCacheUrl?: string;
   ackWaitMs?: number;
+  /** How often it says it is alive while a command runs (default 10 s). */
+  heartbeatIntervalMs?: number;
   /** Set when the agent joined with a token: the control plane registered its key and made its durable. */
   joined?: { durable: string };
   log: Logger;
@@ -37,6 +39,7 @@ export function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgentOptio
     journal: { durability: 'process-crash' },
     executor: ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) }),
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
+    ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,
     log: options.log,
   });

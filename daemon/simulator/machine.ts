@@ -8,7 +8,8 @@ import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { launchNodeAgent, type NodeAgent } from '../node/nodeAgent.ts';
 import { sizeOfDisk, type MachineDisk } from '../ramdisk/blockDevices.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
-import { ramdiskParamsOf } from '../site/ipxeScript.ts';
+import { firstStageIpxeScript, ramdiskParamsOf } from '../site/ipxeScript.ts';
+import { runSimulatedIpxe } from './ipxe.ts';
 import { AutoinstallError, autoinstallSeedOf, bcdNodeArgsOf, fetchInstallMedia, installOs, joinCredsOf, loadNodeUnit, readOsMarker, saveNodeUnit, type InstallRecord } from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
 import { fitDrivesToDisks } from './machineDrives.ts';
@@ -33,14 +34,17 @@ export interface SimulatedMachineOptions {
   /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
   bootUrl: () => string | undefined;
   ramdiskAckWaitMs?: number;
+  /** How often the ramdisk heartbeats while a command runs (default 10 s). */
+  ramdiskHeartbeatIntervalMs?: number;
   log: Logger;
 }
 
 /**
  * What the host is doing: nothing, the ramdisk, an installed OS on disk, an empty disk, the installer from CD
- * (installing, or waiting at the console for a CD without an autoinstall seed), or a failed boot.
+ * (installing, or waiting at the console for a CD without an autoinstall seed), a failed boot, or a crashed ramdisk
+ * (on, running nothing, until the BMC resets it).
  */
-export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed';
+export type MachineRunState = 'off' | 'ramdisk' | 'os' | 'noOs' | 'media' | 'bootFailed' | 'crashed';
 
 export interface SimulatedMachine {
   readonly nodeId: string;
@@ -50,8 +54,15 @@ export interface SimulatedMachine {
   readonly ramdisk: RamdiskAgent | undefined;
   /** The iPXE scripts fetched, in boot order (the boot artefact path, observable). */
   readonly bootScripts: readonly string[];
+  /** What the firmware printed on the serial console (iPXE's messages and failed fetches), oldest first. */
+  readonly console: readonly string[];
   /** Resolves with the ramdisk once one runs (after a PXE boot). */
   ramdiskStarted(): Promise<RamdiskAgent>;
+  /**
+   * The ramdisk dies where it stands (a kernel panic, a hung machine): its agent stops mid-command without a result or
+   * another word, and the machine stays powered on, running nothing, until its BMC resets it.
+   */
+  crashRamdisk(): Promise<void>;
   /** The installed OS's agent (`bcd node`), while it runs. */
   readonly nodeAgent: NodeAgent | undefined;
   /** What unattended installs from the CD put on this machine, in order. */
@@ -91,9 +102,11 @@ function diskHasData(path: string): boolean {
 }
 
 /**
- * A bare-metal machine in simulation: a Redfish BMC simulator plus file-backed disks. A PXE boot fetches the
- * machine's iPXE script from the site agent and runs `bcd ramdisk` in-process with the parameters from its kernel
- * line (its own NATS connection, as a real ramdisk would have); power loss or the next reset stops it. A CD boot
+ * A bare-metal machine in simulation: a Redfish BMC simulator plus file-backed disks. A PXE boot runs the firmware's
+ * iPXE (`./ipxe.ts`) on the embedded first stage, which chainloads the machine's iPXE script from the site agent
+ * (waiting out a 503 with `Retry-After`, retrying other failures), then runs `bcd ramdisk` in-process with the
+ * parameters from its kernel line (its own NATS connection, as a real ramdisk would have); power loss or the next
+ * reset stops either. A CD boot
  * runs an unattended Ubuntu install from the ISO in the BMC's CD slot (`./autoinstall.ts`) whose `bcd node`
  * late-command starts the node agent; a later disk boot of that OS starts it again with its kept identity.
  */
@@ -114,6 +127,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   let ramdisk: { agent: RamdiskAgent; nc: NatsConnection } | undefined;
   let nodeAgent: { agent: NodeAgent; nc: NatsConnection } | undefined;
   const bootScripts: string[] = [];
+  const consoleLines: string[] = [];
   const installs: InstallRecord[] = [];
   const ignoredLateCommands: string[] = [];
   const waiters: ((agent: RamdiskAgent) => void)[] = [];
@@ -217,14 +231,18 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     });
   };
 
-  const pxeBoot = async () => {
+  // The firmware's iPXE runs the embedded first stage, with the per-machine script URL as DHCP's boot file name.
+  const pxeBoot = async (signal: AbortSignal) => {
     const url = options.bootUrl();
     if (!url) throw new Error('no boot URL for this machine (is the site agent running?)');
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`iPXE script fetch answered ${response.status}`);
-    const script = await response.text();
-    bootScripts.push(script);
-    const params = ramdiskParamsOf(script);
+    const ipxe = await runSimulatedIpxe(firstStageIpxeScript(), {
+      dhcp: { filename: url },
+      onScript: (script) => bootScripts.push(script),
+      console: (line) => consoleLines.push(line),
+      signal,
+    });
+    if (!ipxe.booted) throw new Error(`iPXE left network boot (status ${ipxe.status})`);
+    const params = ramdiskParamsOf(ipxe.kernelLine);
     if (params.node !== nodeId || !params.site || !params.nats) throw new Error(`iPXE script is not for ${nodeId}`);
     // A ramdisk keeps its state in RAM: every boot starts with a new identity and an empty journal, as on hardware.
     const stateDir = join(home, 'ramdisk-state');
@@ -239,6 +257,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       disks: machineDisks.slice(0, options.ramdiskSeesDisks ?? machineDisks.length),
       ...(params.boot ? { siteCacheUrl: params.boot } : {}),
       ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),
+      ...(options.ramdiskHeartbeatIntervalMs ? { heartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),
       log: log.child({ nodeId, agent: 'ramdisk' }),
     });
     ramdisk = { agent, nc };
@@ -246,12 +265,20 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     for (const resolve of waiters.splice(0)) resolve(agent);
   };
 
-  // Boots and power losses are applied one at a time, in the order the BMC reported them.
-  const enqueue = (step: () => Promise<void>) => {
-    transitions = transitions.then(step).catch((err: unknown) => {
-      runState = 'bootFailed';
-      log.warn({ err, nodeId }, 'simulated machine boot failed');
-    });
+  // Boots and power losses are applied one at a time, in the order the BMC reported them. Each one first stops what
+  // the firmware was doing (iPXE waiting to retry a fetch), as a power loss or reset does.
+  let firmware = new AbortController();
+  const enqueue = (step: (signal: AbortSignal) => Promise<void>) => {
+    firmware.abort();
+    firmware = new AbortController();
+    const signal = firmware.signal;
+    transitions = transitions
+      .then(() => step(signal))
+      .catch((err: unknown) => {
+        if (signal.aborted) return;
+        runState = 'bootFailed';
+        log.warn({ err, nodeId }, 'simulated machine boot failed');
+      });
   };
   bmc.onPowerLoss(() =>
     enqueue(async () => {
@@ -260,9 +287,9 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     }),
   );
   bmc.onBoot((target) =>
-    enqueue(async () => {
+    enqueue(async (signal) => {
       await stopAgents();
-      if (target === 'Pxe') return pxeBoot();
+      if (target === 'Pxe') return pxeBoot(signal);
       return target === 'Cd' ? cdBoot() : diskBoot();
     }),
   );
@@ -280,7 +307,15 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     get bootScripts() {
       return [...bootScripts];
     },
+    get console() {
+      return [...consoleLines];
+    },
     ramdiskStarted: () => (ramdisk ? Promise.resolve(ramdisk.agent) : new Promise((resolve) => waiters.push(resolve))),
+    crashRamdisk: async () => {
+      if (!ramdisk) return;
+      await stopRamdisk();
+      runState = 'crashed';
+    },
     get nodeAgent() {
       return nodeAgent?.agent;
     },
@@ -292,6 +327,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     },
     nodeAgentStarted: () => (nodeAgent ? Promise.resolve(nodeAgent.agent) : new Promise((resolve) => nodeWaiters.push(resolve))),
     close: async () => {
+      firmware.abort();
       await transitions;
       await stopAgents();
       await bmc.close();

@@ -32,6 +32,8 @@ export interface SimulatedSiteOptions {
   bootHttpPort?: number;
   /** Settle delays of the simulated BMCs, default 200 ms. */
   bmcDelayMs?: number;
+  /** How often the machines' ramdisks heartbeat while a command runs (default 10 s). */
+  ramdiskHeartbeatIntervalMs?: number;
   /** Default true: run `bcd site` for this site in-process. */
   siteAgent?: boolean;
   /**
@@ -152,6 +154,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         },
         ...(options.diskSizeBytes ? { diskSizeBytes: options.diskSizeBytes } : {}),
         ...machineDisksOf(options.machineDisks?.(i)),
+        ...(options.ramdiskHeartbeatIntervalMs ? { ramdiskHeartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),
         bootUrl: () => siteAgent?.bootUrlFor(nodeId),
         log,
       }),

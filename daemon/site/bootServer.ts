@@ -5,14 +5,21 @@ import type { Logger } from '../../services/platform/logger.ts';
 import type { BootTokens } from './bootTokens.ts';
 import { parseByteRange } from './byteRange.ts';
 import type { ImageCache } from './imageCache.ts';
+import { firstStageIpxeScript } from './ipxeScript.ts';
 
 export interface BootServerOptions {
   host: string;
   port: number;
   tokens: BootTokens;
   images: ImageCache;
-  /** The iPXE script for a node, given the server's own base URL; a rejection answers 404 (no boot for it now). */
+  /**
+   * The iPXE script for a node, given the server's own base URL. A rejection with a `BOOT_TOKEN_*` code (the control
+   * plane refused this boot) answers 404; any other (nobody answered, the platform is unavailable) answers 503 with
+   * `Retry-After`, which iPXE waits out before it asks again.
+   */
   script: (nodeId: string, baseUrl: string) => string | Promise<string>;
+  /** `Retry-After` of a 503, in seconds. Default 5 (iPXE's own default). */
+  retryAfterSeconds?: number;
   /** Broker mode: the public join credential, served at `/join.creds` for ramdisks to join with. */
   joinCreds?: string;
   log: Logger;
@@ -26,8 +33,8 @@ export interface BootServer {
 const BOOT_PATH = /^\/boot\/([a-z0-9][a-z0-9_-]{0,62})\/([A-Za-z0-9_-]{43})\.ipxe$/;
 const IMAGE_PATH = /^\/images\/([0-9a-f]{64})$/;
 
-function plain(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
@@ -51,10 +58,14 @@ async function serveImage(req: IncomingMessage, res: ServerResponse, images: Ima
   createReadStream(file, { start, end }).pipe(res);
 }
 
+/** The first-stage iPXE script, public: operators embed it into their iPXE build (`make … EMBED=first-stage.ipxe`). */
+export const FIRST_STAGE_PATH = '/first-stage.ipxe';
+
 /**
- * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<token>.ipxe` (the per-machine iPXE script) and
- * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume). Anything
- * else, a wrong token included, is a plain 404: nothing tells a prober which part was wrong.
+ * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<token>.ipxe` (the per-machine iPXE script),
+ * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume) and
+ * `/first-stage.ipxe`. Anything else, a wrong token included, is a plain 404: nothing tells a prober which part was
+ * wrong.
  */
 export async function startBootServer(options: BootServerOptions): Promise<BootServer> {
   let baseUrl = '';
@@ -67,13 +78,20 @@ export async function startBootServer(options: BootServerOptions): Promise<BootS
       try {
         script = await options.script(boot[1]!, baseUrl);
       } catch (err) {
-        options.log.warn({ nodeId: boot[1], code: (err as { code?: unknown }).code }, 'no boot script for this machine now');
-        return plain(res, 404, 'not found\n');
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === 'string' && code.startsWith('BOOT_TOKEN_')) {
+          options.log.warn({ nodeId: boot[1], code }, 'no boot script for this machine now');
+          return plain(res, 404, 'not found\n');
+        }
+        // A few seconds of `join` or NATS downtime must not cost the machine its boot: iPXE retries after the delay.
+        options.log.warn({ nodeId: boot[1], code, err }, 'boot script unavailable for now; the machine is asked to retry');
+        return plain(res, 503, 'boot script unavailable; retry\n', { 'retry-after': String(options.retryAfterSeconds ?? 5), 'cache-control': 'no-store' });
       }
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(script), 'cache-control': 'no-store' });
       return void res.end(req.method === 'HEAD' ? undefined : script);
     }
     if (path === '/join.creds' && options.joinCreds) return plain(res, 200, options.joinCreds);
+    if (path === FIRST_STAGE_PATH) return plain(res, 200, firstStageIpxeScript());
     const image = IMAGE_PATH.exec(path);
     if (image) return serveImage(req, res, options.images, image[1]!);
     plain(res, 404, 'not found\n');

@@ -36,6 +36,36 @@ export function ramdiskIpxeScript(input: {
   ].join('\n');
 }
 
+/**
+ * The first stage, embedded in the iPXE build (or its firmware): it asks DHCP for the machine's boot file (the
+ * per-machine script URL the site hands out, `${filename}`) and chainloads it. iPXE itself waits out a 503 with
+ * `Retry-After` (the site cannot mint the boot's join token yet); anything else that fails (the site agent down or
+ * restarting, a refusal) is tried again every `retrySeconds`, up to `maxTries` times, before the machine leaves
+ * network boot for its next boot device.
+ */
+export function firstStageIpxeScript(options: { retrySeconds?: number; maxTries?: number } = {}): string {
+  const retrySeconds = options.retrySeconds ?? 5;
+  const maxTries = options.maxTries ?? 60;
+  return [
+    '#!ipxe',
+    '# Better Compute first stage: embed in iPXE (make bin-x86_64-efi/ipxe.efi EMBED=first-stage.ipxe)',
+    'set tries:int32 0',
+    ':boot',
+    'dhcp || goto again',
+    'chain --autofree ${filename} || goto again',
+    ':again',
+    'inc tries',
+    `iseq \${tries} ${maxTries} && goto give_up ||`,
+    `echo Boot script unavailable; trying again in ${retrySeconds} s (\${tries}/${maxTries})`,
+    `sleep ${retrySeconds}`,
+    'goto boot',
+    ':give_up',
+    `echo No boot script after ${maxTries} tries; leaving network boot`,
+    'exit 1',
+    '',
+  ].join('\n');
+}
+
 /** Reads the `bc.*` parameters back from a script's kernel line (what the ramdisk's init does with /proc/cmdline). */
 export function ramdiskParamsOf(script: string): Record<string, string> {
   const kernel = script.split('\n').find((line) => line.startsWith('kernel '));

@@ -95,6 +95,18 @@ export const nodesProjection = defineProjection({
         );
         return;
       }
+      case 'NodeOperationCancelled': {
+        // Cancelled before any step ran: back where the node was; in `ready` it belongs to nobody again.
+        const release = event.data.state === 'ready' ? ', owner_tenant_id = NULL, owned_since_seq = NULL' : '';
+        update(
+          event.data.nodeId,
+          `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL,
+           rescued_from = CASE WHEN ? = 'rescue' THEN NULL ELSE rescued_from END${release}`,
+          event.data.state,
+          event.data.operation,
+        );
+        return;
+      }
       case 'NodeInventoryRecorded': {
         const row = statement(db, 'SELECT addresses FROM nodes WHERE node_id = ?').get(event.data.nodeId) as { addresses: string } | undefined;
         const addresses = withInventoryAddresses(row ? (JSON.parse(row.addresses) as string[]) : [], event.data.inventory);

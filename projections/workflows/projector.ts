@@ -78,6 +78,25 @@ export const workflowsProjection = defineProjection({
       case 'AgentResultRejected':
         step('rejected_results = rejected_results + 1', event.data.workflowId, event.data.stepIndex);
         return touch(event.data.workflowId);
+      case 'WorkflowRewound':
+        // The boot and the steps after it run again; their rows show the attempts so far until they do.
+        statement(db, `UPDATE workflow_steps SET state = 'pending', output = NULL WHERE workflow_id = ? AND step_index BETWEEN ? AND ?`).run(
+          event.data.workflowId,
+          event.data.toStepIndex,
+          event.data.fromStepIndex,
+        );
+        return touch(event.data.workflowId);
+      case 'WorkflowCancelRequested':
+        statement(db, `UPDATE workflows SET state = 'cancelling', error = ?, last_seq = ? WHERE workflow_id = ?`).run(event.data.reason, position.seq, event.data.workflowId);
+        return;
+      case 'WorkflowCancelled':
+        statement(db, `UPDATE workflows SET state = 'cancelled', error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
+          event.data.reason,
+          metadata.time,
+          position.seq,
+          event.data.workflowId,
+        );
+        return;
       case 'WorkflowCompleted':
         statement(db, `UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(metadata.time, position.seq, event.data.workflowId);
         return;

@@ -62,6 +62,16 @@ export const NodeOperationFailed = defineEvent(
     maintenance: z.boolean(),
   }),
 );
+/** `metal.cancel`: the node's operation is being cancelled (the workflow stops once no destructive step runs). */
+export const NodeCancelRequested = defineEvent(
+  'NodeCancelRequested',
+  z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string(), reason: z.string() }),
+);
+/** An operation cancelled before any of its steps started: the node is back in `state`, untouched. */
+export const NodeOperationCancelled = defineEvent(
+  'NodeOperationCancelled',
+  z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string(), reason: z.string(), state: z.enum(['ready', 'deployed']) }),
+);
 export const NodeInventoryRecorded = defineEvent('NodeInventoryRecorded', z.object({ nodeId: z.string(), workflowId: z.string(), inventory: Inventory }));
 /**
  * An agentless node went back to `ready` (or was retired) after a release (or retirement) that wiped nothing (the pool opted in with
@@ -79,6 +89,8 @@ export const metalEvents = [
   NodeWipeStarted,
   NodeOperationCompleted,
   NodeOperationFailed,
+  NodeCancelRequested,
+  NodeOperationCancelled,
   NodeInventoryRecorded,
   NodeReleaseUnverified,
   NodeRescueEnded,

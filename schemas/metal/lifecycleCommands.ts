@@ -57,6 +57,19 @@ export const UnrescueNode = tenantScoped;
 export const RetireNode = nodeOnly;
 /** `metal.retry`: from `failed`, run the operation that failed again (a new workflow). */
 export const RetryNode = nodeOnly;
+/**
+ * `metal.cancel` (operators): stop the node's running operation safely. No new step starts; a destructive step that
+ * is running finishes first. A cancelled deploy or release ends `failed` in maintenance (the disk may hold half an
+ * image, or the last tenant's data); a cancelled inspection or rescue ends `failed`; an operation cancelled before
+ * any step started goes back to where the node was (`metal.retry` runs a cancelled operation again).
+ */
+export const CancelNode = z.object({ nodeId: ResourceId, reason: z.string().min(1).max(500).optional() }).strict();
+export type CancelNode = z.infer<typeof CancelNode>;
+
+/** `metal.completeCancel` (internal): the node's workflow was cancelled; the node takes its stated end state. */
+export const CompleteCancel = z.object({ nodeId: ResourceId, workflowId: WorkflowId }).strict();
+export type CompleteCancel = z.infer<typeof CompleteCancel>;
+
 /** `metal.startInspection` (internal): the orchestrator inspects every enrolled node. */
 export const StartInspection = nodeOnly;
 

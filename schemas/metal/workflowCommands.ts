@@ -37,3 +37,10 @@ export const FailStep = z
   })
   .strict();
 export type FailStep = z.infer<typeof FailStep>;
+
+/**
+ * `workflow.cancel` (orchestrator, after `metal.cancel`): no new step starts. A running destructive step is waited
+ * for (its outcome ends the workflow); otherwise the workflow ends now. Before the workflow started, it never will.
+ */
+export const CancelWorkflow = z.object({ workflowId: WorkflowId, nodeId: ResourceId, reason: z.string().min(1).max(500) }).strict();
+export type CancelWorkflow = z.infer<typeof CancelWorkflow>;

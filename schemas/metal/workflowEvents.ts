@@ -55,6 +55,28 @@ export const ApprovalRejected = defineEvent(
   'ApprovalRejected',
   z.object({ workflowId: z.string(), approverId: z.string(), digest: z.string(), reason: z.string() }),
 );
+/**
+ * The agent inside the machine was lost while step `fromStepIndex` ran (`code`: `AGENT_LOST`): steps `toStepIndex`
+ * (the boot that started that agent) to `fromStepIndex` run again, each with its next attempt number. Agents that
+ * registered before `at` belong to the lost boot.
+ */
+export const WorkflowRewound = defineEvent(
+  'WorkflowRewound',
+  z.object({ workflowId: z.string(), fromStepIndex: z.number().int().nonnegative(), toStepIndex: z.number().int().nonnegative(), code: z.string(), at: z.string() }),
+);
+/** `metal.cancel` arrived while a destructive step ran: it finishes (or fails) first, then the workflow is cancelled. */
+export const WorkflowCancelRequested = defineEvent(
+  'WorkflowCancelRequested',
+  z.object({ workflowId: z.string(), reason: z.string(), waitingForStep: z.number().int().nonnegative() }),
+);
+/**
+ * The workflow was cancelled: no step runs after this. `stepIndex`: the first step not done (null when the workflow never
+ * started); `started`: whether any step attempt ever started, i.e. whether the machine may have been touched.
+ */
+export const WorkflowCancelled = defineEvent(
+  'WorkflowCancelled',
+  z.object({ workflowId: z.string(), nodeId: z.string(), reason: z.string(), stepIndex: z.number().int().nonnegative().nullable(), started: z.boolean() }),
+);
 export const WorkflowCompleted = defineEvent('WorkflowCompleted', z.object({ workflowId: z.string() }));
 export const WorkflowFailed = defineEvent(
   'WorkflowFailed',
@@ -71,6 +93,9 @@ export const workflowEvents = [
   ApprovalRequested,
   ApprovalGranted,
   ApprovalRejected,
+  WorkflowRewound,
+  WorkflowCancelRequested,
+  WorkflowCancelled,
   WorkflowCompleted,
   WorkflowFailed,
 ] as const;

@@ -24,7 +24,8 @@ export const WorkflowView = z.object({
   siteId: z.string(),
   operation: z.string(),
   profile: z.object({ id: z.string(), version: z.number().int() }),
-  state: z.enum(['running', 'completed', 'failed']),
+  /** `cancelling`: `metal.cancel` waits for a running destructive step; `cancelled`: stopped, `error` says why. */
+  state: z.enum(['running', 'cancelling', 'completed', 'failed', 'cancelled']),
   failedStep: z.string().nullable(),
   error: z.string().nullable(),
   startedAt: z.string(),

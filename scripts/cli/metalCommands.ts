@@ -6,7 +6,7 @@ import { describeSteps, followWorkflow } from './workflowProgress.ts';
 type Output = (value: unknown, human: () => string) => void;
 type OperationResult = { seq: number; events: Array<{ type: string; data: { workflowId?: string } }> };
 
-/** `metal deploy|release|rescue|unrescue|retry|retire|maintenance`: lifecycle verbs, optionally following the workflow. */
+/** `metal deploy|release|rescue|unrescue|retry|retire|cancel|maintenance`: lifecycle verbs, optionally following the workflow. */
 export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, print: Output): void {
   const run = async (name: string, body: unknown, wait: boolean) => {
     const result = await api().command<OperationResult>(name, body);
@@ -14,7 +14,7 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     if (!wait || !workflowId) return print(result, () => `${name} accepted (seq ${result.seq})${workflowId ? `, workflow ${workflowId}` : ''}`);
     const view = await followWorkflow(api(), workflowId);
     print(view, () => `${view.operation} ${view.state}${view.error ? `: ${view.error}` : ''}\n${describeSteps(view)}`);
-    if (view.state === 'failed') process.exitCode = 1;
+    if (view.state === 'failed' || view.state === 'cancelled') process.exitCode = 1;
   };
 
   metal
@@ -46,6 +46,18 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
       .option('--wait', 'follow the workflow until it ends')
       .action(async (nodeId: string, o: { wait?: boolean }) => run(command, { nodeId }, o.wait === true));
   }
+  metal
+    .command('cancel <nodeId>')
+    .description('stop the running operation: a destructive step that runs finishes first, nothing new starts')
+    .option('--reason <text>', 'why (recorded on the node: "cancelled: <reason>")')
+    .option('--wait', 'follow the workflow until it has stopped')
+    .action(async (nodeId: string, o: { reason?: string; wait?: boolean }) => {
+      const result = await api().command<OperationResult>('metal.cancel', { nodeId, ...(o.reason ? { reason: o.reason } : {}) });
+      const workflowId = result.events.find((e) => e.data.workflowId)?.data.workflowId;
+      if (!o.wait || !workflowId) return print(result, () => (workflowId ? `cancelling workflow ${workflowId} (seq ${result.seq})` : 'already cancelling'));
+      const view = await followWorkflow(api(), workflowId);
+      print(view, () => `${view.operation} ${view.state}${view.error ? `: ${view.error}` : ''}\n${describeSteps(view)}`);
+    });
   metal
     .command('maintenance <nodeId> <on|off>')
     .description('set or clear the maintenance flag')

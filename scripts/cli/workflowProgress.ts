@@ -31,7 +31,7 @@ export async function followWorkflow(api: ApiClient, workflowId: string, options
           console.log(`${new Date().toISOString()} ${view.operation} ${done}/${view.steps.length} ${label}`);
           seen = label;
         }
-        if (view.state !== 'running') return view;
+        if (view.state !== 'running' && view.state !== 'cancelling') return view;
       }
       if (Date.now() > deadline) throw new Error(`workflow ${workflowId} still running after the wait limit`);
       await sleep(options.pollMs ?? 500);

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { watchConnectionState } from '../platform/nats/connectionState.ts';
 import type { ApiContext } from './apiContext.ts';
 import { readinessWarnings } from './readinessWarnings.ts';
 
@@ -22,6 +23,7 @@ function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
 export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const streamLastSeq = cachedStreamLastSeq(ctx);
   const warnings = readinessWarnings(ctx.config);
+  const connection = watchConnectionState(ctx.nc);
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
@@ -40,7 +42,7 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const natsConnected = !ctx.nc.isClosed();
+    const natsConnected = connection.connected();
     const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;

@@ -1,11 +1,13 @@
 import { createToken } from '../auth/token/create.ts';
 import { revokeToken } from '../auth/token/revoke.ts';
+import { cancelNode, completeCancel } from '../metal/node/cancel.ts';
 import { enrollNode } from '../metal/node/enroll.ts';
 import { deployNode, rescueNode, retireNode, retryNode, startInspection, undeployNode, unrescueNode } from '../metal/node/operate.ts';
 import { reportBmcHealth } from '../metal/node/reportBmcHealth.ts';
 import { setMaintenance } from '../metal/node/setMaintenance.ts';
 import { completeOperation, failOperation, markWiping, recordInventory } from '../metal/node/workflowOutcome.ts';
 import { startWorkflow } from '../metal/workflow/start.ts';
+import { cancelWorkflow } from '../metal/workflow/cancel.ts';
 import { completeStep, failStep, startStep } from '../metal/workflow/steps.ts';
 import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
@@ -38,8 +40,10 @@ export const allCommands: readonly CommandDefinition[] = [
   unrescueNode,
   retireNode,
   retryNode,
+  cancelNode,
   startInspection,
   completeOperation,
+  completeCancel,
   failOperation,
   markWiping,
   recordInventory,
@@ -48,6 +52,7 @@ export const allCommands: readonly CommandDefinition[] = [
   startStep,
   completeStep,
   failStep,
+  cancelWorkflow,
   registerAgent,
   createJoinToken,
   createSiteToken,
@@ -85,6 +90,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   startInspection.name,
   completeOperation.name,
   failOperation.name,
+  completeCancel.name,
   markWiping.name,
   recordInventory.name,
   reportBmcHealth.name,
@@ -92,6 +98,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   startStep.name,
   completeStep.name,
   failStep.name,
+  cancelWorkflow.name,
   releaseQuota.name,
   markQuotaUsed.name,
   recordInstanceObserved.name,

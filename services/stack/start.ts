@@ -54,6 +54,7 @@ if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialE
 const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}) }) : undefined;
 
 let embedded: NatsServerProcess | undefined;
+let endNatsSupervision: (() => void) | undefined;
 let natsUrl: string;
 if (external !== undefined) {
   natsUrl = external;
@@ -61,6 +62,7 @@ if (external !== undefined) {
   embedded = await startNatsServer({ storeDir, ...(broker?.configFile ? { configFile: broker.configFile } : {}) }).catch((err: unknown) =>
     fail(err instanceof NatsServerMissingError ? new PlatformError('UNAVAILABLE', err.message, { cause: err }) : err),
   );
+  endNatsSupervision = embedded.supervise({ log });
   natsUrl = embedded.url;
   log.info({ natsUrl, storeDir, natsAuth: config.natsAuth }, 'started embedded nats-server');
 }
@@ -126,6 +128,7 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
+  endNatsSupervision?.();
   await Promise.all(supervisors.map((s) => s.stop()));
   await embedded?.stop();
   removeStackRecord(dataDir, process.pid);

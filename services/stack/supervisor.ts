@@ -1,12 +1,24 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../platform/logger.ts';
+import { RestartBackoff, type RestartBackoffOptions } from '../platform/restartBackoff.ts';
 
 const serveScript = fileURLToPath(new URL('./serve.ts', import.meta.url));
 
+/** Starts one `serve` child for a group of services (replaced in tests by a fake child). */
+export type SpawnServices = (group: readonly string[], env: NodeJS.ProcessEnv) => ChildProcess;
+
+const spawnServe: SpawnServices = (group, env) =>
+  spawn(process.execPath, ['--import', 'tsx', serveScript, ...group], {
+    env,
+    // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+
 /**
  * Keeps service processes running: each group of services is one `serve` child; a child that exits unexpectedly
- * is restarted with backoff. `stop()` sends SIGTERM and waits.
+ * is restarted after a delay that doubles while it keeps crashing and starts over once it ran stably
+ * (`RestartBackoff`). `stop()` sends SIGTERM and waits.
  */
 export class Supervisor {
   readonly #children = new Map<string, ChildProcess>();
@@ -15,22 +27,21 @@ export class Supervisor {
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly log: Logger,
+    private readonly options: { backoff?: RestartBackoffOptions; spawn?: SpawnServices } = {},
   ) {}
 
-  run(group: string[], restartDelayMs = 1_000): void {
+  run(group: string[], backoff = new RestartBackoff(this.options.backoff)): void {
     if (this.#stopping) return;
     const key = group.join('+');
-    const child = spawn(process.execPath, ['--import', 'tsx', serveScript, ...group], {
-      env: this.env,
-      // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const child = (this.options.spawn ?? spawnServe)(group, this.env);
+    const startedAt = Date.now();
     this.#children.set(key, child);
     child.once('exit', (code, signal) => {
       this.#children.delete(key);
       if (this.#stopping) return;
-      this.log.warn({ services: key, code, signal, restartInMs: restartDelayMs }, 'service process exited; restarting');
-      setTimeout(() => this.run(group, Math.min(restartDelayMs * 2, 15_000)), restartDelayMs);
+      const restartInMs = backoff.delayAfter(Date.now() - startedAt);
+      this.log.warn({ services: key, code, signal, restartInMs }, 'service process exited; restarting');
+      setTimeout(() => this.run(group, backoff), restartInMs);
     });
   }
 

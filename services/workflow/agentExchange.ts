@@ -4,6 +4,7 @@ import { decodeSignedResult, verifyAgentResult, type VerifiedAgentResult } from 
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { AggregateRepository } from '../commands/aggregateRepository.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
+import type { AgentLiveness } from './agentLiveness.ts';
 import { ResultRejectedError, RetryableError } from './stepErrors.ts';
 import type { StreamWatch } from './streamWatch.ts';
 
@@ -15,6 +16,8 @@ export interface AgentExchangeDeps {
   results: StreamWatch<StoredMsg>;
   /** How long a wait sleeps on the watch before it double-checks the stream. */
   recheckMs: number;
+  /** Heartbeats of agents inside machines: a silent one fails the wait with `AGENT_LOST`. */
+  liveness?: AgentLiveness;
 }
 
 export type AcceptedResult = Extract<VerifiedAgentResult, { ok: true }>['result'];
@@ -25,7 +28,8 @@ export type AcceptedResult = Extract<VerifiedAgentResult, { ok: true }>['result'
  * the same command stores it once; a result already stored is used without publishing at all. Waiting costs no
  * polling: the process-wide result watch wakes the caller.
  *
- * Throws `ResultRejectedError` for a result that does not verify, `RetryableError('STEP_TIMEOUT')` past `deadlineMs`.
+ * Throws `ResultRejectedError` for a result that does not verify, `RetryableError('STEP_TIMEOUT')` past `deadlineMs`,
+ * `RetryableError('AGENT_LOST')` when the agent inside the machine stops heartbeating (`agentLiveness.ts`).
  * The result's own `ok` is the caller's to judge (the bytes go to `onVerified` either way, as evidence).
  */
 export async function exchangeAgentCommand(
@@ -36,13 +40,15 @@ export async function exchangeAgentCommand(
   const { commandId } = command;
   const resultSubject = Subjects.agentResult(command.siteId, command.nodeId, commandId);
   if (!(await storedResult(deps, command))) await sendAgentCommand(deps, command);
+  using liveness = AgentCommandKinds[command.kind].runsOn === 'node' ? deps.liveness?.follow(command) : undefined;
   let stored: StoredMsg | undefined;
   while (!stored) {
     options.signal.throwIfAborted();
     const left = options.deadlineMs - Date.now();
     if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `result of ${commandId} did not arrive before the step timeout`, { retryAfterMs: 0 });
+    liveness?.check();
     // The watch wakes us; a direct get now and then covers a result stored while this process was away.
-    stored = (await deps.results.next(resultSubject, () => true, Math.min(left, deps.recheckMs), options.signal)) ?? (await storedResult(deps, command));
+    stored = (await deps.results.next(resultSubject, () => true, Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left), options.signal)) ?? (await storedResult(deps, command));
   }
   return verifiedResult(deps, command, stored.data, options.onVerified);
 }

@@ -42,14 +42,17 @@ function checkInventoryMatches(node: StepNode, payload: unknown): void {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Waits for the ramdisk the previous steps booted: a fresh key registered for this node after the workflow began. */
+/**
+ * Waits for the ramdisk the previous steps booted: a fresh key registered for this node after the workflow began (or,
+ * after a restart from the boot, after that restart: the lost ramdisk's key does not count).
+ */
 export const waitAgentJoined = defineStep({
   id: 'wait.agentJoined',
   runsOn: 'control-plane',
   destructive: false,
   sends: [],
   input: z.object({ role: z.enum(['ramdisk', 'node']).default('ramdisk') }),
-  run: async (ctx) => ctx.platform.waitForAgent(ctx.input.role, ctx.workflow.startedAt),
+  run: async (ctx) => ctx.platform.waitForAgent(ctx.input.role, ctx.workflow.restartedAt ?? ctx.workflow.startedAt),
 });
 
 /** Every step the executor can run, by id. */

@@ -17,6 +17,11 @@ export const WorkflowConfig = z.object({
    * only matters for a result stored while the executor's watch was not running.
    */
   resultRecheckMs: z.coerce.number().int().min(10).default(10_000),
+  /**
+   * An agent inside a machine heartbeats every 10 s while it runs a command; silent this long, it counts as lost
+   * (`AGENT_LOST`) and the operation restarts from the boot that started it.
+   */
+  agentHeartbeatTimeoutMs: z.coerce.number().int().min(1_000).default(45_000),
 });
 export type WorkflowConfig = z.infer<typeof WorkflowConfig>;
 
@@ -27,6 +32,7 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
     workAckWaitMs: 'BC_WORK_ACK_WAIT_MS',
     executorConcurrency: 'BC_EXECUTOR_CONCURRENCY',
     resultRecheckMs: 'BC_RESULT_RECHECK_MS',
+    agentHeartbeatTimeoutMs: 'BC_AGENT_HEARTBEAT_TIMEOUT_MS',
   };
   return loadEnvSettings(WorkflowConfig, names, env, overrides);
 }

@@ -51,7 +51,18 @@ export interface AgentEndpoints {
 
 export interface StepContext<I> {
   readonly node: StepNode;
-  readonly workflow: { readonly workflowId: string; readonly operation: NodeOperation; readonly stepIndex: number; readonly attempt: number; readonly startedAt: string };
+  /**
+   * `restartedAt`: when the workflow last restarted from its boot because the agent inside the machine was lost (null
+   * if never); an agent registered before then belongs to the lost boot.
+   */
+  readonly workflow: {
+    readonly workflowId: string;
+    readonly operation: NodeOperation;
+    readonly stepIndex: number;
+    readonly attempt: number;
+    readonly startedAt: string;
+    readonly restartedAt?: string | null;
+  };
   readonly input: I;
   /** Same for every delivery of one attempt, different for the next attempt: `<workflowId>-s<index>-a<attempt>`. */
   readonly idempotencyKey: string;

@@ -14,6 +14,7 @@ import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTic
 import { nodeAggregate } from '../metal/node/node.ts';
 import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
 import { agentGateway, type AgentJoin } from './agentGateway.ts';
+import { startAgentLiveness, type AgentLiveness } from './agentLiveness.ts';
 import { startAgentWatches } from './agentWatches.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
@@ -46,6 +47,7 @@ export class WorkflowExecutor {
   #jsm: JetStreamManager | undefined;
   #blobs: Promise<BlobStore> | undefined;
   #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
+  #liveness: AgentLiveness | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -88,6 +90,7 @@ export class WorkflowExecutor {
       await jsm.consumers.update(Streams.work.name, durable, config);
     }
     this.#watches = await startAgentWatches(this.nc, this.log);
+    this.#liveness = startAgentLiveness(this.nc, { repository: this.#repository, timeoutMs: this.config.agentHeartbeatTimeoutMs, log: this.log });
     const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
       max_messages: this.config.executorConcurrency,
@@ -105,7 +108,7 @@ export class WorkflowExecutor {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#messages?.close().catch(() => undefined);
-    await Promise.all([this.#watches?.results.stop(), this.#watches?.joins.stop()]);
+    await Promise.all([this.#watches?.results.stop(), this.#watches?.joins.stop(), this.#liveness?.stop()]);
   }
 
   private async handle(msg: JsMsg): Promise<void> {
@@ -136,8 +139,9 @@ export class WorkflowExecutor {
     // Quorum: a destructive step waits, unstarted, until its batch collected its signatures.
     const approval = approvalStatus(wf, stepIndex, Date.now());
     if (approval === 'pending') return msg.nak(APPROVAL_RECHECK_MS);
-    // A running attempt is resumed as itself; a failed one (retryable, else the workflow would be over) gets the next number.
-    const attempt = progress.status === 'running' ? progress.attempt : progress.status === 'failed' ? progress.attempt + 1 : 1;
+    // A running attempt is resumed as itself; a scheduled step (first run, or again after a restart from its boot) or a
+    // failed one (retryable, else the workflow would be over) gets the next number.
+    const attempt = progress.status === 'running' ? progress.attempt : progress.attempt + 1;
     const attemptId = stepAttemptId(workflowId, stepIndex, attempt);
     const send = (name: string, payload: unknown, suffix: string) => sendEngineCommand(this.nc, this.log, signal, name, payload, `${attemptId}-${suffix}`);
     const ids = { workflowId, stepIndex, attempt };
@@ -160,7 +164,7 @@ export class WorkflowExecutor {
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
         node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, macs: node.macs, addresses: node.addresses ?? [], productUuid: node.inventory?.productUuid ?? null, poolId: node.poolId ?? null },
-        workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt },
+        workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt, restartedAt: wf.restartedAt ?? null },
         idempotencyKey: attemptId,
         deadlineMs,
         heartbeat: () => msg.working(),
@@ -179,6 +183,7 @@ export class WorkflowExecutor {
           repository: this.#repository,
           ...this.#watches!,
           recheckMs: this.config.resultRecheckMs,
+          ...(this.#liveness ? { liveness: this.#liveness } : {}),
           onVerified,
           ...(this.options.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.options.masterKey!, claims) } : {}),
           mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
@@ -215,8 +220,10 @@ export class WorkflowExecutor {
       { ...ids, code, message: message.slice(0, 1000), retryable, ...(rejected ? { rejected: { commandId: err.commandId, reason: err.reason } } : {}) },
       'fail',
     );
-    const workflowOver = !result || result.events.some((e) => e.type === 'WorkflowFailed');
+    const workflowOver = !result || result.events.some((e) => e.type === 'WorkflowFailed' || e.type === 'WorkflowCancelled');
     if (workflowOver) return msg.term();
+    // Restarted from the boot: this step runs again only once the boot is done, as new work.
+    if (result.events.some((e) => e.type === 'WorkflowRewound')) return msg.ack();
     msg.nak(err instanceof RetryableError && err.retryAfterMs !== undefined ? err.retryAfterMs : step.retry.backoffMs);
   }
 }

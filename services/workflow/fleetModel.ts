@@ -54,7 +54,12 @@ export class FleetModel {
       }
       case 'WorkflowCompleted':
       case 'WorkflowFailed':
+      case 'WorkflowCancelled':
         this.#vacate(event.data.workflowId);
+        return;
+      // Cancelled while waiting for a slot: it never starts (if it was admitted already, `workflow.cancel` stops it).
+      case 'NodeCancelRequested':
+        this.#dequeue(event.data.workflowId);
         return;
       // An operation whose workflow could not start (its profile was refused) fails without a WorkflowFailed.
       case 'NodeOperationFailed':

@@ -161,6 +161,17 @@ export class WorkflowOrchestrator {
         this.model.forget(workflowId);
         return;
       }
+      case 'NodeCancelRequested': {
+        const { workflowId, nodeId, reason } = event.data;
+        await this.send('workflow.cancel', { workflowId, nodeId, reason }, `${workflowId}-cancel`);
+        return;
+      }
+      case 'WorkflowCancelled': {
+        const { workflowId, nodeId } = event.data;
+        await this.send('metal.completeCancel', { nodeId, workflowId }, `${workflowId}-cancelled`);
+        this.model.forget(workflowId);
+        return;
+      }
       case 'WorkflowFailed': {
         const { workflowId, reason, failedStep } = event.data;
         const wf = this.model.workflows.get(workflowId);

@@ -42,7 +42,7 @@ const inventoryArb = fc.record({
   nics: fc.array(fc.record({ id: fc.constantFrom('nic0', 'nic1'), mac: fc.constant('52:54:00:aa:bb:01') }), { maxLength: 2 }),
 });
 
-/** The operation lifecycle events (requested, wiping, completed, failed, inventory, rescue ended, retired). */
+/** The operation lifecycle events (requested, wiping, completed, failed, cancelled, inventory, rescue ended, retired). */
 export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   fc.record({
     type: fc.constant('NodeOperationRequested' as const),
@@ -71,6 +71,11 @@ export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   fc.record({ type: fc.constant('NodeRescueEnded' as const), data: fc.record({ nodeId: nodeIdArb }) }),
   fc.record({ type: fc.constant('NodeRetired' as const), data: fc.record({ nodeId: nodeIdArb }) }),
   fc.record({ type: fc.constant('NodeReleaseUnverified' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, poolId: fc.constant('pool-1') }) }),
+  fc.record({ type: fc.constant('NodeCancelRequested' as const), data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb, reason: fc.string() }) }),
+  fc.record({
+    type: fc.constant('NodeOperationCancelled' as const),
+    data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb, reason: fc.string(), state: fc.constantFrom('ready' as const, 'deployed' as const) }),
+  }),
 );
 
 /** Any node event the catalog declares. */

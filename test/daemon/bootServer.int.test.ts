@@ -11,10 +11,10 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function boot(stateDir: string) {
+async function boot(stateDir: string, script: (nodeId: string) => string | Promise<string> = (nodeId) => `#!ipxe\n# ${nodeId}\n`) {
   const tokens = new BootTokens(stateDir);
   const images = new ImageCache(stateDir);
-  const server = await startBootServer({ host: '127.0.0.1', port: 0, tokens, images, log, script: (nodeId) => `#!ipxe\n# ${nodeId}\n` });
+  const server = await startBootServer({ host: '127.0.0.1', port: 0, tokens, images, log, script, retryAfterSeconds: 3 });
   servers.push(server);
   return { tokens, images, server };
 }
@@ -90,5 +90,30 @@ describe('site agent boot server', () => {
     expect((await fetch(`${server.baseUrl}/boot/n1/${t2}.ipxe`)).status).toBe(404);
     expect((await fetch(`${server.baseUrl}/boot/n3/${t1}.ipxe`)).status).toBe(404);
     expect((await fetch(`${server.baseUrl}/boot/n1/${'A'.repeat(43)}.ipxe`)).status).toBe(404);
+  });
+
+  it('answers 503 with Retry-After while the script cannot be made, and 404 only when the boot is refused', async () => {
+    using dir = tempDir();
+    const failures: Record<string, Error & { code: string }> = {
+      n1: Object.assign(new Error('no answer to the boot token request'), { code: 'UNAVAILABLE' }),
+      n2: Object.assign(new Error('no workflow of n2 is waiting for a ramdisk'), { code: 'BOOT_TOKEN_NOT_DUE' }),
+    };
+    const { tokens, server } = await boot(dir.path, async (nodeId) => {
+      throw failures[nodeId]!;
+    });
+    const unavailable = await fetch(`${server.baseUrl}/boot/n1/${tokens.tokenFor('n1')}.ipxe`);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get('retry-after')).toBe('3');
+    const refused = await fetch(`${server.baseUrl}/boot/n2/${tokens.tokenFor('n2')}.ipxe`);
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('retry-after')).toBeNull();
+  });
+
+  it('serves the first-stage script to embed in iPXE', async () => {
+    using dir = tempDir();
+    const { server } = await boot(dir.path);
+    const firstStage = await fetch(`${server.baseUrl}/first-stage.ipxe`);
+    expect(firstStage.status).toBe(200);
+    expect(await firstStage.text()).toContain('chain --autofree ${filename} || goto again');
   });
 });

@@ -38,4 +38,17 @@ describe('fleet model', () => {
     expect(model.inFlight('dc1', 'deploys')).toBe(0);
     expect(model.waiting().map((o) => o.nodeId)).toEqual(['b']);
   });
+
+  it('never admits an operation cancelled while it waited, and frees the slot of a cancelled workflow', () => {
+    const model = new FleetModel();
+    const [a, b, c] = [requested('a', 'deploy'), requested('b', 'deploy'), requested('c', 'deploy')];
+    for (const e of [a, b, c]) model.apply(e);
+    expect(model.admit({ deploys: 1, wipes: 1 }).map((o) => o.nodeId)).toEqual(['a']);
+    model.apply({ type: 'NodeCancelRequested', data: { nodeId: 'b', operation: 'deploy', workflowId: 'wf-00000000000b', reason: 'x' } });
+    expect(model.waiting().map((o) => o.nodeId)).toEqual(['c']);
+    model.apply(startedFor(a));
+    model.apply({ type: 'WorkflowCancelled', data: { workflowId: 'wf-00000000000a', nodeId: 'a', reason: 'x', stepIndex: 0, started: true } });
+    expect(model.inFlight('dc1', 'deploys')).toBe(0);
+    expect(model.admit({ deploys: 1, wipes: 1 }).map((o) => o.nodeId)).toEqual(['c']);
+  });
 });

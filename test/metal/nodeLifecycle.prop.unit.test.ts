@@ -5,6 +5,7 @@ import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { erasingOperations } from '../../schemas/metal/workflow.ts';
 import type { CommandDefinition } from '../../services/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
+import { cancelNode, completeCancel } from '../../services/metal/node/cancel.ts';
 import { deployNode, rescueNode, retireNode, retryNode, startInspection, undeployNode, unrescueNode } from '../../services/metal/node/operate.ts';
 import { completeOperation, failOperation, markWiping } from '../../services/metal/node/workflowOutcome.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
@@ -17,12 +18,13 @@ const enrolled: MetalEvent = {
 };
 
 /** An operator verb, or the engine reporting on the node's current workflow (a wipe attested or not). */
-type Action = { kind: 'verb'; verb: string } | { kind: 'complete'; attested: boolean } | { kind: 'fail' } | { kind: 'wiping' };
+type Action = { kind: 'verb'; verb: string } | { kind: 'complete'; attested: boolean } | { kind: 'fail' } | { kind: 'wiping' } | { kind: 'cancelled'; started: boolean };
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
-  fc.constantFrom('deploy', 'undeploy', 'rescue', 'unrescue', 'retire', 'retry', 'inspect').map((verb) => ({ kind: 'verb' as const, verb })),
+  fc.constantFrom('deploy', 'undeploy', 'rescue', 'unrescue', 'retire', 'retry', 'inspect', 'cancel').map((verb) => ({ kind: 'verb' as const, verb })),
   fc.boolean().map((attested) => ({ kind: 'complete' as const, attested })),
   fc.constant({ kind: 'fail' as const }),
   fc.constant({ kind: 'wiping' as const }),
+  fc.boolean().map((started) => ({ kind: 'cancelled' as const, started })),
 );
 
 const verbs: Record<string, [CommandDefinition, unknown]> = {
@@ -33,6 +35,7 @@ const verbs: Record<string, [CommandDefinition, unknown]> = {
   retire: [retireNode, { nodeId: n }],
   retry: [retryNode, { nodeId: n }],
   inspect: [startInspection, { nodeId: n }],
+  cancel: [cancelNode, { nodeId: n }],
 };
 
 function commandFor(action: Action, state: NodeAggregateState): [CommandDefinition, unknown, unknown] {
@@ -47,6 +50,10 @@ function commandFor(action: Action, state: NodeAggregateState): [CommandDefiniti
       return [failOperation, { nodeId: n, workflowId, reason: 'x', failedStep: 's' }, undefined];
     case 'wiping':
       return [markWiping, { nodeId: n, workflowId }, undefined];
+    case 'cancelled': {
+      const cancelled = { exists: true, status: 'cancelled', steps: [{ id: 'disk.wipe' }], progress: [{ status: 'failed', attempt: action.started ? 1 : 0 }] };
+      return [completeCancel, { nodeId: n, workflowId }, { workflow: cancelled }];
+    }
   }
 }
 
@@ -72,6 +79,11 @@ describe('node lifecycle under any sequence of verbs and workflow outcomes', () 
         if ((before.state === 'releasing' || before.state === 'wiping') && state.state === 'ready') expect(action).toEqual({ kind: 'complete', attested: true });
         if (before.state === 'retiring' && state.state === 'retired') expect(action).toEqual({ kind: 'complete', attested: true });
         if (erasingOperations.has(before.current?.operation ?? 'inspect') && state.state === 'failed') expect(state.maintenance).toBe(true);
+        // A cancelled operation that touched the machine never ends anywhere but `failed`; a deploy or release in maintenance.
+        if (action.kind === 'cancelled' && action.started && events.length > 0) {
+          expect(state.state).toBe('failed');
+          if (before.current?.operation === 'deploy' || before.current?.operation === 'release') expect(state.maintenance).toBe(true);
+        }
         // The same command again changes nothing more (idempotent) or is refused.
         try {
           const again = command.decide(command.schema.parse(payload), state, { commandId: 'cmd-again-0', actor: 't', now: 'now', dependencies });

@@ -1,15 +1,31 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-/** An OS image of random bytes served over HTTP on loopback, with its sha256, for deploy tests. */
-export async function startImageServer(sizeBytes = 3 * 1024 * 1024 + 123) {
+/** Sends `image` at about `bytesPerSecond`, in 64 KiB pieces, so a test can act while a download is under way. */
+async function trickle(res: ServerResponse, image: Buffer, bytesPerSecond: number): Promise<void> {
+  const piece = 64 * 1024;
+  for (let offset = 0; offset < image.length && !res.destroyed; offset += piece) {
+    res.write(image.subarray(offset, offset + piece));
+    await sleep((piece / bytesPerSecond) * 1000);
+  }
+  res.end();
+}
+
+/**
+ * An OS image of random bytes served over HTTP on loopback, with its sha256, for deploy tests. `bytesPerSecond`
+ * slows every download down to that rate.
+ */
+export async function startImageServer(sizeBytes = 3 * 1024 * 1024 + 123, options: { bytesPerSecond?: number } = {}) {
   const image = randomBytes(sizeBytes);
   const sha256 = createHash('sha256').update(image).digest('hex');
   let downloads = 0;
   const server = createServer((req, res) => {
     if (req.url !== '/images/demo.img') return void res.writeHead(404).end();
     downloads++;
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length }).end(image);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length });
+    if (options.bytesPerSecond) void trickle(res, image, options.bytesPerSecond);
+    else res.end(image);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

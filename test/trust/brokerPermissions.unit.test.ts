@@ -25,6 +25,8 @@ describe('permissionsFor', () => {
     const p = permissionsFor({ role: 'node', agentId: 'rd-n1', siteId: 'dc1', nodeId: 'n1' });
     expect(p.pub.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.BC_AGENT_COMMANDS.ramdisk_rd-n1');
     expect(p.pub.allow).toContain('bc.site.dc1.res.n1.>');
+    // Heartbeats while a command runs, on its own node's subject and nowhere else.
+    expect(p.pub.allow.filter((s) => s.includes('.hb.'))).toEqual(['bc.site.dc1.hb.n1']);
     expect(p.pub.allow.some((s) => s.includes('CREATE') || s === '$JS.API.>' || s === 'bc.>')).toBe(false);
     expect(p.sub.allow).toEqual(['_INBOX_rd-n1.>']);
     expect(p.pub.allow).not.toContain('bc.secrets.grant');

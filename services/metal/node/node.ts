@@ -11,6 +11,8 @@ export interface NodeOperationRef {
   readonly operation: NodeOperation;
   readonly workflowId: string;
   readonly inputs: Readonly<Record<string, unknown>>;
+  /** Set once `metal.cancel` asked for the operation to stop. */
+  readonly cancelReason?: string;
 }
 
 export type NodeAggregateState =
@@ -88,6 +90,13 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
           maintenanceReason: maintenance ? reason : state.maintenanceReason,
           maintenanceSource: maintenance ? 'platform' : state.maintenanceSource,
         };
+      }
+      case 'NodeCancelRequested':
+        return state.current ? { ...state, current: { ...state.current, cancelReason: event.data.reason } } : state;
+      case 'NodeOperationCancelled': {
+        const back = event.data.state;
+        const rescuedFrom = event.data.operation === 'rescue' ? null : (state.rescuedFrom ?? null);
+        return { ...state, state: back, current: null, rescuedFrom, owner: back === 'ready' ? null : (state.owner ?? null) };
       }
       case 'NodeInventoryRecorded':
         return { ...state, inventory: event.data.inventory, addresses: withInventoryAddresses(state.addresses ?? [], event.data.inventory) };

@@ -26,7 +26,8 @@ export const startWorkflow = defineCommand({
     registry: await load(pluginRegistryAggregate, PLUGIN_REGISTRY_ID),
   }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
-    if (state.exists) return [];
+    // Started already, or cancelled before it could start.
+    if (state.exists || state.cancelled) return [];
     const { registry } = dependencies;
     const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
     const profile = named ? findProfile(registry, named) : builtinProfileFor(command.operation, command.inputs);

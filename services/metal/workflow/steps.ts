@@ -4,6 +4,8 @@ import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { nodeAggregate } from '../node/node.ts';
 import { attests, signerOf, type WipeAttestation } from './attestation.ts';
+import { cancelledEvent } from './cancel.ts';
+import { bootBefore, rewindEvents } from './rewind.ts';
 import { workflowAggregate, type ExistingWorkflow, type WorkflowState } from './workflow.ts';
 
 function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex: number): ExistingWorkflow {
@@ -14,8 +16,9 @@ function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex:
 }
 
 /**
- * `workflow.startStep`: the next attempt of the current step begins. The attempt must be the one due: the first
- * after scheduling, the same one while running (a redelivered message resuming it), or one more after a retryable failure.
+ * `workflow.startStep`: the next attempt of the current step begins. The attempt must be the one due: the next after
+ * scheduling (the first, or the next after a restart from the boot), the same one while running (a redelivered message
+ * resuming it), or one more after a retryable failure. Nothing new starts once a cancel was asked for.
  */
 export const startStep = defineCommand({
   name: 'workflow.startStep',
@@ -26,7 +29,8 @@ export const startStep = defineCommand({
     const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
     const p = wf.progress[command.stepIndex]!;
     if (p.status === 'running' && p.attempt === command.attempt) return [];
-    const due = p.status === 'scheduled' ? 1 : p.status === 'failed' && p.error?.retryable ? p.attempt + 1 : undefined;
+    if (wf.cancel) throw new DomainError('ILLEGAL_TRANSITION', `workflow ${command.workflowId} is being cancelled`);
+    const due = p.status === 'scheduled' || (p.status === 'failed' && p.error?.retryable) ? p.attempt + 1 : undefined;
     if (due !== command.attempt) {
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is ${p.status} at attempt ${p.attempt}`);
     }
@@ -34,7 +38,10 @@ export const startStep = defineCommand({
   },
 });
 
-/** `workflow.completeStep`: the running attempt succeeded; the next step is scheduled, or the workflow completes. */
+/**
+ * `workflow.completeStep`: the running attempt succeeded; the next step is scheduled, or the workflow completes. A
+ * cancel asked for while it ran takes effect now, unless this was the last step (then the operation is done anyway).
+ */
 export const completeStep = defineCommand({
   name: 'workflow.completeStep',
   schema: CompleteStep,
@@ -61,8 +68,9 @@ export const completeStep = defineCommand({
         ? wipeOutput(command.output, attests(wf, command.stepIndex, command.attempt, command.signedResult, dependencies.signer, dependencies.inventory))
         : (command.output ?? null);
     const events: WorkflowEvent[] = [{ type: 'StepSucceeded', data: { workflowId, stepIndex: command.stepIndex, stepId, attempt: command.attempt, output } }];
-    if (next < wf.steps.length) events.push({ type: 'StepScheduled', data: { workflowId, stepIndex: next, stepId: wf.steps[next]!.id, attempt: 1 } });
-    else events.push({ type: 'WorkflowCompleted', data: { workflowId } });
+    if (next >= wf.steps.length) events.push({ type: 'WorkflowCompleted', data: { workflowId } });
+    else if (wf.cancel) events.push(cancelledEvent(wf, wf.cancel.reason, next));
+    else events.push({ type: 'StepScheduled', data: { workflowId, stepIndex: next, stepId: wf.steps[next]!.id, attempt: wf.progress[next]!.attempt + 1 } });
     return events;
   },
 });
@@ -77,13 +85,18 @@ function wipeOutput(output: unknown, attestation: WipeAttestation): Record<strin
   return { ...fields, attested: false, unattestedReason: attestation.reason };
 }
 
-/** `workflow.failStep`: records the failure; fails the workflow when it is terminal or the step's attempts are used up. */
+/**
+ * `workflow.failStep`: records the failure; fails the workflow when it is terminal or the step's attempts are used up
+ * (attempts before a restart from the boot do not count, except the lost step's own). A step that lost its agent
+ * (`AGENT_LOST`) with attempts left restarts the workflow from the boot that started that agent (`rewind.ts`). A
+ * cancel asked for while it ran takes effect instead of any retry.
+ */
 export const failStep = defineCommand({
   name: 'workflow.failStep',
   schema: FailStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  decide(command, state): WorkflowEvent[] {
+  decide(command, state, { now }): WorkflowEvent[] {
     if (state.exists && state.progress[command.stepIndex]?.status === 'failed' && state.progress[command.stepIndex]?.attempt === command.attempt) return [];
     const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
     const p = wf.progress[command.stepIndex]!;
@@ -94,12 +107,17 @@ export const failStep = defineCommand({
     const step = wf.steps[command.stepIndex]!;
     const events: WorkflowEvent[] = [];
     if (command.rejected) events.push({ type: 'AgentResultRejected', data: { workflowId, stepIndex: command.stepIndex, ...command.rejected } });
-    const exhausted = !command.retryable || command.attempt >= step.retry.maxAttempts;
+    const exhausted = !command.retryable || command.attempt - (p.attemptsBefore ?? 0) >= step.retry.maxAttempts;
     const base = { workflowId, stepIndex: command.stepIndex, stepId: step.id, attempt: command.attempt, code: command.code, message: command.message };
-    events.push({ type: 'StepFailed', data: { ...base, retryable: !exhausted } });
-    if (exhausted) {
+    events.push({ type: 'StepFailed', data: { ...base, retryable: !exhausted && !wf.cancel } });
+    if (wf.cancel) {
+      events.push(cancelledEvent(wf, wf.cancel.reason, command.stepIndex));
+    } else if (exhausted) {
       const reason = `${step.id} failed after ${command.attempt} attempt(s): ${command.code}: ${command.message}`;
       events.push({ type: 'WorkflowFailed', data: { workflowId, failedStep: step.id, stepIndex: command.stepIndex, code: command.code, reason } });
+    } else {
+      const boot = command.code === 'AGENT_LOST' ? bootBefore(wf.steps, command.stepIndex) : undefined;
+      if (boot !== undefined) events.push(...rewindEvents(wf, command.stepIndex, boot, command.code, now));
     }
     return events;
   },

@@ -14,6 +14,8 @@ export interface StepProgress {
   readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null;
   /** When the latest attempt started (null before the first, or when its event predates the field). */
   readonly attemptStartedAt: string | null;
+  /** Attempts made before the workflow last restarted from its boot: they do not count against the step's retries. */
+  readonly attemptsBefore?: number;
 }
 
 /** The quorum batch of a workflow that sends destructive commands (absent when no quorum applied at its start). */
@@ -28,7 +30,8 @@ export interface ApprovalBatch {
 }
 
 export type WorkflowState =
-  | { readonly exists: false }
+  /** `cancelled`: the operation was cancelled before its workflow started, which then never starts. */
+  | { readonly exists: false; readonly cancelled?: boolean }
   | {
       readonly exists: true;
       readonly workflowId: string;
@@ -38,9 +41,13 @@ export type WorkflowState =
       readonly profile: ProfileRef;
       readonly steps: readonly ResolvedStep[];
       readonly progress: readonly StepProgress[];
-      readonly status: 'running' | 'completed' | 'failed';
+      readonly status: 'running' | 'completed' | 'failed' | 'cancelled';
       readonly startedAt: string;
       readonly approval?: ApprovalBatch | null;
+      /** When the workflow last restarted from a boot (an agent was lost); agents registered before belong to an older boot. */
+      readonly restartedAt?: string | null;
+      /** A cancel that waits for the running destructive step to end. */
+      readonly cancel?: { readonly reason: string } | null;
     };
 
 export type ExistingWorkflow = Extract<WorkflowState, { exists: true }>;
@@ -58,9 +65,10 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   catalog: new EventCatalog(workflowEvents),
   evolve(state, event) {
     if (event.type === 'WorkflowStarted') {
-      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null }));
+      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null, attemptsBefore: 0 }));
       return { exists: true, ...event.data, progress, status: 'running' };
     }
+    if (event.type === 'WorkflowCancelled' && !state.exists) return { exists: false, cancelled: true };
     if (!state.exists) return state;
     switch (event.type) {
       case 'StepScheduled':
@@ -83,6 +91,20 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
         return state.approval ? { ...state, approval: { ...state.approval, grantedBy: [...state.approval.grantedBy, event.data.approverId] } } : state;
       case 'ApprovalRejected':
         return state.approval ? { ...state, approval: { ...state.approval, rejected: { approverId: event.data.approverId, reason: event.data.reason } } } : state;
+      case 'WorkflowRewound': {
+        const { fromStepIndex, toStepIndex, at } = event.data;
+        // The lost step keeps counting its attempts (they bound how often the workflow restarts); the boot steps start over.
+        const progress = state.progress.map((p, i) =>
+          i < toStepIndex || i > fromStepIndex
+            ? p
+            : { ...p, status: StepStatus.pending, output: null, error: null, attemptStartedAt: null, attemptsBefore: i === fromStepIndex ? (p.attemptsBefore ?? 0) : p.attempt },
+        );
+        return { ...state, progress, restartedAt: at };
+      }
+      case 'WorkflowCancelRequested':
+        return { ...state, cancel: { reason: event.data.reason } };
+      case 'WorkflowCancelled':
+        return { ...state, status: 'cancelled', cancel: null };
       case 'WorkflowCompleted':
         return { ...state, status: 'completed' };
       case 'WorkflowFailed':

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../logger.ts';
+import { RestartBackoff, type RestartBackoffOptions } from '../restartBackoff.ts';
 
 export interface NatsServerProcess {
   readonly url: string;
@@ -13,6 +15,12 @@ export interface NatsServerProcess {
   kill(): Promise<void>;
   /** Starts it again on the same port and store. */
   restart(): Promise<void>;
+  /**
+   * From now on, a server that exits without `stop()` (a crash, an OOM kill, `kill -9`) is started again with the
+   * same port, store and config, after a `RestartBackoff` delay; clients reconnect on their own. Returns the end of
+   * supervision: call it first when shutting down, since a Ctrl-C reaches the server (same process group) directly.
+   */
+  supervise(options: { log: Logger; backoff?: RestartBackoffOptions }): () => void;
 }
 
 export class NatsServerMissingError extends Error {
@@ -48,6 +56,9 @@ export async function startNatsServer(options: {
   const portsDir = join(storeDir, 'ports');
   let port = options.port ?? -1;
   let child: ChildProcess | undefined;
+  /** Processes this module is stopping on purpose: their exit is not a crash. */
+  const stopping = new WeakSet<ChildProcess>();
+  let supervision: { log: Logger; backoff: RestartBackoff } | undefined;
 
   const launch = async () => {
     mkdirSync(portsDir, { recursive: true });
@@ -67,11 +78,37 @@ export async function startNatsServer(options: {
       proc.once('exit', (code) => reject(new Error(`nats-server exited with ${code} during start-up: ${stderr.trim()}`)));
     });
     port = await Promise.race([waitForPort(portsDir, proc.pid!), spawnError]);
+    const startedAt = Date.now();
+    proc.once('exit', (code, signal) => {
+      if (stopping.has(proc) || !supervision) return;
+      const { log, backoff } = supervision;
+      const restartInMs = backoff.delayAfter(Date.now() - startedAt);
+      log.error({ code, signal, stderr: stderr.trim().slice(-1000), restartInMs }, 'embedded nats-server exited; restarting it');
+      relaunchAfter(restartInMs);
+    });
+  };
+
+  const relaunchAfter = (delayMs: number) => {
+    setTimeout(() => {
+      // Stopped meanwhile, or already started again (`restart()`).
+      if (!supervision || (child && (stopping.has(child) || (child.exitCode === null && child.signalCode === null)))) return;
+      launch().then(
+        () => supervision?.log.info({ port }, 'embedded nats-server is back'),
+        (err: unknown) => {
+          if (!supervision) return;
+          const retryInMs = supervision.backoff.delayAfter(0);
+          supervision.log.error({ err, retryInMs }, 'embedded nats-server did not start again; retrying');
+          relaunchAfter(retryInMs);
+        },
+      );
+    }, delayMs).unref();
   };
 
   const terminate = async (signal: NodeJS.Signals) => {
     const proc = child;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    // SIGKILL stands for a crash: a supervised server comes back from it.
+    if (signal !== 'SIGKILL') stopping.add(proc);
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
     proc.kill(signal);
     const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
@@ -88,11 +125,21 @@ export async function startNatsServer(options: {
       return port;
     },
     storeDir,
-    stop: () => terminate('SIGTERM'),
+    stop: () => {
+      supervision = undefined;
+      return terminate('SIGTERM');
+    },
     kill: () => terminate('SIGKILL'),
     restart: async () => {
       await terminate('SIGTERM');
       await launch();
+    },
+    supervise: ({ log, backoff }) => {
+      const own = { log, backoff: new RestartBackoff(backoff) };
+      supervision = own;
+      return () => {
+        if (supervision === own) supervision = undefined;
+      };
     },
   };
 }

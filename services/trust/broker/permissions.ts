@@ -74,6 +74,8 @@ export function permissionsFor(grant: RoleGrant): BrokerPermissions {
     case 'node': {
       const durable = agentDurableFor(grant);
       const ownResults = grant.role === 'site' ? Subjects.siteAgentResults(grant.siteId) : Subjects.nodeAgentResults(grant.siteId, grant.nodeId);
+      // An agent inside a machine says it is still working (`AgentHeartbeat`), on its own node's subject only.
+      const heartbeats = grant.role === 'node' ? [Subjects.agentHeartbeat(grant.siteId, grant.nodeId)] : [];
       const watched = grant.role === 'site' ? [Subjects.siteNodeAgentCommands(grant.siteId)] : [];
       // Site agents ask for BMC credential grants (`daemon/site/grantedCredentials.ts`) and for the join tokens of
       // their machines' boot scripts (`daemon/site/bootJoinTokens.ts`); the answering services check rights.
@@ -88,6 +90,7 @@ export function permissionsFor(grant: RoleGrant): BrokerPermissions {
             JetStreamApi.directGetLast(results, ownResults),
             ...agentCommandNames.map((name) => Subjects.command(name)),
             ...requests,
+            ...heartbeats,
           ],
           deny: [],
         },

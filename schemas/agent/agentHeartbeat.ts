@@ -1,0 +1,47 @@
+import { sign, type KeyObject } from 'node:crypto';
+import { z } from 'zod';
+import { ResourceId } from '../ids.ts';
+import { keyIdOf } from '../trust/agentIds.ts';
+import { AgentId } from '../trust/commands.ts';
+import { AgentCommandId } from './agentCommand.ts';
+import { signatureHolds } from './agentResultCodec.ts';
+
+/**
+ * "Still working on `commandId`": what an agent inside a machine publishes every few seconds while a command runs
+ * (core NATS, `bc.site.<siteId>.hb.<nodeId>`, not stored). The executor waiting for the result counts the agent
+ * lost when none verifies for `BC_AGENT_HEARTBEAT_TIMEOUT_MS`.
+ */
+export const AgentHeartbeat = z
+  .object({ agentId: AgentId, siteId: ResourceId, nodeId: ResourceId, commandId: AgentCommandId, sentAt: z.iso.datetime() })
+  .strict();
+export type AgentHeartbeat = z.infer<typeof AgentHeartbeat>;
+
+/** The heartbeat's JSON bytes (base64) signed with the agent's registered Ed25519 key. */
+export const SignedAgentHeartbeat = z.object({ heartbeat: z.base64(), signature: z.base64(), keyId: z.string() }).strict();
+export type SignedAgentHeartbeat = z.infer<typeof SignedAgentHeartbeat>;
+
+export function signAgentHeartbeat(heartbeat: AgentHeartbeat, signer: { privateKey: KeyObject; publicKeyRaw: Uint8Array }): SignedAgentHeartbeat {
+  const bytes = Buffer.from(JSON.stringify(heartbeat), 'utf8');
+  return {
+    heartbeat: bytes.toString('base64'),
+    signature: sign(null, bytes, signer.privateKey).toString('base64'),
+    keyId: keyIdOf(Buffer.from(signer.publicKeyRaw).toString('base64')),
+  };
+}
+
+/** The heartbeat a message carries, unverified; undefined for anything that is not one. */
+export function openAgentHeartbeat(data: unknown): { signed: SignedAgentHeartbeat; heartbeat: AgentHeartbeat } | undefined {
+  const signed = SignedAgentHeartbeat.safeParse(data);
+  if (!signed.success) return undefined;
+  try {
+    const heartbeat = AgentHeartbeat.safeParse(JSON.parse(Buffer.from(signed.data.heartbeat, 'base64').toString('utf8')));
+    return heartbeat.success ? { signed: signed.data, heartbeat: heartbeat.data } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `signed` is signed by the Ed25519 key (base64 raw) registered for the agent it names. */
+export function heartbeatSignedBy(signed: SignedAgentHeartbeat, publicKeyBase64: string): boolean {
+  return signed.keyId === keyIdOf(publicKeyBase64) && signatureHolds(Buffer.from(signed.heartbeat, 'base64'), Buffer.from(signed.signature, 'base64'), publicKeyBase64);
+}

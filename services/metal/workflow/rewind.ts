@@ -1,0 +1,28 @@
+import type { ResolvedStep } from '../../../schemas/metal/workflow.ts';
+import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
+import type { ExistingWorkflow } from './workflow.ts';
+
+/**
+ * Where a workflow restarts when the agent a step talks to is lost: the boot that started that agent. A node step
+ * depends on the last `wait.agentJoined` before it; the boot is the run of site steps right before that wait
+ * (`boot.setOnce Pxe`, `power.set cycle` in the built-in profiles), so running them again sets the one-time boot
+ * device and cycles the power: the old ramdisk is gone and a new one, with a new key and an empty journal, boots.
+ * Undefined when the step depends on no boot of this workflow (an installed host's agent, say).
+ */
+export function bootBefore(steps: readonly ResolvedStep[], stepIndex: number): number | undefined {
+  if (steps[stepIndex]?.runsOn !== 'node') return undefined;
+  const wait = steps.slice(0, stepIndex).findLastIndex((s) => s.id === 'wait.agentJoined');
+  if (wait < 0) return undefined;
+  let boot = wait;
+  while (boot > 0 && steps[boot - 1]!.runsOn === 'site') boot--;
+  return boot < wait ? boot : undefined;
+}
+
+/** The events that restart `wf` from the boot `toStepIndex` after step `fromStepIndex` lost its agent. */
+export function rewindEvents(wf: ExistingWorkflow, fromStepIndex: number, toStepIndex: number, code: string, now: string): WorkflowEvent[] {
+  const { workflowId } = wf;
+  return [
+    { type: 'WorkflowRewound', data: { workflowId, fromStepIndex, toStepIndex, code, at: now } },
+    { type: 'StepScheduled', data: { workflowId, stepIndex: toStepIndex, stepId: wf.steps[toStepIndex]!.id, attempt: wf.progress[toStepIndex]!.attempt + 1 } },
+  ];
+}

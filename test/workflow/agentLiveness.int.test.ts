@@ -1,0 +1,112 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
+import { keyIdOf } from '../../schemas/trust/agentIds.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { AggregateRepository } from '../../services/commands/aggregateRepository.ts';
+import { createLogger } from '../../services/platform/logger.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import type { ConnectionState } from '../../services/platform/nats/connectionState.ts';
+import type { AgentState } from '../../services/trust/agent/agent.ts';
+import { startAgentLiveness } from '../../services/workflow/agentLiveness.ts';
+import { startTestNats } from '../support/natsServer.ts';
+
+const TIMEOUT_MS = 800;
+
+function agent(agentId: string, role: 'site' | 'ramdisk', nodeId: string | null) {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const publicKeyRaw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const publicKeyBase64 = publicKeyRaw.toString('base64');
+  const state: AgentState = { exists: true, agentId, role, siteId: 'dc1', nodeId, publicKey: publicKeyBase64, keyId: keyIdOf(publicKeyBase64) };
+  return { state, signer: { privateKey, publicKeyRaw } };
+}
+
+const ramdisk = agent('ramdisk-n1-aaaaaaaa', 'ramdisk', 'n1');
+const otherNode = agent('ramdisk-n2-bbbbbbbb', 'ramdisk', 'n2');
+const siteAgent = agent('site-dc1', 'site', null);
+const registered = new Map([ramdisk, otherNode, siteAgent].map((a) => [a.state.exists ? a.state.agentId : '', a.state]));
+/** The registered keys, as the agent aggregate would load them. */
+const repository = { load: async (_aggregate: unknown, id: string) => ({ state: registered.get(id) ?? { exists: false } }) } as unknown as AggregateRepository;
+
+const command = { commandId: 'wf-0123456789ab-s3-a1', kind: 'image.write', siteId: 'dc1', nodeId: 'n1' } as AgentCommand;
+
+describe('agent liveness', () => {
+  it('keeps a heartbeating ramdisk alive past the timeout and finds it lost once it falls silent', async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'liveness-test');
+    const beats = await connectNats(nats.url, 'ramdisk');
+    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
+    try {
+      using check = liveness.follow(command);
+      const beat = () => beats.publish(Subjects.agentHeartbeat('dc1', 'n1'), JSON.stringify(signAgentHeartbeat({ agentId: ramdisk.state.exists ? ramdisk.state.agentId : '', siteId: 'dc1', nodeId: 'n1', commandId: command.commandId, sentAt: new Date().toISOString() }, ramdisk.signer)));
+      for (let i = 0; i < 8; i++) {
+        beat();
+        await sleep(200);
+        expect(() => check.check()).not.toThrow();
+      }
+      expect(check.msUntilDue()).toBeGreaterThan(0);
+      await sleep(TIMEOUT_MS + 100);
+      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+    } finally {
+      await liveness.stop();
+      await beats.close();
+      await nc.close();
+    }
+  });
+
+  it('counts only heartbeats for this command signed by an agent of this very node', async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'liveness-test');
+    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
+    const forger = agent('ramdisk-n1-aaaaaaaa', 'ramdisk', 'n1');
+    const idOf = (a: ReturnType<typeof agent>) => (a.state.exists ? a.state.agentId : '');
+    const strangers = [
+      { agentId: idOf(ramdisk), signer: forger.signer, nodeId: 'n1', commandId: command.commandId },
+      { agentId: idOf(siteAgent), signer: siteAgent.signer, nodeId: 'n1', commandId: command.commandId },
+      { agentId: idOf(otherNode), signer: otherNode.signer, nodeId: 'n1', commandId: command.commandId },
+      { agentId: idOf(ramdisk), signer: ramdisk.signer, nodeId: 'n1', commandId: 'wf-0123456789ab-s4-a1' },
+      { agentId: 'ramdisk-n1-unknown0', signer: forger.signer, nodeId: 'n1', commandId: command.commandId },
+    ];
+    try {
+      using check = liveness.follow(command);
+      const until = Date.now() + TIMEOUT_MS + 300;
+      while (Date.now() < until) {
+        for (const s of strangers) {
+          nc.publish(Subjects.agentHeartbeat('dc1', s.nodeId), JSON.stringify(signAgentHeartbeat({ agentId: s.agentId, siteId: 'dc1', nodeId: s.nodeId, commandId: s.commandId, sentAt: new Date().toISOString() }, s.signer)));
+        }
+        nc.publish(Subjects.agentHeartbeat('dc1', 'n1'), '{"not":"a heartbeat"}');
+        await sleep(100);
+      }
+      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+    } finally {
+      await liveness.stop();
+      await nc.close();
+    }
+  });
+
+  it('never blames the agent for silence while the control plane itself is disconnected', async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'liveness-test');
+    let up = true;
+    let upSince = Date.now();
+    const connection: ConnectionState = { connected: () => up, upSinceMs: () => upSince };
+    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent'), connection });
+    try {
+      using check = liveness.follow(command);
+      up = false;
+      await sleep(TIMEOUT_MS + 100);
+      expect(() => check.check()).not.toThrow();
+      // Back: the agent gets a full timeout from the reconnect to be heard again.
+      up = true;
+      upSince = Date.now();
+      expect(() => check.check()).not.toThrow();
+      await sleep(TIMEOUT_MS + 100);
+      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+    } finally {
+      await liveness.stop();
+      await nc.close();
+    }
+  });
+});
