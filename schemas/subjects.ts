@@ -24,8 +24,11 @@ export const Subjects = {
   siteAgentCommandFilter: (siteId: string) => `bc.site.${siteId}.cmd.>`,
   /** Commands for the ramdisk / node agent running inside one machine. */
   nodeAgentCommands: (siteId: string, nodeId: string) => `bc.site.${siteId}.node.${nodeId}.cmd`,
-  /** A signed result, one subject per command so the waiting step can direct-get exactly its answer. */
-  agentResult: (siteId: string, nodeId: string, commandId: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}`,
+  /**
+   * A signed result, one subject per command so the waiting step can direct-get exactly its answer. The command's
+   * nonce is part of it: nobody can publish onto it before the command exists.
+   */
+  agentResult: (siteId: string, nodeId: string, commandId: string, nonce: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}.${nonce}`,
   allAgentResults: 'bc.site.*.res.>',
   /** Control requests to a projector process (rebuild, status). */
   projectorControl: (projector: string, verb: 'rebuild' | 'status') => `bc.ctl.projector.${projector}.${verb}`,

@@ -54,7 +54,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: spec.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
+    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log }),
     log,
   });
   const stopRegistering = new AbortController();

@@ -139,7 +139,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     ackWaitMs: options.ackWaitMs ?? 30_000,
     // bc.site.<siteId>.cmd.<nodeId>: one BMC's commands in order, different BMCs in parallel.
     serialiseBy: (msg) => msg.subject,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
+    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log }),
     log,
   });
   log.info({ agentId, keyId: identity.keyId, http: httpUrl }, 'site agent started');

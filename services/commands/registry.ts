@@ -6,7 +6,7 @@ import { reportBmcHealth } from '../metal/node/reportBmcHealth.ts';
 import { setMaintenance } from '../metal/node/setMaintenance.ts';
 import { completeOperation, failOperation, markWiping, recordInventory } from '../metal/node/workflowOutcome.ts';
 import { startWorkflow } from '../metal/workflow/start.ts';
-import { completeStep, failStep, startStep } from '../metal/workflow/steps.ts';
+import { completeStep, failStep, rejectResult, startStep } from '../metal/workflow/steps.ts';
 import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
 import { createSite } from '../site/site/create.ts';
@@ -48,6 +48,7 @@ export const allCommands: readonly CommandDefinition[] = [
   startStep,
   completeStep,
   failStep,
+  rejectResult,
   registerAgent,
   createJoinToken,
   createSiteToken,
@@ -92,6 +93,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   startStep.name,
   completeStep.name,
   failStep.name,
+  rejectResult.name,
   releaseQuota.name,
   markQuotaUsed.name,
   recordInstanceObserved.name,

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentCommand, AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommandKinds, newNonce } from '../../schemas/agent/agentCommand.ts';
 import { verifyAgentResult, type RegisteredAgentKey, type VerifiedAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { createLogger } from '../../services/platform/logger.ts';
@@ -51,7 +51,7 @@ export async function startAgentBackbone() {
   const result = async (command: AgentCommand, timeoutMs = 20_000): Promise<VerifiedAgentResult> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId) });
+      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
       if (msg) return verifyAgentResult(msg.data, command, keyFor);
       if (Date.now() > deadline) throw new Error(`no result for ${command.commandId}`);
       await sleep(50);
@@ -60,7 +60,7 @@ export async function startAgentBackbone() {
 
   /** How many results were stored for a command (dedupe means one). */
   const resultCount = async (command: AgentCommand): Promise<number> => {
-    const info = await jsm.streams.info(Streams.agentResults.name, { subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId) });
+    const info = await jsm.streams.info(Streams.agentResults.name, { subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
 
@@ -92,6 +92,7 @@ export function agentCommand(kind: AgentCommandKind, overrides: Partial<AgentCom
     params: {},
     issuedAt: new Date(now).toISOString(),
     notAfter: new Date(now + 60_000).toISOString(),
+    nonce: newNonce(),
     ...overrides,
   };
 }

@@ -80,10 +80,11 @@ export async function startFakeAgent(nc: NatsConnection, siteId: string, options
         errorMessage: ok ? '' : 'simulated failure',
         payload: ok ? payload : null,
         executedAtMs: Date.now(),
+        commandNonce: command.nonce,
       },
       signer,
     );
-    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId), bytes);
+    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId, command.nonce), bytes);
   };
   const loop = (async () => {
     for await (const m of messages) await execute(AgentCommand.parse(m.json()));

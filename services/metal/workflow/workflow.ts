@@ -14,6 +14,8 @@ export interface StepProgress {
   readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null;
   /** When the latest attempt started (null before the first, or when its event predates the field). */
   readonly attemptStartedAt: string | null;
+  /** The latest attempt's nonce, from which its agent commands derive theirs (null when its event predates it). */
+  readonly nonce: string | null;
 }
 
 /** The quorum batch of a workflow that sends destructive commands (absent when no quorum applied at its start). */
@@ -58,7 +60,7 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   catalog: new EventCatalog(workflowEvents),
   evolve(state, event) {
     if (event.type === 'WorkflowStarted') {
-      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null }));
+      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null, nonce: null }));
       return { exists: true, ...event.data, progress, status: 'running' };
     }
     if (!state.exists) return state;
@@ -66,7 +68,13 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
       case 'StepScheduled':
         return withStep(state, event.data.stepIndex, { status: 'scheduled' });
       case 'StepStarted':
-        return withStep(state, event.data.stepIndex, { status: 'running', attempt: event.data.attempt, error: null, attemptStartedAt: event.data.startedAt ?? null });
+        return withStep(state, event.data.stepIndex, {
+          status: 'running',
+          attempt: event.data.attempt,
+          error: null,
+          attemptStartedAt: event.data.startedAt ?? null,
+          nonce: event.data.nonce ?? null,
+        });
       case 'StepSucceeded':
         return withStep(state, event.data.stepIndex, { status: 'succeeded', attempt: event.data.attempt, output: event.data.output });
       case 'StepFailed': {
