@@ -47,6 +47,12 @@ export const Subjects = {
   allJoins: 'bc.join.>',
   /** Core request-reply: a site agent asks for the single-use ramdisk join token of a machine's next boot (queue `join`). */
   bootJoinToken: 'bc.trust.bootToken',
+  /**
+   * Core request-reply: an agent registers its own key (queue `join`). The subject names the agent and its NATS user
+   * key (`anonymous` without broker auth); an agent's credentials allow exactly its own, so the subject is who asks.
+   */
+  agentRegistration: (agentId: string, userPublicKey: string) => `bc.trust.register.${agentId}.${userPublicKey}`,
+  allAgentRegistrations: 'bc.trust.register.*.*',
 } as const;
 
 /** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */

@@ -60,7 +60,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
   const stopRegistering = new AbortController();
   const registered = spec.joined
     ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
+    : registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   log.info({ agentId, nodeId, role }, `${role} agent started`);
   return {

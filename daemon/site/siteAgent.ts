@@ -84,7 +84,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const stopRegistering = new AbortController();
   const registered = options.joined
     ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
+    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   // Secret headers of `site.httpProxy` are always granted per command (the executor's ticket names them), whatever
   // holds the BMC credentials; the grant service knows the agent once its key is registered.

@@ -115,6 +115,13 @@ export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecr
  */
 export const joinTokenCommands: readonly CommandDefinition[] = [createJoinToken, createSiteToken, useJoinToken];
 
+/**
+ * What the `commands` service answers on `bc.cmd.*`: everything but `agent.register`, which an agent sends on its own
+ * registration subject (`services/trust/agent/registrationService.ts`) so the broker binds it to the asking agent, and
+ * the join service sends in-process with the token it spent.
+ */
+export const busCommands: readonly CommandDefinition[] = allCommands.filter((c) => c !== registerAgent);
+
 /** What operators may send over the HTTP API: everything but the engine's commands, agent registration and edge commands. */
 export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(
   (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name && !edgeCommands.includes(c) && !joinTokenCommands.includes(c),

@@ -18,8 +18,8 @@ import { startTestNats, tempDir } from '../support/natsServer.ts';
 export const log = createLogger('test', process.env.BC_TEST_LOG ?? 'silent');
 
 /**
- * A nats-server with the declared streams, and a stand-in for the control plane's `agent.register` (which another
- * team builds): it records registrations and serves them as the key registry `verifyAgentResult` needs.
+ * A nats-server with the declared streams, and a stand-in for the control plane's registration service: it records
+ * registrations and serves them as the key registry `verifyAgentResult` needs.
  */
 export async function startAgentBackbone() {
   const nats = await startTestNats();
@@ -29,11 +29,11 @@ export async function startAgentBackbone() {
   const jsm: JetStreamManager = await jetstreamManager(nc);
   const js = jetstream(nc);
   const registrations: AgentRegistration[] = [];
-  const sub = nc.subscribe(Subjects.command('agent.register'), {
+  const sub = nc.subscribe(Subjects.allAgentRegistrations, {
     callback: (_err, msg) => {
       const registration = msg.json<AgentRegistration>();
       registrations.push(registration);
-      msg.respond(JSON.stringify({ ok: true, result: { commandId: msg.headers?.get('Bc-Command-Id') ?? '', aggregate: { type: 'agent', id: registration.agentId }, seq: registrations.length, duplicate: false, events: [] } }));
+      msg.respond(JSON.stringify({ ok: true, result: { commandId: `register-${registrations.length}`, aggregate: { type: 'agent', id: registration.agentId }, seq: registrations.length, duplicate: false, events: [] } }));
     },
   });
   const keyFor = (agentId: string): RegisteredAgentKey | undefined => {

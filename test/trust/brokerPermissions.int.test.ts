@@ -59,7 +59,7 @@ beforeAll(async () => {
   cp = await connect({ servers: broker.server.url, ...brokerConnectOptions(service) });
   cpJsm = await ensureStreams(cp, { streamReplicas: 1, duplicateWindowMs: 120_000 });
   // The command responder and the join service: replies go to agents' own inbox prefixes.
-  cp.subscribe(Subjects.command('agent.register'), { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true })) });
+  cp.subscribe(Subjects.allAgentRegistrations, { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, subject: msg.subject })) });
   cp.subscribe(Subjects.secretGrant, { callback: (_err, msg) => void msg.respond('grant') });
   cp.subscribe(Subjects.allJoins, { callback: (_err, msg) => void msg.respond(`welcome ${msg.subject}`) });
   await cp.flush();
@@ -92,7 +92,7 @@ describe('site agent', () => {
     const grant = { role: 'site', agentId: 'site-dc1', siteId: 'dc1' } as const;
     await createAgentDurable(grant);
     const sent = await jetstream(cp).publish(Subjects.siteAgentCommands('dc1', 'n1'), 'cmd-1', { msgID: 'dc1-c1' });
-    const { nc } = await broker.connectAgent(grant);
+    const { nc, publicKey } = await broker.connectAgent(grant);
 
     const consumer = await jetstream(nc).consumers.get(commands, agentDurableFor(grant));
     const msg = await consumer.next({ expires: 5_000 });
@@ -104,8 +104,14 @@ describe('site agent', () => {
     const agentJsm = await jetstreamManager(nc, { checkAPI: false });
     const again = await agentJsm.direct.getMessage(results, { last_by_subj: Subjects.agentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ') });
     expect(again?.string()).toBe('result-1');
-    const registered = await nc.request(Subjects.command('agent.register'), '{}', { timeout: 5_000 });
-    expect(registered.json()).toEqual({ ok: true });
+    // It registers only on the subject naming itself and its user key; the subject is what the responder trusts.
+    const own = Subjects.agentRegistration('site-dc1', publicKey);
+    expect((await nc.request(own, '{}', { timeout: 5_000 })).json()).toEqual({ ok: true, subject: own });
+    for (const subject of [Subjects.command('agent.register'), Subjects.agentRegistration('site-dc2', publicKey), Subjects.agentRegistration('site-dc1', 'anonymous')]) {
+      const denied = permissionViolation(nc, (s) => s === subject);
+      nc.publish(subject, '{}');
+      expect((await denied).operation).toBe('publish');
+    }
     expect((await nc.request(Subjects.secretGrant, '{}', { timeout: 5_000 })).string()).toBe('grant');
 
     const info = await cpJsm.consumers.info(commands, agentDurableFor(grant));
