@@ -33,7 +33,7 @@ export type CompleteStep = z.infer<typeof CompleteStep>;
  * `workflow.rejectResult` (executor): a result on the attempt's result subject did not verify. It is recorded as
  * `AgentResultRejected` and refused; the attempt keeps waiting for a valid result until its deadline.
  */
-export const RejectResult = z.object({ ...attempt, commandId: z.string().max(200), reason: ResultRejection }).strict();
+export const RejectResult = z.object({ ...attempt, commandId: z.string().max(200), reason: ResultRejection, agentId: z.string().max(200).optional() }).strict();
 export type RejectResult = z.infer<typeof RejectResult>;
 
 /**

@@ -36,10 +36,13 @@ export const StepFailed = defineEvent(
   'StepFailed',
   z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), code: z.string(), message: z.string(), retryable: z.boolean() }),
 );
-/** A signed agent result that did not verify: refused, and kept here as the audit of it. */
+/**
+ * A signed agent result that did not verify: refused, and kept here as the audit of it. `agentId` is the signer it
+ * names (its key verified when the reason is NOT_AUTHORISED: an agent answering what is not its to answer).
+ */
 export const AgentResultRejected = defineEvent(
   'AgentResultRejected',
-  z.object({ ...step, commandId: z.string(), reason: ResultRejection }),
+  z.object({ ...step, commandId: z.string(), reason: ResultRejection, agentId: z.string().optional() }),
 );
 /**
  * The workflow sends destructive commands and the fleet has a quorum rule: these steps wait until `threshold`

@@ -25,6 +25,8 @@ export interface RejectedResult {
   readonly reason: ResultRejectedError['reason'];
   /** Its stream sequence: one record per stored message, however often the attempt resumes. */
   readonly seq: number;
+  /** The agent it names as its signer, when it could be read. */
+  readonly agentId: string | undefined;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function exchangeAgentCommand(
       return await verifiedResult(deps, command, msg.data, options.onVerified);
     } catch (err) {
       if (!(err instanceof ResultRejectedError)) throw err;
-      await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq });
+      await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq, agentId: err.agentId });
       return undefined;
     }
   };
@@ -112,7 +114,7 @@ export async function verifiedResult(
   }
   const agent = (await deps.repository.load(agentAggregate, agentId)).state;
   const verdict = verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined));
-  if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
+  if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason, agentId);
   onVerified?.(bytes);
   return verdict.result;
 }

@@ -180,9 +180,9 @@ export class WorkflowExecutor {
           ...this.#watches!,
           recheckMs: this.config.resultRecheckMs,
           onVerified,
-          onRejected: async ({ commandId, reason, seq }) => {
-            this.log.warn({ workflowId, step: step.id, attempt, commandId, reason }, 'agent result refused; still waiting for a valid one');
-            await send('workflow.rejectResult', { ...ids, commandId, reason }, `rej${seq}`);
+          onRejected: async ({ commandId, reason, seq, agentId }) => {
+            this.log.warn({ workflowId, step: step.id, attempt, commandId, reason, agentId }, 'agent result refused; still waiting for a valid one');
+            await send('workflow.rejectResult', { ...ids, commandId, reason, ...(agentId ? { agentId: agentId.slice(0, 200) } : {}) }, `rej${seq}`);
           },
           attemptNonce,
           bootedRamdisk: bootedRamdiskOf(wf, stepIndex),

@@ -49,7 +49,8 @@ export const rejectResult = defineCommand({
     if (p.status !== 'running' || p.attempt !== command.attempt) {
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is not running attempt ${command.attempt}`);
     }
-    return [{ type: 'AgentResultRejected', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, commandId: command.commandId, reason: command.reason } }];
+    const { commandId, reason, agentId } = command;
+    return [{ type: 'AgentResultRejected', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, commandId, reason, ...(agentId ? { agentId } : {}) } }];
   },
 });
 
