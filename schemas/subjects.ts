@@ -72,7 +72,10 @@ export const Inboxes = {
   controlPlane: '_INBOX',
   allControlPlane: '_INBOX.>',
   agent: (agentId: string) => `_INBOX_${agentId}`,
-  /** Shared by every unauthenticated joiner, so join replies must carry nothing secret. */
+  /**
+   * Shared by every joiner (they hold one public credential, and nats-server 2.9 cannot give literal-only subscribe
+   * rights): each join request uses an inbox of its own under it and its answer is sealed to a key of that request.
+   */
   join: '_INBOX_join',
 } as const;
 

@@ -5,6 +5,7 @@ import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
 import { JoinRequest, type JoinAccepted } from '../../../schemas/trust/join.ts';
+import { sealJoinAnswer, type SealedJoinAnswer } from '../../../schemas/trust/joinReplySeal.ts';
 import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../commands/commandBus.ts';
 import { serveRequests } from '../../commands/requestResponder.ts';
@@ -69,10 +70,16 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
   const bus = new CommandBus(store, [useJoinToken, registerAgent], { retries: options.commandRetries ?? 5 });
   const jsm = jetstreamManager(nc);
 
-  const join = async (msg: Msg): Promise<JoinAccepted> => {
+  const join = async (msg: Msg): Promise<JoinAccepted | { ok: true; sealed: SealedJoinAnswer }> => {
+    const request = parseRequest(msg);
+    const accepted = await admit(msg, request);
+    // Every joiner holds the same public join credential and may read the join inboxes: seal the answer to its key.
+    return request.replyKey ? { ok: true, sealed: sealJoinAnswer(accepted, request.replyKey, request.publicKey) } : accepted;
+  };
+
+  const admit = async (msg: Msg, request: JoinRequest): Promise<JoinAccepted> => {
     const role = JoinRole.safeParse(msg.subject.split('.')[2]);
     if (!role.success) throw new PlatformError('VALIDATION_FAILED', `no join role ${msg.subject}`);
-    const request = parseRequest(msg);
     if (options.broker && !request.userPublicKey) throw new PlatformError('VALIDATION_FAILED', 'broker mode: a join names the userPublicKey of the agent');
     const agentId = agentIdOf(role.data, request);
     const presented = parseJoinToken(request.token);
