@@ -8,6 +8,7 @@ import { verifyAgentResult, type VerifiedAgentResult } from '../../schemas/agent
 import { newNonce, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
@@ -24,6 +25,8 @@ describe('simulated site on sealed secrets', () => {
     await using backbone = await startBackbone();
     const { nc, store, bus, config } = backbone;
     const responder = serveCommands(nc, bus, log);
+    // The site agent registers its key on its own registration subject, which the join process answers.
+    const registrations = startRegistrationService(nc, store, log);
     const masterKey = loadMasterKey(config);
     const grants = startGrantService(nc, store, masterKey, log);
     const grantRequests: string[] = [];
@@ -79,6 +82,7 @@ describe('simulated site on sealed secrets', () => {
       spy.unsubscribe();
       await grants.stop();
       responder.unsubscribe();
+      await registrations.stop();
     }
   });
 });
