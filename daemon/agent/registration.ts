@@ -1,9 +1,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { sign } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult, Problem } from '../../schemas/api.ts';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { AgentRegistrationRequest } from '../../schemas/trust/commands.ts';
+import { rotationMessage, type AgentRegistrationRequest } from '../../schemas/trust/commands.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { ANONYMOUS_USER } from '../../services/trust/agent/registrationService.ts';
@@ -16,6 +17,11 @@ const retryableCodes = new Set<string>(['UNAVAILABLE', 'INTERNAL', 'CONCURRENCY_
 
 export function registrationOf(identity: AgentIdentity, agent: { agentId: string; role: AgentRole; siteId: string; nodeId?: string }): AgentRegistration {
   return { ...agent, publicKey: identity.publicKeyBase64 };
+}
+
+/** What hands `agentId` from its registered key `current` to `next`: the current key's signature (base64). */
+export function rotationSignature(agentId: string, current: Pick<AgentIdentity, 'privateKey' | 'keyId'>, next: Pick<AgentIdentity, 'keyId'>): string {
+  return sign(null, rotationMessage(agentId, current.keyId, next.keyId), current.privateKey).toString('base64');
 }
 
 /**

@@ -1,13 +1,11 @@
 import { PermissionViolationError, type NatsConnection, type Status } from '@nats-io/transport-node';
-import { sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
-import { sendRegistration } from '../../daemon/agent/registration.ts';
+import { rotationSignature, sendRegistration } from '../../daemon/agent/registration.ts';
 import { requestSecretGrant } from '../../daemon/site/grantedCredentials.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
-import { rotationMessage } from '../../schemas/trust/commands.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import { seal } from '../../services/secrets/sealing.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
@@ -124,8 +122,7 @@ describe('agent registration under broker permissions', () => {
     expect((await agentEvents('node-n1')).at(-1)).toMatchObject({ type: 'AgentRegistrationRefused', data: { reason: 'AGENT_KEY_UNPROVEN' }, metadata: { actor: `nats:node:node-n1:${tenantHost.userPublicKey}` } });
     expect(await registeredKey('node-n1')).toBe(tenantHost.identity.keyId);
 
-    const rotationSignature = sign(null, rotationMessage('node-n1', tenantHost.identity.keyId, next.keyId), tenantHost.identity.privateKey).toString('base64');
-    expect(await refusal(tenantHost, { ...rotation, rotationSignature })).toBe('registered');
+    expect(await refusal(tenantHost, { ...rotation, rotationSignature: rotationSignature('node-n1', tenantHost.identity, next) })).toBe('registered');
     expect(await registeredKey('node-n1')).toBe(next.keyId);
   });
 
@@ -135,8 +132,8 @@ describe('agent registration under broker permissions', () => {
     expect(await registeredKey('site-dc1')).toBe(original.keyId);
     // The key moves on (here legitimately, with the registered key's signature).
     const other = loadOrCreateIdentity(`${engine.dataDir}/dc1-site-key-2`);
-    const rotationSignature = sign(null, rotationMessage('site-dc1', original.keyId, other.keyId), original.privateKey).toString('base64');
-    expect(await refusal(site, { agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: other.publicKeyBase64, rotationSignature })).toBe('registered');
+    const signature = rotationSignature('site-dc1', original, other);
+    expect(await refusal(site, { agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: other.publicKeyBase64, rotationSignature: signature })).toBe('registered');
     expect(await registeredKey('site-dc1')).toBe(other.keyId);
     // The agent that holds the original key joins again with a fresh token: its key is the registered one again.
     await engine.joinAgent('site', 'dc1', undefined, original);
