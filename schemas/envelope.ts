@@ -11,6 +11,8 @@ export const EventMetadata = z.object({
   causationId: z.string(),
   actor: z.string(),
   time: z.string(),
+  /** Digest of the client request behind a command sent with an `Idempotency-Key`: a reuse with another body is refused. */
+  requestDigest: z.string().optional(),
 });
 export type EventMetadata = z.infer<typeof EventMetadata>;
 

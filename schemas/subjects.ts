@@ -24,8 +24,11 @@ export const Subjects = {
   siteAgentCommandFilter: (siteId: string) => `bc.site.${siteId}.cmd.>`,
   /** Commands for the ramdisk / node agent running inside one machine. */
   nodeAgentCommands: (siteId: string, nodeId: string) => `bc.site.${siteId}.node.${nodeId}.cmd`,
-  /** A signed result, one subject per command so the waiting step can direct-get exactly its answer. */
-  agentResult: (siteId: string, nodeId: string, commandId: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}`,
+  /**
+   * A signed result, one subject per command so the waiting step can direct-get exactly its answer. The command's
+   * nonce is part of it: nobody can publish onto it before the command exists.
+   */
+  agentResult: (siteId: string, nodeId: string, commandId: string, nonce: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}.${nonce}`,
   allAgentResults: 'bc.site.*.res.>',
   /** Core NATS, not stored: an agent inside one machine says it is still running a command (`AgentHeartbeat`). */
   agentHeartbeat: (siteId: string, nodeId: string) => `bc.site.${siteId}.hb.${nodeId}`,
@@ -47,6 +50,12 @@ export const Subjects = {
   allJoins: 'bc.join.>',
   /** Core request-reply: a site agent asks for the single-use ramdisk join token of a machine's next boot (queue `join`). */
   bootJoinToken: 'bc.trust.bootToken',
+  /**
+   * Core request-reply: an agent registers its own key (queue `join`). The subject names the agent and its NATS user
+   * key (`anonymous` without broker auth); an agent's credentials allow exactly its own, so the subject is who asks.
+   */
+  agentRegistration: (agentId: string, userPublicKey: string) => `bc.trust.register.${agentId}.${userPublicKey}`,
+  allAgentRegistrations: 'bc.trust.register.*.*',
 } as const;
 
 /** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */
@@ -66,7 +75,10 @@ export const Inboxes = {
   controlPlane: '_INBOX',
   allControlPlane: '_INBOX.>',
   agent: (agentId: string) => `_INBOX_${agentId}`,
-  /** Shared by every unauthenticated joiner, so join replies must carry nothing secret. */
+  /**
+   * Shared by every joiner (they hold one public credential, and nats-server 2.9 cannot give literal-only subscribe
+   * rights): each join request uses an inbox of its own under it and its answer is sealed to a key of that request.
+   */
   join: '_INBOX_join',
 } as const;
 

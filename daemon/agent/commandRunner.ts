@@ -19,12 +19,14 @@ export interface AgentExecutor {
 }
 
 /** What happened to one delivery. Every outcome but `aborted` is final: the message can be acked. */
-export type RunOutcome = 'executed' | 'failed' | 'republished' | 'interrupted' | 'expired' | 'rejected' | 'alreadyAnswered' | 'aborted';
+export type RunOutcome = 'executed' | 'failed' | 'republished' | 'interrupted' | 'expired' | 'rejected' | 'alreadyAnswered' | 'notAddressed' | 'aborted';
 
 /** Signs, publishes and looks up results: a ResultPublisher, or a fake in tests. */
 export type ResultSink = Pick<ResultPublisher, 'sign' | 'publish' | 'existing'>;
 
 export interface RunnerDeps {
+  /** This agent's id: a command addressed to another agent is left to it, unanswered. */
+  agentId?: string;
   journal: CommandJournal;
   results: ResultSink;
   executor: AgentExecutor;
@@ -44,7 +46,7 @@ function parseCommand(data: Uint8Array): { command: AgentCommand } | { invalid: 
   const parsed = AgentCommand.safeParse(raw);
   if (parsed.success) return { command: parsed.data };
   const r = raw as Partial<AgentCommand>;
-  const answerable = ['commandId', 'kind', 'nodeId', 'siteId'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string');
+  const answerable = ['commandId', 'kind', 'nodeId', 'siteId', 'nonce'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string');
   return { invalid: answerable ? r : undefined, reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
 }
 
@@ -69,6 +71,12 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
     return 'rejected';
   }
   const command = parsed.command;
+  // Several agents may read one machine's subject (a ramdisk, an installed host's node agent): only the addressee
+  // answers, so no one else's refusal lands on the result subject.
+  if (command.agentId !== undefined && deps.agentId !== undefined && command.agentId !== deps.agentId) {
+    log.info({ commandId: command.commandId, kind: command.kind, addressee: command.agentId }, 'agent command addressed to another agent; skipped');
+    return 'notAddressed';
+  }
   const destructive = command.destructive || AgentCommandKinds[command.kind].destructive;
   const answer = async (outcome: Parameters<ResultSink['sign']>[1]): Promise<void> => {
     const bytes = results.sign(command, outcome);

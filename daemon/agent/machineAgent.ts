@@ -59,13 +59,13 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: spec.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log, heartbeats }),
+    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log, heartbeats }),
     log,
   });
   const stopRegistering = new AbortController();
   const registered = spec.joined
     ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), identity.keyId, log, stopRegistering.signal);
+    : registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   log.info({ agentId, nodeId, role }, `${role} agent started`);
   return {

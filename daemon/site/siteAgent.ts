@@ -85,7 +85,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const stopRegistering = new AbortController();
   const registered = options.joined
     ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), identity.keyId, log, stopRegistering.signal);
+    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), log, stopRegistering.signal);
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   // Secret headers of `site.httpProxy` are always granted per command (the executor's ticket names them), whatever
   // holds the BMC credentials; the grant service knows the agent once its key is registered.
@@ -141,7 +141,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     ackWaitMs: options.ackWaitMs ?? 30_000,
     // bc.site.<siteId>.cmd.<nodeId>: one BMC's commands in order, different BMCs in parallel.
     serialiseBy: (msg) => msg.subject,
-    handle: (data, ctx) => runCommand(data, ctx, { journal, results, executor, log }),
+    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log }),
     log,
   });
   log.info({ agentId, keyId: identity.keyId, http: httpUrl }, 'site agent started');

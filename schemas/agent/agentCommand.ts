@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { BmcConnection, BootMode } from '../metal/bmc.ts';
 import { WipeMethod } from './diskWipe.ts';
@@ -27,6 +28,25 @@ export const AgentCommandKinds = {
 } as const;
 export type AgentCommandKind = keyof typeof AgentCommandKinds;
 export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommandKind, ...AgentCommandKind[]];
+
+/**
+ * Kinds only the ramdisk of the node's current boot may answer: what they report (a wiped or imaged disk) is the
+ * platform's evidence about the machine, and an installed host's node agent belongs to the tenant.
+ */
+export const ramdiskOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write']);
+
+/** A command's nonce: base64url, at least 128 bits. */
+export const CommandNonce = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'must be a base64url nonce of at least 128 bits');
+
+/** A fresh nonce: 128 random bits. */
+export const newNonce = (): string => randomBytes(16).toString('base64url');
+
+/**
+ * The nonce of one command of a step attempt, derived from the attempt's nonce (recorded when the attempt started)
+ * so a resumed attempt sends the same commands, yet nobody can compute it before the attempt began.
+ */
+export const commandNonce = (attemptNonce: string, commandId: string): string =>
+  createHash('sha256').update(`bc-command-nonce/v1/${attemptNonce}/${commandId}`).digest('base64url').slice(0, 32);
 
 /** Subject-safe id of one step attempt's command: `<workflowId>-s<stepIndex>-a<attempt>`. */
 export const AgentCommandId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,120}$/);
@@ -117,5 +137,12 @@ export const AgentCommand = z.object({
   issuedAt: z.string(),
   /** ISO time after which the agent must not start executing it. */
   notAfter: z.string(),
+  /**
+   * Fresh and unguessable per command: the signed result must carry it and is published under it
+   * (`Subjects.agentResult`), so no result can exist before its command does.
+   */
+  nonce: CommandNonce,
+  /** When set, the one agent whose result counts (ramdisk-only kinds: the ramdisk the workflow booted); others skip it. */
+  agentId: z.string().optional(),
 });
 export type AgentCommand = z.infer<typeof AgentCommand>;

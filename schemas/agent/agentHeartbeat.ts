@@ -2,7 +2,7 @@ import { sign, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
 import { keyIdOf } from '../trust/agentIds.ts';
-import { AgentId } from '../trust/commands.ts';
+import { AgentId } from '../trust/agentIds.ts';
 import { AgentCommandId } from './agentCommand.ts';
 import { signatureHolds } from './agentResultCodec.ts';
 

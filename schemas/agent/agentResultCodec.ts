@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-import { AgentCommandKinds, type AgentCommand } from './agentCommand.ts';
+import { AgentCommandKinds, ramdiskOnlyKinds, type AgentCommand } from './agentCommand.ts';
 
 /** One agent's answer to one AgentCommand, as code sees it (the wire form is `AgentResult` in agentResult.proto). */
 export interface AgentResultData {
@@ -17,6 +17,8 @@ export interface AgentResultData {
   /** Kind-specific output; carried as UTF-8 JSON, `null` when there is none. */
   payload: unknown;
   executedAtMs: number;
+  /** The answered command's nonce ('' in results of commands that had none). */
+  commandNonce: string;
 }
 
 /** The key the control plane registered for an agent (from `agent.register`). */
@@ -57,6 +59,7 @@ function encodeResult(result: AgentResultData): Uint8Array {
       errorMessage: result.errorMessage,
       payloadJson: Buffer.from(JSON.stringify(result.payload ?? null), 'utf8'),
       executedAtMs: result.executedAtMs,
+      commandNonce: result.commandNonce,
       // A fresh nonce per signature, so a result re-signed with the same fields still signs different bytes.
       nonce: randomBytes(NONCE_BYTES),
     }),
@@ -81,7 +84,7 @@ export function decodeSignedResult(bytes: Uint8Array): { result: AgentResultData
   };
   const r = AgentResultType.toObject(AgentResultType.decode(envelope.result), toObjectOptions) as {
     commandId: string; kind: string; nodeId: string; siteId: string; agentId: string; ok: boolean;
-    errorCode: string; errorMessage: string; payloadJson: Uint8Array; executedAtMs: number;
+    errorCode: string; errorMessage: string; payloadJson: Uint8Array; executedAtMs: number; commandNonce: string;
   };
   const payloadText = Buffer.from(r.payloadJson).toString('utf8');
   const result: AgentResultData = {
@@ -95,6 +98,7 @@ export function decodeSignedResult(bytes: Uint8Array): { result: AgentResultData
     errorMessage: r.errorMessage,
     payload: payloadText === '' ? null : (JSON.parse(payloadText) as unknown),
     executedAtMs: r.executedAtMs,
+    commandNonce: r.commandNonce,
   };
   return { result, resultBytes: envelope.result, signature: envelope.signature, keyId: envelope.keyId };
 }
@@ -110,10 +114,14 @@ export function signatureHolds(message: Uint8Array, signature: Uint8Array, publi
   }
 }
 
-function authorised(key: RegisteredAgentKey, command: AgentCommand): boolean {
+function authorised(key: RegisteredAgentKey, agentId: string, command: AgentCommand): boolean {
   if (key.siteId !== command.siteId) return false;
+  // A command addressed to one agent (the ramdisk a workflow booted) counts only from that agent.
+  if (command.agentId !== undefined && agentId !== command.agentId) return false;
   const runsOn = AgentCommandKinds[command.kind].runsOn;
   if (runsOn === 'site') return key.role === 'site';
+  // Wipes and images are attested by a ramdisk only: a tenant's installed host never speaks for its own disk.
+  if (ramdiskOnlyKinds.has(command.kind) && key.role !== 'ramdisk') return false;
   // Node kinds: only an agent running inside that very machine may answer.
   return key.role !== 'site' && key.nodeId === command.nodeId;
 }
@@ -121,8 +129,9 @@ function authorised(key: RegisteredAgentKey, command: AgentCommand): boolean {
 /**
  * Decides whether a published result counts as the answer to `command`. Checks, in order: it parses (MALFORMED),
  * carries a signature (UNSIGNED), names a registered agent (UNKNOWN_AGENT), is signed by that agent's registered key
- * (FORGED), answers this very command (MISMATCHED: a replay of another command's result), and comes from an agent
- * allowed to run this kind for this node and site (NOT_AUTHORISED).
+ * (FORGED), answers this very command and covers its nonce (MISMATCHED: a replay of another command's result, or one
+ * made before the command existed), and comes from an agent allowed to run this kind for this node and site, and the
+ * agent the command was addressed to (NOT_AUTHORISED).
  */
 export function verifyAgentResult(
   bytes: Uint8Array,
@@ -148,10 +157,11 @@ export function verifyAgentResult(
     result.commandId !== command.commandId ||
     result.kind !== command.kind ||
     result.nodeId !== command.nodeId ||
-    result.siteId !== command.siteId
+    result.siteId !== command.siteId ||
+    result.commandNonce !== command.nonce
   ) {
     return { ok: false, reason: 'MISMATCHED' };
   }
-  if (!authorised(key, command)) return { ok: false, reason: 'NOT_AUTHORISED' };
+  if (!authorised(key, result.agentId, command)) return { ok: false, reason: 'NOT_AUTHORISED' };
   return { ok: true, result };
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { CommandNonce } from '../agent/agentCommand.ts';
 import { ResourceId } from '../ids.ts';
 import { NodeOperation } from './workflow.ts';
+import { ResultRejection } from './workflowEvents.ts';
 
 const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 const attempt = { workflowId: WorkflowId, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() };
@@ -11,8 +13,12 @@ export const StartWorkflow = z
   .strict();
 export type StartWorkflow = z.infer<typeof StartWorkflow>;
 
-/** `workflow.startStep` (executor): an attempt begins; repeating the running attempt is a no-op (crash resume). */
-export const StartStep = z.object(attempt).strict();
+/**
+ * `workflow.startStep` (executor): an attempt begins; repeating the running attempt is a no-op (crash resume).
+ * `nonce` is fresh per attempt; the first start records it and every agent command of the attempt derives its own
+ * from it (`commandNonce`), so a resumed attempt sends the same commands.
+ */
+export const StartStep = z.object({ ...attempt, nonce: CommandNonce }).strict();
 export type StartStep = z.infer<typeof StartStep>;
 
 /**
@@ -24,6 +30,13 @@ export const CompleteStep = z.object({ ...attempt, output: z.unknown(), signedRe
 export type CompleteStep = z.infer<typeof CompleteStep>;
 
 /**
+ * `workflow.rejectResult` (executor): a result on the attempt's result subject did not verify. It is recorded as
+ * `AgentResultRejected` and refused; the attempt keeps waiting for a valid result until its deadline.
+ */
+export const RejectResult = z.object({ ...attempt, commandId: z.string().max(200), reason: ResultRejection, agentId: z.string().max(200).optional() }).strict();
+export type RejectResult = z.infer<typeof RejectResult>;
+
+/**
  * `workflow.failStep` (executor): the attempt failed. Fails the workflow when not retryable or when the step's
  * attempts are used up. `rejected` records an agent result that did not verify.
  */
@@ -33,7 +46,7 @@ export const FailStep = z
     code: z.string().max(100),
     message: z.string().max(1000),
     retryable: z.boolean(),
-    rejected: z.object({ commandId: z.string(), reason: z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']) }).optional(),
+    rejected: z.object({ commandId: z.string(), reason: ResultRejection }).optional(),
   })
   .strict();
 export type FailStep = z.infer<typeof FailStep>;

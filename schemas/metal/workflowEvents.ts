@@ -4,6 +4,9 @@ import { NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
 
 const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative() };
 
+/** Why a signed agent result was refused (`verifyAgentResult`). */
+export const ResultRejection = z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']);
+
 export const WorkflowStarted = defineEvent(
   'WorkflowStarted',
   z.object({
@@ -19,10 +22,13 @@ export const WorkflowStarted = defineEvent(
 );
 /** The step is due: the orchestrator publishes its work message. */
 export const StepScheduled = defineEvent('StepScheduled', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
-/** `startedAt` (absent on events written before it existed) anchors the attempt's deadline when it is resumed. */
+/**
+ * `startedAt` (absent on events written before it existed) anchors the attempt's deadline when it is resumed;
+ * `nonce` (likewise) is the attempt's, from which its agent commands derive theirs.
+ */
 export const StepStarted = defineEvent(
   'StepStarted',
-  z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), startedAt: z.string().optional() }),
+  z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), startedAt: z.string().optional(), nonce: z.string().optional() }),
 );
 /** `output` is the step's result; for an agent step the verified payload (plus `attested: true` for a wipe). */
 export const StepSucceeded = defineEvent('StepSucceeded', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), output: z.unknown() }));
@@ -30,10 +36,13 @@ export const StepFailed = defineEvent(
   'StepFailed',
   z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive(), code: z.string(), message: z.string(), retryable: z.boolean() }),
 );
-/** A signed agent result that did not verify: refused, and kept here as the audit of it. */
+/**
+ * A signed agent result that did not verify: refused, and kept here as the audit of it. `agentId` is the signer it
+ * names (its key verified when the reason is NOT_AUTHORISED: an agent answering what is not its to answer).
+ */
 export const AgentResultRejected = defineEvent(
   'AgentResultRejected',
-  z.object({ ...step, commandId: z.string(), reason: z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']) }),
+  z.object({ ...step, commandId: z.string(), reason: ResultRejection, agentId: z.string().optional() }),
 );
 /**
  * The workflow sends destructive commands and the fleet has a quorum rule: these steps wait until `threshold`

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Problem } from '../api.ts';
 import { ResourceId } from '../ids.ts';
 import { keyIdOf } from './agentIds.ts';
-import { AgentId } from './commands.ts';
+import { AgentId } from './agentIds.ts';
 
 /**
  * A site agent asks for the single-use ramdisk join token of one machine's next boot (on `bc.trust.bootToken`) when

@@ -1,24 +1,42 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
-
-/** An agent id is one subject token; ramdisk ids embed the node id and a key prefix, so they run longer than a ResourceId. */
-export const AgentId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,120}$/, 'must be a subject-safe agent id');
+import { AgentId } from './agentIds.ts';
+import { JoinTokenId } from './joinTokens.ts';
 
 export const AgentRole = z.enum(['site', 'ramdisk', 'node']);
 export type AgentRole = z.infer<typeof AgentRole>;
 
+const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
+const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
+
 /**
- * `agent.register`: an agent announces its Ed25519 public key (base64 of the 32 raw bytes). Site agents are
- * `site-<siteId>`; ramdisk agents `ramdisk-<nodeId>-<keyId prefix>` (see `ramdiskAgentId`). Re-sending the same key
- * is a no-op; a different key for a known agent rotates it.
+ * What an agent sends on its own registration subject (`Subjects.agentRegistration`): its Ed25519 public key (base64
+ * of the 32 raw bytes) and, to replace a registered key, `rotationSignature`: the registered key's signature over
+ * `rotationMessage(agentId, currentKeyId, newKeyId)`.
  */
-export const RegisterAgent = z
+export const AgentRegistrationRequest = z
   .object({
     agentId: AgentId,
     role: AgentRole,
     siteId: ResourceId,
     nodeId: ResourceId.optional(),
-    publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key'),
+    publicKey: PublicKey,
+    rotationSignature: Signature.optional(),
   })
   .strict();
+export type AgentRegistrationRequest = z.infer<typeof AgentRegistrationRequest>;
+
+/**
+ * `agent.register` (the join service and the registration service only; not a `bc.cmd` command). Site agents are
+ * `site-<siteId>`; ramdisk agents `ramdisk-<nodeId>-<keyId prefix>` (see `ramdiskAgentId`); node agents
+ * `node-<nodeId>`. Re-sending the same key is a no-op. The sender states how it knows who is asking:
+ * - `caller`: the agent id the broker bound the request to (its registration subject); it must be `agentId`;
+ * - `joinTokenId`: the token the join service just spent for this agent and this key.
+ * A new agent registers on either. A different key for a known agent needs `joinTokenId` (a token not used for it
+ * before) or `rotationSignature` by the registered key.
+ */
+export const RegisterAgent = AgentRegistrationRequest.extend({ caller: AgentId.optional(), joinTokenId: JoinTokenId.optional() }).strict();
 export type RegisterAgent = z.infer<typeof RegisterAgent>;
+
+/** What the registered key signs to hand an agent id over to a new key: that agent, that key, no other. */
+export const rotationMessage = (agentId: string, currentKeyId: string, newKeyId: string) => Buffer.from(`bc-agent-key/v1/rotate/${agentId}/${currentKeyId}/${newKeyId}`, 'utf8');

@@ -11,12 +11,27 @@ const AgentKey = z.object({
   publicKey: z.string(),
   /** base64url SHA-256 of the raw public key: what a SignedAgentResult names as `key_id`. */
   keyId: z.string(),
+  /** The join token that authorised this key (absent: the agent's own request, or an event older than the field). */
+  joinTokenId: z.string().optional(),
 });
 
 export const AgentRegistered = defineEvent('AgentRegistered', AgentKey);
 export const AgentKeyRotated = defineEvent('AgentKeyRotated', AgentKey.extend({ previousKeyId: z.string() }));
 
-export const agentEvents = [AgentRegistered, AgentKeyRotated] as const;
+/** Why a registration was refused: each is an error code (`schemas/errorCodes.ts`) the sender receives. */
+export const AgentRegistrationRefusal = z.enum(['AGENT_IDENTITY_MISMATCH', 'AGENT_KEY_UNPROVEN']);
+export type AgentRegistrationRefusal = z.infer<typeof AgentRegistrationRefusal>;
+
+/**
+ * Audit: a registration was refused (on the subject of the agent it named). `metadata.actor` says who asked: the
+ * NATS identity the broker bound the request to, or the join token.
+ */
+export const AgentRegistrationRefused = defineEvent(
+  'AgentRegistrationRefused',
+  AgentKey.omit({ joinTokenId: true }).extend({ reason: AgentRegistrationRefusal }),
+);
+
+export const agentEvents = [AgentRegistered, AgentKeyRotated, AgentRegistrationRefused] as const;
 export type AgentEvent = EventOf<(typeof agentEvents)[number]>;
 
 /** A join token was made (`bc.evt.trust.joinToken.<tokenId>`). Only the hash of its secret is kept. */
@@ -34,8 +49,11 @@ export const JoinTokenCreated = defineEvent(
   }),
 );
 
-/** The token was spent by the agent that joined with it; it is refused from now on. */
-export const JoinTokenUsed = defineEvent('JoinTokenUsed', z.object({ tokenId: z.string(), agentId: z.string() }));
+/**
+ * The token was spent by the agent that joined with it; it is refused from now on. `keyId` (absent on events older
+ * than the field) is the key it was spent for: the one key this token can authorise for that agent.
+ */
+export const JoinTokenUsed = defineEvent('JoinTokenUsed', z.object({ tokenId: z.string(), agentId: z.string(), keyId: z.string().optional() }));
 
 /** Audit: a join was refused. Carries the code the joiner was answered with, never what it presented. */
 export const JoinRefused = defineEvent(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Problem } from '../api.ts';
 import { ResourceId } from '../ids.ts';
+import { SealedJoinAnswer } from './joinReplySeal.ts';
 
 /**
  * A join request on `bc.join.<role>` (role `ramdisk`, `node` or `site`), sent by an agent holding a join token and
@@ -17,13 +18,15 @@ export const JoinRequest = z
     nodeId: ResourceId.optional(),
     /** SMBIOS system UUID as the machine reads it (`/sys/class/dmi/id/product_uuid`); checked when the token expects one. */
     productUuid: z.guid().optional(),
+    /** A one-request X25519 public key (base64 of 32 bytes): the accepted answer is sealed to it (`sealJoinAnswer`). */
+    replyKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte X25519 public key').optional(),
   })
   .strict();
 export type JoinRequest = z.infer<typeof JoinRequest>;
 
 /**
- * The answer: the agent's id and, in broker mode, its user JWT (useless without the agent's seed, so it may travel
- * over the shared join inbox), the inbox prefix it must connect with and the durable consumer made for it.
+ * The answer: the agent's id and, in broker mode, its user JWT (useless without the agent's seed), the inbox prefix it
+ * must connect with and the durable consumer made for it. Sealed to the request's `replyKey` when it named one.
  */
 export const JoinAccepted = z.object({
   ok: z.literal(true),
@@ -36,5 +39,8 @@ export const JoinAccepted = z.object({
 });
 export type JoinAccepted = z.infer<typeof JoinAccepted>;
 
-export const JoinReply = z.discriminatedUnion('ok', [JoinAccepted, z.object({ ok: z.literal(false), error: Problem })]);
+/** An accepted answer sealed to the joiner's `replyKey`: other joiners, who share the join inboxes, cannot read it. */
+export const SealedJoinAccepted = z.object({ ok: z.literal(true), sealed: SealedJoinAnswer }).strict();
+
+export const JoinReply = z.union([SealedJoinAccepted, JoinAccepted, z.object({ ok: z.literal(false), error: Problem })]);
 export type JoinReply = z.infer<typeof JoinReply>;

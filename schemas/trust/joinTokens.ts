@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
-import { AgentId } from './commands.ts';
+import { AgentId } from './agentIds.ts';
 
 /**
  * A join token lets one machine or site agent join exactly once: `bcj_<tokenId>_<secret>`. The id is public (it
@@ -63,6 +63,8 @@ export const UseJoinToken = z
     siteId: ResourceId,
     nodeId: ResourceId.optional(),
     agentId: AgentId,
+    /** The key the joiner presents: the one key a spent token can authorise (`agent.register`). */
+    keyId: z.string().max(64).optional(),
     productUuid: z.guid().transform((s) => s.toLowerCase()).optional(),
   })
   .strict();

@@ -7,7 +7,12 @@ import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
 
 const CommandHeaders = z.object({
-  'idempotency-key': z.string().optional().describe('Command id: retrying with the same key is a no-op answered with the original result'),
+  'idempotency-key': z
+    .string()
+    .optional()
+    .describe(
+      "Retrying with the same key (yours: keys are scoped to the caller's token) answers the original result; the same key with another command, node or body answers 409 IDEMPOTENCY_KEY_REUSED",
+    ),
   'x-correlation-id': z.string().max(128).optional(),
   'x-causation-id': z.string().max(128).optional(),
 });
@@ -47,7 +52,7 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
           const result = await ctx.bus.execute({
             name,
             payload: actingTenant(req.principal, req.body),
-            commandId: req.headers['idempotency-key'],
+            idempotencyKey: req.headers['idempotency-key'],
             correlationId: req.headers['x-correlation-id'],
             causationId: req.headers['x-causation-id'],
             actor: req.principal?.actor ?? 'http:anonymous',

@@ -11,11 +11,15 @@ import { edgeCommands } from '../commands/registry.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { seal } from '../secrets/sealing.ts';
+import { secretRequestDigest } from '../secrets/secretRequestDigest.ts';
 import { secretAggregate } from '../secrets/secret/secret.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 const IdempotencyHeaders = z.object({
-  'idempotency-key': z.string().optional().describe('Command id: retrying with the same key answers the original version'),
+  'idempotency-key': z
+    .string()
+    .optional()
+    .describe("Retrying with the same key (scoped to the caller's token) answers the original result; the same key with another secret, verb or body answers 409 IDEMPOTENCY_KEY_REUSED"),
 });
 
 /**
@@ -43,6 +47,8 @@ export const secretRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
     handler: async (req, reply) => {
       const { secretId } = req.params;
       const plaintext = JSON.stringify(req.body.value);
+      const key = req.headers['idempotency-key'];
+      const requestDigest = key === undefined ? undefined : secretRequestDigest(masterKey, { secretId, ...req.body });
       // The version is part of the sealed value's authenticated data: a put that raced another is sealed again.
       for (let attempt = 0; ; attempt++) {
         const { state } = await bus.repository.load(secretAggregate, secretId);
@@ -57,10 +63,11 @@ export const secretRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
               sealed: seal(plaintext, masterKey, sealingAad(secretId, version)),
               ...(req.body.description !== undefined ? { description: req.body.description } : {}),
             },
-            commandId: req.headers['idempotency-key'],
+            ...(key !== undefined ? { idempotencyKey: key, requestDigest } : {}),
             actor: req.principal?.actor ?? 'http:anonymous',
           });
-          const stored = result.events.find((e) => e.type === 'SecretStored')?.data as Extract<SecretEvent, { type: 'SecretStored' }>['data'];
+          const stored = result.events.find((e) => e.type === 'SecretStored')?.data as Extract<SecretEvent, { type: 'SecretStored' }>['data'] | undefined;
+          if (!stored) throw new PlatformError('INTERNAL', `secrets.put of ${secretId} stored nothing`);
           return reply.code(result.duplicate ? 200 : 201).send({
             secretId,
             ref: secretRefOf(secretId),
@@ -89,10 +96,10 @@ export const secretRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
       const result = await bus.execute({
         name: 'secrets.delete',
         payload: { secretId: req.params.secretId },
-        commandId: req.headers['idempotency-key'],
+        idempotencyKey: req.headers['idempotency-key'],
         actor: req.principal?.actor ?? 'http:anonymous',
       });
-      return { secretId: req.params.secretId, deleted: true, seq: result.seq };
+      return { secretId: req.params.secretId, deleted: result.events.some((e) => e.type === 'SecretDeleted'), seq: result.seq };
     },
   });
 

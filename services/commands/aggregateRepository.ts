@@ -7,6 +7,9 @@ import type { AggregateDefinition, DomainEventLike } from './commandDefinition.t
 export interface AppliedCommand {
   seq: number;
   events: Pick<StoredEvent, 'type' | 'version' | 'data'>[];
+  /** Which command it was, and the digest of the client request behind it (idempotency keys only). */
+  commandName: string;
+  requestDigest: string | undefined;
 }
 
 export interface AggregateSnapshot<S> {
@@ -77,8 +80,8 @@ export class AggregateRepository {
     let state = base.state;
     for (const stored of events) state = aggregate.evolve(state, aggregate.catalog.read(stored));
     const commands = new Map(base.commands);
-    const commandId = events[0]!.metadata.commandId;
-    commands.set(commandId, { seq, events: events.map(({ type, version, data }) => ({ type, version, data })) });
+    const { commandId, commandName, requestDigest } = events[0]!.metadata;
+    commands.set(commandId, { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest });
     if (commands.size > REMEMBERED_COMMANDS) commands.delete(commands.keys().next().value!);
     return { state, seq, commands };
   }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult } from '../../schemas/api.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
@@ -12,13 +12,36 @@ import { KeyedMutex } from './keyedMutex.ts';
 export interface CommandRequest {
   name: string;
   payload: unknown;
+  /** The command id as the (trusted) sender chose it: engine commands derive theirs from what they answer. */
   commandId?: string;
+  /**
+   * A client's `Idempotency-Key`: the command id is derived from it and the actor, so two callers never share one,
+   * and a key reused for another command, aggregate or body is refused (`IDEMPOTENCY_KEY_REUSED`).
+   */
+  idempotencyKey?: string;
+  /** What makes a repeat "the same request" for the key; default the SHA-256 of the validated payload. */
+  requestDigest?: string;
   correlationId?: string;
   causationId?: string;
   actor: string;
 }
 
 const COMMAND_ID = /^[A-Za-z0-9_-]{8,64}$/;
+
+/** The command id of a client's idempotency key: namespaced by the actor, so no other caller can ever produce it. */
+export function idempotentCommandId(actor: string, key: string): string {
+  return `idem-${createHash('sha256').update(`${actor}\n${key}`).digest('base64url')}`;
+}
+
+/** JSON with keys sorted at every level, so field order does not make two requests differ. */
+export function canonicalJson(value: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  return JSON.stringify(canonical(value) ?? null);
+}
+
+/** The default request digest of a keyed command: SHA-256 of its validated payload. */
+export const payloadDigest = (payload: unknown): string => createHash('sha256').update(canonicalJson(payload)).digest('base64url');
 
 /**
  * Runs commands: validate, load the aggregate from cache, decide, append with the expected sequence and the command
@@ -50,21 +73,23 @@ export class CommandBus {
   async execute(request: CommandRequest): Promise<CommandResult> {
     const command = this.#commands.get(request.name);
     if (!command) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${request.name}"; known: ${this.names().join(', ')}`);
-    if (request.commandId !== undefined && !COMMAND_ID.test(request.commandId)) {
-      throw new PlatformError('VALIDATION_FAILED', 'command id must be 8-64 chars of A-Z, a-z, 0-9, "-" or "_"');
+    for (const [what, id] of [['command id', request.commandId], ['Idempotency-Key', request.idempotencyKey]] as const) {
+      if (id !== undefined && !COMMAND_ID.test(id)) throw new PlatformError('VALIDATION_FAILED', `${what} must be 8-64 chars of A-Z, a-z, 0-9, "-" or "_"`);
     }
     const parsed = command.schema.safeParse(request.payload);
     if (!parsed.success) {
       throw new PlatformError('VALIDATION_FAILED', `invalid ${command.name} command`, { issues: issuesOf(parsed.error) });
     }
+    const keyed = request.idempotencyKey !== undefined;
     const context: CommandContext = {
-      commandId: request.commandId ?? randomUUID(),
+      commandId: keyed ? idempotentCommandId(request.actor, request.idempotencyKey!) : (request.commandId ?? randomUUID()),
       actor: request.actor,
       now: new Date().toISOString(),
     };
+    const requestDigest = keyed ? (request.requestDigest ?? payloadDigest(parsed.data)) : undefined;
     const aggregateId = command.aggregateId(parsed.data, context);
     const subject = this.repository.subjectOf(command.aggregate, aggregateId);
-    return this.#locks.run(subject, () => this.decideAndAppend(command, parsed.data, context, aggregateId, request));
+    return this.#locks.run(subject, () => this.decideAndAppend(command, parsed.data, context, aggregateId, { ...request, requestDigest }));
   }
 
   private async decideAndAppend(
@@ -87,7 +112,10 @@ export class CommandBus {
       const guessed = guess !== undefined;
       guess = undefined;
       const applied = snapshot.commands.get(context.commandId);
-      if (applied) return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
+      if (applied) {
+        assertSameRequest(context.commandId, applied, { commandName: command.name, requestDigest: request.requestDigest });
+        return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
+      }
 
       const read = freshDependencies ? this.repository.load.bind(this.repository) : this.repository.latestSeen.bind(this.repository);
       const dependencies = command.dependencies ? await command.dependencies(payload, async (agg, id) => (await read(agg, id)).state) : undefined;
@@ -119,15 +147,22 @@ export class CommandBus {
           causationId: request.causationId ?? context.commandId,
           actor: context.actor,
           time: context.now,
+          ...(request.requestDigest !== undefined ? { requestDigest: request.requestDigest } : {}),
         },
       }));
       const subject = this.repository.subjectOf(command.aggregate, aggregateId);
       try {
         const ack = await this.store.append(subject, { events }, { expectedSeq: snapshot.seq, msgId: context.commandId });
         if (ack.duplicate) {
-          // Stored earlier under this id (another process, or a reply that got lost): answer what was stored.
+          // Stored earlier under this id (another process, or a reply that got lost): answer what was stored, and
+          // only when it is this very command: JetStream dedupes message ids across every subject of the stream.
           const stored = await this.store.readAt(ack.seq);
-          const original = stored?.batch.events.map(({ type, version, data }) => ({ type, version, data })) ?? [];
+          const metadata = stored?.batch.events[0]?.metadata;
+          if (!stored || stored.subject !== subject) {
+            throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${context.commandId} was used for another aggregate`);
+          }
+          assertSameRequest(context.commandId, { commandName: metadata?.commandName, requestDigest: metadata?.requestDigest }, { commandName: command.name, requestDigest: request.requestDigest });
+          const original = stored.batch.events.map(({ type, version, data }) => ({ type, version, data }));
           return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: true, events: original };
         }
         this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
@@ -140,5 +175,18 @@ export class CommandBus {
         attempt++;
       }
     }
+  }
+}
+
+/**
+ * A command id answers with its stored result only for the same command (and, for a client's idempotency key, the
+ * same request): anything else is a reused key, never a reason to hand out another command's events.
+ */
+function assertSameRequest(commandId: string, stored: { commandName?: string | undefined; requestDigest?: string | undefined }, now: { commandName: string; requestDigest: string | undefined }): void {
+  if (stored.commandName !== now.commandName) {
+    throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${commandId} was used for ${stored.commandName ?? 'another command'}, not ${now.commandName}`);
+  }
+  if (now.requestDigest !== undefined && stored.requestDigest !== now.requestDigest) {
+    throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${commandId} was used for ${now.commandName} with another body`);
   }
 }

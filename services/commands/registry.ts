@@ -8,7 +8,7 @@ import { setMaintenance } from '../metal/node/setMaintenance.ts';
 import { completeOperation, failOperation, markWiping, recordInventory } from '../metal/node/workflowOutcome.ts';
 import { startWorkflow } from '../metal/workflow/start.ts';
 import { cancelWorkflow } from '../metal/workflow/cancel.ts';
-import { completeStep, failStep, startStep } from '../metal/workflow/steps.ts';
+import { completeStep, failStep, rejectResult, startStep } from '../metal/workflow/steps.ts';
 import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
 import { createSite } from '../site/site/create.ts';
@@ -53,6 +53,7 @@ export const allCommands: readonly CommandDefinition[] = [
   completeStep,
   failStep,
   cancelWorkflow,
+  rejectResult,
   registerAgent,
   createJoinToken,
   createSiteToken,
@@ -99,6 +100,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   completeStep.name,
   failStep.name,
   cancelWorkflow.name,
+  rejectResult.name,
   releaseQuota.name,
   markQuotaUsed.name,
   recordInstanceObserved.name,
@@ -131,6 +133,13 @@ export const inProcessOnlyCommands: readonly CommandDefinition[] = [...edgeComma
 
 /** Names of `inProcessOnlyCommands`, for the NATS responder to refuse. */
 export const inProcessOnlyCommandNames: ReadonlySet<string> = new Set(inProcessOnlyCommands.map((c) => c.name));
+
+/**
+ * What the `commands` service answers on `bc.cmd.*`: everything but `agent.register`, which an agent sends on its own
+ * registration subject (`services/trust/agent/registrationService.ts`) so the broker binds it to the asking agent, and
+ * the join service sends in-process with the token it spent.
+ */
+export const busCommands: readonly CommandDefinition[] = allCommands.filter((c) => c !== registerAgent);
 
 /** What operators may send over the HTTP API: everything but the engine's commands, agent registration and edge commands. */
 export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(

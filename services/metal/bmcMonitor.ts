@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommand, newNonce } from '../../schemas/agent/agentCommand.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 import { getBmcConnection, listNodes } from '../../projections/nodes/queries.ts';
@@ -101,6 +101,7 @@ export class BmcMonitor {
       bmc: getBmcConnection(this.nodes.db(), node.nodeId) ?? { address: node.bmcAddress, credentialsRef: node.bmcCredentialsRef },
       issuedAt: new Date(now).toISOString(),
       notAfter: new Date(now + this.config.probeTimeoutMs).toISOString(),
+      nonce: newNonce(),
     });
     let outcome: { ok: true } | { ok: false; detail: string };
     try {

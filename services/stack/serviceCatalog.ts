@@ -9,7 +9,7 @@ import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
-import { allCommands, operatorCommands } from '../commands/registry.ts';
+import { busCommands, operatorCommands } from '../commands/registry.ts';
 import { putSecret } from '../secrets/secret/put.ts';
 import { createSiteToken } from '../trust/joinToken/create.ts';
 import { startGrantService } from '../secrets/grantService.ts';
@@ -23,6 +23,7 @@ import { WorkflowOrchestrator } from '../workflow/orchestrator.ts';
 import { loadOrCreateBrokerMaterial } from '../trust/broker/brokerMaterial.ts';
 import { startBootTokenService } from '../trust/join/bootTokenService.ts';
 import { startJoinService } from '../trust/join/joinService.ts';
+import { startRegistrationService } from '../trust/agent/registrationService.ts';
 import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
@@ -60,7 +61,7 @@ function projectorService(name: string): ServiceFactory {
 /** Every service a process can run, by the name `serve` takes. */
 export const serviceCatalog: Record<string, ServiceFactory> = {
   commands: async ({ config, nc, store, log }) => {
-    const sub = serveCommands(nc, new CommandBus(store, allCommands, { retries: config.commandRetries }), log);
+    const sub = serveCommands(nc, new CommandBus(store, busCommands, { retries: config.commandRetries }), log);
     return { stop: async () => sub.unsubscribe() };
   },
   api: async ({ config, nc, store, log }) => {
@@ -96,10 +97,12 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     const material = config.natsAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
     const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), commandRetries: config.commandRetries });
     const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
+    const registrations = startRegistrationService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
     return {
       stop: async () => {
         await joins.stop();
         await bootTokens.stop();
+        await registrations.stop();
       },
     };
   },

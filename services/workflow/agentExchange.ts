@@ -22,36 +22,71 @@ export interface AgentExchangeDeps {
 
 export type AcceptedResult = Extract<VerifiedAgentResult, { ok: true }>['result'];
 
+/** A result on a command's subject that did not verify: refused, and reported so the attempt can record it. */
+export interface RejectedResult {
+  readonly commandId: string;
+  readonly reason: ResultRejectedError['reason'];
+  /** Its stream sequence: one record per stored message, however often the attempt resumes. */
+  readonly seq: number;
+  /** The agent it names as its signer, when it could be read. */
+  readonly agentId: string | undefined;
+}
+
 /**
  * Sends one agent command and resolves its signed result once it verifies against the registered key of the agent
- * that signed it and matches the command. The command id is the JetStream message id, so a repeated exchange of
- * the same command stores it once; a result already stored is used without publishing at all. Waiting costs no
- * polling: the process-wide result watch wakes the caller.
+ * that signed it and matches the command (its nonce included). The command id is the JetStream message id, so a
+ * repeated exchange of the same command stores it once; a verified result already stored (a resumed attempt) is used
+ * without publishing at all. Waiting costs no polling: the process-wide result watch wakes the caller.
  *
- * Throws `ResultRejectedError` for a result that does not verify, `RetryableError('STEP_TIMEOUT')` past `deadlineMs`,
- * `RetryableError('AGENT_LOST')` when the agent inside the machine stops heartbeating (`agentLiveness.ts`).
- * The result's own `ok` is the caller's to judge (the bytes go to `onVerified` either way, as evidence).
+ * A result that does not verify is handed to `onRejected` and refused; the wait goes on for a valid one (garbage on
+ * the subject cannot end the step). Throws `RetryableError('STEP_TIMEOUT')` past `deadlineMs`, and
+ * `RetryableError('AGENT_LOST')` when the agent inside the machine stops heartbeating (`agentLiveness.ts`). The
+ * result's own `ok` is the caller's to judge (the bytes go to `onVerified` either way, as evidence).
  */
 export async function exchangeAgentCommand(
   deps: AgentExchangeDeps,
   command: AgentCommand,
-  options: { deadlineMs: number; signal: AbortSignal; onVerified?: (bytes: Uint8Array) => void },
+  options: { deadlineMs: number; signal: AbortSignal; onVerified?: (bytes: Uint8Array) => void; onRejected?: (rejected: RejectedResult) => Promise<void> },
 ): Promise<AcceptedResult> {
   const { commandId } = command;
-  const resultSubject = Subjects.agentResult(command.siteId, command.nodeId, commandId);
-  if (!(await storedResult(deps, command))) await sendAgentCommand(deps, command);
+  const resultSubject = resultSubjectOf(command);
+  const judged = new Set<number>();
+  const judge = async (msg: StoredMsg): Promise<AcceptedResult | undefined> => {
+    judged.add(msg.seq);
+    try {
+      return await verifiedResult(deps, command, msg.data, options.onVerified);
+    } catch (err) {
+      if (!(err instanceof ResultRejectedError)) throw err;
+      await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq, agentId: err.agentId });
+      return undefined;
+    }
+  };
+  const unjudgedStored = async (): Promise<AcceptedResult | undefined> => {
+    for (let msg = await storedAfter(deps, resultSubject, 0); msg; msg = await storedAfter(deps, resultSubject, msg.seq)) {
+      if (judged.has(msg.seq)) continue;
+      const accepted = await judge(msg);
+      if (accepted) return accepted;
+    }
+    return undefined;
+  };
+  // The subject carries the command's fresh nonce: whatever is stored there was published after the command was.
+  let accepted = await unjudgedStored();
+  if (!accepted) await sendAgentCommand(deps, command);
   using liveness = AgentCommandKinds[command.kind].runsOn === 'node' ? deps.liveness?.follow(command) : undefined;
-  let stored: StoredMsg | undefined;
-  while (!stored) {
+  while (!accepted) {
     options.signal.throwIfAborted();
     const left = options.deadlineMs - Date.now();
-    if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `result of ${commandId} did not arrive before the step timeout`, { retryAfterMs: 0 });
+    if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `no valid result of ${commandId} arrived before the step timeout`, { retryAfterMs: 0 });
     liveness?.check();
-    // The watch wakes us; a direct get now and then covers a result stored while this process was away.
-    stored = (await deps.results.next(resultSubject, () => true, Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left), options.signal)) ?? (await storedResult(deps, command));
+    // The watch wakes us; a look at the stream now and then covers a result stored while this process was away.
+    const woken = await deps.results.next(resultSubject, (m) => !judged.has(m.seq), Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left), options.signal);
+    accepted = woken ? await judge(woken) : await unjudgedStored();
   }
-  return verifiedResult(deps, command, stored.data, options.onVerified);
+  return accepted;
 }
+
+/** The subject `command`'s result is published on. */
+export const resultSubjectOf = (command: AgentCommand): string => Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce);
 
 /** Publishes the command with its id as the JetStream message id (a repeat inside the duplicate window is dropped). */
 export async function sendAgentCommand(deps: Pick<AgentExchangeDeps, 'js'>, command: AgentCommand): Promise<void> {
@@ -60,10 +95,14 @@ export async function sendAgentCommand(deps: Pick<AgentExchangeDeps, 'js'>, comm
   await deps.js.publish(subject, JSON.stringify(command), { msgID: command.commandId });
 }
 
-/** The stored result of `command`, if its agent answered (one direct get). */
+/** The latest stored result on `command`'s subject, if its agent answered (one direct get). */
 export async function storedResult(deps: Pick<AgentExchangeDeps, 'jsm'>, command: AgentCommand): Promise<StoredMsg | undefined> {
-  const subject = Subjects.agentResult(command.siteId, command.nodeId, command.commandId);
-  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: subject }).catch(() => null)) ?? undefined;
+  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: resultSubjectOf(command) }).catch(() => null)) ?? undefined;
+}
+
+/** The first message stored on `subject` after stream sequence `seq`, if any (one direct get). */
+async function storedAfter(deps: Pick<AgentExchangeDeps, 'jsm'>, subject: string, seq: number): Promise<StoredMsg | undefined> {
+  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { seq: seq + 1, next_by_subj: subject }).catch(() => null)) ?? undefined;
 }
 
 /** Verifies result bytes against the signer's registered key and the command they answer. */
@@ -81,7 +120,7 @@ export async function verifiedResult(
   }
   const agent = (await deps.repository.load(agentAggregate, agentId)).state;
   const verdict = verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined));
-  if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
+  if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason, agentId);
   onVerified?.(bytes);
   return verdict.result;
 }

@@ -1,5 +1,5 @@
-import { AgentCommand, AgentCommandKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { exchangeAgentCommand, sendAgentCommand, storedResult, verifiedResult, type AgentExchangeDeps } from './agentExchange.ts';
+import { AgentCommand, AgentCommandKinds, commandNonce, ramdiskOnlyKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
+import { exchangeAgentCommand, sendAgentCommand, storedResult, verifiedResult, type AgentExchangeDeps, type RejectedResult } from './agentExchange.ts';
 import type { StepContext, StepPlatform } from './defineStep.ts';
 import { RetryableError, TerminalError } from './stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
@@ -22,6 +22,12 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   joins: StreamWatch<AgentJoin>;
   /** Receives each verified signed result, which the executor hands to `workflow.completeStep` as evidence. */
   onVerified(bytes: Uint8Array): void;
+  /** Records a result that did not verify; the attempt keeps waiting for a valid one. */
+  onRejected(rejected: RejectedResult): Promise<void>;
+  /** The attempt's nonce (recorded by `workflow.startStep`): each command's nonce derives from it. */
+  attemptNonce: string;
+  /** The ramdisk this workflow booted (`bootedRamdiskOf`): the only agent ramdisk-only kinds are addressed to. */
+  bootedRamdisk: string | undefined;
   /** The enqueue check: throws when this attempt may not send `kind` (undeclared, or outside an approved batch). */
   mayEnqueue(kind: AgentCommandKind): void;
   /** Present when the executor holds the master key: tickets the secret headers of a `site.httpProxy` command. */
@@ -38,6 +44,10 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
 
   const commandFor = (kind: AgentCommandKind, params: Record<string, unknown>, destructive: boolean, commandId: string) => {
     deps.mayEnqueue(kind);
+    const addressee = ramdiskOnlyKinds.has(kind) ? deps.bootedRamdisk : undefined;
+    if (ramdiskOnlyKinds.has(kind) && !addressee) {
+      throw new TerminalError('PRECONDITION_FAILED', `${kind} is answered only by the ramdisk this workflow booted, and none joined before this step`);
+    }
     const notAfter = new Date(ctx.deadlineMs).toISOString();
     const refs = kind === 'site.httpProxy' ? Object.values((params.secretHeaders ?? {}) as Record<string, string>) : [];
     if (refs.length > 0) {
@@ -57,13 +67,15 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
       ...(AgentCommandKinds[kind].runsOn === 'site' ? { bmc: node.bmc } : {}),
       issuedAt: new Date().toISOString(),
       notAfter,
+      nonce: commandNonce(deps.attemptNonce, commandId),
+      ...(addressee ? { agentId: addressee } : {}),
     });
   };
 
   return {
     async runAgentCommand(kind, params, destructive) {
       const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
-      const result = await exchangeAgentCommand(deps, command, { deadlineMs: ctx.deadlineMs, signal: ctx.signal, onVerified: deps.onVerified });
+      const result = await exchangeAgentCommand(deps, command, { deadlineMs: ctx.deadlineMs, signal: ctx.signal, onVerified: deps.onVerified, onRejected: deps.onRejected });
       if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);
       return { payload: result.payload, agentId: result.agentId };
     },

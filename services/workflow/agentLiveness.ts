@@ -30,7 +30,8 @@ interface Followed {
  * Follows the heartbeats agents inside machines publish while they run a command (`bc.site.*.hb.*`, one core
  * subscription per executor process) for the commands this process waits on. A heartbeat counts only when it names
  * the awaited command and verifies against the registered key of an agent of that very node (a ramdisk or node
- * agent, never a site agent): a stranger cannot keep a dead ramdisk's step waiting. The clock starts when the wait
+ * agent, never a site agent; the addressed agent only, when the command names one): a stranger, or an installed
+ * host's agent, cannot keep a dead ramdisk's step waiting. The clock starts when the wait
  * starts and again whenever this process's own connection comes back, so an outage on the control plane's side is
  * never blamed on the agent.
  */
@@ -66,6 +67,8 @@ export function startAgentLiveness(
 
   const verified = async (command: AgentCommand, { heartbeat, signed }: { heartbeat: AgentHeartbeat; signed: SignedAgentHeartbeat }): Promise<boolean> => {
     if (heartbeat.siteId !== command.siteId || heartbeat.nodeId !== command.nodeId) return false;
+    // A command addressed to one agent (the ramdisk the workflow booted) lives only by that agent's heartbeats.
+    if (command.agentId !== undefined && heartbeat.agentId !== command.agentId) return false;
     const agent = (await deps.repository.load(agentAggregate, heartbeat.agentId)).state;
     const ofThisNode = agent.exists && agent.role !== 'site' && agent.siteId === command.siteId && agent.nodeId === command.nodeId;
     return ofThisNode && heartbeatSignedBy(signed, agent.publicKey);

@@ -6,7 +6,7 @@ import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** Codes that mean "the command is moot" (already done, or overtaken): retrying cannot change the answer. */
-const settled = new Set(['ILLEGAL_TRANSITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'PRECONDITION_FAILED', 'VALIDATION_FAILED', 'UNKNOWN_COMMAND']);
+const settled = new Set(['ILLEGAL_TRANSITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'PRECONDITION_FAILED', 'VALIDATION_FAILED', 'UNKNOWN_COMMAND', 'IDEMPOTENCY_KEY_REUSED']);
 
 /**
  * Sends an engine command with a deterministic id until it is answered: infrastructure trouble is retried with

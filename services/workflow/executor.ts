@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { newNonce } from '../../schemas/agent/agentCommand.ts';
 import { stepAttemptId, WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { AggregateRepository } from '../commands/aggregateRepository.ts';
@@ -13,6 +14,7 @@ import type { MasterKey } from '../secrets/masterKey.ts';
 import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTicket.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
+import { bootedRamdiskOf } from '../metal/workflow/attestation.ts';
 import { agentGateway, type AgentJoin } from './agentGateway.ts';
 import { startAgentLiveness, type AgentLiveness } from './agentLiveness.ts';
 import { startAgentWatches } from './agentWatches.ts';
@@ -145,11 +147,12 @@ export class WorkflowExecutor {
     const attemptId = stepAttemptId(workflowId, stepIndex, attempt);
     const send = (name: string, payload: unknown, suffix: string) => sendEngineCommand(this.nc, this.log, signal, name, payload, `${attemptId}-${suffix}`);
     const ids = { workflowId, stepIndex, attempt };
-    const started = await send('workflow.startStep', ids, 'go');
+    const started = await send('workflow.startStep', { ...ids, nonce: newNonce() }, 'go');
     if (!started) return msg.ack();
-    // A resumed attempt keeps the deadline it started with, however often the server or the executor went away.
-    const startedEvent = started.events.find((e) => e.type === 'StepStarted')?.data as { startedAt?: string } | undefined;
+    // A resumed attempt keeps the deadline and the nonce it started with, however often the server or the executor went away.
+    const startedEvent = started.events.find((e) => e.type === 'StepStarted')?.data as { startedAt?: string; nonce?: string } | undefined;
     const startedAt = startedEvent?.startedAt ?? (progress.status === 'running' ? progress.attemptStartedAt : null);
+    const attemptNonce = startedEvent?.nonce ?? (progress.status === 'running' ? progress.nonce : null);
     const deadlineMs = (startedAt ? Date.parse(startedAt) : Date.now()) + step.timeoutMs;
 
     const definition = (this.options.steps ?? builtinSteps).get(step.id);
@@ -160,6 +163,8 @@ export class WorkflowExecutor {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
       if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
       if (approval === 'expired') throw new TerminalError('APPROVAL_EXPIRED', `the approval batch expired at ${wf.approval!.expiresAt} before reaching ${wf.approval!.threshold} signatures`);
+      // An attempt started before attempts had nonces cannot bind its commands' results: the next attempt will.
+      if (!attemptNonce) throw new RetryableError('PRECONDITION_FAILED', `attempt ${attempt} started without a nonce; retrying as a new attempt`, { retryAfterMs: 0 });
       const input = definition.input.safeParse(bindStepOutputs(step.params, wf, stepIndex));
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
@@ -185,6 +190,12 @@ export class WorkflowExecutor {
           recheckMs: this.config.resultRecheckMs,
           ...(this.#liveness ? { liveness: this.#liveness } : {}),
           onVerified,
+          onRejected: async ({ commandId, reason, seq, agentId }) => {
+            this.log.warn({ workflowId, step: step.id, attempt, commandId, reason, agentId }, 'agent result refused; still waiting for a valid one');
+            await send('workflow.rejectResult', { ...ids, commandId, reason, ...(agentId ? { agentId: agentId.slice(0, 200) } : {}) }, `rej${seq}`);
+          },
+          attemptNonce,
+          bootedRamdisk: bootedRamdiskOf(wf, stepIndex),
           ...(this.options.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(this.options.masterKey!, claims) } : {}),
           mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
         },

@@ -27,8 +27,10 @@ export class ResultRejectedError extends PlatformError {
   constructor(
     readonly commandId: string,
     readonly reason: RejectionReason,
+    /** The agent the result says signed it (verified when the reason is NOT_AUTHORISED or MISMATCHED); undefined when unreadable. */
+    readonly agentId?: string,
   ) {
-    super('AGENT_RESULT_REJECTED', `result for ${commandId} refused: ${reason}`);
+    super('AGENT_RESULT_REJECTED', `result for ${commandId}${agentId ? ` from ${agentId}` : ''} refused: ${reason}`);
   }
 }
 

@@ -1,5 +1,6 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
+import { commandNonce } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
@@ -126,17 +127,41 @@ export function workloadArb(options: { minLength?: number; maxLength?: number } 
   return fc.tuple(fleetArb, body).map(([fleet, tail]) => [...fleet, ...tail]);
 }
 
-/** The ramdisk of one boot: a fresh key, registered, that signs the wipe result of exactly this step attempt. */
-function signedWipe(wf: ExistingWorkflow, stepIndex: number, attempt: number, payload: unknown): { register: Fresh; signedResult: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
-  const agentId = ramdiskAgentId(wf.nodeId, keyIdOf(raw));
-  const commandId = `${wf.workflowId}-s${stepIndex}-a${attempt}`;
-  const result = { commandId, kind: 'disk.wipe', nodeId: wf.nodeId, siteId: wf.siteId, agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1 };
+/** The ramdisk each workflow boots: one key per workflow and join attempt, made once, so the wipe is signed by the agent `wait.agentJoined` saw. */
+const ramdisks = new Map<string, { agentId: string; keyId: string; raw: Buffer; privateKey: KeyObject }>();
+function ramdiskOf(wf: ExistingWorkflow, joinAttempt: number) {
+  const key = `${wf.workflowId}/${joinAttempt}`;
+  let ramdisk = ramdisks.get(key);
+  if (!ramdisk) {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+    ramdisk = { agentId: ramdiskAgentId(wf.nodeId, keyIdOf(raw)), keyId: keyIdOf(raw), raw, privateKey };
+    ramdisks.set(key, ramdisk);
+  }
+  return ramdisk;
+}
+
+/** The attempt nonce the executor would record in `workflow.startStep`: fixed per attempt, so replays agree. */
+const attemptNonce = (workflowId: string, stepIndex: number, attempt: number) =>
+  createHash('sha256').update(`${workflowId}/${stepIndex}/${attempt}`).digest('base64url').slice(0, 22);
+
+/** The booted ramdisk joins: it registers its fresh key, and the step's output names it (as the join watch would). */
+function ramdiskJoined(wf: ExistingWorkflow, attempt: number): { register: Fresh; output: { agentId: string; keyId: string } } {
+  const ramdisk = ramdiskOf(wf, attempt);
   return {
-    register: { name: 'agent.register', payload: { agentId, role: 'ramdisk', siteId: wf.siteId, nodeId: wf.nodeId, publicKey: raw.toString('base64') } },
-    signedResult: Buffer.from(signAgentResult(result, { privateKey, publicKeyRaw: raw })).toString('base64'),
+    register: { name: 'agent.register', payload: { agentId: ramdisk.agentId, role: 'ramdisk', siteId: wf.siteId, nodeId: wf.nodeId, publicKey: ramdisk.raw.toString('base64') } },
+    output: { agentId: ramdisk.agentId, keyId: ramdisk.keyId },
   };
+}
+
+/** The wipe result of exactly this step attempt, signed by the ramdisk the workflow booted. */
+function signedWipe(wf: ExistingWorkflow, stepIndex: number, attempt: number, payload: unknown): string {
+  const joinIndex = wf.steps.findLastIndex((step, i) => i < stepIndex && step.id === 'wait.agentJoined');
+  const ramdisk = ramdiskOf(wf, wf.progress[joinIndex]?.attempt ?? 1);
+  const commandId = `${wf.workflowId}-s${stepIndex}-a${attempt}`;
+  const nonce = commandNonce(attemptNonce(wf.workflowId, stepIndex, attempt), commandId);
+  const result = { commandId, kind: 'disk.wipe', nodeId: wf.nodeId, siteId: wf.siteId, agentId: ramdisk.agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1, commandNonce: nonce };
+  return Buffer.from(signAgentResult(result, { privateKey: ramdisk.privateKey, publicKeyRaw: ramdisk.raw })).toString('base64');
 }
 
 /** A wipe report one disk short of the inventory's byte count. */
@@ -164,14 +189,19 @@ function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Int
   const ids = { workflowId, stepIndex };
   if (progress.status === 'scheduled' || progress.status === 'failed') {
     const wiping: Fresh[] = step.id === 'disk.wipe' && progress.status === 'scheduled' ? [{ name: 'metal.markWiping', payload: { nodeId, workflowId } }] : [];
-    return [...wiping, { name: 'workflow.startStep', payload: { ...ids, attempt: progress.status === 'scheduled' ? 1 : progress.attempt + 1 } }];
+    const attempt = progress.status === 'scheduled' ? 1 : progress.attempt + 1;
+    return [...wiping, { name: 'workflow.startStep', payload: { ...ids, attempt, nonce: attemptNonce(workflowId, stepIndex, attempt) } }];
   }
   if (progress.status !== 'running') return [];
   const attempt = progress.attempt;
   if (intent.outcome === 'fail') return [{ name: 'workflow.failStep', payload: { ...ids, attempt, code: 'DRIVER_ERROR', message: 'the BMC said no', retryable: intent.retryable } }];
+  if (step.id === 'wait.agentJoined') {
+    const joined = ramdiskJoined(wf, attempt);
+    return [joined.register, { name: 'workflow.completeStep', payload: { ...ids, attempt, output: joined.output } }];
+  }
   if (step.id !== 'disk.wipe') return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.id === 'inventory.read' ? fakeInventory : { ok: true } } }];
-  const wipe = signedWipe(wf, stepIndex, attempt, intent.outcome === 'short' ? shortWipe : fakeWipeReport);
-  return [wipe.register, { name: 'workflow.completeStep', payload: { ...ids, attempt, output: {}, signedResult: wipe.signedResult } }];
+  const signedResult = signedWipe(wf, stepIndex, attempt, intent.outcome === 'short' ? shortWipe : fakeWipeReport);
+  return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: {}, signedResult } }];
 }
 
 /** The verbs an operator would send a node in each resting state (anything else is tried too, and refused). */

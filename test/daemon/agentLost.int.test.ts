@@ -24,7 +24,7 @@ describe('a ramdisk that dies in the middle of image.write', () => {
     const bootTokens = startBootTokenService(nc, store, log);
     const site = await startSimulatedSite(
       nc,
-      { siteId, machines: 1, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim', siteId), diskSizeBytes: 8 << 20, bmcDelayMs: 10, ramdiskHeartbeatIntervalMs: 300, join: {} },
+      { siteId, machines: 1, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim', siteId), diskSizeBytes: 8 << 20, bmcDelayMs: 10, ramdiskHeartbeatIntervalMs: 300, join: {}, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) },
       log,
     );
     const machine = site.machines[0]!;

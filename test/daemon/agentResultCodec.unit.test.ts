@@ -39,6 +39,7 @@ function command(kind: AgentCommandKind, overrides: Partial<AgentCommand> = {}):
     params: {},
     issuedAt: '2026-01-01T00:00:00Z',
     notAfter: '2026-01-01T01:00:00Z',
+    nonce: 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ',
     ...overrides,
   };
 }
@@ -46,7 +47,7 @@ function command(kind: AgentCommandKind, overrides: Partial<AgentCommand> = {}):
 function resultFor(cmd: AgentCommand, agentId: string, overrides: Partial<AgentResultData> = {}): AgentResultData {
   return {
     commandId: cmd.commandId, kind: cmd.kind, nodeId: cmd.nodeId, siteId: cmd.siteId, agentId,
-    ok: true, errorCode: '', errorMessage: '', payload: { done: true }, executedAtMs: 1_767_225_600_000, ...overrides,
+    ok: true, errorCode: '', errorMessage: '', payload: { done: true }, executedAtMs: 1_767_225_600_000, commandNonce: cmd.nonce, ...overrides,
   };
 }
 
@@ -132,6 +133,26 @@ describe('agentResultCodec', () => {
     expect(verifyAgentResult(signAgentResult(replayed, site), cmd, lookup)).toEqual({ ok: false, reason: 'MISMATCHED' });
   });
 
+  it('verifyAgentResult rejects a result made for the same command id before the command (another nonce) as MISMATCHED', () => {
+    const cmd = command('disk.wipe');
+    const early = resultFor(cmd, 'ramdisk-r1-n1-aaaaaaaa', { commandNonce: 'Z3Vlc3NlZC1iZWZvcmUtdGhlLWNvbW1hbmQ' });
+    expect(verifyAgentResult(signAgentResult(early, ramdisk), cmd, lookup)).toEqual({ ok: false, reason: 'MISMATCHED' });
+  });
+
+  it.each(['disk.wipe', 'image.write'] as const)("verifyAgentResult refuses an installed host's node agent answering %s as NOT_AUTHORISED", (kind) => {
+    const cmd = command(kind);
+    const nodeAgent = { ...registry['ramdisk-r1-n1-aaaaaaaa']!, role: 'node' as const };
+    const verdict = verifyAgentResult(signAgentResult(resultFor(cmd, 'node-r1-n1'), ramdisk), cmd, (id) => (id === 'node-r1-n1' ? nodeAgent : undefined));
+    expect(verdict).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
+  });
+
+  it('verifyAgentResult refuses a ramdisk of the node that is not the addressee as NOT_AUTHORISED', () => {
+    const cmd = command('disk.wipe', { agentId: 'ramdisk-r1-n1-cccccccc' });
+    expect(verifyAgentResult(signAgentResult(resultFor(cmd, 'ramdisk-r1-n1-aaaaaaaa'), ramdisk), cmd, lookup)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
+    const addressed = command('disk.wipe', { agentId: 'ramdisk-r1-n1-aaaaaaaa' });
+    expect(verifyAgentResult(signAgentResult(resultFor(addressed, 'ramdisk-r1-n1-aaaaaaaa'), ramdisk), addressed, lookup).ok).toBe(true);
+  });
+
   it('verifyAgentResult rejects a site agent answering a node kind as NOT_AUTHORISED', () => {
     const cmd = command('image.write');
     expect(verifyAgentResult(signAgentResult(resultFor(cmd, 'site-dc1'), site), cmd, lookup)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
@@ -164,6 +185,7 @@ describe('agentResultCodec', () => {
     errorMessage: fc.string(),
     payload: json,
     executedAtMs: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    commandNonce: fc.string(),
   });
 
   test.prop([resultArb], { numRuns: 200 })('signAgentResult then decodeSignedResult round-trips every result', (result) => {

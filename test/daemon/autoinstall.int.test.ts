@@ -9,7 +9,7 @@ import { createRedfishClient, type RedfishClient } from '../../daemon/redfish/in
 import { readOsMarker } from '../../daemon/simulator/autoinstall.ts';
 import { startSimulatedMachine, type SimulatedMachine } from '../../daemon/simulator/machine.ts';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
-import { verifyAgentResult } from '../../schemas/agent/agentResultCodec.ts';
+import { decodeSignedResult, verifyAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { startJoinService, type JoinService } from '../../services/trust/join/joinService.ts';
@@ -86,7 +86,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     await jetstream(env.nc).publish(Subjects.nodeAgentCommands(command.siteId, command.nodeId), JSON.stringify(command), { msgID: command.commandId });
     const jsm = await jetstreamManager(env.nc);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId) });
+      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
       if (msg) return verifyAgentResult(msg.data, command, (id) => (id === key.agentId ? { keyId: key.keyId, publicKey: key.publicKey, role: 'node', siteId: 'dc1', nodeId: command.nodeId } : undefined));
     }
     throw new Error(`no result for ${command.commandId}`);
@@ -141,8 +141,12 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     const key = { agentId: agent.agentId, publicKey: agent.publicKey, keyId: agent.keyId };
     const inventory = await runOnNode(agentCommand('inventory.report', { nodeId: 'dc1-a' }), key);
     expect(inventory).toMatchObject({ ok: true, result: { ok: true, agentId: 'node-dc1-a', payload: { disks: [{ path: m.disks[0] }] } } });
-    const wipe = await runOnNode(agentCommand('disk.wipe', { nodeId: 'dc1-a', params: { mode: 'zero' } }), key);
-    expect(wipe).toMatchObject({ ok: true, result: { ok: false, errorCode: 'WRONG_AGENT' } });
+    // Its refusal of a wipe is signed like any answer, but a node agent never speaks for a wipe: the control plane
+    // does not count it (only the ramdisk a workflow booted does).
+    const wipeCommand = agentCommand('disk.wipe', { nodeId: 'dc1-a', params: { mode: 'zero' } });
+    expect(await runOnNode(wipeCommand, key)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
+    const refusal = await jetstreamManager(env.nc).then((jsm) => jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce) }));
+    expect(decodeSignedResult(refusal!.data).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
     expect(readOsMarker(m.disks[0]!)).toEqual({ installer: 'ubuntu-autoinstall', isoSha256 });
 
     // Power off stops it; booting from disk starts the installed OS's agent again with the same key and no token.

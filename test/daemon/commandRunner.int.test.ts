@@ -19,7 +19,7 @@ function memorySink(): ResultSink & { published: Map<string, Uint8Array[]> } {
     published,
     sign: (c, o) =>
       signAgentResult(
-        { commandId: c.commandId, kind: c.kind, nodeId: c.nodeId, siteId: c.siteId, agentId: 'site-dc1', ok: o.ok, errorCode: o.ok ? '' : o.errorCode, errorMessage: o.ok ? '' : o.errorMessage, payload: o.payload ?? null, executedAtMs: 0 },
+        { commandId: c.commandId, kind: c.kind, nodeId: c.nodeId, siteId: c.siteId, agentId: 'site-dc1', ok: o.ok, errorCode: o.ok ? '' : o.errorCode, errorMessage: o.ok ? '' : o.errorMessage, payload: o.payload ?? null, executedAtMs: 0, commandNonce: c.nonce },
         signer,
       ),
     publish: async (c, bytes) => void published.set(c.commandId, [...(published.get(c.commandId) ?? []), bytes]),

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentCommand, AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommandKinds, newNonce } from '../../schemas/agent/agentCommand.ts';
 import { verifyAgentResult, type RegisteredAgentKey, type VerifiedAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { createLogger } from '../../services/platform/logger.ts';
@@ -18,8 +18,8 @@ import { startTestNats, tempDir } from '../support/natsServer.ts';
 export const log = createLogger('test', process.env.BC_TEST_LOG ?? 'silent');
 
 /**
- * A nats-server with the declared streams, and a stand-in for the control plane's `agent.register` (which another
- * team builds): it records registrations and serves them as the key registry `verifyAgentResult` needs.
+ * A nats-server with the declared streams, and a stand-in for the control plane's registration service: it records
+ * registrations and serves them as the key registry `verifyAgentResult` needs.
  */
 export async function startAgentBackbone() {
   const nats = await startTestNats();
@@ -29,11 +29,11 @@ export async function startAgentBackbone() {
   const jsm: JetStreamManager = await jetstreamManager(nc);
   const js = jetstream(nc);
   const registrations: AgentRegistration[] = [];
-  const sub = nc.subscribe(Subjects.command('agent.register'), {
+  const sub = nc.subscribe(Subjects.allAgentRegistrations, {
     callback: (_err, msg) => {
       const registration = msg.json<AgentRegistration>();
       registrations.push(registration);
-      msg.respond(JSON.stringify({ ok: true, result: { commandId: msg.headers?.get('Bc-Command-Id') ?? '', aggregate: { type: 'agent', id: registration.agentId }, seq: registrations.length, duplicate: false, events: [] } }));
+      msg.respond(JSON.stringify({ ok: true, result: { commandId: `register-${registrations.length}`, aggregate: { type: 'agent', id: registration.agentId }, seq: registrations.length, duplicate: false, events: [] } }));
     },
   });
   const keyFor = (agentId: string): RegisteredAgentKey | undefined => {
@@ -51,7 +51,7 @@ export async function startAgentBackbone() {
   const result = async (command: AgentCommand, timeoutMs = 20_000): Promise<VerifiedAgentResult> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId) });
+      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
       if (msg) return verifyAgentResult(msg.data, command, keyFor);
       if (Date.now() > deadline) throw new Error(`no result for ${command.commandId}`);
       await sleep(50);
@@ -60,7 +60,7 @@ export async function startAgentBackbone() {
 
   /** How many results were stored for a command (dedupe means one). */
   const resultCount = async (command: AgentCommand): Promise<number> => {
-    const info = await jsm.streams.info(Streams.agentResults.name, { subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId) });
+    const info = await jsm.streams.info(Streams.agentResults.name, { subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
 
@@ -92,6 +92,7 @@ export function agentCommand(kind: AgentCommandKind, overrides: Partial<AgentCom
     params: {},
     issuedAt: new Date(now).toISOString(),
     notAfter: new Date(now + 60_000).toISOString(),
+    nonce: newNonce(),
     ...overrides,
   };
 }

@@ -82,7 +82,7 @@ describe('bcd ramdisk', () => {
     const cmd = agentCommand('inventory.report', { nodeId: 'n2' });
     await env.js.publish('bc.site.dc1.node.n1.cmd', JSON.stringify(cmd), { msgID: cmd.commandId });
     expect(await env.result(cmd)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
-    const stored = await env.jsm.direct.getMessage('BC_AGENT_RESULTS', { last_by_subj: 'bc.site.dc1.res.n2.' + cmd.commandId });
+    const stored = await env.jsm.direct.getMessage('BC_AGENT_RESULTS', { last_by_subj: `bc.site.dc1.res.n2.${cmd.commandId}.${cmd.nonce}` });
     expect(decodeSignedResult(stored!.data).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
   });
 

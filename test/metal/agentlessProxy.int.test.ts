@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
@@ -38,7 +39,7 @@ describe('site.httpProxy of an agentless pool node', () => {
       await run('site.create', { siteId: 'dc1', name: 'DC 1' });
       await run('vps.createPool', { poolId: 'talos', class: 'metal', agent: 'none', siteId: 'dc1', policy: { allowUnverifiedRelease: true, provisioningCidrs: ['10.9.0.0/24'] } });
       await run('metal.enroll', { ...enrollPayload('n1'), addresses: ['10.9.0.7', '10.8.0.7'], poolId: 'talos' });
-      const approver = { approverId: 'alice', publicKey: Buffer.alloc(32, 7).toString('base64') };
+      const approver = { approverId: 'alice', publicKey: Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64') };
       await run('pki.setApprovers', { approvers: [approver], threshold: 1, approvalTtlSeconds: 3_600 });
 
       // One-step workflows written to the log as `workflow.start` would write them.

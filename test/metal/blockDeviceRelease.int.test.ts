@@ -72,6 +72,7 @@ describe('releases of machines whose disks are real block devices', () => {
         const wipe = workflows.db().prepare(`SELECT output FROM workflow_steps WHERE workflow_id = ? AND step_id = 'disk.wipe'`).get(workflowId) as { output: string };
         expect(JSON.parse(wipe.output)).toEqual({
           attested: true,
+          agentId: expect.stringMatching(new RegExp(`^ramdisk-${m1}-`)),
           method: 'zero',
           disks: [
             { path: a!.path, serial: 'SIM-DC1-M001-0', model: expect.any(String), sizeBytes: SIZE, method: 'zero', verifiedBytes: SIZE },

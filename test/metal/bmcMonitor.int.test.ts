@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getNode } from '../../projections/nodes/queries.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
 import { BmcMonitor } from '../../services/metal/bmcMonitor.ts';
 import { loadBmcMonitorConfig } from '../../services/metal/bmcMonitorConfig.ts';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
@@ -11,6 +12,8 @@ describe('bmc-monitor: automatic maintenance on BMC loss', () => {
   it('puts a node whose BMC stops answering into maintenance and clears it on recovery, leaving operator maintenance alone', { timeout: 60_000 }, async () => {
     await using env = await startBackbone();
     const responder = serveCommands(env.nc, env.bus, env.log);
+    // The site agent registers its key on its own registration subject, which the join process answers.
+    const registrations = startRegistrationService(env.nc, env.store, env.log);
     const site = await startSimulatedSite(env.nc, { siteId: 'dc1', machines: 3, bmcPortBase: 0, dataDir: join(env.dataDir, 'sim'), bmcDelayMs: 0 }, env.log);
     const monitor = new BmcMonitor(
       env.nc,
@@ -52,6 +55,7 @@ describe('bmc-monitor: automatic maintenance on BMC loss', () => {
       await monitor.stop();
       await site.stop();
       responder.unsubscribe();
+      await registrations.stop();
     }
   });
 });

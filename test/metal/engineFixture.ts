@@ -1,16 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 import { loadWorkflowConfig, type WorkflowConfig } from '../../services/workflow/config.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
 import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
-/** A backbone with the command responder, the orchestrator and one executor running in-process. */
+/** A backbone with the command responder, the registration service, the orchestrator and one executor running in-process. */
 export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
   const env = await startBackbone();
   const config = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultRecheckMs: 500, ...overrides });
   const responder = serveCommands(env.nc, env.bus, env.log);
+  const registrations = startRegistrationService(env.nc, env.store, env.log);
   let orchestrator = new WorkflowOrchestrator(env.nc, env.store, config, env.log);
   await orchestrator.start();
   let executor = new WorkflowExecutor(env.nc, env.store, config, env.log);
@@ -53,6 +55,7 @@ export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
       await executor.stop();
       await orchestrator.stop();
       responder.unsubscribe();
+      await registrations.stop();
       await disposeBackbone();
     },
   });

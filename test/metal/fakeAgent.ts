@@ -6,7 +6,7 @@ import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { ramdiskAgentId, siteAgentId } from '../../schemas/trust/agentIds.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendRegistration } from '../../daemon/agent/registration.ts';
 
 interface Signer {
   privateKey: KeyObject;
@@ -50,7 +50,7 @@ export async function startFakeAgent(
 ) {
   const js = jetstream(nc);
   const site = newSigner();
-  await sendCommand(nc, 'agent.register', { agentId: siteAgentId(siteId), role: 'site', siteId, publicKey: site.publicKey });
+  await sendRegistration(nc, { agentId: siteAgentId(siteId), role: 'site', siteId, publicKey: site.publicKey });
   const ramdisks = new Map<string, { agentId: string; signer: Signer }>();
   const pxe = new Set<string>();
   const executed = new Map<string, number>();
@@ -68,7 +68,7 @@ export async function startFakeAgent(
       const ramdisk = newSigner();
       const rid = ramdiskAgentId(command.nodeId, keyIdOf(ramdisk.publicKeyRaw));
       ramdisks.set(command.nodeId, { agentId: rid, signer: ramdisk });
-      await sendCommand(nc, 'agent.register', { agentId: rid, role: 'ramdisk', siteId, nodeId: command.nodeId, publicKey: ramdisk.publicKey });
+      await sendRegistration(nc, { agentId: rid, role: 'ramdisk', siteId, nodeId: command.nodeId, publicKey: ramdisk.publicKey });
     }
     if (command.kind === 'inventory.read') payload = fakeInventory;
     if (['disk.wipe', 'image.write', 'userdata.write'].includes(command.kind)) {
@@ -91,10 +91,11 @@ export async function startFakeAgent(
         errorMessage: ok ? '' : 'simulated failure',
         payload: ok ? payload : null,
         executedAtMs: Date.now(),
+        commandNonce: command.nonce,
       },
       signer,
     );
-    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId), bytes);
+    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId, command.nonce), bytes);
   };
   const loop = (async () => {
     for await (const m of messages) await execute(AgentCommand.parse(m.json()));

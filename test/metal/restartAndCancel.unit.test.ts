@@ -22,7 +22,10 @@ const workflowStarted: WorkflowEvent = {
   data: { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'deploy', profile: { id: 'deploy', version: 1 }, steps, startedAt: now },
 };
 const scheduled = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i, attempt), stepId: steps[i]!.id } });
-const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: now } });
+/** The nonce every attempt of these tests starts with. */
+const nonce = 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ';
+const begin = (stepIndex: number, attempt = 1) => ({ ...ids(stepIndex, attempt), nonce });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: now, nonce } });
 const stepSucceeded = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i, attempt), stepId: steps[i]!.id, output: {} } });
 /** Steps 0..i-1 done, step i scheduled. */
 const upTo = (i: number): WorkflowEvent[] => [workflowStarted, scheduled(0), ...Array.from({ length: i }, (_, k) => [stepStarted(k), stepSucceeded(k), scheduled(k + 1)]).flat()];
@@ -54,8 +57,8 @@ describe('restart from the boot when the agent is lost', () => {
 
   it('runs the boot with new attempt numbers, gives wait.agentJoined its one attempt again, and counts the lost step on', () => {
     const rewound = [...writing, ...given(writing).when(failStep, lost()).then(() => undefined)];
-    given(rewound).when(startStep, ids(0, 1)).thenRejects('ILLEGAL_TRANSITION');
-    given(rewound).when(startStep, ids(0, 2)).then([stepStarted(0, 2)]);
+    given(rewound).when(startStep, begin(0, 1)).thenRejects('ILLEGAL_TRANSITION');
+    given(rewound).when(startStep, begin(0, 2)).then([stepStarted(0, 2)]);
     given([...rewound, stepStarted(0, 2)]).when(completeStep, { ...ids(0, 2), output: {} }).then([stepSucceeded(0, 2), scheduled(1, 2)]);
     const booted = [...rewound, stepStarted(0, 2), stepSucceeded(0, 2), scheduled(1, 2), stepStarted(1, 2), stepSucceeded(1, 2), scheduled(2, 2), stepStarted(2, 2)];
     // wait.agentJoined allows one attempt per boot: its second attempt, the first since the restart, may fail once and end it.
@@ -87,7 +90,7 @@ describe('workflow.cancel', () => {
     const waiting = [...upTo(2), stepStarted(2)];
     const events = given(waiting).when(cancelWorkflow, cancel).then([{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: 2, started: true } }]);
     given([...waiting, ...events]).when(completeStep, { ...ids(2), output: {} }).thenRejects('ILLEGAL_TRANSITION');
-    given([...upTo(3), ...events]).when(startStep, ids(3)).thenRejects('ILLEGAL_TRANSITION');
+    given([...upTo(3), ...events]).when(startStep, begin(3)).thenRejects('ILLEGAL_TRANSITION');
     given([...waiting, ...events]).when(cancelWorkflow, cancel).then([]);
   });
 
@@ -96,8 +99,8 @@ describe('workflow.cancel', () => {
     const cancelling = [...writing, ...requested];
     given(cancelling).when(cancelWorkflow, cancel).then([]);
     // The running attempt may still be resumed after an executor crash; nothing else starts.
-    given(cancelling).when(startStep, ids(3)).then([]);
-    given(cancelling).when(startStep, ids(3, 2)).thenRejects('ILLEGAL_TRANSITION');
+    given(cancelling).when(startStep, begin(3)).then([]);
+    given(cancelling).when(startStep, begin(3, 2)).thenRejects('ILLEGAL_TRANSITION');
     given(cancelling)
       .when(completeStep, { ...ids(3), output: {} })
       .then([stepSucceeded(3), { type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: 4, started: true } }]);

@@ -1,11 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { commandNonce } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
 import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { startWorkflow } from '../../services/metal/workflow/start.ts';
-import { completeStep, failStep, startStep } from '../../services/metal/workflow/steps.ts';
+import { completeStep, failStep, rejectResult, startStep } from '../../services/metal/workflow/steps.ts';
 import { wipeAttestationOf, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
 import { resolveSteps } from '../../services/workflow/defineProfile.ts';
 import { fakeInventory } from './fakeAgent.ts';
@@ -18,7 +19,10 @@ const noQuorum = { dependencies: { quorum: { approvers: [], threshold: 0, approv
 const started = given([]).when(startWorkflow, start, noQuorum).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
 const steps = resolveSteps(builtinProfiles.release, {});
 const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
-const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z' } });
+/** The nonce every attempt of these tests starts with. */
+const nonce = 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ';
+const begin = (stepIndex: number, attempt = 1) => ({ ...ids(stepIndex, attempt), nonce });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z', nonce } });
 const stepSucceeded = (i: number, output: unknown = {}): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i), stepId: steps[i]!.id, output } });
 const scheduled = (i: number): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i), stepId: steps[i]!.id } });
 
@@ -48,11 +52,14 @@ describe('workflow deciders and evolve', () => {
   });
 
   it('startStep starts the due attempt, resumes the running one, and refuses others', () => {
-    given(started).when(startStep, ids(0)).then([stepStarted(0)]);
-    given([...started, stepStarted(0)]).when(startStep, ids(0)).then([]);
-    given(started).when(startStep, ids(0, 2)).thenRejects('ILLEGAL_TRANSITION');
-    given(started).when(startStep, ids(1)).thenRejects('ILLEGAL_TRANSITION');
-    given([]).when(startStep, ids(0)).thenRejects('NOT_FOUND');
+    given(started).when(startStep, begin(0)).then([stepStarted(0)]);
+    // A resumed attempt keeps the nonce it started with: another one offered now changes nothing.
+    given([...started, stepStarted(0)]).when(startStep, { ...begin(0), nonce: 'YW5vdGhlci1ub25jZS1lbnRpcmVseQ' }).then([]);
+    const resumed = given([...started, stepStarted(0)]).state;
+    expect(resumed.exists && resumed.progress[0]).toMatchObject({ status: 'running', nonce });
+    given(started).when(startStep, begin(0, 2)).thenRejects('ILLEGAL_TRANSITION');
+    given(started).when(startStep, begin(1)).thenRejects('ILLEGAL_TRANSITION');
+    given([]).when(startStep, begin(0)).thenRejects('NOT_FOUND');
   });
 
   it('completeStep schedules the next step, and completes the workflow after the last', () => {
@@ -71,7 +78,7 @@ describe('workflow deciders and evolve', () => {
     const fail = (attempt: number, retryable = true) => ({ ...ids(0, attempt), code: 'AGENT_FAILED', message: 'x', retryable });
     given([...started, stepStarted(0)]).when(failStep, fail(1)).then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: true } }]));
     const failedOnce: WorkflowEvent = { type: 'StepFailed', data: { ...ids(0), stepId: 'boot.setOnce', code: 'AGENT_FAILED', message: 'x', retryable: true } };
-    given([...started, stepStarted(0), failedOnce]).when(startStep, ids(0, 2)).then([stepStarted(0, 2)]);
+    given([...started, stepStarted(0), failedOnce]).when(startStep, begin(0, 2)).then([stepStarted(0, 2)]);
     given([...started, stepStarted(0), failedOnce]).when(failStep, fail(1)).then([]);
     const third = [...started, stepStarted(0), failedOnce, stepStarted(0, 3)];
     given(third)
@@ -88,22 +95,45 @@ describe('workflow deciders and evolve', () => {
       .when(failStep, { ...ids(3), code: 'AGENT_RESULT_REJECTED', message: 'forged', retryable: false, rejected: { commandId: `${wf}-s3-a1`, reason: 'FORGED' } })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['AgentResultRejected', 'StepFailed', 'WorkflowFailed']));
     const ended = given([...started, stepStarted(0)]).when(failStep, { ...ids(0), code: 'X', message: 'x', retryable: false }).then(() => undefined);
-    given([...started, stepStarted(0), ...ended]).when(startStep, ids(1)).thenRejects('ILLEGAL_TRANSITION');
+    given([...started, stepStarted(0), ...ended]).when(startStep, begin(1)).thenRejects('ILLEGAL_TRANSITION');
+  });
+
+  it('rejectResult records a refused result and leaves the attempt running', () => {
+    const wipe = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
+    const rejected = given(wipe)
+      .when(rejectResult, { ...ids(3), commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' })
+      .then([{ type: 'AgentResultRejected', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' } }]);
+    expect(given([...wipe, ...rejected]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}] });
+    given(wipe).when(rejectResult, { ...ids(3, 2), commandId: `${wf}-s3-a2`, reason: 'MALFORMED' }).thenRejects('ILLEGAL_TRANSITION');
   });
 });
 
 describe('wipe attestation', () => {
-  const wipeRunning = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   const keyId = keyIdOf(raw);
   const signer = { exists: true as const, agentId: ramdiskAgentId('n1', keyId), role: 'ramdisk' as const, siteId: 'dc1', nodeId: 'n1', publicKey: raw.toString('base64'), keyId };
   const report = { method: 'zero', disks: [{ path: '/dev/nvme0n1', serial: 'D1', model: 'FakeDisk', sizeBytes: 1_920_383_410_176, method: 'zero', verifiedBytes: 1_920_383_410_176 }] };
   const inventory = fakeInventory;
-  const signed = (commandId: string, key = privateKey, payload: unknown = report) =>
+  // The release booted this ramdisk: `wait.agentJoined` (step 2) saw it join.
+  const wipeRunning = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 2 ? { agentId: signer.agentId, keyId } : {}), scheduled(i + 1)]), stepStarted(3)];
+  const signed = (commandId: string, key = privateKey, fields: { agentId?: string; commandNonce?: string; payload?: unknown } = {}) =>
     Buffer.from(
       signAgentResult(
-        { commandId, kind: 'disk.wipe', nodeId: 'n1', siteId: 'dc1', agentId: signer.agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1 },
+        {
+          commandId,
+          kind: 'disk.wipe',
+          nodeId: 'n1',
+          siteId: 'dc1',
+          agentId: signer.agentId,
+          ok: true,
+          errorCode: '',
+          errorMessage: '',
+          payload: report,
+          executedAtMs: 1,
+          commandNonce: commandNonce(nonce, commandId),
+          ...fields,
+        },
         { privateKey: key, publicKeyRaw: raw },
       ),
     ).toString('base64');
@@ -112,17 +142,17 @@ describe('wipe attestation', () => {
 
   it('is set only by a verified signed result of this very attempt, never by the claimed output', () => {
     expect(outputOf({ output: { attested: true } }, { signer: undefined, inventory }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer, inventory }).output).toEqual({ ...report, attested: true });
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer, inventory }).output).toEqual({ ...report, attested: true, agentId: signer.agentId });
     expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a9`) }, { signer, inventory }).output.attested).toBe(false);
     expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer, inventory }).output.attested).toBe(false);
     expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' } , inventory }).output.attested).toBe(false);
   });
 
   it('needs the signed report to cover every drive of the inventory: a signature alone attests nothing', () => {
-    const withDisks = (disks: unknown[]) => signed(`${wf}-s3-a1`, privateKey, { method: 'zero', disks });
+    const withDisks = (disks: unknown[]) => signed(`${wf}-s3-a1`, privateKey, { payload: { method: 'zero', disks } });
     const disk = report.disks[0]!;
     // The payload a wipe result carried before it named its disks: signed, and still no attestation.
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { disks: [{ id: 'nvme0', verified: true }] }) }, { signer, inventory }).output).toMatchObject({
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { payload: { disks: [{ id: 'nvme0', verified: true }] } }) }, { signer, inventory }).output).toMatchObject({
       attested: false,
       unattestedReason: expect.stringMatching(/does not say which disks/),
     });
@@ -135,5 +165,16 @@ describe('wipe attestation', () => {
       attested: false,
       unattestedReason: 'drive nvme1 (serial D2, 1073741824 bytes) is not in the wipe result',
     });
+  });
+
+  it('is never set by a result made before the command (another nonce)', () => {
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { commandNonce: 'cHVibGlzaGVkLWJlZm9yZS10aGUtY29tbWFuZA' }) }, { signer }).output.attested).toBe(false);
+  });
+
+  it("is never set by the installed host's node agent, nor by a ramdisk other than the one this workflow booted", () => {
+    const nodeAgent = { ...signer, agentId: 'node-n1', role: 'node' as const };
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: 'node-n1' }) }, { signer: nodeAgent }).output.attested).toBe(false);
+    const otherBoot = { ...signer, agentId: ramdiskAgentId('n1', 'zzzzzzzzzz') };
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: otherBoot.agentId }) }, { signer: otherBoot }).output.attested).toBe(false);
   });
 });

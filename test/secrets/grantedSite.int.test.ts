@@ -5,9 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
 import { verifyAgentResult, type VerifiedAgentResult } from '../../schemas/agent/agentResultCodec.ts';
-import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { newNonce, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
@@ -24,6 +25,8 @@ describe('simulated site on sealed secrets', () => {
     await using backbone = await startBackbone();
     const { nc, store, bus, config } = backbone;
     const responder = serveCommands(nc, bus, log);
+    // The site agent registers its key on its own registration subject, which the join process answers.
+    const registrations = startRegistrationService(nc, store, log);
     const masterKey = loadMasterKey(config);
     const grants = startGrantService(nc, store, masterKey, log);
     const grantRequests: string[] = [];
@@ -54,12 +57,13 @@ describe('simulated site on sealed secrets', () => {
         bmc: node.bmc,
         issuedAt: new Date(now).toISOString(),
         notAfter: new Date(now + 60_000).toISOString(),
+        nonce: newNonce(),
       };
       await jetstream(nc).publish(Subjects.siteAgentCommands('gs', 'gs-m001'), JSON.stringify(command), { msgID: command.commandId });
       const jsm = await jetstreamManager(nc);
       let verdict: VerifiedAgentResult | undefined;
       for (let i = 0; !verdict && i < 300; i++) {
-        const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('gs', 'gs-m001', command.commandId) });
+        const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('gs', 'gs-m001', command.commandId, command.nonce) });
         if (msg) {
           const agent = (await bus.repository.load(agentAggregate, 'site-gs')).state;
           verdict = verifyAgentResult(msg.data, command, (id) => (agent.exists && agent.agentId === id ? agent : undefined));
@@ -78,6 +82,7 @@ describe('simulated site on sealed secrets', () => {
       spy.unsubscribe();
       await grants.stop();
       responder.unsubscribe();
+      await registrations.stop();
     }
   });
 });

@@ -5,10 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
-import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommand, newNonce } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
 import { loadMasterKey, MasterKey } from '../../services/secrets/masterKey.ts';
@@ -22,6 +23,8 @@ describe('site.httpProxy secret headers', () => {
     await using backbone = await startBackbone();
     const { nc, store, bus, config, log } = backbone;
     const responder = serveCommands(nc, bus, log);
+    // The site agent registers its key on its own registration subject, which the join process answers.
+    const registrations = startRegistrationService(nc, store, log);
     const masterKey = loadMasterKey(config);
     const grants = startGrantService(nc, store, masterKey, log);
     const seen: IncomingHttpHeaders[] = [];
@@ -49,7 +52,7 @@ describe('site.httpProxy secret headers', () => {
         };
         const command = AgentCommand.parse({
           commandId, kind: 'site.httpProxy', siteId: 'tk', nodeId: 'tk-m001', workflowId: `tkt-${process.pid}`, stepIndex: 0, attempt: 1,
-          destructive: true, params, bmc: node.bmc, issuedAt: new Date().toISOString(), notAfter,
+          destructive: true, params, bmc: node.bmc, issuedAt: new Date().toISOString(), notAfter, nonce: newNonce(),
         });
         await sendAgentCommand({ js: backbone.store.js }, command);
         for (let i = 0; i < 200; i++) {
@@ -87,6 +90,7 @@ describe('site.httpProxy secret headers', () => {
       machineApi.close();
       await grants.stop();
       responder.unsubscribe();
+      await registrations.stop();
     }
   });
 });

@@ -29,8 +29,9 @@ export function fakeSite() {
         errorMessage: outcome.ok ? '' : 'connect ECONNREFUSED',
         payload: outcome.ok ? { status: outcome.status, headers: {}, body: 'v1.8.0' } : null,
         executedAtMs: Date.now(),
+        commandNonce: c.nonce,
       };
-      results.set(`bc.site.dc1.res.n1.${c.commandId}`, signAgentResult(result, { privateKey, publicKeyRaw: raw }));
+      results.set(`bc.site.dc1.res.n1.${c.commandId}.${c.nonce}`, signAgentResult(result, { privateKey, publicKeyRaw: raw }));
     },
     deps: {
       js: { publish: async (_s: string, data: string) => void published.push(AgentCommand.parse(JSON.parse(data))) },
@@ -52,6 +53,9 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
         joins: {} as never,
         recheckMs: 1_000,
         onVerified: () => undefined,
+        onRejected: async () => undefined,
+        attemptNonce: 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ',
+        bootedRamdisk: undefined,
         mayEnqueue: () => undefined,
         ...extra,
       },

@@ -6,7 +6,7 @@ import { awaitsRamdiskJoin } from '../../services/trust/join/bootTokenService.ts
 
 const steps = ['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'power.set'];
 const progress = (done: number, current: StepProgress['status'] = 'running'): StepProgress[] =>
-  steps.map((_, i) => ({ status: i < done ? 'succeeded' : i === done ? current : 'pending', attempt: 1, output: null, error: null, attemptStartedAt: null }));
+  steps.map((_, i) => ({ status: i < done ? 'succeeded' : i === done ? current : 'pending', attempt: 1, output: null, error: null, attemptStartedAt: null, nonce: null }));
 const workflow = (done: number, status: ExistingWorkflow['status'] = 'running', current: StepProgress['status'] = 'running') =>
   ({
     exists: true,

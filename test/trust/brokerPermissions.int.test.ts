@@ -59,7 +59,7 @@ beforeAll(async () => {
   cp = await connect({ servers: broker.server.url, ...brokerConnectOptions(service) });
   cpJsm = await ensureStreams(cp, { streamReplicas: 1, duplicateWindowMs: 120_000 });
   // The command responder and the join service: replies go to agents' own inbox prefixes.
-  cp.subscribe(Subjects.command('agent.register'), { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true })) });
+  cp.subscribe(Subjects.allAgentRegistrations, { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, subject: msg.subject })) });
   cp.subscribe(Subjects.secretGrant, { callback: (_err, msg) => void msg.respond('grant') });
   cp.subscribe(Subjects.allJoins, { callback: (_err, msg) => void msg.respond(`welcome ${msg.subject}`) });
   await cp.flush();
@@ -92,20 +92,26 @@ describe('site agent', () => {
     const grant = { role: 'site', agentId: 'site-dc1', siteId: 'dc1' } as const;
     await createAgentDurable(grant);
     const sent = await jetstream(cp).publish(Subjects.siteAgentCommands('dc1', 'n1'), 'cmd-1', { msgID: 'dc1-c1' });
-    const { nc } = await broker.connectAgent(grant);
+    const { nc, publicKey } = await broker.connectAgent(grant);
 
     const consumer = await jetstream(nc).consumers.get(commands, agentDurableFor(grant));
     const msg = await consumer.next({ expires: 5_000 });
     expect(msg?.string()).toBe('cmd-1');
-    const stored = await jetstream(nc).publish(Subjects.agentResult('dc1', 'n1', 'dc1-c1'), 'result-1', { msgID: 'dc1-c1' });
+    const stored = await jetstream(nc).publish(Subjects.agentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'), 'result-1', { msgID: 'dc1-c1' });
     expect(stored.stream).toBe(results);
     expect(await msg!.ackAck()).toBe(true);
 
     const agentJsm = await jetstreamManager(nc, { checkAPI: false });
-    const again = await agentJsm.direct.getMessage(results, { last_by_subj: Subjects.agentResult('dc1', 'n1', 'dc1-c1') });
+    const again = await agentJsm.direct.getMessage(results, { last_by_subj: Subjects.agentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ') });
     expect(again?.string()).toBe('result-1');
-    const registered = await nc.request(Subjects.command('agent.register'), '{}', { timeout: 5_000 });
-    expect(registered.json()).toEqual({ ok: true });
+    // It registers only on the subject naming itself and its user key; the subject is what the responder trusts.
+    const own = Subjects.agentRegistration('site-dc1', publicKey);
+    expect((await nc.request(own, '{}', { timeout: 5_000 })).json()).toEqual({ ok: true, subject: own });
+    for (const subject of [Subjects.command('agent.register'), Subjects.agentRegistration('site-dc2', publicKey), Subjects.agentRegistration('site-dc1', 'anonymous')]) {
+      const denied = permissionViolation(nc, (s) => s === subject);
+      nc.publish(subject, '{}');
+      expect((await denied).operation).toBe('publish');
+    }
     expect((await nc.request(Subjects.secretGrant, '{}', { timeout: 5_000 })).string()).toBe('grant');
 
     const info = await cpJsm.consumers.info(commands, agentDurableFor(grant));
@@ -166,10 +172,10 @@ describe('node agent', () => {
 
     const msg = await (await js.consumers.get(commands, agentDurableFor(grant))).next({ expires: 5_000 });
     expect(msg?.string()).toBe('wipe');
-    expect((await js.publish(Subjects.agentResult('dc1', 'n1', 'n1-c1'), 'wiped', { msgID: 'n1-c1' })).stream).toBe(results);
+    expect((await js.publish(Subjects.agentResult('dc1', 'n1', 'n1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'), 'wiped', { msgID: 'n1-c1' })).stream).toBe(results);
     expect(await msg!.ackAck()).toBe(true);
 
-    const foreign = Subjects.agentResult('dc1', 'n2', 'forged');
+    const foreign = Subjects.agentResult('dc1', 'n2', 'forged', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ');
     const denied = permissionViolation(nc, (s) => s === foreign);
     const refused = await js.publish(foreign, 'forged', { timeout: 2_000 }).catch((err: unknown) => err);
     expect((refused as Error).cause).toBeInstanceOf(PermissionViolationError);
@@ -179,7 +185,7 @@ describe('node agent', () => {
     await expect(nc.request(Subjects.secretGrant, '{}', { timeout: 2_000 })).rejects.toBeInstanceOf(Error);
     await grantDenied;
 
-    const siteWide = Subjects.agentResult('dc1', 'site', 'forged');
+    const siteWide = Subjects.agentResult('dc1', 'site', 'forged', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ');
     const deniedCore = permissionViolation(nc, (s) => s === siteWide);
     nc.publish(siteWide, 'forged');
     await deniedCore;
@@ -187,7 +193,7 @@ describe('node agent', () => {
     const stored = await cpJsm.streams.info(results, { subjects_filter: '>' });
     expect(Object.keys(stored.state.subjects ?? {})).not.toContain(foreign);
     expect(Object.keys(stored.state.subjects ?? {})).not.toContain(siteWide);
-    expect(Object.keys(stored.state.subjects ?? {})).toContain(Subjects.agentResult('dc1', 'n1', 'n1-c1'));
+    expect(Object.keys(stored.state.subjects ?? {})).toContain(Subjects.agentResult('dc1', 'n1', 'n1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'));
   });
 });
 
@@ -200,7 +206,7 @@ describe('join credential', () => {
       const reply = await nc.request(Subjects.join('node'), 'hello', { timeout: 5_000 });
       expect(reply.string()).toBe('welcome bc.join.node');
 
-      for (const subject of [Subjects.command('agent.register'), '$JS.API.INFO', Subjects.agentResult('dc1', 'n1', 'x')]) {
+      for (const subject of [Subjects.command('agent.register'), '$JS.API.INFO', Subjects.agentResult('dc1', 'n1', 'x', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ')]) {
         const denied = permissionViolation(nc, (s) => s === subject);
         nc.publish(subject, '{}');
         expect((await denied).operation).toBe('publish');

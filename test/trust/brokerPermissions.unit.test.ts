@@ -3,8 +3,9 @@ import { BrokerTrustError } from '../../services/trust/broker/errors.ts';
 import { inboxPrefixFor, permissionsFor } from '../../services/trust/broker/permissions.ts';
 
 describe('permissionsFor', () => {
-  test('a site agent may pull, ack and read only through its own durable and publish only its own results', () => {
-    const p = permissionsFor({ role: 'site', agentId: 'site-dc1', siteId: 'dc1' });
+  test('a site agent may pull, ack and read only through its own durable, publish only its own results and register only itself', () => {
+    const user = 'UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4';
+    const p = permissionsFor({ role: 'site', agentId: 'site-dc1', siteId: 'dc1' }, user);
     expect(p.pub.allow.sort()).toEqual(
       [
         '$JS.API.CONSUMER.MSG.NEXT.BC_AGENT_COMMANDS.site_dc1',
@@ -12,13 +13,15 @@ describe('permissionsFor', () => {
         '$JS.ACK.BC_AGENT_COMMANDS.site_dc1.>',
         'bc.site.dc1.res.>',
         '$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.res.>',
-        'bc.cmd.agent.register',
+        `bc.trust.register.site-dc1.${user}`,
         'bc.secrets.grant',
         'bc.trust.bootToken',
       ].sort(),
     );
     expect(p.sub.allow).toEqual(['_INBOX_site-dc1.>', 'bc.site.dc1.node.*.cmd']);
     expect(p.resp).toBeUndefined();
+    // No agent sends commands: `agent.register` is not a bc.cmd command any more.
+    expect(p.pub.allow.some((s) => s.startsWith('bc.cmd.'))).toBe(false);
   });
 
   test('a node agent is confined to its node', () => {

@@ -7,7 +7,7 @@ import { revokeUser } from '../../services/trust/broker/revocation.ts';
 import { jetstream } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CommandResult } from '../../schemas/api.ts';
-import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { Inboxes, Streams, Subjects } from '../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
@@ -205,6 +205,28 @@ describe('join service (broker mode)', () => {
     } finally {
       await system.close();
       await Promise.allSettled([agent.nc.close(), bystander.nc.close()]);
+    }
+  });
+
+  test("joiners share the _INBOX_join prefix and read each other's join replies (regression): each answer goes to its own inbox, sealed to its request", async () => {
+    const eavesdropper = await connect({ servers: broker.server.url, ...brokerConnectOptions(await issueJoinCredentials(broker.material)), reconnect: false });
+    const overheard: { subject: string; text: string }[] = [];
+    // The public join credential may read the join inboxes: the strongest eavesdropper a joiner can be.
+    eavesdropper.subscribe(`${Inboxes.join}.>`, { callback: (_err, msg) => void overheard.push({ subject: msg.subject, text: msg.string() }) });
+    await eavesdropper.flush();
+    try {
+      const machine = await joiner();
+      const accepted = await machine.join('ramdisk', await mint({ role: 'ramdisk', siteId: 'dc1', nodeId: 'n1' }), { siteId: 'dc1', nodeId: 'n1' });
+      await machine.nc.close();
+      await eavesdropper.flush();
+      expect(accepted.jwt).toBeDefined();
+      expect(overheard).toHaveLength(1);
+      // Its own inbox (not the shared request mux), and nothing of the answer in the clear.
+      expect(overheard[0]!.subject).toMatch(/^_INBOX_join\.[A-Za-z0-9]+$/);
+      for (const part of [accepted.agentId, accepted.jwt!, accepted.durable!, accepted.inboxPrefix!]) expect(overheard[0]!.text).not.toContain(part);
+      expect(JSON.parse(overheard[0]!.text)).toMatchObject({ ok: true, sealed: { ciphertext: expect.any(String) } });
+    } finally {
+      await eavesdropper.close();
     }
   });
 

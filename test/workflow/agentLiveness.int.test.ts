@@ -19,7 +19,7 @@ function agent(agentId: string, role: 'site' | 'ramdisk', nodeId: string | null)
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const publicKeyRaw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   const publicKeyBase64 = publicKeyRaw.toString('base64');
-  const state: AgentState = { exists: true, agentId, role, siteId: 'dc1', nodeId, publicKey: publicKeyBase64, keyId: keyIdOf(publicKeyBase64) };
+  const state: AgentState = { exists: true, agentId, role, siteId: 'dc1', nodeId, publicKey: publicKeyBase64, keyId: keyIdOf(publicKeyBase64), joinTokenIds: [] };
   return { state, signer: { privateKey, publicKeyRaw } };
 }
 

@@ -1,10 +1,10 @@
 import type { Inventory } from '../../../daemon/redfish/inventory.ts';
-import type { AgentCommand, AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
+import { commandNonce, type AgentCommand, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult, verifyAgentResult } from '../../../schemas/agent/agentResultCodec.ts';
+import type { WipeReport } from '../../../schemas/agent/diskWipe.ts';
 import { stepAttemptId } from '../../../schemas/metal/workflow.ts';
 import type { AggregateLoader } from '../../commands/commandDefinition.ts';
 import { agentAggregate, type AgentState } from '../../trust/agent/agent.ts';
-import type { WipeReport } from '../../../schemas/agent/diskWipe.ts';
 import { wipeCoverage } from './wipeCoverage.ts';
 import type { ExistingWorkflow } from './workflow.ts';
 
@@ -18,14 +18,31 @@ export async function signerOf(signedResult: string | undefined, load: Aggregate
   }
 }
 
-/** A wipe step's verdict: the signed report it attests, or why it attests nothing. */
-export type WipeAttestation = { readonly attested: true; readonly report: WipeReport } | { readonly attested: false; readonly reason: string };
+/**
+ * The ramdisk of the node's current boot, as this workflow knows it: the agent its latest `wait.agentJoined` (role
+ * ramdisk) before `stepIndex` saw join. Undefined when no ramdisk joined this workflow before that step.
+ */
+export function bootedRamdiskOf(wf: ExistingWorkflow, stepIndex: number): string | undefined {
+  for (let i = stepIndex - 1; i >= 0; i--) {
+    const step = wf.steps[i]!;
+    const p = wf.progress[i];
+    if (step.id !== 'wait.agentJoined' || p?.status !== 'succeeded') continue;
+    if (((step.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk') continue;
+    const agentId = (p.output as { agentId?: unknown } | null)?.agentId;
+    return typeof agentId === 'string' ? agentId : undefined;
+  }
+  return undefined;
+}
+
+/** A wipe step's verdict: the signed report it attests and the ramdisk that signed it, or why it attests nothing. */
+export type WipeAttestation = { readonly attested: true; readonly report: WipeReport; readonly agentId: string } | { readonly attested: false; readonly reason: string };
 
 /**
- * Whether `signedResult` attests this step attempt's wipe: a successful result of exactly this agent command,
- * signed by the key registered for an agent allowed to run it on this node, whose wiped disks cover every drive of
- * the node's `inventory` (`wipeCoverage`). This is the only way a wipe becomes attested: an executor (or anyone else
- * who can send commands) cannot simply claim it, and a signature over a wipe of the wrong disks is not enough.
+ * Whether `signedResult` attests this step attempt's wipe: a successful result of exactly this agent command (its
+ * attempt's nonce included), signed by the ramdisk this workflow booted, whose wiped disks cover every drive of the
+ * node's `inventory` (`wipeCoverage`). This is the only way a wipe becomes attested: an executor, an installed host's
+ * node agent or anyone else who can send commands cannot simply claim it, a result made before the command cannot
+ * answer it, and a signature over a wipe of the wrong disks is not enough.
  */
 export function attests(
   wf: ExistingWorkflow,
@@ -36,9 +53,16 @@ export function attests(
   inventory: Inventory | null | undefined,
 ): WipeAttestation {
   if (!signedResult || !signer?.exists) return { attested: false, reason: 'no signed wipe result from a registered agent' };
+  const ramdisk = bootedRamdiskOf(wf, stepIndex);
+  if (signer.role !== 'ramdisk' || signer.agentId !== ramdisk) {
+    return { attested: false, reason: `the wipe result is signed by ${signer.agentId}, not by the ramdisk this workflow booted` };
+  }
+  const attemptNonce = wf.progress[stepIndex]?.nonce;
+  if (!attemptNonce) return { attested: false, reason: 'the attempt has no command nonce to answer' };
   const step = wf.steps[stepIndex]!;
+  const commandId = stepAttemptId(wf.workflowId, stepIndex, attempt);
   const command: AgentCommand = {
-    commandId: stepAttemptId(wf.workflowId, stepIndex, attempt),
+    commandId,
     kind: step.id as AgentCommandKind,
     siteId: wf.siteId,
     nodeId: wf.nodeId,
@@ -49,10 +73,12 @@ export function attests(
     params: step.params,
     issuedAt: wf.startedAt,
     notAfter: wf.startedAt,
+    nonce: commandNonce(attemptNonce, commandId),
+    agentId: ramdisk,
   };
   const verdict = verifyAgentResult(Buffer.from(signedResult, 'base64'), command, (id) => (id === signer.agentId ? signer : undefined));
   if (!verdict.ok) return { attested: false, reason: `the wipe result does not verify (${verdict.reason})` };
   if (!verdict.result.ok) return { attested: false, reason: `the wipe failed (${verdict.result.errorCode})` };
   const coverage = wipeCoverage(verdict.result.payload, inventory);
-  return coverage.covered ? { attested: true, report: coverage.report } : { attested: false, reason: coverage.reason };
+  return coverage.covered ? { attested: true, report: coverage.report, agentId: signer.agentId } : { attested: false, reason: coverage.reason };
 }

@@ -1,4 +1,4 @@
-import { CompleteStep, FailStep, StartStep } from '../../../schemas/metal/workflowCommands.ts';
+import { CompleteStep, FailStep, RejectResult, StartStep } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -34,7 +34,28 @@ export const startStep = defineCommand({
     if (due !== command.attempt) {
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is ${p.status} at attempt ${p.attempt}`);
     }
-    return [{ type: 'StepStarted', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt, startedAt: now } }];
+    const { workflowId } = wf;
+    return [{ type: 'StepStarted', data: { workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt, startedAt: now, nonce: command.nonce } }];
+  },
+});
+
+/**
+ * `workflow.rejectResult`: a result on the running attempt's subject did not verify. It is recorded and refused; the
+ * attempt goes on waiting for a valid one (a garbage publish cannot fail a step).
+ */
+export const rejectResult = defineCommand({
+  name: 'workflow.rejectResult',
+  schema: RejectResult,
+  aggregate: workflowAggregate,
+  aggregateId: (command) => command.workflowId,
+  decide(command, state): WorkflowEvent[] {
+    const wf = requireRunningStep(state, command.workflowId, command.stepIndex);
+    const p = wf.progress[command.stepIndex]!;
+    if (p.status !== 'running' || p.attempt !== command.attempt) {
+      throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is not running attempt ${command.attempt}`);
+    }
+    const { commandId, reason, agentId } = command;
+    return [{ type: 'AgentResultRejected', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, commandId, reason, ...(agentId ? { agentId } : {}) } }];
   },
 });
 
@@ -76,11 +97,12 @@ export const completeStep = defineCommand({
 });
 
 /**
- * A wipe's output, decided here and never taken from the sender: an attested wipe shows the signed report itself; an
- * unattested one shows what the executor passed on and why it attests nothing (`unattestedReason`).
+ * A wipe's output, decided here and never taken from the sender: an attested wipe shows the signed report itself and
+ * the ramdisk that signed it; an unattested one shows what the executor passed on and why it attests nothing
+ * (`unattestedReason`).
  */
 function wipeOutput(output: unknown, attestation: WipeAttestation): Record<string, unknown> {
-  if (attestation.attested) return { ...attestation.report, attested: true };
+  if (attestation.attested) return { ...attestation.report, attested: true, agentId: attestation.agentId };
   const fields = typeof output === 'object' && output !== null && !Array.isArray(output) ? { ...(output as Record<string, unknown>) } : { result: output ?? null };
   return { ...fields, attested: false, unattestedReason: attestation.reason };
 }

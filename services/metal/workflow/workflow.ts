@@ -16,6 +16,8 @@ export interface StepProgress {
   readonly attemptStartedAt: string | null;
   /** Attempts made before the workflow last restarted from its boot: they do not count against the step's retries. */
   readonly attemptsBefore?: number;
+  /** The latest attempt's nonce, from which its agent commands derive theirs (null when its event predates it). */
+  readonly nonce: string | null;
 }
 
 /** The quorum batch of a workflow that sends destructive commands (absent when no quorum applied at its start). */
@@ -65,7 +67,7 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   catalog: new EventCatalog(workflowEvents),
   evolve(state, event) {
     if (event.type === 'WorkflowStarted') {
-      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null, attemptsBefore: 0 }));
+      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null, attemptsBefore: 0, nonce: null }));
       return { exists: true, ...event.data, progress, status: 'running' };
     }
     if (event.type === 'WorkflowCancelled' && !state.exists) return { exists: false, cancelled: true };
@@ -74,7 +76,13 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
       case 'StepScheduled':
         return withStep(state, event.data.stepIndex, { status: 'scheduled' });
       case 'StepStarted':
-        return withStep(state, event.data.stepIndex, { status: 'running', attempt: event.data.attempt, error: null, attemptStartedAt: event.data.startedAt ?? null });
+        return withStep(state, event.data.stepIndex, {
+          status: 'running',
+          attempt: event.data.attempt,
+          error: null,
+          attemptStartedAt: event.data.startedAt ?? null,
+          nonce: event.data.nonce ?? null,
+        });
       case 'StepSucceeded':
         return withStep(state, event.data.stepIndex, { status: 'succeeded', attempt: event.data.attempt, output: event.data.output });
       case 'StepFailed': {

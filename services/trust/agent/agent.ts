@@ -12,6 +12,8 @@ export type AgentState =
       readonly nodeId: string | null;
       readonly publicKey: string;
       readonly keyId: string;
+      /** Join tokens that authorised a key of this agent: each authorises once, so an old one cannot bring its key back. */
+      readonly joinTokenIds: readonly string[];
     };
 
 /** A registered agent and its current signing key (`bc.evt.trust.agent.<agentId>`). */
@@ -20,12 +22,16 @@ export const agentAggregate = defineAggregate<AgentState, AgentEvent>({
   type: 'agent',
   initialState: { exists: false },
   catalog: new EventCatalog(agentEvents),
-  evolve(_state, event) {
-    const { agentId, role, siteId, nodeId, publicKey, keyId } = event.data;
+  evolve(state, event) {
     switch (event.type) {
       case 'AgentRegistered':
-      case 'AgentKeyRotated':
-        return { exists: true, agentId, role, siteId, nodeId, publicKey, keyId };
+      case 'AgentKeyRotated': {
+        const { agentId, role, siteId, nodeId, publicKey, keyId, joinTokenId } = event.data;
+        const spent = state.exists ? state.joinTokenIds : [];
+        return { exists: true, agentId, role, siteId, nodeId, publicKey, keyId, joinTokenIds: joinTokenId ? [...spent, joinTokenId] : spent };
+      }
+      case 'AgentRegistrationRefused':
+        return state;
     }
   },
 });

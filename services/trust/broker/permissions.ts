@@ -25,9 +25,6 @@ const commands = Streams.agentCommands.name;
 const results = Streams.agentResults.name;
 const token = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-/** Commands an agent sends over `bc.cmd.*` today (`daemon/agent/registration.ts`); nothing else of the command bus. */
-export const agentCommandNames = ['agent.register'] as const;
-
 /** The reply inbox prefix a connection of this grant must pass as the client's `inboxPrefix` option. */
 export function inboxPrefixFor(grant: RoleGrant): string {
   switch (grant.role) {
@@ -53,9 +50,10 @@ export function agentCommandFilterFor(grant: Extract<RoleGrant, { role: 'site' |
 /**
  * The broker permissions of a role: allow lists only, so anything not listed is denied. Agents cannot create or
  * change consumers (on 2.9 the filter travels in the request body, out of reach of subject permissions); they pull
- * from the one durable made for them, ack on it, publish their own results and read their own replies.
+ * from the one durable made for them, ack on it, publish their own results, register only their own key (with the
+ * user key the JWT is issued to) and read their own replies. No agent may send `bc.cmd.*`.
  */
-export function permissionsFor(grant: RoleGrant): BrokerPermissions {
+export function permissionsFor(grant: RoleGrant, userPublicKey?: string): BrokerPermissions {
   assertTokens(grant);
   switch (grant.role) {
     case 'control-plane':
@@ -88,7 +86,9 @@ export function permissionsFor(grant: RoleGrant): BrokerPermissions {
             JetStreamApi.consumerAcks(commands, durable),
             ownResults,
             JetStreamApi.directGetLast(results, ownResults),
-            ...agentCommandNames.map((name) => Subjects.command(name)),
+            // Registration only of its own key, on a subject naming this agent and this user: the subject is the
+            // identity the registration service sees (nats-server 2.9 tells a responder nothing of the sender).
+            ...(userPublicKey ? [Subjects.agentRegistration(grant.agentId, userPublicKey)] : []),
             ...requests,
             ...heartbeats,
           ],

@@ -38,7 +38,7 @@ export async function issueUserJwt(
   if (material.revocations()[userPublicKey] !== undefined) throw new BrokerTrustError('USER_REVOKED', `user key ${userPublicKey} is revoked`);
   const ttl = options.ttlSeconds ?? defaultTtlSeconds;
   const expiresAt = Math.floor(Date.now() / 1000) + ttl;
-  const claims: Partial<User> = { ...permissionsFor(grant), tags: tagsOf(grant) };
+  const claims: Partial<User> = { ...permissionsFor(grant, userPublicKey), tags: tagsOf(grant) };
   const jwt = await encodeUser(options.name ?? nameOf(grant), userPublicKey, material.appAccount.publicKey, claims, {
     signer: material.appSigningKey,
     exp: expiresAt,

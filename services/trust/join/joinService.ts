@@ -5,13 +5,14 @@ import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
 import { JoinRequest, type JoinAccepted } from '../../../schemas/trust/join.ts';
+import { sealJoinAnswer, type SealedJoinAnswer } from '../../../schemas/trust/joinReplySeal.ts';
 import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../commands/commandBus.ts';
 import { serveRequests } from '../../commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { registerAgent } from '../agent/register.ts';
+import { registerAgent, registrationOutcome } from '../agent/register.ts';
 import type { BrokerMaterial } from '../broker/brokerMaterial.ts';
 import type { RoleGrant } from '../broker/permissions.ts';
 import { issueUserJwt } from '../broker/userCredentials.ts';
@@ -69,13 +70,20 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
   const bus = new CommandBus(store, [useJoinToken, registerAgent], { retries: options.commandRetries ?? 5 });
   const jsm = jetstreamManager(nc);
 
-  const join = async (msg: Msg): Promise<JoinAccepted> => {
+  const join = async (msg: Msg): Promise<JoinAccepted | { ok: true; sealed: SealedJoinAnswer }> => {
+    const request = parseRequest(msg);
+    const accepted = await admit(msg, request);
+    // Every joiner holds the same public join credential and may read the join inboxes: seal the answer to its key.
+    return request.replyKey ? { ok: true, sealed: sealJoinAnswer(accepted, request.replyKey, request.publicKey) } : accepted;
+  };
+
+  const admit = async (msg: Msg, request: JoinRequest): Promise<JoinAccepted> => {
     const role = JoinRole.safeParse(msg.subject.split('.')[2]);
     if (!role.success) throw new PlatformError('VALIDATION_FAILED', `no join role ${msg.subject}`);
-    const request = parseRequest(msg);
     if (options.broker && !request.userPublicKey) throw new PlatformError('VALIDATION_FAILED', 'broker mode: a join names the userPublicKey of the agent');
     const agentId = agentIdOf(role.data, request);
     const presented = parseJoinToken(request.token);
+    const keyId = keyIdOf(request.publicKey);
     // One command id per (token, keys): the same agent retrying a lost answer is answered again, anyone else is not.
     const attempt = createHash('sha256').update(`${presented?.tokenId}|${request.publicKey}|${request.userPublicKey ?? ''}|${role.data}`).digest('base64url');
     const use = await bus.execute({
@@ -88,6 +96,7 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
         siteId: request.siteId,
         ...(request.nodeId ? { nodeId: request.nodeId } : {}),
         agentId,
+        keyId,
         ...(request.productUuid ? { productUuid: request.productUuid } : {}),
       },
     });
@@ -101,13 +110,17 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     // The durable exists before the key is registered: registration lets the workflow send the next command, which a
     // ramdisk's deliver-new durable would miss if it were made afterwards.
     const durable = await ensureAgentDurable(await jsm, grant, options.ackWaitMs);
-    const keyId = keyIdOf(request.publicKey);
-    await bus.execute({
-      name: registerAgent.name,
-      commandId: `agent-register-${keyId}`,
-      actor: `join:${agentId}`,
-      payload: { agentId, role: role.data, siteId: request.siteId, ...(request.nodeId ? { nodeId: request.nodeId } : {}), publicKey: request.publicKey },
-    });
+    // The spent token is the authority: it registers this key whatever key the agent had, once per token. The
+    // command id names the token (never the key), so a re-join with a fresh token is never answered by an old registration.
+    const tokenId = presented!.tokenId;
+    registrationOutcome(
+      await bus.execute({
+        name: registerAgent.name,
+        commandId: `join-register-${tokenId}`,
+        actor: `join:${agentId}:${tokenId}`,
+        payload: { agentId, role: role.data, siteId: request.siteId, ...(request.nodeId ? { nodeId: request.nodeId } : {}), publicKey: request.publicKey, joinTokenId: tokenId },
+      }),
+    );
     log.info({ agentId, role: role.data, tokenId: presented?.tokenId, keyId, durable }, 'agent joined');
     if (!options.broker) return { ok: true, agentId, durable };
     const ttl = options.broker.jwtTtlSeconds ?? agentJwtTtlSeconds[role.data];

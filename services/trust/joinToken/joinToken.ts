@@ -16,6 +16,8 @@ export type JoinTokenState =
       readonly expect: JoinExpectation | null;
       /** The agent that spent it; a used token is refused for good. */
       readonly usedBy: string | null;
+      /** The key it was spent for (null before it is used, or on an event older than the field). */
+      readonly usedForKeyId: string | null;
       readonly refusals: number;
     };
 
@@ -28,9 +30,9 @@ export const joinTokenAggregate = defineAggregate<JoinTokenState, JoinTokenEvent
   evolve(state, event) {
     switch (event.type) {
       case 'JoinTokenCreated':
-        return { exists: true, ...event.data, usedBy: null, refusals: state.refusals };
+        return { exists: true, ...event.data, usedBy: null, usedForKeyId: null, refusals: state.refusals };
       case 'JoinTokenUsed':
-        return state.exists ? { ...state, usedBy: event.data.agentId } : state;
+        return state.exists ? { ...state, usedBy: event.data.agentId, usedForKeyId: event.data.keyId ?? null } : state;
       case 'JoinRefused':
         return { ...state, refusals: state.refusals + 1 };
     }

@@ -1,0 +1,61 @@
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { Subjects } from '../../../schemas/subjects.ts';
+import { agentRoleOf } from '../../../schemas/trust/agentIds.ts';
+import { AgentRegistrationRequest } from '../../../schemas/trust/commands.ts';
+import { CommandBus } from '../../commands/commandBus.ts';
+import { serveRequests } from '../../commands/requestResponder.ts';
+import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { registerAgent, registrationOutcome } from './register.ts';
+
+/** The user part of a registration subject sent without broker auth: there is no NATS identity to name. */
+export const ANONYMOUS_USER = 'anonymous';
+
+/**
+ * The actor a registration is recorded under: the NATS identity the subject names (role, agent id, user key), so the
+ * audit says which credential asked. Without broker auth it can only say `nats:anonymous`.
+ */
+export function registrationActor(agentId: string, userPublicKey: string): string {
+  return userPublicKey === ANONYMOUS_USER ? `nats:anonymous:${agentId}` : `nats:${agentRoleOf(agentId) ?? 'agent'}:${agentId}:${userPublicKey}`;
+}
+
+function parse(msg: Msg): AgentRegistrationRequest {
+  let body: unknown;
+  try {
+    body = msg.json();
+  } catch (cause) {
+    throw new PlatformError('MALFORMED_JSON', 'registration is not valid JSON', { cause });
+  }
+  const parsed = AgentRegistrationRequest.safeParse(body);
+  if (!parsed.success) throw new PlatformError('VALIDATION_FAILED', 'invalid agent registration', { issues: issuesOf(parsed.error) });
+  return parsed.data;
+}
+
+/**
+ * Answers `bc.trust.register.<agentId>.<user>` (queue `join`): an agent registering its own key. nats-server 2.9 does
+ * not tell a responder who sent a request, so the identity is the subject: under broker permissions an agent's JWT
+ * may publish exactly `bc.trust.register.<its agentId>.<its user key>` (`permissionsFor`), and `agent.register`
+ * refuses any other agent id (`AGENT_IDENTITY_MISMATCH`) and a new key without the registered key's signature
+ * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` under the subject's identity.
+ */
+export function startRegistrationService(nc: NatsConnection, store: EventStore, log: Logger, options: { commandRetries?: number } = {}) {
+  const bus = new CommandBus(store, [registerAgent], { retries: options.commandRetries ?? 5 });
+  const sub = serveRequests(
+    nc,
+    {
+      subject: Subjects.allAgentRegistrations,
+      queue: 'join',
+      what: 'agent registration',
+      logRefusals: true,
+      handle: async (msg) => {
+        const [, , , caller, user] = msg.subject.split('.') as [string, string, string, string, string];
+        const request = parse(msg);
+        const result = await bus.execute({ name: registerAgent.name, payload: { ...request, caller }, actor: registrationActor(caller, user) });
+        return { ok: true, result: registrationOutcome(result) };
+      },
+    },
+    log,
+  );
+  return { stop: async () => sub.unsubscribe() };
+}
