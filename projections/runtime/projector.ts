@@ -2,15 +2,18 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@na
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { applyBatch, type LogMessage } from './applyBatch.ts';
+import { applyBatch, projectEntry } from './applyBatch.ts';
 import type { Projection } from './projection.ts';
-import { openWriter, readCheckpoint } from './readModelDatabase.ts';
-import type { ReadModelFiles } from './readModelFiles.ts';
+import { isCorruptDatabase, openWriter, readCheckpoint } from './readModelDatabase.ts';
+import { fileIdentity, hasDatabaseHeader, type ReadModelFiles } from './readModelFiles.ts';
 import { replayInto } from './replay.ts';
 
 const BATCH = 256;
+/** How often the live file is checked for having been deleted, replaced or overwritten while no event arrives. */
+const FILE_CHECK_MS = 2_000;
 
 export interface ProjectorStatus {
   name: string;
@@ -23,19 +26,28 @@ export interface ProjectorStatus {
 /**
  * Builds one read model from a durable pull consumer: `consume()`, batched SQLite transactions that store the
  * checkpoint with the rows, then one ack per batch (AckAll). Any number of restarts, redeliveries or duplicate
- * deliveries leave the same rows.
+ * deliveries leave the same rows. A message the event store did not write, or cannot be read, goes to the dead
+ * letters and only moves the checkpoint. A live file that is deleted, replaced or corrupt is rebuilt from the log
+ * in the background; meanwhile this read model alone is unavailable.
  */
 export class Projector {
   readonly durable: string;
+  readonly #deadLetters: DeadLetterQueue;
   #db: Database | undefined;
+  /** The live file and its identity when opened: a different (or no) file at that path means it was replaced. */
+  #file: { path: string; identity: string | undefined } | undefined;
   #messages: ConsumerMessages | undefined;
   #pending: JsMsg[] = [];
   #flushScheduled = false;
+  /** Batches apply in delivery order, one after the other (quarantining one waits for NATS). */
+  #applying: Promise<void> = Promise.resolve();
   #rebuilding = false;
+  #recovering: Promise<void> | undefined;
   #stopped = false;
   #session: symbol | undefined;
   #expectedNext = 1;
   #acceptedGap = 0;
+  #fileCheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -44,6 +56,7 @@ export class Projector {
     private readonly log: Logger,
   ) {
     this.durable = `projector_${projection.name}`;
+    this.#deadLetters = new DeadLetterQueue(store.nc, this.durable, log);
   }
 
   get db(): Database {
@@ -51,8 +64,17 @@ export class Projector {
     return this.#db;
   }
 
+  /** Resolves once the projector consumes; a corrupt live file is rebuilt in the background instead. */
   async start(): Promise<void> {
-    this.#db = openWriter(this.files.current(), this.projection);
+    this.#fileCheck = setInterval(() => this.checkFile(), FILE_CHECK_MS);
+    const path = this.files.current();
+    try {
+      this.open(path);
+    } catch (err) {
+      if (!isCorruptDatabase(err)) throw err;
+      void this.recover('the live file is not a sound database', err);
+      return;
+    }
     if (!(await this.checkpointMatchesLog())) {
       this.log.warn({ projector: this.projection.name }, 'checkpoint does not match the log; rebuilding');
       await this.rebuildNow();
@@ -62,28 +84,58 @@ export class Projector {
 
   async stop(): Promise<void> {
     this.flush();
+    await this.#applying;
     this.#stopped = true;
     this.#session = undefined;
+    clearInterval(this.#fileCheck);
     await this.#messages?.close();
+    await this.#recovering;
     this.#db?.close();
     this.#db = undefined;
   }
 
   /** Replays the whole log into a new file while the old one keeps serving, then swaps them. */
   async rebuild(): Promise<void> {
-    if (this.#rebuilding) throw new Error(`${this.projection.name} is already rebuilding`);
-    this.flush();
-    this.#session = undefined;
-    await this.#messages?.close();
-    this.#messages = undefined;
+    if (this.#rebuilding || this.#recovering) throw new Error(`${this.projection.name} is already rebuilding`);
+    await this.endSession();
     await this.rebuildNow();
     await this.consumeLive();
   }
 
   async status(): Promise<ProjectorStatus> {
     const streamLastSeq = await this.store.streamLastSequence();
-    const checkpoint = this.#db ? readCheckpoint(this.#db).seq : 0;
+    const checkpoint = this.#recovering ? 0 : (this.checkpointOrUndefined() ?? 0);
     return { name: this.projection.name, checkpoint, streamLastSeq, lag: Math.max(0, streamLastSeq - checkpoint), rebuilding: this.#rebuilding };
+  }
+
+  /** The checkpoint, or undefined when there is no usable file (a file that broke under us is about to be rebuilt). */
+  private checkpointOrUndefined(): number | undefined {
+    try {
+      return this.#db ? readCheckpoint(this.#db).seq : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private open(path: string): void {
+    const db = openWriter(path, this.projection);
+    try {
+      readCheckpoint(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.#db = db;
+    this.#file = { path, identity: fileIdentity(path) };
+  }
+
+  private async endSession(): Promise<void> {
+    this.flush();
+    await this.#applying;
+    this.#session = undefined;
+    this.#pending = [];
+    await this.#messages?.close();
+    this.#messages = undefined;
   }
 
   private async rebuildNow(): Promise<void> {
@@ -94,15 +146,53 @@ export class Projector {
       const started = Date.now();
       // A half-built file is thrown away on a crash and rebuilt, so the replay need not wait for the disk.
       fresh.pragma('synchronous = OFF');
-      const seq = await replayInto(this.store, fresh, this.projection);
+      const seq = await replayInto(this.store, fresh, this.projection, this.#deadLetters);
       fresh.pragma('synchronous = NORMAL');
       this.files.swapTo(file);
       this.#db?.close();
       this.#db = fresh;
+      this.#file = { path: file, identity: fileIdentity(file) };
       this.log.info({ projector: this.projection.name, seq, ms: Date.now() - started }, 'rebuild complete');
     } finally {
       this.#rebuilding = false;
     }
+  }
+
+  /**
+   * The live file cannot be trusted any more (gone, replaced, corrupt): drop it, so readers answer UNAVAILABLE rather
+   * than serve it, and rebuild from the log until that succeeds. Only this read model is affected.
+   */
+  private recover(reason: string, err?: unknown): Promise<void> {
+    if (this.#recovering || this.#stopped) return this.#recovering ?? Promise.resolve();
+    this.log.error({ err, projector: this.projection.name, file: this.#file?.path, reason }, 'read model file unusable; rebuilding it from the log');
+    this.#recovering = (async () => {
+      await this.endSession();
+      this.#db?.close();
+      this.#db = undefined;
+      this.files.remove(this.#file?.path ?? this.files.current());
+      this.#file = undefined;
+      for (let pause = 500; !this.#stopped; pause = Math.min(pause * 2, 10_000)) {
+        try {
+          await this.rebuildNow();
+          if (!this.#stopped) await this.consumeLive();
+          return;
+        } catch (retryErr) {
+          this.log.error({ err: retryErr, projector: this.projection.name }, 'rebuild failed; retrying');
+          await sleep(pause);
+        }
+      }
+    })().finally(() => (this.#recovering = undefined));
+    return this.#recovering;
+  }
+
+  /** Notices a live file that was deleted, replaced or overwritten even while no event arrives to write. */
+  private checkFile(): void {
+    const file = this.#file;
+    if (!file || !this.#db || this.#rebuilding || this.#recovering || this.#stopped) return;
+    const identity = fileIdentity(file.path);
+    if (identity === undefined) void this.recover('the live file was deleted');
+    else if (identity !== file.identity) void this.recover('the live file was replaced');
+    else if (!hasDatabaseHeader(file.path)) void this.recover('the live file was overwritten');
   }
 
   /** A checkpoint is trusted only if the log still holds the same message at that sequence. */
@@ -110,7 +200,7 @@ export class Projector {
     const checkpoint = readCheckpoint(this.db);
     if (checkpoint.seq === 0) return true;
     const stored = await this.store.readAt(checkpoint.seq).catch(() => undefined);
-    return stored !== undefined && stored.batch.events[0]?.metadata.commandId === checkpoint.commandId;
+    return stored !== undefined && stored.messageId === checkpoint.messageId;
   }
 
   /**
@@ -161,12 +251,12 @@ export class Projector {
   /** Ends the current session without acking what it holds, then resumes from the checkpoint after `delayMs`. */
   private async restartLive(reason: string, delayMs: number): Promise<void> {
     if (this.#stopped || this.#session === undefined) return;
-    this.log.warn({ projector: this.projection.name, reason, checkpoint: readCheckpoint(this.db).seq }, 'restarting consumption from the checkpoint');
+    this.log.warn({ projector: this.projection.name, reason, checkpoint: this.checkpointOrUndefined() }, 'restarting consumption from the checkpoint');
     this.#session = undefined;
     this.#pending = [];
     await this.#messages?.close();
     await sleep(delayMs);
-    if (!this.#stopped && !this.#rebuilding) await this.consumeLive().catch((err: unknown) => {
+    if (!this.#stopped && !this.#rebuilding && !this.#recovering) await this.consumeLive().catch((err: unknown) => {
       this.log.error({ err, projector: this.projection.name }, 'could not resume consumption; retrying');
       this.#session = Symbol('retry');
       void this.restartLive('resume failed', 1_000);
@@ -175,16 +265,27 @@ export class Projector {
 
   private flush(): void {
     this.#flushScheduled = false;
-    if (this.#pending.length === 0 || !this.#db || this.#session === undefined) return;
+    if (this.#pending.length === 0 || this.#session === undefined) return;
     const msgs = this.#pending;
+    const session = this.#session;
     this.#pending = [];
-    const batch: LogMessage[] = msgs.map((m) => ({ seq: m.seq, subject: m.subject, commandId: m.headers?.get('Nats-Msg-Id') ?? null, payload: m.data }));
+    this.#applying = this.#applying.then(() => this.applyLive(session, msgs));
+  }
+
+  private async applyLive(session: symbol, msgs: JsMsg[]): Promise<void> {
+    if (this.#session !== session || !this.#db) return;
     try {
-      applyBatch(this.#db, this.projection, batch);
+      const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
+      for (const [i, { message, rejection }] of entries.entries()) {
+        if (rejection) await this.#deadLetters.quarantine({ stream: Streams.events.name, seq: message.seq, subject: message.subject, data: msgs[i]!.data }, rejection);
+      }
+      if (this.#session !== session || !this.#db) return;
+      applyBatch(this.#db, this.projection, entries.map((e) => e.message));
       msgs.at(-1)!.ack();
     } catch (err) {
+      if (isCorruptDatabase(err)) return void this.recover('the live file is corrupt', err);
       // Never ack past a batch that did not apply: drop the session and retry from the checkpoint.
-      this.log.error({ err, projector: this.projection.name, firstSeq: batch[0]!.seq }, 'projection batch failed');
+      this.log.error({ err, projector: this.projection.name, firstSeq: msgs[0]!.seq }, 'projection batch failed');
       void this.restartLive('batch failed', 1_000);
     }
   }

@@ -6,6 +6,7 @@ import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
+import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -77,6 +78,7 @@ addMetalLifecycleCommands(metal, api, print);
 
 addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
 addPluginCommands(program, api, print);
+addDeadLetterCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

@@ -1,22 +1,27 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
 import type { ApiContext } from './apiContext.ts';
 
-/** Stream position, fetched at most once per interval: readiness and metrics poll it often. */
-function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
+/** A value fetched at most once per interval: readiness and metrics poll often. */
+function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
   let at = 0;
-  let value = 0;
+  let value = initial;
   return async () => {
     if (Date.now() - at > ttlMs) {
-      value = await ctx.store.streamLastSequence();
+      value = await fetch();
       at = Date.now();
     }
     return value;
   };
 }
 
-/** `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound), `/metrics` (Prometheus). */
-export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
-  const streamLastSeq = cachedStreamLastSeq(ctx);
+/**
+ * `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound; dead letters reported, not
+ * counted against readiness, so a forged message cannot take the API out of service), `/metrics` (Prometheus).
+ */
+export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader }> = async (app, { ctx, deadLetters }) => {
+  const streamLastSeq = cached(() => ctx.store.streamLastSequence(), 0, 500);
+  const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 1_000);
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
@@ -39,12 +44,26 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
     const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', nats: natsConnected, streamLastSeq: last, projections: positions });
+    const dead = natsConnected ? await deadLetterCounts().catch(() => undefined) : undefined;
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not-ready',
+      nats: natsConnected,
+      streamLastSeq: last,
+      projections: positions,
+      // null: the dead letter stream could not be read.
+      deadLetters: dead?.total ?? null,
+      deadLettersByConsumer: dead?.byConsumer ?? {},
+    });
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     const { last, positions } = await projectorPositions().catch(() => ({ last: 0, positions: [] }));
     ctx.metrics.streamLastSeq.set(last);
+    const dead = await deadLetterCounts().catch(() => undefined);
+    if (dead) {
+      ctx.metrics.deadLetters.reset();
+      for (const [consumer, n] of Object.entries(dead.byConsumer)) ctx.metrics.deadLetters.set({ consumer }, n);
+    }
     for (const p of positions) {
       if (p.checkpoint !== null) ctx.metrics.projectorCheckpoint.set({ projection: p.projection }, p.checkpoint);
       if (p.lag !== null) ctx.metrics.projectorLag.set({ projection: p.projection }, p.lag);

@@ -127,7 +127,7 @@ export class CommandBus {
         if (ack.duplicate) {
           // Stored earlier under this id (another process, or a reply that got lost): answer what was stored.
           const stored = await this.store.readAt(ack.seq);
-          const original = stored?.batch.events.map(({ type, version, data }) => ({ type, version, data })) ?? [];
+          const original = stored?.batch?.events.map(({ type, version, data }) => ({ type, version, data })) ?? [];
           return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: true, events: original };
         }
         this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);

@@ -1,10 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../platform/config.ts';
+import { EventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { connectNats } from '../platform/nats/connect.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
+import { loadMasterKey } from '../secrets/masterKey.ts';
 
 /** What every service process needs: configuration, a NATS connection, the event log and a logger. */
 export interface Runtime {
@@ -20,5 +22,13 @@ export async function openRuntime(config: Config, processName: string): Promise<
   const credentials = config.natsCredsFile ? { creds: readFileSync(config.natsCredsFile, 'utf8'), inboxPrefix: '_INBOX' } : undefined;
   const nc = await connectNats(config.natsUrl, processName, credentials ? { credentials } : {});
   await ensureStreams(nc, config);
-  return { config, nc, store: await EventStore.open(nc), log };
+  return { config, nc, store: await openEventStore(nc, config), log };
+}
+
+/**
+ * The event log as a control-plane process sees it: batches are written and verified with the event key derived from
+ * the master key, so every process that reads or writes `bc.evt.>` needs the control plane's master key.
+ */
+export async function openEventStore(nc: NatsConnection, config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): Promise<EventStore> {
+  return EventStore.open(nc, EventMac.derivedFrom(loadMasterKey(config).bytes()));
 }

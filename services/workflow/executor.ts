@@ -45,7 +45,7 @@ export class WorkflowExecutor {
 
   constructor(
     private readonly nc: NatsConnection,
-    store: EventStore,
+    private readonly store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
     private readonly options: {
@@ -82,7 +82,7 @@ export class WorkflowExecutor {
     } else if (existing.config.ack_wait !== config.ack_wait) {
       await jsm.consumers.update(Streams.work.name, durable, config);
     }
-    this.#watches = await startAgentWatches(this.nc, this.log);
+    this.#watches = await startAgentWatches(this.nc, this.store, this.log);
     const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
       max_messages: this.config.executorConcurrency,
@@ -120,7 +120,7 @@ export class WorkflowExecutor {
   }
 
   private async runAttempt(msg: JsMsg, signal: AbortSignal): Promise<void> {
-    const parsed = WorkMessage.safeParse(msg.json());
+    const parsed = WorkMessage.safeParse(jsonOrUndefined(msg));
     if (!parsed.success) return msg.term('malformed work message');
     const { workflowId, stepIndex } = parsed.data;
     const wf = (await this.#repository.load(workflowAggregate, workflowId)).state;
@@ -213,5 +213,14 @@ export class WorkflowExecutor {
     const workflowOver = !result || result.events.some((e) => e.type === 'WorkflowFailed');
     if (workflowOver) return msg.term();
     msg.nak(err instanceof RetryableError && err.retryAfterMs !== undefined ? err.retryAfterMs : step.retry.backoffMs);
+  }
+}
+
+/** A message's JSON body, or undefined when it is not JSON (a malformed message is refused, not retried). */
+function jsonOrUndefined(msg: JsMsg): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
   }
 }

@@ -7,10 +7,10 @@ import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { loadConfig } from '../../services/platform/config.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 
 /** A real nats-server, the declared streams, a command bus and (optionally started) projectors, all disposable. */
@@ -20,7 +20,7 @@ export async function startBackbone(options: { projectors?: boolean } = {}) {
   const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, logLevel: 'silent' });
   const nc: NatsConnection = await connectNats(nats.url, 'test');
   await ensureStreams(nc, config);
-  const store = await EventStore.open(nc);
+  const store = await openEventStore(nc, config);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   const log = createLogger('test', 'silent');
   const projectors = new Map<string, Projector>();
