@@ -228,6 +228,8 @@ export class Projector {
     this.#pending = [];
     this.#messages = await consumer.consume({
       max_messages: 2_000,
+      // A durable deleted under us ends the session; it is then recreated from the checkpoint.
+      abort_on_missing_resource: true,
       callback: (msg) => {
         if (this.#session !== session) return;
         // The filter covers the whole stream, so sequences arrive contiguous. A jump means a message was lost on
@@ -245,6 +247,9 @@ export class Projector {
           setImmediate(() => this.flush());
         }
       },
+    });
+    void this.#messages.closed().then(() => {
+      if (this.#session === session) void this.restartLive('the consumer ended', 1_000);
     });
   }
 

@@ -71,7 +71,8 @@ export class WorkflowOrchestrator {
     // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, ORCHESTRATOR_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT });
+    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT, abort_on_missing_resource: true });
     const messages = this.#messages;
     this.#loop = (async () => {
       this.admit();

@@ -91,7 +91,8 @@ export class VpsReconciler {
     // first resync looks at every instance not at rest, which covers work a crash interrupted.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, VPS_RECONCILER_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT });
+    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT, abort_on_missing_resource: true });
     const messages = this.#messages;
     this.#loop = (async () => {
       for await (const msg of messages) this.receive(msg);
