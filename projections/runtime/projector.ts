@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
@@ -278,6 +278,8 @@ export class Projector {
   }
 
   private async applyLive(session: symbol, msgs: JsMsg[]): Promise<void> {
+    // Batches queue up as microtasks; letting the event loop run between them keeps a catch-up from holding the process.
+    await yieldToEventLoop();
     if (this.#session !== session || !this.#db) return;
     try {
       const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
