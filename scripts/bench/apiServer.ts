@@ -26,8 +26,8 @@ const dataDir = process.env.BENCH_DATA_DIR;
 if (!natsUrl || !dataDir) throw new Error('apiServer needs BC_NATS_URL and BENCH_DATA_DIR');
 
 // The benchmark measures the command path: no token look-up, no rate limit.
-// The bench's processes share one master key (BC_MASTER_KEY), so they read each other's events.
-const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0, masterKey: process.env.BC_MASTER_KEY });
+// The bench's processes share one event key (BC_EVENT_KEY), so they read each other's events.
+const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0, eventKey: process.env.BC_EVENT_KEY });
 const log = createLogger('bench-api', 'silent');
 const nc = await connectNats(natsUrl, 'bench-api');
 const store = await openEventStore(nc, config);

@@ -46,9 +46,9 @@ async function main(): Promise<void> {
   try {
     const nc = await connectNats(server.url, 'bench');
     try {
-      // One master key for this process and the API processes it starts (they inherit BC_MASTER_KEY): one event key.
-      process.env.BC_MASTER_KEY ??= randomBytes(32).toString('base64');
-      const config = loadConfig({}, { dataDir: dataDir('config'), natsUrl: server.url, logLevel: 'silent', masterKey: process.env.BC_MASTER_KEY });
+      // One event key for this process and the API processes it starts (they inherit BC_EVENT_KEY).
+      process.env.BC_EVENT_KEY ??= randomBytes(32).toString('base64');
+      const config = loadConfig({}, { dataDir: dataDir('config'), natsUrl: server.url, logLevel: 'silent', eventKey: process.env.BC_EVENT_KEY });
       await ensureStreams(nc, config);
       const store = await openEventStore(nc, config);
       const log = createLogger('bench', 'silent');

@@ -1,12 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Config } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { createPrivateFileOnce } from '../platform/privateFile.ts';
-
-const KEY_BYTES = 32;
+import { KEY_BYTES, loadKeyMaterial } from '../platform/keyMaterial.ts';
 
 /**
  * The key secrets are sealed with. The bytes sit in a private field and the object serialises as its id only, so
@@ -37,23 +34,12 @@ export class MasterKey {
   }
 }
 
-function decode(text: string, source: string): MasterKey {
-  const trimmed = text.trim();
-  // Strict base64: Buffer.from would silently skip junk characters and hand back a different key.
-  if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
-    throw new PlatformError('MASTER_KEY_INVALID', `${source} must be the base64 of ${KEY_BYTES} bytes (e.g. \`openssl rand -base64 32\`)`);
-  }
-  return new MasterKey(Buffer.from(trimmed, 'base64'));
-}
-
 /**
  * The master key: `BC_MASTER_KEY` (base64) when set, else the key file (`BC_MASTER_KEY_FILE`, default
  * `<dataDir>/master.key`), created with a random key and mode 0600 when missing. Every process of one control plane
  * must load the same key: what one seals, another opens.
  */
 export function loadMasterKey(config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): MasterKey {
-  if (config.masterKey !== undefined && config.masterKey !== '') return decode(config.masterKey, 'BC_MASTER_KEY');
   const file = config.masterKeyFile ?? join(config.dataDir, 'master.key');
-  createPrivateFileOnce(file, () => `${randomBytes(KEY_BYTES).toString('base64')}\n`);
-  return decode(readFileSync(file, 'utf8'), `master key file ${file}`);
+  return new MasterKey(loadKeyMaterial({ value: config.masterKey, valueName: 'BC_MASTER_KEY', file, code: 'MASTER_KEY_INVALID' }));
 }

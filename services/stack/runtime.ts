@@ -1,12 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../platform/config.ts';
-import { EventMac } from '../platform/eventStore/eventMac.ts';
+import { loadEventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { connectNats } from '../platform/nats/connect.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
-import { loadMasterKey } from '../secrets/masterKey.ts';
 
 /** What every service process needs: configuration, a NATS connection, the event log and a logger. */
 export interface Runtime {
@@ -25,10 +24,7 @@ export async function openRuntime(config: Config, processName: string): Promise<
   return { config, nc, store: await openEventStore(nc, config), log };
 }
 
-/**
- * The event log as a control-plane process sees it: batches are written and verified with the event key derived from
- * the master key, so every process that reads or writes `bc.evt.>` needs the control plane's master key.
- */
-export async function openEventStore(nc: NatsConnection, config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): Promise<EventStore> {
-  return EventStore.open(nc, EventMac.derivedFrom(loadMasterKey(config).bytes()));
+/** The event log as a control-plane process sees it: batches written and verified with the control plane's event key. */
+export async function openEventStore(nc: NatsConnection, config: Pick<Config, 'dataDir' | 'eventKey' | 'eventKeyFile'>): Promise<EventStore> {
+  return EventStore.open(nc, loadEventMac(config));
 }

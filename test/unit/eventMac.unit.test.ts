@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { headers } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { EventHeaders, EventMac } from '../../services/platform/eventStore/eventMac.ts';
+import { loadConfig } from '../../services/platform/config.ts';
+import { EventHeaders, EventMac, loadEventMac } from '../../services/platform/eventStore/eventMac.ts';
+import { tempDir } from '../support/natsServer.ts';
 
 const payload = new TextEncoder().encode('{"events":[]}');
 const subject = 'bc.evt.metal.node.n1';
@@ -18,7 +22,7 @@ function stored(mac: EventMac, options: { subject?: string; expectedSeq?: number
 }
 
 describe('EventMac', () => {
-  const mac = EventMac.derivedFrom(randomBytes(32));
+  const mac = new EventMac(randomBytes(32));
 
   it('EventMac accepts what it signed', () => {
     expect(mac.verify(subject, stored(mac), payload)).toBeUndefined();
@@ -44,19 +48,40 @@ describe('EventMac', () => {
   });
 
   it('EventMac names both keys when a message was signed under another one', () => {
-    const other = EventMac.derivedFrom(randomBytes(32));
+    const other = new EventMac(randomBytes(32));
     expect(mac.verify(subject, stored(other), payload)).toEqual({ reason: 'MAC_INVALID', detail: expect.stringContaining(other.keyId) });
   });
 
   it('EventMac keys message ids: the command id stays readable, the rest cannot be guessed without the key', () => {
-    const other = EventMac.derivedFrom(randomBytes(32));
+    const other = new EventMac(randomBytes(32));
     expect(mac.messageId('cmd-00000001')).toMatch(/^cmd-00000001\.[A-Za-z0-9_-]{22}$/);
     expect(mac.messageId('cmd-00000001')).toBe(mac.messageId('cmd-00000001'));
     expect(mac.messageId('cmd-00000001')).not.toBe(other.messageId('cmd-00000001'));
   });
+});
 
-  it('EventMac derives the same key from the same root key', () => {
-    const root = randomBytes(32);
-    expect(EventMac.derivedFrom(root).keyId).toBe(EventMac.derivedFrom(root).keyId);
+describe('event key', () => {
+  it('loadEventMac creates <dataDir>/event.key (0600, apart from the master key) once, and every process loads the same key', () => {
+    using dir = tempDir();
+    const config = loadConfig({}, { dataDir: dir.path });
+    const first = loadEventMac(config);
+    expect(statSync(join(dir.path, 'event.key')).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(dir.path, 'master.key'))).toBe(false);
+    expect(loadEventMac(config).keyId).toBe(first.keyId);
+  });
+
+  it('loadEventMac takes BC_EVENT_KEY and refuses a malformed one with EVENT_KEY_INVALID, without quoting it', () => {
+    using dir = tempDir();
+    const bytes = randomBytes(32);
+    expect(loadEventMac(loadConfig({ BC_EVENT_KEY: bytes.toString('base64') }, { dataDir: dir.path })).keyId).toBe(new EventMac(bytes).keyId);
+    const bad = randomBytes(16).toString('base64');
+    let thrown: unknown;
+    try {
+      loadEventMac(loadConfig({ BC_EVENT_KEY: bad }, { dataDir: dir.path }));
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ code: 'EVENT_KEY_INVALID' });
+    expect((thrown as Error).message).not.toContain(bad);
   });
 });

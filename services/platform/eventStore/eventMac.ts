@@ -1,6 +1,9 @@
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { join } from 'node:path';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
+import type { Config } from '../config.ts';
+import { KEY_BYTES, loadKeyMaterial } from '../keyMaterial.ts';
 
 /** The headers an event batch is authenticated with. The two `Nats-` ones are the server's own, stored with the message. */
 export const EventHeaders = {
@@ -27,14 +30,9 @@ export class EventMac {
   readonly keyId: string;
 
   constructor(key: Buffer) {
-    if (key.length < 32) throw new Error('the event MAC key must be at least 32 bytes');
+    if (key.length !== KEY_BYTES) throw new Error(`the event key must be ${KEY_BYTES} bytes`);
     this.#key = Buffer.from(key);
     this.keyId = createHash('sha256').update('bc.event-mac-id/v1').update(key).digest('hex').slice(0, 16);
-  }
-
-  /** The event key of a control plane, derived from its root secret (the master key) so there is one key to keep. */
-  static derivedFrom(rootKey: Buffer): EventMac {
-    return new EventMac(Buffer.from(hkdfSync('sha256', rootKey, Buffer.alloc(0), 'bc.event-mac/v1', 32)));
   }
 
   /**
@@ -73,4 +71,15 @@ export class EventMac {
     // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another.
     return createHmac('sha256', this.#key).update(encoder.encode(`bc.event/${VERSION}\n${subject}\n${messageId}\n${expectedSeq}\n`)).update(payload).digest();
   }
+}
+
+/**
+ * The control plane's event key: `BC_EVENT_KEY` (base64) when set, else the key file (`BC_EVENT_KEY_FILE`, default
+ * `<dataDir>/event.key`), created with a random key and mode 0600 when missing. It is a key of its own, not the
+ * master key: processes that only read or write events (projectors, the orchestrator, plugins) never hold what
+ * opens secrets. It must be kept with the event stream: a log whose key is lost can no longer be read.
+ */
+export function loadEventMac(config: Pick<Config, 'dataDir' | 'eventKey' | 'eventKeyFile'>): EventMac {
+  const file = config.eventKeyFile ?? join(config.dataDir, 'event.key');
+  return new EventMac(loadKeyMaterial({ value: config.eventKey, valueName: 'BC_EVENT_KEY', file, code: 'EVENT_KEY_INVALID' }));
 }
