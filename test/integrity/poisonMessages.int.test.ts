@@ -86,6 +86,7 @@ describe('poison messages', () => {
       await env.bus.execute({ name: 'auth.createToken', payload: { tokenId, role, secretHash }, actor: 'test' });
     }
     expect((await env.get('/v1/dead-letters', `Bearer ${operator.token}`)).statusCode).toBe(200);
+    expect(Object.keys((await env.get('/v1/openapi.json')).json().paths)).toContain('/v1/dead-letters');
     expect((await env.get('/v1/dead-letters', `Bearer ${viewer.token}`)).json()).toMatchObject({ code: 'FORBIDDEN' });
   });
 
