@@ -66,12 +66,12 @@ export class Projector {
 
   /** Resolves once the projector consumes; a corrupt live file is rebuilt in the background instead. */
   async start(): Promise<void> {
-    this.#fileCheck = setInterval(() => this.checkFile(), FILE_CHECK_MS);
     const path = this.files.current();
     try {
       this.open(path);
     } catch (err) {
       if (!isCorruptDatabase(err)) throw err;
+      this.watchFile();
       void this.recover('the live file is not a sound database', err);
       return;
     }
@@ -80,6 +80,7 @@ export class Projector {
       await this.rebuildNow();
     }
     await this.consumeLive();
+    this.watchFile();
   }
 
   async stop(): Promise<void> {
@@ -183,6 +184,10 @@ export class Projector {
       }
     })().finally(() => (this.#recovering = undefined));
     return this.#recovering;
+  }
+
+  private watchFile(): void {
+    this.#fileCheck = setInterval(() => this.checkFile(), FILE_CHECK_MS);
   }
 
   /** Notices a live file that was deleted, replaced or overwritten even while no event arrives to write. */

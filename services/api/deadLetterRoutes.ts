@@ -8,7 +8,7 @@ import type { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.
 const ConsumerName = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,100}$/, 'a consumer name, e.g. projector_nodes')
-  .describe('Only this consumer’s entries (e.g. `projector_nodes`, `workflow_orchestrator`)');
+  .describe("Only this consumer's entries (e.g. `projector_nodes`, `workflow_orchestrator`)");
 
 /**
  * `/v1/dead-letters` (admins and operators): the messages consumers set aside instead of acting on them (a raw

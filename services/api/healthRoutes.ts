@@ -21,7 +21,7 @@ function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
  */
 export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader }> = async (app, { ctx, deadLetters }) => {
   const streamLastSeq = cached(() => ctx.store.streamLastSequence(), 0, 500);
-  const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 1_000);
+  const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 5_000);
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
