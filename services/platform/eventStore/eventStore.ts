@@ -43,8 +43,8 @@ export interface RejectedMessage {
 export type LogEntry = StoredBatch | RejectedMessage;
 
 const encoder = new TextEncoder();
-const UNAVAILABLE = 'event store is unavailable';
 const decoder = new TextDecoder();
+const UNAVAILABLE = 'event store is unavailable';
 
 /**
  * The event log on JetStream. One message per command on the aggregate's own subject, guarded by the expected last
