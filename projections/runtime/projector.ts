@@ -1,11 +1,12 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { applyBatch, projectEntry } from './applyBatch.ts';
+import { applyBatch, projectEntry, type ProjectedMessage } from './applyBatch.ts';
+import type { Rejection } from '../../schemas/deadLetters.ts';
 import type { Projection } from './projection.ts';
 import { isCorruptDatabase, openWriter, readCheckpoint } from './readModelDatabase.ts';
 import { fileIdentity, hasDatabaseHeader, type ReadModelFiles } from './readModelFiles.ts';
@@ -39,8 +40,8 @@ export class Projector {
   #messages: ConsumerMessages | undefined;
   #pending: JsMsg[] = [];
   #flushScheduled = false;
-  /** Batches apply in delivery order, one after the other (quarantining one waits for NATS). */
-  #applying: Promise<void> = Promise.resolve();
+  /** A batch waiting for its dead letters to be stored; later messages wait in `#pending` until it is applied. */
+  #quarantining: Promise<void> | undefined;
   #rebuilding = false;
   #recovering: Promise<void> | undefined;
   #stopped = false;
@@ -85,7 +86,7 @@ export class Projector {
 
   async stop(): Promise<void> {
     this.flush();
-    await this.#applying;
+    await this.#quarantining;
     this.#stopped = true;
     this.#session = undefined;
     clearInterval(this.#fileCheck);
@@ -132,7 +133,7 @@ export class Projector {
 
   private async endSession(): Promise<void> {
     this.flush();
-    await this.#applying;
+    await this.#quarantining;
     this.#session = undefined;
     this.#pending = [];
     await this.#messages?.close();
@@ -273,25 +274,41 @@ export class Projector {
     });
   }
 
+  /**
+   * Applies what arrived, in the consumer's callback (so a slow read model slows the consumer down rather than queueing
+   * without bound). A batch with messages to dead-letter waits for their entries first; meanwhile later messages wait.
+   */
   private flush(): void {
     this.#flushScheduled = false;
-    if (this.#pending.length === 0 || this.#session === undefined) return;
+    if (this.#pending.length === 0 || this.#session === undefined || this.#quarantining) return;
     const msgs = this.#pending;
     const session = this.#session;
     this.#pending = [];
-    this.#applying = this.#applying.then(() => this.applyLive(session, msgs));
+    const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
+    if (entries.every((e) => !e.rejection)) return this.apply(session, msgs, entries);
+    this.#quarantining = this.quarantine(msgs, entries)
+      .then(
+        () => this.apply(session, msgs, entries),
+        (err: unknown) => {
+          this.log.error({ err, projector: this.projection.name }, 'could not dead-letter a message; resuming from the checkpoint');
+          void this.restartLive('dead letter failed', 1_000);
+        },
+      )
+      .finally(() => {
+        this.#quarantining = undefined;
+        this.flush();
+      });
   }
 
-  private async applyLive(session: symbol, msgs: JsMsg[]): Promise<void> {
-    // Batches queue up as microtasks; letting the event loop run between them keeps a catch-up from holding the process.
-    await yieldToEventLoop();
+  private async quarantine(msgs: readonly JsMsg[], entries: readonly { message: ProjectedMessage; rejection?: Rejection }[]): Promise<void> {
+    for (const [i, { message, rejection }] of entries.entries()) {
+      if (rejection) await this.#deadLetters.quarantine({ stream: Streams.events.name, seq: message.seq, subject: message.subject, data: msgs[i]!.data }, rejection);
+    }
+  }
+
+  private apply(session: symbol, msgs: readonly JsMsg[], entries: readonly { message: ProjectedMessage }[]): void {
     if (this.#session !== session || !this.#db) return;
     try {
-      const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
-      for (const [i, { message, rejection }] of entries.entries()) {
-        if (rejection) await this.#deadLetters.quarantine({ stream: Streams.events.name, seq: message.seq, subject: message.subject, data: msgs[i]!.data }, rejection);
-      }
-      if (this.#session !== session || !this.#db) return;
       applyBatch(this.#db, this.projection, entries.map((e) => e.message));
       msgs.at(-1)!.ack();
     } catch (err) {

@@ -45,8 +45,6 @@ export type LogEntry = StoredBatch | RejectedMessage;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UNAVAILABLE = 'event store is unavailable';
-/** Recently decoded messages kept per process: the projectors of one process read the same messages at about the same time. */
-const DECODED_KEPT = 4_096;
 
 /**
  * The event log on JetStream. One message per command on the aggregate's own subject, guarded by the expected last
@@ -55,8 +53,6 @@ const DECODED_KEPT = 4_096;
  */
 export class EventStore {
   readonly stream = Streams.events.name;
-  /** By position, subject, size and MAC header: a stream recreated under us may reuse sequences, not MACs. */
-  readonly #decoded = new Map<string, LogEntry>();
 
   private constructor(
     readonly nc: NatsConnection,
@@ -69,21 +65,8 @@ export class EventStore {
     return new EventStore(nc, jetstream(nc), await jetstreamManager(nc), mac);
   }
 
-  /**
-   * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). Entries are
-   * shared, read-only, by every reader in this process.
-   */
+  /** The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). */
   decode(message: RawLogMessage): LogEntry {
-    const key = `${message.seq}:${message.subject}:${message.data.length}:${message.headers?.get(EventHeaders.mac) ?? ''}`;
-    const known = this.#decoded.get(key);
-    if (known) return known;
-    const entry = this.#decodeAfresh(message);
-    this.#decoded.set(key, entry);
-    if (this.#decoded.size > DECODED_KEPT) this.#decoded.delete(this.#decoded.keys().next().value!);
-    return entry;
-  }
-
-  #decodeAfresh(message: RawLogMessage): LogEntry {
     const { seq, subject, headers: hdrs, data } = message;
     const messageId = hdrs?.get(EventHeaders.messageId) || null;
     const rejection = this.mac.verify(subject, hdrs, data);
