@@ -32,6 +32,7 @@ export const ErrorCodes = {
   PROXY_REFUSED: { status: 422, title: 'A site.httpProxy request is outside what a step may reach' },
   AGENT_RESULT_REJECTED: { status: 502, title: 'An agent result did not verify against a registered key' },
   MASTER_KEY_INVALID: { status: 500, title: 'The master key (BC_MASTER_KEY or the key file) is malformed' },
+  EVENT_KEY_INVALID: { status: 500, title: 'The event key (BC_EVENT_KEY or the key file) is malformed' },
   SECRET_UNSEALABLE: { status: 500, title: 'A sealed secret did not open: another master key, another secret, or altered' },
   GRANT_UNKNOWN_AGENT: { status: 403, title: 'The agent asking for a secret grant is not registered' },
   GRANT_FORGED: { status: 403, title: "A secret grant request is not signed by the agent's registered key" },

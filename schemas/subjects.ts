@@ -56,6 +56,11 @@ export const Subjects = {
    */
   agentRegistration: (agentId: string, userPublicKey: string) => `bc.trust.register.${agentId}.${userPublicKey}`,
   allAgentRegistrations: 'bc.trust.register.*.*',
+  /** A message a consumer quarantined, one subject per consumer and stream position: `bc.dlq.projector_nodes.42`. */
+  deadLetter: (consumer: string, streamSeq: number) => `bc.dlq.${consumer}.${streamSeq}`,
+  /** Every dead letter of one consumer. */
+  consumerDeadLetters: (consumer: string) => `bc.dlq.${consumer}.*`,
+  allDeadLetters: 'bc.dlq.>',
 } as const;
 
 /** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */
@@ -113,6 +118,8 @@ export const Streams = {
   agentResults: { name: 'BC_AGENT_RESULTS', subjects: ['bc.site.*.res.>'] },
   /** Step work for executors (work-queue retention: a message is gone once a worker acks it). */
   work: { name: 'BC_WORK', subjects: ['bc.work.>'] },
+  /** Messages consumers quarantined instead of acting on (undecodable, or not written by the event store). */
+  deadLetters: { name: 'BC_DEAD_LETTERS', subjects: ['bc.dlq.>'] },
 } as const;
 
 /** Parses `bc.evt.<module>.<aggregate>.<id>` back into its parts; undefined for anything else. */

@@ -1,44 +1,40 @@
 import type { Database } from 'better-sqlite3';
-import { EventBatch } from '../../schemas/envelope.ts';
-import { eventCatalog } from '../../schemas/events.ts';
+import type { Rejection } from '../../schemas/deadLetters.ts';
+import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
+import type { LogEntry } from '../../services/platform/eventStore/eventStore.ts';
+import { knownEvents, type KnownEvent } from '../../services/platform/eventStore/knownEvents.ts';
 import type { Projection } from './projection.ts';
 import { readCheckpoint, writeCheckpoint } from './readModelDatabase.ts';
 
-/** A log message as a projector receives it, whatever consumer delivered it. */
-export interface LogMessage {
+/** A log message as a projector applies it: the events it reads from it (none for a quarantined message). */
+export interface ProjectedMessage {
   readonly seq: number;
   readonly subject: string;
-  readonly commandId: string | null;
-  readonly payload: Uint8Array;
+  readonly messageId: string | null;
+  readonly events: readonly KnownEvent<PlatformEvent>[];
 }
 
-const decoder = new TextDecoder();
+/** A log entry ready to apply; a rejected one applies as no events (it only moves the checkpoint) and says why. */
+export function projectEntry(entry: LogEntry): { message: ProjectedMessage; rejection?: Rejection } {
+  const { seq, subject, messageId } = entry;
+  const read = knownEvents(entry, eventCatalog);
+  return read.rejection ? { message: { seq, subject, messageId, events: [] }, rejection: read.rejection } : { message: { seq, subject, messageId, events: read.events } };
+}
 
 /**
  * Applies a batch of log messages in one transaction together with the new checkpoint. Messages at or below the
- * stored checkpoint are skipped, which makes redelivery and replays no-ops. Event types this build does not know
- * are skipped too (a newer writer may have added them); they are counted, not fatal.
+ * stored checkpoint are skipped, which makes redelivery and replays no-ops; a quarantined message moves the
+ * checkpoint without touching a row.
  */
-export function applyBatch(db: Database, projection: Projection, messages: readonly LogMessage[]): { applied: number; skipped: number } {
-  let applied = 0;
-  let skipped = 0;
+export function applyBatch(db: Database, projection: Projection, messages: readonly ProjectedMessage[]): void {
   db.transaction(() => {
     const checkpoint = readCheckpoint(db);
     let last = checkpoint;
     for (const message of messages) {
       if (message.seq <= last.seq) continue;
-      const batch = EventBatch.parse(JSON.parse(decoder.decode(message.payload)));
-      for (const stored of batch.events) {
-        if (!eventCatalog.has(stored.type)) {
-          skipped++;
-          continue;
-        }
-        projection.apply(db, eventCatalog.read(stored), stored.metadata, message);
-        applied++;
-      }
-      last = { seq: message.seq, commandId: message.commandId };
+      for (const { event, metadata } of message.events) projection.apply(db, event, metadata, message);
+      last = { seq: message.seq, messageId: message.messageId };
     }
     if (last !== checkpoint) writeCheckpoint(db, last);
   })();
-  return { applied, skipped };
 }

@@ -5,8 +5,8 @@ import { statement } from './statements.ts';
 
 export interface Checkpoint {
   seq: number;
-  /** `Nats-Msg-Id` (command id) of the message at `seq`, to detect a log that was replaced under us. */
-  commandId: string | null;
+  /** `Nats-Msg-Id` of the message at `seq`, to detect a log that was replaced under us. */
+  messageId: string | null;
 }
 
 /** Opens a read model file for writing: WAL, migrations to the projection's version, checkpoint table. */
@@ -35,10 +35,16 @@ export function openReader(file: string): Db {
 }
 
 export function readCheckpoint(db: Db): Checkpoint {
-  const row = statement(db, 'SELECT seq, command_id AS commandId FROM _checkpoint WHERE id = 1').get() as Checkpoint | undefined;
-  return row ?? { seq: 0, commandId: null };
+  const row = statement(db, 'SELECT seq, command_id AS messageId FROM _checkpoint WHERE id = 1').get() as Checkpoint | undefined;
+  return row ?? { seq: 0, messageId: null };
 }
 
 export function writeCheckpoint(db: Db, checkpoint: Checkpoint): void {
-  statement(db, 'UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1').run(checkpoint.seq, checkpoint.commandId);
+  statement(db, 'UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1').run(checkpoint.seq, checkpoint.messageId);
+}
+
+/** SQLite's answer for a file that is not (or no longer) a sound database: rebuild it, retrying cannot help. */
+export function isCorruptDatabase(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -27,6 +27,11 @@ export class ReadModelFiles {
     return join(this.dir, `${this.name}-${Date.now()}-${randomUUID().slice(0, 8)}.db`);
   }
 
+  /** Removes a database file and its WAL and shared-memory files. */
+  remove(file: string): void {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+  }
+
   /** Makes `file` the live database atomically, and removes files older than the one it replaces. */
   swapTo(file: string): void {
     const previous = existsSync(this.pointer) ? readFileSync(this.pointer, 'utf8').trim() : undefined;
@@ -38,5 +43,31 @@ export class ReadModelFiles {
       const base = entry.replace(/-(wal|shm)$/, '');
       if (base.endsWith('.db') && !keep.has(base)) rmSync(join(this.dir, entry), { force: true });
     }
+  }
+}
+
+/** Which file a path names right now (device and inode), or undefined when it names none. */
+export function fileIdentity(file: string): string | undefined {
+  try {
+    const stat = statSync(file);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Whether `file` still starts with SQLite's header: a cheap check for a file overwritten or truncated under us. */
+export function hasDatabaseHeader(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    return readSync(fd, head, 0, head.length, 0) === head.length && head.equals(SQLITE_HEADER);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

@@ -1,17 +1,20 @@
-import { existsSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { PlatformError } from '../../services/platform/errors.ts';
-import { openReader, readCheckpoint } from './readModelDatabase.ts';
-import type { ReadModelFiles } from './readModelFiles.ts';
+import { isCorruptDatabase, openReader, readCheckpoint } from './readModelDatabase.ts';
+import { fileIdentity, type ReadModelFiles } from './readModelFiles.ts';
 
 /**
- * Query-side access to a read model that a projector (maybe in another process) writes. Follows `CURRENT`, so a
- * rebuild's swap is picked up by the next query without a restart.
+ * Query-side access to a read model that a projector (maybe in another process) writes. Every query checks which
+ * file is live: the one `CURRENT` names, and that file's identity (device and inode). A rebuild's swap, a file
+ * deleted or replaced under it, and a file recreated at the same path are all picked up by the next query. Without a
+ * usable file the read model is UNAVAILABLE (HTTP 503), while the others keep serving.
  */
 export class ReadModelReader {
   #db: Database | undefined;
-  #pointerStamp = '';
+  #opened = '';
+  /** The file `CURRENT` named, by the pointer's identity: a swap renames a new pointer into place. */
+  #pointer: { identity: string; file: string } | undefined;
 
   constructor(readonly files: ReadModelFiles) {}
 
@@ -20,20 +23,44 @@ export class ReadModelReader {
   }
 
   db(): Database {
-    const stamp = existsSync(this.files.pointer) ? `${statSync(this.files.pointer).mtimeMs}:${statSync(this.files.pointer).ino}` : '';
-    if (!this.#db || stamp !== this.#pointerStamp) {
-      if (!stamp) throw new PlatformError('UNAVAILABLE', `read model ${this.name} has not been built yet`);
-      const file = this.files.current();
-      if (!existsSync(file)) throw new PlatformError('UNAVAILABLE', `read model ${this.name} has not been built yet`);
-      this.#db?.close();
+    const file = this.liveFile();
+    const identity = file && fileIdentity(file);
+    if (!file || !identity) {
+      this.close();
+      throw new PlatformError('UNAVAILABLE', `read model ${this.name} is being built; try again shortly`);
+    }
+    const opened = `${file}:${identity}`;
+    if (!this.#db || opened !== this.#opened) {
+      this.close();
       this.#db = openReader(file);
-      this.#pointerStamp = stamp;
+      this.#opened = opened;
     }
     return this.#db;
   }
 
+  private liveFile(): string | undefined {
+    const identity = fileIdentity(this.files.pointer);
+    if (identity === undefined) return undefined;
+    if (this.#pointer?.identity !== identity) this.#pointer = { identity, file: this.files.current() };
+    return this.#pointer.file;
+  }
+
+  /**
+   * Runs a query on the live file; a file that is not a sound database (being rebuilt by its projector) answers
+   * UNAVAILABLE rather than an internal error.
+   */
+  query<T>(read: (db: Database) => T): T {
+    try {
+      return read(this.db());
+    } catch (err) {
+      if (!isCorruptDatabase(err)) throw err;
+      this.close();
+      throw new PlatformError('UNAVAILABLE', `read model ${this.name} is damaged and being rebuilt; try again shortly`, { cause: err });
+    }
+  }
+
   checkpoint(): number {
-    return readCheckpoint(this.db()).seq;
+    return this.query(readCheckpoint).seq;
   }
 
   /** Read-your-writes: resolves once the model has applied `minSeq`, or fails with READ_MODEL_BEHIND. */
@@ -51,5 +78,6 @@ export class ReadModelReader {
   close(): void {
     this.#db?.close();
     this.#db = undefined;
+    this.#opened = '';
   }
 }

@@ -15,9 +15,9 @@ import { buildApi } from '../../services/api/server.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { loadConfig } from '../../services/platform/config.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { withPipelinedAppend } from './variants/pipelinedAppender.ts';
 import { stubBus } from './variants/stubBus.ts';
 
@@ -26,10 +26,11 @@ const dataDir = process.env.BENCH_DATA_DIR;
 if (!natsUrl || !dataDir) throw new Error('apiServer needs BC_NATS_URL and BENCH_DATA_DIR');
 
 // The benchmark measures the command path: no token look-up, no rate limit.
-const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0 });
+// The bench's processes share one event key (BC_EVENT_KEY), so they read each other's events.
+const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0, eventKey: process.env.BC_EVENT_KEY });
 const log = createLogger('bench-api', 'silent');
 const nc = await connectNats(natsUrl, 'bench-api');
-const store = await EventStore.open(nc);
+const store = await openEventStore(nc, config);
 const realBus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, { retries: config.commandRetries });
 const bus = process.env.BENCH_STUB_BUS === '1' ? stubBus(realBus) : realBus;
 const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(dataDir, p.name))] as const));

@@ -5,15 +5,16 @@
  * bench/results/backbone.json. Missed targets are reported, not fatal; any real error exits non-zero.
  * `--variants` adds rows for bench copies of proposed product fixes (scripts/bench/variants/).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../services/platform/config.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { meterProcess, natsServerPid } from './cpuMeter.ts';
 import { stopwatch, type Figure } from './figure.ts';
 import { measureHttpCommands } from './measure/httpCommands.ts';
@@ -45,8 +46,11 @@ async function main(): Promise<void> {
   try {
     const nc = await connectNats(server.url, 'bench');
     try {
-      await ensureStreams(nc, loadConfig({}, { dataDir: dataDir('config'), natsUrl: server.url, logLevel: 'silent' }));
-      const store = await EventStore.open(nc);
+      // One event key for this process and the API processes it starts (they inherit BC_EVENT_KEY).
+      process.env.BC_EVENT_KEY ??= randomBytes(32).toString('base64');
+      const config = loadConfig({}, { dataDir: dataDir('config'), natsUrl: server.url, logLevel: 'silent', eventKey: process.env.BC_EVENT_KEY });
+      await ensureStreams(nc, config);
+      const store = await openEventStore(nc, config);
       const log = createLogger('bench', 'silent');
       const figures: Figure[] = [];
       const record = (list: Figure[]) => {

@@ -1,4 +1,6 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { EventHeaders } from '../../services/platform/eventStore/eventMac.ts';
+import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 
 const decoder = new TextDecoder();
 
@@ -16,7 +18,7 @@ export interface FillResult {
 export async function fastFill(
   nc: NatsConnection,
   count: number,
-  make: (i: number) => { subject: string; data: Uint8Array; msgId?: string },
+  make: (i: number) => { subject: string; data: Uint8Array; headers?: Record<string, string> },
   window = 4_096,
 ): Promise<FillResult> {
   const started = performance.now();
@@ -53,8 +55,8 @@ export async function fastFill(
       if (failure) throw failure;
       while (inFlight >= window) await new Promise<void>((resolve) => (wake = resolve));
       const m = make(i);
-      const h = m.msgId ? headers() : undefined;
-      if (h && m.msgId) h.set('Nats-Msg-Id', m.msgId);
+      const h = m.headers ? headers() : undefined;
+      for (const [name, value] of Object.entries(m.headers ?? {})) h!.set(name, value);
       inFlight++;
       nc.publish(m.subject, m.data, { reply: `${inbox}.${i}`, ...(h ? { headers: h } : {}) });
     }
@@ -71,4 +73,37 @@ export async function fastFill(
     sub.unsubscribe();
   }
   return { firstSeq, lastSeq, seconds: (performance.now() - started) / 1000 };
+}
+
+/** A fill message of the event log: `previousIndex` is the fill index of the previous message on its subject. */
+export interface EventFillMessage {
+  subject: string;
+  data: Uint8Array;
+  commandId: string;
+  previousIndex: number | undefined;
+}
+
+/**
+ * `fastFill` for the event log, written as the event store writes: keyed message id, expected last subject sequence
+ * and MAC, so consumers accept the messages. Fill index `from + i` lands at stream sequence `last + 1 + i` (one
+ * publisher, in order), which gives each message the expected sequence of its subject's previous one; the server
+ * checks every expectation, so a wrong guess fails the fill. Index 0 of a run of fills must follow a purge or an
+ * empty stream, and nothing else may be appended between fills.
+ */
+export async function fastFillEvents(store: EventStore, from: number, count: number, make: (index: number) => EventFillMessage): Promise<FillResult> {
+  const base = (await store.streamLastSequence()) + 1 - from;
+  return fastFill(store.nc, count, (i) => {
+    const m = make(from + i);
+    const messageId = store.mac.messageId(m.commandId);
+    const expected = m.previousIndex === undefined ? 0 : base + m.previousIndex;
+    return {
+      subject: m.subject,
+      data: m.data,
+      headers: {
+        [EventHeaders.messageId]: messageId,
+        [EventHeaders.expectedSeq]: String(expected),
+        [EventHeaders.mac]: store.mac.sign(m.subject, messageId, expected, m.data),
+      },
+    };
+  });
 }

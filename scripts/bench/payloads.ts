@@ -1,5 +1,6 @@
 import type { EventBatch, EventMetadata } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
+import type { EventFillMessage } from './fastFill.ts';
 
 /** Events per bench node in the projector fill: one NodeEnrolled, then NodeMaintenanceSet toggles. */
 export const EVENTS_PER_NODE = 5;
@@ -44,7 +45,7 @@ export const fillCommandId = (i: number) => `fill-${i.toString(36).padStart(8, '
  * Event `i` of the projector fill, valid for the nodes projection: node `i / EVENTS_PER_NODE` is enrolled by its
  * first event and has its maintenance flag toggled by the following ones.
  */
-export function fillMessage(i: number): { subject: string; data: Uint8Array; msgId: string } {
+export function fillMessage(i: number): EventFillMessage {
   const node = Math.floor(i / EVENTS_PER_NODE);
   const nodeId = benchNodeId(node);
   const commandId = fillCommandId(i);
@@ -67,5 +68,5 @@ export function fillMessage(i: number): { subject: string; data: Uint8Array; msg
           ],
         }
       : maintenanceBatch(nodeId, commandId, i);
-  return { subject: Subjects.aggregateEvents('metal', 'node', nodeId), data: encodeBatch(batch), msgId: commandId };
+  return { subject: Subjects.aggregateEvents('metal', 'node', nodeId), data: encodeBatch(batch), commandId, previousIndex: i % EVENTS_PER_NODE === 0 ? undefined : i - 1 };
 }

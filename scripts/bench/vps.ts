@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { loadConfig } from '../../services/platform/config.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { machineInfo } from './report.ts';
 import { benchQuota, createInstances, createTenants, RunningWatch } from './vps/driver.ts';
 import { parseVpsBenchOptions } from './vps/options.ts';
@@ -35,7 +36,7 @@ watch.stop();
 const lastRunning = Math.max(0, ...watch.runningAt.values());
 const reconcileSeconds = (lastRunning - load.firstAcceptedAt) / 1000;
 
-const store = await EventStore.open(stack.nc);
+const store = await openEventStore(stack.nc, loadConfig({}, { dataDir: stack.dataDir }));
 const quotas = await checkQuotas(store, stack.dataDir, options.tenants);
 const records = stack.cloud.records();
 const duplicates = duplicateServers(records);

@@ -8,6 +8,7 @@ import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
+import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -88,6 +89,7 @@ addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, fl
 addPluginCommands(program, api, print);
 addBrokerCommands(program, print);
 addDoctorCommand(program);
+addDeadLetterCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

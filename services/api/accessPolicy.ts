@@ -63,6 +63,7 @@ export function accessOf(principal: Principal, method: string, route: string | u
     return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
   }
   if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
+  if (path === '/v1/dead-letters') return principal.role === 'operator' ? 'allow' : 'forbidden';
   // Who approves must not be who operates: approvals are the approver role's alone, the approver set the admin's.
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
   if (path === '/v1/commands/pki.setApprovers') return 'forbidden';

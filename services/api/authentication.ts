@@ -33,11 +33,12 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
   app.decorateRequest('authFailure', undefined);
   const tokens = readerOf(ctx, 'tokens');
 
-  // The read model answers almost always; a token created a moment ago may not be in it yet, so the log decides then.
+  // The read model answers almost always; a token created a moment ago may not be in it yet, and the read model may be
+  // being rebuilt: the log decides then.
   const credentialOf = async (tokenId: string): Promise<TokenCredential | undefined> => {
     const fromReadModel = (() => {
       try {
-        return tokenCredential(tokens.db(), tokenId);
+        return tokens.query((db) => tokenCredential(db, tokenId));
       } catch (err) {
         if (err instanceof PlatformError && err.code === 'UNAVAILABLE') return undefined;
         throw err;

@@ -2,7 +2,6 @@ import { DeliverPolicy } from '@nats-io/jetstream';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { EventBatch } from '../../schemas/envelope.ts';
 import { eventCatalog } from '../../schemas/events.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -88,10 +87,11 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
       });
       const tenantId = req.principal?.tenantId;
       for await (const m of messages) {
-        const batch = EventBatch.safeParse(m.json());
-        if (!batch.success) continue;
-        if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.data.events))) continue;
-        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: batch.data.events });
+        // Only what the event store wrote is shown: a raw publish on bc.evt.> is not an event.
+        const { batch } = ctx.store.decode(m);
+        if (!batch) continue;
+        if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.events))) continue;
+        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: batch.events });
         reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
       }
     },

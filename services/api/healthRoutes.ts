@@ -1,15 +1,16 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { watchConnectionState } from '../platform/nats/connectionState.ts';
+import type { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
 import type { ApiContext } from './apiContext.ts';
 import { readinessWarnings } from './readinessWarnings.ts';
 
-/** Stream position, fetched at most once per interval: readiness and metrics poll it often. */
-function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
+/** A value fetched at most once per interval: readiness and metrics poll often. */
+function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
   let at = 0;
-  let value = 0;
+  let value = initial;
   return async () => {
     if (Date.now() - at > ttlMs) {
-      value = await ctx.store.streamLastSequence();
+      value = await fetch();
       at = Date.now();
     }
     return value;
@@ -18,10 +19,12 @@ function cachedStreamLastSeq(ctx: ApiContext, ttlMs = 500) {
 
 /**
  * `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound; `warnings` names each insecure
- * mode the stack runs in, without making it unready), `/metrics` (Prometheus).
+ * mode the stack runs in, and dead letters are reported, neither making it unready: a forged message cannot take the
+ * API out of service), `/metrics` (Prometheus).
  */
-export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
-  const streamLastSeq = cachedStreamLastSeq(ctx);
+export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader }> = async (app, { ctx, deadLetters }) => {
+  const streamLastSeq = cached(() => ctx.store.streamLastSequence(), 0, 500);
+  const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 5_000);
   const warnings = readinessWarnings(ctx.config);
   const connection = watchConnectionState(ctx.nc);
 
@@ -46,12 +49,27 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
     const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not-ready', nats: natsConnected, streamLastSeq: last, projections: positions, warnings });
+    const dead = natsConnected ? await deadLetterCounts().catch(() => undefined) : undefined;
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not-ready',
+      nats: natsConnected,
+      streamLastSeq: last,
+      projections: positions,
+      warnings,
+      // null: the dead letter stream could not be read.
+      deadLetters: dead?.total ?? null,
+      deadLettersByConsumer: dead?.byConsumer ?? {},
+    });
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     const { last, positions } = await projectorPositions().catch(() => ({ last: 0, positions: [] }));
     ctx.metrics.streamLastSeq.set(last);
+    const dead = await deadLetterCounts().catch(() => undefined);
+    if (dead) {
+      ctx.metrics.deadLetters.reset();
+      for (const [consumer, n] of Object.entries(dead.byConsumer)) ctx.metrics.deadLetters.set({ consumer }, n);
+    }
     for (const p of positions) {
       if (p.checkpoint !== null) ctx.metrics.projectorCheckpoint.set({ projection: p.projection }, p.checkpoint);
       if (p.lag !== null) ctx.metrics.projectorLag.set({ projection: p.projection }, p.lag);

@@ -17,6 +17,7 @@ export function createMetrics() {
     projectorCheckpoint: new Gauge({ name: 'bc_projector_checkpoint', help: 'Last stream sequence applied to a read model', labelNames: ['projection'], registers: [registry] }),
     projectorLag: new Gauge({ name: 'bc_projector_lag', help: 'Stream messages not yet applied to a read model', labelNames: ['projection'], registers: [registry] }),
     streamLastSeq: new Gauge({ name: 'bc_stream_last_seq', help: 'Last sequence of the event stream', registers: [registry] }),
+    deadLetters: new Gauge({ name: 'bc_dead_letters', help: 'Messages a consumer quarantined (BC_DEAD_LETTERS), by consumer', labelNames: ['consumer'], registers: [registry] }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

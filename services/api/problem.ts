@@ -1,3 +1,4 @@
+import { isCorruptDatabase } from '../../projections/runtime/readModelDatabase.ts';
 import { ErrorCodes, type ErrorCode } from '../../schemas/errorCodes.ts';
 import type { Problem } from '../../schemas/api.ts';
 import { asPlatformError, PlatformError, type Issue } from '../platform/errors.ts';
@@ -33,6 +34,8 @@ export function toPlatformError(err: unknown): PlatformError {
   const mapped = e?.code ? fastifyCodes[e.code] : undefined;
   if (mapped) return new PlatformError(mapped, e.message ?? ErrorCodes[mapped].title, { cause: err });
   if (e?.statusCode === 429) return new PlatformError('RATE_LIMITED', 'too many requests', { cause: err });
+  // A read model file that broke under a query: its projector rebuilds it, so this read model is briefly unavailable.
+  if (isCorruptDatabase(err)) return new PlatformError('UNAVAILABLE', 'a read model is being rebuilt; try again shortly', { cause: err });
   return asPlatformError(err);
 }
 

@@ -14,7 +14,7 @@ export interface AppliedCommand {
 
 export interface AggregateSnapshot<S> {
   readonly state: S;
-  /** Stream sequence of the last message folded into `state` (0: none). */
+  /** Stream sequence of the subject's last message this snapshot accounts for, folded or skipped (0: none). */
   readonly seq: number;
   readonly commands: ReadonlyMap<string, AppliedCommand>;
 }
@@ -24,7 +24,8 @@ const REMEMBERED_COMMANDS = 128;
 
 /**
  * Aggregate state cached in memory keyed by the last applied sequence. A load costs one direct get of the
- * subject's last sequence; only messages newer than the cached sequence are read and folded.
+ * subject's last sequence; only messages newer than the cached sequence are read and folded. Messages the event store
+ * did not write are skipped (the projectors and process managers dead-letter them).
  */
 export class AggregateRepository {
   readonly #cache = new Map<string, AggregateSnapshot<unknown>>();
@@ -46,8 +47,10 @@ export class AggregateRepository {
     if (lastSeq === 0) return { state: aggregate.initialState, seq: 0, commands: new Map() };
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
-    for await (const stored of this.store.readAfter(subject, snapshot.seq)) {
-      snapshot = this.fold(aggregate, snapshot, stored.seq, stored.batch.events);
+    for await (const entry of this.store.entriesAfter(subject, snapshot.seq)) {
+      // A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
+      // message until the next append, so the snapshot moves past it: the next append expects its sequence.
+      snapshot = entry.rejection ? { ...snapshot, seq: entry.seq } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
     }
     this.remember(subject, snapshot);
     return snapshot;

@@ -157,8 +157,8 @@ export class CommandBus {
           // Stored earlier under this id (another process, or a reply that got lost): answer what was stored, and
           // only when it is this very command: JetStream dedupes message ids across every subject of the stream.
           const stored = await this.store.readAt(ack.seq);
-          const metadata = stored?.batch.events[0]?.metadata;
-          if (!stored || stored.subject !== subject) {
+          const metadata = stored?.batch?.events[0]?.metadata;
+          if (!stored?.batch || stored.subject !== subject) {
             throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${context.commandId} was used for another aggregate`);
           }
           assertSameRequest(context.commandId, { commandName: metadata?.commandName, requestDigest: metadata?.requestDigest }, { commandName: command.name, requestDigest: request.requestDigest });

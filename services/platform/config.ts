@@ -43,6 +43,10 @@ export const Config = z.object({
   masterKey: z.string().optional(),
   /** Where the master key lives when `masterKey` is unset (created, mode 0600, if missing). Default `<dataDir>/master.key`. */
   masterKeyFile: z.string().optional(),
+  /** base64 of the 32-byte key event batches are authenticated with; unset: `eventKeyFile`. Every process reading or writing `bc.evt.>` needs it. */
+  eventKey: z.string().optional(),
+  /** Where the event key lives when `eventKey` is unset (created, mode 0600, if missing). Default `<dataDir>/event.key`. */
+  eventKeyFile: z.string().optional(),
   /** `required`: every `/v1/*` request needs a bearer token. `off`: no authentication, for a trusted localhost dev setup only. */
   apiAuth: z.enum(['required', 'off']).default('required'),
   /** Requests per minute per token (per client address when unauthenticated); 0 turns rate limiting off. */
@@ -84,6 +88,8 @@ const envNames: Record<string, keyof Config> = {
   BC_SIM_BMC_PORT_BASE: 'simBmcPortBase',
   BC_MASTER_KEY: 'masterKey',
   BC_MASTER_KEY_FILE: 'masterKeyFile',
+  BC_EVENT_KEY: 'eventKey',
+  BC_EVENT_KEY_FILE: 'eventKeyFile',
   BC_PLUGINS: 'plugins',
 };
 

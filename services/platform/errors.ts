@@ -40,6 +40,15 @@ export class ConcurrencyError extends PlatformError {
   }
 }
 
+/** Awaits an operation on NATS: timeouts, missing responders and closed connections become UNAVAILABLE (retryable). */
+export async function unavailableOnFailure<T>(operation: Promise<T>, message: string): Promise<T> {
+  try {
+    return await operation;
+  } catch (err) {
+    throw new PlatformError('UNAVAILABLE', message, { cause: err });
+  }
+}
+
 /** Turns anything thrown into a PlatformError, keeping codes and hiding internals. */
 export function asPlatformError(err: unknown): PlatformError {
   if (err instanceof PlatformError) return err;

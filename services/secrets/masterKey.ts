@@ -1,12 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Config } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { createPrivateFileOnce } from '../platform/privateFile.ts';
-
-const KEY_BYTES = 32;
+import { decodeKey, KEY_BYTES, loadKeyMaterial } from '../platform/keyMaterial.ts';
 
 /**
  * The key secrets are sealed with. The bytes sit in a private field and the object serialises as its id only, so
@@ -39,12 +36,7 @@ export class MasterKey {
 
 /** Parses a master key as the environment or the key file holds it; throws MASTER_KEY_INVALID naming `source`. */
 export function parseMasterKey(text: string, source: string): MasterKey {
-  const trimmed = text.trim();
-  // Strict base64: Buffer.from would silently skip junk characters and hand back a different key.
-  if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) {
-    throw new PlatformError('MASTER_KEY_INVALID', `${source} must be the base64 of ${KEY_BYTES} bytes (e.g. \`openssl rand -base64 32\`)`);
-  }
-  return new MasterKey(Buffer.from(trimmed, 'base64'));
+  return new MasterKey(decodeKey(text, source, 'MASTER_KEY_INVALID'));
 }
 
 /** Where the master key lives when `BC_MASTER_KEY` is unset: `BC_MASTER_KEY_FILE`, else `<dataDir>/master.key`. */
@@ -56,8 +48,5 @@ export const masterKeyFileOf = (config: Pick<Config, 'dataDir' | 'masterKeyFile'
  * must load the same key: what one seals, another opens.
  */
 export function loadMasterKey(config: Pick<Config, 'dataDir' | 'masterKey' | 'masterKeyFile'>): MasterKey {
-  if (config.masterKey !== undefined && config.masterKey !== '') return parseMasterKey(config.masterKey, 'BC_MASTER_KEY');
-  const file = masterKeyFileOf(config);
-  createPrivateFileOnce(file, () => `${randomBytes(KEY_BYTES).toString('base64')}\n`);
-  return parseMasterKey(readFileSync(file, 'utf8'), `master key file ${file}`);
+  return new MasterKey(loadKeyMaterial({ value: config.masterKey, valueName: 'BC_MASTER_KEY', file: masterKeyFileOf(config), code: 'MASTER_KEY_INVALID' }));
 }

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../platform/config.ts';
+import { loadEventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
@@ -17,5 +18,10 @@ export async function openRuntime(config: Config, processName: string): Promise<
   const log = createLogger(processName, config.logLevel);
   const nc = await connectControlPlane(config, processName);
   await ensureStreams(nc, config);
-  return { config, nc, store: await EventStore.open(nc), log };
+  return { config, nc, store: await openEventStore(nc, config), log };
+}
+
+/** The event log as a control-plane process sees it: batches written and verified with the control plane's event key. */
+export async function openEventStore(nc: NatsConnection, config: Pick<Config, 'dataDir' | 'eventKey' | 'eventKeyFile'>): Promise<EventStore> {
+  return EventStore.open(nc, loadEventMac(config));
 }

@@ -16,6 +16,14 @@ const runtime = await openRuntime(loadConfig(), names.join('+'));
 const running: RunningService[] = [];
 for (const name of names) running.push(await serviceCatalog[name]!(runtime));
 runtime.log.info({ services: names }, 'services started');
+// A service that stopped working leaves nothing useful running: exit, so the supervisor starts a fresh process.
+for (const [i, service] of running.entries()) {
+  void service.failure?.then((err) => {
+    if (stopping) return;
+    runtime.log.fatal({ err, service: names[i] }, 'service failed; exiting');
+    process.exit(1);
+  });
+}
 
 let stopping = false;
 const shutdown = async (signal: string) => {

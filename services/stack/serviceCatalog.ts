@@ -35,6 +35,8 @@ import type { Runtime } from './runtime.ts';
 
 export interface RunningService {
   stop(): Promise<void>;
+  /** Resolves if the service stopped working on its own (its consume loop ended): `serve` then exits non-zero. */
+  readonly failure?: Promise<Error>;
 }
 
 type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;

@@ -1,8 +1,9 @@
 import type { JsMsg, StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EventBatch } from '../../schemas/envelope.ts';
 import { eventCatalog } from '../../schemas/events.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import { knownEvents } from '../platform/eventStore/knownEvents.ts';
 import type { Logger } from '../platform/logger.ts';
 import { joinKey, type AgentJoin } from './agentGateway.ts';
 import { StreamWatch } from './streamWatch.ts';
@@ -15,8 +16,8 @@ const JOIN_LOOKBACK_MS = 60 * 60 * 1000;
  * agent registrations of the last hour indexed by site, node and role (so a resumed `wait.agentJoined` finds a
  * ramdisk that joined while no executor was running).
  */
-export async function startAgentWatches(nc: NatsConnection, log: Logger) {
-  const [results, joins] = await Promise.all([startResultWatch(nc, log), startJoinWatch(nc, log)]);
+export async function startAgentWatches(nc: NatsConnection, store: EventStore, log: Logger) {
+  const [results, joins] = await Promise.all([startResultWatch(nc, log), startJoinWatch(nc, store, log)]);
   return { results, joins };
 }
 
@@ -33,18 +34,17 @@ export async function startResultWatch(nc: NatsConnection, log: Logger): Promise
   return results;
 }
 
-async function startJoinWatch(nc: NatsConnection, log: Logger): Promise<StreamWatch<AgentJoin>> {
+/** Registrations as the event store wrote them (anything else on `bc.evt.trust.>` is ignored; the projectors dead-letter it). */
+async function startJoinWatch(nc: NatsConnection, store: EventStore, log: Logger): Promise<StreamWatch<AgentJoin>> {
   const joins = new StreamWatch<AgentJoin>(nc, {
     stream: Streams.events.name,
     filter: Subjects.moduleEvents('trust'),
     from: new Date(Date.now() - JOIN_LOOKBACK_MS),
     extract: (msg: JsMsg) =>
-      EventBatch.parse(msg.json()).events.flatMap((stored) => {
-        if (!eventCatalog.has(stored.type)) return [];
-        const event = eventCatalog.read(stored);
+      (knownEvents(store.decode(msg), eventCatalog).events ?? []).flatMap(({ event, metadata }) => {
         if (event.type !== 'AgentRegistered' && event.type !== 'AgentKeyRotated') return [];
         const { siteId, nodeId, role, agentId, keyId } = event.data;
-        return nodeId ? [[joinKey(siteId, nodeId, role), { agentId, keyId, atMs: Date.parse(stored.metadata.time) }] as const] : [];
+        return nodeId ? [[joinKey(siteId, nodeId, role), { agentId, keyId, atMs: Date.parse(metadata.time) }] as const] : [];
       }),
     log,
   });

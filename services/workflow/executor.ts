@@ -53,7 +53,7 @@ export class WorkflowExecutor {
 
   constructor(
     private readonly nc: NatsConnection,
-    store: EventStore,
+    private readonly store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
     private readonly options: {
@@ -91,7 +91,7 @@ export class WorkflowExecutor {
     } else if (existing.config.ack_wait !== config.ack_wait) {
       await jsm.consumers.update(Streams.work.name, durable, config);
     }
-    this.#watches = await startAgentWatches(this.nc, this.log);
+    this.#watches = await startAgentWatches(this.nc, this.store, this.log);
     this.#liveness = startAgentLiveness(this.nc, { repository: this.#repository, timeoutMs: this.config.agentHeartbeatTimeoutMs, log: this.log });
     const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
@@ -130,7 +130,7 @@ export class WorkflowExecutor {
   }
 
   private async runAttempt(msg: JsMsg, signal: AbortSignal): Promise<void> {
-    const parsed = WorkMessage.safeParse(msg.json());
+    const parsed = WorkMessage.safeParse(jsonOrUndefined(msg));
     if (!parsed.success) return msg.term('malformed work message');
     const { workflowId, stepIndex } = parsed.data;
     const wf = (await this.#repository.load(workflowAggregate, workflowId)).state;
@@ -236,5 +236,14 @@ export class WorkflowExecutor {
     // Restarted from the boot: this step runs again only once the boot is done, as new work.
     if (result.events.some((e) => e.type === 'WorkflowRewound')) return msg.ack();
     msg.nak(err instanceof RetryableError && err.retryAfterMs !== undefined ? err.retryAfterMs : step.retry.backoffMs);
+  }
+}
+
+/** A message's JSON body, or undefined when it is not JSON (a malformed message is refused, not retried). */
+function jsonOrUndefined(msg: JsMsg): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
   }
 }

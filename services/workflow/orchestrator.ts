@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EventBatch, type EventMetadata } from '../../schemas/envelope.ts';
 import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
 import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import { knownEvents } from '../platform/eventStore/knownEvents.ts';
 import type { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import { KeyedMutex } from '../commands/keyedMutex.ts';
@@ -27,11 +28,16 @@ const idFor = (prefix: string, key: string) => `${prefix}-${createHash('sha256')
  * `workflow-orchestrator`, the process manager of node lifecycles: enrolled nodes are inspected; requested
  * operations start workflows within the per-site caps; scheduled steps become work messages; finished workflows
  * complete or fail their node. One durable consumer on `bc.evt.>` processed in order; on start the model is folded
- * back from the log up to the consumer's ack floor, and every reaction is idempotent by its deterministic id.
+ * back from the log up to the consumer's ack floor, and every reaction is idempotent by its deterministic id. A
+ * message the event store did not write, or cannot be read, is dead-lettered and acked without folding or reacting.
  */
 export class WorkflowOrchestrator {
   readonly model = new FleetModel();
   readonly #abort = new AbortController();
+  #fail: (err: Error) => void = () => undefined;
+  /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
+  readonly failure = new Promise<Error>((resolve) => (this.#fail = resolve));
+  readonly #deadLetters: DeadLetterQueue;
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
   /** Highest stream sequence folded into the model: a redelivered event reacts again but is not applied twice. */
@@ -43,7 +49,9 @@ export class WorkflowOrchestrator {
     private readonly store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#deadLetters = new DeadLetterQueue(nc, ORCHESTRATOR_DURABLE, log);
+  }
 
   async start(): Promise<void> {
     const jsm = this.store.jsm;
@@ -63,14 +71,18 @@ export class WorkflowOrchestrator {
     // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, ORCHESTRATOR_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT });
+    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT, abort_on_missing_resource: true });
     const messages = this.#messages;
     this.#loop = (async () => {
       this.admit();
       for await (const msg of messages) this.receive(msg);
       await this.#reactions.idle();
+      throw new Error('the event consumer ended');
     })().catch((err: unknown) => {
-      if (!this.#abort.signal.aborted) this.log.error({ err }, 'orchestrator loop ended');
+      if (this.#abort.signal.aborted) return;
+      this.log.error({ err }, 'orchestrator loop ended');
+      this.#fail(err instanceof Error ? err : new Error(String(err)));
     });
   }
 
@@ -86,7 +98,13 @@ export class WorkflowOrchestrator {
    * run concurrently, those of one workflow or node stay in order. The event is acked when its reactions are done.
    */
   private receive(msg: JsMsg): void {
-    const events = this.decode(msg);
+    const read = knownEvents(this.store.decode(msg), eventCatalog);
+    if (read.rejection) {
+      this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
+      this.#deadLetters.setAside(msg, read.rejection);
+      return;
+    }
+    const events = read.events;
     if (msg.seq > this.#appliedSeq) {
       for (const { event } of events) this.model.apply(event);
       this.#appliedSeq = msg.seq;
@@ -116,17 +134,13 @@ export class WorkflowOrchestrator {
     const messages = await consumer.consume({ max_messages: 5_000 });
     try {
       for await (const m of messages) {
-        if (m.seq <= seq) for (const { event } of this.decode(m)) this.model.apply(event);
+        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), eventCatalog).events ?? []) this.model.apply(event);
         this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;
       }
     } finally {
       await messages.close();
     }
-  }
-
-  private decode(msg: JsMsg): { event: PlatformEvent; metadata: EventMetadata }[] {
-    return EventBatch.parse(msg.json()).events.filter((e) => eventCatalog.has(e.type)).map((e) => ({ event: eventCatalog.read(e), metadata: e.metadata }));
   }
 
   private send(name: string, payload: unknown, commandId: string) {

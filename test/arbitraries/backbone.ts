@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { LogMessage } from '../../projections/runtime/applyBatch.ts';
+import { projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
@@ -101,7 +101,7 @@ interface Snapshot {
 }
 
 export interface Simulation {
-  readonly messages: LogMessage[];
+  readonly messages: ProjectedMessage[];
   readonly batches: { seq: number; subject: string; batch: EventBatch }[];
   readonly outcomes: Outcome[];
   /** Aggregate state by subject after the whole sequence. */
@@ -110,7 +110,6 @@ export interface Simulation {
   readonly redecisions: { commandId: string; result: Decision }[];
 }
 
-const encoder = new TextEncoder();
 const byName = new Map(allCommands.map((c) => [c.name, c]));
 const BASE_TIME = Date.UTC(2025, 0, 1);
 
@@ -192,7 +191,7 @@ export class DeciderModel {
     }));
     const batch: EventBatch = JSON.parse(JSON.stringify({ events }));
     sim.batches.push({ seq, subject, batch });
-    sim.messages.push({ seq, subject, commandId: request.commandId, payload: encoder.encode(JSON.stringify(batch)) });
+    sim.messages.push(projectEntry({ seq, subject, messageId: request.commandId, batch }).message);
     snapshot.state = foldStored(command.aggregate, batch.events, snapshot.state);
     snapshot.seq = seq;
     snapshot.commands.set(request.commandId, seq);

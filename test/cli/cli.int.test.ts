@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { jetstream } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/apiFixture.ts';
+import { waitForCheckpoint } from '../properties/harness.ts';
 
 const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
 const run = promisify(execFile);
@@ -52,5 +54,19 @@ describe('better-compute CLI', () => {
     const { stdout: withoutToken, stderr: refused } = await cli(api, '/nonexistent', 'nodes', 'ls');
     expect(withoutToken).toBe('');
     expect(refused).toMatch(/error UNAUTHENTICATED/);
+  });
+
+  it('lists and purges dead letters', async () => {
+    await using env = await startApi();
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
+    const poison = await jetstream(env.nc).publish('bc.evt.metal.node.x', '{"not":"an event batch"}');
+    await waitForCheckpoint(env.projectors.get('nodes')!, poison.seq);
+
+    const ls = await cli(api, env.dataDir, 'dead-letters', 'ls', '--consumer', 'projector_nodes');
+    expect(ls.stdout).toMatch(/CONSUMER\s+STREAM\s+STREAMSEQ\s+SUBJECT\s+REASON/);
+    expect(ls.stdout).toMatch(new RegExp(`projector_nodes\\s+BC_EVENTS\\s+${poison.seq}\\s+bc\\.evt\\.metal\\.node\\.x\\s+MAC_MISSING`));
+    expect((await cli(api, env.dataDir, 'dead-letters', 'purge', '--consumer', 'projector_nodes')).stdout).toMatch(/purged 1 dead letter/);
+    expect(JSON.parse((await cli(api, env.dataDir, '--json', 'dead-letters', 'ls', '--consumer', 'projector_nodes')).stdout)).toEqual({ items: [] });
   });
 });

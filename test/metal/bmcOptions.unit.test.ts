@@ -3,7 +3,7 @@ import { AgentCommandParams } from '../../schemas/agent/agentCommand.ts';
 import { EnrollNode } from '../../schemas/metal/commands.ts';
 import { getBmcConnection, getNode } from '../../projections/nodes/queries.ts';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
-import { applyBatch } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry } from '../../projections/runtime/applyBatch.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import { builtinProfileCatalog, configuredDeployProfile } from '../../services/metal/profiles/builtin.ts';
 import { resolveSteps } from '../../services/workflow/defineProfile.ts';
@@ -39,7 +39,7 @@ describe('metal.enroll BMC options', () => {
       const bmc = { address: 'https://10.0.0.5/redfish/v1/Systems/2', credentialsRef: 'secret:b', tls: { mode: 'insecure' }, auth: 'session' };
       const metadata = { eventId: 'e1', aggregateType: 'metal.node', aggregateId: 'n1', commandId: 'c1', commandName: 'metal.enroll', correlationId: 'c1', causationId: 'c1', actor: 't', time: '2025-01-01T00:00:00.000Z' };
       const events = [{ type: 'NodeEnrolled', version: 1, data: { nodeId: 'n1', siteId: 'dc1', bmc, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] }, metadata }];
-      applyBatch(db, nodesProjection, [{ seq: 1, subject: 'bc.evt.metal.node.n1', commandId: 'c1', payload: new TextEncoder().encode(JSON.stringify({ events })) }]);
+      applyBatch(db, nodesProjection, [projectEntry({ seq: 1, subject: 'bc.evt.metal.node.n1', messageId: 'c1', batch: { events } }).message]);
       expect(getNode(db, 'n1')).toMatchObject({ bmcAddress: bmc.address, bmcTls: 'insecure', bmcAuth: 'session', bmcBootMode: null });
       expect(getBmcConnection(db, 'n1')).toEqual(bmc);
     } finally {

@@ -6,7 +6,7 @@ import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { foldStored } from '../arbitraries/backbone.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
@@ -40,7 +40,7 @@ describe('concurrent writers', () => {
         });
         const connections = await Promise.all(RETRIES.map((_, i) => connectNats(env.nats.url, `writer-${i}`)));
         try {
-          const buses = await Promise.all(connections.map(async (nc, i) => new CommandBus(await EventStore.open(nc), allCommands, { retries: RETRIES[i]! })));
+          const buses = await Promise.all(connections.map(async (nc, i) => new CommandBus(await openEventStore(nc, env.config), allCommands, { retries: RETRIES[i]! })));
           const attempts: Promise<Attempt>[] = [];
           commands.forEach((c, i) => {
             const commandId = `mnt-${String(i).padStart(4, '0')}`;

@@ -109,7 +109,7 @@ describe('decide', () => {
 
   test.prop([commandSequenceArb()])('decide never lets one command id append twice or a retry append after its original', async (commands) => {
     const sim = await simulate(commands);
-    const ids = sim.messages.map((m) => m.commandId);
+    const ids = sim.messages.map((m) => m.messageId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(sim.messages.map((m) => m.seq)).toEqual(sim.messages.map((_, i) => i + 1));
     commands.forEach((c, i) => {

@@ -8,6 +8,7 @@ import { Projector } from '../../projections/runtime/projector.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { replayInto } from '../../projections/runtime/replay.ts';
 import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
+import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { dumpProjectors, runCommand, waitForCheckpoint } from './harness.ts';
@@ -54,7 +55,7 @@ async function rebuildFromScratch(env: Env): Promise<Record<string, TableDump>> 
   const out: Record<string, TableDump> = {};
   for (const projection of allProjections) {
     const db = openWriter(join(dir.path, `${projection.name}.db`), projection);
-    await replayInto(env.store, db, projection);
+    await replayInto(env.store, db, projection, new DeadLetterQueue(env.nc, 'scratch', env.log));
     out[projection.name] = dumpTables(db);
     db.close();
   }
@@ -100,10 +101,11 @@ describe('projector restarts', () => {
             for (const pick of duplicatePicks) {
               const seq = 1 + (pick % last);
               const stored = (await env.store.readAt(seq))!;
-              const msgId = stored.batch.events[0]!.metadata.commandId;
+              const batch = stored.batch!;
+              const msgId = batch.events[0]!.metadata.commandId;
               // Expecting the subject's current last sequence: only deduplication can keep this from appending.
               const expectedSeq = await env.store.lastSequence(stored.subject);
-              expect(await env.store.append(stored.subject, stored.batch, { expectedSeq, msgId })).toEqual({ seq, duplicate: true });
+              expect(await env.store.append(stored.subject, batch, { expectedSeq, msgId })).toEqual({ seq, duplicate: true });
             }
             expect(await env.store.streamLastSequence()).toBe(last);
             await sleep(50);

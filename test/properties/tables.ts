@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { allProjections } from '../../projections/catalog.ts';
-import { applyBatch, type LogMessage } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 
@@ -24,7 +24,7 @@ export function dumpTables(db: Database): TableDump {
 }
 
 /** Applies `batches` one `applyBatch` call each to a fresh in-memory read model per projection. */
-export function projectInMemory(batches: readonly (readonly LogMessage[])[], projections: readonly Projection[] = allProjections): Map<string, Database> {
+export function projectInMemory(batches: readonly (readonly ProjectedMessage[])[], projections: readonly Projection[] = allProjections): Map<string, Database> {
   const dbs = new Map<string, Database>();
   for (const projection of projections) {
     const db = openWriter(':memory:', projection);

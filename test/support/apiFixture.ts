@@ -10,7 +10,7 @@ import { startBackbone } from './backboneFixture.ts';
  * dir; `app.inject` sends it unless the test sets its own `authorization` header (`authorization: ''` sends none).
  */
 export async function startApi(options: { config?: Partial<Config> } = {}) {
-  const backbone = await startBackbone();
+  const backbone = await startBackbone({ config: options.config });
   const config = { ...backbone.config, ...options.config };
   const app = await buildApi({ config, nc: backbone.nc, store: backbone.store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() }, backbone.log);
   const adminToken = readAdminToken(backbone.dataDir) ?? '';

@@ -6,21 +6,21 @@ import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
-import { loadConfig } from '../../services/platform/config.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { loadConfig, type Config } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 
 /** A real nats-server, the declared streams, a command bus and (optionally started) projectors, all disposable. */
-export async function startBackbone(options: { projectors?: boolean } = {}) {
+export async function startBackbone(options: { projectors?: boolean; config?: Partial<Config> } = {}) {
   const nats = await startTestNats();
   const dir = tempDir('bc-data-');
-  const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, natsAuth: 'none', logLevel: 'silent' });
+  const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, natsAuth: 'none', logLevel: 'silent', ...options.config });
   const nc: NatsConnection = await connectNats(nats.url, 'test');
   await ensureStreams(nc, config);
-  const store = await EventStore.open(nc);
+  const store = await openEventStore(nc, config);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   const log = createLogger('test', 'silent');
   const projectors = new Map<string, Projector>();

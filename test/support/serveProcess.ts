@@ -10,6 +10,8 @@ export interface ServeProcess {
   readonly pid: number | undefined;
   /** Every start so far (1 + restarts). */
   readonly starts: number;
+  /** The exit code of the last run once it exited by itself (null while it runs or after a signal). */
+  readonly exitCode: number | null;
   output(): string;
   /** SIGKILL, as a crash would; resolves once the process is gone. */
   kill(): Promise<void>;
@@ -92,6 +94,9 @@ export async function startServeProcess(services: readonly string[], env: Record
     },
     get starts() {
       return starts;
+    },
+    get exitCode() {
+      return child?.exitCode ?? null;
     },
     output: () => output,
     kill,

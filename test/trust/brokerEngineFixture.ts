@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import { createLogger } from '../../services/platform/logger.ts';
 import { loadConfig } from '../../services/platform/config.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
@@ -38,7 +38,7 @@ export async function startBrokerEngine() {
   const service = await issueServiceCredentials(broker.material, 'test-control-plane');
   const nc = await connect({ servers: broker.server.url, name: 'control-plane', ...brokerConnectOptions(service) });
   await ensureStreams(nc, config);
-  const store = await EventStore.open(nc);
+  const store = await openEventStore(nc, config);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   const masterKey = loadMasterKey(config);
   const workflowConfig = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultRecheckMs: 500 });

@@ -73,7 +73,7 @@ afterAll(async () => {
 describe('control-plane credentials', () => {
   test('a control-plane connection declares streams, appends events and manages consumers', async () => {
     const names = (await cpJsm.streams.names().next()).sort();
-    expect(names).toEqual([Streams.agentCommands.name, Streams.agentResults.name, Streams.events.name, Streams.work.name].sort());
+    expect(names).toEqual([Streams.agentCommands.name, Streams.agentResults.name, Streams.events.name, Streams.work.name, Streams.deadLetters.name].sort());
     const sub = cp.subscribe(Subjects.allEvents, { max: 1 });
     const ack = await jetstream(cp).publish(Subjects.aggregateEvents('metal', 'node', 'n1'), '{}', { msgID: 'evt-1' });
     expect(ack.stream).toBe(Streams.events.name);

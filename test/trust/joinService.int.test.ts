@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { AuthorizationError, connect, type NatsConnection } from '@nats-io/transport-node';
 import { join } from 'node:path';
 import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
@@ -13,6 +13,7 @@ import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
+import { EventMac } from '../../services/platform/eventStore/eventMac.ts';
 import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
@@ -70,7 +71,7 @@ beforeAll(async () => {
   broker = await startTestBroker();
   cp = await connect({ servers: broker.server.url, ...brokerConnectOptions(await issueServiceCredentials(broker.material, 'test')) });
   await ensureStreams(cp, { streamReplicas: 1, duplicateWindowMs: 120_000 });
-  const store = await EventStore.open(cp);
+  const store = await EventStore.open(cp, new EventMac(randomBytes(32)));
   eventStore = store;
   bus = new CommandBus(store, allCommands, { retries: 5 });
   await send('site.create', { siteId: 'dc1', name: 'DC 1' }, 'site-create-dc1');

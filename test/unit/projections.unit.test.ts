@@ -2,14 +2,13 @@ import type { Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getNode, listNodes } from '../../projections/nodes/queries.ts';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
-import { applyBatch, type LogMessage } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import { openWriter, readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 import { getSite, listSites } from '../../projections/sites/queries.ts';
 import { sitesProjection } from '../../projections/sites/projector.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
 
-const encoder = new TextEncoder();
 const time = (seq: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString();
 
 const stored = (seq: number, type: string, data: unknown, version = 1): StoredEvent => ({
@@ -28,12 +27,8 @@ const stored = (seq: number, type: string, data: unknown, version = 1): StoredEv
     time: time(seq),
   },
 });
-const message = (seq: number, ...events: StoredEvent[]): LogMessage => ({
-  seq,
-  subject: `bc.evt.test.${seq}`,
-  commandId: `cmd-${seq}`,
-  payload: encoder.encode(JSON.stringify({ events })),
-});
+const message = (seq: number, ...events: StoredEvent[]): ProjectedMessage =>
+  projectEntry({ seq, subject: `bc.evt.test.${seq}`, messageId: `cmd-${seq}`, batch: { events } }).message;
 
 const siteCreated = (seq: number, siteId = 'dc1') => message(seq, stored(seq, 'SiteCreated', { siteId, name: 'DC 1', provisioningCidrs: ['10.0.0.0/24'] }, 2));
 const nodeEnrolled = (seq: number, nodeId: string, siteId = 'dc1') =>
@@ -58,14 +53,14 @@ describe('read model database', () => {
   it('openWriter migrates to the projection version and starts the checkpoint at 0', () => {
     const db = writer(nodesProjection);
     expect(db.pragma('user_version', { simple: true })).toBe(nodesProjection.migrations.length);
-    expect(readCheckpoint(db)).toEqual({ seq: 0, commandId: null });
+    expect(readCheckpoint(db)).toEqual({ seq: 0, messageId: null });
   });
 });
 
 describe('nodes projection', () => {
   it('nodes projection inserts an enrolled node with its identity and position', () => {
     const db = writer(nodesProjection);
-    expect(applyBatch(db, nodesProjection, [siteCreated(1), nodeEnrolled(2, 'n1')])).toEqual({ applied: 2, skipped: 0 });
+    applyBatch(db, nodesProjection, [siteCreated(1), nodeEnrolled(2, 'n1')]);
     expect(getNode(db, 'n1')).toMatchObject({
       nodeId: 'n1',
       siteId: 'dc1',
@@ -80,7 +75,7 @@ describe('nodes projection', () => {
       updatedAt: time(2),
       lastSeq: 2,
     });
-    expect(readCheckpoint(db)).toEqual({ seq: 2, commandId: 'cmd-2' });
+    expect(readCheckpoint(db)).toEqual({ seq: 2, messageId: 'cmd-2' });
   });
 
   it('nodes projection sets and clears maintenance with its reason', () => {
@@ -121,36 +116,42 @@ describe('applyBatch', () => {
   it('applyBatch skips messages at or below the checkpoint, so redelivery is a no-op', () => {
     const db = writer(nodesProjection);
     applyBatch(db, nodesProjection, [nodeEnrolled(1, 'n1'), maintenance(2, 'n1', true, 'a')]);
-    expect(applyBatch(db, nodesProjection, [nodeEnrolled(1, 'n1'), maintenance(2, 'n1', true, 'a')])).toEqual({ applied: 0, skipped: 0 });
-    expect(applyBatch(db, nodesProjection, [maintenance(2, 'n1', true, 'a'), maintenance(3, 'n1', true, 'b'), maintenance(2, 'n1', true, 'a')])).toEqual({
-      applied: 1,
-      skipped: 0,
-    });
+    applyBatch(db, nodesProjection, [nodeEnrolled(1, 'n1'), maintenance(2, 'n1', true, 'a')]);
+    applyBatch(db, nodesProjection, [maintenance(2, 'n1', true, 'a'), maintenance(3, 'n1', true, 'b'), maintenance(2, 'n1', true, 'a')]);
     expect(getNode(db, 'n1')).toMatchObject({ maintenanceReason: 'b', lastSeq: 3 });
-    expect(readCheckpoint(db)).toEqual({ seq: 3, commandId: 'cmd-3' });
+    expect(readCheckpoint(db)).toEqual({ seq: 3, messageId: 'cmd-3' });
   });
 
-  it('applyBatch counts unknown event types as skipped and still advances the checkpoint', () => {
+  it('applyBatch leaves out unknown event types and still advances the checkpoint', () => {
     const db = writer(nodesProjection);
-    const result = applyBatch(db, nodesProjection, [message(1, stored(1, 'NodeTeleported', { to: 'mars' })), nodeEnrolled(2, 'n1')]);
-    expect(result).toEqual({ applied: 1, skipped: 1 });
+    const unknown = message(1, stored(1, 'NodeTeleported', { to: 'mars' }));
+    expect(unknown.events).toEqual([]);
+    applyBatch(db, nodesProjection, [unknown, nodeEnrolled(2, 'n1')]);
+    expect(getNode(db, 'n1')).toMatchObject({ lastSeq: 2 });
     expect(readCheckpoint(db).seq).toBe(2);
   });
 
   it('applyBatch applies every event of a multi-event message in order', () => {
     const db = writer(nodesProjection);
-    const enroll = JSON.parse(new TextDecoder().decode(nodeEnrolled(1, 'n1').payload)).events[0];
+    const enroll = stored(1, 'NodeEnrolled', { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' }, hardwareProfile: 'dl325', macs: ['52:54:00:aa:bb:01'] });
     applyBatch(db, nodesProjection, [message(1, enroll, stored(1, 'NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'r', source: 'bmc' }))]);
     expect(getNode(db, 'n1')).toMatchObject({ maintenance: true, maintenanceReason: 'r', lastSeq: 1 });
   });
 
-  it('applyBatch rolls back the whole batch and the checkpoint when a message is malformed', () => {
+  it('projectEntry rejects a whole message whose known event does not match its schema, and it applies as nothing', () => {
     const db = writer(nodesProjection);
     applyBatch(db, nodesProjection, [nodeEnrolled(1, 'n1')]);
-    const broken: LogMessage = { seq: 3, subject: 'bc.evt.x', commandId: 'cmd-3', payload: encoder.encode('{"events":[]}') };
-    expect(() => applyBatch(db, nodesProjection, [maintenance(2, 'n1', true, 'a'), broken])).toThrow();
+    const valid = stored(2, 'NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'r', source: 'operator' });
+    const broken = projectEntry({ seq: 2, subject: 'bc.evt.metal.node.n1', messageId: 'cmd-2', batch: { events: [valid, stored(2, 'NodeMaintenanceSet', { nodeId: 42 })] } });
+    expect(broken.rejection).toMatchObject({ reason: 'UNDECODABLE' });
+    applyBatch(db, nodesProjection, [broken.message]);
     expect(getNode(db, 'n1')).toMatchObject({ maintenance: false, lastSeq: 1 });
-    expect(readCheckpoint(db)).toEqual({ seq: 1, commandId: 'cmd-1' });
+    expect(readCheckpoint(db)).toEqual({ seq: 2, messageId: 'cmd-2' });
+  });
+
+  it('projectEntry passes on the rejection of a message the event store did not write', () => {
+    const forged = projectEntry({ seq: 5, subject: 'bc.evt.metal.node.n1', messageId: null, rejection: { reason: 'MAC_MISSING', detail: 'raw publish' } });
+    expect(forged).toEqual({ message: { seq: 5, subject: 'bc.evt.metal.node.n1', messageId: null, events: [] }, rejection: { reason: 'MAC_MISSING', detail: 'raw publish' } });
   });
 
   it('applyBatch rolls back when a projection step fails', () => {

@@ -6,7 +6,7 @@ import type { CommandResult } from '../../schemas/api.ts';
 import { resourceDimensions, type Resources } from '../../schemas/vps/commands.ts';
 import { CommandBus } from '../../services/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
-import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { openEventStore } from '../../services/stack/runtime.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';
 import { foldStored } from '../arbitraries/backbone.ts';
@@ -46,7 +46,7 @@ describe('vps quota under concurrency', () => {
         await provisionMetalPool(env.bus, { [TENANT]: quota });
         const connections = await Promise.all(RETRIES.map((_, i) => connectNats(env.nats.url, `vps-writer-${i}`)));
         try {
-          const buses = await Promise.all(connections.map(async (nc, i) => new CommandBus(await EventStore.open(nc), allCommands, { retries: RETRIES[i]! })));
+          const buses = await Promise.all(connections.map(async (nc, i) => new CommandBus(await openEventStore(nc, env.config), allCommands, { retries: RETRIES[i]! })));
           const outcomes = await Promise.all(
             requests.map(async (r, i): Promise<Outcome> => {
               const instanceId = `vm-${i}`;

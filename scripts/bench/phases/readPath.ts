@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Streams } from '../../../schemas/subjects.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../../services/platform/logger.ts';
-import { fastFill } from '../fastFill.ts';
+import { fastFillEvents } from '../fastFill.ts';
 import type { Figure } from '../figure.ts';
 import { measureProjectorCatchUp } from '../measure/projectorCatchUp.ts';
 import { measureRebuild } from '../measure/rebuild.ts';
@@ -30,7 +30,7 @@ export async function readPath(
     if (events <= filled) return;
     step(`filling ${Streams.events.name} up to ${events.toLocaleString('en-US')} node events`);
     const from = filled;
-    const fill = await fastFill(nc, events - from, (i) => fillMessage(from + i));
+    const fill = await fastFillEvents(store, from, events - from, fillMessage);
     step(`  filled ${(events - from).toLocaleString('en-US')} in ${fill.seconds.toFixed(1)} s (${Math.round((events - from) / fill.seconds).toLocaleString('en-US')} msg/s)`);
     filled = events;
     lastSeq = fill.lastSeq;

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Streams } from '../../../schemas/subjects.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
-import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
+import { openEventStore } from '../../../services/stack/runtime.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
-import { fastFill } from '../fastFill.ts';
+import { fastFillEvents } from '../fastFill.ts';
 import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { fillMessage } from '../payloads.ts';
 
@@ -22,10 +22,11 @@ const count = Number(process.argv[2] ?? 200_000);
 const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
 const server = await startNatsServer({ storeDir: join(root, 'nats') });
 const nc = await connectNats(server.url, 'probe');
-await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
-const store = await EventStore.open(nc);
+const config = loadConfig({}, { dataDir: root, natsUrl: server.url });
+await ensureStreams(nc, config);
+const store = await openEventStore(nc, config);
 const pid = natsServerPid(join(root, 'nats'));
-const fill = await fastFill(nc, count, fillMessage);
+const fill = await fastFillEvents(store, 0, count, fillMessage);
 console.log(`${count.toLocaleString('en-US')} messages filled at ${Math.round(count / fill.seconds).toLocaleString('en-US')}/s`);
 
 const report = (name: string, cpu: ReturnType<typeof cpuMeter>, t0: number) => {

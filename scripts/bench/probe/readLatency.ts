@@ -7,20 +7,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../../services/platform/config.ts';
-import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
-import { fastFill } from '../fastFill.ts';
+import { openEventStore } from '../../../services/stack/runtime.ts';
+import { fastFillEvents } from '../fastFill.ts';
 import { fillMessage } from '../payloads.ts';
 
 const size = Number(process.argv[2] ?? 100_000);
 const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
 const server = await startNatsServer({ storeDir: join(root, 'nats') });
 const nc = await connectNats(server.url, 'probe');
-await ensureStreams(nc, loadConfig({}, { dataDir: root, natsUrl: server.url }));
-const store = await EventStore.open(nc);
-await fastFill(nc, size, fillMessage);
+const config = loadConfig({}, { dataDir: root, natsUrl: server.url });
+await ensureStreams(nc, config);
+const store = await openEventStore(nc, config);
+await fastFillEvents(store, 0, size, fillMessage);
 
 const time = async (name: string, n: number, op: (i: number) => Promise<unknown>) => {
   for (let i = 0; i < 20; i++) await op(-1 - i);

@@ -1,5 +1,4 @@
 import type { Database } from 'better-sqlite3';
-import type { LogMessage } from '../../../projections/runtime/applyBatch.ts';
 import type { Projection } from '../../../projections/runtime/projection.ts';
 import { readCheckpoint, writeCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
@@ -13,10 +12,18 @@ import { eventCatalog, type PlatformEvent } from '../../../schemas/events.ts';
  */
 const decoder = new TextDecoder();
 
+/** A fill message as the probes apply it: position, message id and raw payload (authenticity is not measured here). */
+export interface RawFillMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly messageId: string | null;
+  readonly payload: Uint8Array;
+}
+
 export function leanApplyBatch(
   db: Database,
   projection: Projection,
-  messages: readonly LogMessage[],
+  messages: readonly RawFillMessage[],
   options: { parse: (text: string) => EventBatch; data: 'catalog' | 'trusted' },
 ): { applied: number; skipped: number } {
   let applied = 0;
@@ -36,7 +43,7 @@ export function leanApplyBatch(
         projection.apply(db, event, stored.metadata, message);
         applied++;
       }
-      last = { seq: message.seq, commandId: message.commandId };
+      last = { seq: message.seq, messageId: message.messageId };
     }
     if (last !== checkpoint) writeCheckpoint(db, last);
   })();

@@ -8,7 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { sealingAad } from '../../../schemas/secrets/sealed.ts';
 import { CommandBus } from '../../../services/commands/commandBus.ts';
 import { sendCommand } from '../../../services/commands/commandClient.ts';
-import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
+import { openEventStore } from '../../../services/stack/runtime.ts';
 import { putSecret } from '../../../services/secrets/secret/put.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { startNatsServer, type NatsServerProcess } from '../../../services/platform/nats/embeddedServer.ts';
@@ -74,7 +74,7 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   }
   const run = (name: string, payload: unknown) => sendCommand(nc, name, payload);
   // Secrets are never served over NATS: the bench seals and stores its provider token on a bus of its own.
-  const edge = new CommandBus(await EventStore.open(nc), [putSecret], { retries: 5 });
+  const edge = new CommandBus(await openEventStore(nc, loadConfig(env)), [putSecret], { retries: 5 });
   await edge.execute({ name: 'secrets.put', payload: { secretId: 'acme-token', kind: 'provider-token', version: 1, sealed: seal(JSON.stringify(token), new MasterKey(masterKey), sealingAad('acme-token', 1)) }, actor: 'bench' });
   await run('vps.createProviderAccount', { accountId: 'acme', providerId: 'acme-cloud', region: 'fra1', config: { endpoint: cloud.endpoint }, tokenSecretId: 'acme-token' });
   await run('vps.createPool', { poolId: POOL_ID, class: 'provider', agent: 'none', accountId: 'acme' });

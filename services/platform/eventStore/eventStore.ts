@@ -1,8 +1,10 @@
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
-import { ConcurrencyError, PlatformError } from '../errors.ts';
+import { ConcurrencyError, PlatformError, unavailableOnFailure } from '../errors.ts';
+import { EventHeaders, EventMac } from './eventMac.ts';
 
 /** JetStream API error for a failed `Nats-Expected-Last-Subject-Sequence` check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -12,17 +14,42 @@ export interface AppendResult {
   duplicate: boolean;
 }
 
+/** A message of the event stream as any consumer or direct get delivers it. */
+export interface RawLogMessage {
+  readonly seq: number;
+  readonly subject: string;
+  readonly headers: MsgHdrs | undefined;
+  readonly data: Uint8Array;
+}
+
+/** A message the event store wrote, decoded. `messageId` (`Nats-Msg-Id`) tells one stored message from another. */
 export interface StoredBatch {
   seq: number;
   subject: string;
+  messageId: string | null;
   batch: EventBatch;
+  rejection?: undefined;
 }
 
+/** A message on the event stream that no reader may act on: not written by the event store, or unreadable. */
+export interface RejectedMessage {
+  seq: number;
+  subject: string;
+  messageId: string | null;
+  batch?: undefined;
+  rejection: Rejection;
+}
+
+export type LogEntry = StoredBatch | RejectedMessage;
+
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const UNAVAILABLE = 'event store is unavailable';
 
 /**
  * The event log on JetStream. One message per command on the aggregate's own subject, guarded by the expected last
- * subject sequence and deduplicated by the command id (`Nats-Msg-Id`).
+ * subject sequence, deduplicated by a message id keyed from the command id, and authenticated with the control
+ * plane's event key (`EventMac`): every reader decodes through `decode`, which refuses what the store did not write.
  */
 export class EventStore {
   readonly stream = Streams.events.name;
@@ -31,10 +58,27 @@ export class EventStore {
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
+    readonly mac: EventMac,
   ) {}
 
-  static async open(nc: NatsConnection): Promise<EventStore> {
-    return new EventStore(nc, jetstream(nc), await jetstreamManager(nc));
+  static async open(nc: NatsConnection, mac: EventMac): Promise<EventStore> {
+    return new EventStore(nc, jetstream(nc), await jetstreamManager(nc), mac);
+  }
+
+  /** The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). */
+  decode(message: RawLogMessage): LogEntry {
+    const { seq, subject, headers: hdrs, data } = message;
+    const messageId = hdrs?.get(EventHeaders.messageId) || null;
+    const rejection = this.mac.verify(subject, hdrs, data);
+    if (rejection) return { seq, subject, messageId, rejection };
+    let parsed: ReturnType<typeof EventBatch.safeParse>;
+    try {
+      parsed = EventBatch.safeParse(JSON.parse(decoder.decode(data)));
+    } catch {
+      return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not JSON' } };
+    }
+    if (!parsed.success) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
+    return { seq, subject, messageId, batch: parsed.data };
   }
 
   /**
@@ -43,10 +87,15 @@ export class EventStore {
    * `ConcurrencyError` when the subject moved past `expectedSeq`.
    */
   async append(subject: string, batch: EventBatch, options: { expectedSeq: number; msgId: string }): Promise<AppendResult> {
+    const payload = encoder.encode(JSON.stringify(batch));
+    const messageId = this.mac.messageId(options.msgId);
+    const hdrs = headers();
+    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload));
     try {
-      const ack = await this.js.publish(subject, encoder.encode(JSON.stringify(batch)), {
-        msgID: options.msgId,
+      const ack = await this.js.publish(subject, payload, {
+        msgID: messageId,
         expect: { lastSubjectSequence: options.expectedSeq },
+        headers: hdrs,
       });
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
@@ -59,39 +108,41 @@ export class EventStore {
 
   /** The stream sequence of the last message on `subject`, 0 when it has none (one direct get). */
   async lastSequence(subject: string): Promise<number> {
-    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }));
+    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }), UNAVAILABLE);
     return msg?.seq ?? 0;
   }
 
-  /** The messages on `subject` with stream sequence greater than `afterSeq`, oldest first, via direct gets. */
-  async *readAfter(subject: string, afterSeq: number): AsyncGenerator<StoredBatch> {
+  /**
+   * Every message on `subject` with stream sequence greater than `afterSeq`, oldest first, via direct gets. Rejected
+   * messages come too: a reader must not use them, but they still occupy their position on the subject.
+   */
+  async *entriesAfter(subject: string, afterSeq: number): AsyncGenerator<LogEntry> {
     let next = afterSeq + 1;
     for (;;) {
-      const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next }));
+      const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next }), UNAVAILABLE);
       if (!msg) return;
-      yield { seq: msg.seq, subject: msg.subject, batch: EventBatch.parse(msg.json()) };
+      yield this.decode(fromStored(msg));
       next = msg.seq + 1;
     }
   }
 
+  /** The batches the event store wrote on `subject` after `afterSeq`, oldest first (anything else is left out). */
+  async *readAfter(subject: string, afterSeq: number): AsyncGenerator<StoredBatch> {
+    for await (const entry of this.entriesAfter(subject, afterSeq)) if (!entry.rejection) yield entry;
+  }
+
   /** The message stored at `seq`, or undefined when the stream has none there. */
-  async readAt(seq: number): Promise<StoredBatch | undefined> {
-    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { seq }));
-    return msg ? { seq: msg.seq, subject: msg.subject, batch: EventBatch.parse(msg.json()) } : undefined;
+  async readAt(seq: number): Promise<LogEntry | undefined> {
+    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { seq }), UNAVAILABLE);
+    return msg ? this.decode(fromStored(msg)) : undefined;
   }
 
   /** Current last sequence of the whole stream. */
   async streamLastSequence(): Promise<number> {
-    const info = await unavailableOnFailure(this.jsm.streams.info(this.stream));
+    const info = await unavailableOnFailure(this.jsm.streams.info(this.stream), UNAVAILABLE);
     return info.state.last_seq;
   }
 }
 
-/** Timeouts, missing responders and closed connections while the server restarts: retryable, not internal. */
-async function unavailableOnFailure<T>(operation: Promise<T>): Promise<T> {
-  try {
-    return await operation;
-  } catch (err) {
-    throw new PlatformError('UNAVAILABLE', 'event store is unavailable', { cause: err });
-  }
-}
+const fromStored = (msg: StoredMsg): RawLogMessage => ({ seq: msg.seq, subject: msg.subject, headers: msg.header, data: msg.data });
+

@@ -5,10 +5,13 @@ import type { Config } from '../config.ts';
 
 type DeclaredStream = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'storage' | 'num_replicas' | 'duplicate_window' | 'allow_direct' | 'retention' | 'discard' | 'max_msgs' | 'max_bytes' | 'max_age'
+  'name' | 'subjects' | 'storage' | 'num_replicas' | 'duplicate_window' | 'allow_direct' | 'retention' | 'discard' | 'max_msgs' | 'max_bytes' | 'max_age' | 'max_msgs_per_subject'
 >;
 
 const ms = (n: number) => n * 1_000_000;
+
+/** Dead letters kept at most (oldest dropped first). */
+export const DEAD_LETTERS_KEPT = 100_000;
 
 /** The streams the platform declares, with replicas and the duplicate window from configuration. */
 export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): DeclaredStream[] {
@@ -20,12 +23,24 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
     discard: 'old' as StreamConfig['discard'],
     max_msgs: -1,
     max_bytes: -1,
+    max_msgs_per_subject: -1,
   };
   return [
     { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits' as StreamConfig['retention'], max_age: 0 },
     { ...common, name: Streams.agentCommands.name, subjects: [...Streams.agentCommands.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(7 * 24 * 3600_000) },
     { ...common, name: Streams.agentResults.name, subjects: [...Streams.agentResults.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(30 * 24 * 3600_000) },
     { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
+    // One entry per consumer and position (a consumer that quarantines the same message again replaces its entry),
+    // bounded so a flood of forged messages cannot fill the disk.
+    {
+      ...common,
+      name: Streams.deadLetters.name,
+      subjects: [...Streams.deadLetters.subjects],
+      retention: 'limits' as StreamConfig['retention'],
+      max_age: ms(30 * 24 * 3600_000),
+      max_msgs: DEAD_LETTERS_KEPT,
+      max_msgs_per_subject: 1,
+    },
   ];
 }
 

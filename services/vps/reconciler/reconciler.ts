@@ -1,12 +1,13 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { EventBatch } from '../../../schemas/envelope.ts';
 import { vpsEvents, type VpsEvent } from '../../../schemas/vps/events.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
 import { KeyedMutex } from '../../commands/keyedMutex.ts';
+import { DeadLetterQueue } from '../../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import { knownEvents } from '../../platform/eventStore/knownEvents.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MasterKey } from '../../secrets/masterKey.ts';
 import { ConcurrencyLimit } from './concurrencyLimit.ts';
@@ -36,11 +37,16 @@ export interface VpsReconcilerOptions {
  * each event and every `resyncMs` for instances not yet where their tenant wants them, converges each affected
  * instance through its account's provider client. Passes of one instance are serialised; different instances run
  * concurrently up to `concurrency` provider calls. An event is acked once its passes are done; a pass the provider
- * could not serve (transient) is retried with backoff by the resync instead of holding the event.
+ * could not serve (transient) is retried with backoff by the resync instead of holding the event. A message the
+ * event store did not write, or cannot be read, is dead-lettered and acked without folding or reacting.
  */
 export class VpsReconciler {
   readonly model = new VpsModel();
   readonly #abort = new AbortController();
+  #fail: (err: Error) => void = () => undefined;
+  /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
+  readonly failure = new Promise<Error>((resolve) => (this.#fail = resolve));
+  readonly #deadLetters: DeadLetterQueue;
   readonly #passes = new KeyedMutex();
   readonly #limit: ConcurrencyLimit;
   readonly #effects: ConvergeEffects;
@@ -63,6 +69,7 @@ export class VpsReconciler {
     this.#limit = new ConcurrencyLimit(config.concurrency);
     const clients = new ProviderClients(store, options.masterKey, options.providers, { fetch: options.fetch ?? globalThis.fetch, signal: this.#abort.signal });
     this.#effects = engineEffects(nc, log, this.#abort.signal, this.model, clients);
+    this.#deadLetters = new DeadLetterQueue(nc, VPS_RECONCILER_DURABLE, log);
   }
 
   async start(): Promise<void> {
@@ -84,12 +91,16 @@ export class VpsReconciler {
     // first resync looks at every instance not at rest, which covers work a crash interrupted.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, VPS_RECONCILER_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT });
+    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    this.#messages = await consumer.consume({ max_messages: MAX_IN_FLIGHT, abort_on_missing_resource: true });
     const messages = this.#messages;
     this.#loop = (async () => {
       for await (const msg of messages) this.receive(msg);
+      throw new Error('the event consumer ended');
     })().catch((err: unknown) => {
-      if (!this.#abort.signal.aborted) this.log.error({ err }, 'vps reconciler loop ended');
+      if (this.#abort.signal.aborted) return;
+      this.log.error({ err }, 'vps reconciler loop ended');
+      this.#fail(err instanceof Error ? err : new Error(String(err)));
     });
     this.resync();
     this.#resync = setInterval(() => this.resync(), this.config.resyncMs);
@@ -104,7 +115,13 @@ export class VpsReconciler {
   }
 
   private receive(msg: JsMsg): void {
-    const events = this.decode(msg);
+    const read = knownEvents(this.store.decode(msg), catalog);
+    if (read.rejection) {
+      this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
+      this.#deadLetters.setAside(msg, read.rejection);
+      return;
+    }
+    const events = read.events.map((e) => e.event);
     const keys = new Set<string>();
     for (const event of events) {
       const key = msg.seq > this.#appliedSeq ? this.model.apply(event) : this.model.instances.has(keyOf(event)) ? keyOf(event) : undefined;
@@ -171,17 +188,13 @@ export class VpsReconciler {
     const messages = await consumer.consume({ max_messages: 5_000 });
     try {
       for await (const m of messages) {
-        if (m.seq <= seq) for (const event of this.decode(m)) this.model.apply(event);
+        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), catalog).events ?? []) this.model.apply(event);
         this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;
       }
     } finally {
       await messages.close();
     }
-  }
-
-  private decode(msg: JsMsg): VpsEvent[] {
-    return EventBatch.parse(msg.json()).events.filter((e) => catalog.has(e.type)).map((e) => catalog.read(e));
   }
 }
 
