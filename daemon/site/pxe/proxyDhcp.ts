@@ -5,18 +5,21 @@ import { DhcpMessageType, DhcpOption, encodeDhcpPacket, messageTypeOf, parseDhcp
 import { bootTargetFor, debianIpxeBinaries, dhcpNak, isPxeClient, pxeReply, type IpxeBinaries, type Lease } from './pxeAnswer.ts';
 import { PxeError } from './pxeErrors.ts';
 
+/** BOOTP flags bit 15 (RFC 2131 §2): the client can only receive broadcast replies. */
+const BROADCAST_FLAG = 0x8000;
+
 /** A machine the site knows by one of its MACs. */
 export interface PxeNode {
   nodeId: string;
 }
 
-export interface PxeDhcpOptions {
+export interface PxeDhcpOptions<N extends PxeNode = PxeNode> {
   /** This server's address on the provisioning network: the ServerId, the TFTP next-server, the source of replies. */
   serverIp: string;
   /** The node a MAC belongs to; undefined for a stranger, which gets no answer at all. */
-  knownMac: (mac: string) => PxeNode | undefined | Promise<PxeNode | undefined>;
+  knownMac: (mac: string) => N | undefined | Promise<N | undefined>;
   /** The node's HTTP iPXE script URL (per machine, secret), for clients already running iPXE. */
-  scriptUrl: (node: PxeNode) => string | Promise<string>;
+  scriptUrl: (node: N) => string | Promise<string>;
   binaries?: IpxeBinaries;
   /** Server mode: hand out addresses from this pool too. Unset: ProxyDHCP beside the network's DHCP server. */
   pool?: AddressPool;
@@ -56,7 +59,7 @@ function requestedAddress(request: DhcpPacket): string | undefined {
  * only; the LAN's DHCP server gives the address. Server mode (`pool`): also gives known MACs their address, PXE or
  * not (an installed host renews through it). A malformed datagram or a stranger's is dropped and logged.
  */
-export async function startPxeDhcp(options: PxeDhcpOptions): Promise<PxeDhcpServer> {
+export async function startPxeDhcp<N extends PxeNode>(options: PxeDhcpOptions<N>): Promise<PxeDhcpServer> {
   const { serverIp, log } = options;
   const binaries = options.binaries ?? debianIpxeBinaries;
   const listen = options.listenAddress ?? '0.0.0.0';
@@ -105,13 +108,13 @@ export async function startPxeDhcp(options: PxeDhcpOptions): Promise<PxeDhcpServ
       if (!lease) return undefined;
     }
     const reply = pxeReply(request, { serverIp, target, ...(lease ? { lease } : {}) });
-    log.info({ mac: request.mac, nodeId: node.nodeId, type, boot: target?.kind, lease: lease?.address }, 'DHCP answered');
+    log.info({ mac: request.mac, nodeId: node.nodeId, type, port: onPxePort ? 'pxe' : 'dhcp', boot: target?.kind, lease: lease?.address }, 'DHCP answered');
     if (request.giaddr !== '0.0.0.0') return { reply, to: request.giaddr, port: options.ports?.dhcp ?? 67 };
     if (request.ciaddr !== '0.0.0.0') return { reply, to: request.ciaddr, port: clientPort };
     return { reply, to: broadcast, port: clientPort };
   };
 
-  const receiver = (onPxePort: boolean, replyVia: () => Socket) => (msg: Buffer, rinfo: RemoteInfo) => {
+  const receiver = (onPxePort: boolean, sender: () => Socket) => (msg: Buffer, rinfo: RemoteInfo) => {
     let request: DhcpPacket;
     try {
       request = parseDhcpPacket(msg);
@@ -123,9 +126,12 @@ export async function startPxeDhcp(options: PxeDhcpOptions): Promise<PxeDhcpServ
     answer(request, onPxePort).then(
       (out) => {
         if (!out) return;
-        // On 4011 the client talks from its own address and port; the reply goes back exactly there.
-        const to = onPxePort ? { address: rinfo.address, port: rinfo.port } : { address: out.to, port: out.port };
-        replyVia().send(encodeDhcpPacket(out.reply), to.port, to.address, (err) => {
+        // On 4011 the reply goes back to the port the client used. A client that asks for broadcast replies (iPXE
+        // does; it answers no ARP before its DHCP ends) or has no address yet only hears a broadcast.
+        const wantsBroadcast = (request.flags & BROADCAST_FLAG) !== 0 || rinfo.address === '0.0.0.0';
+        const to = onPxePort ? { address: wantsBroadcast ? broadcast : rinfo.address, port: rinfo.port } : { address: out.to, port: out.port };
+        log.debug({ mac: request.mac, to: to.address, port: to.port }, 'DHCP reply');
+        sender().send(encodeDhcpPacket(out.reply), to.port, to.address, (err) => {
           if (err) log.warn({ err, to: to.address }, 'DHCP reply not sent');
         });
       },
@@ -133,22 +139,27 @@ export async function startPxeDhcp(options: PxeDhcpOptions): Promise<PxeDhcpServ
     );
   };
 
-  try {
-    // Broadcasts reach only a socket on the wildcard address; replies leave through one bound to serverIp, which
-    // makes the kernel send a limited broadcast out of that address's interface.
+  /**
+   * Listens on `port`: broadcasts reach only a socket on the wildcard address; replies leave through one bound to
+   * serverIp, which makes the kernel send a limited broadcast out of that address's interface.
+   */
+  const serve = async (port: number, onPxePort: boolean): Promise<number> => {
     const wildcard = open();
-    const dhcpPort = await bind(wildcard, options.ports?.dhcp ?? 67, listen);
+    const bound = await bind(wildcard, port, listen);
     let sender = wildcard;
     if (listen !== serverIp) {
       sender = open();
-      await bind(sender, dhcpPort, serverIp);
-      sender.on('message', receiver(false, () => sender));
+      await bind(sender, bound, serverIp);
+      sender.on('message', receiver(onPxePort, () => sender));
     }
     sender.setBroadcast(true);
-    wildcard.on('message', receiver(false, () => sender));
-    const pxeSocket = open();
-    const pxePort = await bind(pxeSocket, options.ports?.pxe ?? 4011, listen);
-    pxeSocket.on('message', receiver(true, () => pxeSocket));
+    wildcard.on('message', receiver(onPxePort, () => sender));
+    return bound;
+  };
+
+  try {
+    const dhcpPort = await serve(options.ports?.dhcp ?? 67, false);
+    const pxePort = await serve(options.ports?.pxe ?? 4011, true);
     return {
       ports: { dhcp: dhcpPort, pxe: pxePort },
       close: async () => {

@@ -131,17 +131,24 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
             socket.on('message', onMessage);
           });
           if (outcome === 'acked') return;
-          if (outcome === 'aborted') throw new TftpRefusal(-1, 'client aborted the transfer');
+          if (outcome === 'aborted') {
+            // UEFI firmware reads tsize from the OACK and aborts, then asks again for the file itself.
+            log.info({ file: request.filename, to: client.address }, 'TFTP client ended the transfer');
+            return void (aborted = true);
+          }
         }
         throw new TftpRefusal(-1, stopping ? 'server stopping' : 'client stopped acknowledging');
       };
+      let aborted = false;
       if (granted.size > 0) await exchange({ op: TftpOp.OACK, options: granted }, 0);
+      if (aborted) return;
       const buffer = Buffer.alloc(blockSize);
       // Blocks past 65535 wrap to 0, as iPXE, U-Boot and most servers agree for files over 32 MiB at 512 bytes.
       for (let block = 1, offset = 0; ; block++) {
         const { bytesRead } = await file.read(buffer, 0, blockSize, offset);
         offset += bytesRead;
         await exchange({ op: TftpOp.DATA, block: block & 0xffff, data: Buffer.from(buffer.subarray(0, bytesRead)) }, block);
+        if (aborted) return;
         if (bytesRead < blockSize) break;
       }
       log.info({ file: request.filename, to: client.address, size, blockSize }, 'TFTP transfer complete');
