@@ -86,7 +86,8 @@ export function pxeReply(request: DhcpPacket, input: { serverIp: string; target:
     flags: request.flags,
     ciaddr: request.ciaddr,
     yiaddr: lease?.address ?? '0.0.0.0',
-    siaddr: target?.kind === 'tftp' ? input.serverIp : '0.0.0.0',
+    // iPXE takes a ProxyDHCP answer as PXE options only with both a next-server and a boot file name.
+    siaddr: target ? input.serverIp : '0.0.0.0',
     giaddr: request.giaddr,
     mac: request.mac,
     sname: '',

@@ -52,6 +52,11 @@ describe('PXE reply', () => {
     expect(ack.options.get(DhcpOption.BootfileName)?.toString()).toBe(long);
   });
 
+  it('names the next-server in an HTTP answer too (regression: iPXE ignored ProxyDHCP ACKs without siaddr)', () => {
+    const req = request({ mac: '52:54:00:00:00:01', type: 3, vendorClass: pxeRomVendorClass, userClass: Buffer.from('iPXE') });
+    expect(pxeReply(req, { serverIp: '10.9.0.1', target: { kind: 'http', url: script } }).siaddr).toBe('10.9.0.1');
+  });
+
   it('in server mode also assigns the lease with mask, router and times', () => {
     const pool = new AddressPool({ first: '10.9.0.100', last: '10.9.0.101', subnetMask: '255.255.255.0', router: '10.9.0.1', leaseSeconds: 600 });
     const offer = pxeReply(request({ mac: '52:54:00:00:00:01', type: 1 }), { serverIp: '10.9.0.1', target: undefined, lease: pool.leaseFor('52:54:00:00:00:01')! });
