@@ -160,7 +160,7 @@ export class VmSystem implements SystemBackend {
   }
 
   async #fetchImage(url: string, file: string): Promise<void> {
-    const max = this.options.maxMediaBytes ?? 4 << 30;
+    const max = this.options.maxMediaBytes ?? 4 * 1024 ** 3;
     let response: Response;
     try {
       response = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(600_000) });
