@@ -55,7 +55,7 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
     const early = join(work, 'early');
     for (const dir of ['bin', 'dev', 'proc', 'sys']) mkdirSync(join(early, dir), { recursive: true });
     copyFileSync(join(work, 'busybox/bin/busybox'), join(early, 'bin/busybox'));
-    for (const applet of ['sh', 'mount', 'umount', 'mountpoint', 'modprobe', 'findfs', 'mkdir', 'sleep', 'switch_root', 'echo']) symlinkSync('busybox', join(early, 'bin', applet));
+    for (const applet of ['sh', 'mount', 'umount', 'grep', 'modprobe', 'findfs', 'mkdir', 'sleep', 'switch_root', 'echo']) symlinkSync('busybox', join(early, 'bin', applet));
     installModules(packages.kernelRoot, early, ['virtio_pci', 'virtio_blk']);
     installScript('image-boot-init.sh', join(early, 'init'));
 

@@ -13,7 +13,7 @@ for attempt in 1 2 3 4 5 6 7 8 9 10; do
   [ -n "$root" ] && mount -t ext4 "$root" /newroot && break
   sleep 1
 done
-if ! mountpoint -q /newroot; then
+if ! grep -q ' /newroot ' /proc/mounts; then
   echo "bc-boot: no bc-root partition; dropping to a shell"
   exec sh
 fi

@@ -5,7 +5,7 @@
 export PATH=/usr/bin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+grep -q ' /dev ' /proc/mounts || mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -o remount,rw /
