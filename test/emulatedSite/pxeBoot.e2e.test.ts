@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDirs, repoRoot } from '../../scripts/emulatedSite/buildOutput.ts';
+import { buildDirs } from '../../scripts/emulatedSite/buildOutput.ts';
 import { buildRamdisk } from '../../scripts/emulatedSite/buildRamdisk.ts';
 import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { addTap, createSiteNetwork, destroySiteNetwork, startLanDhcp, type SiteNetwork } from '../../scripts/emulatedSite/siteNetwork.ts';
 import { QemuVm } from '../../daemon/simulator/vm/qemuVm.ts';
 import { createLogger } from '../../services/platform/logger.ts';
+import { TestProcesses, waitForLog } from './harness.ts';
 
 /**
  * The boot path end to end at the protocol level: a UEFI VM (TCG) on a bridge in its own network namespace asks the
@@ -20,30 +20,9 @@ const ipxeFiles = ['/usr/lib/ipxe/ipxe.efi', '/usr/lib/ipxe/undionly.kpxe'];
 const scratch = mkdtempSync(join(tmpdir(), 'emusite-pxe-'));
 const name = `emu${randomBytes(3).toString('hex')}`;
 const log = createLogger('pxe-e2e', 'warn');
-const children: ChildProcess[] = [];
+const processes = new TestProcesses();
 let net: SiteNetwork | undefined;
 let vm: QemuVm | undefined;
-
-function logged(child: ChildProcess, logFile: string): ChildProcess {
-  writeFileSync(logFile, '');
-  const keep = (chunk: Buffer) => appendFileSync(logFile, chunk);
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  children.push(child);
-  return child;
-}
-
-const startLogged = (command: string, args: string[], logFile: string) => logged(spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot }), logFile);
-
-async function waitFor(what: string, file: string, pattern: RegExp, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    if (pattern.test(text)) return text;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`${what}: ${pattern} not seen in ${file} within ${timeoutMs / 1000} s`);
-}
 
 describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
   beforeAll(() => {
@@ -56,15 +35,15 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
 
   afterAll(async () => {
     await vm?.stop();
-    for (const child of children) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await processes.stopAll();
     if (net) destroySiteNetwork(net);
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('boots the built ramdisk to its /init, which starts bcd ramdisk on the site network', async () => {
+  it('builds the ramdisk reproducibly and boots it to its /init, which starts bcd ramdisk on the site network', async () => {
     const ramdisk = await buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir);
+    // The same inputs give the same bytes.
+    expect((await buildRamdisk(join(scratch, 'ramdisk-again'), buildDirs('ramdisk').cacheDir)).sha256).toEqual(ramdisk.sha256);
     const tftpRoot = join(scratch, 'tftp');
     mkdirSync(tftpRoot);
     for (const file of ipxeFiles) copyFileSync(file, join(tftpRoot, file.split('/').pop()!));
@@ -73,8 +52,8 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
     const mac = `52:54:00:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
     const tap = `${name}t0`;
     addTap(net, tap);
-    logged(startLanDhcp(net, scratch), join(scratch, 'dnsmasq.log'));
-    startLogged('ip', ['netns', 'exec', net.netns, 'nats-server', '-a', net.siteIp, '-p', '4222'], join(scratch, 'nats.log'));
+    processes.logged(startLanDhcp(net, scratch), join(scratch, 'dnsmasq.log'));
+    processes.start('ip', ['netns', 'exec', net.netns, 'nats-server', '-a', net.siteIp, '-p', '4222'], join(scratch, 'nats.log'));
     const siteLog = join(scratch, 'site.log');
     const token = randomBytes(32).toString('base64url');
     const config = {
@@ -86,8 +65,8 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
       natsUrl: `nats://${net.siteIp}:4222`,
       machines: [{ mac, nodeId: 'n1', token }],
     };
-    startLogged('ip', ['netns', 'exec', net.netns, process.execPath, '--import', 'tsx', 'test/emulatedSite/bootPathSite.ts', JSON.stringify(config)], siteLog);
-    await waitFor('boot path server', siteLog, /boot path ready/, 30_000);
+    processes.start('ip', ['netns', 'exec', net.netns, process.execPath, '--import', 'tsx', 'test/emulatedSite/bootPathSite.ts', JSON.stringify(config)], siteLog);
+    await waitForLog('boot path server', siteLog, /boot path ready/, 30_000);
 
     const disk = join(scratch, 'n1-disk0.raw');
     writeFileSync(disk, '');
@@ -99,7 +78,7 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
     });
     await vm.start({ target: 'Pxe' });
 
-    const serial = await waitFor('VM serial console', vm.paths.serial, /bc-init: starting bcd ramdisk/, 420_000);
+    const serial = await waitForLog('VM serial console', vm.paths.serial, /bc-init: starting bcd ramdisk/, 420_000);
     expect(serial).toMatch(/bc-init: address 10\.\d+\.0\.1\d\d\/24 on eth0/);
     const site = readFileSync(siteLog, 'utf8');
     expect(site).toMatch(/"boot":"tftp"/);
@@ -108,6 +87,6 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
     expect(site).toMatch(/\/boot\/n1\/<token>\.ipxe/);
     expect(site).toMatch(/\/ramdisk\/initrd\.img/);
     // bcd itself runs: node started and reached the site's NATS, which has no join service to answer it.
-    await waitFor('bcd ramdisk', vm.paths.serial, /"name":"bcd-ramdisk"/, 120_000);
+    await waitForLog('bcd ramdisk', vm.paths.serial, /"name":"bcd-ramdisk"/, 120_000);
   }, 600_000);
 });
