@@ -22,7 +22,8 @@ const BOOT_VOLUME_ID = 'bc0de001';
 const DISK_ID = '0xbc0de001';
 export const SEED_PARTITION_TYPE = 'da';
 
-const syslinuxCfg = `DEFAULT bc
+const syslinuxCfg = `SERIAL 0 115200
+DEFAULT bc
 PROMPT 0
 TIMEOUT 0
 LABEL bc

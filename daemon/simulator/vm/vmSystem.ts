@@ -41,6 +41,8 @@ export class VmSystem implements SystemBackend {
   #queue: Promise<unknown> = Promise.resolve();
   #powerOnAfterShutdown = false;
   #closed = false;
+  /** Disk sizes as of the last power-on (or `refreshDiskSizes`). */
+  readonly #sizes = new Map<string, number>();
 
   constructor(readonly options: VmSystemOptions) {
     this.id = options.id;
@@ -129,9 +131,7 @@ export class VmSystem implements SystemBackend {
     };
   }
 
-  /** Disk sizes, read at start and after each power-on (a raw file's size is the disk's size). */
-  readonly #sizes = new Map<string, number>();
-
+  /** Reads the disks' sizes again (a raw file's size is the disk's); done at each power-on. */
   async refreshDiskSizes(): Promise<void> {
     for (const disk of this.options.config.disks) this.#sizes.set(disk.file, (await stat(disk.file)).size);
   }
