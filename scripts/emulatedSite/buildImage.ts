@@ -1,13 +1,13 @@
-import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { buildDirs, repoRoot } from './buildOutput.ts';
+import { cliBuildDirs, inWorkDir, repoRoot, writeManifest } from './buildOutput.ts';
 import { assembleDisk, folderMiB, makeExt4, makeSyslinuxFat } from './diskImage.ts';
 import { requireTools } from './hostTools.ts';
 import { installModules } from './kernelModules.ts';
 import { normalizeTree, sha256OfFile, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
 import { ramdiskTools } from './buildRamdisk.ts';
+import { SEED_PARTITION_TYPE } from '../../daemon/ramdisk/nodeSeed.ts';
 
 export interface ImageBuild {
   image: string;
@@ -20,7 +20,6 @@ export interface ImageBuild {
 const ROOT_UUID = 'bc0de5e1-0000-4000-8000-000000000001';
 const BOOT_VOLUME_ID = 'bc0de001';
 const DISK_ID = '0xbc0de001';
-export const SEED_PARTITION_TYPE = 'da';
 
 const syslinuxCfg = `SERIAL 0 115200
 DEFAULT bc
@@ -41,10 +40,7 @@ LABEL bc
 export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<ImageBuild> {
   requireTools([...ramdiskTools, 'mke2fs', 'mkfs.vfat', 'syslinux', 'mcopy', 'sfdisk', 'du']);
   const epoch = sourceDateEpoch(repoRoot, env);
-  const work = join(outDir, '.work');
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-  try {
+  return inWorkDir(outDir, async (work) => {
     const packages = fetchBasePackages(cacheDir, work, env);
     const rootfs = join(work, 'rootfs');
     const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
@@ -75,23 +71,24 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
     makeExt4(rootExt4, rootfs, rootMiB, 'bc-root', ROOT_UUID, epoch);
 
     const image = join(outDir, 'disk.raw');
-    assembleDisk(image, [{ file: bootFat, sizeMiB: 32, type: 'c', bootable: true }, { file: rootExt4, sizeMiB: rootMiB, type: '83' }, { sizeMiB: 1, type: SEED_PARTITION_TYPE }], DISK_ID, '/usr/lib/syslinux/mbr/mbr.bin');
+    assembleDisk(image, [{ file: bootFat, sizeMiB: 32, type: 'c', bootable: true }, { file: rootExt4, sizeMiB: rootMiB, type: '83' }, { sizeMiB: 1, type: SEED_PARTITION_TYPE.toString(16) }], DISK_ID, '/usr/lib/syslinux/mbr/mbr.bin');
     const sha256 = await sha256OfFile(image);
     const sizeBytes = (1 + 32 + rootMiB + 1) * (1 << 20);
-    const manifest = join(outDir, 'manifest.json');
-    writeFileSync(
-      manifest,
-      `${JSON.stringify({ sourceDateEpoch: epoch, kernelRelease: contents.release, packages: [packages.kernel, packages.busybox].map((d) => ({ name: d.name, version: d.version })), node: process.version, partitions: { boot: '32 MiB FAT (syslinux)', root: `${rootMiB} MiB ext4 bc-root`, seed: '1 MiB type 0xda' }, sha256, sizeBytes }, null, 2)}\n`,
-    );
+    const manifest = writeManifest(outDir, {
+      sourceDateEpoch: epoch,
+      kernelRelease: contents.release,
+      packages: [packages.kernel, packages.busybox].map((d) => ({ name: d.name, version: d.version })),
+      node: process.version,
+      partitions: { boot: '32 MiB FAT (syslinux)', root: `${rootMiB} MiB ext4 bc-root`, seed: '1 MiB type 0xda' },
+      sha256,
+      sizeBytes,
+    });
     return { image, manifest, sha256, sizeBytes };
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { out: { type: 'string' } } });
-  const dirs = buildDirs('image');
-  const built = await buildImage(values.out ?? dirs.outDir, dirs.cacheDir);
+  const { outDir, cacheDir } = cliBuildDirs('image');
+  const built = await buildImage(outDir, cacheDir);
   process.stdout.write(`${built.sha256}  ${built.image}\n`);
 }

@@ -1,7 +1,6 @@
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { buildDirs, repoRoot } from './buildOutput.ts';
+import { cliBuildDirs, inWorkDir, repoRoot, writeManifest } from './buildOutput.ts';
 import { requireTools } from './hostTools.ts';
 import { sha256OfFile, normalizeTree, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
@@ -23,10 +22,7 @@ export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio
 export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RamdiskBuild> {
   requireTools(ramdiskTools);
   const epoch = sourceDateEpoch(repoRoot, env);
-  const work = join(outDir, '.work');
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
-  try {
+  return inWorkDir(outDir, async (work) => {
     const packages = fetchBasePackages(cacheDir, work, env);
     const rootfs = join(work, 'rootfs');
     const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
@@ -37,33 +33,21 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
     writeInitramfs(rootfs, initrd, epoch);
     normalizeTree(outDir, epoch);
     const sha256 = { kernel: await sha256OfFile(kernel), initrd: await sha256OfFile(initrd) };
-    const manifest = join(outDir, 'manifest.json');
-    writeFileSync(
-      manifest,
-      `${JSON.stringify(
-        {
-          sourceDateEpoch: epoch,
-          kernelRelease: contents.release,
-          packages: await Promise.all([packages.kernel, packages.busybox].map(async (deb) => ({ name: deb.name, version: deb.version, sha256: await sha256OfFile(deb.file) }))),
-          modules: contents.modules,
-          node: { version: process.version, files: contents.nodeFiles },
-          bcd: contents.bcdFiles,
-          sha256,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    const manifest = writeManifest(outDir, {
+      sourceDateEpoch: epoch,
+      kernelRelease: contents.release,
+      packages: await Promise.all([packages.kernel, packages.busybox].map(async (deb) => ({ name: deb.name, version: deb.version, sha256: await sha256OfFile(deb.file) }))),
+      modules: contents.modules,
+      node: { version: process.version, files: contents.nodeFiles },
+      bcd: contents.bcdFiles,
+      sha256,
+    });
     return { kernel, initrd, manifest, sha256 };
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { out: { type: 'string' } } });
-  const dirs = buildDirs('ramdisk');
-  const outDir = values.out ?? dirs.outDir;
-  const built = await buildRamdisk(outDir, dirs.cacheDir);
+  const { outDir, cacheDir } = cliBuildDirs('ramdisk');
+  const built = await buildRamdisk(outDir, cacheDir);
   process.stdout.write(`${built.sha256.kernel}  ${built.kernel}\n${built.sha256.initrd}  ${built.initrd}\n`);
 }
