@@ -1,0 +1,53 @@
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliBuildDirs, inWorkDir, repoRoot, writeManifest } from './buildOutput.ts';
+import { requireTools } from './hostTools.ts';
+import { sha256OfFile, normalizeTree, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
+import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
+
+export interface RamdiskBuild {
+  kernel: string;
+  initrd: string;
+  manifest: string;
+  sha256: { kernel: string; initrd: string };
+}
+
+export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio', 'gzip', 'ldd'] as const;
+
+/**
+ * `npm run build:ramdisk`: the kernel and initramfs a machine PXE-boots into `bcd ramdisk`. From Debian's cloud
+ * kernel (virtio modules), busybox-static, this host's `/usr/bin/node` and the bundled `bcd`. The same inputs give
+ * the same bytes: the manifest names every input with its version and digest.
+ */
+export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RamdiskBuild> {
+  requireTools(ramdiskTools);
+  const epoch = sourceDateEpoch(repoRoot, env);
+  return inWorkDir(outDir, async (work) => {
+    const packages = fetchBasePackages(cacheDir, work, env);
+    const rootfs = join(work, 'rootfs');
+    const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
+    installScript('ramdisk-init.sh', join(rootfs, 'init'));
+    const kernel = join(outDir, 'vmlinuz');
+    const initrd = join(outDir, 'initrd.img');
+    copyFileSync(join(packages.kernelRoot, 'boot', `vmlinuz-${contents.release}`), kernel);
+    writeInitramfs(rootfs, initrd, epoch);
+    normalizeTree(outDir, epoch);
+    const sha256 = { kernel: await sha256OfFile(kernel), initrd: await sha256OfFile(initrd) };
+    const manifest = writeManifest(outDir, {
+      sourceDateEpoch: epoch,
+      kernelRelease: contents.release,
+      packages: await Promise.all([packages.kernel, packages.busybox].map(async (deb) => ({ name: deb.name, version: deb.version, sha256: await sha256OfFile(deb.file) }))),
+      modules: contents.modules,
+      node: { version: process.version, files: contents.nodeFiles },
+      bcd: contents.bcdFiles,
+      sha256,
+    });
+    return { kernel, initrd, manifest, sha256 };
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { outDir, cacheDir } = cliBuildDirs('ramdisk');
+  const built = await buildRamdisk(outDir, cacheDir);
+  process.stdout.write(`${built.sha256.kernel}  ${built.kernel}\n${built.sha256.initrd}  ${built.initrd}\n`);
+}
