@@ -8,7 +8,7 @@ import { startStackProcess } from '../support/stackProcess.ts';
 describe('npm start with the embedded nats-server', () => {
   it('restarts the server after kill -9, and /readyz says nats is down until it is back', { timeout: 180_000 }, async () => {
     using dir = tempDir();
-    await using stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: '0' }, await freePort());
+    await using stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '0' }, await freePort());
     const [pid] = embeddedNatsPids(dir.path);
     expect(pid).toBeDefined();
 

@@ -12,7 +12,7 @@ describe('a process whose event loop ends', () => {
   it('exits non-zero, so its supervisor restarts it (regression: the orchestrator stayed up and idle)', { timeout: 120_000 }, async () => {
     await using nats = await startTestNats();
     using dir = tempDir('bc-loss-');
-    const env = { BC_NATS_URL: nats.url, BC_DATA_DIR: dir.path };
+    const env = { BC_NATS_URL: nats.url, BC_NATS_AUTH: 'none', BC_DATA_DIR: dir.path };
     const nc = await connectNats(nats.url, 'test');
     try {
       const jsm = await jetstreamManager(nc);

@@ -36,7 +36,7 @@ function vmSystem(id: string): VmSystem {
 }
 
 const client = (id: string): RedfishClient =>
-  createRedfishClient({ baseUrl: bmc.url, username: 'admin', password: 'pw', auth: 'basic', timeoutMs: 20_000, systemUri: `/redfish/v1/Systems/${id}` });
+  createRedfishClient({ baseUrl: `${bmc.url}/redfish/v1/Systems/${id}`, username: 'admin', password: 'pw', auth: 'basic', timeoutMs: 20_000 });
 
 describe('VM-backed BMC', () => {
   beforeAll(async () => {
