@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
+import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { connectNats, natsReachable } from '../platform/nats/connect.ts';
@@ -20,6 +21,10 @@ const config = loadConfig(env);
 const dataDir = resolve(config.dataDir);
 mkdirSync(dataDir, { recursive: true });
 const log = createLogger('stack', config.logLevel);
+
+// The API serves the web console from dist/console: build it now unless it is built from these very sources. Without
+// it the API still runs; `/` then says how to build it.
+await ensureConsoleBuilt(log).catch((err: unknown) => log.error({ err }, 'the web console could not be built (npm run build:console)'));
 
 let embedded: NatsServerProcess | undefined;
 let natsUrl = config.natsUrl;
@@ -85,6 +90,7 @@ const api = `http://${config.httpHost}:${config.httpPort}`;
 console.log(`
 Better Compute is starting.
   API          ${api}   (OpenAPI: ${api}/v1/openapi.json)
+  Console      ${api}/   (sign in with an API token)
   NATS         ${natsUrl}${embedded ? `   (embedded, store ${join(dataDir, 'nats')})` : ''}   broker auth: ${brokerAuth}
   Data dir     ${dataDir}
 Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
