@@ -71,6 +71,7 @@ export function accessOf(principal: Principal, method: string, route: string | u
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
   if (path === '/v1/commands/pki.setApprovers') return 'forbidden';
   if (principal.role === 'operator') return 'allow';
-  // viewer and approver read everything but tokens; approving gets routes of its own.
-  return reads.has(method) ? 'allow' : 'forbidden';
+  // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);
+  // approving gets routes of its own.
+  return reads.has(method) || path === '/v1/profiles/validate' ? 'allow' : 'forbidden';
 }
