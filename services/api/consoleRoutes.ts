@@ -14,7 +14,7 @@ export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, {
   const notFound = (path: string) => new PlatformError('NOT_FOUND', `no route GET ${path}`);
 
   app.get<{ Params: { '*': string } }>('/assets/*', { schema: { hide: true } }, async (req, reply) =>
-    reply.header('cache-control', 'public, max-age=31536000, immutable').sendFile(`assets/${req.params['*']}`),
+    reply.sendFile(`assets/${req.params['*']}`, { maxAge: 31_536_000_000, immutable: true }),
   );
 
   app.get('/*', { schema: { hide: true } }, async (req, reply) => {
@@ -22,6 +22,6 @@ export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, {
     if (path === '/v1' || path.startsWith('/v1/')) throw notFound(path);
     if (!existsSync(join(root, 'index.html'))) throw new PlatformError('NOT_FOUND', 'the console is not built: run npm run build:console (npm start builds it)');
     // The page names hashed bundles: it must be revalidated so a new build is picked up.
-    return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    return reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
   });
 };

@@ -22,6 +22,9 @@ const builtInDeployInputs = [
   { name: 'userData', optional: true },
 ];
 
+/** How the inputs every deploy command knows are called on screen; a profile's own inputs go by their names. */
+const inputLabels: Record<string, string> = { imageUrl: 'Image URL', imageSha256: 'Image SHA-256', userData: 'User data' };
+
 /** The `fromInput(name)` parameters of a profile's steps, with whether each has a default. */
 export function profileInputs(profile: ProfileView | undefined): { name: string; optional: boolean }[] {
   if (!profile) return builtInDeployInputs;
@@ -53,7 +56,7 @@ export function DeployFields({ profiles, choice, onChange }: { profiles: Profile
       {profileInputs(profile).map((input) => (
         <div className="field" key={input.name}>
           <label htmlFor={`${id}-input-${input.name}`}>
-            {input.name}
+            {inputLabels[input.name] ?? input.name}
             {input.optional ? ' (optional)' : ''}
           </label>
           {input.name === 'userData' ? (

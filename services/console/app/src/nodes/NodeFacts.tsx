@@ -1,6 +1,12 @@
 import type { NodeAtInstant } from '../api/shapes.ts';
 
-const size = (bytes: number | null) => (bytes === null ? 'unknown size' : `${(bytes / 1e9).toFixed(bytes >= 1e11 ? 0 : 1)} GB`);
+const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
+/** Disk sizes in decimal units, as disks are sold. */
+const size = (bytes: number | null) => {
+  if (bytes === null) return 'unknown size';
+  const power = Math.min(units.length - 1, Math.max(0, Math.floor(Math.log10(Math.max(bytes, 1)) / 3)));
+  return `${Number((bytes / 1000 ** power).toPrecision(3))} ${units[power]}`;
+};
 
 /** Where a node is and how it is reached, and its hardware from the last inspection. */
 export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: string; connected?: boolean } }) {
