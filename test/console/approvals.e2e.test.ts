@@ -1,8 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.ts';
-import { signIn, startConsoleStack } from '../support/consoleStack.ts';
-import { startImageServer } from '../support/imageServer.ts';
+import { signIn, startConsoleRig } from '../support/consoleStack.ts';
 
 function approverKeys() {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -14,9 +12,8 @@ function approverKeys() {
 
 describe('web console for an approver', () => {
   it('approves a quorum batch with a key that stays in the browser, and the destructive steps then run', { timeout: 360_000 }, async () => {
-    await using stack = await startConsoleStack(1);
-    await using browser = await launchChromium();
-    await using image = await startImageServer();
+    await using rig = await startConsoleRig(1);
+    const { stack, browser, image } = rig;
     await stack.admin.waitForNodeState('sim-m001', 'ready', 120_000);
     const alice = approverKeys();
     const quorum = await stack.admin.command('pki.setApprovers', { approvers: [{ approverId: 'alice', publicKey: alice.publicKey }], threshold: 1 });

@@ -1,6 +1,8 @@
 import type { Page } from 'playwright-core';
 import { apiClient } from './apiClient.ts';
+import { launchChromium } from './chromium.ts';
 import { freePort } from './freePort.ts';
+import { startImageServer } from './imageServer.ts';
 import { tempDir } from './natsServer.ts';
 import { startStackProcess } from './stackProcess.ts';
 
@@ -38,6 +40,25 @@ export async function startConsoleStack(machines: number) {
       dir[Symbol.dispose]();
     },
   };
+}
+
+/** What a browser test of the console needs: the stack, Chromium, and an image server to deploy from; one dispose. */
+export async function startConsoleRig(machines: number) {
+  const started = await Promise.allSettled([startConsoleStack(machines), launchChromium(), startImageServer()] as const);
+  const dispose = async () => {
+    for (const r of [...started].reverse()) if (r.status === 'fulfilled') await r.value[Symbol.asyncDispose]();
+  };
+  const failure = started.find((r) => r.status === 'rejected');
+  if (failure) {
+    await dispose();
+    throw failure.reason;
+  }
+  const [stack, browser, image] = started.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+    Awaited<ReturnType<typeof startConsoleStack>>,
+    Awaited<ReturnType<typeof launchChromium>>,
+    Awaited<ReturnType<typeof startImageServer>>,
+  ];
+  return { stack, browser, image, [Symbol.asyncDispose]: dispose };
 }
 
 /** Signs in through the console's own form and waits for the signed-in frame. */

@@ -1,6 +1,6 @@
 import { Link, Route, Switch, useLocation } from 'wouter';
 import { useSignedIn } from './api/apiContext.tsx';
-import { useLiveEvents } from './live/eventStream.tsx';
+import { useLiveStatus } from './live/eventStream.tsx';
 import { sectionsFor } from './navigation.ts';
 import { NodeDetailPage } from './pages/NodeDetailPage.tsx';
 import { NotFoundPage } from './pages/NotFoundPage.tsx';
@@ -11,7 +11,7 @@ const liveLabel = { connecting: 'connecting…', live: 'live', reconnecting: 're
 /** The signed-in frame: navigation for the role, who is signed in, whether the live stream is up, and the page. */
 export function ConsoleLayout({ onSignOut }: { onSignOut: () => void }) {
   const { session } = useSignedIn();
-  const status = useLiveEvents(() => undefined);
+  const status = useLiveStatus();
   const sections = sectionsFor(session.role);
   const [location] = useLocation();
   const current = (path: string) => (path === '/' ? location === '/' : location === path || location.startsWith(`${path}/`));

@@ -1,5 +1,5 @@
 import { createParser } from 'eventsource-parser';
-import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { ApiClient } from '../api/client.ts';
 import type { StoredEvent } from '../api/shapes.ts';
 
@@ -65,17 +65,27 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
     return () => controller.abort();
   }, [client]);
 
-  const value = useRef<LiveEvents>({ status, subscribe: (l) => (listeners.current.add(l), () => void listeners.current.delete(l)) });
-  return <LiveEventsContext.Provider value={{ ...value.current, status }}>{children}</LiveEventsContext.Provider>;
+  const subscribe = useCallback((listener: Listener) => {
+    listeners.current.add(listener);
+    return () => void listeners.current.delete(listener);
+  }, []);
+  const value = useMemo(() => ({ status, subscribe }), [status, subscribe]);
+  return <LiveEventsContext.Provider value={value}>{children}</LiveEventsContext.Provider>;
 }
 
-/** Calls `onBatch` for every new batch of the log the signed-in token may see, for as long as the component lives. */
-export function useLiveEvents(onBatch: Listener): LiveStatus {
+function useLive(): LiveEvents {
   const live = useContext(LiveEventsContext);
-  if (!live) throw new Error('useLiveEvents outside of LiveEventsProvider');
+  if (!live) throw new Error('live events used outside of LiveEventsProvider');
+  return live;
+}
+
+/** Whether the stream is connected (shown to the user: what they see is live, or catching up). */
+export const useLiveStatus = (): LiveStatus => useLive().status;
+
+/** Calls `onBatch` for every new batch of the log the signed-in token may see, for as long as the component lives. */
+export function useLiveEvents(onBatch: Listener): void {
+  const { subscribe } = useLive();
   const handler = useRef(onBatch);
   handler.current = onBatch;
-  const { subscribe } = live;
   useEffect(() => subscribe((batch) => handler.current(batch)), [subscribe]);
-  return live.status;
 }

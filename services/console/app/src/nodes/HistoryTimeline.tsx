@@ -6,10 +6,10 @@ import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { NodeFacts } from './NodeFacts.tsx';
 
-/** `datetime-local` speaks local wall-clock time to the second; the API takes ISO instants. */
+/** `datetime-local` speaks local wall-clock time (to the millisecond, with `step` 0.001); the API takes ISO instants. */
 const toLocalInput = (iso: string) => {
   const d = new Date(iso);
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 23);
 };
 const fromLocalInput = (local: string) => new Date(local).toISOString();
 
@@ -37,7 +37,7 @@ export function HistoryTimeline({ nodeId, latestSeq }: { nodeId: string; latestS
         }}
       >
         <label htmlFor={`${id}-at`}>Show the node at</label>
-        <input id={`${id}-at`} type="datetime-local" step={1} value={typed} onChange={(e) => setTyped(e.target.value)} />
+        <input id={`${id}-at`} type="datetime-local" step={0.001} value={typed} onChange={(e) => setTyped(e.target.value)} />
         <button type="submit" disabled={!typed}>
           Show
         </button>

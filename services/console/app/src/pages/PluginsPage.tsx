@@ -2,6 +2,7 @@ import { useSignedIn } from '../api/apiContext.tsx';
 import { useResource } from '../api/useResource.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
+import { TableHead } from '../components/TableHead.tsx';
 
 /** Registered plugins with their live replicas, and every profile with what `profiles.validate` says of it. */
 export function PluginsPage() {
@@ -21,17 +22,7 @@ export function PluginsPage() {
       {plugins.data?.items.length === 0 && <p>No plugins registered.</p>}
       {plugins.data && plugins.data.items.length > 0 && (
         <table>
-          <caption className="visually-hidden">Registered plugins</caption>
-          <thead>
-            <tr>
-              <th scope="col">Plugin</th>
-              <th scope="col">Version</th>
-              <th scope="col">Replicas</th>
-              <th scope="col">Steps</th>
-              <th scope="col">Profiles</th>
-              <th scope="col">Providers</th>
-            </tr>
-          </thead>
+          <TableHead caption="Registered plugins" columns={['Plugin', 'Version', 'Replicas', 'Steps', 'Profiles', 'Providers']} />
           <tbody>
             {plugins.data.items.map((p) => (
               <tr key={p.pluginId}>
@@ -50,16 +41,7 @@ export function PluginsPage() {
       <ProblemAlert error={profiles.error} />
       {profiles.data && (
         <table>
-          <caption className="visually-hidden">Profiles and their validation</caption>
-          <thead>
-            <tr>
-              <th scope="col">Profile</th>
-              <th scope="col">Operation</th>
-              <th scope="col">From</th>
-              <th scope="col">Steps</th>
-              <th scope="col">Validation</th>
-            </tr>
-          </thead>
+          <TableHead caption="Profiles and their validation" columns={['Profile', 'Operation', 'From', 'Steps', 'Validation']} />
           <tbody>
             {profiles.data.map(({ profile, validation }) => (
               <tr key={profile.id} data-profile={profile.id}>

@@ -4,6 +4,7 @@ import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { QuotaBar } from '../vps/QuotaBar.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 /** VPS tenants with their quota (limit, reserved, used) and instances with desired and observed state (a tenant: its own). */
 export function VpsPage() {
@@ -36,19 +37,7 @@ export function VpsPage() {
       {instances.data?.items.length === 0 && <p>No instances.</p>}
       {instances.data && instances.data.items.length > 0 && (
         <table>
-          <caption className="visually-hidden">Instances</caption>
-          <thead>
-            <tr>
-              <th scope="col">Instance</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Pool</th>
-              <th scope="col">Flavor</th>
-              <th scope="col">Desired</th>
-              <th scope="col">Observed</th>
-              <th scope="col">State</th>
-              <th scope="col">Addresses</th>
-            </tr>
-          </thead>
+          <TableHead caption="Instances" columns={['Instance', 'Tenant', 'Pool', 'Flavor', 'Desired', 'Observed', 'State', 'Addresses']} />
           <tbody>
             {instances.data.items.map((i) => (
               <tr key={i.instanceId}>

@@ -7,6 +7,7 @@ import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { WorkflowSteps } from '../workflows/WorkflowSteps.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 const states = ['', 'running', 'completed', 'failed'] as const;
 
@@ -44,17 +45,7 @@ export function WorkflowsPage() {
       </form>
       <ProblemAlert error={list.error} />
       <table className="workflows">
-        <caption className="visually-hidden">Workflows, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Workflow</th>
-            <th scope="col">Node</th>
-            <th scope="col">Operation</th>
-            <th scope="col">State</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Started</th>
-          </tr>
-        </thead>
+        <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
         <tbody>
           {list.data?.items.map((w) => (
             <WorkflowRow key={w.workflowId} workflow={w} expanded={expanded === w.workflowId} onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)} />

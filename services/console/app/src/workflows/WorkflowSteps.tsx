@@ -1,5 +1,6 @@
 import type { WorkflowView } from '../api/shapes.ts';
 import { StateBadge } from '../components/StateBadge.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 /** What a step's output says about a wipe: only a wipe result signed by the machine's ramdisk key is attested. */
 const attestation = (output: unknown): string | null => {
@@ -28,17 +29,7 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
         </p>
       )}
       <table className="steps">
-        <caption className="visually-hidden">Steps of workflow {workflow.workflowId}</caption>
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Step</th>
-            <th scope="col">Runs on</th>
-            <th scope="col">State</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Notes</th>
-          </tr>
-        </thead>
+        <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
         <tbody>
           {workflow.steps.map((s) => (
             <tr key={s.stepIndex} data-step={s.stepId} data-state={s.state}>
