@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../schemas/envelope.ts';
-import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../schemas/metal/fleetViews.ts';
+import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../schemas/metal/nodeHistory.ts';
 import type { AggregateDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 
@@ -11,7 +11,7 @@ export interface NodeBatch {
 
 type ExistingNode = Extract<NodeAggregateState, { exists: true }>;
 /** As the aggregate repository folds: the catalog upcasts and validates what the log holds, `evolve` takes it. */
-const node: AggregateDefinition<NodeAggregateState, DomainEventLike> = nodeAggregate;
+const nodeFold: AggregateDefinition<NodeAggregateState, DomainEventLike> = nodeAggregate;
 
 const atInstant = (node: ExistingNode): NodeAtInstant => ({
   nodeId: node.nodeId,
@@ -49,12 +49,12 @@ export function foldNodeHistory(
   at: HistoryInstant | undefined,
   visible: (seq: number) => boolean = () => true,
 ): NodeHistory | undefined {
-  let state = node.initialState;
+  let state = nodeFold.initialState;
   let snapshot: NodeHistory['node'] | undefined;
   let snapshotAt: NodeHistory['at'] | undefined;
   const timeline: NodeHistoryEntry[] = [];
   for (const batch of batches) {
-    for (const event of batch.events) state = node.evolve(state, node.catalog.read(event));
+    for (const event of batch.events) state = nodeFold.evolve(state, nodeFold.catalog.read(event));
     if (!state.exists || !visible(batch.seq)) continue;
     const now = atInstant(state);
     const time = batchTime(batch);

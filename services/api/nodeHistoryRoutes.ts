@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { foldNodeHistory, type NodeBatch } from '../../projections/nodes/history.ts';
 import { Problem } from '../../schemas/api.ts';
-import { HistoryInstant, NodeHistory } from '../../schemas/metal/fleetViews.ts';
+import { HistoryInstant, NodeHistory } from '../../schemas/metal/nodeHistory.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';

@@ -11,7 +11,7 @@ function approverKeys() {
 }
 
 describe('web console for an approver', () => {
-  it('approves a quorum batch with a key that stays in the browser, and the destructive steps then run', { timeout: 360_000 }, async () => {
+  it('approves a quorum batch with a key that stays in the browser, and the destructive steps then run', { timeout: 600_000 }, async () => {
     await using rig = await startConsoleRig(1);
     const { stack, browser, image } = rig;
     await stack.admin.waitForNodeState('sim-m001', 'ready', 120_000);

@@ -15,7 +15,7 @@ describe('web console for an operator', () => {
     operatorToken = await rig.stack.createToken('ops', 'operator');
     await rig.stack.admin.waitForNodeState('sim-m001', 'ready', 120_000);
     await rig.stack.admin.waitForNodeState('sim-m002', 'ready', 120_000);
-  }, 240_000);
+  }, 600_000);
   afterAll(() => rig?.[Symbol.asyncDispose]());
 
   it('deploys a node from the browser and shows it go ready → deploying → deployed live, then releases it', { timeout: 300_000 }, async () => {

@@ -20,7 +20,7 @@ describe('web console by role', () => {
     }
     await stack.admin.waitForNodeState('sim-m001', 'deployed', 180_000);
     await stack.admin.waitForNodeState('sim-m002', 'deployed', 180_000);
-  }, 420_000);
+  }, 600_000);
   afterAll(() => rig?.[Symbol.asyncDispose]());
 
   it("shows a tenant its own nodes only, and none of another tenant's even at a typed-in URL", { timeout: 120_000 }, async () => {

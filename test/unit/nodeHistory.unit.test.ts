@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldNodeHistory, type NodeBatch } from '../../projections/nodes/history.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
-import { HistoryInstant } from '../../schemas/metal/fleetViews.ts';
+import { HistoryInstant } from '../../schemas/metal/nodeHistory.ts';
 
 const at = (time: string, actor = 'token:ops') => ({ time, actor });
 const batch = (seq: number, when: { time: string; actor: string }, ...events: { type: string; data: unknown }[]): NodeBatch => ({

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useSignedIn } from '../api/apiContext.tsx';
 import type { NodeHistory } from '../api/shapes.ts';
 import { useResource } from '../api/useResource.ts';
@@ -22,8 +22,15 @@ export function HistoryTimeline({ nodeId, latestSeq }: { nodeId: string; latestS
   const id = useId();
   const [at, setAt] = useState<string | null>(null);
   const [typed, setTyped] = useState('');
-  // The timeline grows with the node: read it again whenever the node moves on.
-  const history = useResource(`${nodeId}@${at ?? 'now'}:${at ? '' : latestSeq}`, (_minSeq, signal) => client.nodeHistory(nodeId, at ?? undefined, signal));
+  const history = useResource(`${nodeId}@${at ?? 'now'}`, (_minSeq, signal) => client.nodeHistory(nodeId, at ?? undefined, signal));
+  // The timeline grows with the node: read it again whenever the node moves on (the log is always current).
+  const { reload } = history;
+  const seenSeq = useRef(latestSeq);
+  useEffect(() => {
+    if (seenSeq.current === latestSeq) return;
+    seenSeq.current = latestSeq;
+    reload();
+  }, [latestSeq, reload]);
   const data: NodeHistory | undefined = history.data;
 
   return (
