@@ -113,3 +113,5 @@ const shutdown = async () => {
 };
 process.on('SIGINT', () => void shutdown());
 process.on('SIGTERM', () => void shutdown());
+// Started by a program over IPC (a test): stop with it, so a killed test run leaves no stack behind.
+if (process.connected) process.on('disconnect', () => void shutdown());

@@ -9,7 +9,8 @@ const startScript = fileURLToPath(new URL('../../services/stack/start.ts', impor
 export async function startStackProcess(env: Record<string, string>, httpPort: number) {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', startScript], {
     env: { ...process.env, BC_LOG_LEVEL: 'warn', ...env, BC_HTTP_PORT: String(httpPort) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The IPC channel ties the stack to this test process: `start.ts` stops when it closes.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
