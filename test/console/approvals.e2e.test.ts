@@ -11,10 +11,10 @@ function approverKeys() {
 }
 
 describe('web console for an approver', () => {
-  it('approves a quorum batch with a key that stays in the browser, and the destructive steps then run', { timeout: 600_000 }, async () => {
+  it('approves a quorum batch with a key that stays in the browser, and the destructive steps then run', { timeout: 900_000 }, async () => {
     await using rig = await startConsoleRig(1);
     const { stack, browser, image } = rig;
-    await stack.admin.waitForNodeState('sim-m001', 'ready', 120_000);
+    await stack.admin.waitForNodeState('sim-m001', 'ready', 300_000);
     const alice = approverKeys();
     const quorum = await stack.admin.command('pki.setApprovers', { approvers: [{ approverId: 'alice', publicKey: alice.publicKey }], threshold: 1 });
     expect(quorum.status).toBe(201);
@@ -45,7 +45,7 @@ describe('web console for an approver', () => {
     await page.getByRole('dialog', { name: 'Approve: deploy on node sim-m001' }).getByRole('button', { name: 'Sign and approve' }).click();
     await page.getByText('No pending batches.').waitFor({ timeout: 15_000 });
 
-    await stack.admin.waitForNodeState('sim-m001', 'deployed', 180_000);
+    await stack.admin.waitForNodeState('sim-m001', 'deployed', 300_000);
     const ran = await stack.admin.getJson(`/v1/workflows/${workflowId}`);
     expect(ran.steps.filter((s: { destructive: boolean }) => s.destructive).map((s: { stepId: string; state: string }) => [s.stepId, s.state])).toEqual([
       ['power.set', 'succeeded'],

@@ -13,12 +13,12 @@ describe('web console for an operator', () => {
   beforeAll(async () => {
     rig = await startConsoleRig(2);
     operatorToken = await rig.stack.createToken('ops', 'operator');
-    await rig.stack.admin.waitForNodeState('sim-m001', 'ready', 120_000);
-    await rig.stack.admin.waitForNodeState('sim-m002', 'ready', 120_000);
-  }, 600_000);
+    await rig.stack.admin.waitForNodeState('sim-m001', 'ready', 300_000);
+    await rig.stack.admin.waitForNodeState('sim-m002', 'ready', 300_000);
+  }, 900_000);
   afterAll(() => rig?.[Symbol.asyncDispose]());
 
-  it('deploys a node from the browser and shows it go ready → deploying → deployed live, then releases it', { timeout: 300_000 }, async () => {
+  it('deploys a node from the browser and shows it go ready → deploying → deployed live, then releases it', { timeout: 600_000 }, async () => {
     const overview = await rig.browser.newPage();
     const detail = await rig.browser.newPage();
     await signIn(overview.page, rig.stack.api, operatorToken, '/');

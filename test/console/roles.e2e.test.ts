@@ -10,7 +10,7 @@ describe('web console by role', () => {
   beforeAll(async () => {
     rig = await startConsoleRig(3);
     const { stack, image } = rig;
-    for (const n of ['sim-m001', 'sim-m002', 'sim-m003']) await stack.admin.waitForNodeState(n, 'ready', 120_000);
+    for (const n of ['sim-m001', 'sim-m002', 'sim-m003']) await stack.admin.waitForNodeState(n, 'ready', 300_000);
     tokens.acme = await stack.createToken('acme', 'tenant', 'acme');
     tokens.globex = await stack.createToken('globex', 'tenant', 'globex');
     tokens.viewer = await stack.createToken('watcher', 'viewer');
@@ -18,9 +18,9 @@ describe('web console by role', () => {
       const deploy = await apiClient(stack.api, tokens[tenant]!).command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host' });
       expect(deploy.status).toBe(201);
     }
-    await stack.admin.waitForNodeState('sim-m001', 'deployed', 180_000);
-    await stack.admin.waitForNodeState('sim-m002', 'deployed', 180_000);
-  }, 600_000);
+    await stack.admin.waitForNodeState('sim-m001', 'deployed', 300_000);
+    await stack.admin.waitForNodeState('sim-m002', 'deployed', 300_000);
+  }, 900_000);
   afterAll(() => rig?.[Symbol.asyncDispose]());
 
   it("shows a tenant its own nodes only, and none of another tenant's even at a typed-in URL", { timeout: 120_000 }, async () => {

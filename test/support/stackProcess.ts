@@ -25,7 +25,8 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
   for (let i = 0; ; i++) {
     const ready = await fetch(`${api}/readyz`).then((r) => r.ok, () => false);
     if (ready) break;
-    if (child.exitCode !== null || i > 1_200) {
+    // Five minutes: on a loaded machine the whole stack can take minutes to start.
+    if (child.exitCode !== null || i > 3_000) {
       await stop();
       throw new Error(`stack did not become ready:\n${output}`);
     }
