@@ -47,6 +47,8 @@ async function viteBuild(outDir: string): Promise<void> {
   if (!existsSync(vite)) throw new Error('vite is not installed (npm ci installs it with the dev dependencies)');
   const child = spawn(process.execPath, [vite, 'build', '--config', join(repoRoot, 'services/console/vite.config.ts'), '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
     cwd: repoRoot,
+    // A NODE_ENV inherited from the caller (a test runner sets `test`) would make Vite bundle React's development build.
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
