@@ -31,7 +31,8 @@ export function profileInputs(profile: ProfileView | undefined): { name: string;
   const found = new Map<string, boolean>();
   for (const step of profile.steps) {
     for (const value of Object.values(step.params ?? {}) as unknown[]) {
-      if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string') found.set(value.$input, 'default' in value);
+      // User data is optional in the deploy command itself, whatever the profile says.
+      if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string') found.set(value.$input, 'default' in value || value.$input === 'userData');
     }
   }
   return [...found].filter(([name]) => name !== 'sshKeys').map(([name, optional]) => ({ name, optional }));
