@@ -86,20 +86,20 @@ export function getNode(db: Database, nodeId: string): NodeView | undefined {
   return row && toView(row);
 }
 
-/** Nodes ordered by id, filtered by site, state and/or owning tenant, `limit` per page, resumed after `cursor`. */
+/** Nodes ordered by id, filtered by site, state, pool and/or owning tenant, `limit` per page, resumed after `cursor`. */
 export function listNodes(
   db: Database,
-  filter: { siteId?: string; state?: NodeState; tenantId?: string | null; cursor?: string; limit: number },
+  filter: { siteId?: string; state?: NodeState; poolId?: string; tenantId?: string | null; cursor?: string; limit: number },
 ): { items: NodeView[]; nextCursor: string | null } {
   const after = filter.cursor ? decodeCursor(filter.cursor) : '';
   const rows = db
     .prepare(
       `SELECT * FROM nodes
        WHERE node_id > @after AND (@siteId IS NULL OR site_id = @siteId) AND (@state IS NULL OR state = @state)
-         AND (@tenantId IS NULL OR owner_tenant_id = @tenantId)
+         AND (@poolId IS NULL OR pool_id = @poolId) AND (@tenantId IS NULL OR owner_tenant_id = @tenantId)
        ORDER BY node_id LIMIT @limit`,
     )
-    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, tenantId: filter.tenantId ?? null, limit: filter.limit + 1 }) as NodeRow[];
+    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, poolId: filter.poolId ?? null, tenantId: filter.tenantId ?? null, limit: filter.limit + 1 }) as NodeRow[];
   const page = rows.slice(0, filter.limit);
   const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
   return { items: page.map(toView), nextCursor };

@@ -2,23 +2,27 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
+import { FleetSummary } from '../../schemas/metal/fleetViews.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { NodeView } from '../../schemas/metal/views.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
+import { fleetSummary } from './fleetSummary.ts';
 import { getNode, listNodes } from './queries.ts';
 
-/** `GET /v1/nodes` and `GET /v1/nodes/:nodeId`, with `?minSeq=` read-your-writes. */
+/** `GET /v1/nodes`, `GET /v1/nodes/:nodeId` and `GET /v1/fleet/summary`, with `?minSeq=` read-your-writes. */
 export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/nodes', {
     schema: {
       tags: ['nodes'],
-      summary: 'Nodes, filtered by site and state, ordered by id',
+      summary: 'Nodes, filtered by site, state, pool and tenant, ordered by id',
       querystring: MinSeqQuery.extend({
         siteId: z.string().optional(),
         state: z.enum(nodeStates).optional(),
+        poolId: z.string().optional(),
+        tenantId: z.string().optional().describe('the owning tenant (a tenant token: always its own)'),
         cursor: z.string().optional(),
         limit: z.coerce.number().int().min(1).max(500).default(100),
       }),
@@ -27,7 +31,7 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
-      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? null });
+      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null });
     },
   });
 
@@ -44,6 +48,19 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
       const node = getNode(reader.db(), req.params.nodeId);
       if (!node) throw new PlatformError('NOT_FOUND', `node ${req.params.nodeId} not found`);
       return node;
+    },
+  });
+
+  api.get('/v1/fleet/summary', {
+    schema: {
+      tags: ['nodes'],
+      summary: 'Node counts per site: by state, in maintenance, waiting for capacity, failed (a tenant: its own nodes)',
+      querystring: MinSeqQuery,
+      response: { 200: FleetSummary, '4xx': Problem },
+    },
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      return fleetSummary(reader.db(), { tenantId: req.principal?.tenantId ?? null });
     },
   });
 };

@@ -1,5 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { WorkflowStepView, WorkflowView } from '../../schemas/metal/workflowViews.ts';
+import { PlatformError } from '../../services/platform/errors.ts';
+import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 
 interface WorkflowRow {
   workflow_id: string;
@@ -75,4 +77,37 @@ export function getWorkflow(db: Database, workflowId: string): WorkflowView | un
 export function listNodeWorkflows(db: Database, nodeId: string, limit = 100): WorkflowView[] {
   const rows = db.prepare('SELECT * FROM workflows WHERE node_id = ? ORDER BY last_seq DESC LIMIT ?').all(nodeId, limit) as WorkflowRow[];
   return rows.map((r) => toView(db, r));
+}
+
+function workflowCursorKey(cursor: string): [string, string] {
+  const key = (() => {
+    try {
+      return JSON.parse(decodeCursor(cursor)) as unknown;
+    } catch (err) {
+      throw new PlatformError('VALIDATION_FAILED', 'cursor is not one this API issued', { cause: err });
+    }
+  })();
+  if (!Array.isArray(key) || key.length !== 2 || !key.every((k) => typeof k === 'string')) throw new PlatformError('VALIDATION_FAILED', 'cursor is not one this API issued');
+  return key as [string, string];
+}
+
+/** The fleet's workflows, newest first, optionally in one state; `limit` per page, resumed after `cursor`. */
+export function listWorkflows(
+  db: Database,
+  filter: { state?: WorkflowView['state']; cursor?: string; limit: number },
+): { items: WorkflowView[]; nextCursor: string | null } {
+  // The cursor is the last row's (started_at, workflow_id): a stable key, unlike last_seq, which moves as steps run.
+  const [afterStart, afterId] = filter.cursor ? workflowCursorKey(filter.cursor) : [null, null];
+  const rows = db
+    .prepare(
+      `SELECT * FROM workflows
+       WHERE (@afterStart IS NULL OR started_at < @afterStart OR (started_at = @afterStart AND workflow_id < @afterId))
+         AND (@state IS NULL OR state = @state)
+       ORDER BY started_at DESC, workflow_id DESC LIMIT @limit`,
+    )
+    .all({ afterStart, afterId, state: filter.state ?? null, limit: filter.limit + 1 }) as WorkflowRow[];
+  const page = rows.slice(0, filter.limit);
+  const last = page.at(-1);
+  const nextCursor = rows.length > filter.limit && last ? encodeCursor(JSON.stringify([last.started_at, last.workflow_id])) : null;
+  return { items: page.map((r) => toView(db, r)), nextCursor };
 }

@@ -1,15 +1,32 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MinSeqQuery, Problem } from '../../schemas/api.ts';
+import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
-import { getWorkflow, listNodeWorkflows } from './queries.ts';
+import { getWorkflow, listNodeWorkflows, listWorkflows } from './queries.ts';
 
-/** `GET /v1/workflows/:workflowId` and `GET /v1/nodes/:nodeId/workflows` (newest first), with `?minSeq=`. */
+/** `GET /v1/workflows`, `GET /v1/workflows/:workflowId` and `GET /v1/nodes/:nodeId/workflows` (newest first), with `?minSeq=`. */
 export const workflowRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
+
+  api.get('/v1/workflows', {
+    schema: {
+      tags: ['workflows'],
+      summary: 'Workflows across the fleet, newest first, optionally in one state',
+      querystring: MinSeqQuery.extend({
+        state: WorkflowView.shape.state.optional(),
+        cursor: z.string().optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(50),
+      }),
+      response: { 200: pageOf(WorkflowView), '4xx': Problem },
+    },
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      return listWorkflows(reader.db(), req.query);
+    },
+  });
 
   api.get('/v1/workflows/:workflowId', {
     schema: {

@@ -45,4 +45,6 @@ export const workflowsMigrations = [
      expires_at TEXT NOT NULL,
      last_seq INTEGER NOT NULL
    );`,
+  // The fleet's workflows, newest first (`GET /v1/workflows`).
+  `CREATE INDEX workflows_by_start ON workflows (started_at, workflow_id);`,
 ];

@@ -28,3 +28,7 @@ export const CreatedTokenView = z.object({
   seq: z.number().int(),
 });
 export type CreatedTokenView = z.infer<typeof CreatedTokenView>;
+
+/** `GET /v1/session`: who the bearer token is (what a console needs to show the right actions). */
+export const SessionView = TokenView.pick({ tokenId: true, role: true, tenantId: true });
+export type SessionView = z.infer<typeof SessionView>;

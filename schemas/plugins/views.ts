@@ -24,7 +24,9 @@ export const PluginView = PluginRegistration.extend({
 export type PluginView = z.infer<typeof PluginView>;
 
 export const DriverView = DriverDescriptor.extend({ pluginId: z.string() });
+export type DriverView = z.infer<typeof DriverView>;
 export const ProfileView = ProfileDescriptor.extend({ pluginId: z.string().nullable() });
+export type ProfileView = z.infer<typeof ProfileView>;
 
 /** What a plugin replica answers on `bc.plugin.<id>.ping`. */
 export const PluginPing = z.object({ pluginId: z.string(), instanceId: z.string(), version: z.string(), startedAt: z.string() });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { ResourceId } from '../ids.ts';
+import { approvalText } from './approvalText.ts';
 
 const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
 const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
@@ -36,8 +37,8 @@ export type ApproveBatch = z.infer<typeof ApproveBatch>;
 export const RejectBatch = ApproveBatch.extend({ reason: z.string().min(1).max(500) }).strict();
 export type RejectBatch = z.infer<typeof RejectBatch>;
 
-/** What an approver signs: the verdict and the digest, so an approval cannot be replayed as a rejection or elsewhere. */
-export const approvalMessage = (verdict: 'approve' | 'reject', digest: string) => Buffer.from(`bc-approval/v1/${verdict}/${digest}`, 'utf8');
+/** What an approver signs (`approvalText`), as bytes. */
+export const approvalMessage = (verdict: 'approve' | 'reject', digest: string) => Buffer.from(approvalText(verdict, digest), 'utf8');
 
 export const ApproversSet = defineEvent(
   'ApproversSet',

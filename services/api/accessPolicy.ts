@@ -3,12 +3,13 @@ import type { Principal } from '../../schemas/auth/roles.ts';
 /** `allow`; `forbidden` (403: the role may not); `hidden` (404: a tenant is not told the resource exists). */
 export type Access = 'allow' | 'forbidden' | 'hidden';
 
-/** Routes with no token at all: probes, metrics, and the API's own description. */
+/** Routes with no token at all: everything outside `/v1/` (probes, metrics, the console's files), the API's own description. */
 export function isPublicRoute(url: string): boolean {
   const path = url.split('?')[0]!;
+  if (path !== '/v1' && !path.startsWith('/v1/')) return true;
   // Blob URLs carry their own capability (the BMC that mounts an ISO has no bearer token); the join credential is
   // public by design (it may only ask to join).
-  return path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/v1/openapi.json' || path === '/docs' || path.startsWith('/docs/') || path.startsWith('/v1/blobs/') || path === '/v1/join-creds';
+  return path === '/v1/openapi.json' || path.startsWith('/v1/blobs/') || path === '/v1/join-creds';
 }
 
 /**
@@ -34,6 +35,9 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/nodes',
   '/v1/nodes/:nodeId',
   '/v1/nodes/:nodeId/workflows',
+  '/v1/nodes/:nodeId/history',
+  '/v1/fleet/summary',
+  '/v1/session',
   '/v1/workflows/:workflowId',
   '/v1/sites',
   '/v1/sites/:siteId',
@@ -68,6 +72,7 @@ export function accessOf(principal: Principal, method: string, route: string | u
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
   if (path === '/v1/commands/pki.setApprovers') return 'forbidden';
   if (principal.role === 'operator') return 'allow';
-  // viewer and approver read everything but tokens; approving gets routes of its own.
-  return reads.has(method) ? 'allow' : 'forbidden';
+  // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);
+  // approving gets routes of its own.
+  return reads.has(method) || path === '/v1/profiles/validate' ? 'allow' : 'forbidden';
 }

@@ -27,6 +27,10 @@ import { approvalRoutes } from './approvalRoutes.ts';
 import { joinTokenRoutes } from './joinTokenRoutes.ts';
 import { pluginRoutes } from './pluginRoutes.ts';
 import { blobRoutes } from './blobRoutes.ts';
+import { consoleDistDir } from '../console/consoleBuild.ts';
+import { consoleRoutes } from './consoleRoutes.ts';
+import { nodeHistoryRoutes } from './nodeHistoryRoutes.ts';
+import { sessionRoutes } from './sessionRoutes.ts';
 
 /**
  * The HTTP query/command API. Every error leaves as problem+json with a stable code. Every `/v1/*` route but the
@@ -82,6 +86,9 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(pluginRoutes, { ctx });
   await app.register(blobRoutes, { ctx });
   await app.register(vpsRoutes, { reader: readerOf(ctx, 'vps'), waitTimeoutMs });
+  await app.register(nodeHistoryRoutes, { ctx, tenancy });
+  await app.register(sessionRoutes);
+  await app.register(consoleRoutes, { root: consoleDistDir });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   if (ctx.config.apiAuth === 'required') await ensureAdminToken(edgeBus, ctx.config.dataDir, log);

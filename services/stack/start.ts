@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
 import { Inboxes } from '../../schemas/subjects.ts';
+import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
 import { brokerDirOf, loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { connectNats } from '../platform/nats/connect.ts';
@@ -52,6 +53,10 @@ if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialE
   fail(new NatsAccessError('BROKER_MATERIAL_MISSING', `BC_NATS_URL names an external server but ${brokerDir} holds no trust chain: create it with \`better-compute broker init\` and run the server from the config it writes`));
 }
 const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}) }) : undefined;
+
+// The API serves the web console from dist/console: build it now unless it is built from these very sources. Without
+// it the API still runs; `/` then says how to build it.
+await ensureConsoleBuilt(log).catch((err: unknown) => log.error({ err }, 'the web console could not be built (npm run build:console)'));
 
 let embedded: NatsServerProcess | undefined;
 let endNatsSupervision: (() => void) | undefined;
@@ -111,6 +116,7 @@ const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials(
 console.log(`
 Better Compute is starting.
   API          ${api}   (OpenAPI: ${api}/v1/openapi.json)
+  Console      ${api}/   (sign in with an API token)
   NATS         ${natsUrl}${embedded ? `   (embedded, store ${storeDir})` : '   (external)'}   broker auth: ${config.natsAuth}
   Data dir     ${dataDir}
 ${config.natsAuth === 'none' ? `  WARNING      ${anonymousWarning}\n` : ''}Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
@@ -136,3 +142,5 @@ const shutdown = async () => {
 };
 process.on('SIGINT', () => void shutdown());
 process.on('SIGTERM', () => void shutdown());
+// Started by a program over IPC (a test): stop with it, so a killed test run leaves no stack behind.
+if (process.connected) process.on('disconnect', () => void shutdown());

@@ -9,7 +9,8 @@ const startScript = fileURLToPath(new URL('../../services/stack/start.ts', impor
 export async function startStackProcess(env: Record<string, string>, httpPort: number) {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', startScript], {
     env: { ...process.env, BC_LOG_LEVEL: 'warn', ...env, BC_HTTP_PORT: String(httpPort) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The IPC channel ties the stack to this test process: `start.ts` stops when it closes.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -24,7 +25,8 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
   for (let i = 0; ; i++) {
     const ready = await fetch(`${api}/readyz`).then((r) => r.ok, () => false);
     if (ready) break;
-    if (child.exitCode !== null || i > 1_200) {
+    // Five minutes: on a loaded machine the whole stack can take minutes to start.
+    if (child.exitCode !== null || i > 3_000) {
       await stop();
       throw new Error(`stack did not become ready:\n${output}`);
     }

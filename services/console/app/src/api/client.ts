@@ -1,0 +1,121 @@
+import type {
+  ApprovalView,
+  ApproveBatch,
+  CommandResult,
+  FleetSummary,
+  InstanceView,
+  NodeHistory,
+  NodePage,
+  NodeState,
+  NodeView,
+  PluginView,
+  Problem,
+  ProfileValidation,
+  ProfileView,
+  RejectBatch,
+  SessionView,
+  SiteView,
+  TenantView,
+  WorkflowPage,
+  WorkflowView,
+} from './shapes.ts';
+
+/** A refusal from the API: its problem `code` (`schemas/errorCodes.ts`) and message, as the console shows them. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly code: Problem['code'] | 'NETWORK',
+    message: string,
+    readonly issues: Problem['issues'] = undefined,
+  ) {
+    super(message);
+  }
+}
+
+type Query = { readonly [key: string]: string | number | undefined | null };
+
+/** What `GET /v1/nodes` filters on (empty: any). */
+export type NodeFilter = {
+  siteId?: string;
+  state?: NodeState | '';
+  poolId?: string;
+  tenantId?: string;
+};
+
+const withQuery = (path: string, query: Query = {}): string => {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+};
+
+/**
+ * Every call the console makes, over the `/v1` API with the signed-in token: the API decides what the role may see
+ * and do. A 401 (token expired or revoked) calls `onUnauthorized`, which returns the user to sign-in.
+ */
+export class ApiClient {
+  constructor(
+    readonly token: string,
+    private readonly onUnauthorized: () => void,
+  ) {}
+
+  /** The fetch every call (and the event stream) goes through: bearer token, problem+json errors, 401 handling. */
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set('authorization', `Bearer ${this.token}`);
+    let res: Response;
+    try {
+      res = await fetch(path, { ...init, headers });
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      throw new ApiError(0, 'NETWORK', `the API did not answer: ${(err as Error).message}`);
+    }
+    if (res.ok) return res;
+    const problem = (await res.json().catch(() => null)) as Partial<Problem> | null;
+    if (res.status === 401) this.onUnauthorized();
+    throw new ApiError(res.status, problem?.code ?? 'INTERNAL', problem?.detail ?? res.statusText, problem?.issues);
+  }
+
+  private async get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
+    return (await this.fetch(withQuery(path, query), signal ? { signal } : {})).json() as Promise<T>;
+  }
+
+  private async post<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+    return (await this.fetch(path, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<T>;
+  }
+
+  session = (signal?: AbortSignal) => this.get<SessionView>('/v1/session', undefined, signal);
+  fleetSummary = (minSeq?: number, signal?: AbortSignal) => this.get<FleetSummary>('/v1/fleet/summary', { minSeq }, signal);
+  sites = (signal?: AbortSignal) => this.get<{ items: SiteView[] }>('/v1/sites', undefined, signal);
+
+  nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
+    this.get<NodePage>('/v1/nodes', filter, signal);
+  node = (nodeId: string, minSeq?: number, signal?: AbortSignal) => this.get<NodeView>(`/v1/nodes/${encodeURIComponent(nodeId)}`, { minSeq }, signal);
+  nodeWorkflows = (nodeId: string, minSeq?: number, signal?: AbortSignal) =>
+    this.get<{ items: WorkflowView[] }>(`/v1/nodes/${encodeURIComponent(nodeId)}/workflows`, { minSeq, limit: 20 }, signal);
+  /** `at`: a stream sequence or an ISO time; absent: now. */
+  nodeHistory = (nodeId: string, at?: number | string, signal?: AbortSignal) =>
+    this.get<NodeHistory>(`/v1/nodes/${encodeURIComponent(nodeId)}/history`, { at }, signal);
+
+  workflows = (filter: { state?: WorkflowView['state'] | ''; cursor?: string | null; minSeq?: number }, signal?: AbortSignal) =>
+    this.get<WorkflowPage>('/v1/workflows', filter, signal);
+  workflow = (workflowId: string, minSeq?: number, signal?: AbortSignal) => this.get<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`, { minSeq }, signal);
+
+  approvals = (state: ApprovalView['state'] | undefined, minSeq?: number, signal?: AbortSignal) =>
+    this.get<{ items: ApprovalView[] }>('/v1/approvals', { state, minSeq }, signal);
+  approve = (workflowId: string, body: Omit<ApproveBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/approve`, body);
+  reject = (workflowId: string, body: Omit<RejectBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/reject`, body);
+
+  tenants = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: TenantView[] }>('/v1/tenants', { minSeq }, signal);
+  instances = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: InstanceView[] }>('/v1/vps/instances', { minSeq }, signal);
+
+  plugins = (signal?: AbortSignal) => this.get<{ items: PluginView[] }>('/v1/plugins', undefined, signal);
+  profiles = (signal?: AbortSignal) => this.get<{ items: ProfileView[] }>('/v1/profiles', undefined, signal);
+  validateProfile = (profileId: string) => this.post<ProfileValidation>('/v1/profiles/validate', { profileId });
+
+  /** A command (`POST /v1/commands/<name>`); the idempotency key makes a repeated submit of one dialog one command. */
+  command = (name: string, payload: unknown, idempotencyKey: string) => this.post<CommandResult>(`/v1/commands/${name}`, payload, idempotencyKey);
+}

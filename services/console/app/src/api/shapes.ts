@@ -1,0 +1,30 @@
+/**
+ * The API's shapes, as the zod schemas in `schemas/` define them: the console declares none of its own. Type-only, so
+ * nothing of the server reaches the bundle.
+ */
+export type { CommandResult, Problem } from '../../../../../schemas/api.ts';
+export type { SessionView } from '../../../../../schemas/auth/views.ts';
+export type { Role } from '../../../../../schemas/auth/roles.ts';
+export type { StoredEvent } from '../../../../../schemas/envelope.ts';
+export type { FleetSummary, NodeCounts } from '../../../../../schemas/metal/fleetViews.ts';
+export type { NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../../../schemas/metal/nodeHistory.ts';
+export type { NodeState } from '../../../../../schemas/metal/nodeState.ts';
+export type { NodeView } from '../../../../../schemas/metal/views.ts';
+export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
+export type { DeployNode } from '../../../../../schemas/metal/lifecycleCommands.ts';
+export type { SetMaintenance } from '../../../../../schemas/metal/commands.ts';
+export type { ApprovalView } from '../../../../../projections/workflows/approvals.ts';
+export type { ApproveBatch, RejectBatch } from '../../../../../schemas/trust/approvals.ts';
+export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
+export type { PluginView, ProfileValidation, ProfileView } from '../../../../../schemas/plugins/views.ts';
+export type { SiteView } from '../../../../../schemas/site/views.ts';
+
+import type { z } from 'zod';
+import type { pageOf } from '../../../../../schemas/api.ts';
+import type { NodeView as NodeViewSchema } from '../../../../../schemas/metal/views.ts';
+import type { WorkflowView as WorkflowViewSchema } from '../../../../../schemas/metal/workflowViews.ts';
+
+/** A page of `GET /v1/nodes` (`pageOf(NodeView)`). */
+export type NodePage = z.infer<ReturnType<typeof pageOf<typeof NodeViewSchema>>>;
+/** A page of `GET /v1/workflows` (`pageOf(WorkflowView)`). */
+export type WorkflowPage = z.infer<ReturnType<typeof pageOf<typeof WorkflowViewSchema>>>;

@@ -1,0 +1,91 @@
+import { createParser } from 'eventsource-parser';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import type { ApiClient } from '../api/client.ts';
+import type { StoredEvent } from '../api/shapes.ts';
+
+/** One message of `GET /v1/events/stream`: a command's events on one aggregate's subject. */
+export interface LiveBatch {
+  readonly seq: number;
+  readonly subject: string;
+  readonly events: readonly StoredEvent[];
+}
+
+export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
+type Listener = (batch: LiveBatch) => void;
+
+interface LiveEvents {
+  readonly status: LiveStatus;
+  subscribe(listener: Listener): () => void;
+}
+
+const LiveEventsContext = createContext<LiveEvents | null>(null);
+
+const retryMs = 2_000;
+
+/**
+ * One server-sent-events connection for the whole console (`EventSource` cannot send a bearer token, so this reads
+ * the stream through `fetch`). After a drop it reconnects with `Last-Event-ID`, so no batch is missed; what the token
+ * may not see the API leaves out.
+ */
+export function LiveEventsProvider({ client, children }: { client: ApiClient; children: ReactNode }) {
+  const listeners = useRef(new Set<Listener>());
+  const [status, setStatus] = useState<LiveStatus>('connecting');
+
+  useEffect(() => {
+    const controller = new AbortController();
+    let lastSeq: number | undefined;
+    const connectOnce = async () => {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (lastSeq !== undefined) headers['last-event-id'] = String(lastSeq);
+      const res = await client.fetch('/v1/events/stream?subject=bc.evt.>', { headers, signal: controller.signal });
+      setStatus('live');
+      const parser = createParser({
+        onEvent: (message) => {
+          if (message.event !== 'events') return;
+          const batch = JSON.parse(message.data) as LiveBatch;
+          lastSeq = batch.seq;
+          for (const listener of listeners.current) listener(batch);
+        },
+      });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        parser.feed(value);
+      }
+    };
+    void (async () => {
+      while (!controller.signal.aborted) {
+        await connectOnce().catch(() => undefined);
+        if (controller.signal.aborted) return;
+        setStatus('reconnecting');
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+      }
+    })();
+    return () => controller.abort();
+  }, [client]);
+
+  const subscribe = useCallback((listener: Listener) => {
+    listeners.current.add(listener);
+    return () => void listeners.current.delete(listener);
+  }, []);
+  const value = useMemo(() => ({ status, subscribe }), [status, subscribe]);
+  return <LiveEventsContext.Provider value={value}>{children}</LiveEventsContext.Provider>;
+}
+
+function useLive(): LiveEvents {
+  const live = useContext(LiveEventsContext);
+  if (!live) throw new Error('live events used outside of LiveEventsProvider');
+  return live;
+}
+
+/** Whether the stream is connected (shown to the user: what they see is live, or catching up). */
+export const useLiveStatus = (): LiveStatus => useLive().status;
+
+/** Calls `onBatch` for every new batch of the log the signed-in token may see, for as long as the component lives. */
+export function useLiveEvents(onBatch: Listener): void {
+  const { subscribe } = useLive();
+  const handler = useRef(onBatch);
+  handler.current = onBatch;
+  useEffect(() => subscribe((batch) => handler.current(batch)), [subscribe]);
+}

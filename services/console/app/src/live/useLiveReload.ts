@@ -1,0 +1,19 @@
+import type { Resource } from '../api/useResource.ts';
+import { useLiveEvents, type LiveBatch } from './eventStream.tsx';
+
+/** Reloads `resource` (reading no older than the batch) whenever a live batch matches: how pages stay current. */
+export function useLiveReload(resource: Pick<Resource<unknown>, 'reload'>, matches: (batch: LiveBatch) => boolean): void {
+  useLiveEvents((batch) => {
+    if (matches(batch)) resource.reload(batch.seq);
+  });
+}
+
+/** Subjects of the log, by what a page watches. */
+export const subjectOf = {
+  anyNode: (b: LiveBatch) => b.subject.startsWith('bc.evt.metal.node.'),
+  node: (nodeId: string) => (b: LiveBatch) => b.subject === `bc.evt.metal.node.${nodeId}`,
+  anyWorkflow: (b: LiveBatch) => b.subject.startsWith('bc.evt.metal.workflow.'),
+  workflow: (workflowId: string) => (b: LiveBatch) => b.subject === `bc.evt.metal.workflow.${workflowId}`,
+  vps: (b: LiveBatch) => b.subject.startsWith('bc.evt.vps.'),
+  plugins: (b: LiveBatch) => b.subject.startsWith('bc.evt.plugins.'),
+};

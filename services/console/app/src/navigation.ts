@@ -1,0 +1,35 @@
+import type { ComponentType } from 'react';
+import type { Role } from './api/shapes.ts';
+import { ApprovalsPage } from './pages/ApprovalsPage.tsx';
+import { FleetOverviewPage } from './pages/FleetOverviewPage.tsx';
+import { NodesPage } from './pages/NodesPage.tsx';
+import { PluginsPage } from './pages/PluginsPage.tsx';
+import { VpsPage } from './pages/VpsPage.tsx';
+import { WorkflowsPage } from './pages/WorkflowsPage.tsx';
+
+/** A top-level page: where it lives, its name in the navigation, and the roles whose API token may read what it shows. */
+export interface Section {
+  readonly path: string;
+  readonly label: string;
+  readonly page: ComponentType;
+  readonly roles: readonly Role[];
+}
+
+const everyone: readonly Role[] = ['admin', 'operator', 'approver', 'viewer', 'tenant'];
+const staff: readonly Role[] = ['admin', 'operator', 'approver', 'viewer'];
+
+/**
+ * The console's sections in navigation order. A section is listed for a role only where the API lets that role read
+ * its data (a tenant reads no fleet-wide workflows, approvals or plugins). Autonomy decisions and approvals (issue 14)
+ * join this list as one entry once that module's API exists.
+ */
+export const sections: readonly Section[] = [
+  { path: '/', label: 'Fleet overview', page: FleetOverviewPage, roles: everyone },
+  { path: '/nodes', label: 'Nodes', page: NodesPage, roles: everyone },
+  { path: '/workflows', label: 'Workflows', page: WorkflowsPage, roles: staff },
+  { path: '/approvals', label: 'Approvals', page: ApprovalsPage, roles: staff },
+  { path: '/vps', label: 'VPS', page: VpsPage, roles: everyone },
+  { path: '/plugins', label: 'Plugins and profiles', page: PluginsPage, roles: staff },
+];
+
+export const sectionsFor = (role: Role): Section[] => sections.filter((s) => s.roles.includes(role));

@@ -1,0 +1,66 @@
+import type { NodeAtInstant } from '../api/shapes.ts';
+
+const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
+/** Disk sizes in decimal units, as disks are sold. */
+const size = (bytes: number | null) => {
+  if (bytes === null) return 'unknown size';
+  const power = Math.min(units.length - 1, Math.max(0, Math.floor(Math.log10(Math.max(bytes, 1)) / 3)));
+  return `${Number((bytes / 1000 ** power).toPrecision(3))} ${units[power]}`;
+};
+
+/** Where a node is and how it is reached, and its hardware from the last inspection. */
+export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: string; connected?: boolean } }) {
+  const inv = node.inventory;
+  return (
+    <div className="facts">
+      <dl>
+        <dt>Site</dt>
+        <dd>{node.siteId}</dd>
+        <dt>Pool</dt>
+        <dd>{node.poolId ?? 'none'}</dd>
+        <dt>Tenant</dt>
+        <dd>{node.tenantId ?? 'none'}</dd>
+        <dt>Agent</dt>
+        <dd>
+          {node.agent === 'none' ? 'agentless' : 'bcd'}
+          {node.connected !== undefined && ` (${node.connected ? 'connected' : 'not connected'})`}
+        </dd>
+        <dt>Hardware profile</dt>
+        <dd>{node.hardwareProfile}</dd>
+        {node.bmcAddress && (
+          <>
+            <dt>BMC</dt>
+            <dd>{node.bmcAddress}</dd>
+          </>
+        )}
+        <dt>MACs</dt>
+        <dd>{node.macs.join(', ') || 'none'}</dd>
+        <dt>Addresses</dt>
+        <dd>{node.addresses.join(', ') || 'none'}</dd>
+      </dl>
+      <h3>Inventory</h3>
+      {!inv && <p>Not inspected yet.</p>}
+      {inv && (
+        <dl>
+          <dt>System</dt>
+          <dd>{[inv.manufacturer, inv.model].filter(Boolean).join(' ') || 'unknown'}</dd>
+          <dt>Serial</dt>
+          <dd>{inv.serial ?? 'unknown'}</dd>
+          <dt>UUID</dt>
+          <dd>{inv.productUuid ?? 'unknown'}</dd>
+          <dt>CPUs</dt>
+          <dd>
+            {inv.cpus.count} × {inv.cpus.model ?? 'unknown model'}
+            {inv.cpus.cores !== null && ` (${inv.cpus.cores} cores)`}
+          </dd>
+          <dt>Memory</dt>
+          <dd>{inv.memoryMiB === null ? 'unknown' : `${(inv.memoryMiB / 1024).toFixed(0)} GiB`}</dd>
+          <dt>Disks</dt>
+          <dd>{inv.disks.map((d) => `${d.id}: ${size(d.sizeBytes)}${d.model ? ` ${d.model}` : ''}`).join('; ') || 'none'}</dd>
+          <dt>NICs</dt>
+          <dd>{inv.nics.map((n) => `${n.id} ${n.mac}${n.ipv4Addresses?.length ? ` (${n.ipv4Addresses.join(', ')})` : ''}`).join('; ') || 'none'}</dd>
+        </dl>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,30 @@
+import type { NodeView, Role } from '../api/shapes.ts';
+
+/** A lifecycle verb the console offers on a node: the command it sends and when (role, node state) it is offered. */
+export interface NodeAction {
+  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry';
+  readonly label: string;
+  readonly command: string;
+  readonly roles: readonly Role[];
+  readonly offered: (node: NodeView) => boolean;
+  /** What confirming does, in words. */
+  readonly consequence: string;
+  readonly danger?: boolean;
+}
+
+const operators: readonly Role[] = ['admin', 'operator'];
+/** The verbs a tenant token may send on its own nodes (`tenantCommands` in the API's access policy). */
+const operatorsAndTenants: readonly Role[] = ['admin', 'operator', 'tenant'];
+
+export const nodeActions: readonly NodeAction[] = [
+  { id: 'deploy', label: 'Deploy', command: 'metal.deploy', roles: operatorsAndTenants, offered: (n) => n.state === 'ready', consequence: 'The node boots its ramdisk, the image is written to its disk and it boots the image.' },
+  { id: 'release', label: 'Release', command: 'metal.undeploy', roles: operatorsAndTenants, offered: (n) => n.state === 'deployed', danger: true, consequence: 'Every disk of the node is wiped (attested by its ramdisk) and the node returns to ready.' },
+  { id: 'rescue', label: 'Rescue', command: 'metal.rescue', roles: operatorsAndTenants, offered: (n) => ['ready', 'deployed', 'failed'].includes(n.state) && n.agent !== 'none', consequence: 'The node reboots into the rescue ramdisk; its disks are left as they are.' },
+  { id: 'unrescue', label: 'Leave rescue', command: 'metal.unrescue', roles: operatorsAndTenants, offered: (n) => n.state === 'rescue', consequence: 'The node leaves rescue for the state it was rescued from.' },
+  { id: 'maintenance-on', label: 'Maintenance on', command: 'metal.setMaintenance', roles: operators, offered: (n) => !n.maintenance, consequence: 'The node is taken out of service until an operator clears maintenance.' },
+  { id: 'maintenance-off', label: 'Maintenance off', command: 'metal.setMaintenance', roles: operators, offered: (n) => n.maintenance, consequence: 'The node goes back into service.' },
+  { id: 'retry', label: 'Retry', command: 'metal.retry', roles: operators, offered: (n) => n.state === 'failed', consequence: 'The operation that failed runs again as a new workflow.' },
+];
+
+/** The actions this role may take on this node now: none for viewers and approvers. */
+export const actionsFor = (role: Role, node: NodeView): NodeAction[] => nodeActions.filter((a) => a.roles.includes(role) && a.offered(node));

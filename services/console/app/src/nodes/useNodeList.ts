@@ -1,0 +1,76 @@
+import { useEffect, useRef, useState } from 'react';
+import { useSignedIn } from '../api/apiContext.tsx';
+import { ApiError, type NodeFilter } from '../api/client.ts';
+import type { NodeView } from '../api/shapes.ts';
+import { useLiveEvents } from '../live/eventStream.tsx';
+
+const pageSize = 500;
+/** Node batches arrive in bursts during a fleet deploy: changed nodes are re-read together, this often at most. */
+const refreshEveryMs = 300;
+
+const matches = (node: NodeView, filter: NodeFilter) =>
+  (!filter.siteId || node.siteId === filter.siteId) &&
+  (!filter.state || node.state === filter.state) &&
+  (!filter.poolId || node.poolId === filter.poolId) &&
+  (!filter.tenantId || node.tenantId === filter.tenantId);
+
+/**
+ * Every node the filter selects, read page by page through the API's cursor (the table shows the first page at once),
+ * then kept current: a node whose batch appears on the live stream is read again, and dropped if it no longer matches.
+ */
+export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, NodeView>; complete: boolean; error: ApiError | undefined } {
+  const { client } = useSignedIn();
+  const [nodes, setNodes] = useState<ReadonlyMap<string, NodeView>>(new Map());
+  const [complete, setComplete] = useState(false);
+  const [error, setError] = useState<ApiError | undefined>();
+  const key = JSON.stringify(filter);
+  const changed = useRef(new Map<string, number>());
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setNodes(new Map());
+    setComplete(false);
+    setError(undefined);
+    void (async () => {
+      let cursor: string | null = null;
+      do {
+        const page = await client.nodes({ ...filter, cursor, limit: pageSize }, controller.signal);
+        setNodes((prev) => new Map([...prev, ...page.items.map((n) => [n.nodeId, n] as const)]));
+        cursor = page.nextCursor;
+      } while (cursor && !controller.signal.aborted);
+      setComplete(true);
+    })().catch((err: unknown) => !controller.signal.aborted && setError(err as ApiError));
+    return () => controller.abort();
+    // `key` is the filter's value: a new object with the same filter reads nothing again.
+  }, [client, key]);
+
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (changed.current.size === 0) return;
+      const batch = [...changed.current];
+      changed.current.clear();
+      for (const [nodeId, seq] of batch) {
+        client.node(nodeId, seq).then(
+          (node) => setNodes((prev) => withNode(prev, nodeId, matches(node, filter) ? node : undefined)),
+          (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND' && setNodes((prev) => withNode(prev, nodeId, undefined)),
+        );
+      }
+    }, refreshEveryMs);
+    return () => clearInterval(timer);
+  }, [client, key]);
+
+  useLiveEvents((batch) => {
+    const prefix = 'bc.evt.metal.node.';
+    if (batch.subject.startsWith(prefix)) changed.current.set(batch.subject.slice(prefix.length), batch.seq);
+  });
+
+  return { nodes, complete, error };
+}
+
+function withNode(nodes: ReadonlyMap<string, NodeView>, nodeId: string, node: NodeView | undefined): ReadonlyMap<string, NodeView> {
+  if (!node && !nodes.has(nodeId)) return nodes;
+  const next = new Map(nodes);
+  if (node) next.set(nodeId, node);
+  else next.delete(nodeId);
+  return next;
+}

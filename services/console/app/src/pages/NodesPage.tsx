@@ -1,0 +1,32 @@
+import { useCallback } from 'react';
+import { useSearchParams } from 'wouter';
+import type { NodeFilter } from '../api/client.ts';
+import { ProblemAlert } from '../components/ProblemAlert.tsx';
+import { NodeFilters } from '../nodes/NodeFilters.tsx';
+import { NodeTable } from '../nodes/NodeTable.tsx';
+import { useNodeList } from '../nodes/useNodeList.ts';
+
+const filterKeys = ['siteId', 'state', 'poolId', 'tenantId'] as const;
+
+/** Every node the token may see, filtered in the URL (so a filtered view can be linked), sorted and live. */
+export function NodesPage() {
+  const [params, setParams] = useSearchParams();
+  const filter: NodeFilter = Object.fromEntries(filterKeys.flatMap((k) => (params.get(k) ? [[k, params.get(k)!]] : [])));
+  const onChange = useCallback(
+    (next: NodeFilter) => setParams(Object.fromEntries(filterKeys.flatMap((k) => (next[k] ? [[k, next[k]!]] : []))), { replace: true }),
+    [setParams],
+  );
+  const { nodes, complete, error } = useNodeList(filter);
+  return (
+    <section aria-labelledby="nodes-title">
+      <h1 id="nodes-title">Nodes</h1>
+      <NodeFilters filter={filter} onChange={onChange} />
+      <ProblemAlert error={error} />
+      <p role="status" className="count">
+        {nodes.size} node{nodes.size === 1 ? '' : 's'}
+        {complete ? '' : ' (loading more…)'}
+      </p>
+      <NodeTable nodes={nodes} />
+    </section>
+  );
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { describeStep } from '../../services/console/app/src/approvals/approvalWords.ts';
+import { actionsFor } from '../../services/console/app/src/nodes/nodeActions.ts';
+import type { NodeView } from '../../schemas/metal/views.ts';
+
+const node = (patch: Partial<NodeView>): NodeView => ({
+  nodeId: 'n1',
+  siteId: 'dc1',
+  state: 'ready',
+  maintenance: false,
+  maintenanceReason: null,
+  maintenanceSource: null,
+  tenantId: null,
+  role: null,
+  bmcAddress: 'https://10.0.0.9',
+  bmcCredentialsRef: 'secret:n1',
+  bmcAuth: 'auto',
+  bmcTls: 'system',
+  bmcBootMode: null,
+  hardwareProfile: 'hp',
+  macs: [],
+  enrolledAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  lastSeq: 1,
+  operation: null,
+  workflowId: null,
+  waitingReason: null,
+  failure: null,
+  inventory: null,
+  addresses: [],
+  poolId: null,
+  agent: 'bcd',
+  connected: false,
+  schedulable: true,
+  ...patch,
+});
+const ids = (role: Parameters<typeof actionsFor>[0], n: NodeView) => actionsFor(role, n).map((a) => a.id);
+
+describe('console node actions', () => {
+  it('offers a viewer and an approver nothing, whatever the node', () => {
+    for (const role of ['viewer', 'approver'] as const) {
+      for (const state of ['ready', 'deployed', 'failed', 'rescue'] as const) expect(ids(role, node({ state, maintenance: state === 'failed' }))).toEqual([]);
+    }
+  });
+
+  it("offers a tenant the verbs its token may send, and never maintenance or retry", () => {
+    expect(ids('tenant', node({ state: 'deployed', tenantId: 'acme' }))).toEqual(['release', 'rescue']);
+    expect(ids('tenant', node({ state: 'rescue', tenantId: 'acme' }))).toEqual(['unrescue']);
+    expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual(['rescue']);
+  });
+
+  it('offers an operator what the node state allows', () => {
+    expect(ids('operator', node({ state: 'ready' }))).toEqual(['deploy', 'rescue', 'maintenance-on']);
+    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['rescue', 'maintenance-off', 'retry']);
+    expect(ids('admin', node({ state: 'deploying' }))).toEqual(['maintenance-on']);
+    // An agentless node has no ramdisk to rescue into.
+    expect(ids('operator', node({ state: 'deployed', agent: 'none' }))).toEqual(['release', 'maintenance-on']);
+  });
+});
+
+describe('approval words', () => {
+  it('says what each destructive step does to the machine, with the parameters the digest covers', () => {
+    expect(describeStep({ stepId: 'image.write', params: { imageUrl: 'http://img/a.raw', sha256: 'ab'.repeat(32) } })).toBe('overwrite the disk with the image http://img/a.raw (sha256 abababababab…)');
+    expect(describeStep({ stepId: 'disk.wipe', params: { mode: 'zero' } })).toBe('wipe every disk (overwrite with zeros)');
+    expect(describeStep({ stepId: 'power.set', params: { action: 'off' } })).toBe('power the machine off');
+    expect(describeStep({ stepId: 'acme.flash', params: { slot: 2 } })).toBe('run acme.flash with {"slot":2}');
+  });
+});
