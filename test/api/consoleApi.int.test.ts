@@ -29,7 +29,7 @@ describe('API routes the console reads', () => {
     const last = await bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: 'a3', on: true, reason: 'fan' }, actor: 'test' });
 
     const summary = (await app.inject({ url: `/v1/fleet/summary?minSeq=${last.seq}` })).json();
-    const zero = { enrolled: 0, inspecting: 0, ready: 0, deploying: 0, deployed: 0, releasing: 0, wiping: 0, rescuing: 0, rescue: 0, failed: 0, retired: 0 };
+    const zero = { enrolled: 0, inspecting: 0, ready: 0, deploying: 0, deployed: 0, releasing: 0, wiping: 0, rescuing: 0, rescue: 0, failed: 0, retiring: 0, retired: 0 };
     expect(summary.sites).toEqual([
       { siteId: 'dc1', total: 4, byState: { ...zero, ready: 2, deploying: 1, failed: 1 }, maintenance: 1, waitingForCapacity: 1, failed: 1 },
       { siteId: 'dc2', total: 2, byState: { ...zero, ready: 1, enrolled: 1 }, maintenance: 0, waitingForCapacity: 0, failed: 0 },

@@ -12,7 +12,7 @@ import { startStackProcess } from './stackProcess.ts';
  */
 export async function startConsoleStack(machines: number) {
   const dir = tempDir('bc-console-');
-  const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_NATS_EMBEDDED: 'true', BC_SIM_MACHINES: String(machines), BC_SIM_BMC_PORT_BASE: '0' }, await freePort()).catch(
+  const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: String(machines), BC_SIM_BMC_PORT_BASE: '0' }, await freePort()).catch(
     (err: unknown) => {
       dir[Symbol.dispose]();
       throw err;

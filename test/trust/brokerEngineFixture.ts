@@ -25,7 +25,7 @@ import { tempDir } from '../support/natsServer.ts';
 import { startTestBroker } from './brokerFixture.ts';
 
 /**
- * The control plane in-process on a nats-server in operator mode, as `npm start` runs it with `BC_BROKER_AUTH=operator`:
+ * The control plane in-process on a nats-server in operator mode, as `npm start` runs it by default (`BC_NATS_AUTH=operator`):
  * every service on control-plane credentials, the `commands` service without `agent.register`, the join service
  * signing agents' JWTs, the registration, boot-token and grant services, the orchestrator and one executor. Agents
  * come in only as real ones do: a token, the public join credential, then their own JWT.
