@@ -2,7 +2,7 @@ import { jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Streams } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { ensureCommandDurable } from './commandDurable.ts';
+import { ensureCommandDurable } from '../../services/platform/nats/commandDurable.ts';
 import type { ExecutionContext, RunOutcome } from './commandRunner.ts';
 
 export interface CommandConsumerOptions {

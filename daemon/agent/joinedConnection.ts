@@ -3,8 +3,8 @@ import { Inboxes } from '../../schemas/subjects.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
-import { brokerConnectOptions } from '../../services/trust/broker/brokerConnection.ts';
-import { createAgentUserKey, credsText } from '../../services/trust/broker/userCredentials.ts';
+import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
+import { createAgentUserKey, credsText } from '../../services/platform/nats/agentCredentials.ts';
 import type { AgentIdentity } from './identity.ts';
 import { joinControlPlane } from './join.ts';
 

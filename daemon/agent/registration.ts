@@ -7,7 +7,7 @@ import { Subjects } from '../../schemas/subjects.ts';
 import { rotationMessage, type AgentRegistrationRequest } from '../../schemas/trust/commands.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { ANONYMOUS_USER } from '../../services/trust/agent/registrationService.ts';
+import { ANONYMOUS_USER } from '../../schemas/trust/agentIds.ts';
 import type { AgentIdentity, AgentRole } from './identity.ts';
 
 /** The registration an agent sends: the public half of the identity, never the private key. */

@@ -5,7 +5,7 @@ import type { ClientContext, RedfishTiming } from './context.ts';
 import { Discovery } from './discovery.ts';
 import { RedfishError } from './errors.ts';
 import { createRedfishHttp, type RedfishAuthMode } from './http.ts';
-import type { Inventory } from './inventory.ts';
+import type { Inventory } from '../../schemas/metal/inventory.ts';
 import { getPowerState, setPower, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
 import { applyRaid, type RaidApplyResult, type RaidPlan } from './raidApply.ts';
 import { getInventory } from './readInventory.ts';

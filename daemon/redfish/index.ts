@@ -1,6 +1,7 @@
 export { createRedfishClient, type RedfishClient, type RedfishClientOptions } from './client.ts';
 export { RedfishError, RedfishErrorCodes, isRedfishError, type RedfishErrorCode } from './errors.ts';
-export { Inventory, InventoryCpus, InventoryDisk, InventoryNic, MacAddress } from './inventory.ts';
+export { Inventory, InventoryCpus, InventoryDisk, InventoryNic } from '../../schemas/metal/inventory.ts';
+export { MacAddress } from '../../schemas/metal/macAddress.ts';
 export { spkiSha256 } from './pin.ts';
 export { PowerActions, PowerStates, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
 export { OneTimeBootTargets, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';

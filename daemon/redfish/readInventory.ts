@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net';
 import type { ClientContext } from './context.ts';
 import type { RedfishResource } from './http.ts';
-import { Inventory, InventoryCpus, type InventoryDisk, type InventoryNic } from './inventory.ts';
+import { Inventory, InventoryCpus, type InventoryDisk, type InventoryNic } from '../../schemas/metal/inventory.ts';
 import { arr, linkOf, num, obj, str, text, type Json } from './json.ts';
 import { members, optional } from './links.ts';
 

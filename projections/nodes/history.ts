@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../../schemas/envelope.ts';
 import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../schemas/metal/nodeHistory.ts';
-import type { AggregateDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
+import type { AggregateDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 
 /** One message of a node's subject: one command's events, at its stream sequence. */

@@ -1,5 +1,5 @@
 import { operationStates, ownerlessStates } from '../../schemas/metal/nodeState.ts';
-import { withInventoryAddresses } from '../../daemon/redfish/inventory.ts';
+import { withInventoryAddresses } from '../../schemas/metal/inventory.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';

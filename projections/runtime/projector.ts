@@ -8,7 +8,8 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { applyBatch, projectEntry, type ProjectedMessage } from './applyBatch.ts';
 import type { Rejection } from '../../schemas/deadLetters.ts';
 import type { Projection } from './projection.ts';
-import { isCorruptDatabase, openWriter, readCheckpoint } from './readModelDatabase.ts';
+import { isCorruptDatabase } from '../../services/platform/corruptDatabase.ts';
+import { openWriter, readCheckpoint } from './readModelDatabase.ts';
 import { fileIdentity, hasDatabaseHeader, type ReadModelFiles } from './readModelFiles.ts';
 import { replayInto } from './replay.ts';
 

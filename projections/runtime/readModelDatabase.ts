@@ -42,9 +42,3 @@ export function readCheckpoint(db: Db): Checkpoint {
 export function writeCheckpoint(db: Db, checkpoint: Checkpoint): void {
   statement(db, 'UPDATE _checkpoint SET seq = ?, command_id = ? WHERE id = 1').run(checkpoint.seq, checkpoint.messageId);
 }
-
-/** SQLite's answer for a file that is not (or no longer) a sound database: rebuild it, retrying cannot help. */
-export function isCorruptDatabase(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
-}

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { PlatformError } from '../../services/platform/errors.ts';
-import { isCorruptDatabase, openReader, readCheckpoint } from './readModelDatabase.ts';
+import { isCorruptDatabase } from '../../services/platform/corruptDatabase.ts';
+import { openReader, readCheckpoint } from './readModelDatabase.ts';
 import { fileIdentity, type ReadModelFiles } from './readModelFiles.ts';
 
 /**

@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
 import { BmcEndpoint } from './bmc.ts';
+import { MacAddress } from './macAddress.ts';
 
 export { SecretRef } from '../ids.ts';
+export { MacAddress } from './macAddress.ts';
 
-/** A MAC address, normalised to lower-case colon form by the schema. */
-export const MacAddress = z
-  .string()
-  .regex(/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/, 'must be a MAC address like 52:54:00:12:34:56')
-  .transform((mac) => mac.toLowerCase().replaceAll('-', ':'));
 
 /** `metal.enroll`: register a machine at a site; it starts in `enrolled`. Omit `nodeId` to derive one from the command id. */
 export const EnrollNode = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { Inventory } from './inventory.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { BmcConnection } from './bmc.ts';
 import { NodeOperation } from './workflow.ts';

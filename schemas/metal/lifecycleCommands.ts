@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { Inventory } from './inventory.ts';
 import { ResourceId } from '../ids.ts';
 import { ProfileId } from '../plugins/registration.ts';
 

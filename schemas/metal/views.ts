@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { Inventory } from './inventory.ts';
 import { BmcAuth, BootMode } from './bmc.ts';
 import { nodeStates } from './nodeState.ts';
 import { NodeOperation } from './workflow.ts';

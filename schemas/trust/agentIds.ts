@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
+/** The user part of a registration subject sent without broker auth: there is no NATS identity to name. */
+export const ANONYMOUS_USER = 'anonymous';
+
 /** An agent id is one subject token; ramdisk ids embed the node id and a key prefix, so they run longer than a ResourceId. */
 export const AgentId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,120}$/, 'must be a subject-safe agent id');
 

@@ -12,7 +12,7 @@ import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
-import { CommandBus } from '../../services/commands/commandBus.ts';
+import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';

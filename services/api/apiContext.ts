@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
-import type { CommandBus } from '../commands/commandBus.ts';
+import type { CommandBus } from '../platform/commands/commandBus.ts';
 import type { Config } from '../platform/config.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Metrics } from './metrics.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ApprovalView, getApproval, listApprovals } from '../../projections/workflows/approvals.ts';
 import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ApproveBatch, RejectBatch } from '../../schemas/trust/approvals.ts';
-import type { CommandBus } from '../commands/commandBus.ts';
+import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 

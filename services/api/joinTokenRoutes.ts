@@ -8,7 +8,7 @@ import { JoinExpectation, JoinRole, MAX_JOIN_TOKEN_TTL_SECONDS } from '../../sch
 import { ResourceId } from '../../schemas/ids.ts';
 import { brokerDirOf } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { CommandBus } from '../commands/commandBus.ts';
+import { CommandBus } from '../platform/commands/commandBus.ts';
 import { joinTokenCommands } from '../commands/registry.ts';
 import { mintJoinToken } from '../trust/joinToken/mint.ts';
 import type { ApiContext } from './apiContext.ts';

@@ -6,7 +6,7 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { SecretKind, sealingAad, secretRefOf } from '../../schemas/secrets/sealed.ts';
 import type { SecretEvent } from '../../schemas/secrets/events.ts';
 import { PutSecretBody, SecretIdParams, SecretStoredView, SecretView } from '../../schemas/secrets/views.ts';
-import { CommandBus } from '../commands/commandBus.ts';
+import { CommandBus } from '../platform/commands/commandBus.ts';
 import { edgeCommands } from '../commands/registry.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';

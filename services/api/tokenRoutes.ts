@@ -7,7 +7,7 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { CreateTokenBody } from '../../schemas/auth/commands.ts';
 import { CreatedTokenView, TokenIdParams, TokenView } from '../../schemas/auth/views.ts';
 import { mintToken } from '../auth/bearer.ts';
-import type { CommandBus } from '../commands/commandBus.ts';
+import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CommandBus } from '../commands/commandBus.ts';
+import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { createPrivateFileOnce } from '../platform/privateFile.ts';
 import type { Logger } from '../platform/logger.ts';

@@ -2,9 +2,9 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import type { CommandBus } from './commandBus.ts';
+import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { inProcessOnlyCommandNames } from './registry.ts';
-import { ERROR_CODE_HEADER, serveRequests } from './requestResponder.ts';
+import { ERROR_CODE_HEADER, serveRequests } from '../platform/commands/requestResponder.ts';
 
 /** Headers a NATS command request may carry; the body is the command's JSON payload. */
 export const CommandHeaders = {

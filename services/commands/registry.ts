@@ -27,7 +27,7 @@ import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
-import type { CommandDefinition } from './commandDefinition.ts';
+import type { CommandDefinition } from '../platform/commands/commandDefinition.ts';
 
 /** Every command the control plane accepts, by name. */
 export const allCommands: readonly CommandDefinition[] = [

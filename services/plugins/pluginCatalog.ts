@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { PluginPing, type PluginView } from '../../schemas/plugins/views.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { AggregateRepository } from '../commands/aggregateRepository.ts';
+import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate, type PluginRegistryState } from './registry/registry.ts';
 

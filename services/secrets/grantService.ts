@@ -3,8 +3,8 @@ import { SecretGrantRequest, SignedSecretGrantRequest, GRANT_REQUEST_MAX_AGE_MS,
 import { encryptGrant, grantRequestSignedBy } from '../../schemas/secrets/grantCodec.ts';
 import { sealingAad, secretIdOf } from '../../schemas/secrets/sealed.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { AggregateRepository } from '../commands/aggregateRepository.ts';
-import { serveRequests } from '../commands/requestResponder.ts';
+import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import { serveRequests } from '../platform/commands/requestResponder.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
 import { PlatformError, issuesOf } from '../platform/errors.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';

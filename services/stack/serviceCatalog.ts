@@ -7,7 +7,7 @@ import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
-import { CommandBus } from '../commands/commandBus.ts';
+import { CommandBus } from '../platform/commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
 import { busCommands, operatorCommands } from '../commands/registry.ts';
 import { putSecret } from '../secrets/secret/put.ts';

@@ -2,7 +2,7 @@ import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jets
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult, verifyAgentResult, type VerifiedAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import type { AggregateRepository } from '../commands/aggregateRepository.ts';
+import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
 import type { AgentLiveness } from './agentLiveness.ts';
 import { ResultRejectedError, RetryableError } from './stepErrors.ts';

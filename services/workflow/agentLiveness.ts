@@ -2,7 +2,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { heartbeatSignedBy, openAgentHeartbeat, type AgentHeartbeat, type SignedAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { AggregateRepository } from '../commands/aggregateRepository.ts';
+import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import type { Logger } from '../platform/logger.ts';
 import { watchConnectionState, type ConnectionState } from '../platform/nats/connectionState.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';

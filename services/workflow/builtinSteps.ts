@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { Inventory } from '../../daemon/redfish/inventory.ts';
+import { Inventory } from '../../schemas/metal/inventory.ts';
 import { defineStep, type StepDefinition, type StepNode } from './defineStep.ts';
 import { TerminalError } from './stepErrors.ts';
 

@@ -9,7 +9,7 @@ import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import { knownEvents } from '../platform/eventStore/knownEvents.ts';
 import type { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import { KeyedMutex } from '../commands/keyedMutex.ts';
+import { KeyedMutex } from '../platform/commands/keyedMutex.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
 import { FleetModel } from './fleetModel.ts';

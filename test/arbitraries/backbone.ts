@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
+import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { DomainError } from '../../services/platform/errors.ts';
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readStackRecord } from '../../services/platform/stackRecord.ts';
 import { startNatsServer } from '../../services/platform/nats/embeddedServer.ts';
-import { brokerConnectOptions } from '../../services/trust/broker/brokerConnection.ts';
+import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { runDoctor } from '../../scripts/cli/doctor/runDoctor.ts';
 import { runDoctorCli } from '../support/doctorCli.ts';
 import { freePort } from '../support/freePort.ts';

@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest';
 import type { MetalEvent } from '../../schemas/metal/events.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { erasingOperations } from '../../schemas/metal/workflow.ts';
-import type { CommandDefinition } from '../../services/commands/commandDefinition.ts';
+import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 import { cancelNode, completeCancel } from '../../services/metal/node/cancel.ts';
 import { deployNode, rescueNode, retireNode, retryNode, startInspection, undeployNode, unrescueNode } from '../../services/metal/node/operate.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
+import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
 
 /**
  * Given/when/then for one decider: fold `given` with the aggregate's evolve, run the command's schema and `decide`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Inventory } from '../../daemon/redfish/inventory.ts';
+import type { Inventory } from '../../schemas/metal/inventory.ts';
 import type { WipedDisk } from '../../schemas/agent/diskWipe.ts';
 import { wipeCoverage } from '../../services/metal/workflow/wipeCoverage.ts';
 import { fakeInventory } from './fakeAgent.ts';

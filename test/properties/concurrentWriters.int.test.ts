@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../schemas/api.ts';
-import { CommandBus } from '../../services/commands/commandBus.ts';
+import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { PlatformError } from '../../services/platform/errors.ts';

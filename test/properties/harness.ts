@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Projector } from '../../projections/runtime/projector.ts';
-import type { CommandBus } from '../../services/commands/commandBus.ts';
+import type { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { GeneratedCommand, Outcome } from '../arbitraries/backbone.ts';

@@ -9,7 +9,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
-import { CommandBus } from '../../services/commands/commandBus.ts';
+import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { operatorCommands } from '../../services/commands/registry.ts';

@@ -4,7 +4,7 @@ import { Projector } from '../../projections/runtime/projector.ts';
 import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
-import { CommandBus } from '../../services/commands/commandBus.ts';
+import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { loadConfig, type Config } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer, type NatsServerProcess } from '../../services/platform/nats/embeddedServer.ts';
-import { brokerConnectOptions } from '../../services/trust/broker/brokerConnection.ts';
+import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { loadOrCreateBrokerMaterial, type BrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import type { RoleGrant } from '../../services/trust/broker/permissions.ts';
 import { writeServerConfig } from '../../services/trust/broker/serverConfig.ts';
-import { createAgentUserKey, credsText, issueUserJwt } from '../../services/trust/broker/userCredentials.ts';
+import { createAgentUserKey, credsText } from '../../services/platform/nats/agentCredentials.ts';
+import { issueUserJwt } from '../../services/trust/broker/userCredentials.ts';
 
 export interface TestBroker extends AsyncDisposable {
   readonly dir: string;

@@ -3,7 +3,7 @@ import { AuthorizationError, connect, PermissionViolationError, type NatsConnect
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { JetStreamApi, Streams, Subjects } from '../../schemas/subjects.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
-import { brokerConnectOptions } from '../../services/trust/broker/brokerConnection.ts';
+import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { agentCommandFilterFor, agentDurableFor, type RoleGrant } from '../../services/trust/broker/permissions.ts';
 import { revokeUser } from '../../services/trust/broker/revocation.ts';
 import { issueJoinCredentials, issueServiceCredentials, issueSystemCredentials, issueUserJwt } from '../../services/trust/broker/userCredentials.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { MetalEvent } from '../../schemas/metal/events.ts';
 import type { SiteEvent } from '../../schemas/site/events.ts';
-import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/commands/commandDefinition.ts';
+import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
 import { enrollNode } from '../../services/metal/node/enroll.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { setMaintenance } from '../../services/metal/node/setMaintenance.ts';

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { KeyedMutex } from '../../services/commands/keyedMutex.ts';
+import { KeyedMutex } from '../../services/platform/commands/keyedMutex.ts';
 
 describe('KeyedMutex', () => {
   it('KeyedMutex runs tasks on one key one at a time, in call order', async () => {

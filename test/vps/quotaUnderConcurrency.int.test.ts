@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { quotaOf as quotaInReadModel, listInstances } from '../../projections/vps/queries.ts';
 import type { CommandResult } from '../../schemas/api.ts';
 import { resourceDimensions, type Resources } from '../../schemas/vps/commands.ts';
-import { CommandBus } from '../../services/commands/commandBus.ts';
+import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/commands/registry.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

@@ -1,4 +1,4 @@
-import type { CommandBus } from '../../services/commands/commandBus.ts';
+import type { CommandBus } from '../../services/platform/commands/commandBus.ts';
 
 /** An OpenSSH public key line (shape only: nothing ever connects with it). */
 export const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHk9c2W0v0t1aD3z5kq9O2p8Q1m4Y6r7T8u9V0w1X2y3 tenant@laptop';

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { clientTokenOf, definePlugin, defineProvider } from 'better-compute/sdk';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
-import { AggregateRepository } from '../../services/commands/aggregateRepository.ts';
+import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
 import { seal } from '../../services/secrets/sealing.ts';

@@ -5,7 +5,7 @@ import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { keyIdOf } from '../../schemas/trust/agentIds.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { AggregateRepository } from '../../services/commands/aggregateRepository.ts';
+import type { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import type { ConnectionState } from '../../services/platform/nats/connectionState.ts';

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandBus } from '../../../services/commands/commandBus.ts';
+import { CommandBus } from '../../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../../services/commands/registry.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { connectNats } from '../../../services/platform/nats/connect.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CommandResult } from '../../../schemas/api.ts';
-import type { CommandBus, CommandRequest } from '../../../services/commands/commandBus.ts';
+import type { CommandBus, CommandRequest } from '../../../services/platform/commands/commandBus.ts';
 import { PlatformError, issuesOf } from '../../../services/platform/errors.ts';
 
 /**

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sealingAad } from '../../../schemas/secrets/sealed.ts';
-import { CommandBus } from '../../../services/commands/commandBus.ts';
+import { CommandBus } from '../../../services/platform/commands/commandBus.ts';
 import { sendCommand } from '../../../services/commands/commandClient.ts';
 import { openEventStore } from '../../../services/stack/runtime.ts';
 import { putSecret } from '../../../services/secrets/secret/put.ts';

@@ -5,7 +5,7 @@ import { probeAnonymousAccess } from '../../../services/platform/nats/natsAccess
 import { NatsAccessError } from '../../../services/platform/nats/natsAccessError.ts';
 import type { StackRecord } from '../../../services/platform/stackRecord.ts';
 import { brokerMaterialExists, controlPlaneCredentials } from '../../../services/stack/controlPlaneConnection.ts';
-import { brokerConnectOptions } from '../../../services/trust/broker/brokerConnection.ts';
+import { brokerConnectOptions } from '../../../services/platform/nats/brokerConnection.ts';
 import { loadOrCreateBrokerMaterial } from '../../../services/trust/broker/brokerMaterial.ts';
 import { issueSystemCredentials } from '../../../services/trust/broker/userCredentials.ts';
 import { finding } from './finding.ts';

@@ -1,6 +1,6 @@
 import { RevokeToken } from '../../../schemas/auth/commands.ts';
 import type { AuthEvent } from '../../../schemas/auth/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { tokenAggregate } from './token.ts';
 

@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { authEvents, type AuthEvent } from '../../../schemas/auth/events.ts';
 import type { Role } from '../../../schemas/auth/roles.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type TokenState =
   | { readonly exists: false }

@@ -1,7 +1,7 @@
 import { CancelNode, CompleteCancel } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { workflowAggregate } from '../workflow/workflow.ts';
 import { requireNode } from './lifecycle.ts';

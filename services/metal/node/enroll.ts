@@ -1,7 +1,7 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { createHash } from 'node:crypto';
 import { EnrollNode } from '../../../schemas/metal/commands.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { siteAggregate } from '../../site/site/site.ts';
 import { poolAggregate } from '../../vps/pool/pool.ts';

@@ -1,10 +1,10 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import { withInventoryAddresses, type Inventory } from '../../../daemon/redfish/inventory.ts';
+import { withInventoryAddresses, type Inventory } from '../../../schemas/metal/inventory.ts';
 import type { BmcConnection } from '../../../schemas/metal/bmc.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
 import { operationStates, ownerlessStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /** The operation a node is in (or last failed at): enough to retry it with the same inputs. */
 export interface NodeOperationRef {

@@ -1,9 +1,9 @@
 import { DeployNode, RescueNode, RetireNode, RetryNode, StartInspection, UndeployNode, UnrescueNode } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { requestOperation, requireNode, requireState, requireTenantAccess } from './lifecycle.ts';
-import type { AggregateLoader } from '../../commands/commandDefinition.ts';
+import type { AggregateLoader } from '../../platform/commands/commandDefinition.ts';
 import { poolAggregate } from '../../vps/pool/pool.ts';
 import { AGENTLESS_INPUT, WIPE_METHOD_INPUT } from '../profiles/builtin.ts';
 import { isAgentless, nodeAggregate, type NodeAggregateState } from './node.ts';

@@ -1,6 +1,6 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { SetMaintenance } from '../../../schemas/metal/commands.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { nodeAggregate } from './node.ts';
 

@@ -1,7 +1,7 @@
 import { CompleteOperation, FailOperation, MarkWiping, RecordInventory } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { wipeAttestationOf, workflowAggregate } from '../workflow/workflow.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { poolAggregate } from '../../vps/pool/pool.ts';

@@ -1,7 +1,7 @@
 import { APPROVERS_ID, ApproveBatch, approvalMessage, RejectBatch } from '../../../schemas/trust/approvals.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { approversAggregate, type ApproversState } from '../../trust/approvers/approvers.ts';
 import { approvalStatus, workflowAggregate, type ApprovalBatch, type WorkflowState } from './workflow.ts';

@@ -1,9 +1,9 @@
-import type { Inventory } from '../../../daemon/redfish/inventory.ts';
+import type { Inventory } from '../../../schemas/metal/inventory.ts';
 import { commandNonce, type AgentCommand, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult, verifyAgentResult } from '../../../schemas/agent/agentResultCodec.ts';
 import type { WipeReport } from '../../../schemas/agent/diskWipe.ts';
 import { stepAttemptId } from '../../../schemas/metal/workflow.ts';
-import type { AggregateLoader } from '../../commands/commandDefinition.ts';
+import type { AggregateLoader } from '../../platform/commands/commandDefinition.ts';
 import { agentAggregate, type AgentState } from '../../trust/agent/agent.ts';
 import { wipeCoverage } from './wipeCoverage.ts';
 import type { ExistingWorkflow } from './workflow.ts';

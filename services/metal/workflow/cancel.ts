@@ -1,6 +1,6 @@
 import { CancelWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { workflowAggregate, type ExistingWorkflow } from './workflow.ts';
 
 /** The workflow ends cancelled, stopped before `stepIndex` ran to its end (or started at all). */

@@ -3,7 +3,7 @@ import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import { approversAggregate } from '../../trust/approvers/approvers.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { resolveSteps } from '../../workflow/defineProfile.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';

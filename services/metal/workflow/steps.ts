@@ -1,6 +1,6 @@
 import { CompleteStep, FailStep, RejectResult, StartStep } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { nodeAggregate } from '../node/node.ts';
 import { attests, signerOf, type WipeAttestation } from './attestation.ts';

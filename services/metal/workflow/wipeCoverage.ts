@@ -1,4 +1,4 @@
-import type { Inventory, InventoryDisk } from '../../../daemon/redfish/inventory.ts';
+import type { Inventory, InventoryDisk } from '../../../schemas/metal/inventory.ts';
 import { erasedBytesOf, WipeReport, type WipedDisk } from '../../../schemas/agent/diskWipe.ts';
 
 /** Whether a signed wipe result covers the node: the report it carried, or every reason it does not. */

@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { NodeOperation, ProfileRef, ResolvedStep } from '../../../schemas/metal/workflow.ts';
 import { workflowEvents, type WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export const StepStatus = { pending: 'pending', scheduled: 'scheduled', running: 'running', succeeded: 'succeeded', failed: 'failed' } as const;
 export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { PluginRegistration } from '../../../schemas/plugins/registration.ts';
 import type { PluginEvent } from '../../../schemas/plugins/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';
 import { builtinSteps } from '../../workflow/builtinSteps.ts';

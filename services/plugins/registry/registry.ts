@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { pluginEvents, type PluginEvent } from '../../../schemas/plugins/events.ts';
 import type { PluginRegistration } from '../../../schemas/plugins/registration.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /** The one registry instance: every registration goes through it, so two plugins cannot claim one step id at once. */
 export const PLUGIN_REGISTRY_ID = 'catalog';

@@ -1,6 +1,6 @@
 import { DeleteSecret } from '../../../schemas/secrets/commands.ts';
 import type { SecretEvent } from '../../../schemas/secrets/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { secretAggregate } from './secret.ts';
 

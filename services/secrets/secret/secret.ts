@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { secretEvents, type SecretEvent } from '../../../schemas/secrets/events.ts';
 import type { SealedValue, SecretKind } from '../../../schemas/secrets/sealed.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /** `version` counts on across deletes, so a sealed value is never valid for two lifetimes of one id. */
 export type SecretState =

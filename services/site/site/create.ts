@@ -1,6 +1,6 @@
 import type { SiteEvent } from '../../../schemas/site/events.ts';
 import { CreateSite } from '../../../schemas/site/commands.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { siteAggregate } from './site.ts';
 

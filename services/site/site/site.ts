@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { siteEvents, type SiteEvent } from '../../../schemas/site/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type SiteState =
   | { readonly exists: false }

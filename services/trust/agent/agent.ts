@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { agentEvents, type AgentEvent } from '../../../schemas/trust/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type AgentState =
   | { readonly exists: false }

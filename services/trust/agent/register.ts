@@ -3,7 +3,7 @@ import type { CommandResult } from '../../../schemas/api.ts';
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
 import { RegisterAgent, rotationMessage } from '../../../schemas/trust/commands.ts';
 import type { AgentEvent, AgentRegistrationRefusal } from '../../../schemas/trust/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError, PlatformError } from '../../platform/errors.ts';
 import { joinTokenAggregate, type JoinTokenState } from '../joinToken/joinToken.ts';
 import { agentAggregate } from './agent.ts';

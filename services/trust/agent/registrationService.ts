@@ -1,16 +1,13 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '../../../schemas/subjects.ts';
-import { agentRoleOf } from '../../../schemas/trust/agentIds.ts';
+import { ANONYMOUS_USER, agentRoleOf } from '../../../schemas/trust/agentIds.ts';
 import { AgentRegistrationRequest } from '../../../schemas/trust/commands.ts';
-import { CommandBus } from '../../commands/commandBus.ts';
-import { serveRequests } from '../../commands/requestResponder.ts';
+import { CommandBus } from '../../platform/commands/commandBus.ts';
+import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { registerAgent, registrationOutcome } from './register.ts';
-
-/** The user part of a registration subject sent without broker auth: there is no NATS identity to name. */
-export const ANONYMOUS_USER = 'anonymous';
 
 /**
  * The actor a registration is recorded under: the NATS identity the subject names (role, agent id, user key), so the

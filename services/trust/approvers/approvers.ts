@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { approverEvents, type Approver, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export interface ApproversState {
   readonly approvers: readonly Approver[];

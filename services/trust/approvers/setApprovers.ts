@@ -1,6 +1,6 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { APPROVERS_ID, SetApprovers, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { approversAggregate } from './approvers.ts';
 

@@ -1,7 +1,7 @@
 import { encodeUser, fmtCreds, parseCreds, type User } from '@nats-io/jwt';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createUser, fromPublic, fromSeed } from '@nats-io/nkeys';
+import { createUser, fromPublic } from '@nats-io/nkeys';
 import type { BrokerMaterial } from './brokerMaterial.ts';
 import { BrokerTrustError } from './errors.ts';
 import { inboxPrefixFor, permissionsFor, type RoleGrant } from './permissions.ts';
@@ -88,17 +88,6 @@ export async function issueSystemCredentials(material: BrokerMaterial, options: 
   const expiresAt = Math.floor(Date.now() / 1000) + (options.ttlSeconds ?? defaultTtlSeconds);
   const jwt = await encodeUser('system', key, material.systemAccountKey, {}, { exp: expiresAt });
   return { publicKey: key.getPublicKey(), jwt, expiresAt, inboxPrefix: '_INBOX', creds: new TextDecoder().decode(fmtCreds(jwt, key)) };
-}
-
-/** Agent side: a fresh user nkey. Send `publicKey` to the control plane; keep `seed` (bytes) to yourself. */
-export function createAgentUserKey(): { publicKey: string; seed: Uint8Array } {
-  const key = createUser();
-  return { publicKey: key.getPublicKey(), seed: key.getSeed() };
-}
-
-/** Agent side: the `.creds` text for a JWT the control plane issued and the agent's own seed. */
-export function credsText(jwt: string, seed: Uint8Array): string {
-  return new TextDecoder().decode(fmtCreds(jwt, fromSeed(seed)));
 }
 
 function assertUserKey(publicKey: string): void {

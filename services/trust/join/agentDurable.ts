@@ -1,5 +1,5 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { ensureCommandDurable } from '../../../daemon/agent/commandDurable.ts';
+import { ensureCommandDurable } from '../../platform/nats/commandDurable.ts';
 import { agentCommandFilterFor, agentDurableFor, type RoleGrant } from '../broker/permissions.ts';
 
 /** How long JetStream waits for an agent's ack; agents heartbeat at a third of it (`daemon/agent/commandConsumer.ts`). */

@@ -1,8 +1,8 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { BOOT_TOKEN_REQUEST_MAX_AGE_MS, BootTokenRequest, bootTokenRequestSignedBy, SignedBootTokenRequest, type BootTokenReply } from '../../../schemas/trust/bootToken.ts';
-import { CommandBus } from '../../commands/commandBus.ts';
-import { serveRequests } from '../../commands/requestResponder.ts';
+import { CommandBus } from '../../platform/commands/commandBus.ts';
+import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
 import { workflowAggregate, type WorkflowState } from '../../metal/workflow/workflow.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';

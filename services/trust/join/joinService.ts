@@ -7,8 +7,8 @@ import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/age
 import { JoinRequest, type JoinAccepted } from '../../../schemas/trust/join.ts';
 import { sealJoinAnswer, type SealedJoinAnswer } from '../../../schemas/trust/joinReplySeal.ts';
 import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
-import { CommandBus } from '../../commands/commandBus.ts';
-import { serveRequests } from '../../commands/requestResponder.ts';
+import { CommandBus } from '../../platform/commands/commandBus.ts';
+import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';

@@ -1,6 +1,6 @@
 import { CreateJoinToken, CreateSiteToken } from '../../../schemas/trust/joinTokens.ts';
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
-import { defineCommand, type AggregateLoader, type CommandContext } from '../../commands/commandDefinition.ts';
+import { defineCommand, type AggregateLoader, type CommandContext } from '../../platform/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../metal/node/node.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { siteAggregate, type SiteState } from '../../site/site/site.ts';

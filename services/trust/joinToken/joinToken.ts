@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { JoinExpectation, JoinRole } from '../../../schemas/trust/joinTokens.ts';
 import { joinTokenEvents, type JoinTokenEvent } from '../../../schemas/trust/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type JoinTokenState =
   | { readonly exists: false; readonly refusals: number }

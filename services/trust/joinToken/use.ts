@@ -1,6 +1,6 @@
 import { sameJoinHash, UNIDENTIFIED_JOIN, UseJoinToken, type JoinRefusal } from '../../../schemas/trust/joinTokens.ts';
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../metal/node/node.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 

@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { accountEvents, type AccountEvent } from '../../../schemas/vps/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /** No token here, ever: only the id of the sealed secret that holds it. */
 export type AccountState =

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CreateProviderAccount } from '../../../schemas/vps/commands.ts';
 import type { AccountEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { secretAggregate } from '../../secrets/secret/secret.ts';
 import { accountAggregate } from './account.ts';

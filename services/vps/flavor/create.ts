@@ -1,6 +1,6 @@
 import { CreateFlavor, MapFlavor } from '../../../schemas/vps/commands.ts';
 import type { FlavorEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { poolAggregate } from '../pool/pool.ts';
 import { flavorAggregate, offerIn } from './flavor.ts';

@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { flavorEvents, type FlavorEvent } from '../../../schemas/vps/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type FlavorState =
   | { readonly exists: false }

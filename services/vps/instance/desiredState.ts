@@ -1,7 +1,7 @@
 import type { DesiredInstanceState } from '../../../schemas/vps/commands.ts';
 import { TenantInstance } from '../../../schemas/vps/commands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { reservationOf, tenantAggregate } from '../tenant/tenant.ts';
 import { heldByAnother, instanceAggregate } from './instance.ts';

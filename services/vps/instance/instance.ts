@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { DesiredInstanceState, ObservedInstanceState } from '../../../schemas/vps/commands.ts';
 import { instanceEvents, type InstanceEvent } from '../../../schemas/vps/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /**
  * An instance's desired and observed state. What it was created with lives in the tenant's `InstanceRequested`; the

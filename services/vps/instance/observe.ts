@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { RecordInstanceObserved } from '../../../schemas/vps/commands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { heldByAnother, instanceAggregate } from './instance.ts';
 

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CreatePool } from '../../../schemas/vps/commands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { siteAggregate } from '../../site/site/site.ts';
 import { accountAggregate } from '../account/account.ts';

@@ -1,6 +1,6 @@
 import { PoolTenant } from '../../../schemas/vps/commands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { tenantAggregate } from '../tenant/tenant.ts';
 import { poolAggregate } from './pool.ts';

@@ -2,7 +2,7 @@ import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { WipeMethod } from '../../../schemas/agent/diskWipe.ts';
 import type { PoolAgent, PoolClass } from '../../../schemas/vps/commands.ts';
 import { poolEvents, type PoolEvent } from '../../../schemas/vps/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type PoolState =
   | { readonly exists: false }

@@ -4,7 +4,7 @@ import { vpsEvents, type VpsEvent } from '../../../schemas/vps/events.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
-import { KeyedMutex } from '../../commands/keyedMutex.ts';
+import { KeyedMutex } from '../../platform/commands/keyedMutex.ts';
 import { DeadLetterQueue } from '../../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import { knownEvents } from '../../platform/eventStore/knownEvents.ts';

@@ -1,6 +1,6 @@
 import { CreateTenant, SetQuota } from '../../../schemas/vps/commands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { tenantAggregate } from './tenant.ts';
 

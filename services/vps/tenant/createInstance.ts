@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CreateInstance, resourceDimensions, type Resources } from '../../../schemas/vps/commands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
-import { defineCommand } from '../../commands/commandDefinition.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { offerIn, flavorAggregate } from '../flavor/flavor.ts';
 import { heldByAnother, instanceAggregate } from '../instance/instance.ts';

@@ -1,7 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { Resources } from '../../../schemas/vps/commands.ts';
 import { tenantEvents, type TenantEvent } from '../../../schemas/vps/events.ts';
-import { defineAggregate } from '../../commands/commandDefinition.ts';
+import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 /** Where an instance's reservation stands: requested and not yet running, counted as used, or given back. */
 export type QuotaStatus = 'reserved' | 'used' | 'released';

@@ -1,6 +1,6 @@
-import type { StoredEvent } from '../../schemas/envelope.ts';
-import { Subjects } from '../../schemas/subjects.ts';
-import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { StoredEvent } from '../../../schemas/envelope.ts';
+import { Subjects } from '../../../schemas/subjects.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
 import type { AggregateDefinition, DomainEventLike } from './commandDefinition.ts';
 
 /** What a command already produced, so a retried command id answers the original result. */

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CommandResult } from '../../schemas/api.ts';
-import type { StoredEvent } from '../../schemas/envelope.ts';
-import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../platform/errors.ts';
-import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { CommandResult } from '../../../schemas/api.ts';
+import type { StoredEvent } from '../../../schemas/envelope.ts';
+import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
 import { AggregateRepository } from './aggregateRepository.ts';
 import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { EventCatalog, EventDefinition } from '../../schemas/eventCatalog.ts';
+import type { EventCatalog, EventDefinition } from '../../../schemas/eventCatalog.ts';
 
 /** An event as `decide` returns it and `evolve` folds it. */
 export interface DomainEventLike {

@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { problemOf, toPlatformError } from '../api/problem.ts';
-import type { Logger } from '../platform/logger.ts';
+import { problemOf, toPlatformError } from '../problem.ts';
+import type { Logger } from '../logger.ts';
 
 /** The header every refusal repeats its stable code in, so a client can branch without parsing the body. */
 export const ERROR_CODE_HEADER = 'Bc-Error-Code';

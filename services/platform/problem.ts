@@ -1,7 +1,7 @@
-import { isCorruptDatabase } from '../../projections/runtime/readModelDatabase.ts';
+import { isCorruptDatabase } from './corruptDatabase.ts';
 import { ErrorCodes, type ErrorCode } from '../../schemas/errorCodes.ts';
 import type { Problem } from '../../schemas/api.ts';
-import { asPlatformError, PlatformError, type Issue } from '../platform/errors.ts';
+import { asPlatformError, PlatformError, type Issue } from './errors.ts';
 
 /** Fastify's own request errors, by its stable `code`, mapped onto ours. */
 const fastifyCodes: Record<string, ErrorCode> = {

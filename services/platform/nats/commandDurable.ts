@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, type JetStreamManager } from '@nats-io/jetstream';
-import { Streams } from '../../schemas/subjects.ts';
+import { Streams } from '../../../schemas/subjects.ts';
 
 const ns = (ms: number) => ms * 1_000_000;
 

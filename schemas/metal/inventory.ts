@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { MacAddress } from './macAddress.ts';
 
 /**
  * Hardware facts read from a BMC, in the shape the rest of the system stores and matches on. Unknown values are
  * `null` rather than guessed: BMCs differ a lot in what they expose (iLO hides disks behind OEM SmartStorage).
  */
 
-// Colon-separated lower-case: the form DHCP/PXE matching and NIC naming use.
-export const MacAddress = z.string().regex(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/, 'must be a lower-case colon-separated MAC');
-export type MacAddress = z.infer<typeof MacAddress>;
 
 export const InventoryDisk = z.object({
   id: z.string().min(1),
