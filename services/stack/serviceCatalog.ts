@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
@@ -10,11 +8,8 @@ import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
 import { busCommands, operatorCommands } from '../commands/registry.ts';
-import { putSecret } from '../secrets/secret/put.ts';
-import { createSiteToken } from '../trust/joinToken/create.ts';
 import { startGrantService } from '../secrets/grantService.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
-import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
 import { BmcMonitor } from '../metal/bmcMonitor.ts';
 import { loadBmcMonitorConfig } from '../metal/bmcMonitorConfig.ts';
 import { loadWorkflowConfig } from '../workflow/config.ts';
@@ -28,7 +23,7 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
-import { agentEndpointsOf, brokerDirOf, natsUrlOf, publicUrlOf } from '../platform/config.ts';
+import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -42,8 +37,6 @@ export interface RunningService {
 type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
 
 /** A `CommandSender` on an in-process bus: how a service runs the commands that are never served over NATS. */
-const inProcessSender = (bus: CommandBus, actor: string) => (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor });
-
 /** A projector process: builds one read model and answers `bc.ctl.projector.<name>.{rebuild,status}`. */
 function projectorService(name: string): ServiceFactory {
   const projection = allProjections.find((p) => p.name === name)!;
@@ -78,23 +71,6 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       },
     };
   },
-  'simulated-site': async ({ config, nc, store, log }) =>
-    startSimulatedSite(
-      nc,
-      {
-        siteId: config.simSiteId,
-        machines: config.simMachines,
-        bmcPortBase: config.simBmcPortBase,
-        dataDir: join(config.dataDir, 'sim', config.simSiteId),
-        natsUrl: natsUrlOf(config),
-        // The simulated BMCs' credentials go in as sealed secrets and the site agent gets them by grant.
-        secrets: { masterKey: loadMasterKey(config) },
-        // Under broker permissions agents must join with tokens (a registered key alone gets no connection).
-        ...(config.natsAuth === 'operator' ? { join: { joinCreds: readFileSync(join(brokerDirOf(config), 'join.creds'), 'utf8') } } : {}),
-        inProcess: inProcessSender(new CommandBus(store, [putSecret, createSiteToken], { retries: config.commandRetries }), 'simulated-site'),
-      },
-      log.child({ site: config.simSiteId }),
-    ),
   join: async ({ config, nc, store, log }) => {
     const material = config.natsAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
     const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), commandRetries: config.commandRetries });

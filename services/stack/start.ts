@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { allProjections } from '../../projections/catalog.ts';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
@@ -13,7 +14,7 @@ import { PlatformError } from '../platform/errors.ts';
 import { removeStackRecord, writeStackRecord } from '../platform/stackRecord.ts';
 import { prepareStackBroker } from '../trust/broker/stackBroker.ts';
 import { assertBrokerAuth, brokerMaterialExists } from './controlPlaneConnection.ts';
-import { Supervisor } from './supervisor.ts';
+import { Supervisor, spawnProgram, type SpawnServices } from './supervisor.ts';
 
 /**
  * `npm start`: the whole stack. Without BC_NATS_URL it runs its own nats-server (`-js`, store under the data dir) on a
@@ -94,9 +95,9 @@ const childEnv = {
 };
 // One supervisor per process group, so each control-plane process connects with credentials of its own.
 const supervisors: Supervisor[] = [];
-const run = async (group: string[]) => {
+const run = async (group: string[], spawn?: SpawnServices) => {
   const creds = broker ? { BC_NATS_CREDS: await broker.writeServiceCredentials(group.join('+')) } : {};
-  const supervisor = new Supervisor({ ...childEnv, ...creds }, log);
+  const supervisor = new Supervisor({ ...childEnv, ...creds }, log, spawn ? { spawn } : {});
   supervisor.run(group);
   supervisors.push(supervisor);
 };
@@ -110,7 +111,9 @@ await run(['bmc-monitor']);
 await run(['vps-reconciler']);
 await run(['api']);
 if (config.plugins.length > 0) await run(['plugins']);
-if (config.simMachines > 0) await run(['simulated-site']);
+// The simulated site is dev and test code: started by path as a program of its own, never imported by the product.
+const simulatedSite = fileURLToPath(new URL('../../daemon/simulator/serveSimulatedSite.ts', import.meta.url));
+if (config.simMachines > 0) await run(['simulated-site'], spawnProgram(simulatedSite, false));
 
 const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';
 console.log(`

@@ -8,12 +8,17 @@ const serveScript = fileURLToPath(new URL('./serve.ts', import.meta.url));
 /** Starts one `serve` child for a group of services (replaced in tests by a fake child). */
 export type SpawnServices = (group: readonly string[], env: NodeJS.ProcessEnv) => ChildProcess;
 
-const spawnServe: SpawnServices = (group, env) =>
-  spawn(process.execPath, ['--import', 'tsx', serveScript, ...group], {
-    env,
-    // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+/** Starts `script` (run by tsx) as the child for a group; `serve.ts` by default, another entry program when given. */
+export const spawnProgram =
+  (script: string, withGroupArgs = true): SpawnServices =>
+  (group, env) =>
+    spawn(process.execPath, ['--import', 'tsx', script, ...(withGroupArgs ? group : [])], {
+      env,
+      // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+
+const spawnServe: SpawnServices = spawnProgram(serveScript);
 
 /**
  * Keeps service processes running: each group of services is one `serve` child; a child that exits unexpectedly

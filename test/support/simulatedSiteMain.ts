@@ -4,7 +4,7 @@ import { loadConfig, natsUrlOf } from '../../services/platform/config.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 
 /**
- * The `simulated-site` service as `serve.ts` runs it, plus an IPC channel to its BMC simulators' request logs, which
+ * The simulated site as `npm start` runs it (`daemon/simulator/serveSimulatedSite.ts`), plus an IPC channel to its BMC simulators' request logs, which
  * live in this process's memory: the parent sends `{ type: 'resets' }` and gets the accepted
  * `#ComputerSystem.Reset` requests per node, or `{ type: 'machines' }` and gets each machine's mounted media,
  * CD installs, boot targets and run state. BC_TEST_SIM_POOL_ID enrolls the machines into a metal pool, and

@@ -16,7 +16,7 @@ export interface MachineReport {
 }
 
 /**
- * The simulated site (BMC simulators, site agent, ramdisks) as its own process, like `serve.ts simulated-site`,
+ * The simulated site (BMC simulators, site agent, ramdisks) as its own process, like `daemon/simulator/serveSimulatedSite.ts` that `npm start` launches,
  * whose BMC request logs the test can still read over IPC.
  */
 export async function startSimulatedSiteProcess(env: Record<string, string>, readyTimeoutMs = 60_000) {
