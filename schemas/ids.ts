@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -15,3 +16,11 @@ export type CommandId = z.infer<typeof CommandId>;
 
 /** A reference to a sealed secret (`secret:<id>`); plaintext credentials are never accepted where one is expected. */
 export const SecretRef = z.string().regex(/^secret:[a-z0-9][a-z0-9_-]{0,62}$/, 'must be a secret reference like secret:bmc-r1-n1');
+
+/**
+ * A deterministic command id for a command a process manager sends in reaction to an event: the same reaction to
+ * the same event (a redelivery, a replay after a restart) gets the same id, so the command bus deduplicates it.
+ */
+export function idFor(prefix: string, key: string): string {
+  return `${prefix}-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+}

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
@@ -13,6 +12,7 @@ import { KeyedMutex } from '../platform/commands/keyedMutex.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
 import { FleetModel } from './fleetModel.ts';
+import { idFor } from '../../schemas/ids.ts';
 
 
 export const ORCHESTRATOR_DURABLE = 'workflow_orchestrator';
@@ -22,7 +22,6 @@ const ACK_WAIT_MS = 15_000;
 const MAX_IN_FLIGHT = 512;
 
 /** A command id derived from what it answers, so a redelivered event re-sends the same command (a no-op). */
-const idFor = (prefix: string, key: string) => `${prefix}-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
 
 /**
  * `workflow-orchestrator`, the process manager of node lifecycles: enrolled nodes are inspected; requested

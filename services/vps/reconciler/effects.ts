@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ObservedInstanceState } from '../../../schemas/vps/commands.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -6,8 +6,8 @@ import { sendEngineCommand } from '../../workflow/commandSender.ts';
 import type { ConvergeEffects, Observation } from './converge.ts';
 import type { ReconciledInstance, VpsModel } from './model.ts';
 import type { ProviderClients } from './providerClients.ts';
+import { idFor } from '../../../schemas/ids.ts';
 
-const idFor = (prefix: string, key: string) => `${prefix}-${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
 
 /**
  * The reconciler's effects as engine commands over NATS. Each command that succeeded is also applied to the model at
