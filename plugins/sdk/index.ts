@@ -4,7 +4,7 @@
  * same functions (`services/workflow/builtinSteps.ts`, `services/metal/profiles/builtin.ts`).
  *
  * A plugin bundles steps, profiles, providers and drivers (`definePlugin`) and runs as its own consumer service
- * (`runPlugin`, or `better-compute plugin run <module>`): it registers what it brings and takes its steps' work from
+ * (`runPlugin` from `better-compute/sdk/worker`, or `better-compute plugin run <module>`): it registers what it brings and takes its steps' work from
  * its own durable consumer. See docs/writing-a-plugin.md.
  */
 import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
@@ -19,8 +19,6 @@ export { buildIso9660, Iso9660Error } from './iso9660.ts';
 export type { Iso9660File, Iso9660Spec } from './iso9660.ts';
 export { definePlugin } from '../../services/plugins/definePlugin.ts';
 export type { PluginDefinition, PluginSpec } from '../../services/plugins/definePlugin.ts';
-export { runPlugin } from '../../services/plugins/runtime/runPlugin.ts';
-export type { RunningPlugin } from '../../services/plugins/runtime/runPlugin.ts';
 export { defineProvider, connectProvider, clientTokenOf, ProviderError, ProviderErrorKind, classifyHttpFailure, classifyFetchFailure, withTransientRetry, providerConformanceCases, runConformance } from './provider.ts';
 export type { ProviderClient, ProviderContext, ProviderDefinition, ProviderErrorCode, TransientRetryOptions, ProviderInstance, ProviderInstanceSpec, ProviderInstanceState, ProviderOffer, ConformanceCase, ConformanceHarness, ConformanceReport, ConformanceResult, ConformanceSubject } from './provider.ts';
 export { RetryableError, StepNotReadyError, TerminalError, stepNotReady } from '../../services/workflow/stepErrors.ts';

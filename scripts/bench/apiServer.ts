@@ -13,7 +13,7 @@ import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { PluginView, ProfileValidation } from '../../schemas/plugins/views.ts';
 import { loadPluginModules } from '../../services/plugins/pluginModules.ts';
-import { runPlugin } from '../../services/plugins/runtime/runPlugin.ts';
+import { runPlugin } from '../../services/stack/runPlugin.ts';
 import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import { SERVICE_TTL_SECONDS } from '../../services/trust/broker/stackBroker.ts';
 import { issueServiceCredentials } from '../../services/trust/broker/userCredentials.ts';

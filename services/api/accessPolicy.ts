@@ -1,4 +1,5 @@
 import type { Principal } from '../../schemas/auth/roles.ts';
+import { adminOnlyCommandNames, tenantCommandNames } from './commandCatalog.ts';
 
 /** `allow`; `forbidden` (403: the role may not); `hidden` (404: a tenant is not told the resource exists). */
 export type Access = 'allow' | 'forbidden' | 'hidden';
@@ -11,21 +12,6 @@ export function isPublicRoute(url: string): boolean {
   // public by design (it may only ask to join).
   return path === '/v1/openapi.json' || path.startsWith('/v1/blobs/') || path === '/v1/join-creds';
 }
-
-/**
- * The node and VPS verbs a tenant may send; the deciders check it is the tenant's node (or a free one to claim) and
- * the tenant's own instance (the API writes the tenant's id into the payload).
- */
-export const tenantCommands: ReadonlySet<string> = new Set([
-  'metal.deploy',
-  'metal.undeploy',
-  'metal.rescue',
-  'metal.unrescue',
-  'vps.createInstance',
-  'vps.startInstance',
-  'vps.stopInstance',
-  'vps.deleteInstance',
-]);
 
 /**
  * What a tenant may read. Everything else is hidden (deny by default): a route added later is invisible to tenants
@@ -63,14 +49,14 @@ export function accessOf(principal: Principal, method: string, route: string | u
   if (principal.role === 'admin') return 'allow';
   const path = route ?? '';
   if (principal.role === 'tenant') {
-    if (path.startsWith('/v1/commands/')) return tenantCommands.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
+    if (path.startsWith('/v1/commands/')) return tenantCommandNames.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
     return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
   }
   if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
   if (path === '/v1/dead-letters') return principal.role === 'operator' ? 'allow' : 'forbidden';
   // Who approves must not be who operates: approvals are the approver role's alone, the approver set the admin's.
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
-  if (path === '/v1/commands/pki.setApprovers') return 'forbidden';
+  if (path.startsWith('/v1/commands/') && adminOnlyCommandNames.has(path.slice('/v1/commands/'.length))) return 'forbidden';
   if (principal.role === 'operator') return 'allow';
   // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);
   // approving gets routes of its own.

@@ -9,7 +9,7 @@ import { ResourceId } from '../../schemas/ids.ts';
 import { brokerDirOf } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
-import { joinTokenCommands } from '../commands/registry.ts';
+import { joinTokenCommands } from './commandCatalog.ts';
 import { mintJoinToken } from '../trust/joinToken/mint.ts';
 import type { ApiContext } from './apiContext.ts';
 

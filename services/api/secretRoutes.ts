@@ -7,7 +7,7 @@ import { SecretKind, sealingAad, secretRefOf } from '../../schemas/secrets/seale
 import type { SecretEvent } from '../../schemas/secrets/events.ts';
 import { PutSecretBody, SecretIdParams, SecretStoredView, SecretView } from '../../schemas/secrets/views.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
-import { edgeCommands } from '../commands/registry.ts';
+import { edgeCommands } from './commandCatalog.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { seal } from '../secrets/sealing.ts';

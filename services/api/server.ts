@@ -7,7 +7,7 @@ import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
-import { edgeCommands } from '../commands/registry.ts';
+import { edgeCommands } from './commandCatalog.ts';
 import { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';

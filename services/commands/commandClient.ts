@@ -3,7 +3,7 @@ import type { CommandResult, Problem } from '../../schemas/api.ts';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { CommandHeaders } from './commandResponder.ts';
+import { CommandHeaders } from '../../schemas/commandHeaders.ts';
 
 /** Sends a command over NATS request-reply; resolves its result or throws a PlatformError with the remote code. */
 export async function sendCommand(

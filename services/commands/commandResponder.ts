@@ -3,16 +3,10 @@ import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
-import { inProcessOnlyCommandNames } from './registry.ts';
-import { ERROR_CODE_HEADER, serveRequests } from '../platform/commands/requestResponder.ts';
+import { isInProcessOnly } from '../../schemas/commandExposure.ts';
+import { serveRequests } from '../platform/commands/requestResponder.ts';
+import { CommandHeaders } from '../../schemas/commandHeaders.ts';
 
-/** Headers a NATS command request may carry; the body is the command's JSON payload. */
-export const CommandHeaders = {
-  commandId: 'Bc-Command-Id',
-  correlationId: 'Bc-Correlation-Id',
-  causationId: 'Bc-Causation-Id',
-  errorCode: ERROR_CODE_HEADER,
-} as const;
 
 /**
  * Answers `bc.cmd.<name>` requests (queue group `commands`, so replicas share them) with the same result an HTTP
@@ -35,7 +29,7 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
         }
         const name = msg.subject.slice(Subjects.command('').length);
         // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
-        if (inProcessOnlyCommandNames.has(name)) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+        if (isInProcessOnly(bus.definition(name)?.exposure ?? [])) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
         const result = await bus.execute({
           name,
           payload,

@@ -7,7 +7,7 @@ import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
-import { busCommands, operatorCommands } from '../commands/registry.ts';
+import { busCommands, operatorCommands } from '../api/commandCatalog.ts';
 import { startGrantService } from '../secrets/grantService.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { BmcMonitor } from '../metal/bmcMonitor.ts';
@@ -24,7 +24,7 @@ import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
 import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
-import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
+import { runPlugin, type RunningPlugin } from './runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 
 

@@ -3,7 +3,7 @@ import { projectEntry, type ProjectedMessage } from '../../projections/runtime/a
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { DomainError } from '../../services/platform/errors.ts';
 
 /** The small id space: collisions (duplicate creates, enrolls at missing sites, unknown nodes) are the point. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { allCommands, inProcessOnlyCommandNames } from '../../services/commands/registry.ts';
+import { allCommands, inProcessOnlyCommandNames } from '../../services/api/commandCatalog.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 

@@ -8,7 +8,7 @@ import type { StoredEvent } from '../../schemas/envelope.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { mintToken } from '../../services/auth/bearer.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { EventHeaders } from '../../services/platform/eventStore/eventMac.ts';
 import { startApi } from '../support/apiFixture.ts';

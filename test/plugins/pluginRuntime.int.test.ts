@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 // The plugin side is written as an outside package would: only the public entry.
-import { definePlugin, defineProfile, defineStep, fromStep, runPlugin, type RunningPlugin } from 'better-compute/sdk';
+import { definePlugin, defineProfile, defineStep, fromStep } from 'better-compute/sdk';
+import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import { PluginCatalog } from '../../services/plugins/pluginCatalog.ts';
 import { validateProfile } from '../../services/plugins/profileCatalog.ts';
 import { loadConfig } from '../../services/platform/config.ts';

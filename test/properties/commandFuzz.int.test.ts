@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { operatorCommands } from '../../services/commands/registry.ts';
+import { operatorCommands } from '../../services/api/commandCatalog.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { startApi } from '../support/apiFixture.ts';

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../schemas/api.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';

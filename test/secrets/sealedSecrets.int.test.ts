@@ -12,7 +12,7 @@ import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { operatorCommands } from '../../services/commands/registry.ts';
+import { operatorCommands } from '../../services/api/commandCatalog.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';

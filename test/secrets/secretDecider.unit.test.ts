@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import type { SecretEvent } from '../../schemas/secrets/events.ts';
-import { edgeCommands, operatorCommands } from '../../services/commands/registry.ts';
+import { edgeCommands, operatorCommands } from '../../services/api/commandCatalog.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
 import { seal } from '../../services/secrets/sealing.ts';
 import { deleteSecret } from '../../services/secrets/secret/delete.ts';

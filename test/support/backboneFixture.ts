@@ -5,7 +5,7 @@ import { serveProjectorControl } from '../../projections/runtime/projectorContro
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { loadConfig, type Config } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

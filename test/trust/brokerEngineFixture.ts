@@ -5,7 +5,7 @@ import { openEventStore } from '../../services/stack/runtime.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { allCommands, busCommands } from '../../services/commands/registry.ts';
+import { allCommands, busCommands } from '../../services/api/commandCatalog.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 import { loadMasterKey } from '../../services/secrets/masterKey.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';

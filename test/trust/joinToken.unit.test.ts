@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JoinTokenEvent } from '../../schemas/trust/events.ts';
 import { CreateJoinToken, generateJoinToken, hashJoinSecret, parseJoinToken, UseJoinToken } from '../../schemas/trust/joinTokens.ts';
-import { operatorCommands } from '../../services/commands/registry.ts';
+import { operatorCommands } from '../../services/api/commandCatalog.ts';
 import type { NodeAggregateState } from '../../services/metal/node/node.ts';
 import type { SiteState } from '../../services/site/site/site.ts';
 import { createJoinToken, createSiteToken } from '../../services/trust/joinToken/create.ts';

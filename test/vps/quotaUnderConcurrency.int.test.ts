@@ -5,7 +5,7 @@ import { quotaOf as quotaInReadModel, listInstances } from '../../projections/vp
 import type { CommandResult } from '../../schemas/api.ts';
 import { resourceDimensions, type Resources } from '../../schemas/vps/commands.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../services/commands/registry.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';

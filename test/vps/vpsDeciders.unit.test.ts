@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CreateInstance, CreatePool, CreateProviderAccount } from '../../schemas/vps/commands.ts';
 import type { InstanceEvent, PoolEvent, TenantEvent } from '../../schemas/vps/events.ts';
-import { engineCommandNames, operatorCommands } from '../../services/commands/registry.ts';
-import { tenantCommands } from '../../services/api/accessPolicy.ts';
+import { engineCommandNames, operatorCommands } from '../../services/api/commandCatalog.ts';
+import { tenantCommandNames as tenantCommands } from '../../services/api/commandCatalog.ts';
 import { accountAggregate } from '../../services/vps/account/account.ts';
 import { createProviderAccount } from '../../services/vps/account/create.ts';
 import { flavorAggregate, type FlavorState } from '../../services/vps/flavor/flavor.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // The plugin and what it is built with: public entry points only.
-import { runPlugin, type RunningPlugin } from 'better-compute/sdk';
+import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import acmeAutoinstall from '../../plugins/acme-autoinstall/index.ts';
 import { readIso9660 } from '../../daemon/simulator/isoImage.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

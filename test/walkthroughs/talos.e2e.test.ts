@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The plugin and what it runs on: public entry points only, as an outside package would use them.
-import { runPlugin, type RunningPlugin } from 'better-compute/sdk';
+import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import talos from '../../plugins/talos/index.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandBus } from '../../../services/platform/commands/commandBus.ts';
-import { allCommands } from '../../../services/commands/registry.ts';
+import { allCommands } from '../../../services/api/commandCatalog.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';

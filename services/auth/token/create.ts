@@ -10,6 +10,7 @@ import { tokenAggregate } from './token.ts';
  */
 export const createToken = defineCommand({
   name: 'auth.createToken',
+  exposure: ['edge'],
   schema: CreateToken,
   aggregate: tokenAggregate,
   aggregateId: (command) => command.tokenId,

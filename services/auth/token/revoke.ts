@@ -7,6 +7,7 @@ import { tokenAggregate } from './token.ts';
 /** `auth.revokeToken`: refused from the next request on; revoking a revoked token is a no-op. */
 export const revokeToken = defineCommand({
   name: 'auth.revokeToken',
+  exposure: ['edge'],
   schema: RevokeToken,
   aggregate: tokenAggregate,
   aggregateId: (command) => command.tokenId,

@@ -21,6 +21,7 @@ const endsFailedAlways: ReadonlySet<NodeOperation> = new Set(['inspect', 'retire
  */
 export const cancelNode = defineCommand({
   name: 'metal.cancel',
+  exposure: ['operator'],
   schema: CancelNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -43,6 +44,7 @@ export const cancelNode = defineCommand({
  */
 export const completeCancel = defineCommand({
   name: 'metal.completeCancel',
+  exposure: ['engine'],
   schema: CompleteCancel,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,

@@ -12,6 +12,7 @@ const derivedNodeId = (commandId: string) => `n-${createHash('sha256').update(co
 
 export const enrollNode = defineCommand({
   name: 'metal.enroll',
+  exposure: ['operator'],
   schema: EnrollNode,
   aggregate: nodeAggregate,
   aggregateId: (command, context) => command.nodeId ?? derivedNodeId(context.commandId),

@@ -25,6 +25,7 @@ async function erasingInputs(nodeId: string, load: AggregateLoader): Promise<Rec
  */
 export const deployNode = defineCommand({
   name: 'metal.deploy',
+  exposure: ['operator', 'tenant'],
   schema: DeployNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -45,6 +46,7 @@ export const deployNode = defineCommand({
 
 export const undeployNode = defineCommand({
   name: 'metal.undeploy',
+  exposure: ['operator', 'tenant'],
   schema: UndeployNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -60,6 +62,7 @@ export const undeployNode = defineCommand({
 
 export const rescueNode = defineCommand({
   name: 'metal.rescue',
+  exposure: ['operator', 'tenant'],
   schema: RescueNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -76,6 +79,7 @@ export const rescueNode = defineCommand({
 
 export const unrescueNode = defineCommand({
   name: 'metal.unrescue',
+  exposure: ['operator', 'tenant'],
   schema: UnrescueNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -89,6 +93,7 @@ export const unrescueNode = defineCommand({
 
 export const retireNode = defineCommand({
   name: 'metal.retire',
+  exposure: ['operator'],
   schema: RetireNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -104,6 +109,7 @@ export const retireNode = defineCommand({
 /** Runs the failed operation again, as a new workflow with the same inputs. */
 export const retryNode = defineCommand({
   name: 'metal.retry',
+  exposure: ['operator'],
   schema: RetryNode,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -117,6 +123,7 @@ export const retryNode = defineCommand({
 
 export const startInspection = defineCommand({
   name: 'metal.startInspection',
+  exposure: ['engine'],
   schema: StartInspection,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,

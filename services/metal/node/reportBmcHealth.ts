@@ -10,6 +10,7 @@ import { nodeAggregate } from './node.ts';
  */
 export const reportBmcHealth = defineCommand({
   name: 'metal.reportBmcHealth',
+  exposure: ['engine'],
   schema: ReportBmcHealth,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,

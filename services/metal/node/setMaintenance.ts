@@ -6,6 +6,7 @@ import { nodeAggregate } from './node.ts';
 
 export const setMaintenance = defineCommand({
   name: 'metal.setMaintenance',
+  exposure: ['operator'],
   schema: SetMaintenance,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,

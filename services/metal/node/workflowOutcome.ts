@@ -11,6 +11,7 @@ import { nodeAggregate } from './node.ts';
 
 export const completeOperation = defineCommand({
   name: 'metal.completeOperation',
+  exposure: ['engine'],
   schema: CompleteOperation,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -43,6 +44,7 @@ export const completeOperation = defineCommand({
 
 export const failOperation = defineCommand({
   name: 'metal.failOperation',
+  exposure: ['engine'],
   schema: FailOperation,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -69,6 +71,7 @@ export const failOperation = defineCommand({
 
 export const markWiping = defineCommand({
   name: 'metal.markWiping',
+  exposure: ['engine'],
   schema: MarkWiping,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
@@ -83,6 +86,7 @@ export const markWiping = defineCommand({
 
 export const recordInventory = defineCommand({
   name: 'metal.recordInventory',
+  exposure: ['engine'],
   schema: RecordInventory,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,

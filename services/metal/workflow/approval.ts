@@ -33,6 +33,7 @@ function signedBatch(
 /** `workflow.approve`: one distinct approver's signature; a repeated approval by the same approver is a no-op. */
 export const approveBatch = defineCommand({
   name: 'workflow.approve',
+  exposure: ['approver'],
   schema: ApproveBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
@@ -50,6 +51,7 @@ export const approveBatch = defineCommand({
  */
 export const rejectBatch = defineCommand({
   name: 'workflow.reject',
+  exposure: ['approver'],
   schema: RejectBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,

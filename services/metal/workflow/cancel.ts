@@ -16,6 +16,7 @@ export function cancelledEvent(wf: ExistingWorkflow, reason: string, stepIndex: 
  */
 export const cancelWorkflow = defineCommand({
   name: 'workflow.cancel',
+  exposure: ['engine'],
   schema: CancelWorkflow,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,

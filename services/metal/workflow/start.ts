@@ -18,6 +18,7 @@ import { workflowAggregate } from './workflow.ts';
  */
 export const startWorkflow = defineCommand({
   name: 'workflow.start',
+  exposure: ['engine'],
   schema: StartWorkflow,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,

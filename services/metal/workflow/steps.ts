@@ -22,6 +22,7 @@ function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex:
  */
 export const startStep = defineCommand({
   name: 'workflow.startStep',
+  exposure: ['engine'],
   schema: StartStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
@@ -45,6 +46,7 @@ export const startStep = defineCommand({
  */
 export const rejectResult = defineCommand({
   name: 'workflow.rejectResult',
+  exposure: ['engine'],
   schema: RejectResult,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
@@ -65,6 +67,7 @@ export const rejectResult = defineCommand({
  */
 export const completeStep = defineCommand({
   name: 'workflow.completeStep',
+  exposure: ['engine'],
   schema: CompleteStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
@@ -115,6 +118,7 @@ function wipeOutput(output: unknown, attestation: WipeAttestation): Record<strin
  */
 export const failStep = defineCommand({
   name: 'workflow.failStep',
+  exposure: ['engine'],
   schema: FailStep,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,

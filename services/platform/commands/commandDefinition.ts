@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { CommandExposure } from '../../../schemas/commandExposure.ts';
 import type { EventCatalog, EventDefinition } from '../../../schemas/eventCatalog.ts';
 
 /** An event as `decide` returns it and `evolve` folds it. */
@@ -43,6 +44,8 @@ export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: 
  */
 export interface CommandDefinition<N extends string = string, P = any, S = any, E extends DomainEventLike = DomainEventLike, D = unknown> {
   readonly name: N;
+  /** Who may send it; every process's set of commands is derived from this (`services/api/commandCatalog.ts`). */
+  readonly exposure: readonly CommandExposure[];
   readonly schema: z.ZodType<P>;
   readonly aggregate: AggregateDefinition<S, E>;
   aggregateId(payload: P, context: CommandContext): string;

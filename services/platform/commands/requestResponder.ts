@@ -1,9 +1,10 @@
 import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { problemOf, toPlatformError } from '../problem.ts';
 import type { Logger } from '../logger.ts';
+import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
 
 /** The header every refusal repeats its stable code in, so a client can branch without parsing the body. */
-export const ERROR_CODE_HEADER = 'Bc-Error-Code';
+export const ERROR_CODE_HEADER = CommandHeaders.errorCode;
 
 export interface RequestService {
   subject: string;

@@ -16,6 +16,7 @@ const builtinProfileIds = new Set(builtinProfileCatalog.map((p) => p.id));
  */
 export const registerPlugin = defineCommand({
   name: 'plugins.register',
+  exposure: ['engine'],
   schema: PluginRegistration,
   aggregate: pluginRegistryAggregate,
   aggregateId: () => PLUGIN_REGISTRY_ID,

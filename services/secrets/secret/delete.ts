@@ -7,6 +7,7 @@ import { secretAggregate } from './secret.ts';
 /** `secrets.delete`: grants for the secret stop at once; deleting a deleted secret is a no-op. */
 export const deleteSecret = defineCommand({
   name: 'secrets.delete',
+  exposure: ['edge'],
   schema: DeleteSecret,
   aggregate: secretAggregate,
   aggregateId: (command) => command.secretId,

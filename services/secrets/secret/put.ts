@@ -10,6 +10,7 @@ import { secretAggregate } from './secret.ts';
  */
 export const putSecret = defineCommand({
   name: 'secrets.put',
+  exposure: ['edge'],
   schema: PutSecret,
   aggregate: secretAggregate,
   aggregateId: (command) => command.secretId,

@@ -6,6 +6,7 @@ import { siteAggregate } from './site.ts';
 
 export const createSite = defineCommand({
   name: 'site.create',
+  exposure: ['operator'],
   schema: CreateSite,
   aggregate: siteAggregate,
   aggregateId: (command) => command.siteId,

@@ -23,6 +23,7 @@ const tokenAuthorises = (token: JoinTokenState | null, agentId: string, keyId: s
  */
 export const registerAgent = defineCommand({
   name: 'agent.register',
+  exposure: ['agent'],
   schema: RegisterAgent,
   aggregate: agentAggregate,
   aggregateId: (command) => command.agentId,

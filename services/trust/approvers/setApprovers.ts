@@ -25,6 +25,7 @@ export function unusableApproverKey(publicKey: string): string | undefined {
 /** `pki.setApprovers`: replaces the approver set; batches already open keep the rule they opened under. */
 export const setApprovers = defineCommand({
   name: 'pki.setApprovers',
+  exposure: ['admin'],
   schema: SetApprovers,
   aggregate: approversAggregate,
   aggregateId: () => APPROVERS_ID,

@@ -42,6 +42,7 @@ async function loadTarget(siteId: string, nodeId: string | undefined, load: Aggr
 /** `pki.createJoinToken`: records a minted token (hash only) for a ramdisk, node or site agent of an existing site/node. */
 export const createJoinToken = defineCommand({
   name: 'pki.createJoinToken',
+  exposure: ['join'],
   schema: CreateJoinToken,
   aggregate: joinTokenAggregate,
   aggregateId: (command) => command.tokenId,
@@ -52,6 +53,7 @@ export const createJoinToken = defineCommand({
 /** `siteTokens.create`: a join token for the agent of one site. */
 export const createSiteToken = defineCommand({
   name: 'siteTokens.create',
+  exposure: ['join'],
   schema: CreateSiteToken,
   aggregate: joinTokenAggregate,
   aggregateId: (command) => command.tokenId,

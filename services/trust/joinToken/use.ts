@@ -34,6 +34,7 @@ export function refusalOf(command: UseJoinToken, state: JoinTokenState, now: str
  */
 export const useJoinToken = defineCommand({
   name: 'pki.useJoinToken',
+  exposure: ['join'],
   schema: UseJoinToken,
   aggregate: joinTokenAggregate,
   aggregateId: (command) => command.tokenId ?? UNIDENTIFIED_JOIN,

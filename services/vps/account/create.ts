@@ -12,6 +12,7 @@ import { accountAggregate } from './account.ts';
  */
 export const createProviderAccount = defineCommand({
   name: 'vps.createProviderAccount',
+  exposure: ['operator'],
   schema: CreateProviderAccount,
   aggregate: accountAggregate,
   aggregateId: (command) => command.accountId,

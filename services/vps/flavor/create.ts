@@ -8,6 +8,7 @@ import { flavorAggregate, offerIn } from './flavor.ts';
 /** `vps.createFlavor`: a size is fixed once created (reservations were counted with it); the same size again is a no-op. */
 export const createFlavor = defineCommand({
   name: 'vps.createFlavor',
+  exposure: ['operator'],
   schema: CreateFlavor,
   aggregate: flavorAggregate,
   aggregateId: (command) => command.flavorId,
@@ -24,6 +25,7 @@ export const createFlavor = defineCommand({
 /** `vps.mapFlavor`: sells the flavor in a pool as a provider offer; mapping it again to another offer replaces it. */
 export const mapFlavor = defineCommand({
   name: 'vps.mapFlavor',
+  exposure: ['operator'],
   schema: MapFlavor,
   aggregate: flavorAggregate,
   aggregateId: (command) => command.flavorId,

@@ -13,6 +13,7 @@ import { heldByAnother, instanceAggregate } from './instance.ts';
 const desiredStateCommand = <const N extends string>(name: N, desired: DesiredInstanceState) =>
   defineCommand({
     name,
+    exposure: ['operator', 'tenant'],
     schema: TenantInstance,
     aggregate: instanceAggregate,
     aggregateId: (command) => command.instanceId,

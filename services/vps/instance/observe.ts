@@ -12,6 +12,7 @@ import { heldByAnother, instanceAggregate } from './instance.ts';
  */
 export const recordInstanceObserved = defineCommand({
   name: 'vps.recordInstanceObserved',
+  exposure: ['engine'],
   schema: RecordInstanceObserved,
   aggregate: instanceAggregate,
   aggregateId: (command) => command.instanceId,

@@ -10,6 +10,7 @@ import { poolAggregate } from './pool.ts';
 /** `vps.createPool`: the account (provider pool) or site (metal pool) it draws on must exist. */
 export const createPool = defineCommand({
   name: 'vps.createPool',
+  exposure: ['operator'],
   schema: CreatePool,
   aggregate: poolAggregate,
   aggregateId: (command) => command.poolId,

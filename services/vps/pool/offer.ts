@@ -8,6 +8,7 @@ import { poolAggregate } from './pool.ts';
 /** `vps.offerPool`: the tenant may create instances in the pool; offering it again is a no-op. */
 export const offerPool = defineCommand({
   name: 'vps.offerPool',
+  exposure: ['operator'],
   schema: PoolTenant,
   aggregate: poolAggregate,
   aggregateId: (command) => command.poolId,
@@ -23,6 +24,7 @@ export const offerPool = defineCommand({
 /** `vps.withdrawPool`: no new instances for the tenant there; its existing instances are untouched. */
 export const withdrawPool = defineCommand({
   name: 'vps.withdrawPool',
+  exposure: ['operator'],
   schema: PoolTenant,
   aggregate: poolAggregate,
   aggregateId: (command) => command.poolId,

@@ -7,6 +7,7 @@ import { tenantAggregate } from './tenant.ts';
 /** `vps.createTenant`: creating the same tenant again is a no-op; another name under its id is ALREADY_EXISTS. */
 export const createTenant = defineCommand({
   name: 'vps.createTenant',
+  exposure: ['operator'],
   schema: CreateTenant,
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,
@@ -22,6 +23,7 @@ export const createTenant = defineCommand({
 /** `vps.setQuota`: replaces the limits; instances already accepted keep their reservations even above a lower limit. */
 export const setQuota = defineCommand({
   name: 'vps.setQuota',
+  exposure: ['operator'],
   schema: SetQuota,
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,

@@ -29,6 +29,7 @@ function checkQuota(state: TenantState & { exists: true }, request: Resources): 
  */
 export const createInstance = defineCommand({
   name: 'vps.createInstance',
+  exposure: ['operator', 'tenant'],
   schema: CreateInstance,
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,

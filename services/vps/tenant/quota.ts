@@ -16,6 +16,7 @@ function requireReservation(state: TenantState, command: { tenantId: string; ins
  */
 export const releaseQuota = defineCommand({
   name: 'vps.releaseQuota',
+  exposure: ['engine'],
   schema: ReleaseQuota,
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,
@@ -32,6 +33,7 @@ export const releaseQuota = defineCommand({
  */
 export const markQuotaUsed = defineCommand({
   name: 'vps.markQuotaUsed',
+  exposure: ['engine'],
   schema: MarkQuotaUsed,
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,

@@ -13,7 +13,7 @@ export interface NodeAction {
 }
 
 const operators: readonly Role[] = ['admin', 'operator'];
-/** The verbs a tenant token may send on its own nodes (`tenantCommands` in the API's access policy). */
+/** The verbs a tenant token may send on its own nodes (the commands exposed to `tenant` in `services/api/commandCatalog.ts`). */
 const operatorsAndTenants: readonly Role[] = ['admin', 'operator', 'tenant'];
 
 export const nodeActions: readonly NodeAction[] = [

@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { PluginPing } from '../../../schemas/plugins/views.ts';
-import { pluginDurable, Subjects } from '../../../schemas/subjects.ts';
-import { sendCommand } from '../../commands/commandClient.ts';
-import { agentEndpointsOf, loadConfig, publicUrlOf, type Config } from '../../platform/config.ts';
-import { openRuntime } from '../../stack/runtime.ts';
-import { loadWorkflowConfig } from '../../workflow/config.ts';
-import { WorkflowExecutor } from '../../workflow/executor.ts';
-import { registrationOf, type PluginDefinition } from '../definePlugin.ts';
+import { PluginPing } from '../../schemas/plugins/views.ts';
+import { pluginDurable, Subjects } from '../../schemas/subjects.ts';
+import { sendCommand } from '../commands/commandClient.ts';
+import { agentEndpointsOf, loadConfig, publicUrlOf, type Config } from '../platform/config.ts';
+import { openRuntime } from './runtime.ts';
+import { loadWorkflowConfig } from '../workflow/config.ts';
+import { WorkflowExecutor } from '../workflow/executor.ts';
+import { registrationOf, type PluginDefinition } from '../plugins/definePlugin.ts';
 
 export interface RunningPlugin {
   /** This replica's id (what `plugins.list` shows among the live replicas). */
@@ -19,6 +19,9 @@ export interface RunningPlugin {
  * `BC_NATS_CREDS`), registers the plugin (refused when a step or profile id is taken), then takes the work of its
  * steps from the durable every replica shares (`plugin_<id>` on `bc.work.plugin.<id>.>`) and answers liveness pings.
  * Work left by a replica that died waits in the stream until this or another replica takes it.
+ *
+ * This module is the second SDK entry, `better-compute/sdk/worker` (package.json exports): the composition root of a
+ * plugin's own process, kept out of the authoring API (`better-compute/sdk`), which imports no runtime internals.
  */
 export async function runPlugin(plugin: PluginDefinition, options: { config?: Config; env?: NodeJS.ProcessEnv } = {}): Promise<RunningPlugin> {
   const env = options.env ?? process.env;

@@ -27,9 +27,13 @@ import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
+import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
 import type { CommandDefinition } from '../platform/commands/commandDefinition.ts';
 
-/** Every command the control plane accepts, by name. */
+/**
+ * The command catalog: every command the control plane accepts. It lives in a composition root (the API's; `services/stack` hands it to the other processes) because it is the
+ * one place that knows every module's deciders; engine and modules get the commands they need handed to them.
+ */
 export const allCommands: readonly CommandDefinition[] = [
   createSite,
   enrollNode,
@@ -84,64 +88,46 @@ export const allCommands: readonly CommandDefinition[] = [
 ];
 
 /**
- * Commands only the workflow engine sends (over NATS). They are in `allCommands` because the `commands` service must
- * answer them; an HTTP API that serves operators should leave them out.
+ * The views below are derived from each command's `exposure` (schemas/commandExposure.ts); there is no other list of
+ * who may send what. Each names the process that uses it.
  */
-export const engineCommandNames: ReadonlySet<string> = new Set([
-  startInspection.name,
-  completeOperation.name,
-  failOperation.name,
-  completeCancel.name,
-  markWiping.name,
-  recordInventory.name,
-  reportBmcHealth.name,
-  startWorkflow.name,
-  startStep.name,
-  completeStep.name,
-  failStep.name,
-  cancelWorkflow.name,
-  rejectResult.name,
-  releaseQuota.name,
-  markQuotaUsed.name,
-  recordInstanceObserved.name,
-  // A plugin process announces itself over NATS with its own credentials, not through the operator API.
-  registerPlugin.name,
-]);
+const exposedTo = (...senders: CommandExposure[]) => allCommands.filter((c) => c.exposure.some((sender) => senders.includes(sender)));
+
+/** Commands the engine (workflow, BMC monitor, VPS reconciler, plugins) sends over NATS; never operator HTTP commands. */
+export const engineCommandNames: ReadonlySet<string> = new Set(exposedTo('engine').map((c) => c.name));
 
 /**
- * Commands the HTTP API sends itself from its own routes (`/v1/secrets`, `/v1/tokens`), never as
+ * Commands the HTTP API sends itself from its own routes (`/v1/secrets`, `/v1/tokens`, `/v1/approvals`), never as
  * `POST /v1/commands/<name>`: the operator sends the plaintext to the secrets route, which seals it before the command
  * exists, a token's secret is made by the tokens route, which sends only its hash, and approvals go through
  * `/v1/approvals`, where only approvers may send them.
  */
-export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecret, createToken, revokeToken, approveBatch, rejectBatch];
+export const edgeCommands: readonly CommandDefinition[] = exposedTo('edge', 'approver');
 
 /**
  * Join-token commands: minted by an issuer that keeps the secret (`services/trust/joinToken/mint.ts`) and spent only by
  * the join service. Not operator HTTP commands: a token must be minted where its secret is generated.
  */
-export const joinTokenCommands: readonly CommandDefinition[] = [createJoinToken, createSiteToken, useJoinToken];
+export const joinTokenCommands: readonly CommandDefinition[] = exposedTo('join');
 
 /**
- * Commands that mint or hold credentials or decide whom the platform trusts: `auth.*` (API tokens), `secrets.*`,
- * `pki.*` and `siteTokens.*` (join tokens, approvers) and the approvals. They are never served over NATS, where
- * without broker auth anyone could send them and no message says who did: only an in-process bus of a process that
- * authenticated its caller runs them (the API for operators and approvers, `join` for joiners, the step executor and
- * plugin runtime for a step's join tokens, the simulated site for its own BMC secrets and site token).
+ * Names of the commands that mint or hold credentials or decide whom the platform trusts (`isInProcessOnly`): the
+ * NATS responder refuses them whatever its bus holds.
  */
-export const inProcessOnlyCommands: readonly CommandDefinition[] = [...edgeCommands, ...joinTokenCommands, setApprovers];
-
-/** Names of `inProcessOnlyCommands`, for the NATS responder to refuse. */
-export const inProcessOnlyCommandNames: ReadonlySet<string> = new Set(inProcessOnlyCommands.map((c) => c.name));
+export const inProcessOnlyCommandNames: ReadonlySet<string> = new Set(allCommands.filter((c) => isInProcessOnly(c.exposure)).map((c) => c.name));
 
 /**
- * What the `commands` service answers on `bc.cmd.*`: everything but `agent.register`, which an agent sends on its own
- * registration subject (`services/trust/agent/registrationService.ts`) so the broker binds it to the asking agent, and
- * the join service sends in-process with the token it spent.
+ * What the `commands` service answers on `bc.cmd.*`: everything but what an agent sends about itself (`agent.register`
+ * goes on its own registration subject, `services/trust/agent/registrationService.ts`, so the broker binds it to the
+ * asking agent). Its in-process-only commands are refused by name (`serveCommands`).
  */
-export const busCommands: readonly CommandDefinition[] = allCommands.filter((c) => c !== registerAgent);
+export const busCommands: readonly CommandDefinition[] = allCommands.filter((c) => !c.exposure.includes('agent'));
 
-/** What operators may send over the HTTP API: everything but the engine's commands, agent registration and edge commands. */
-export const operatorCommands: readonly CommandDefinition[] = allCommands.filter(
-  (c) => !engineCommandNames.has(c.name) && c.name !== registerAgent.name && !edgeCommands.includes(c) && !joinTokenCommands.includes(c),
-);
+/** What operators, admins and tenants may send as `POST /v1/commands/<name>` (the role check narrows it per caller). */
+export const operatorCommands: readonly CommandDefinition[] = exposedTo('operator', 'tenant', 'admin');
+
+/** The node and VPS verbs a tenant may send; the deciders check it is the tenant's own node or instance. */
+export const tenantCommandNames: ReadonlySet<string> = new Set(exposedTo('tenant').map((c) => c.name));
+
+/** Commands only an admin may send (`pki.setApprovers`: who approves is not decided by who operates). */
+export const adminOnlyCommandNames: ReadonlySet<string> = new Set(allCommands.filter((c) => c.exposure.every((sender) => sender === 'admin')).map((c) => c.name));
