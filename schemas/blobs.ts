@@ -14,3 +14,11 @@ export function blobDigestOf(url: string): string | undefined {
     return undefined;
   }
 }
+
+/** A stored step artefact: its digest, its size and the capability URL its node fetches it by. */
+export interface StoredBlob {
+  readonly sha256: string;
+  readonly size: number;
+  /** Unguessable and per node: whoever holds it can read this one artefact for this one node, nothing else. */
+  readonly url: string;
+}

@@ -4,24 +4,25 @@
  * same functions (`services/workflow/builtinSteps.ts`, `services/metal/profiles/builtin.ts`).
  *
  * A plugin bundles steps, profiles, providers and drivers (`definePlugin`) and runs as its own consumer service
- * (`runPlugin` from `better-compute/sdk/worker`, or `better-compute plugin run <module>`): it registers what it brings and takes its steps' work from
- * its own durable consumer. See docs/writing-a-plugin.md.
+ * (`runPlugin` from the second entry `better-compute/sdk/worker`, or `better-compute plugin run <module>`): it
+ * registers what it brings and takes its steps' work from its own durable consumer. See docs/writing-a-plugin.md.
+ * This entry imports only the contract (`schemas/`) and the base layer: the layer check keeps it so.
  */
 import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
-import type { HttpProxyRequestInput, StepContext } from '../../services/workflow/defineStep.ts';
+import type { HttpProxyRequestInput, StepContext } from './defineStep.ts';
 
-export { defineStep } from '../../services/workflow/defineStep.ts';
-export type { AgentEndpoints, StepContext, StepDefinition, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from '../../services/workflow/defineStep.ts';
-export { defineProfile, fromInput, fromStep, stepDefaults } from '../../services/workflow/defineProfile.ts';
-export type { Profile, ProfileStep } from '../../services/workflow/defineProfile.ts';
-export type { StepBlobs, StepPki, StepSecrets } from '../../services/workflow/stepFacilities.ts';
+export { defineStep } from './defineStep.ts';
+export type { AgentEndpoints, StepContext, StepDefinition, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from './defineStep.ts';
+export { defineProfile, fromInput, fromStep, stepDefaults } from './defineProfile.ts';
+export type { Profile, ProfileStep } from './defineProfile.ts';
+export type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 export { buildIso9660, Iso9660Error } from './iso9660.ts';
 export type { Iso9660File, Iso9660Spec } from './iso9660.ts';
-export { definePlugin } from '../../services/plugins/definePlugin.ts';
-export type { PluginDefinition, PluginSpec } from '../../services/plugins/definePlugin.ts';
+export { definePlugin } from './definePlugin.ts';
+export type { PluginDefinition, PluginSpec } from './definePlugin.ts';
 export { defineProvider, connectProvider, clientTokenOf, ProviderError, ProviderErrorKind, classifyHttpFailure, classifyFetchFailure, withTransientRetry, providerConformanceCases, runConformance } from './provider.ts';
 export type { ProviderClient, ProviderContext, ProviderDefinition, ProviderErrorCode, TransientRetryOptions, ProviderInstance, ProviderInstanceSpec, ProviderInstanceState, ProviderOffer, ConformanceCase, ConformanceHarness, ConformanceReport, ConformanceResult, ConformanceSubject } from './provider.ts';
-export { RetryableError, StepNotReadyError, TerminalError, stepNotReady } from '../../services/workflow/stepErrors.ts';
+export { RetryableError, StepNotReadyError, TerminalError, stepNotReady } from './stepErrors.ts';
 export type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
 
 /**

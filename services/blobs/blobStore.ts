@@ -4,18 +4,14 @@ import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { blobPath } from '../../schemas/blobs.ts';
 import { PlatformError } from '../platform/errors.ts';
+import type { StoredBlob } from '../../schemas/blobs.ts';
+
+export type { StoredBlob };
 
 /** The JetStream object store bucket that holds step artefacts (ISOs, seeds): stream `OBJ_bc_blobs`, subjects `$O.bc_blobs.>`. */
 export const BLOB_BUCKET = 'bc_blobs';
 const SHA256 = /^[0-9a-f]{64}$/;
 const CAPABILITY = /^[A-Za-z0-9_-]{22,64}$/;
-
-export interface StoredBlob {
-  readonly sha256: string;
-  readonly size: number;
-  /** Unguessable and per node: whoever holds it can read this one artefact for this one node, nothing else. */
-  readonly url: string;
-}
 
 /**
  * Step artefacts, stored once under their sha256 and handed out through per-node capability URLs

@@ -11,10 +11,10 @@ import { AggregateRepository } from '../platform/commands/aggregateRepository.ts
 import { KeyedMutex } from '../platform/commands/keyedMutex.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
-import { exchangeAgentCommand } from '../workflow/agentExchange.ts';
-import { startResultWatch } from '../workflow/agentWatches.ts';
+import { exchangeAgentCommand } from '../agents/agentExchange.ts';
+import { startResultWatch } from '../agents/agentWatches.ts';
 import { sendEngineCommand } from '../workflow/commandSender.ts';
-import type { StreamWatch } from '../workflow/streamWatch.ts';
+import type { StreamWatch } from '../agents/streamWatch.ts';
 import type { BmcMonitorConfig } from './bmcMonitorConfig.ts';
 
 /** Nodes at rest: a running workflow talks to the BMC itself and fails on its own if the BMC is gone. */

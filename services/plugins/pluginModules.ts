@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { PluginDefinition } from './definePlugin.ts';
+import type { PluginDefinition } from '../../plugins/sdk/definePlugin.ts';
 
 /** The plugin a module exports: `default`, `plugin`, or its only export that looks like one. */
 export function pluginOf(module: Record<string, unknown>, path: string): PluginDefinition {

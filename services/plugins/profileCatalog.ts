@@ -3,7 +3,7 @@ import { ProfileDescriptor, StepOutputRef } from '../../schemas/plugins/registra
 import type { ProfileIssue } from '../../schemas/plugins/views.ts';
 import { builtinProfileCatalog } from '../metal/profiles/builtin.ts';
 import { builtinSteps } from '../workflow/builtinSteps.ts';
-import type { StepHomeLookup } from '../workflow/defineProfile.ts';
+import type { StepHomeLookup } from '../../plugins/sdk/defineProfile.ts';
 import type { PluginRegistryState } from './registry/registry.ts';
 
 export interface StepHome {

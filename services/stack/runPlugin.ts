@@ -6,7 +6,7 @@ import { agentEndpointsOf, loadConfig, publicUrlOf, type Config } from '../platf
 import { openRuntime } from './runtime.ts';
 import { loadWorkflowConfig } from '../workflow/config.ts';
 import { WorkflowExecutor } from '../workflow/executor.ts';
-import { registrationOf, type PluginDefinition } from '../plugins/definePlugin.ts';
+import { registrationOf, type PluginDefinition } from '../../plugins/sdk/definePlugin.ts';
 
 export interface RunningPlugin {
   /** This replica's id (what `plugins.list` shows among the live replicas). */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import { Inventory } from '../../schemas/metal/inventory.ts';
-import { defineStep, type StepDefinition, type StepNode } from './defineStep.ts';
-import { TerminalError } from './stepErrors.ts';
+// Built-in steps are written exactly as a plugin's are: against the SDK's public entry.
+import { defineStep, TerminalError, type StepDefinition, type StepNode } from '../../plugins/sdk/index.ts';
 
 /** An agent command kind as a step: it publishes the command and waits for the agent's signed, verified result. */
 function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Record<string, unknown>> {

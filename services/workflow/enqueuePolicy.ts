@@ -1,7 +1,7 @@
 import { AgentCommandKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import { approvalStatus, type ExistingWorkflow } from '../metal/workflow/workflow.ts';
-import type { StepDefinition } from './defineStep.ts';
-import { TerminalError } from './stepErrors.ts';
+import type { StepDefinition } from '../../plugins/sdk/defineStep.ts';
+import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 /**
  * The check every agent command passes before it is published: the step declared the kind in its `sends`, and a

@@ -15,19 +15,19 @@ import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTic
 import { nodeAggregate } from '../metal/node/node.ts';
 import { approvalStatus, workflowAggregate } from '../metal/workflow/workflow.ts';
 import { bootedRamdiskOf } from '../metal/workflow/attestation.ts';
-import { agentGateway, type AgentJoin } from './agentGateway.ts';
-import { startAgentLiveness, type AgentLiveness } from './agentLiveness.ts';
-import { startAgentWatches } from './agentWatches.ts';
-import type { StreamWatch } from './streamWatch.ts';
+import { agentGateway, type AgentJoin } from '../agents/agentGateway.ts';
+import { startAgentLiveness, type AgentLiveness } from '../agents/agentLiveness.ts';
+import { startAgentWatches } from '../agents/agentWatches.ts';
+import type { StreamWatch } from '../agents/streamWatch.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
 import { builtinSteps } from './builtinSteps.ts';
 import { bindStepOutputs } from './stepOutputs.ts';
 import { stepFacilities } from './stepFacilities.ts';
-import type { AgentEndpoints, StepDefinition } from './defineStep.ts';
+import type { AgentEndpoints, StepDefinition } from '../../plugins/sdk/defineStep.ts';
 import { enqueuePolicy } from './enqueuePolicy.ts';
 import { sendEngineCommand } from './commandSender.ts';
 import type { WorkflowConfig } from './config.ts';
-import { ResultRejectedError, RetryableError, StepNotReadyError, TerminalError } from './stepErrors.ts';
+import { ResultRejectedError, RetryableError, StepNotReadyError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
 /** How often a destructive step waiting for its approval batch looks again. */

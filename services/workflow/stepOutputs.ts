@@ -1,6 +1,6 @@
 import { StepOutputRef } from '../../schemas/plugins/registration.ts';
 import type { ExistingWorkflow } from '../metal/workflow/workflow.ts';
-import { TerminalError } from './stepErrors.ts';
+import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 /**
  * A step's params with every `fromStep` reference replaced by the output of the last earlier step with that id, as

@@ -8,7 +8,7 @@ import { deployNode, rescueNode, undeployNode } from '../../services/metal/node/
 import { completeOperation, recordInventory } from '../../services/metal/node/workflowOutcome.ts';
 import { agentlessReleaseProfile, builtinProfileFor, releaseProfile } from '../../services/metal/profiles/builtin.ts';
 import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import type { PoolState } from '../../services/vps/pool/pool.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';

@@ -6,7 +6,7 @@ import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { approveBatch } from '../../services/metal/workflow/approval.ts';
 import { startWorkflow } from '../../services/metal/workflow/start.ts';
 import { approvalStatus, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { deployPayload } from './engineFixture.ts';
 import { deciderSpec } from './spec.ts';
 

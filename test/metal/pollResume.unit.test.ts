@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { settledPolls } from '../../services/workflow/agentGateway.ts';
+import { settledPolls } from '../../services/agents/agentGateway.ts';
 
 /** A stored-results oracle for requests 1..k, counting the lookups. */
 const storedUpTo = (k: number) => {

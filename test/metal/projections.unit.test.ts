@@ -7,7 +7,7 @@ import { getWorkflow, listNodeWorkflows } from '../../projections/workflows/quer
 import { workflowsProjection } from '../../projections/workflows/projector.ts';
 import type { EventMetadata } from '../../schemas/envelope.ts';
 import type { PlatformEvent } from '../../schemas/events.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { fakeInventory } from './fakeAgent.ts';
 

@@ -9,7 +9,7 @@ import { bootBefore } from '../../services/metal/workflow/rewind.ts';
 import { startWorkflow } from '../../services/metal/workflow/start.ts';
 import { completeStep, failStep, startStep } from '../../services/metal/workflow/steps.ts';
 import { workflowAggregate, type WorkflowState } from '../../services/metal/workflow/workflow.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { deciderSpec } from './spec.ts';
 
 const now = '2026-12-02T12:00:00.000Z';

@@ -8,7 +8,7 @@ import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { startWorkflow } from '../../services/metal/workflow/start.ts';
 import { completeStep, failStep, rejectResult, startStep } from '../../services/metal/workflow/steps.ts';
 import { wipeAttestationOf, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
 

@@ -3,7 +3,7 @@ import type { PluginRegistration } from '../../schemas/plugins/registration.ts';
 import { registerPlugin } from '../../services/plugins/registry/register.ts';
 import { pluginRegistryAggregate, type PluginRegistryState } from '../../services/plugins/registry/registry.ts';
 import { findProfile, validateProfile } from '../../services/plugins/profileCatalog.ts';
-import { resolveSteps } from '../../services/workflow/defineProfile.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { stepHomes } from '../../services/plugins/profileCatalog.ts';
 
 const now = '2026-12-02T00:00:00.000Z';

@@ -15,7 +15,7 @@ import { startGrantService } from '../../services/secrets/grantService.ts';
 import { loadMasterKey, MasterKey } from '../../services/secrets/masterKey.ts';
 import { seal } from '../../services/secrets/sealing.ts';
 import { issueSecretTicket } from '../../services/secrets/secretTicket.ts';
-import { sendAgentCommand, storedResult } from '../../services/workflow/agentExchange.ts';
+import { sendAgentCommand, storedResult } from '../../services/agents/agentExchange.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
 describe('site.httpProxy secret headers', () => {

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
-import { agentGateway } from '../../services/workflow/agentGateway.ts';
+import { agentGateway } from '../../services/agents/agentGateway.ts';
 import type { SecretTicketClaims } from '../../services/secrets/secretTicket.ts';
 
 /** A syntactically valid SPKI pin (no real peer is ever contacted through the fake site). */

@@ -3,7 +3,7 @@ import { NoRespondersError, RequestError, TimeoutError } from '@nats-io/transpor
 import { describe, expect, it } from 'vitest';
 import { PlatformError } from '../../services/platform/errors.ts';
 import { isTransportFailure } from '../../services/platform/nats/transportFailure.ts';
-import { RetryableError, TerminalError } from '../../services/workflow/stepErrors.ts';
+import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 describe('isTransportFailure', () => {
   it('recognises a server that is away, directly or wrapped', () => {

@@ -10,7 +10,7 @@ import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import type { ConnectionState } from '../../services/platform/nats/connectionState.ts';
 import type { AgentState } from '../../services/trust/agent/agent.ts';
-import { startAgentLiveness } from '../../services/workflow/agentLiveness.ts';
+import { startAgentLiveness } from '../../services/agents/agentLiveness.ts';
 import { startTestNats } from '../support/natsServer.ts';
 
 const TIMEOUT_MS = 800;

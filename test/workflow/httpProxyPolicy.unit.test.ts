@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
-import { checkProxyRequest } from '../../services/workflow/httpProxyPolicy.ts';
+import { checkProxyRequest } from '../../services/agents/httpProxyPolicy.ts';
 import { fakeSite, gatewayOn, pin } from '../support/fakeSiteGateway.ts';
 
 const target = { addresses: ['10.0.5.21'], provisioningCidrs: ['10.0.5.0/24'] };

@@ -6,10 +6,10 @@ import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
 import { builtinSteps } from '../../services/workflow/builtinSteps.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
-import { defineStep } from '../../services/workflow/defineStep.ts';
+import { defineStep } from '../../plugins/sdk/defineStep.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
 import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
-import { stepNotReady } from '../../services/workflow/stepErrors.ts';
+import { stepNotReady } from '../../plugins/sdk/stepErrors.ts';
 import { enrollPayload } from '../metal/engineFixture.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 

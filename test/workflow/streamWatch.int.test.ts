@@ -5,7 +5,7 @@ import { loadConfig } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
-import { StreamWatch } from '../../services/workflow/streamWatch.ts';
+import { StreamWatch } from '../../services/agents/streamWatch.ts';
 import { startTestNats } from '../support/natsServer.ts';
 
 const subject = (id: string) => `bc.site.dc1.res.n1.${id}`;

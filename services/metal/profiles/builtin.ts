@@ -1,6 +1,7 @@
 import { AgentCommandKinds, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
-import { defineProfile, fromInput, type Profile, type ProfileStep } from '../../workflow/defineProfile.ts';
+// Built-in profiles are written exactly as a plugin's are: against the SDK's public entry.
+import { defineProfile, fromInput, type Profile, type ProfileStep } from '../../../plugins/sdk/index.ts';
 
 /** An agent command as a step: where it runs and whether it destroys data come from the command kind. */
 const agent = (kind: AgentCommandKind, params: Record<string, unknown> = {}, extra: Partial<ProfileStep> = {}): ProfileStep => ({

@@ -4,7 +4,7 @@ import { approversAggregate } from '../../trust/approvers/approvers.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { resolveSteps } from '../../workflow/defineProfile.ts';
+import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';

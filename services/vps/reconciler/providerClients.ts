@@ -2,7 +2,7 @@ import { sealingAad, type SealedValue } from '../../../schemas/secrets/sealed.ts
 import { ProviderError, connectProvider, type ProviderClient, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
 import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
-import type { PluginDefinition } from '../../plugins/definePlugin.ts';
+import type { PluginDefinition } from '../../../plugins/sdk/definePlugin.ts';
 import type { MasterKey } from '../../secrets/masterKey.ts';
 import { open } from '../../secrets/sealing.ts';
 import { secretAggregate } from '../../secrets/secret/secret.ts';

@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
 import type { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
-import { TerminalError } from './stepErrors.ts';
+import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 /**
  * Headers a caller may not set: they belong to the transport (framing, routing, connection reuse), so setting them

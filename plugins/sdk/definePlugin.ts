@@ -1,6 +1,6 @@
 import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
-import type { Profile } from '../workflow/defineProfile.ts';
-import type { StepDefinition } from '../workflow/defineStep.ts';
+import type { Profile } from './defineProfile.ts';
+import type { StepDefinition } from './defineStep.ts';
 
 /** What a plugin brings besides steps and profiles: anything with an id the control plane lists (providers, drivers). */
 export interface NamedExtension {

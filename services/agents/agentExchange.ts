@@ -5,7 +5,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
 import type { AgentLiveness } from './agentLiveness.ts';
-import { ResultRejectedError, RetryableError } from './stepErrors.ts';
+import { ResultRejectedError, RetryableError } from '../../plugins/sdk/stepErrors.ts';
 import type { StreamWatch } from './streamWatch.ts';
 
 export interface AgentExchangeDeps {

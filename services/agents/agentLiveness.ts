@@ -6,7 +6,7 @@ import type { AggregateRepository } from '../platform/commands/aggregateReposito
 import type { Logger } from '../platform/logger.ts';
 import { watchConnectionState, type ConnectionState } from '../platform/nats/connectionState.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
-import { RetryableError } from './stepErrors.ts';
+import { RetryableError } from '../../plugins/sdk/stepErrors.ts';
 
 /** One waiting attempt's view of its agent (disposed when the wait ends): `AGENT_LOST` once it was silent too long. */
 export interface LivenessCheck extends Disposable {

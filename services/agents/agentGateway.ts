@@ -1,7 +1,7 @@
 import { AgentCommand, AgentCommandKinds, commandNonce, ramdiskOnlyKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import { exchangeAgentCommand, sendAgentCommand, storedResult, verifiedResult, type AgentExchangeDeps, type RejectedResult } from './agentExchange.ts';
-import type { StepContext, StepPlatform } from './defineStep.ts';
-import { RetryableError, TerminalError } from './stepErrors.ts';
+import type { StepContext, StepPlatform } from '../../plugins/sdk/defineStep.ts';
+import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
 import { siteAggregate } from '../site/site/site.ts';
 import { poolAggregate } from '../vps/pool/pool.ts';

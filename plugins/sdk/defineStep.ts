@@ -3,7 +3,7 @@ import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import type { BmcConnection } from '../../schemas/metal/bmc.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
-import type { Logger } from '../platform/logger.ts';
+import type { Logger } from '../../services/platform/logger.ts';
 import type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 
 /** What a step passes to `httpViaSite`: defaults (method, headers, timeout) may be left out. */
