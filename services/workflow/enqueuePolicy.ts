@@ -1,5 +1,5 @@
 import { AgentCommandKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import { approvalStatus, type ExistingWorkflow } from '../metal/workflow/workflow.ts';
+import { approvalStatus, type ExistingWorkflow } from './workflow/workflow.ts';
 import type { StepDefinition } from '../../plugins/sdk/defineStep.ts';
 import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
 

@@ -1,5 +1,5 @@
 import { StepOutputRef } from '../../schemas/plugins/registration.ts';
-import type { ExistingWorkflow } from '../metal/workflow/workflow.ts';
+import type { ExistingWorkflow } from './workflow/workflow.ts';
 import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
 
 /**

@@ -5,7 +5,7 @@ import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.t
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
-import { workflowAggregate, type ExistingWorkflow } from '../../services/metal/workflow/workflow.ts';
+import { workflowAggregate, type ExistingWorkflow } from '../../services/workflow/workflow/workflow.ts';
 import { fakeInventory, fakeWipeReport } from '../metal/fakeAgent.ts';
 import { DeciderModel, enrollArb, NODE_IDS, setMaintenanceArb, siteCreateArb, withoutUndefined, type Fresh, type GeneratedCommand } from './backbone.ts';
 

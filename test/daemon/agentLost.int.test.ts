@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
 import { Streams } from '../../schemas/subjects.ts';
-import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { startBootTokenService } from '../../services/trust/join/bootTokenService.ts';
 import { startJoinService } from '../../services/trust/join/joinService.ts';
 import { startEngine } from '../metal/engineFixture.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentCommand, AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import { approvalMessage } from '../../schemas/trust/approvals.ts';
 import { Streams } from '../../schemas/subjects.ts';
-import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { storedAgentCommands } from '../support/agentEvidence.ts';
 import { deployPayload, enrollPayload, startEngine } from './engineFixture.ts';
 import { startFakeAgent } from './fakeAgent.ts';

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { MetalEvent } from '../../schemas/metal/events.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
-import { cancelNode, completeCancel } from '../../services/metal/node/cancel.ts';
+import { cancelNode } from '../../services/metal/node/cancel.ts';
+import { completeCancel } from '../../services/metal/node/completeCancel.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
-import { cancelWorkflow } from '../../services/metal/workflow/cancel.ts';
-import { bootBefore } from '../../services/metal/workflow/rewind.ts';
-import { startWorkflow } from '../../services/metal/workflow/start.ts';
-import { completeStep, failStep, startStep } from '../../services/metal/workflow/steps.ts';
-import { workflowAggregate, type WorkflowState } from '../../services/metal/workflow/workflow.ts';
+import { cancelWorkflow } from '../../services/workflow/workflow/cancel.ts';
+import { bootBefore } from '../../services/workflow/workflow/rewind.ts';
+import { startWorkflow } from '../../services/workflow/workflow/start.ts';
+import { completeStep } from '../../services/workflow/workflow/completeStep.ts';
+import { failStep } from '../../services/workflow/workflow/failStep.ts';
+import { startStep } from '../../services/workflow/workflow/startStep.ts';
+import { workflowAggregate, type WorkflowState } from '../../services/workflow/workflow/workflow.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { deciderSpec } from './spec.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Inventory } from '../../schemas/metal/inventory.ts';
 import type { WipedDisk } from '../../schemas/agent/diskWipe.ts';
-import { wipeCoverage } from '../../services/metal/workflow/wipeCoverage.ts';
+import { wipeCoverage } from '../../services/workflow/workflow/wipeCoverage.ts';
 import { fakeInventory } from './fakeAgent.ts';
 
 const GiB = 1 << 30;

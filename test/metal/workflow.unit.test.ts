@@ -5,9 +5,12 @@ import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.t
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
 import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
-import { startWorkflow } from '../../services/metal/workflow/start.ts';
-import { completeStep, failStep, rejectResult, startStep } from '../../services/metal/workflow/steps.ts';
-import { wipeAttestationOf, workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { startWorkflow } from '../../services/workflow/workflow/start.ts';
+import { completeStep } from '../../services/workflow/workflow/completeStep.ts';
+import { failStep } from '../../services/workflow/workflow/failStep.ts';
+import { rejectResult } from '../../services/workflow/workflow/rejectResult.ts';
+import { startStep } from '../../services/workflow/workflow/startStep.ts';
+import { wipeAttestationOf, workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';

@@ -7,7 +7,7 @@ import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import { PluginCatalog } from '../../services/plugins/pluginCatalog.ts';
 import { validateProfile } from '../../services/plugins/profileCatalog.ts';
 import { loadConfig } from '../../services/platform/config.ts';
-import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { enrollPayload, startEngine } from '../metal/engineFixture.ts';
 import { startFakeAgent } from '../metal/fakeAgent.ts';
 

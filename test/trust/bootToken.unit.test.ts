@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { bootTokenRequestSignedBy, signBootTokenRequest } from '../../schemas/trust/bootToken.ts';
-import type { ExistingWorkflow, StepProgress } from '../../services/metal/workflow/workflow.ts';
+import type { ExistingWorkflow, StepProgress } from '../../services/workflow/workflow/workflow.ts';
 import { awaitsRamdiskJoin } from '../../services/trust/join/bootTokenService.ts';
 
 const steps = ['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'power.set'];

@@ -8,7 +8,7 @@ import { AgentCommand, newNonce } from '../../schemas/agent/agentCommand.ts';
 import { signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { stepAttemptId } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { workflowAggregate } from '../../services/metal/workflow/workflow.ts';
+import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { agentDurableFor } from '../../services/trust/broker/permissions.ts';
 import { readPrefix } from '../support/diskFile.ts';
 import { startImageServer } from '../support/imageServer.ts';

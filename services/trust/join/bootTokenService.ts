@@ -4,7 +4,7 @@ import { BOOT_TOKEN_REQUEST_MAX_AGE_MS, BootTokenRequest, bootTokenRequestSigned
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
-import { workflowAggregate, type WorkflowState } from '../../metal/workflow/workflow.ts';
+import { workflowAggregate, type WorkflowState } from '../../workflow/workflow/workflow.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';

@@ -1,14 +1,13 @@
-import { CompleteOperation, FailOperation, MarkWiping, RecordInventory } from '../../../schemas/metal/lifecycleCommands.ts';
+import { CompleteOperation } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { wipeAttestationOf, workflowAggregate } from '../workflow/workflow.ts';
+import { wipeAttestationOf, workflowAggregate } from '../../workflow/workflow/workflow.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
 
 /** Commands the orchestrator sends as a node's workflow progresses; each is a no-op once its effect is in place. */
-
 export const completeOperation = defineCommand({
   name: 'metal.completeOperation',
   exposure: ['engine'],
@@ -39,60 +38,5 @@ export const completeOperation = defineCommand({
     // The machine may still hold the last tenant's data: only a verified wipe puts it back in the pool or retires it.
     const reason = `${operation} finished without an attested disk wipe: ${wipe.reason}`.slice(0, 1000);
     return [{ type: 'NodeOperationFailed', data: { nodeId, operation, workflowId: command.workflowId, reason, failedStep: 'disk.wipe', maintenance: true } }];
-  },
-});
-
-export const failOperation = defineCommand({
-  name: 'metal.failOperation',
-  exposure: ['engine'],
-  schema: FailOperation,
-  aggregate: nodeAggregate,
-  aggregateId: (command) => command.nodeId,
-  decide(command, state): MetalEvent[] {
-    const node = requireNode(state, command.nodeId);
-    if (node.state === 'failed' && node.failed?.workflowId === command.workflowId) return [];
-    const current = requireCurrentWorkflow(node, command.workflowId);
-    return [
-      {
-        type: 'NodeOperationFailed',
-        data: {
-          nodeId: node.nodeId,
-          operation: current.operation,
-          workflowId: command.workflowId,
-          reason: command.reason,
-          failedStep: command.failedStep,
-          // Whatever failed in a release or retirement, the disks' contents are unknown: keep the node out of service.
-          maintenance: erasingOperations.has(current.operation),
-        },
-      },
-    ];
-  },
-});
-
-export const markWiping = defineCommand({
-  name: 'metal.markWiping',
-  exposure: ['engine'],
-  schema: MarkWiping,
-  aggregate: nodeAggregate,
-  aggregateId: (command) => command.nodeId,
-  decide(command, state): MetalEvent[] {
-    const node = requireNode(state, command.nodeId);
-    if (node.state === 'wiping' && node.current?.workflowId === command.workflowId) return [];
-    const current = requireCurrentWorkflow(node, command.workflowId);
-    if (current.operation !== 'release' || node.state !== 'releasing') return [];
-    return [{ type: 'NodeWipeStarted', data: { nodeId: node.nodeId, workflowId: command.workflowId } }];
-  },
-});
-
-export const recordInventory = defineCommand({
-  name: 'metal.recordInventory',
-  exposure: ['engine'],
-  schema: RecordInventory,
-  aggregate: nodeAggregate,
-  aggregateId: (command) => command.nodeId,
-  decide(command, state): MetalEvent[] {
-    const node = requireNode(state, command.nodeId);
-    if (JSON.stringify(node.inventory ?? null) === JSON.stringify(command.inventory)) return [];
-    return [{ type: 'NodeInventoryRecorded', data: { nodeId: node.nodeId, workflowId: command.workflowId, inventory: command.inventory } }];
   },
 });

@@ -8,7 +8,7 @@ import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
-import { builtinProfileFor } from '../profiles/builtin.ts';
+import { builtinProfileFor } from '../../metal/profiles/builtin.ts';
 import { workflowAggregate } from './workflow.ts';
 
 /**

@@ -1,0 +1,31 @@
+import { DeployNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { requestOperation, requireNode, requireState, requireTenantAccess } from './lifecycle.ts';
+import { isAgentless, nodeAggregate } from './node.ts';
+
+/**
+ * The operator verbs. A verb repeated while its operation is already under way is a no-op, so a client retry after
+ * the command-id memory still does not start a second workflow.
+ */
+export const deployNode = defineCommand({
+  name: 'metal.deploy',
+  exposure: ['operator', 'tenant'],
+  schema: DeployNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    requireTenantAccess(node, command.tenantId, { claimUnowned: true });
+    const same = node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
+    if (same) return [];
+    requireState(node, 'metal.deploy', ['ready'], { inService: true });
+    // The built-in deploy writes the image from the ramdisk, which an agentless machine never boots.
+    if (isAgentless(node) && command.profile === undefined) {
+      throw new DomainError('UNSUPPORTED', `node ${node.nodeId} is in an agentless pool; deploy it with a profile that needs no agent (e.g. talos-1.8)`);
+    }
+    const { nodeId: _nodeId, tenantId, inputs: extra, ...inputs } = command;
+    return requestOperation(node, 'deploy', { ...extra, ...inputs }, commandId, tenantId);
+  },
+});

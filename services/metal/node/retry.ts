@@ -1,0 +1,21 @@
+import { RetryNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { requestOperation, requireNode, requireState } from './lifecycle.ts';
+import { nodeAggregate } from './node.ts';
+
+/** Runs the failed operation again, as a new workflow with the same inputs. */
+export const retryNode = defineCommand({
+  name: 'metal.retry',
+  exposure: ['operator'],
+  schema: RetryNode,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    requireState(node, 'metal.retry', ['failed']);
+    if (!node.failed) throw new DomainError('ILLEGAL_TRANSITION', `node ${node.nodeId} has no failed operation to retry`);
+    return requestOperation(node, node.failed.operation, { ...node.failed.inputs }, commandId);
+  },
+});

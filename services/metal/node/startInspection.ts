@@ -1,0 +1,19 @@
+import { StartInspection } from '../../../schemas/metal/lifecycleCommands.ts';
+import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { requestOperation, requireNode, requireState } from './lifecycle.ts';
+import { nodeAggregate } from './node.ts';
+
+export const startInspection = defineCommand({
+  name: 'metal.startInspection',
+  exposure: ['engine'],
+  schema: StartInspection,
+  aggregate: nodeAggregate,
+  aggregateId: (command) => command.nodeId,
+  decide(command, state, { commandId }): MetalEvent[] {
+    const node = requireNode(state, command.nodeId);
+    if (node.current?.operation === 'inspect') return [];
+    requireState(node, 'metal.startInspection', ['enrolled']);
+    return requestOperation(node, 'inspect', {}, commandId);
+  },
+});
