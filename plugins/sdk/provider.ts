@@ -9,8 +9,6 @@ import type { z } from 'zod';
 import type { ProviderInstance, ProviderInstanceSpec, ProviderOffer } from '../../schemas/vps/provider.ts';
 
 export type { ProviderInstance, ProviderInstanceSpec, ProviderOffer, ProviderInstanceState } from '../../schemas/vps/provider.ts';
-export { providerConformanceCases, runConformance } from './providerConformance.ts';
-export type { ConformanceCase, ConformanceHarness, ConformanceReport, ConformanceResult, ConformanceSubject } from './providerConformance.ts';
 
 /** What the platform hands a provider's `create`: one cloud account, already resolved. */
 export interface ProviderContext<C> {
