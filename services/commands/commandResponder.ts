@@ -1,8 +1,10 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { LEASE_HEADER } from '../../schemas/lease.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CommandBus } from './commandBus.ts';
+import { LeaseFence } from './leaseFence.ts';
 import { inProcessOnlyCommandNames } from './registry.ts';
 import { ERROR_CODE_HEADER, serveRequests } from './requestResponder.ts';
 
@@ -11,6 +13,8 @@ export const CommandHeaders = {
   commandId: 'Bc-Command-Id',
   correlationId: 'Bc-Correlation-Id',
   causationId: 'Bc-Causation-Id',
+  /** A leader's fencing token (`<service>/<term>`): the command runs only while that term leads. */
+  lease: LEASE_HEADER,
   errorCode: ERROR_CODE_HEADER,
 } as const;
 
@@ -19,6 +23,7 @@ export const CommandHeaders = {
  * command gets: `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header.
  */
 export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger): Subscription {
+  const fence = new LeaseFence(nc, log);
   return serveRequests(
     nc,
     {
@@ -36,6 +41,8 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
         const name = msg.subject.slice(Subjects.command('').length);
         // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
         if (inProcessOnlyCommandNames.has(name)) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+        const lease = msg.headers?.get(CommandHeaders.lease);
+        if (lease) await fence.check(lease, name);
         const result = await bus.execute({
           name,
           payload,
