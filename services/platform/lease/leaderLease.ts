@@ -68,7 +68,10 @@ export class LeaderLease {
   #stopped = false;
   #loop: Promise<void> | undefined;
   #current: { term: LeaseTerm; abort: AbortController; revision: number; validUntil: number; acquiredAt: string } | undefined;
-  readonly #wake = new AbortController();
+  /** The revision this instance last wrote (for a delete that must not remove another holder's lease). */
+  #lastRevision = 0;
+  /** Set when this instance gives its term up itself (its service failed): the key is deleted for the next leader. */
+  #release = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -87,10 +90,12 @@ export class LeaderLease {
 
   /**
    * Campaigns for the lease until `stop()`; each time it is won, `lead(term)` starts the service, which is stopped
-   * again when the lease is lost (the instance then stands by again). A led service's `failure` is passed on.
+   * again when the lease is lost (the instance then stands by again). A led service that fails or does not start
+   * gives the lease up and is started afresh once this instance wins again; `onFailure` hears only the end of the
+   * campaign itself (the lease bucket cannot be opened).
    */
   run(lead: (term: LeaseTerm) => Promise<LedService>, onFailure: (err: Error) => void): void {
-    this.#loop = this.campaign(lead, onFailure).catch((err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err))));
+    this.#loop = this.campaign(lead).catch((err: unknown) => onFailure(err instanceof Error ? err : new Error(String(err))));
   }
 
   async stop(): Promise<void> {
@@ -99,7 +104,7 @@ export class LeaderLease {
     await this.#loop;
   }
 
-  private async campaign(lead: (term: LeaseTerm) => Promise<LedService>, onFailure: (err: Error) => void): Promise<void> {
+  private async campaign(lead: (term: LeaseTerm) => Promise<LedService>): Promise<void> {
     const kv = await openLeaseBucket(this.nc);
     const pollMs = Math.max(50, Math.floor(this.leaseMs / 4));
     let observed: { revision: number; since: number; leaseMs: number } | undefined;
@@ -115,18 +120,44 @@ export class LeaderLease {
       observed = undefined;
       const { term, abort } = won;
       this.log.info({ service: this.service, holder: this.holder, term: term.term }, 'took the leader lease; starting');
+      // Renewals run from the moment the lease is taken, while the service starts (a start that takes longer than
+      // a lease must not let the lease lapse under it).
+      const kept = this.keep(kv, abort.signal);
       let service: LedService | undefined;
       try {
         service = await lead(term);
+        // A led service that stops working on its own (its consumer ended, e.g. on a timeout while the cluster
+        // moved a leader) ends the term: it is stopped, the lease given up, and this instance campaigns again with
+        // a fresh service, as a supervisor's restart of the process would.
         void service.failure?.then((err) => {
-          if (!abort.signal.aborted) onFailure(err);
+          if (abort.signal.aborted) return;
+          this.log.error({ err, service: this.service, term: term.term }, 'the led service failed; giving the lease up');
+          this.#release = true;
+          abort.abort('the service failed');
         });
-        await this.keep(kv, abort.signal);
+      } catch (err) {
+        // A start that failed (JetStream briefly unavailable while a cluster elects leaders, say) gives the lease up
+        // for another instance, and this one campaigns again after a pause: what a supervisor's restart would do.
+        if (!abort.signal.aborted) this.log.error({ err, service: this.service, term: term.term }, 'the led service did not start; giving the lease up');
+        abort.abort('the service did not start');
+        await kept;
+        await kv.delete(this.service, { previousSeq: this.#lastRevision }).catch(() => undefined);
+        this.#current = undefined;
+        await sleep(Math.max(250, Math.floor(this.leaseMs / 2)));
+        continue;
+      }
+      try {
+        await kept;
       } finally {
         abort.abort();
         this.#current = undefined;
-        await service?.stop().catch((err: unknown) => this.log.error({ err, service: this.service }, 'stopping the led service failed'));
+        await service.stop().catch((err: unknown) => this.log.error({ err, service: this.service }, 'stopping the led service failed'));
         if (!this.#stopped) this.log.warn({ service: this.service, holder: this.holder, term: term.term, reason: String(abort.signal.reason ?? '') }, 'stood down: lease lost; standing by');
+      }
+      if (this.#release) {
+        this.#release = false;
+        await kv.delete(this.service, { previousSeq: this.#lastRevision }).catch(() => undefined);
+        await sleep(Math.max(250, Math.floor(this.leaseMs / 2)));
       }
     }
   }
@@ -163,6 +194,7 @@ export class LeaderLease {
     const abort = new AbortController();
     const term: LeaseTerm = { service: this.service, term: revision, signal: abort.signal, lost: (reason) => abort.abort(reason) };
     this.#current = { term, abort, revision, validUntil: sentAt + this.leaseMs, acquiredAt };
+    this.#lastRevision = revision;
     return { term, abort };
   }
 
@@ -183,6 +215,7 @@ export class LeaderLease {
         const record: LeaseRecord = { service: this.service, holder: this.holder, term: current.term.term, leaseMs: this.leaseMs, acquiredAt: current.acquiredAt, renewedAt: new Date().toISOString() };
         try {
           current.revision = await kv.update(this.service, JSON.stringify(record), current.revision);
+          this.#lastRevision = current.revision;
           current.validUntil = sentAt + this.leaseMs;
         } catch (err) {
           if ((err as { code?: unknown }).code === WRONG_LAST_SEQUENCE || /wrong last sequence/i.test(String(err))) {
@@ -195,7 +228,7 @@ export class LeaderLease {
     } finally {
       clearTimeout(timer);
       // A stop gives the lease up at once, so a standby need not wait out the lease.
-      if (this.#stopped) await kv.delete(this.service, { previousSeq: current.revision }).catch(() => undefined);
+      if (this.#stopped) await kv.delete(this.service, { previousSeq: this.#lastRevision }).catch(() => undefined);
     }
   }
 }
