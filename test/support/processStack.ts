@@ -100,7 +100,7 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
       processes,
       site,
       /** The tail of every process's output, for a failing test's message. */
-      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-3000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
+      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-6000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
       [Symbol.asyncDispose]: dispose,
     };
   } catch (err) {

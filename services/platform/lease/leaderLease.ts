@@ -178,7 +178,11 @@ export class LeaderLease {
     try {
       if (!entry) revision = await kv.create(this.service, JSON.stringify(record(0, acquiredAt)));
       else if (!lease) revision = await kv.update(this.service, JSON.stringify(record(0, acquiredAt)), entry.revision);
-      else {
+      else if (lease.record.holder === this.holder) {
+        // Its own lapsed term (renewals failed while NATS was away; the service is already stopped): no one else
+        // took it, so this instance takes a new term at once instead of waiting out its own lease.
+        revision = await kv.update(this.service, JSON.stringify(record(0, acquiredAt)), lease.revision);
+      } else {
         if (observed?.revision !== lease.revision) {
           observe({ revision: lease.revision, since: now, leaseMs: lease.record.leaseMs });
           return undefined;
