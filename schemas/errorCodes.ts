@@ -13,6 +13,7 @@ export const ErrorCodes = {
   UNAUTHENTICATED: { status: 401, title: 'A valid bearer token is required (Authorization: Bearer <token>)' },
   FORBIDDEN: { status: 403, title: "The token's role does not allow this" },
   CONCURRENCY_CONFLICT: { status: 409, title: 'The aggregate kept changing; retries exhausted' },
+  LEASE_SUPERSEDED: { status: 409, title: "The command is stamped with a leader lease another instance has since taken over" },
   ALREADY_EXISTS: { status: 409, title: 'The resource already exists' },
   ILLEGAL_TRANSITION: { status: 409, title: 'The command is not allowed in the current state' },
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },

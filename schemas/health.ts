@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ServiceLeader } from './lease.ts';
 
 /**
  * Why a running stack is less safe than it should be, as `/readyz` reports it. A warning never makes the stack
@@ -26,6 +27,8 @@ export const Readiness = z
     warnings: z.array(ReadinessWarning),
     /** Messages moved to the dead-letter stream, when the stack reports them. */
     deadLetters: z.number().int().nonnegative().optional(),
+    /** Who holds each leader lease (`null`: the lease bucket could not be read). */
+    leaders: z.array(ServiceLeader).nullable().optional(),
   })
   .passthrough();
 export type Readiness = z.infer<typeof Readiness>;

@@ -101,6 +101,8 @@ export const JetStreamApi = {
   directGetLast: (stream: string, subject: string) => `$JS.API.DIRECT.GET.${stream}.${subject}`,
   /** Chunks and metadata of the step artefact object store (`bc_blobs`, see services/blobs/blobStore.ts). */
   blobObjects: '$O.bc_blobs.>',
+  /** Writes to the leader lease bucket (`bc_leases`, see services/platform/lease/). */
+  leaseKeys: '$KV.bc_leases.>',
 } as const;
 
 /** System-account requests (only a system-account user may send them). */
@@ -120,6 +122,17 @@ export const Streams = {
   work: { name: 'BC_WORK', subjects: ['bc.work.>'] },
   /** Messages consumers quarantined instead of acting on (undecodable, or not written by the event store). */
   deadLetters: { name: 'BC_DEAD_LETTERS', subjects: ['bc.dlq.>'] },
+} as const;
+
+/**
+ * JetStream buckets the platform declares beside its streams (a KV bucket is stream `KV_<name>`, an object store
+ * `OBJ_<name>`); both take `BC_STREAM_REPLICAS` like the streams.
+ */
+export const Buckets = {
+  /** Step artefacts (services/blobs/blobStore.ts). */
+  blobs: { kind: 'object', name: 'bc_blobs' },
+  /** Leader leases of the single-active services, one key per service (services/platform/lease/). */
+  leases: { kind: 'kv', name: 'bc_leases' },
 } as const;
 
 /** Parses `bc.evt.<module>.<aggregate>.<id>` back into its parts; undefined for anything else. */

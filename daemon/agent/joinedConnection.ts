@@ -3,6 +3,7 @@ import { Inboxes } from '../../schemas/subjects.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { natsServers } from '../../services/platform/nats/serverList.ts';
 import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { createAgentUserKey, credsText } from '../../services/platform/nats/agentCredentials.ts';
 import type { AgentIdentity } from './identity.ts';
@@ -45,7 +46,7 @@ export async function connectJoinedAgent(options: JoinedAgentOptions): Promise<J
   const userKey = options.joinCreds ? createAgentUserKey() : undefined;
   const joinConnection = options.joinCreds
     ? await connect({
-        servers: options.natsUrl,
+        servers: natsServers(options.natsUrl),
         name: `${options.name}-join`,
         ...brokerConnectOptions({ creds: options.joinCreds, inboxPrefix: Inboxes.join }),
         waitOnFirstConnect: true,

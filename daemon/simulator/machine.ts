@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, openSync, closeSync, ftruncateSync, fstatSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
@@ -247,11 +248,36 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     // A ramdisk keeps its state in RAM: every boot starts with a new identity and an empty journal, as on hardware.
     const stateDir = join(home, 'ramdisk-state');
     rmSync(stateDir, { recursive: true, force: true });
-    const joined = params.join ? await joinAsRamdisk(params, stateDir) : undefined;
-    const nc = joined?.nc ?? (await connectNats(params.nats, `bcd-ramdisk-${nodeId}`, { waitForServer: true }));
+    // The ramdisk's /init restarts `bcd ramdisk` when it exits (a NATS node lost mid-start, say): so does this one.
+    // A join that went through is kept: its token is spent, and the agent starts again on the joined connection.
+    const session: { joined?: Awaited<ReturnType<typeof joinAsRamdisk>>; nc?: NatsConnection } = {};
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startRamdisk(params, { site: params.site, nats: params.nats }, stateDir, session);
+      } catch (err) {
+        if (signal.aborted || attempt >= 30) {
+          await session.nc?.close().catch(() => undefined);
+          throw err;
+        }
+        log.warn({ err, nodeId, attempt }, 'simulated ramdisk agent exited during start; restarting it');
+        await sleep(1_000, undefined, { signal });
+      }
+    }
+  };
+
+  const startRamdisk = async (
+    params: ReturnType<typeof ramdiskParamsOf>,
+    checked: { site: string; nats: string },
+    stateDir: string,
+    session: { joined?: Awaited<ReturnType<typeof joinAsRamdisk>>; nc?: NatsConnection },
+  ) => {
+    if (params.join) session.joined ??= await joinAsRamdisk(params, stateDir);
+    const joined = session.joined;
+    session.nc ??= joined?.nc ?? (await connectNats(checked.nats, `bcd-ramdisk-${nodeId}`, { waitForServer: true }));
+    const nc = session.nc;
     const agent = await startRamdiskAgent(nc, {
       ...(joined ? { joined: { durable: joined.durable } } : {}),
-      siteId: params.site,
+      siteId: checked.site,
       nodeId,
       stateDir,
       disks: machineDisks.slice(0, options.ramdiskSeesDisks ?? machineDisks.length),

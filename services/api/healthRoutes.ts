@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { watchConnectionState } from '../platform/nats/connectionState.ts';
 import type { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
+import type { LeaseReader } from '../platform/lease/leaseReader.ts';
 import type { ApiContext } from './apiContext.ts';
 import { readinessWarnings } from './readinessWarnings.ts';
 
@@ -22,10 +23,11 @@ function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
  * mode the stack runs in, and dead letters are reported, neither making it unready: a forged message cannot take the
  * API out of service), `/metrics` (Prometheus).
  */
-export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader }> = async (app, { ctx, deadLetters }) => {
+export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader; leases: LeaseReader }> = async (app, { ctx, deadLetters, leases }) => {
   const streamLastSeq = cached(() => ctx.store.streamLastSequence(), 0, 500);
   const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 5_000);
   const warnings = readinessWarnings(ctx.config);
+  const leaderList = cached(() => leases.leaders(), [], 1_000);
   const connection = watchConnectionState(ctx.nc);
 
   const projectorPositions = async () => {
@@ -50,6 +52,8 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: De
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
     const dead = natsConnected ? await deadLetterCounts().catch(() => undefined) : undefined;
+    // Who leads what: informative only (a standby stack with no leader yet is still ready to serve reads).
+    const leaders = natsConnected ? await leaderList().catch(() => null) : null;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       nats: natsConnected,
@@ -59,6 +63,7 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: De
       // null: the dead letter stream could not be read.
       deadLetters: dead?.total ?? null,
       deadLettersByConsumer: dead?.byConsumer ?? {},
+      leaders,
     });
   });
 

@@ -26,6 +26,8 @@ import { tokenRoutes } from './tokenRoutes.ts';
 import { approvalRoutes } from './approvalRoutes.ts';
 import { joinTokenRoutes } from './joinTokenRoutes.ts';
 import { pluginRoutes } from './pluginRoutes.ts';
+import { serviceRoutes } from './serviceRoutes.ts';
+import { LeaseReader } from '../platform/lease/leaseReader.ts';
 import { blobRoutes } from './blobRoutes.ts';
 import { consoleDistDir } from '../console/consoleBuild.ts';
 import { consoleRoutes } from './consoleRoutes.ts';
@@ -73,7 +75,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(commandRoutes, { ctx });
   await app.register(eventRoutes, { ctx, tenancy });
   const deadLetters = new DeadLetterReader(ctx.store.jsm);
-  await app.register(healthRoutes, { ctx, deadLetters });
+  const leases = new LeaseReader(ctx.nc);
+  await app.register(healthRoutes, { ctx, deadLetters, leases });
   await app.register(deadLetterRoutes, { deadLetters });
   await app.register(projectionAdminRoutes, { ctx });
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
@@ -84,6 +87,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(approvalRoutes, { ctx, bus: edgeBus });
   await app.register(joinTokenRoutes, { ctx });
   await app.register(pluginRoutes, { ctx });
+  await app.register(serviceRoutes, { leases });
   await app.register(blobRoutes, { ctx });
   await app.register(vpsRoutes, { reader: readerOf(ctx, 'vps'), waitTimeoutMs });
   await app.register(nodeHistoryRoutes, { ctx, tenancy });

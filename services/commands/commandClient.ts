@@ -10,12 +10,13 @@ export async function sendCommand(
   nc: NatsConnection,
   name: string,
   payload: unknown,
-  options: { commandId?: string; correlationId?: string; causationId?: string; timeoutMs?: number } = {},
+  options: { commandId?: string; correlationId?: string; causationId?: string; timeoutMs?: number; lease?: string } = {},
 ): Promise<CommandResult> {
   const h = natsHeaders();
   if (options.commandId) h.set(CommandHeaders.commandId, options.commandId);
   if (options.correlationId) h.set(CommandHeaders.correlationId, options.correlationId);
   if (options.causationId) h.set(CommandHeaders.causationId, options.causationId);
+  if (options.lease) h.set(CommandHeaders.lease, options.lease);
   let reply;
   try {
     reply = await nc.request(Subjects.command(name), JSON.stringify(payload), { headers: h, timeout: options.timeoutMs ?? 10_000 });

@@ -1,4 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { LEASE_HEADER } from '../../schemas/lease.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -6,6 +7,7 @@ import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { isInProcessOnly } from '../../schemas/commandExposure.ts';
 import { serveRequests } from '../platform/commands/requestResponder.ts';
 import { CommandHeaders } from '../../schemas/commandHeaders.ts';
+import { LeaseFence } from './leaseFence.ts';
 
 
 /**
@@ -13,6 +15,7 @@ import { CommandHeaders } from '../../schemas/commandHeaders.ts';
  * command gets: `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header.
  */
 export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger): Subscription {
+  const fence = new LeaseFence(nc, log);
   return serveRequests(
     nc,
     {
@@ -30,6 +33,8 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
         const name = msg.subject.slice(Subjects.command('').length);
         // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
         if (isInProcessOnly(bus.definition(name)?.exposure ?? [])) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+        const lease = msg.headers?.get(CommandHeaders.lease);
+        if (lease) await fence.check(lease, name);
         const result = await bus.execute({
           name,
           payload,

@@ -10,6 +10,7 @@ import type { ReadModelReader } from '../../projections/runtime/readModelReader.
 import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { KeyedMutex } from '../platform/commands/keyedMutex.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { LeaseTerm } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 import { exchangeAgentCommand } from '../agents/agentExchange.ts';
 import { startResultWatch } from '../agents/agentWatches.ts';
@@ -43,6 +44,8 @@ export class BmcMonitor {
     private readonly nodes: ReadModelReader,
     private readonly config: BmcMonitorConfig,
     private readonly log: Logger,
+    /** The leader lease it runs under (stamped on its commands). */
+    private readonly lease?: LeaseTerm,
   ) {
     this.#repository = new AggregateRepository(store);
     // Every probe in flight waits on this one signal.
@@ -126,6 +129,6 @@ export class BmcMonitor {
     if (lost) this.log.warn({ nodeId: node.nodeId, failures, detail: payload.detail }, 'BMC lost: node goes into maintenance');
     else this.log.info({ nodeId: node.nodeId }, 'BMC answers again: maintenance it caused is cleared');
     const commandId = `bmch-${createHash('sha256').update(`${node.nodeId}/${Date.now()}`).digest('hex').slice(0, 32)}`;
-    await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'metal.reportBmcHealth', payload, commandId);
+    await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'metal.reportBmcHealth', payload, commandId, this.lease ? { lease: this.lease } : {});
   }
 }

@@ -30,6 +30,11 @@ export const Config = z.object({
   /** Where agents on machines reach NATS (what an installed host's `bcd node` is told). Default `natsUrl`. */
   agentNatsUrl: z.string().optional(),
   streamReplicas: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * Leader lease of the single-active services (`workflow-orchestrator`, `bmc-monitor`, `vps-reconciler`): a standby
+   * takes over after the leader went this long without renewing; a leader cut off for this long stops on its own.
+   */
+  leaseMs: z.coerce.number().int().min(300).max(600_000).default(10_000),
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
@@ -75,6 +80,7 @@ const envNames: Record<string, keyof Config> = {
   BC_PUBLIC_URL: 'publicUrl',
   BC_AGENT_NATS_URL: 'agentNatsUrl',
   BC_STREAM_REPLICAS: 'streamReplicas',
+  BC_LEASE_MS: 'leaseMs',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_READY_MAX_LAG: 'readyMaxLag',

@@ -26,6 +26,8 @@ import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
 import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from './runPlugin.ts';
 import type { Runtime } from './runtime.ts';
+import type { LeasedService } from '../../schemas/lease.ts';
+import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
 
 
 export interface RunningService {
@@ -50,6 +52,21 @@ function projectorService(name: string): ServiceFactory {
         await projector.stop();
       },
     };
+  };
+}
+
+/**
+ * A service that must have one active instance: it runs only while this process holds its leader lease, stamped
+ * with the lease's term, and is stopped when the lease is lost (the process then stands by and campaigns again).
+ * Any number of replicas may run; the others wait.
+ */
+function leased(service: LeasedService, start: (runtime: Runtime, lease: LeaseTerm) => Promise<RunningService>): ServiceFactory {
+  return async (runtime) => {
+    const lease = new LeaderLease(runtime.nc, { service, leaseMs: runtime.config.leaseMs }, runtime.log.child({ lease: service }));
+    let fail: (err: Error) => void = () => undefined;
+    const failure = new Promise<Error>((resolve) => (fail = resolve));
+    lease.run((term) => start(runtime, term), fail);
+    return { stop: () => lease.stop(), failure };
   };
 }
 
@@ -85,9 +102,9 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     };
   },
   'secret-grants': async ({ config, nc, store, log }) => startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' })),
-  'bmc-monitor': async ({ config, nc, store, log }) => {
+  'bmc-monitor': leased('bmc-monitor', async ({ config, nc, store, log }, lease) => {
     const nodes = new ReadModelReader(new ReadModelFiles(config.dataDir, 'nodes'));
-    const monitor = new BmcMonitor(nc, store, nodes, loadBmcMonitorConfig(), log.child({ service: 'bmc-monitor' }));
+    const monitor = new BmcMonitor(nc, store, nodes, loadBmcMonitorConfig(), log.child({ service: 'bmc-monitor' }), lease);
     await monitor.start();
     return {
       stop: async () => {
@@ -95,25 +112,25 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
         nodes.close();
       },
     };
-  },
-  'workflow-orchestrator': async ({ nc, store, log }) => {
-    const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }));
+  }),
+  'workflow-orchestrator': leased('workflow-orchestrator', async ({ nc, store, log }, lease) => {
+    const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }), lease);
     await orchestrator.start();
     return orchestrator;
-  },
+  }),
   'workflow-executor': async ({ config, nc, store, log }) => {
     const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config), blobBaseUrl: publicUrlOf(config), agentEndpoints: agentEndpointsOf(config) });
     await executor.start();
     return executor;
   },
   // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS.
-  'vps-reconciler': async ({ config, nc, store, log }) => {
+  'vps-reconciler': leased('vps-reconciler', async ({ config, nc, store, log }, lease) => {
     const providers = providersOf(await loadPluginModules(config.plugins));
-    const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), { providers, masterKey: loadMasterKey(config) });
+    const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), { providers, masterKey: loadMasterKey(config), lease });
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
     return reconciler;
-  },
+  }),
   // The plugins the deployment's config names (BC_PLUGINS), each registered and serving its own work subjects.
   plugins: async ({ config, log }) => {
     const running: RunningPlugin[] = [];

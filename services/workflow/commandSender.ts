@@ -1,16 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandResult } from '../../schemas/api.ts';
+import { formatLeaseStamp } from '../../schemas/lease.ts';
 import { sendCommand } from '../commands/commandClient.ts';
 import { PlatformError } from '../platform/errors.ts';
+import type { LeaseTerm } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** Codes that mean "the command is moot" (already done, or overtaken): retrying cannot change the answer. */
 const settled = new Set(['ILLEGAL_TRANSITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'PRECONDITION_FAILED', 'VALIDATION_FAILED', 'UNKNOWN_COMMAND', 'IDEMPOTENCY_KEY_REUSED']);
 
+export interface EngineCommandOptions {
+  /** Hears a domain refusal (the command is then settled and the send returns undefined). */
+  onRefused?: (refusal: PlatformError) => void;
+  /** The leader lease the sender acts under: stamped on the command; a refusal of its term gives the lease up. */
+  lease?: LeaseTerm;
+}
+
 /**
  * Sends an engine command with a deterministic id until it is answered: infrastructure trouble is retried with
  * backoff (the id makes that safe), a domain refusal is logged, handed to `onRefused` and returned as `undefined`.
+ * A leader's command refused with LEASE_SUPERSEDED ends its term (`lease.lost`) and throws: another instance leads.
  */
 export async function sendEngineCommand(
   nc: NatsConnection,
@@ -19,18 +29,26 @@ export async function sendEngineCommand(
   name: string,
   payload: unknown,
   commandId: string,
-  onRefused?: (refusal: PlatformError) => void,
+  options: EngineCommandOptions = {},
 ): Promise<CommandResult | undefined> {
+  const { lease, onRefused } = options;
+  const stamp = lease ? formatLeaseStamp(lease.service, lease.term) : undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await sendCommand(nc, name, payload, { commandId, causationId: commandId });
+      return await sendCommand(nc, name, payload, { commandId, causationId: commandId, ...(stamp ? { lease: stamp } : {}) });
     } catch (err) {
+      if (err instanceof PlatformError && err.code === 'LEASE_SUPERSEDED') {
+        log.warn({ command: name, commandId, detail: err.message }, 'command refused: this instance no longer holds its lease');
+        lease?.lost(err.message);
+        throw err;
+      }
       if (err instanceof PlatformError && settled.has(err.code)) {
         log.info({ command: name, commandId, code: err.code, detail: err.message }, 'engine command refused; treating as settled');
         onRefused?.(err);
         return undefined;
       }
       signal.throwIfAborted();
+      lease?.signal.throwIfAborted();
       log.warn({ err, command: name, commandId, attempt }, 'engine command failed; retrying');
       await sleep(Math.min(100 * 2 ** attempt, 5_000), undefined, { signal });
     }

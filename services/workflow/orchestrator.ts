@@ -7,6 +7,7 @@ import { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import { knownEvents } from '../platform/eventStore/knownEvents.ts';
 import type { PlatformError } from '../platform/errors.ts';
+import type { LeaseTerm } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 import { KeyedMutex } from '../platform/commands/keyedMutex.ts';
 import { sendEngineCommand } from './commandSender.ts';
@@ -43,11 +44,17 @@ export class WorkflowOrchestrator {
   #appliedSeq = 0;
   readonly #reactions = new KeyedMutex();
 
+  get #stamp() {
+    return this.lease ? { lease: this.lease } : {};
+  }
+
   constructor(
     private readonly nc: NatsConnection,
     private readonly store: EventStore,
     private readonly config: WorkflowConfig,
     private readonly log: Logger,
+    /** The leader lease this orchestrator runs under (stamped on its commands); none in tests that run it alone. */
+    private readonly lease?: LeaseTerm,
   ) {
     this.#deadLetters = new DeadLetterQueue(nc, ORCHESTRATOR_DURABLE, log);
   }
@@ -143,7 +150,7 @@ export class WorkflowOrchestrator {
   }
 
   private send(name: string, payload: unknown, commandId: string) {
-    return sendEngineCommand(this.nc, this.log, this.#abort.signal, name, payload, commandId);
+    return sendEngineCommand(this.nc, this.log, this.#abort.signal, name, payload, commandId, this.#stamp);
   }
 
   private async react(event: PlatformEvent): Promise<void> {
@@ -204,7 +211,7 @@ export class WorkflowOrchestrator {
       const { workflowId, nodeId, siteId, operation, inputs } = op;
       let refusal: PlatformError | undefined;
       const start = async () => {
-        await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, (err) => (refusal = err));
+        await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, { ...this.#stamp, onRefused: (err) => (refusal = err) });
         // A profile that is unknown or invalid now: the operation fails with the reason instead of waiting forever.
         if (refusal?.code === 'PRECONDITION_FAILED') {
           await this.send('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`);

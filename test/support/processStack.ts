@@ -3,6 +3,7 @@ import { allProjections } from '../../projections/catalog.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { apiClient } from './apiClient.ts';
 import { freePort } from './freePort.ts';
+import { startTestCluster } from './natsCluster.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
 import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
@@ -19,6 +20,15 @@ const layouts = {
     executor: ['workflow-executor'],
   },
   single: { controlPlane },
+  /** Two of each engine replica: one orchestrator leads (lease), both executors share the work. */
+  replicated: {
+    front: ['api', 'commands', 'join', 'vps-reconciler'],
+    projectors,
+    orchestratorA: ['workflow-orchestrator'],
+    orchestratorB: ['workflow-orchestrator'],
+    executorA: ['workflow-executor'],
+    executorB: ['workflow-executor'],
+  },
 } as const satisfies Record<string, Record<string, readonly string[]>>;
 
 /**
@@ -31,8 +41,11 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
   machines: number;
   env?: Record<string, string>;
   beforeSite?: (client: ReturnType<typeof apiClient>) => Promise<void>;
+  /** On a 3-node JetStream cluster of the test's own (streams and buckets with 3 replicas) instead of one server. */
+  cluster?: boolean;
 }) {
-  const nats = await startTestNats();
+  const cluster = options.cluster ? await startTestCluster() : undefined;
+  const nats = cluster ? { url: cluster.url, [Symbol.asyncDispose]: () => cluster[Symbol.asyncDispose]() } : await startTestNats();
   const dir = tempDir('bc-acc-');
   const httpPort = await freePort();
   const env: Record<string, string> = {
@@ -44,6 +57,7 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     BC_SIM_MACHINES: String(options.machines),
     BC_SIM_BMC_PORT_BASE: '0',
     BC_WORK_ACK_WAIT_MS: '1000',
+    ...(cluster ? { BC_STREAM_REPLICAS: '3' } : {}),
     ...options.env,
   };
   const started: { stop(): Promise<void> }[] = [];
@@ -76,7 +90,8 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     await waitForOk(`${api}/readyz`);
     const all = processes as Record<string, ServeProcess>;
     return {
-      nats,
+      nats: nats as L extends 'replicated' ? { url: string } : Awaited<ReturnType<typeof startTestNats>>,
+      cluster,
       dataDir: dir.path,
       api,
       /** The bootstrap admin token the API wrote to the data dir. */
@@ -85,7 +100,7 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
       processes,
       site,
       /** The tail of every process's output, for a failing test's message. */
-      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-3000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
+      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-6000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
       [Symbol.asyncDispose]: dispose,
     };
   } catch (err) {

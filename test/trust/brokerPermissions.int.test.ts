@@ -1,8 +1,8 @@
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { AuthorizationError, connect, PermissionViolationError, type NatsConnection, type Status } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { JetStreamApi, Streams, Subjects } from '../../schemas/subjects.ts';
-import { ensureStreams } from '../../services/platform/nats/streams.ts';
+import { Buckets, JetStreamApi, Streams, Subjects } from '../../schemas/subjects.ts';
+import { bucketStream, ensureStreams } from '../../services/platform/nats/streams.ts';
 import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { agentCommandFilterFor, agentDurableFor, type RoleGrant } from '../../services/trust/broker/permissions.ts';
 import { revokeUser } from '../../services/trust/broker/revocation.ts';
@@ -73,7 +73,8 @@ afterAll(async () => {
 describe('control-plane credentials', () => {
   test('a control-plane connection declares streams, appends events and manages consumers', async () => {
     const names = (await cpJsm.streams.names().next()).sort();
-    expect(names).toEqual([Streams.agentCommands.name, Streams.agentResults.name, Streams.events.name, Streams.work.name, Streams.deadLetters.name].sort());
+    // The declared streams and the streams behind the declared buckets (the lease KV, the blob object store).
+    expect(names).toEqual([Streams.agentCommands.name, Streams.agentResults.name, Streams.events.name, Streams.work.name, Streams.deadLetters.name, ...Object.values(Buckets).map(bucketStream)].sort());
     const sub = cp.subscribe(Subjects.allEvents, { max: 1 });
     const ack = await jetstream(cp).publish(Subjects.aggregateEvents('metal', 'node', 'n1'), '{}', { msgID: 'evt-1' });
     expect(ack.stream).toBe(Streams.events.name);

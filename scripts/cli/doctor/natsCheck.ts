@@ -2,6 +2,7 @@ import { connect, errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Finding } from '../../../schemas/doctor.ts';
 import { brokerDirOf, type Config } from '../../../services/platform/config.ts';
 import { probeAnonymousAccess } from '../../../services/platform/nats/natsAccess.ts';
+import { natsServers } from '../../../services/platform/nats/serverList.ts';
 import { NatsAccessError } from '../../../services/platform/nats/natsAccessError.ts';
 import type { StackRecord } from '../../../services/platform/stackRecord.ts';
 import { brokerMaterialExists, controlPlaneCredentials } from '../../../services/stack/controlPlaneConnection.ts';
@@ -20,7 +21,7 @@ export interface NatsReach {
 
 /** One connection, no reconnects: the doctor reads once, and a dropped connection should fail its checks, not wait. */
 const connectOnce = (url: string, name: string, credentials?: { creds: string; inboxPrefix: string }) =>
-  connect({ servers: url, name, timeout: 10_000, reconnect: false, maxReconnectAttempts: 0, ...(credentials ? brokerConnectOptions(credentials) : {}) });
+  connect({ servers: natsServers(url), name, timeout: 10_000, reconnect: false, maxReconnectAttempts: 0, ...(credentials ? brokerConnectOptions(credentials) : {}) });
 
 /**
  * Reaches the stack's NATS server the way its processes do and decides broker auth by what the server does, not by

@@ -2,7 +2,8 @@ import { jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Finding } from '../../../schemas/doctor.ts';
 import type { Config } from '../../../services/platform/config.ts';
-import { declaredStreams } from '../../../services/platform/nats/streams.ts';
+import { Buckets } from '../../../schemas/subjects.ts';
+import { bucketStream, declaredStreams } from '../../../services/platform/nats/streams.ts';
 import { finding } from './finding.ts';
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
@@ -43,6 +44,15 @@ export async function checkStreams(nc: NatsConnection, config: Config): Promise<
     );
     if (drifted.length > 0) {
       problems.push(finding('streams', 'STREAM_SETTINGS_DRIFT', 'warning', `stream ${name} differs from its declaration in ${drifted.join(', ')} (the next start restores them)`, { stream: name, settings: drifted }));
+    }
+  }
+  // The buckets (lease KV, blob object store) are replicated like the streams.
+  for (const bucket of Object.values(Buckets)) {
+    const name = bucketStream(bucket);
+    const info: StreamInfo | undefined = await jsm.streams.info(name).catch(() => undefined);
+    if (!info) problems.push(finding('streams', 'STREAM_MISSING', 'error', `bucket stream ${name} does not exist (every control-plane process creates it at start)`, { stream: name }));
+    else if (info.config.num_replicas !== config.streamReplicas) {
+      problems.push(finding('streams', 'STREAM_REPLICAS_MISMATCH', 'warning', `bucket stream ${name} has ${info.config.num_replicas} replicas, BC_STREAM_REPLICAS says ${config.streamReplicas}`, { stream: name, actual: info.config.num_replicas, declared: config.streamReplicas }));
     }
   }
   findings.push(...(problems.length > 0 ? problems : [finding('streams', 'STREAMS_OK', 'info', `${declaredStreams(config).length} streams as declared`)]));

@@ -1,4 +1,5 @@
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { natsServers } from './serverList.ts';
 
 /**
  * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
@@ -17,7 +18,8 @@ export interface NatsCredentials {
 export async function connectNats(url: string, name: string, options: { waitForServer?: boolean; credentials?: NatsCredentials } = {}): Promise<NatsConnection> {
   const credentials = options.credentials;
   return connect({
-    servers: url,
+    // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).
+    servers: natsServers(url),
     name,
     ...(credentials ? { authenticator: credsAuthenticator(new TextEncoder().encode(credentials.creds)), inboxPrefix: credentials.inboxPrefix } : {}),
     waitOnFirstConnect: options.waitForServer === true,
@@ -30,10 +32,10 @@ export async function connectNats(url: string, name: string, options: { waitForS
   });
 }
 
-/** True when something answers at `url` as a NATS server. */
+/** True when something answers at `url` (any of its servers) as a NATS server. */
 export async function natsReachable(url: string): Promise<boolean> {
   try {
-    const nc = await connect({ servers: url, timeout: 1_000, maxReconnectAttempts: 0, reconnect: false });
+    const nc = await connect({ servers: natsServers(url), timeout: 1_000, maxReconnectAttempts: 0, reconnect: false });
     await nc.close();
     return true;
   } catch {

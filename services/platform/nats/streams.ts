@@ -1,6 +1,9 @@
-import { jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { jetstreamManager, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Streams } from '../../../schemas/subjects.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Buckets, Streams } from '../../../schemas/subjects.ts';
 import type { Config } from '../config.ts';
 
 type DeclaredStream = Pick<
@@ -44,11 +47,30 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
   ];
 }
 
+/**
+ * Waits until JetStream answers for this account. A cluster that just started (or lost its meta leader with a node)
+ * answers "temporarily unavailable" until its nodes elect one; a single server answers at once.
+ */
+export async function waitForJetStream(nc: NatsConnection, timeoutMs = 60_000): Promise<JetStreamManager> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+      await jsm.getAccountInfo();
+      return jsm;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(250);
+    }
+  }
+}
+
 /** Creates missing streams and brings existing ones to the declared config; safe to run on every start. */
 export async function ensureStreams(
   nc: NatsConnection,
   config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>,
 ): Promise<JetStreamManager> {
+  await waitForJetStream(nc);
   const jsm = await jetstreamManager(nc);
   for (const stream of declaredStreams(config)) {
     const existing = await jsm.streams.info(stream.name).catch((err: { code?: number }) => {
@@ -65,5 +87,24 @@ export async function ensureStreams(
     );
     if (drifted) await jsm.streams.update(name, mutable);
   }
+  await ensureBuckets(nc, jsm, config.streamReplicas);
   return jsm;
+}
+
+/** The stream behind a declared bucket. */
+export const bucketStream = (bucket: { kind: 'kv' | 'object'; name: string }) => `${bucket.kind === 'kv' ? 'KV' : 'OBJ'}_${bucket.name}`;
+
+/**
+ * Creates the platform's KV bucket and object store if missing, and brings their replicas to `replicas` (the client
+ * libraries only set replicas when they create a bucket). The lease bucket keeps one value per key and has no direct
+ * gets: a lease read goes to the stream leader, never to a replica that may lag behind a takeover.
+ */
+async function ensureBuckets(nc: NatsConnection, jsm: JetStreamManager, replicas: number): Promise<void> {
+  await new Objm(nc).create(Buckets.blobs.name, { storage: StorageType.File, replicas });
+  await new Kvm(nc).create(Buckets.leases.name, { storage: StorageType.File, replicas, history: 1, allow_direct: false });
+  for (const bucket of Object.values(Buckets)) {
+    const name = bucketStream(bucket);
+    const info = await jsm.streams.info(name);
+    if (info.config.num_replicas !== replicas) await jsm.streams.update(name, { num_replicas: replicas });
+  }
 }

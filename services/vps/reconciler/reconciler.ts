@@ -8,6 +8,7 @@ import { KeyedMutex } from '../../platform/commands/keyedMutex.ts';
 import { DeadLetterQueue } from '../../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import { knownEvents } from '../../platform/eventStore/knownEvents.ts';
+import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MasterKey } from '../../secrets/masterKey.ts';
 import { ConcurrencyLimit } from './concurrencyLimit.ts';
@@ -30,6 +31,8 @@ export interface VpsReconcilerOptions {
   readonly masterKey: MasterKey;
   /** Default the global fetch; tests inject faults here. */
   readonly fetch?: typeof fetch;
+  /** The leader lease it runs under (stamped on its commands). */
+  readonly lease?: LeaseTerm;
 }
 
 /**
@@ -68,7 +71,7 @@ export class VpsReconciler {
   ) {
     this.#limit = new ConcurrencyLimit(config.concurrency);
     const clients = new ProviderClients(store, options.masterKey, options.providers, { fetch: options.fetch ?? globalThis.fetch, signal: this.#abort.signal });
-    this.#effects = engineEffects(nc, log, this.#abort.signal, this.model, clients);
+    this.#effects = engineEffects(nc, log, this.#abort.signal, this.model, clients, options.lease);
     this.#deadLetters = new DeadLetterQueue(nc, VPS_RECONCILER_DURABLE, log);
   }
 
