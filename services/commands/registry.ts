@@ -27,6 +27,7 @@ import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
+import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import type { CommandDefinition } from './commandDefinition.ts';
 
 /** Every command the control plane accepts, by name. */
@@ -81,6 +82,9 @@ export const allCommands: readonly CommandDefinition[] = [
   deleteInstance,
   recordInstanceObserved,
   registerPlugin,
+  ...autonomyEngineCommands,
+  ...autonomyOperatorCommands,
+  ...autonomyApprovalCommands,
 ];
 
 /**
@@ -104,6 +108,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
   releaseQuota.name,
   markQuotaUsed.name,
   recordInstanceObserved.name,
+  ...autonomyEngineCommands.map((c) => c.name),
   // A plugin process announces itself over NATS with its own credentials, not through the operator API.
   registerPlugin.name,
 ]);
@@ -114,7 +119,7 @@ export const engineCommandNames: ReadonlySet<string> = new Set([
  * exists, a token's secret is made by the tokens route, which sends only its hash, and approvals go through
  * `/v1/approvals`, where only approvers may send them.
  */
-export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecret, createToken, revokeToken, approveBatch, rejectBatch];
+export const edgeCommands: readonly CommandDefinition[] = [putSecret, deleteSecret, createToken, revokeToken, approveBatch, rejectBatch, ...autonomyApprovalCommands];
 
 /**
  * Join-token commands: minted by an issuer that keeps the secret (`services/trust/joinToken/mint.ts`) and spent only by
