@@ -21,10 +21,12 @@ export const PolicyDeclaration = z
     /** How long an approval request waits before it is rejected (the owner's chain timeout). */
     approvalTimeoutMs: z.number().int().positive(),
     description: z.string().max(300),
+    /** Cooldown after a rejection or timeout; default 1 h, 4 h for advancement categories. */
+    cooldownMs: z.number().int().positive().optional(),
   })
   .strict();
 export type PolicyDeclaration = z.infer<typeof PolicyDeclaration>;
 
 export const HOUR_MS = 3_600_000;
 /** Cooldown after a rejection or a timeout: 1 h, 4 h for advancement categories. */
-export const cooldownMsOf = (policy: Pick<PolicyDeclaration, 'advancement'>) => (policy.advancement ? 4 * HOUR_MS : HOUR_MS);
+export const cooldownMsOf = (policy: Pick<PolicyDeclaration, 'advancement' | 'cooldownMs'>) => policy.cooldownMs ?? (policy.advancement ? 4 * HOUR_MS : HOUR_MS);

@@ -31,6 +31,8 @@ import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
 import { agentEndpointsOf, brokerDirOf, natsUrlOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from '../plugins/runtime/runPlugin.ts';
 import type { Runtime } from './runtime.ts';
+import { loadAutonomyConfig } from './autonomy/config.ts';
+import { createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
 
 
 export interface RunningService {
@@ -40,6 +42,8 @@ export interface RunningService {
 }
 
 type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
+
+const readerOf = (dataDir: string, name: string) => new ReadModelReader(new ReadModelFiles(dataDir, name));
 
 /** A `CommandSender` on an in-process bus: how a service runs the commands that are never served over NATS. */
 const inProcessSender = (bus: CommandBus, actor: string) => (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor });
@@ -119,6 +123,22 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
         nodes.close();
       },
     };
+  },
+  // Sensors over a snapshot of the read models every BC_SENSOR_TICK_MS; signals and pass markers on BC_SIGNALS.
+  'fleet-sensors': async ({ config, nc, log }) => {
+    const readers = { nodes: readerOf(config.dataDir, 'nodes'), workflows: readerOf(config.dataDir, 'workflows'), vps: readerOf(config.dataDir, 'vps') };
+    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }));
+    return {
+      stop: async () => {
+        await sensors.stop();
+        for (const r of Object.values(readers)) r.close();
+      },
+    };
+  },
+  'autonomy-engine': async ({ nc, store, log }) => {
+    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }));
+    await engine.start();
+    return engine;
   },
   'workflow-orchestrator': async ({ nc, store, log }) => {
     const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }));

@@ -108,6 +108,7 @@ await run(['workflow-orchestrator']);
 await run(['workflow-executor']);
 await run(['bmc-monitor']);
 await run(['vps-reconciler']);
+await run(['fleet-sensors', 'autonomy-engine']);
 await run(['api']);
 if (config.plugins.length > 0) await run(['plugins']);
 if (config.simMachines > 0) await run(['simulated-site']);

@@ -97,7 +97,9 @@ describe('approvals', () => {
   });
 
   it('rejects with the 1 h cooldown (4 h for advancement categories)', () => {
-    given([openedRetry()]).when(rejectDecision, { decisionId: id, reason: 'not now' }).then([rejected('rejected')].map((e) => ({ ...e, data: { ...e.data, note: 'not now' } })));
+    given([openedRetry()])
+      .when(rejectDecision, { decisionId: id, reason: 'not now' })
+      .then((e) => expect(e).toMatchObject([{ type: 'DecisionRejected', data: { reason: 'rejected', note: 'not now', cooldownUntil: '2026-12-02T13:00:00.000Z' } }]));
   });
 });
 

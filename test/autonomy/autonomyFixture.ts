@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { PassMarker, PublishedSignal, SensorReport, Signal } from '../../schemas/autonomy/signals.ts';
+import { AUTONOMY_ENGINE_DURABLE, Streams, Subjects } from '../../schemas/subjects.ts';
+import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
+import { decisionAggregate, type DecisionState } from '../../services/autonomy/decision/decision.ts';
+import { builtinPolicies, PolicyCatalog } from '../../services/autonomy/policies.ts';
+import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
+import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { AutonomyEngine, type AutonomyEngineOptions } from '../../services/stack/autonomy/engine.ts';
+import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
+import { startBackbone } from '../support/backboneFixture.ts';
+
+export const allOk: SensorReport[] = firstLaneSensors.map((s) => ({ sensor: s.name, ok: true, assessed: 1, signals: 0 }));
+
+/** A backbone with the command responder; engines are started by the test (one or several replicas). */
+export async function startAutonomy() {
+  const env = await startBackbone({ projectors: false });
+  const responder = serveCommands(env.nc, env.bus, env.log);
+  const engines: AutonomyEngine[] = [];
+  const js = jetstream(env.nc);
+  const disposeBackbone = env[Symbol.asyncDispose].bind(env);
+  let passes = 0;
+  return Object.assign(env, {
+    engines,
+    async startEngine(options: Partial<AutonomyEngineOptions> & { policies?: PolicyCatalog } = {}) {
+      const engine = new AutonomyEngine(
+        env.nc,
+        env.store,
+        { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 0, budget: 1_000, budgetWindowMs: 3_600_000, ...options },
+        env.log,
+      );
+      await engine.start();
+      engines.push(engine);
+      return engine;
+    },
+    /** Publishes one pass (its signals, then its marker) the way `fleet-sensors` does. */
+    async publishPass(signals: readonly Signal[], reports: readonly SensorReport[] = allOk): Promise<PassMarker> {
+      const passId = `p${(passes++).toString().padStart(4, '0')}-${randomBytes(3).toString('hex')}`;
+      await Promise.all(signals.map((signal, index) => js.publish(Subjects.passSignal(passId, index), JSON.stringify({ passId, index, signal } satisfies PublishedSignal))));
+      const marker: PassMarker = { passId, at: new Date().toISOString(), sensors: [...reports], signalCount: signals.length };
+      await js.publish(Subjects.passMarker(passId), JSON.stringify(marker));
+      return marker;
+    },
+    /** Waits until the engines' durable has every published pass acked. */
+    async settled(timeoutMs = 30_000) {
+      const jsm = await jetstreamManager(env.nc);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const info = await jsm.consumers.info(Streams.signals.name, AUTONOMY_ENGINE_DURABLE);
+        if (info.num_pending === 0 && info.num_ack_pending === 0) return;
+        if (Date.now() > deadline) throw new Error(`engine did not finish: ${info.num_pending} pending, ${info.num_ack_pending} unacked`);
+        await sleep(25);
+      }
+    },
+    /** A pass, then wait for it to be decided. */
+    async pass(signals: readonly Signal[], reports: readonly SensorReport[] = allOk) {
+      const marker = await this.publishPass(signals, reports);
+      await this.settled();
+      return marker;
+    },
+    decision: async (id: string): Promise<DecisionState> => (await env.bus.repository.load(decisionAggregate, id)).state,
+    /** Every event of `type` in the log under `filter`. */
+    async eventsOf(filter: string, type?: string) {
+      const out: { subject: string; type: string; data: any }[] = [];
+      const jsm = await jetstreamManager(env.nc);
+      const info = await jsm.streams.info(Streams.events.name, { subjects_filter: filter });
+      for (const subject of Object.keys(info.state.subjects ?? {})) {
+        for await (const batch of env.store.readAfter(subject, 0)) for (const e of batch.batch.events) if (!type || e.type === type) out.push({ subject, type: e.type, data: e.data });
+      }
+      return out;
+    },
+    async [Symbol.asyncDispose]() {
+      for (const e of engines) await e.stop();
+      responder.unsubscribe();
+      await disposeBackbone();
+    },
+  });
+}
+
+export const signalOf = (kind: string, key: string, extra: Partial<Signal> = {}): Signal => ({
+  kind,
+  sensor: firstLaneSensors.find((s) => s.emits.includes(kind))!.name,
+  key,
+  target: { type: kind === 'instance-error' ? 'instance' : 'node', id: key },
+  siteId: 'dc1',
+  facts: kind === 'node-failed' ? { operation: 'inspect' } : {},
+  detail: `${kind} on ${key}`,
+  controlPlane: false,
+  ...extra,
+});
+
+/** The builtin declarations with some fields changed (short timeouts and cooldowns for tests). */
+export const policiesWith = (changes: Record<string, Partial<PolicyDeclaration>>) => new PolicyCatalog(builtinPolicies.map((p) => ({ ...p, ...changes[p.category] })));
