@@ -7,7 +7,9 @@ import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
 import { decisionAggregate, type DecisionState } from '../../services/autonomy/decision/decision.ts';
 import { builtinPolicies, PolicyCatalog } from '../../services/autonomy/policies.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
+import { CommandBus } from '../../services/commands/commandBus.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { allCommands } from '../../services/commands/registry.ts';
 import { AutonomyEngine, type AutonomyEngineOptions } from '../../services/stack/autonomy/engine.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
@@ -15,9 +17,11 @@ import { startBackbone } from '../support/backboneFixture.ts';
 export const allOk: SensorReport[] = firstLaneSensors.map((s) => ({ sensor: s.name, ok: true, assessed: 1, signals: 0 }));
 
 /** A backbone with the command responder; engines are started by the test (one or several replicas). */
-export async function startAutonomy() {
-  const env = await startBackbone({ projectors: false });
-  const responder = serveCommands(env.nc, env.bus, env.log);
+export async function startAutonomy(options: { responders?: number; projectors?: boolean } = {}) {
+  const env = await startBackbone({ projectors: options.projectors ?? false });
+  // More than one responder: two command buses (as two processes would) race on the same aggregates under OCC.
+  const responders = [serveCommands(env.nc, env.bus, env.log)];
+  for (let i = 1; i < (options.responders ?? 1); i++) responders.push(serveCommands(env.nc, new CommandBus(env.store, allCommands, { retries: 20 }), env.log));
   const engines: AutonomyEngine[] = [];
   const js = jetstream(env.nc);
   const disposeBackbone = env[Symbol.asyncDispose].bind(env);
@@ -73,7 +77,7 @@ export async function startAutonomy() {
     },
     async [Symbol.asyncDispose]() {
       for (const e of engines) await e.stop();
-      responder.unsubscribe();
+      for (const r of responders) r.unsubscribe();
       await disposeBackbone();
     },
   });

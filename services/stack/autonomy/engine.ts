@@ -72,7 +72,8 @@ export class AutonomyEngine {
       if (!/already in use|exists/i.test(String(err))) throw err;
     });
     const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, AUTONOMY_ENGINE_DURABLE);
-    this.#messages = await consumer.consume({ max_messages: 4 });
+    // One pass at a time per replica: replicas share the passes instead of one taking them all.
+    this.#messages = await consumer.consume({ max_messages: 1 });
     this.#loop = (async () => {
       for await (const msg of this.#messages!) {
         const parsed = PassMarker.safeParse(msg.json());
