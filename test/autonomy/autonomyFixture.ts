@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { PassMarker, PublishedSignal, SensorReport, Signal } from '../../schemas/autonomy/signals.ts';
-import { AUTONOMY_ENGINE_DURABLE, Streams, Subjects } from '../../schemas/subjects.ts';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { PassMarker, SensorReport, Signal } from '../../schemas/autonomy/signals.ts';
+import { Streams } from '../../schemas/subjects.ts';
+import { publishPassOn, waitForEngine } from './passes.ts';
 import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
 import { decisionAggregate, type DecisionState } from '../../services/autonomy/decision/decision.ts';
 import { builtinPolicies, PolicyCatalog } from '../../services/autonomy/policies.ts';
@@ -23,9 +22,7 @@ export async function startAutonomy(options: { responders?: number; projectors?:
   const responders = [serveCommands(env.nc, env.bus, env.log)];
   for (let i = 1; i < (options.responders ?? 1); i++) responders.push(serveCommands(env.nc, new CommandBus(env.store, allCommands, { retries: 20 }), env.log));
   const engines: AutonomyEngine[] = [];
-  const js = jetstream(env.nc);
   const disposeBackbone = env[Symbol.asyncDispose].bind(env);
-  let passes = 0;
   return Object.assign(env, {
     engines,
     async startEngine(options: Partial<AutonomyEngineOptions> & { policies?: PolicyCatalog } = {}) {
@@ -40,24 +37,9 @@ export async function startAutonomy(options: { responders?: number; projectors?:
       return engine;
     },
     /** Publishes one pass (its signals, then its marker) the way `fleet-sensors` does. */
-    async publishPass(signals: readonly Signal[], reports: readonly SensorReport[] = allOk): Promise<PassMarker> {
-      const passId = `p${(passes++).toString().padStart(4, '0')}-${randomBytes(3).toString('hex')}`;
-      await Promise.all(signals.map((signal, index) => js.publish(Subjects.passSignal(passId, index), JSON.stringify({ passId, index, signal } satisfies PublishedSignal))));
-      const marker: PassMarker = { passId, at: new Date().toISOString(), sensors: [...reports], signalCount: signals.length };
-      await js.publish(Subjects.passMarker(passId), JSON.stringify(marker));
-      return marker;
-    },
+    publishPass: (signals: readonly Signal[], reports: readonly SensorReport[] = allOk): Promise<PassMarker> => publishPassOn(env.nc, signals, reports),
     /** Waits until the engines' durable has every published pass acked. */
-    async settled(timeoutMs = 30_000) {
-      const jsm = await jetstreamManager(env.nc);
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const info = await jsm.consumers.info(Streams.signals.name, AUTONOMY_ENGINE_DURABLE);
-        if (info.num_pending === 0 && info.num_ack_pending === 0) return;
-        if (Date.now() > deadline) throw new Error(`engine did not finish: ${info.num_pending} pending, ${info.num_ack_pending} unacked`);
-        await sleep(25);
-      }
-    },
+    settled: (timeoutMs = 30_000) => waitForEngine(env.nc, timeoutMs),
     /** A pass, then wait for it to be decided. */
     async pass(signals: readonly Signal[], reports: readonly SensorReport[] = allOk) {
       const marker = await this.publishPass(signals, reports);

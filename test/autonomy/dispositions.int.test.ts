@@ -14,7 +14,7 @@ describe('dispositions, refusals and the approved plan (acceptance 3, 4)', () =>
   it('auto acts, notify tells, require asks, block refuses; undeclared and control-plane targets are refused', async () => {
     await using env = await startAutonomy();
     const notes: string[] = [];
-    const sub = env.nc.subscribe('bc.notify.>', { callback: (_e, m) => notes.push(`${m.subject} ${m.json<{ kind: string }>().kind}`) });
+    const sub = env.nc.subscribe('bc.notify.>', { callback: (_e, m) => void notes.push(`${m.subject} ${m.json<{ kind: string }>().kind}`) });
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, ...operator });
     await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n1'), ...operator });
     await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n2'), ...operator });
