@@ -23,7 +23,7 @@ describe('autonomy surfaces', () => {
     const engine = new AutonomyEngine(env.nc, env.store, { policies: policiesWith({ maintenance: { disposition: 'auto' } }), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 0, budget: 3, budgetWindowMs: 3_600_000 }, env.log);
     await engine.start();
     try {
-      const op = async (url: string, payload: unknown) => (await env.app.inject({ method: 'POST', url, payload })).json();
+      const op = async (url: string, payload: object) => (await env.app.inject({ method: "POST", url, payload })).json();
       await op('/v1/commands/autonomy.setPolicy', { category: 'recreate', disposition: 'block' });
       await op('/v1/commands/autonomy.pause', { owner: 'vps', paused: true, reason: 'provider maintenance' });
       await publishPassOn(env.nc, [signalOf('node-failed', 'n1'), signalOf('node-failed', 'n2'), signalOf('bmc-unreachable', 'n3'), signalOf('instance-error', 'i1')], allOk);
