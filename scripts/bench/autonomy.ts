@@ -115,7 +115,7 @@ for (let i = 0; i < passes; i++) {
 const cpu = process.cpuUsage(cpu0);
 // Steady: the faults stay as they are (no flapping, no crash).
 fleet.advance(true);
-await runPass();
+const settling = await runPass();
 const steady: Awaited<ReturnType<typeof runPass>>[] = [];
 for (let i = 0; i < steadyPasses; i++) {
   crashing = false;
@@ -131,7 +131,7 @@ const episodes = new Map<string, number>();
 const distinctKeys = new Set<string>();
 let effective = 0;
 const categoryOf = new Map<string, string>();
-const markers = new Map([...baseline, ...faulted, ...steady].map((r) => [r.marker.passId, r.marker]));
+const markers = new Map([...baseline, ...faulted, settling, ...steady].map((r) => [r.marker.passId, r.marker]));
 const sensorsFor = (category: string) => {
   const kinds = new Set(firstLaneBindings.filter((b) => b.category === category).map((b) => b.signal));
   return sensors.filter((x) => x.emits.some((k) => kinds.has(k))).map((x) => x.name);
