@@ -81,16 +81,9 @@ export async function readBmcObservations(nc: NatsConnection): Promise<BmcObserv
 
 /** Builds the snapshot one pass runs over. */
 export async function readSnapshot(nc: NatsConnection, sources: SnapshotSources, options: { now: Date; stepTimeoutMs: number; controlPlaneNodes: readonly string[] }): Promise<FleetSnapshot> {
-  const read = <T>(reader: ReadModelReader | undefined, f: (db: Database) => T[]): T[] => {
-    if (!reader) return [];
-    try {
-      return f(reader.db());
-    } catch (err) {
-      // A read model that does not exist yet (its projector has not run) holds nothing to sense.
-      if (/no such table|ENOENT|does not exist/i.test(String(err))) return [];
-      throw err;
-    }
-  };
+  // A read model that cannot be read fails the whole pass (no marker): an empty snapshot would make every signal look
+  // absent and every sensor ok, and outcome validation would then call remediations effective. Fail closed.
+  const read = <T>(reader: ReadModelReader | undefined, f: (db: Database) => T[]): T[] => (reader ? reader.query(f) : []);
   return {
     at: options.now.toISOString(),
     nodes: read(sources.nodes, (db) => nodesOf(db, new Set(options.controlPlaneNodes))),
