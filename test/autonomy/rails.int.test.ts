@@ -36,6 +36,8 @@ describe('rails', () => {
     await using env = await startAutonomy();
     await env.startEngine({ policies: policiesWith({ retry: { disposition: 'auto' } }) });
     const id = decisionIdOf('retry', 'e1');
+    const notes: string[] = [];
+    const sub = env.nc.subscribe('bc.notify.metal', { callback: (_e, m) => void notes.push(m.json<{ kind: string }>().kind) });
     const crashed = allOk.map((r) => (r.sensor === 'node-state' ? { sensor: 'node-state', ok: false as const, error: 'boom' } : r));
     await env.pass([signalOf('node-failed', 'e1')]);
     expect(await env.decision(id)).toMatchObject({ status: 'running', episode: 1 });
@@ -57,6 +59,9 @@ describe('rails', () => {
     expect(await env.decision(id)).toMatchObject({ status: 'pending', episode: 4, disposition: 'require' });
     const outcomes = await env.eventsOf('bc.evt.autonomy.decision.*', 'DecisionOutcomeRecorded');
     expect(outcomes.every((o) => o.data.effective === false)).toBe(true);
+    await env.nc.flush();
+    expect(notes).toEqual(['escalated', 'approval-requested']);
+    sub.unsubscribe();
   });
 
   it('pause and halt (acceptance 8): a paused owner starts nothing new within one pass while others go on; halt stops all', async () => {
