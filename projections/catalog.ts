@@ -1,3 +1,4 @@
+import { autonomyProjection } from './autonomy/projector.ts';
 import { nodesProjection } from './nodes/projector.ts';
 import type { Projection } from './runtime/projection.ts';
 import { secretsProjection } from './secrets/projector.ts';
@@ -7,4 +8,4 @@ import { vpsProjection } from './vps/projector.ts';
 import { workflowsProjection } from './workflows/projector.ts';
 
 /** Every read model, by name: what `npm start` runs and the API serves. */
-export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection, secretsProjection, tokensProjection, vpsProjection];
+export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection, secretsProjection, tokensProjection, vpsProjection, autonomyProjection];

@@ -56,6 +56,9 @@ export const ErrorCodes = {
   BOOT_TOKEN_STALE: { status: 403, title: 'A boot join token request was issued too long ago (or in the future)' },
   BOOT_TOKEN_NOT_AUTHORISED: { status: 403, title: "The node is not at the requesting agent's site" },
   COMMAND_NOT_SERVED_OVER_NATS: { status: 403, title: 'This command mints or holds credentials: it is accepted only by the HTTP API (or in-process), never over NATS' },
+  NOT_PERMITTED: { status: 403, title: 'Autonomy may not act here: an undeclared category, or a target that is part of the control plane' },
+  BUDGET_EXHAUSTED: { status: 409, title: 'The consent budget of this scope and window is used up' },
+  PLAN_DIGEST_MISMATCH: { status: 409, title: 'The workflow is not the plan that was approved (digest differs)' },
   UNSUPPORTED: { status: 422, title: "The operation is not supported for this node (e.g. rescue on an agentless pool's node)" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -1,4 +1,6 @@
 import { authEvents } from './auth/events.ts';
+import { autonomyEvents } from './autonomy/controlEvents.ts';
+import { decisionEvents } from './autonomy/decisionEvents.ts';
 import { EventCatalog } from './eventCatalog.ts';
 import { metalEvents } from './metal/events.ts';
 import { pluginEvents } from './plugins/events.ts';
@@ -10,5 +12,5 @@ import { trustEvents } from './trust/events.ts';
 import { vpsEvents } from './vps/events.ts';
 
 /** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
-export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents, ...pluginEvents, ...vpsEvents]);
+export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents, ...pluginEvents, ...vpsEvents, ...decisionEvents, ...autonomyEvents]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The services that must run as one active instance: each takes a leader lease (`bc_leases` KV, one key each). */
-export const LeasedService = z.enum(['workflow-orchestrator', 'bmc-monitor', 'vps-reconciler']);
+export const LeasedService = z.enum(['workflow-orchestrator', 'bmc-monitor', 'vps-reconciler', 'fleet-sensors']);
 export type LeasedService = z.infer<typeof LeasedService>;
 
 /**

@@ -61,7 +61,23 @@ export const Subjects = {
   /** Every dead letter of one consumer. */
   consumerDeadLetters: (consumer: string) => `bc.dlq.${consumer}.*`,
   allDeadLetters: 'bc.dlq.>',
+  /** One signal of a sensor pass (`BC_SIGNALS`): `bc.sig.signal.<passId>.<index>`. */
+  passSignal: (passId: string, index: number) => `bc.sig.signal.${passId}.${index}`,
+  /** Every signal of one pass: the filter the engine reads a pass's signals with. */
+  passSignals: (passId: string) => `bc.sig.signal.${passId}.>`,
+  /** The marker closing a pass (`PassMarker`): `bc.sig.pass.<passId>`. */
+  passMarker: (passId: string) => `bc.sig.pass.${passId}`,
+  /** The autonomy engine's durable consumer filter. */
+  allPassMarkers: 'bc.sig.pass.>',
+  /** The BMC monitor's latest probe of one node (`BmcObservation`, one kept per node): `bc.sig.obs.bmc.<nodeId>`. */
+  bmcObservation: (nodeId: string) => `bc.sig.obs.bmc.${nodeId}`,
+  allBmcObservations: 'bc.sig.obs.bmc.>',
+  /** Core NATS, not stored: a `notify` disposition or an escalation for an owner's people (`bc.notify.<owner>`). */
+  notify: (owner: string) => `bc.notify.${owner}`,
 } as const;
+
+/** The autonomy engine's durable consumer on `BC_SIGNALS` (pass markers), shared by every engine replica. */
+export const AUTONOMY_ENGINE_DURABLE = 'autonomy_engine';
 
 /** Durable consumers on BC_AGENT_COMMANDS, one per agent; the control plane creates them (with their filter). */
 /** The durable consumer every replica of one plugin shares on BC_WORK. */
@@ -122,6 +138,8 @@ export const Streams = {
   work: { name: 'BC_WORK', subjects: ['bc.work.>'] },
   /** Messages consumers quarantined instead of acting on (undecodable, or not written by the event store). */
   deadLetters: { name: 'BC_DEAD_LETTERS', subjects: ['bc.dlq.>'] },
+  /** Sensor passes: signals, pass markers and the latest observations (kept a day, one message per subject). */
+  signals: { name: 'BC_SIGNALS', subjects: ['bc.sig.>'] },
 } as const;
 
 /**

@@ -55,8 +55,12 @@ export const UnrescueNode = tenantScoped;
  * (attested, with the pool's wipe method) and the machine powered off; without an attested wipe it fails into maintenance.
  */
 export const RetireNode = nodeOnly;
-/** `metal.retry`: from `failed`, run the operation that failed again (a new workflow). */
-export const RetryNode = nodeOnly;
+/**
+ * `metal.retry`: from `failed`, run the operation that failed again (a new workflow). `approvedPlanDigest` (sent by
+ * the autonomy engine) travels with the workflow's inputs, and `workflow.start` refuses a workflow that is not the
+ * plan approved (`PLAN_DIGEST_MISMATCH`).
+ */
+export const RetryNode = z.object({ nodeId: ResourceId, approvedPlanDigest: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
 /**
  * `metal.cancel` (operators): stop the node's running operation safely. No new step starts; a destructive step that
  * is running finishes first. A cancelled deploy or release ends `failed` in maintenance (the disk may hold half an

@@ -9,6 +9,7 @@ import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
 import { addDeadLetterCommands } from './deadLetterCommands.ts';
+import { addAutonomyCommands } from './autonomyCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -90,6 +91,7 @@ addPluginCommands(program, api, print);
 addBrokerCommands(program, print);
 addDoctorCommand(program);
 addDeadLetterCommands(program, api, print);
+addAutonomyCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

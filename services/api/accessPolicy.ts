@@ -56,6 +56,8 @@ export function accessOf(principal: Principal, method: string, route: string | u
   if (path === '/v1/dead-letters') return principal.role === 'operator' ? 'allow' : 'forbidden';
   // Who approves must not be who operates: approvals are the approver role's alone, the approver set the admin's.
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
+  // Autonomy's approval requests, likewise: approvers (and admins) answer them, operators set the policies.
+  if (path.startsWith('/v1/autonomy/decisions/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
   if (path.startsWith('/v1/commands/') && adminOnlyCommandNames.has(path.slice('/v1/commands/'.length))) return 'forbidden';
   if (principal.role === 'operator') return 'allow';
   // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);

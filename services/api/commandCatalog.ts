@@ -41,6 +41,7 @@ import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
+import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
 import type { CommandDefinition } from '../platform/commands/commandDefinition.ts';
 
@@ -99,6 +100,9 @@ export const allCommands: readonly CommandDefinition[] = [
   deleteInstance,
   recordInstanceObserved,
   registerPlugin,
+  ...autonomyEngineCommands,
+  ...autonomyOperatorCommands,
+  ...autonomyApprovalCommands,
 ];
 
 /**

@@ -24,6 +24,8 @@ import { secretRoutes } from './secretRoutes.ts';
 import { installTenancy } from './tenancy.ts';
 import { tokenRoutes } from './tokenRoutes.ts';
 import { approvalRoutes } from './approvalRoutes.ts';
+import { autonomyApiRoutes } from './autonomyApiRoutes.ts';
+import { autonomyRoutes } from '../../projections/autonomy/routes.ts';
 import { joinTokenRoutes } from './joinTokenRoutes.ts';
 import { pluginRoutes } from './pluginRoutes.ts';
 import { serviceRoutes } from './serviceRoutes.ts';
@@ -85,6 +87,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(secretRoutes, { ctx });
   await app.register(tokenRoutes, { ctx, bus: edgeBus });
   await app.register(approvalRoutes, { ctx, bus: edgeBus });
+  await app.register(autonomyRoutes, { reader: readerOf(ctx, 'autonomy'), waitTimeoutMs });
+  await app.register(autonomyApiRoutes, { ctx, bus: edgeBus });
   await app.register(joinTokenRoutes, { ctx });
   await app.register(pluginRoutes, { ctx });
   await app.register(serviceRoutes, { leases });

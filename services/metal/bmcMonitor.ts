@@ -4,6 +4,8 @@ import { jetstream, jetstreamManager, type JetStreamManager, type StoredMsg } fr
 import type { NatsConnection } from '@nats-io/transport-node';
 import { AgentCommand, newNonce } from '../../schemas/agent/agentCommand.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
+import type { BmcObservation } from '../../schemas/autonomy/snapshot.ts';
+import { Subjects } from '../../schemas/subjects.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 import { getBmcConnection, listNodes } from '../../projections/nodes/queries.ts';
 import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
@@ -119,8 +121,16 @@ export class BmcMonitor {
   }
 
   private async record(node: NodeView, outcome: { ok: true } | { ok: false; detail: string }): Promise<void> {
-    const failures = outcome.ok ? 0 : (this.#failures.get(node.nodeId) ?? 0) + 1;
+    const before = this.#failures.get(node.nodeId);
+    const failures = outcome.ok ? 0 : (before ?? 0) + 1;
     this.#failures.set(node.nodeId, failures);
+    if (this.config.mode === 'sensor') {
+      // A sensor's input, not a decision: published only when the count moves, so a steady fleet publishes nothing.
+      if (before === failures) return;
+      const observation: BmcObservation = { nodeId: node.nodeId, siteId: node.siteId, consecutiveFailures: failures, lastError: outcome.ok ? null : outcome.detail.slice(0, 300), at: new Date().toISOString() };
+      await jetstream(this.nc).publish(Subjects.bmcObservation(node.nodeId), JSON.stringify(observation));
+      return;
+    }
     const lost = !outcome.ok && failures >= this.config.failuresBeforeMaintenance;
     const recovered = outcome.ok && node.maintenance && node.maintenanceSource === 'bmc';
     if (!lost && !recovered) return;

@@ -11,6 +11,11 @@ export const BmcMonitorConfig = z.object({
   probeTimeoutMs: z.coerce.number().int().min(100).default(30_000),
   /** Probes in flight at once (`BC_BMC_PROBE_CONCURRENCY`). */
   concurrency: z.coerce.number().int().min(1).default(16),
+  /**
+   * `direct`: the monitor sets and clears maintenance itself. `sensor`: it only publishes each node's probe record
+   * (`bc.sig.obs.bmc.<nodeId>`) and the autonomy engine's maintenance lane acts on it (`BC_BMC_MONITOR_MODE`).
+   */
+  mode: z.enum(['direct', 'sensor']).default('direct'),
 });
 export type BmcMonitorConfig = z.infer<typeof BmcMonitorConfig>;
 
@@ -20,6 +25,7 @@ export function loadBmcMonitorConfig(env: NodeJS.ProcessEnv = process.env, overr
     failuresBeforeMaintenance: 'BC_BMC_FAILURES_BEFORE_MAINTENANCE',
     probeTimeoutMs: 'BC_BMC_PROBE_TIMEOUT_MS',
     concurrency: 'BC_BMC_PROBE_CONCURRENCY',
+    mode: 'BC_BMC_MONITOR_MODE',
   };
   return loadEnvSettings(BmcMonitorConfig, names, env, overrides);
 }

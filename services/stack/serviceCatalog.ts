@@ -28,6 +28,8 @@ import { runPlugin, type RunningPlugin } from './runPlugin.ts';
 import type { Runtime } from './runtime.ts';
 import type { LeasedService } from '../../schemas/lease.ts';
 import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
+import { loadAutonomyConfig } from './autonomy/config.ts';
+import { createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
 
 
 export interface RunningService {
@@ -37,6 +39,8 @@ export interface RunningService {
 }
 
 type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
+
+const readerOf = (dataDir: string, name: string) => new ReadModelReader(new ReadModelFiles(dataDir, name));
 
 /** A `CommandSender` on an in-process bus: how a service runs the commands that are never served over NATS. */
 /** A projector process: builds one read model and answers `bc.ctl.projector.<name>.{rebuild,status}`. */
@@ -113,6 +117,24 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       },
     };
   }),
+  // Sensors over a snapshot of the read models every BC_SENSOR_TICK_MS; signals and pass markers on BC_SIGNALS. One
+  // active instance: a second would publish every pass twice.
+  'fleet-sensors': leased('fleet-sensors', async ({ config, nc, log }) => {
+    const readers = { nodes: readerOf(config.dataDir, 'nodes'), workflows: readerOf(config.dataDir, 'workflows'), vps: readerOf(config.dataDir, 'vps') };
+    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }));
+    return {
+      stop: async () => {
+        await sensors.stop();
+        for (const r of Object.values(readers)) r.close();
+      },
+    };
+  }),
+  // Replicas share the pass markers' durable; every command id is derived from decision, episode and step.
+  'autonomy-engine': async ({ nc, store, log }) => {
+    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }));
+    await engine.start();
+    return engine;
+  },
   'workflow-orchestrator': leased('workflow-orchestrator', async ({ nc, store, log }, lease) => {
     const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }), lease);
     await orchestrator.start();

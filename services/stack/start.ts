@@ -109,6 +109,7 @@ await run(['workflow-orchestrator']);
 await run(['workflow-executor']);
 await run(['bmc-monitor']);
 await run(['vps-reconciler']);
+await run(['fleet-sensors', 'autonomy-engine']);
 await run(['api']);
 if (config.plugins.length > 0) await run(['plugins']);
 // The simulated site is dev and test code: started by path as a program of its own, never imported by the product.

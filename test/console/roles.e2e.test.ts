@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinPolicies } from '../../services/autonomy/policies.ts';
+import { unnamedControls } from '../support/accessibility.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { signIn, startConsoleRig } from '../support/consoleStack.ts';
 
@@ -65,6 +67,26 @@ describe('web console by role', () => {
     await page.goto(`${rig.stack.api}/approvals`);
     await page.getByText('Only an approver token').waitFor();
     expect(await page.getByRole('button', { name: /Approve|Reject|Load key/ }).count()).toBe(0);
+
+    // Autonomy: listed for staff, the declared policies in force, and no way for a viewer to answer a request.
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toContain('Autonomy');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Autonomy' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Autonomy' }).waitFor();
+    const policies = page.getByRole('table', { name: 'Autonomy policies' });
+    await policies.waitFor({ timeout: 10_000 });
+    expect(await policies.locator('[data-category]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-category')))).toEqual(
+      builtinPolicies.map((p) => p.category),
+    );
+    const retry = builtinPolicies.find((p) => p.category === 'retry')!;
+    expect(await policies.locator('[data-category="retry"] td').allTextContents()).toEqual(
+      expect.arrayContaining([retry.owner, retry.disposition, retry.description]),
+    );
+    await page.getByText('Only an approver or admin token').waitFor();
+    await page.getByRole('heading', { name: 'Budgets' }).waitFor();
+    expect(await page.getByRole('button', { name: /Approve|Reject/ }).count()).toBe(0);
+    expect(await page.getByRole('columnheader', { name: 'Action' }).count()).toBe(0);
+    expect(await unnamedControls(page)).toEqual([]);
+    await screenshot('viewer-autonomy');
     expect(consoleErrors).toEqual([]);
   });
 

@@ -1,5 +1,6 @@
 import { RetryNode } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT } from '../../../schemas/autonomy/plan.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { requestOperation, requireNode, requireState } from './lifecycle.ts';
@@ -16,6 +17,7 @@ export const retryNode = defineCommand({
     const node = requireNode(state, command.nodeId);
     requireState(node, 'metal.retry', ['failed']);
     if (!node.failed) throw new DomainError('ILLEGAL_TRANSITION', `node ${node.nodeId} has no failed operation to retry`);
-    return requestOperation(node, node.failed.operation, { ...node.failed.inputs }, commandId);
+    const approved = command.approvedPlanDigest ? { [PLAN_DIGEST_INPUT]: command.approvedPlanDigest, [PLAN_ACTION_INPUT]: 'metal.retry' } : {};
+    return requestOperation(node, node.failed.operation, { ...node.failed.inputs, ...approved }, commandId);
   },
 });

@@ -44,6 +44,16 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
       max_msgs: DEAD_LETTERS_KEPT,
       max_msgs_per_subject: 1,
     },
+    // Signals are not events: a steady fleet's passes append nothing to BC_EVENTS. Every subject is unique per pass or
+    // per observed node, so one message per subject keeps only the latest observation of each node.
+    {
+      ...common,
+      name: Streams.signals.name,
+      subjects: [...Streams.signals.subjects],
+      retention: 'limits' as StreamConfig['retention'],
+      max_age: ms(24 * 3600_000),
+      max_msgs_per_subject: 1,
+    },
   ];
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import { approversAggregate } from '../../trust/approvers/approvers.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
+import { nodeOperationPlan, PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT, planDigestOf, RemediationPlan } from '../../../schemas/autonomy/plan.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
@@ -10,6 +11,21 @@ import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCa
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
 import { builtinProfileFor } from '../../metal/profiles/builtin.ts';
 import { workflowAggregate } from './workflow.ts';
+
+/**
+ * A workflow an approval started must be the plan approved: its digest, recomputed from what this workflow runs
+ * (action, node, operation), must equal the digest the approvers signed. "Approve X, run Y" is refused here.
+ */
+function requireApprovedPlan(command: StartWorkflow): void {
+  const approved = command.inputs[PLAN_DIGEST_INPUT];
+  if (approved === undefined) return;
+  const action = command.inputs[PLAN_ACTION_INPUT];
+  const parsed = RemediationPlan.shape.action.safeParse(action);
+  const digest = parsed.success ? planDigestOf(nodeOperationPlan(parsed.data, command.nodeId, command.operation)) : undefined;
+  if (digest !== approved) {
+    throw new DomainError('PLAN_DIGEST_MISMATCH', `workflow ${command.workflowId} (${command.operation} on ${command.nodeId}) is not the plan approved`);
+  }
+}
 
 /**
  * `workflow.start`: resolve the operation's profile (the one the request named in `inputs.profile`, else the built-in
@@ -29,6 +45,7 @@ export const startWorkflow = defineCommand({
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     // Started already, or cancelled before it could start.
     if (state.exists || state.cancelled) return [];
+    requireApprovedPlan(command);
     const { registry } = dependencies;
     const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
     const profile = named ? findProfile(registry, named) : builtinProfileFor(command.operation, command.inputs);

@@ -1,6 +1,7 @@
 import type { ComponentType } from 'react';
 import type { Role } from './api/shapes.ts';
 import { ApprovalsPage } from './pages/ApprovalsPage.tsx';
+import { AutonomyPage } from './pages/AutonomyPage.tsx';
 import { FleetOverviewPage } from './pages/FleetOverviewPage.tsx';
 import { NodesPage } from './pages/NodesPage.tsx';
 import { PluginsPage } from './pages/PluginsPage.tsx';
@@ -20,14 +21,14 @@ const staff: readonly Role[] = ['admin', 'operator', 'approver', 'viewer'];
 
 /**
  * The console's sections in navigation order. A section is listed for a role only where the API lets that role read
- * its data (a tenant reads no fleet-wide workflows, approvals or plugins). Autonomy decisions and approvals (issue 14)
- * join this list as one entry once that module's API exists.
+ * its data (a tenant reads no fleet-wide workflows, approvals, autonomy decisions or plugins).
  */
 export const sections: readonly Section[] = [
   { path: '/', label: 'Fleet overview', page: FleetOverviewPage, roles: everyone },
   { path: '/nodes', label: 'Nodes', page: NodesPage, roles: everyone },
   { path: '/workflows', label: 'Workflows', page: WorkflowsPage, roles: staff },
   { path: '/approvals', label: 'Approvals', page: ApprovalsPage, roles: staff },
+  { path: '/autonomy', label: 'Autonomy', page: AutonomyPage, roles: staff },
   { path: '/vps', label: 'VPS', page: VpsPage, roles: everyone },
   { path: '/plugins', label: 'Plugins and profiles', page: PluginsPage, roles: staff },
 ];

@@ -1,7 +1,12 @@
 import type {
   ApprovalView,
+  ApproveDecision,
+  BudgetView,
   ApproveBatch,
   CommandResult,
+  ControlsView,
+  DecisionVerdict,
+  DecisionView,
   FleetSummary,
   InstanceView,
   NodeHistory,
@@ -9,10 +14,12 @@ import type {
   NodeState,
   NodeView,
   PluginView,
+  PolicyView,
   Problem,
   ProfileValidation,
   ProfileView,
   RejectBatch,
+  RejectDecision,
   SessionView,
   SiteView,
   TenantView,
@@ -108,6 +115,16 @@ export class ApiClient {
     this.get<{ items: ApprovalView[] }>('/v1/approvals', { state, minSeq }, signal);
   approve = (workflowId: string, body: Omit<ApproveBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/approve`, body);
   reject = (workflowId: string, body: Omit<RejectBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/reject`, body);
+
+  decisions = (status: DecisionView['status'] | undefined, minSeq?: number, signal?: AbortSignal) =>
+    this.get<{ items: DecisionView[] }>('/v1/autonomy/decisions', { status, minSeq }, signal);
+  budgets = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: BudgetView[] }>('/v1/autonomy/budgets', { minSeq }, signal);
+  autonomyControls = (minSeq?: number, signal?: AbortSignal) => this.get<ControlsView>('/v1/autonomy/controls', { minSeq }, signal);
+  autonomyPolicies = (signal?: AbortSignal) => this.get<{ items: PolicyView[] }>('/v1/autonomy/policies', undefined, signal);
+  approveDecision = (decisionId: string, body: Omit<ApproveDecision, 'decisionId'>) =>
+    this.post<DecisionVerdict>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/approve`, body);
+  rejectDecision = (decisionId: string, body: Omit<RejectDecision, 'decisionId'>) =>
+    this.post<DecisionVerdict>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/reject`, body);
 
   tenants = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: TenantView[] }>('/v1/tenants', { minSeq }, signal);
   instances = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: InstanceView[] }>('/v1/vps/instances', { minSeq }, signal);

@@ -18,6 +18,8 @@ export type { ApproveBatch, RejectBatch } from '../../../../../schemas/trust/app
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
 export type { PluginView, ProfileValidation, ProfileView } from '../../../../../schemas/plugins/views.ts';
 export type { SiteView } from '../../../../../schemas/site/views.ts';
+export type { BudgetView, ControlsView, DecisionView, PolicyView } from '../../../../../schemas/autonomy/views.ts';
+export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/commands.ts';
 
 import type { z } from 'zod';
 import type { pageOf } from '../../../../../schemas/api.ts';
@@ -28,3 +30,10 @@ import type { WorkflowView as WorkflowViewSchema } from '../../../../../schemas/
 export type NodePage = z.infer<ReturnType<typeof pageOf<typeof NodeViewSchema>>>;
 /** A page of `GET /v1/workflows` (`pageOf(WorkflowView)`). */
 export type WorkflowPage = z.infer<ReturnType<typeof pageOf<typeof WorkflowViewSchema>>>;
+/** What `POST /v1/autonomy/decisions/:id/approve|reject` answers. */
+export interface DecisionVerdict {
+  readonly decisionId: string;
+  readonly seq: number;
+  readonly duplicate: boolean;
+  readonly events: string[];
+}

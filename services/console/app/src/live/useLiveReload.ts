@@ -16,4 +16,5 @@ export const subjectOf = {
   workflow: (workflowId: string) => (b: LiveBatch) => b.subject === `bc.evt.metal.workflow.${workflowId}`,
   vps: (b: LiveBatch) => b.subject.startsWith('bc.evt.vps.'),
   plugins: (b: LiveBatch) => b.subject.startsWith('bc.evt.plugins.'),
+  autonomy: (b: LiveBatch) => b.subject.startsWith('bc.evt.autonomy.'),
 };

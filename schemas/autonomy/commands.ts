@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { RemediationPlan } from './plan.ts';
+import { Category, Disposition, Owner, PolicyDeclaration } from './policies.ts';
+import { NaturalKey, Signal } from './signals.ts';
+
+const DecisionId = z.string().regex(/^dec-[0-9a-f]{24}$/);
+const Episode = z.number().int().positive();
+const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
+
+/** `autonomy.openDecision` (engine): a signal bound to a category, with the declared policy and the resolved plan. */
+export const OpenDecision = z
+  .object({ category: Category, key: NaturalKey, passId: z.string().max(64), signal: Signal, policy: PolicyDeclaration, plan: RemediationPlan })
+  .strict();
+export type OpenDecision = z.infer<typeof OpenDecision>;
+
+/**
+ * `autonomy.approve` (API, approver and admin tokens only): approves the pending plan. With an approver quorum
+ * (`pki.setApprovers`), only signatures over the plan digest count (`approvalText('approve', planDigest)`).
+ */
+export const ApproveDecision = z
+  .object({ decisionId: DecisionId, signature: z.object({ approverId: z.string().max(63), signature: Signature }).strict().optional() })
+  .strict();
+export type ApproveDecision = z.infer<typeof ApproveDecision>;
+
+export const RejectDecision = z.object({ decisionId: DecisionId, reason: z.string().min(1).max(500) }).strict();
+export type RejectDecision = z.infer<typeof RejectDecision>;
+
+/** `autonomy.expire` (engine, the sweep before each pass): a pending request past its expiry is rejected. */
+export const ExpireDecision = z.object({ decisionId: DecisionId, episode: Episode }).strict();
+/** `autonomy.requireApproval` (engine): an `auto` decision the budget did not admit waits for approval instead. */
+export const RequireApproval = z.object({ decisionId: DecisionId, episode: Episode, reason: z.string().min(1).max(400) }).strict();
+/** `autonomy.recordStarted` (engine): the remediation command was accepted. */
+export const RecordStarted = z
+  .object({ decisionId: DecisionId, episode: Episode, commandName: z.string().max(100), commandId: z.string().max(64), settleMs: z.number().int().nonnegative() })
+  .strict();
+/** `autonomy.recordOutcome` (engine): what a pass after the settle window said about the key. */
+export const RecordOutcome = z
+  .object({ decisionId: DecisionId, episode: Episode, passId: z.string().max(64), signalPresent: z.boolean(), sensorOk: z.boolean() })
+  .strict();
+
+/** `autonomy.consumeBudget` (engine): one remediation of `scope` in the window starting at `windowStart`. */
+export const ConsumeBudget = z
+  .object({ scope: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/), windowStart: z.string().datetime(), limit: z.number().int().nonnegative(), decisionId: DecisionId, episode: Episode })
+  .strict();
+export type ConsumeBudget = z.infer<typeof ConsumeBudget>;
+
+export const SetPolicy = z.object({ category: Category, disposition: Disposition.nullable() }).strict();
+export const PauseOwner = z.object({ owner: Owner, paused: z.boolean(), reason: z.string().max(300).optional() }).strict();
+export const HaltAutonomy = z.object({ halted: z.boolean(), reason: z.string().max(300).optional() }).strict();

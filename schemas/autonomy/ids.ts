@@ -1,0 +1,19 @@
+import { createHash } from 'node:crypto';
+
+const digest = (text: string, length: number) => createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/**
+ * The id of the decision aggregate of one natural key in one category: derived, so every sensor pass and every
+ * engine replica names the same subject (`bc.evt.autonomy.decision.<id>`) and optimistic concurrency on that one
+ * subject refuses a second request for the same key.
+ */
+export const decisionIdOf = (category: string, key: string) => `dec-${digest(`${category}\n${key}`, 24)}`;
+
+/** The budget aggregate of one scope in one window (`bc.evt.autonomy.budget.<id>`). */
+export const budgetIdOf = (scope: string, windowStart: string) => `bud-${digest(`${scope}\n${windowStart}`, 24)}`;
+
+/** A command id derived from what it answers (decision, episode, step): replicas and retries send the same one. */
+export const autonomyCommandId = (prefix: string, ...parts: readonly (string | number)[]) => `${prefix}-${digest(parts.join('\n'), 32)}`;
+
+/** The singleton controls aggregate: policy overrides, paused owners, the halt switch. */
+export const CONTROLS_ID = 'fleet';

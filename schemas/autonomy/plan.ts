@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { SignalTarget } from './signals.ts';
+
+/**
+ * The resolved remediation a decision would run: what, on what, with which parameters. Approvers approve its digest,
+ * and the start of its workflow checks that digest again, so "approve X, run Y" cannot happen.
+ */
+export const RemediationPlan = z
+  .object({
+    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'vps.recreate', 'agent.rotateKey']),
+    target: SignalTarget,
+    params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+  })
+  .strict();
+export type RemediationPlan = z.infer<typeof RemediationPlan>;
+
+const canonical = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+
+/** SHA-256 (hex) of the plan as canonical JSON: field order never changes it. */
+export const planDigestOf = (plan: RemediationPlan): string => createHash('sha256').update(JSON.stringify(canonical(plan))).digest('hex');
+
+/**
+ * The inputs key under which an autonomy remediation passes its approved digest to `workflow.start`, with the action
+ * it approved. `workflow.start` recomputes the digest of `{ action, target: node, params: { operation } }`.
+ */
+export const PLAN_DIGEST_INPUT = 'autonomyPlanDigest';
+export const PLAN_ACTION_INPUT = 'autonomyPlanAction';
+
+/** The plan a node operation runs, as `workflow.start` sees it. */
+export const nodeOperationPlan = (action: RemediationPlan['action'], nodeId: string, operation: string): RemediationPlan => ({
+  action,
+  target: { type: 'node', id: nodeId },
+  params: { operation },
+});

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * What sensors see: read-model rows and the latest observations, reduced to the fields the first lanes need. Built
+ * by `fleet-sensors` before each pass; sensors are pure functions of it.
+ */
+export const SnapshotNode = z.object({
+  nodeId: z.string(),
+  siteId: z.string(),
+  state: z.string(),
+  maintenance: z.boolean(),
+  maintenanceSource: z.enum(['operator', 'bmc', 'platform']).nullable(),
+  failure: z.object({ operation: z.string().nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
+  waitingReason: z.string().nullable(),
+  updatedAt: z.string(),
+  /** One of the control plane's own machines (`BC_CONTROL_PLANE_NODES`): never a remediation target. */
+  controlPlane: z.boolean(),
+});
+export type SnapshotNode = z.infer<typeof SnapshotNode>;
+
+/** The BMC monitor's latest probe of a node: consecutive failed reads (its hysteresis counter). */
+export const BmcObservation = z.object({ nodeId: z.string(), siteId: z.string(), consecutiveFailures: z.number().int().nonnegative(), lastError: z.string().nullable(), at: z.string() });
+export type BmcObservation = z.infer<typeof BmcObservation>;
+
+export const SnapshotStep = z.object({ workflowId: z.string(), nodeId: z.string(), siteId: z.string().nullable(), stepId: z.string(), startedAt: z.string(), timeoutMs: z.number().int().positive() });
+export type SnapshotStep = z.infer<typeof SnapshotStep>;
+
+export const SnapshotInstance = z.object({ instanceId: z.string(), tenantId: z.string(), desired: z.string(), observed: z.string().nullable(), message: z.string().nullable() });
+export type SnapshotInstance = z.infer<typeof SnapshotInstance>;
+
+export const SnapshotAgent = z.object({ agentId: z.string(), role: z.string(), siteId: z.string(), nodeId: z.string().nullable(), keySince: z.string() });
+export type SnapshotAgent = z.infer<typeof SnapshotAgent>;
+
+export const FleetSnapshot = z.object({
+  at: z.string(),
+  nodes: z.array(SnapshotNode),
+  bmc: z.array(BmcObservation),
+  runningSteps: z.array(SnapshotStep),
+  instances: z.array(SnapshotInstance),
+  agents: z.array(SnapshotAgent),
+});
+export type FleetSnapshot = z.infer<typeof FleetSnapshot>;

@@ -1,0 +1,43 @@
+import type { RemediationPlan } from '../../schemas/autonomy/plan.ts';
+import type { Signal } from '../../schemas/autonomy/signals.ts';
+import type { PolicyCatalog } from './policies.ts';
+import type { Sensor } from './sensors/sensor.ts';
+
+/** A signal kind bound to an intervention category, and how its remediation plan is resolved from the signal. */
+export interface Binding {
+  readonly signal: string;
+  readonly category: string;
+  plan(signal: Signal): RemediationPlan;
+}
+
+export const defineBinding = (binding: Binding): Binding => Object.freeze(binding);
+
+const none = (s: Signal): RemediationPlan => ({ action: 'none', target: s.target, params: {} });
+
+/** The first lanes' bindings. */
+export const firstLaneBindings: readonly Binding[] = [
+  defineBinding({ signal: 'bmc-unreachable', category: 'maintenance', plan: (s) => ({ action: 'metal.bmcMaintenance', target: s.target, params: {} }) }),
+  // A retry runs the failed operation again: the plan names it, so approvers see what will run.
+  defineBinding({ signal: 'node-failed', category: 'retry', plan: (s) => ({ action: 'metal.retry', target: s.target, params: { operation: s.facts.operation ?? 'unknown' } }) }),
+  defineBinding({ signal: 'step-overdue', category: 'observation', plan: none }),
+  defineBinding({ signal: 'queue-stale', category: 'observation', plan: none }),
+  defineBinding({ signal: 'instance-error', category: 'recreate', plan: (s) => ({ action: 'vps.recreate', target: s.target, params: {} }) }),
+  defineBinding({ signal: 'agent-key-old', category: 'rotate-key', plan: (s) => ({ action: 'agent.rotateKey', target: s.target, params: {} }) }),
+];
+
+/**
+ * The start-up check: every binding's signal is emitted by some sensor and its category is declared, and no signal
+ * is bound twice. Returns the problems (empty: the set is coherent).
+ */
+export function checkBindings(bindings: readonly Binding[], sensors: readonly Sensor[], policies: PolicyCatalog): string[] {
+  const emitted = new Set(sensors.flatMap((s) => s.emits));
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const b of bindings) {
+    if (!emitted.has(b.signal)) problems.push(`binding of signal "${b.signal}": no sensor emits it`);
+    if (!policies.has(b.category)) problems.push(`binding of signal "${b.signal}": category "${b.category}" is not declared`);
+    if (seen.has(b.signal)) problems.push(`signal "${b.signal}" is bound twice`);
+    seen.add(b.signal);
+  }
+  return problems;
+}

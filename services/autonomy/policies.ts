@@ -1,0 +1,39 @@
+import { HOUR_MS, type PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
+
+const chainTimeoutMs = 4 * HOUR_MS;
+
+/** The intervention categories of the first lanes, each declared once with its owner and default disposition. */
+export const builtinPolicies: readonly PolicyDeclaration[] = [
+  {
+    category: 'maintenance',
+    owner: 'metal',
+    disposition: 'auto',
+    kind: 'advisory',
+    advancement: false,
+    approvalTimeoutMs: chainTimeoutMs,
+    description: 'BMC unreachable: maintenance on (source bmc), cleared when the BMC answers again',
+  },
+  { category: 'retry', owner: 'metal', disposition: 'require', kind: 'destructive', advancement: false, approvalTimeoutMs: chainTimeoutMs, description: 'A failed node runs its failed operation again (metal.retry)' },
+  { category: 'observation', owner: 'operations', disposition: 'notify', kind: 'advisory', advancement: false, approvalTimeoutMs: chainTimeoutMs, description: 'A step far past its timeout, or work waiting too long' },
+  { category: 'recreate', owner: 'vps', disposition: 'require', kind: 'destructive', advancement: false, approvalTimeoutMs: chainTimeoutMs, description: 'A VPS instance desired running but observed in error is deleted and created again' },
+  { category: 'rotate-key', owner: 'trust', disposition: 'auto', kind: 'advisory', advancement: true, approvalTimeoutMs: chainTimeoutMs, description: 'An agent key older than its rotation age is rotated' },
+];
+
+/** Declarations by category; a category missing here is refused (`NOT_PERMITTED`). */
+export class PolicyCatalog {
+  readonly #byCategory: ReadonlyMap<string, PolicyDeclaration>;
+  constructor(readonly declarations: readonly PolicyDeclaration[] = builtinPolicies) {
+    const map = new Map<string, PolicyDeclaration>();
+    for (const d of declarations) {
+      if (map.has(d.category)) throw new Error(`category ${d.category} is declared twice`);
+      map.set(d.category, d);
+    }
+    this.#byCategory = map;
+  }
+  get(category: string): PolicyDeclaration | undefined {
+    return this.#byCategory.get(category);
+  }
+  has(category: string): boolean {
+    return this.#byCategory.has(category);
+  }
+}

@@ -1,0 +1,98 @@
+import { useState } from 'react';
+import { useSignedIn } from '../api/apiContext.tsx';
+import type { DecisionView } from '../api/shapes.ts';
+import { useResource } from '../api/useResource.ts';
+import { ApproverKeyForm } from '../approvals/ApproverKeyForm.tsx';
+import type { ApproverKey } from '../approvals/approverKey.ts';
+import { DecisionTable, decides } from '../autonomy/DecisionTable.tsx';
+import { PolicyTable } from '../autonomy/PolicyTable.tsx';
+import { ProblemAlert } from '../components/ProblemAlert.tsx';
+import { TableHead } from '../components/TableHead.tsx';
+import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
+
+const statuses: readonly (DecisionView['status'] | '')[] = ['pending', 'approved', 'running', 'notified', 'blocked', 'closed', ''];
+
+/**
+ * What the autonomy engine decided about fleet signals, the consent budgets it spends, and the declared policies. Staff
+ * read all of it; approver and admin tokens answer pending approval requests here.
+ */
+export function AutonomyPage() {
+  const { client, session } = useSignedIn();
+  const [status, setStatus] = useState<DecisionView['status'] | ''>('');
+  const [signer, setSigner] = useState<ApproverKey | null>(null);
+  const decisions = useResource(`decisions:${status}`, (minSeq, signal) => client.decisions(status || undefined, minSeq, signal));
+  const budgets = useResource('budgets', (minSeq, signal) => client.budgets(minSeq, signal));
+  const controls = useResource('autonomy-controls', (minSeq, signal) => client.autonomyControls(minSeq, signal));
+  const policies = useResource('autonomy-policies', (_minSeq, signal) => client.autonomyPolicies(signal));
+  useLiveReload(decisions, subjectOf.autonomy);
+  useLiveReload(budgets, subjectOf.autonomy);
+  useLiveReload(controls, subjectOf.autonomy);
+  useLiveReload(policies, subjectOf.autonomy);
+  const reloadAll = (seq: number) => {
+    decisions.reload(seq);
+    budgets.reload(seq);
+  };
+
+  return (
+    <section aria-labelledby="autonomy-title">
+      <h1 id="autonomy-title">Autonomy</h1>
+      <ProblemAlert error={controls.error} />
+      {controls.data?.halted && (
+        <p role="status">
+          <strong>Autonomy is halted</strong>
+          {controls.data.haltReason ? `: ${controls.data.haltReason}` : ''}. Nothing is remediated until it is resumed.
+        </p>
+      )}
+      {decides(session.role) ? (
+        <>
+          <p>With an approver quorum set, only approvals signed with an approver's key count: load yours to sign here.</p>
+          <ApproverKeyForm current={signer} onKey={setSigner} />
+        </>
+      ) : (
+        <p>Only an approver or admin token can approve or reject a pending request.</p>
+      )}
+
+      <h2>Decisions</h2>
+      <form className="filters" aria-label="Filter decisions" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor="decision-status">Status</label>
+          <select id="decision-status" value={status} onChange={(e) => setStatus(e.target.value as DecisionView['status'] | '')}>
+            {statuses.map((s) => (
+              <option key={s} value={s}>
+                {s || 'all'}
+              </option>
+            ))}
+          </select>
+        </div>
+      </form>
+      <ProblemAlert error={decisions.error} />
+      {decisions.data?.items.length === 0 && <p>No {status} decisions.</p>}
+      {decisions.data && decisions.data.items.length > 0 && <DecisionTable decisions={decisions.data.items} role={session.role} signer={signer} onDecided={reloadAll} />}
+
+      <h2>Budgets</h2>
+      <ProblemAlert error={budgets.error} />
+      {budgets.data?.items.length === 0 && <p>No budget spent in any window yet.</p>}
+      {budgets.data && budgets.data.items.length > 0 && (
+        <table>
+          <TableHead caption="Consent budgets" columns={['Scope', 'Window from', 'Used', 'Limit']} />
+          <tbody>
+            {budgets.data.items.map((b) => (
+              <tr key={b.budgetId} data-budget={b.budgetId}>
+                <td>{b.scope}</td>
+                <td>
+                  <time dateTime={b.windowStart}>{new Date(b.windowStart).toLocaleString()}</time>
+                </td>
+                <td>{b.consumed}</td>
+                <td>{b.limit}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Policies</h2>
+      <ProblemAlert error={policies.error} />
+      {policies.data && <PolicyTable policies={policies.data.items} />}
+    </section>
+  );
+}

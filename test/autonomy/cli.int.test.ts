@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
+import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
+import { PolicyCatalog } from '../../services/autonomy/policies.ts';
+import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
+import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { AutonomyEngine } from '../../services/stack/autonomy/engine.ts';
+import { startApi } from '../support/apiFixture.ts';
+import { allOk, signalOf } from './autonomyFixture.ts';
+import { publishPassOn, waitForEngine } from './passes.ts';
+
+const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
+const run = promisify(execFile);
+
+async function cli(api: string, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], { env: { ...process.env, BC_DATA_DIR: dataDir, BC_API_TOKEN: '' } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('better-compute autonomy', () => {
+  it('lists, shows, approves with a signature toward the quorum, sets policies, refuses an unknown owner and halts', async () => {
+    await using env = await startApi();
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
+    const responder = serveCommands(env.nc, env.bus, env.log);
+    const engine = new AutonomyEngine(env.nc, env.store, { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 60_000, budget: 5, budgetWindowMs: 3_600_000 }, env.log);
+    await engine.start();
+    try {
+      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+      const keyFile = join(env.dataDir, 'alice.pem');
+      writeFileSync(keyFile, privateKey.export({ format: 'pem', type: 'pkcs8' }));
+      const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64');
+      await env.bus.execute({ name: 'pki.setApprovers', payload: { approvers: [{ approverId: 'alice', publicKey: raw }], threshold: 1 }, actor: 'admin' });
+
+      await publishPassOn(env.nc, [signalOf('node-failed', 'n1'), signalOf('node-failed', 'n2')], allOk);
+      await waitForEngine(env.nc);
+      await env.readers.get('autonomy')!.waitFor(await env.store.streamLastSequence(), 5_000);
+
+      const ls = await cli(api, env.dataDir, 'autonomy', 'ls', '--pending');
+      expect(ls.stdout).toMatch(/DECISIONID\s+CATEGORY\s+KEY/);
+      expect(ls.stdout).toMatch(/retry\s+n1\s+1\s+pending\s+require\s+node-failed\s+metal.retry/);
+      const id = decisionIdOf('retry', 'n1');
+      expect((await cli(api, env.dataDir, 'autonomy', 'approve', id, '--approver', 'alice', '--key', keyFile)).stdout).toMatch(/approved dec-/);
+      await env.readers.get('autonomy')!.waitFor(await env.store.streamLastSequence(), 5_000);
+      const show = await cli(api, env.dataDir, 'autonomy', 'show', id);
+      expect(show.stdout).toMatch(/approved alice/);
+      expect(show.stdout).toMatch(/DecisionApprovalRecorded/);
+
+      expect((await cli(api, env.dataDir, 'autonomy', 'policies', '--set', 'retry=auto')).stdout).toMatch(/retry\s+metal\s+require\s+auto/);
+      expect((await cli(api, env.dataDir, 'autonomy', 'halt', '--reason', 'incident')).stdout).toMatch(/autonomy halted/);
+      await env.readers.get('autonomy')!.waitFor(await env.store.streamLastSequence(), 5_000);
+      expect((await env.app.inject({ url: '/v1/autonomy/controls' })).json()).toMatchObject({ halted: true, haltReason: 'incident', overrides: { retry: 'auto' } });
+      expect((await cli(api, env.dataDir, 'autonomy', 'pause', 'nobody')).stderr).toMatch(/error NOT_PERMITTED/);
+    } finally {
+      await engine.stop();
+      responder.unsubscribe();
+    }
+  });
+});

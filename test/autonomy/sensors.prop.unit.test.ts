@@ -1,0 +1,121 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { cooldownMsOf, HOUR_MS } from '../../schemas/autonomy/policies.ts';
+import type { FleetSnapshot } from '../../schemas/autonomy/snapshot.ts';
+import { checkBindings, defineBinding, firstLaneBindings } from '../../services/autonomy/bindings.ts';
+import { PolicyCatalog } from '../../services/autonomy/policies.ts';
+import { defineSensor, defaultSensorSettings } from '../../services/autonomy/sensors/sensor.ts';
+import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
+import { runPass } from '../../services/autonomy/sensors/runPass.ts';
+import { emptySnapshot, NOW } from './fixtures.ts';
+
+const iso = (offsetMs: number) => new Date(Date.parse(NOW) - offsetMs).toISOString();
+const nodeId = fc.integer({ min: 0, max: 30 }).map((i) => `n${i}`);
+const siteId = fc.constantFrom('dc1', 'dc2');
+const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
+  at: fc.constant(NOW),
+  nodes: fc.uniqueArray(
+    fc.record({
+      nodeId,
+      siteId,
+      state: fc.constantFrom('ready', 'failed', 'deployed', 'deploying'),
+      maintenance: fc.boolean(),
+      maintenanceSource: fc.constantFrom(null, 'operator' as const, 'bmc' as const),
+      failure: fc.option(fc.record({ operation: fc.constantFrom('deploy', 'release', null), reason: fc.string({ maxLength: 20 }), failedStep: fc.constantFrom(null, 'image.write') }), { nil: null }),
+      waitingReason: fc.constantFrom(null, 'waiting-for-capacity'),
+      updatedAt: fc.integer({ min: 0, max: 3 * HOUR_MS }).map(iso),
+      controlPlane: fc.boolean(),
+    }),
+    { selector: (n) => n.nodeId, maxLength: 25 },
+  ),
+  bmc: fc.uniqueArray(
+    fc.record({ nodeId, siteId, consecutiveFailures: fc.integer({ min: 0, max: 6 }), lastError: fc.constantFrom(null, 'ECONNREFUSED'), at: fc.constant(NOW) }),
+    { selector: (b) => b.nodeId, maxLength: 25 },
+  ),
+  runningSteps: fc.uniqueArray(
+    fc.record({ workflowId: fc.integer({ min: 0, max: 20 }).map((i) => `wf-${String(i).padStart(12, '0')}`), nodeId, siteId: fc.option(siteId, { nil: null }), stepId: fc.constant('image.write'), startedAt: fc.integer({ min: 0, max: 4 * HOUR_MS }).map(iso), timeoutMs: fc.integer({ min: 60_000, max: HOUR_MS }) }),
+    { selector: (s) => s.workflowId, maxLength: 10 },
+  ),
+  instances: fc.uniqueArray(
+    fc.record({ instanceId: fc.integer({ min: 0, max: 20 }).map((i) => `i${i}`), tenantId: fc.constant('t1'), desired: fc.constantFrom('running', 'stopped'), observed: fc.constantFrom(null, 'running', 'error'), message: fc.constant(null) }),
+    { selector: (i) => i.instanceId, maxLength: 10 },
+  ),
+  agents: fc.uniqueArray(
+    fc.record({ agentId: fc.integer({ min: 0, max: 20 }).map((i) => `site-a${i}`), role: fc.constant('site'), siteId, nodeId: fc.constant(null), keySince: fc.integer({ min: 0, max: 200 * 24 * HOUR_MS }).map(iso) }),
+    { selector: (a) => a.agentId, maxLength: 10 },
+  ),
+});
+
+const shuffled = <T>(items: readonly T[], seed: number): T[] => {
+  const out = [...items];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+};
+
+describe('sensors (acceptance 1)', () => {
+  test.prop([snapshotArb, fc.integer()])('the same snapshot gives the same signals and reports in any input order', (snapshot, seed) => {
+    const reordered: FleetSnapshot = {
+      ...snapshot,
+      nodes: shuffled(snapshot.nodes, seed),
+      bmc: shuffled(snapshot.bmc, seed + 1),
+      runningSteps: shuffled(snapshot.runningSteps, seed + 2),
+      instances: shuffled(snapshot.instances, seed + 3),
+      agents: shuffled(snapshot.agents, seed + 4),
+    };
+    const a = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
+    const b = runPass(firstLaneSensors, reordered, defaultSensorSettings);
+    expect(b).toEqual(a);
+    // One signal per kind and key: what makes "one decision per natural key" possible downstream.
+    expect(new Set(a.signals.map((s) => `${s.kind}/${s.key}`)).size).toBe(a.signals.length);
+  });
+
+  it('sees each first lane', () => {
+    const snapshot: FleetSnapshot = {
+      ...emptySnapshot(),
+      nodes: [
+        { nodeId: 'n1', siteId: 'dc1', state: 'failed', maintenance: false, maintenanceSource: null, failure: { operation: 'deploy', reason: 'boom', failedStep: 'image.write' }, waitingReason: null, updatedAt: NOW, controlPlane: false },
+        { nodeId: 'n2', siteId: 'dc1', state: 'ready', maintenance: false, maintenanceSource: null, failure: null, waitingReason: 'waiting-for-capacity', updatedAt: iso(HOUR_MS), controlPlane: false },
+      ],
+      bmc: [
+        { nodeId: 'n2', siteId: 'dc1', consecutiveFailures: 3, lastError: 'ECONNREFUSED', at: NOW },
+        { nodeId: 'n1', siteId: 'dc1', consecutiveFailures: 2, lastError: 'ECONNREFUSED', at: NOW },
+      ],
+      runningSteps: [{ workflowId: 'wf-000000000001', nodeId: 'n3', siteId: 'dc1', stepId: 'image.write', startedAt: iso(HOUR_MS), timeoutMs: 60_000 }],
+      instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: 'provider says no' }],
+      agents: [{ agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, keySince: iso(100 * 24 * HOUR_MS) }],
+    };
+    const { signals, reports } = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
+    expect(signals.map((s) => `${s.kind}/${s.key}`)).toEqual(['agent-key-old/site-dc1', 'bmc-unreachable/n2', 'instance-error/i1', 'node-failed/n1', 'queue-stale/dc1', 'step-overdue/wf-000000000001']);
+    expect(signals.find((s) => s.kind === 'node-failed')!.facts).toEqual({ operation: 'deploy' });
+    expect(reports.every((r) => r.ok)).toBe(true);
+  });
+
+  it('reports a throwing sensor as failed without hiding the others', () => {
+    const broken = defineSensor({ name: 'broken', emits: ['x'], assess: () => { throw new Error('sensor fell over'); } });
+    const snapshot: FleetSnapshot = { ...emptySnapshot(), instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: null }] };
+    const { signals, reports } = runPass([broken, ...firstLaneSensors], snapshot, defaultSensorSettings);
+    expect(reports[0]).toEqual({ sensor: 'broken', ok: false, error: 'sensor fell over' });
+    expect(signals.map((s) => s.kind)).toEqual(['instance-error']);
+  });
+});
+
+describe('start-up check (acceptance 10) and policies', () => {
+  it('accepts the first lanes and refuses a binding nobody feeds or whose category is undeclared', () => {
+    const policies = new PolicyCatalog();
+    expect(checkBindings(firstLaneBindings, firstLaneSensors, policies)).toEqual([]);
+    const orphan = defineBinding({ signal: 'disk-smart', category: 'retry', plan: (s) => ({ action: 'none', target: s.target, params: {} }) });
+    const undeclared = defineBinding({ signal: 'node-failed', category: 'reimage', plan: (s) => ({ action: 'none', target: s.target, params: {} }) });
+    expect(checkBindings([orphan], firstLaneSensors, policies)).toEqual(['binding of signal "disk-smart": no sensor emits it']);
+    expect(checkBindings([undeclared], firstLaneSensors, policies)).toEqual(['binding of signal "node-failed": category "reimage" is not declared']);
+  });
+
+  it('cools down 1 h, 4 h for advancement categories', () => {
+    expect(cooldownMsOf({ advancement: false })).toBe(HOUR_MS);
+    expect(cooldownMsOf({ advancement: true })).toBe(4 * HOUR_MS);
+  });
+});
