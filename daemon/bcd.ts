@@ -48,6 +48,8 @@ async function main(args: BcdArgs): Promise<void> {
           natsUrl: args.natsUrl,
           http: { host: args.httpHost, port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
           ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
+          ...(args.pxe ? { pxe: args.pxe } : {}),
+          ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),
           ...joinedAs,
           ...joinCreds,
           log,
