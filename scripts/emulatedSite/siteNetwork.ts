@@ -62,6 +62,7 @@ export function createSiteNetwork(name: string, octet: number): SiteNetwork {
     inNs(net.netns, 'link', 'set', `${name}v0`, 'up');
     inNs(net.lanNetns, 'addr', 'add', `${net.lanDhcpIp}/${net.prefix}`, 'dev', `${name}v1`);
     inNs(net.lanNetns, 'link', 'set', `${name}v1`, 'up');
+    inNs(net.lanNetns, 'route', 'add', 'default', 'via', net.siteIp);
     // The uplink: host end 10.o.1.1/30, site end 10.o.1.2/30; the site namespace forwards between it and the bridge.
     ip('link', 'add', net.uplink, 'type', 'veth', 'peer', 'name', `${name}u`, 'netns', net.netns);
     ip('addr', 'add', `${net.hostIp}/30`, 'dev', net.uplink);
