@@ -46,7 +46,7 @@ async function main(args: BcdArgs): Promise<void> {
           siteId: args.siteId,
           stateDir: args.stateDir,
           natsUrl: args.natsUrl,
-          http: { host: args.httpHost, port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
+          http: { ...(args.httpHost ? { host: args.httpHost } : {}), port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
           ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
           ...(args.pxe ? { pxe: args.pxe } : {}),
           ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),

@@ -19,7 +19,7 @@ export interface BcdJoin {
 }
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; join: BcdJoin }
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost?: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; join: BcdJoin }
   | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[] | 'discover'; siteUrl: string | undefined; join: BcdJoin }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
@@ -92,16 +92,19 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
     }
     const port = Number(values['http-port'] ?? '0');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BcdUsageError('--http-port must be a port number');
+    const pxe = pxeOptions(values);
+    // With network boot the HTTP server listens on the provisioning network's address unless told otherwise.
+    const httpHost = (values['http-host'] as string | undefined) ?? (pxe.pxe ? undefined : '127.0.0.1');
     return {
       command,
       siteId: id(values, 'site'),
       natsUrl,
       stateDir,
       httpPort: port,
-      httpHost: (values['http-host'] as string | undefined) ?? '127.0.0.1',
+      ...(httpHost ? { httpHost } : {}),
       advertiseUrl: values['advertise-url'] as string | undefined,
       ...(values['lab-credentials-file'] ? { labCredentialsFile: values['lab-credentials-file'] as string } : {}),
-      ...pxeOptions(values),
+      ...pxe,
       join,
     };
   }

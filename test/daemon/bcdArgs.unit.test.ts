@@ -40,6 +40,9 @@ describe('parseBcdArgs', () => {
     const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
     expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--ramdisk-dir', '/srv/ramdisk'])).toMatchObject({ pxe: { interface: 'br0' }, ramdiskDir: '/srv/ramdisk' });
     expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('pxe.dhcpPool');
+    // The boot HTTP server then listens on the PXE address, not loopback, unless --http-host says where.
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('httpHost');
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--http-host', '0.0.0.0'])).toMatchObject({ httpHost: '0.0.0.0' });
     expect(parseBcdArgs([...base, '--pxe-address', '10.1.0.1', '--dhcp-pool', '10.1.0.100-10.1.0.199', '--dhcp-router', '10.1.0.1', '--tftp-root', '/t'])).toMatchObject({
       pxe: { address: '10.1.0.1', dhcpPool: { first: '10.1.0.100', last: '10.1.0.199', router: '10.1.0.1' }, tftpRoot: '/t' },
     });
