@@ -39,6 +39,8 @@ export interface EmulatedSiteOptions {
   memoryMiB?: number;
   /** `bcd site` joins with this site token (else it registers, on a stack without broker auth). */
   siteJoinToken?: string;
+  /** Broker mode: the public join credential file `bcd site` joins with (`BC_JOIN_CREDS`). */
+  siteJoinCreds?: string;
   /** Port of `bcd site`'s boot HTTP server on the bridge (default 8080). */
   httpPort?: number;
   log: Logger;
@@ -93,7 +95,7 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     },
     start() {
       starts += 1;
-      const env = { ...process.env, BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'info', ...(options.siteJoinToken ? { BC_JOIN_TOKEN: options.siteJoinToken } : {}) };
+      const env = { ...process.env, BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'info', ...(options.siteJoinToken ? { BC_JOIN_TOKEN: options.siteJoinToken } : {}), ...(options.siteJoinCreds ? { BC_JOIN_CREDS: options.siteJoinCreds } : {}) };
       child = spawn('ip', args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
       const keep = (chunk: Buffer) => appendFileSync(logFile, chunk);
       child.stdout!.on('data', keep);
