@@ -50,6 +50,7 @@ async function main(args: BcdArgs): Promise<void> {
           ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
           ...(args.pxe ? { pxe: args.pxe } : {}),
           ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),
+          ...(args.ramdiskArgs ? { ramdiskArgs: args.ramdiskArgs } : {}),
           ...joinedAs,
           ...joinCreds,
           log,

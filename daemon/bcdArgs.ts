@@ -6,7 +6,7 @@ export const bcdUsage = `usage:
   bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [pxe] [join]
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
-pxe: [--pxe-interface <if>] [--pxe-address <ip>] [--dhcp-pool <first>-<last> [--dhcp-router <ip>]] [--tftp-root <dir>] [--ramdisk-dir <dir>]
+pxe: [--pxe-interface <if>] [--pxe-address <ip>] [--dhcp-pool <first>-<last> [--dhcp-router <ip>]] [--tftp-root <dir>] [--ramdisk-dir <dir>] [--ramdisk-args '<kernel args>']
   (ProxyDHCP beside the LAN's DHCP server; --dhcp-pool hands out addresses too. Only machines set to boot PXE are answered.)
 join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]
 BMC credentials are granted from the control plane's sealed secrets; --lab-credentials-file (LAB ONLY) reads plaintext
@@ -19,7 +19,7 @@ export interface BcdJoin {
 }
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost?: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; join: BcdJoin }
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost?: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; ramdiskArgs?: string[]; join: BcdJoin }
   | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[] | 'discover'; siteUrl: string | undefined; join: BcdJoin }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
@@ -73,6 +73,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         'dhcp-router': { type: 'string' },
         'tftp-root': { type: 'string' },
         'ramdisk-dir': { type: 'string' },
+        'ramdisk-args': { type: 'string' },
       },
     }));
   } catch (cause) {
@@ -125,7 +126,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl, join };
 }
 
-const pxeFlags = ['pxe-interface', 'pxe-address', 'dhcp-pool', 'dhcp-router', 'tftp-root', 'ramdisk-dir'] as const;
+const pxeFlags = ['pxe-interface', 'pxe-address', 'dhcp-pool', 'dhcp-router', 'tftp-root', 'ramdisk-dir', 'ramdisk-args'] as const;
 
 function ipv4(values: Record<string, unknown>, name: string): string | undefined {
   const value = values[name] as string | undefined;
@@ -134,7 +135,16 @@ function ipv4(values: Record<string, unknown>, name: string): string | undefined
 }
 
 /** `bcd site`'s network boot flags; none given: no DHCP/TFTP (machines are booted another way). */
-function pxeOptions(values: Record<string, unknown>): { pxe?: SitePxeSettings; ramdiskDir?: string } {
+function pxeOptions(values: Record<string, unknown>): { pxe?: SitePxeSettings; ramdiskDir?: string; ramdiskArgs?: string[] } {
+  const argsText = values['ramdisk-args'] as string | undefined;
+  const ramdiskArgs = argsText?.split(/\s+/).filter(Boolean);
+  // Words go onto an iPXE `kernel` line: anything that could end the line or start an iPXE setting is refused.
+  const badArg = ramdiskArgs?.find((word) => !/^[A-Za-z0-9_.,:=/+-]+$/.test(word));
+  if (badArg !== undefined) throw new BcdUsageError(`--ramdisk-args word ${JSON.stringify(badArg)} has characters a kernel line cannot carry safely`);
+  return { ...pxeFlagsOf(values), ...(ramdiskArgs?.length ? { ramdiskArgs } : {}) };
+}
+
+function pxeFlagsOf(values: Record<string, unknown>): { pxe?: SitePxeSettings; ramdiskDir?: string } {
   const iface = values['pxe-interface'] as string | undefined;
   const address = ipv4(values, 'pxe-address');
   const router = ipv4(values, 'dhcp-router');

@@ -54,6 +54,8 @@ export interface SiteAgentOptions {
   pxe?: SitePxeSettings;
   /** The built ramdisk (`vmlinuz`, `initrd.img`), served at `/ramdisk/…` for the iPXE scripts' default URLs. */
   ramdiskDir?: string;
+  /** Kernel arguments added to every machine's ramdisk boot (`--ramdisk-args`). */
+  ramdiskArgs?: readonly string[];
   log: Logger;
 }
 
@@ -138,6 +140,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
         ...(options.ramdisk ? { artefacts: options.ramdisk } : {}),
         ...(joinToken ? { joinToken } : {}),
         ...(options.joinCreds ? { joinCredsUrl: `${baseUrl}/join.creds` } : {}),
+        ...(options.ramdiskArgs ? { extraArgs: options.ramdiskArgs } : {}),
       });
     },
   });

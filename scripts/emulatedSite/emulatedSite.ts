@@ -41,6 +41,8 @@ export interface EmulatedSiteOptions {
   siteJoinToken?: string;
   /** Broker mode: the public join credential file `bcd site` joins with (`BC_JOIN_CREDS`). */
   siteJoinCreds?: string;
+  /** Kernel arguments `bcd site` adds to every ramdisk boot (`--ramdisk-args`). */
+  ramdiskArgs?: string;
   /** Port of `bcd site`'s boot HTTP server on the bridge (default 8080). */
   httpPort?: number;
   log: Logger;
@@ -86,6 +88,7 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     '--site', options.siteId, '--nats', options.natsUrl, '--state', stateDir,
     '--pxe-interface', net.bridge, '--http-port', String(options.httpPort ?? 8080),
     '--ramdisk-dir', options.ramdiskDir, '--lab-credentials-file', credentialsFile,
+    ...(options.ramdiskArgs ? ['--ramdisk-args', options.ramdiskArgs] : []),
   ];
   return {
     logFile,

@@ -47,6 +47,8 @@ describe('parseBcdArgs', () => {
       pxe: { address: '10.1.0.1', dhcpPool: { first: '10.1.0.100', last: '10.1.0.199', router: '10.1.0.1' }, tftpRoot: '/t' },
     });
     expect(parseBcdArgs(base)).not.toHaveProperty('pxe');
+    expect(parseBcdArgs([...base, '--ramdisk-args', 'console=ttyS0  bc.ddbench=64'])).toMatchObject({ ramdiskArgs: ['console=ttyS0', 'bc.ddbench=64'] });
+    expect(usage([...base, '--ramdisk-args', 'a=b;shell'])).toBe('USAGE');
     expect(usage([...base, '--dhcp-pool', '10.1.0.100-10.1.0.199'])).toBe('USAGE');
     expect(usage([...base, '--pxe-interface', 'br0', '--dhcp-pool', '10.1.0.100'])).toBe('USAGE');
     expect(usage([...base, '--pxe-interface', 'br0', '--dhcp-pool', '10.1.0.100-x'])).toBe('USAGE');
