@@ -36,6 +36,13 @@ export interface BootServer {
 
 const BOOT_PATH = /^\/boot\/([a-z0-9][a-z0-9_-]{0,62})\/([A-Za-z0-9_-]{43})\.ipxe$/;
 const IMAGE_PATH = /^\/images\/([0-9a-f]{64})$/;
+/**
+ * Bulk responses (images, the ramdisk) close their connection when done: Node starts the keep-alive timer (5 s) at
+ * the last write into the socket, not when the client has read it, so a slow reader (a ramdisk under TCG reads ~1 MB/s)
+ * lost the tail of a 200 MB image to it ("other side closed"). One transfer per connection needs no keep-alive.
+ */
+const BULK = { connection: 'close' } as const;
+
 /** The ramdisk's two files, by fixed names only: nothing else of the folder is reachable. */
 const RAMDISK_PATH = /^\/ramdisk\/(vmlinuz|initrd\.img)$/;
 
@@ -46,7 +53,7 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, file: string
   } catch {
     return plain(res, 404, 'not found\n');
   }
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size, ...BULK });
   if (req.method === 'HEAD') return void res.end();
   createReadStream(file).pipe(res);
 }
@@ -61,7 +68,7 @@ async function serveImage(req: IncomingMessage, res: ServerResponse, images: Ima
   if (!file) return plain(res, 404, 'unknown image\n');
   const size = images.size(file);
   const range = parseByteRange(req.headers.range, size);
-  const headers = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${sha256}"` };
+  const headers = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${sha256}"`, ...BULK };
   if (range === 'unsatisfiable') {
     res.writeHead(416, { ...headers, 'content-range': `bytes */${size}` });
     return void res.end();
