@@ -135,7 +135,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
     const deploy = async (vm: EmulatedMachine) => {
       const res = await client.command('metal.deploy', { nodeId: vm.id, imageUrl, imageSha256: image.sha256, role: 'host', sshKeys: [] });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body.workflowId as string;
+      return res.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId as string;
     };
     const release = async (vm: EmulatedMachine) => {
       const res = await client.command('metal.undeploy', { nodeId: vm.id });
@@ -165,11 +165,11 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
     }
 
     // Loop 2, vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted.
+    const resetsBefore = vm1.resets.length;
     const workflowId = await deploy(vm1);
     // The serial log starts afresh with the power cycle's new QEMU: before it, it still holds the release's boot.
     await expect.poll(() => workflowSteps(dataDir, workflowId).steps[1]?.state, { timeout: 120_000, interval: 500 }).toBe('succeeded');
     await waitForLog('vm1 ramdisk /init', vm1.system.vm.paths.serial, /bc-init: ramdisk \/init started/, 300_000);
-    const resetsBefore = vm1.resets.length;
     await site.bcdSite.kill('SIGKILL');
     site.bcdSite.start();
     await client.waitForNodeState(vm1.id, 'deployed', 480_000, 1_000);
