@@ -107,8 +107,12 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     async kill(signal = 'SIGKILL') {
       if (!child) return;
       // `ip netns exec` execs the command: the pid is bcd's own, so the signal reaches bcd itself.
-      child.kill(signal);
-      await exited(child);
+      const running = child;
+      running.kill(signal);
+      // A graceful stop that hangs (NATS unreachable while draining) still ends: the site is torn down after it.
+      const force = setTimeout(() => running.kill('SIGKILL'), 8_000);
+      await exited(running);
+      clearTimeout(force);
     },
   };
 }

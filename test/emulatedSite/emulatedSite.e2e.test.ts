@@ -83,7 +83,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
     if (net) destroySiteNetwork(net);
     // BC_KEEP_EMULATED_SITE=1 keeps the VMs' serial logs, bcd site's and dnsmasq's for a look after a failure.
     if (process.env.BC_KEEP_EMULATED_SITE !== '1') rmSync(scratch, { recursive: true, force: true });
-  });
+  }, 120_000);
 
   it('enrols 2 VMs through one BMC, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site, ignores strangers', { timeout: 1_500_000 }, async () => {
     const started = Date.now();
