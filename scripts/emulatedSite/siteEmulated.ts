@@ -31,7 +31,7 @@ if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machin
 const siteId = values.site!;
 if (!/^[a-z0-9][a-z0-9_-]{0,30}$/.test(siteId)) fail('--site must be a lower-case id');
 if (process.getuid?.() !== 0) fail('the emulated site makes network namespaces, a bridge and taps: run it as root');
-requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip']);
+requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl']);
 if (!existsSync('/usr/lib/ipxe/undionly.kpxe')) fail("Debian's ipxe package is missing (scripts/emulatedSite/requiredPackages.txt)");
 
 const dataDir = resolve(repoRoot, process.env.BC_DATA_DIR ?? '.data');

@@ -71,7 +71,7 @@ async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: string;
 describe('emulated site: real VMs network-boot, deploy and wipe through bcd site', () => {
   beforeAll(() => {
     // Installing is .ci/run's job (scripts/emulatedSite/requiredPackages.txt); here a missing tool is a clear failure.
-    requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'nats-server', 'cpio', 'depmod', 'dpkg-deb', 'apt-get', 'mke2fs', 'syslinux', 'mcopy', 'sfdisk']);
+    requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl', 'nats-server', 'cpio', 'depmod', 'dpkg-deb', 'apt-get', 'mke2fs', 'syslinux', 'mcopy', 'sfdisk']);
     if (!existsSync('/usr/lib/ipxe/undionly.kpxe')) throw new Error('Debian ipxe is missing: install scripts/emulatedSite/requiredPackages.txt');
   });
 
