@@ -53,9 +53,9 @@ const median = (xs: number[]) => {
 };
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
-/** busybox dd's last line: `N bytes (...) copied, S seconds, R MB/s`; the rate recomputed from bytes and seconds. */
+/** The ramdisk init's `dd baseline <disk> <MiB> MiB in <s> s` lines, as MB/s. */
 function ddRates(serial: string): number[] {
-  return [...serial.matchAll(/dd baseline \S+ \d+ MiB: (\d+) bytes .*copied, ([\d.]+) seconds/g)].map((m) => Number(m[1]) / Number(m[2]) / 1e6);
+  return [...serial.matchAll(/dd baseline \S+ (\d+) MiB in ([\d.]+) s/g)].map((m) => (Number(m[1]) * 1048576) / Number(m[2]) / 1e6);
 }
 
 try {
