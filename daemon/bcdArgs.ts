@@ -1,9 +1,13 @@
+import { isIPv4 } from 'node:net';
 import { parseArgs } from 'node:util';
+import type { SitePxeSettings } from './site/pxe/siteBootPath.ts';
 
 export const bcdUsage = `usage:
-  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [join]
+  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [pxe] [join]
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
+pxe: [--pxe-interface <if>] [--pxe-address <ip>] [--dhcp-pool <first>-<last> [--dhcp-router <ip>]] [--tftp-root <dir>] [--ramdisk-dir <dir>] [--ramdisk-args '<kernel args>']
+  (ProxyDHCP beside the LAN's DHCP server; --dhcp-pool hands out addresses too. Only machines set to boot PXE are answered.)
 join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]
 BMC credentials are granted from the control plane's sealed secrets; --lab-credentials-file (LAB ONLY) reads plaintext
 { "secret:<id>": { "username", "password" } } from a file on the site instead.`;
@@ -15,7 +19,7 @@ export interface BcdJoin {
 }
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost: string; advertiseUrl: string | undefined; labCredentialsFile?: string; join: BcdJoin }
+  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost?: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; ramdiskArgs?: string[]; join: BcdJoin }
   | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[] | 'discover'; siteUrl: string | undefined; join: BcdJoin }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
@@ -63,6 +67,13 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         'site-url': { type: 'string' },
         'join-token': { type: 'string' },
         'join-creds': { type: 'string' },
+        'pxe-interface': { type: 'string' },
+        'pxe-address': { type: 'string' },
+        'dhcp-pool': { type: 'string' },
+        'dhcp-router': { type: 'string' },
+        'tftp-root': { type: 'string' },
+        'ramdisk-dir': { type: 'string' },
+        'ramdisk-args': { type: 'string' },
       },
     }));
   } catch (cause) {
@@ -82,18 +93,24 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
     }
     const port = Number(values['http-port'] ?? '0');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BcdUsageError('--http-port must be a port number');
+    const pxe = pxeOptions(values);
+    // With network boot the HTTP server listens on the provisioning network's address unless told otherwise.
+    const httpHost = (values['http-host'] as string | undefined) ?? (pxe.pxe ? undefined : '127.0.0.1');
     return {
       command,
       siteId: id(values, 'site'),
       natsUrl,
       stateDir,
       httpPort: port,
-      httpHost: (values['http-host'] as string | undefined) ?? '127.0.0.1',
+      ...(httpHost ? { httpHost } : {}),
       advertiseUrl: values['advertise-url'] as string | undefined,
       ...(values['lab-credentials-file'] ? { labCredentialsFile: values['lab-credentials-file'] as string } : {}),
+      ...pxe,
       join,
     };
   }
+  const pxeOnly = pxeFlags.filter((name) => values[name] !== undefined);
+  if (pxeOnly.length > 0) throw new BcdUsageError(`--${pxeOnly[0]} is an option of bcd site`);
   if (command === 'node') {
     const siteOnly = ['disk', 'all-disks', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
     if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
@@ -107,4 +124,48 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const disks = named.length > 0 ? named : 'discover';
   const siteUrl = values['site-url'] as string | undefined;
   return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl, join };
+}
+
+const pxeFlags = ['pxe-interface', 'pxe-address', 'dhcp-pool', 'dhcp-router', 'tftp-root', 'ramdisk-dir', 'ramdisk-args'] as const;
+
+function ipv4(values: Record<string, unknown>, name: string): string | undefined {
+  const value = values[name] as string | undefined;
+  if (value !== undefined && !isIPv4(value)) throw new BcdUsageError(`--${name} must be an IPv4 address`);
+  return value;
+}
+
+/** `bcd site`'s network boot flags; none given: no DHCP/TFTP (machines are booted another way). */
+function pxeOptions(values: Record<string, unknown>): { pxe?: SitePxeSettings; ramdiskDir?: string; ramdiskArgs?: string[] } {
+  const argsText = values['ramdisk-args'] as string | undefined;
+  const ramdiskArgs = argsText?.split(/\s+/).filter(Boolean);
+  // Words go onto an iPXE `kernel` line: anything that could end the line or start an iPXE setting is refused.
+  const badArg = ramdiskArgs?.find((word) => !/^[A-Za-z0-9_.,:=/+-]+$/.test(word));
+  if (badArg !== undefined) throw new BcdUsageError(`--ramdisk-args word ${JSON.stringify(badArg)} has characters a kernel line cannot carry safely`);
+  return { ...pxeFlagsOf(values), ...(ramdiskArgs?.length ? { ramdiskArgs } : {}) };
+}
+
+function pxeFlagsOf(values: Record<string, unknown>): { pxe?: SitePxeSettings; ramdiskDir?: string } {
+  const iface = values['pxe-interface'] as string | undefined;
+  const address = ipv4(values, 'pxe-address');
+  const router = ipv4(values, 'dhcp-router');
+  const poolText = values['dhcp-pool'] as string | undefined;
+  const tftpRoot = values['tftp-root'] as string | undefined;
+  const ramdiskDir = values['ramdisk-dir'] as string | undefined;
+  if (iface === undefined && address === undefined) {
+    const stray = ['dhcp-pool', 'dhcp-router', 'tftp-root'].find((name) => values[name] !== undefined);
+    if (stray) throw new BcdUsageError(`--${stray} needs --pxe-interface or --pxe-address`);
+    return ramdiskDir ? { ramdiskDir } : {};
+  }
+  if (router && !poolText) throw new BcdUsageError('--dhcp-router needs --dhcp-pool');
+  let dhcpPool: SitePxeSettings['dhcpPool'];
+  if (poolText !== undefined) {
+    const [first, last, ...rest] = poolText.split('-');
+    // Handing out addresses is a choice a site makes on purpose: a malformed range is refused, never guessed at.
+    if (rest.length > 0 || !first || !last || !isIPv4(first) || !isIPv4(last)) throw new BcdUsageError('--dhcp-pool must be <first>-<last> (IPv4 addresses)');
+    dhcpPool = { first, last, ...(router ? { router } : {}) };
+  }
+  return {
+    pxe: { ...(iface ? { interface: iface } : {}), ...(address ? { address } : {}), ...(dhcpPool ? { dhcpPool } : {}), ...(tftpRoot ? { tftpRoot } : {}) },
+    ...(ramdiskDir ? { ramdiskDir } : {}),
+  };
 }

@@ -36,6 +36,17 @@ async function hashPrefix(handle: FileHandle, length: number, ctx: ExecutionCont
 }
 
 const CACHE_ATTEMPTS = 5;
+/** A transfer cut mid-body is resumed with a Range request this many times, waiting 2, 4, … s (a site agent restarting). */
+const RESUME_ATTEMPTS = 6;
+
+/** The rest of `source` from byte `from` on, or undefined when the server cannot resume there (then the write fails). */
+async function resumeAt(source: string, from: number, ctx: ExecutionContext): Promise<Response | undefined> {
+  const response = await fetch(source, { headers: { range: `bytes=${from}-` }, signal: ctx.signal }).catch(() => undefined);
+  // Only a 206 that starts exactly where the disk stops continues the same bytes; anything else would splice two files.
+  if (response?.status === 206 && response.body && response.headers.get('content-range')?.startsWith(`bytes ${from}-`)) return response;
+  await response?.body?.cancel();
+  return undefined;
+}
 
 /**
  * The site agent's cache first (`<siteCacheUrl>/images/<sha256>`): it learns the source from the same command,
@@ -74,18 +85,36 @@ export async function writeImage(
   ctx: ExecutionContext,
   siteCacheUrl?: string,
 ): Promise<WrittenImage> {
-  const { response, source } = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
+  let { response, source } = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
   const handle = await open(disk, 'r+');
   let written = 0;
   try {
     const diskSize = await diskSizeBytes(handle, disk);
     const hash = createHash('sha256');
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-      if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
-      await handle.write(chunk, 0, chunk.length, written);
-      hash.update(chunk);
-      written += chunk.length;
-      ctx.heartbeat();
+    // A cut connection (the site agent restarted, a slow reader dropped) resumes where the disk stops: the hash runs
+    // over exactly the bytes written, so a bad splice still fails the digest check below.
+    for (let resumes = 0; ; ) {
+      try {
+        for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+          if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
+          await handle.write(chunk, 0, chunk.length, written);
+          hash.update(chunk);
+          written += chunk.length;
+          ctx.heartbeat();
+        }
+        break;
+      } catch (err) {
+        if (err instanceof AgentError || ctx.signal.aborted) throw err;
+        let next: Response | undefined;
+        while (!next && resumes < RESUME_ATTEMPTS) {
+          resumes += 1;
+          await sleep(2_000 * resumes, undefined, { signal: ctx.signal });
+          ctx.heartbeat();
+          next = await resumeAt(source, written, ctx);
+        }
+        if (!next) throw err;
+        response = next;
+      }
     }
     await handle.sync();
     const streamed = hash.digest('hex');

@@ -1,4 +1,6 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../services/platform/logger.ts';
@@ -22,6 +24,8 @@ export interface BootServerOptions {
   retryAfterSeconds?: number;
   /** Broker mode: the public join credential, served at `/join.creds` for ramdisks to join with. */
   joinCreds?: string;
+  /** A folder with the built ramdisk (`vmlinuz`, `initrd.img`), served at `/ramdisk/<name>` to booting machines. */
+  ramdiskDir?: string;
   log: Logger;
 }
 
@@ -32,6 +36,27 @@ export interface BootServer {
 
 const BOOT_PATH = /^\/boot\/([a-z0-9][a-z0-9_-]{0,62})\/([A-Za-z0-9_-]{43})\.ipxe$/;
 const IMAGE_PATH = /^\/images\/([0-9a-f]{64})$/;
+/**
+ * Bulk responses (images, the ramdisk) close their connection when done: Node starts the keep-alive timer (5 s) at
+ * the last write into the socket, not when the client has read it, so a slow reader (a ramdisk under TCG reads ~1 MB/s)
+ * lost the tail of a 200 MB image to it ("other side closed"). One transfer per connection needs no keep-alive.
+ */
+const BULK = { connection: 'close' } as const;
+
+/** The ramdisk's two files, by fixed names only: nothing else of the folder is reachable. */
+const RAMDISK_PATH = /^\/ramdisk\/(vmlinuz|initrd\.img)$/;
+
+async function serveFile(req: IncomingMessage, res: ServerResponse, file: string): Promise<void> {
+  let size: number;
+  try {
+    size = (await stat(file)).size;
+  } catch {
+    return plain(res, 404, 'not found\n');
+  }
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size, ...BULK });
+  if (req.method === 'HEAD') return void res.end();
+  createReadStream(file).pipe(res);
+}
 
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
@@ -43,7 +68,7 @@ async function serveImage(req: IncomingMessage, res: ServerResponse, images: Ima
   if (!file) return plain(res, 404, 'unknown image\n');
   const size = images.size(file);
   const range = parseByteRange(req.headers.range, size);
-  const headers = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${sha256}"` };
+  const headers = { 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream', etag: `"${sha256}"`, ...BULK };
   if (range === 'unsatisfiable') {
     res.writeHead(416, { ...headers, 'content-range': `bytes */${size}` });
     return void res.end();
@@ -63,9 +88,9 @@ export const FIRST_STAGE_PATH = '/first-stage.ipxe';
 
 /**
  * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<token>.ipxe` (the per-machine iPXE script),
- * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume) and
- * `/first-stage.ipxe`. Anything else, a wrong token included, is a plain 404: nothing tells a prober which part was
- * wrong.
+ * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume),
+ * `/first-stage.ipxe` and, given a `ramdiskDir`, `/ramdisk/vmlinuz` and `/ramdisk/initrd.img`. Anything else, a
+ * wrong token included, is a plain 404: nothing tells a prober which part was wrong.
  */
 export async function startBootServer(options: BootServerOptions): Promise<BootServer> {
   let baseUrl = '';
@@ -92,6 +117,8 @@ export async function startBootServer(options: BootServerOptions): Promise<BootS
     }
     if (path === '/join.creds' && options.joinCreds) return plain(res, 200, options.joinCreds);
     if (path === FIRST_STAGE_PATH) return plain(res, 200, firstStageIpxeScript());
+    const ramdisk = RAMDISK_PATH.exec(path);
+    if (ramdisk && options.ramdiskDir) return serveFile(req, res, join(options.ramdiskDir, ramdisk[1]!));
     const image = IMAGE_PATH.exec(path);
     if (image) return serveImage(req, res, options.images, image[1]!);
     plain(res, 404, 'not found\n');

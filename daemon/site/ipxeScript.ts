@@ -19,6 +19,8 @@ export function ramdiskIpxeScript(input: {
   joinToken?: string;
   /** Broker mode: where the public join credential is served (`bc.joincreds`). */
   joinCredsUrl?: string;
+  /** More kernel arguments the site adds for every machine (`bcd site --ramdisk-args`), e.g. `console=ttyS0`. */
+  extraArgs?: readonly string[];
 }): string {
   const kernel = input.artefacts?.kernelUrl ?? `${input.baseUrl}/ramdisk/vmlinuz`;
   const initrd = input.artefacts?.initrdUrl ?? `${input.baseUrl}/ramdisk/initrd.img`;
@@ -29,6 +31,7 @@ export function ramdiskIpxeScript(input: {
       `kernel ${kernel} initrd=initrd.img bc.site=${input.siteId} bc.node=${input.nodeId} bc.nats=${input.natsUrl} bc.boot=${input.baseUrl}`,
       ...(input.joinToken ? [`bc.join=${input.joinToken}`] : []),
       ...(input.joinCredsUrl ? [`bc.joincreds=${input.joinCredsUrl}`] : []),
+      ...(input.extraArgs ?? []),
     ].join(' '),
     `initrd ${initrd}`,
     'boot',

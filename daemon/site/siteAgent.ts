@@ -18,6 +18,8 @@ import { watchImageSources } from './imageSourceWatcher.ts';
 import { ramdiskIpxeScript, type RamdiskArtefacts } from './ipxeScript.ts';
 import { siteExecutor, type SiteRedfishOptions } from './siteExecutor.ts';
 import { blobDigestOf } from '../../schemas/blobs.ts';
+import { PxeArms } from './pxe/pxeArms.ts';
+import { pxeAddressOf, startSiteBootPath, type SiteBootPath, type SitePxeSettings } from './pxe/siteBootPath.ts';
 
 export interface SiteAgentOptions {
   siteId: string;
@@ -44,6 +46,16 @@ export interface SiteAgentOptions {
   joined?: { durable: string };
   /** Broker mode: the public join credential, served to machines at `/join.creds`. */
   joinCreds?: string;
+  /**
+   * Network boot on a real provisioning network: DHCP (proxy by default) and TFTP of iPXE, answering only machines
+   * the control plane set to boot PXE. The HTTP server then listens on that network's address unless `http.host` says
+   * otherwise.
+   */
+  pxe?: SitePxeSettings;
+  /** The built ramdisk (`vmlinuz`, `initrd.img`), served at `/ramdisk/…` for the iPXE scripts' default URLs. */
+  ramdiskDir?: string;
+  /** Kernel arguments added to every machine's ramdisk boot (`--ramdisk-args`). */
+  ramdiskArgs?: readonly string[];
   log: Logger;
 }
 
@@ -82,6 +94,9 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const tokens = new BootTokens(options.stateDir);
   const images = new ImageCache(options.stateDir);
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
+  const arms = options.pxe ? new PxeArms(options.stateDir) : undefined;
+  // Resolved first: a wrong interface fails the start before anything registers or listens.
+  const pxeAddress = options.pxe ? pxeAddressOf(options.pxe).address : undefined;
   const stopRegistering = new AbortController();
   const registered = options.joined
     ? Promise.resolve()
@@ -102,15 +117,17 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
       const sha256 = blobDigestOf(imageUrl);
       return sha256 ? cacheUrl(imageUrl, sha256) : imageUrl;
     },
+    ...(arms ? { pxe: arms } : {}),
     log,
   });
   const server = await startBootServer({
-    host: options.http?.host ?? '127.0.0.1',
+    host: options.http?.host ?? pxeAddress ?? '127.0.0.1',
     port: options.http?.port ?? 0,
     tokens,
     images,
     log,
     ...(options.joinCreds ? { joinCreds: options.joinCreds } : {}),
+    ...(options.ramdiskDir ? { ramdiskDir: options.ramdiskDir } : {}),
     script: async (nodeId, serverUrl) => {
       const baseUrl = options.http?.advertiseUrl ?? serverUrl;
       // A joined site's machines join too: the token is minted for this boot only and exists nowhere but the script.
@@ -123,6 +140,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
         ...(options.ramdisk ? { artefacts: options.ramdisk } : {}),
         ...(joinToken ? { joinToken } : {}),
         ...(options.joinCreds ? { joinCredsUrl: `${baseUrl}/join.creds` } : {}),
+        ...(options.ramdiskArgs ? { extraArgs: options.ramdiskArgs } : {}),
       });
     },
   });
@@ -133,6 +151,15 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   };
 
   const imageWatch = watchImageSources(nc, siteId, images, httpUrl, log);
+  const bootUrlFor = (nodeId: string) => `${httpUrl}/boot/${nodeId}/${tokens.tokenFor(nodeId)}.ipxe`;
+  let bootPath: SiteBootPath | undefined;
+  try {
+    bootPath = options.pxe && arms ? await startSiteBootPath({ settings: options.pxe, arms, scriptUrl: bootUrlFor, log }) : undefined;
+  } catch (err) {
+    imageWatch.unsubscribe();
+    await server.close();
+    throw err;
+  }
 
   const consumer = await startCommandConsumer(nc, {
     durable: options.joined?.durable ?? `site_${siteId}`,
@@ -152,13 +179,14 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     publicKey: identity.publicKeyBase64,
     httpUrl,
     registered,
-    bootUrlFor: (nodeId) => `${httpUrl}/boot/${nodeId}/${tokens.tokenFor(nodeId)}.ipxe`,
+    bootUrlFor,
     cacheImage: (sourceUrl, sha256) => cacheUrl(sourceUrl, sha256),
     idle: () => consumer.idle(),
     stop: async () => {
       stopRegistering.abort();
       imageWatch.unsubscribe();
       await consumer.stop();
+      await bootPath?.close();
       await server.close();
       journal.close();
     },

@@ -18,6 +18,11 @@ export interface SiteExecutorOptions {
   secretHeaders?: SecretHeaderResolver;
   /** The URL a BMC should mount for `imageUrl`: the site's cache for control-plane artefacts. Default: as given. */
   mediaUrl?: (imageUrl: string) => string;
+  /**
+   * The site's network boot path, told which machines to answer: `boot.setOnce Pxe` arms the node with the MACs its
+   * BMC reports (before the override is set, so the machine's DHCP can never come first); any other target disarms.
+   */
+  pxe?: { arm(nodeId: string, macs: readonly string[]): void; disarm(nodeId: string): void };
   log: Logger;
 }
 
@@ -37,7 +42,7 @@ function tlsOf(tls: BmcTls | undefined): RedfishTlsOptions | undefined {
 
 /** Runs the `site` kinds against the node's BMC, one Redfish client (and session) per command. */
 export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
-  const { siteId, credentials, redfish = {}, secretHeaders, mediaUrl = (imageUrl) => imageUrl, log } = options;
+  const { siteId, credentials, redfish = {}, secretHeaders, mediaUrl = (imageUrl) => imageUrl, pxe, log } = options;
   const clientFor = async (command: AgentCommand): Promise<RedfishClient> => {
     const bmc = command.bmc;
     if (!bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
@@ -64,6 +69,11 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
       case 'power.get':
         return { powerState: await client.getPowerState() };
       case 'boot.setOnce':
+        if (pxe && params.target === 'Pxe') {
+          const macs = (await client.getInventory()).nics.map((nic) => nic.mac);
+          pxe.arm(command.nodeId, macs);
+          log.info({ nodeId: command.nodeId, macs }, 'network boot armed');
+        } else pxe?.disarm(command.nodeId);
         return client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp', params.mode as BootMode | undefined);
       case 'media.insert':
         return client.insertMedia(mediaUrl(params.imageUrl as string));

@@ -6,7 +6,10 @@ import { runTool } from './hostTools.ts';
 /**
  * The emulated site's network: namespace `<name>` holds the bridge (the provisioning LAN, where `bcd site` and the
  * VMs' taps sit); namespace `<name>-lan` holds the LAN's own DHCP server (dnsmasq), joined to the bridge by a veth
- * pair, as the site's existing DHCP server would be another machine. Nothing is routed out of either namespace.
+ * pair, as the site's existing DHCP server would be another machine. An uplink veth joins the site namespace to the
+ * host's (a /30 of the same private block): the control plane (NATS, the API, the BMCs) listens on the host end, and
+ * the site namespace routes the machines' traffic to it, as a site's router reaches its control plane. Nothing is
+ * routed anywhere else: the host has a route to the bridge's subnet, no default route leads out of the namespaces.
  */
 export interface SiteNetwork {
   name: string;
@@ -20,6 +23,10 @@ export interface SiteNetwork {
   prefix: number;
   /** The range the LAN's DHCP server leases from. */
   range: { first: string; last: string };
+  /** The host's end of the uplink: where the control plane and the BMCs listen for the site (10.<octet>.1.1). */
+  hostIp: string;
+  /** The host-side uplink interface (in the host's namespace; deleting the site namespace deletes it too). */
+  uplink: string;
 }
 
 const ip = (...args: string[]) => runTool('ip', args);
@@ -37,6 +44,8 @@ export function createSiteNetwork(name: string, octet: number): SiteNetwork {
     lanDhcpIp: `10.${octet}.0.2`,
     prefix: 24,
     range: { first: `10.${octet}.0.100`, last: `10.${octet}.0.199` },
+    hostIp: `10.${octet}.1.1`,
+    uplink: `${name}h`,
   };
   try {
     ip('netns', 'add', net.netns);
@@ -53,6 +62,15 @@ export function createSiteNetwork(name: string, octet: number): SiteNetwork {
     inNs(net.netns, 'link', 'set', `${name}v0`, 'up');
     inNs(net.lanNetns, 'addr', 'add', `${net.lanDhcpIp}/${net.prefix}`, 'dev', `${name}v1`);
     inNs(net.lanNetns, 'link', 'set', `${name}v1`, 'up');
+    inNs(net.lanNetns, 'route', 'add', 'default', 'via', net.siteIp);
+    // The uplink: host end 10.o.1.1/30, site end 10.o.1.2/30; the site namespace forwards between it and the bridge.
+    ip('link', 'add', net.uplink, 'type', 'veth', 'peer', 'name', `${name}u`, 'netns', net.netns);
+    ip('addr', 'add', `${net.hostIp}/30`, 'dev', net.uplink);
+    ip('link', 'set', net.uplink, 'up');
+    inNs(net.netns, 'addr', 'add', `10.${octet}.1.2/30`, 'dev', `${name}u`);
+    inNs(net.netns, 'link', 'set', `${name}u`, 'up');
+    runTool('ip', ['netns', 'exec', net.netns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    ip('route', 'add', `10.${octet}.0.0/${net.prefix}`, 'via', `10.${octet}.1.2`, 'dev', net.uplink);
     return net;
   } catch (err) {
     destroySiteNetwork(net);
@@ -67,8 +85,15 @@ export function addTap(net: SiteNetwork, tap: string): void {
   inNs(net.netns, 'link', 'set', tap, 'up');
 }
 
-/** Deletes both namespaces (and with them the bridge, veths and taps); missing ones are fine. */
-export function destroySiteNetwork(net: Pick<SiteNetwork, 'netns' | 'lanNetns'>): void {
+/** Deletes both namespaces (and with them the bridge, veths, taps, the uplink and its route); missing ones are fine. */
+export function destroySiteNetwork(net: Pick<SiteNetwork, 'netns' | 'lanNetns'> & { uplink?: string }): void {
+  if (net.uplink) {
+    try {
+      ip('link', 'del', net.uplink);
+    } catch {
+      // Gone with the namespace already, or never made.
+    }
+  }
   for (const ns of [net.netns, net.lanNetns]) {
     try {
       ip('netns', 'del', ns);
@@ -91,6 +116,8 @@ export function startLanDhcp(net: SiteNetwork, runDir: string): ChildProcess {
       '--keep-in-foreground', '--no-daemon', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', '--port=0',
       `--interface=${net.name}v1`, '--bind-interfaces',
       `--dhcp-range=${net.range.first},${net.range.last},255.255.255.0,1h`,
+      // The site namespace is the LAN's router: the control plane is reached through it.
+      `--dhcp-option=option:router,${net.siteIp}`,
       `--dhcp-leasefile=${join(runDir, 'dnsmasq.leases')}`,
       '--pid-file=', '--log-dhcp', '--log-facility=-',
     ],

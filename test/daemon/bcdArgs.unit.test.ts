@@ -36,6 +36,28 @@ describe('parseBcdArgs', () => {
     expect(() => parseBcdArgs([...base, '--join-creds', '/j'])).toThrow(BcdUsageError);
   });
 
+  it('parses bcd site network boot flags: proxy DHCP by default, a pool only when given, all refused elsewhere', () => {
+    const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--ramdisk-dir', '/srv/ramdisk'])).toMatchObject({ pxe: { interface: 'br0' }, ramdiskDir: '/srv/ramdisk' });
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('pxe.dhcpPool');
+    // The boot HTTP server then listens on the PXE address, not loopback, unless --http-host says where.
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('httpHost');
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--http-host', '0.0.0.0'])).toMatchObject({ httpHost: '0.0.0.0' });
+    expect(parseBcdArgs([...base, '--pxe-address', '10.1.0.1', '--dhcp-pool', '10.1.0.100-10.1.0.199', '--dhcp-router', '10.1.0.1', '--tftp-root', '/t'])).toMatchObject({
+      pxe: { address: '10.1.0.1', dhcpPool: { first: '10.1.0.100', last: '10.1.0.199', router: '10.1.0.1' }, tftpRoot: '/t' },
+    });
+    expect(parseBcdArgs(base)).not.toHaveProperty('pxe');
+    expect(parseBcdArgs([...base, '--ramdisk-args', 'console=ttyS0  bc.ddbench=64'])).toMatchObject({ ramdiskArgs: ['console=ttyS0', 'bc.ddbench=64'] });
+    expect(usage([...base, '--ramdisk-args', 'a=b;shell'])).toBe('USAGE');
+    expect(usage([...base, '--dhcp-pool', '10.1.0.100-10.1.0.199'])).toBe('USAGE');
+    expect(usage([...base, '--pxe-interface', 'br0', '--dhcp-pool', '10.1.0.100'])).toBe('USAGE');
+    expect(usage([...base, '--pxe-interface', 'br0', '--dhcp-pool', '10.1.0.100-x'])).toBe('USAGE');
+    expect(usage([...base, '--pxe-address', '10.1.0.300'])).toBe('USAGE');
+    expect(usage([...base, '--pxe-interface', 'br0', '--dhcp-router', '10.1.0.1'])).toBe('USAGE');
+    expect(usage(['ramdisk', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--disk', '/dev/vda', '--pxe-interface', 'br0'])).toBe('USAGE');
+    expect(usage(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--ramdisk-dir', '/r'])).toBe('USAGE');
+  });
+
   it('parses bcd ramdisk with several disks', () => {
     expect(parseBcdArgs(['ramdisk', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/run/bcd', '--disk', '/dev/sda', '--disk', '/dev/sdb'])).toMatchObject({
       command: 'ramdisk', nodeId: 'r1-n1', disks: ['/dev/sda', '/dev/sdb'],

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BootTokens } from '../../daemon/site/bootTokens.ts';
 import { startBootServer, type BootServer } from '../../daemon/site/bootServer.ts';
@@ -11,15 +13,30 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function boot(stateDir: string, script: (nodeId: string) => string | Promise<string> = (nodeId) => `#!ipxe\n# ${nodeId}\n`) {
+async function boot(stateDir: string, script: (nodeId: string) => string | Promise<string> = (nodeId) => `#!ipxe\n# ${nodeId}\n`, ramdiskDir?: string) {
   const tokens = new BootTokens(stateDir);
   const images = new ImageCache(stateDir);
-  const server = await startBootServer({ host: '127.0.0.1', port: 0, tokens, images, log, script, retryAfterSeconds: 3 });
+  const server = await startBootServer({ host: '127.0.0.1', port: 0, tokens, images, log, script, retryAfterSeconds: 3, ...(ramdiskDir ? { ramdiskDir } : {}) });
   servers.push(server);
   return { tokens, images, server };
 }
 
 describe('site agent boot server', () => {
+  it('serves the ramdisk\'s kernel and initrd by their fixed names only, and nothing when it has no ramdisk', async () => {
+    using dir = tempDir();
+    mkdirSync(join(dir.path, 'ramdisk'));
+    writeFileSync(join(dir.path, 'ramdisk', 'vmlinuz'), 'kernel-bytes');
+    writeFileSync(join(dir.path, 'ramdisk', 'initrd.img'), 'initrd-bytes');
+    writeFileSync(join(dir.path, 'ramdisk', 'manifest.json'), '{}');
+    const { server } = await boot(dir.path, undefined, join(dir.path, 'ramdisk'));
+    expect(await (await fetch(`${server.baseUrl}/ramdisk/vmlinuz`)).text()).toBe('kernel-bytes');
+    expect(await (await fetch(`${server.baseUrl}/ramdisk/initrd.img`)).text()).toBe('initrd-bytes');
+    expect((await fetch(`${server.baseUrl}/ramdisk/manifest.json`)).status).toBe(404);
+    expect((await fetch(`${server.baseUrl}/ramdisk/..%2Fboot-tokens.json`)).status).toBe(404);
+    const bare = await boot(dir.path);
+    expect((await fetch(`${bare.server.baseUrl}/ramdisk/vmlinuz`)).status).toBe(404);
+  });
+
   it('serves a cached image fetched once and verified, with Range requests', async () => {
     using dir = tempDir();
     const bytes = randomBytes(100_000);

@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createRedfishClient } from '../../daemon/redfish/index.ts';
+import { PxeArms } from '../../daemon/site/pxe/pxeArms.ts';
 import { AgentCommandParams, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from '../../daemon/simulator/bmc/index.ts';
@@ -18,9 +23,10 @@ async function bmc(options: Partial<BmcSimulatorOptions> = {}) {
 }
 
 /** The executor of site dc1 with one credential, logging into `lines`. */
-function executor(lines: string[]) {
+function executor(lines: string[], pxe?: PxeArms) {
   const log = createLogger('site-exec-test', 'warn', { write: (line: string) => void lines.push(line) });
   return siteExecutor({
+    ...(pxe ? { pxe } : {}),
     siteId: 'dc1',
     credentials: { resolve: async () => ({ username: 'admin', password: PASSWORD }) },
     redfish: { timeoutMs: 3_000, timing: { pollIntervalMs: 5, resetObserveMs: 500, bootVerifyMs: 500 } },
@@ -28,8 +34,8 @@ function executor(lines: string[]) {
   });
 }
 
-const run = (lines: string[], command: AgentCommand) =>
-  executor(lines).execute(command, AgentCommandParams[command.kind].parse(command.params) as Record<string, unknown>, { heartbeat: () => undefined, signal: new AbortController().signal });
+const run = (lines: string[], command: AgentCommand, pxe?: PxeArms) =>
+  executor(lines, pxe).execute(command, AgentCommandParams[command.kind].parse(command.params) as Record<string, unknown>, { heartbeat: () => undefined, signal: new AbortController().signal });
 
 describe('site executor: per-node BMC options', () => {
   it('logs a warning at every use of a node enrolled with insecure TLS, and never otherwise', async () => {
@@ -63,6 +69,24 @@ describe('site executor: per-node BMC options', () => {
     const node = { address: sim.url, credentialsRef: 'secret:n1', bootMode: 'Legacy' as const };
     expect(await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe' } }))).toMatchObject({ target: 'Pxe', mode: 'Legacy' });
     expect(await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe', mode: 'UEFI' } }))).toMatchObject({ mode: 'UEFI' });
+  });
+
+  it('arms network boot for the MACs the BMC reports at boot.setOnce Pxe, and disarms at any other target', async () => {
+    const sim = await bmc();
+    const state = mkdtempSync(join(tmpdir(), 'bc-arms-'));
+    try {
+      const arms = new PxeArms(state);
+      const node = { address: sim.url, credentialsRef: 'secret:n1' };
+      const macs = (await createRedfishClient({ baseUrl: sim.url, username: 'admin', password: PASSWORD, auth: 'basic', timeoutMs: 3_000 }).getInventory()).nics.map((n) => n.mac);
+      expect(macs.length).toBeGreaterThan(0);
+      expect(arms.nodeOf(macs[0]!)).toBeUndefined();
+      await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe' } }), arms);
+      for (const mac of macs) expect(arms.nodeOf(mac)).toEqual({ nodeId: 'n1' });
+      await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Cd' } }), arms);
+      expect(arms.nodeOf(macs[0]!)).toBeUndefined();
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 
   it('drives the system the address names on a multi-system BMC', async () => {

@@ -67,6 +67,20 @@ fi
 [ -n "$bc_join" ] && export BC_JOIN_TOKEN="$bc_join"
 unset bc_join
 
+# Benchmarks only (`bcd site --ramdisk-args bc.ddbench=<MiB>`): plain dd of zeros to the first disk, buffered and
+# fsynced as bcd writes, for the figure beside bcd's own image write and wipe on the same device.
+if [ -n "$bc_ddbench" ]; then
+  for disk in /dev/vd[a-z]; do
+    [ -b "$disk" ] || continue
+    # Debian's busybox dd prints no rate: the time comes from /proc/uptime (1/100 s) around it.
+    started="$(cut -d' ' -f1 /proc/uptime)"
+    dd if=/dev/zero of="$disk" bs=1M count="$bc_ddbench" conv=fsync 2>/dev/null
+    ended="$(cut -d' ' -f1 /proc/uptime)"
+    say "dd baseline $disk ${bc_ddbench} MiB in $(awk "BEGIN { print $ended - $started }") s"
+    break
+  done
+fi
+
 say "starting bcd ramdisk for node ${bc_node} of site ${bc_site}"
 while true; do
   node /opt/bcd/bcd.js ramdisk --site "$bc_site" --node "$bc_node" --nats "$bc_nats" --state /run/bcd \

@@ -1,0 +1,130 @@
+/**
+ * `npm run site:emulated -- --machines N [--site <id>]`: an emulated site against the stack `npm start` runs (found
+ * through `<BC_DATA_DIR>/stack.json`). It makes the site's namespaces, bridge and uplink, N QEMU VMs behind one
+ * VM-backed BMC and `bcd site` on the bridge (joined with a site token), relays NATS from the uplink to the stack's
+ * server, and enrols the machines; the CLI deploys and releases them from there. Ctrl-C removes everything it made.
+ * Needs root and the Debian packages in scripts/emulatedSite/requiredPackages.txt.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readAdminToken } from '../../services/auth/bootstrap.ts';
+import { createLogger } from '../../services/platform/logger.ts';
+import { readStackRecord } from '../../services/platform/stackRecord.ts';
+import { buildDirs, repoRoot } from './buildOutput.ts';
+import { buildRamdisk } from './buildRamdisk.ts';
+import { EMULATED_BMC, startEmulatedSite, type EmulatedSite } from './emulatedSite.ts';
+import { requireTools } from './hostTools.ts';
+import { startTcpRelay, type TcpRelay } from './tcpRelay.ts';
+import { createSiteNetwork, destroySiteNetwork, type SiteNetwork } from './siteNetwork.ts';
+
+const fail = (message: string): never => {
+  process.stderr.write(`site:emulated: ${message}\n`);
+  process.exit(1);
+};
+
+const { values } = parseArgs({ options: { machines: { type: 'string', default: '2' }, site: { type: 'string', default: 'emu' }, 'disk-mib': { type: 'string', default: '512' } } });
+const machines = Number(values.machines);
+if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machines must be 1-16');
+const siteId = values.site!;
+if (!/^[a-z0-9][a-z0-9_-]{0,30}$/.test(siteId)) fail('--site must be a lower-case id');
+if (process.getuid?.() !== 0) fail('the emulated site makes network namespaces, a bridge and taps: run it as root');
+requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl']);
+if (!existsSync('/usr/lib/ipxe/undionly.kpxe')) fail("Debian's ipxe package is missing (scripts/emulatedSite/requiredPackages.txt)");
+
+const dataDir = resolve(repoRoot, process.env.BC_DATA_DIR ?? '.data');
+const stack = readStackRecord(dataDir) ?? fail(`no stack record in ${dataDir}: start the stack with \`npm start\` first`);
+const adminToken = readAdminToken(dataDir) ?? fail(`no admin token in ${dataDir}`);
+const log = createLogger('site-emulated', process.env.BC_LOG_LEVEL ?? 'info');
+const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  const res = await fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+};
+
+const ramdiskDir = buildDirs('ramdisk').outDir;
+if (!existsSync(join(ramdiskDir, 'initrd.img'))) {
+  log.info({ ramdiskDir }, 'building the ramdisk first (npm run build:ramdisk)');
+  await buildRamdisk(ramdiskDir, buildDirs('ramdisk').cacheDir);
+}
+
+const runDir = mkdtempSync(join(tmpdir(), `bc-site-${siteId}-`));
+let net: SiteNetwork | undefined;
+let relay: TcpRelay | undefined;
+let site: EmulatedSite | undefined;
+let stopping = false;
+const stop = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  log.info('stopping the emulated site');
+  await site?.stop().catch((err: unknown) => log.warn({ err }, 'emulated site did not stop cleanly'));
+  await relay?.close();
+  if (net) destroySiteNetwork(net);
+  rmSync(runDir, { recursive: true, force: true });
+  process.exit(code);
+};
+process.once('SIGINT', () => void stop(0));
+process.once('SIGTERM', () => void stop(0));
+
+try {
+  net = createSiteNetwork(`emu${randomBytes(3).toString('hex')}`, randomInt(16, 250));
+  // Machines and bcd site reach NATS on the host end of the uplink; the stack's server listens on loopback.
+  const upstream = new URL(stack.natsUrl);
+  relay = await startTcpRelay({ listen: { host: net.hostIp, port: 4222 }, target: { host: upstream.hostname, port: Number(upstream.port || 4222) } });
+
+  const created = await api('POST', '/v1/commands/site.create', { siteId, name: `Emulated site ${siteId}` });
+  if (created.status !== 201 && created.status !== 409) fail(`site.create answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const minted = await api('POST', '/v1/join-tokens', { role: 'site', siteId });
+  if (minted.status !== 201) fail(`minting the site token answered ${minted.status}: ${JSON.stringify(minted.body)}`);
+  let siteJoinCreds: string | undefined;
+  if (stack.natsAuth === 'operator') {
+    const creds = await fetch(`${stack.apiUrl}/v1/join-creds`);
+    if (!creds.ok) fail(`the stack serves no join credential (${creds.status})`);
+    siteJoinCreds = join(runDir, 'join.creds');
+    writeFileSync(siteJoinCreds, await creds.text(), { mode: 0o600 });
+  }
+
+  site = await startEmulatedSite({
+    siteId,
+    machines,
+    natsUrl: `nats://${net.hostIp}:4222`,
+    net,
+    runDir,
+    ramdiskDir,
+    diskMiB: Number(values['disk-mib']),
+    siteJoinToken: minted.body.token as string,
+    ...(siteJoinCreds ? { siteJoinCreds } : {}),
+    log,
+  });
+  for (const vm of site.machines) {
+    const enrolled = await api('POST', '/v1/commands/metal.enroll', {
+      nodeId: vm.id,
+      siteId,
+      bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
+      hardwareProfile: 'emulated-qemu',
+      macs: [vm.mac],
+    });
+    if (enrolled.status !== 201) fail(`enrolling ${vm.id} answered ${enrolled.status}: ${JSON.stringify(enrolled.body)}`);
+  }
+  process.stdout.write(
+    [
+      '',
+      `Emulated site ${siteId} is up: ${machines} VM(s) on bridge ${net.bridge} (namespace ${net.netns}), bcd site at ${site.siteUrl}.`,
+      ...site.machines.map((vm) => `  ${vm.id}  mac ${vm.mac}  disk ${vm.disk}  serial log ${vm.system.vm.paths.serial}`),
+      `bcd site log: ${site.bcdSite.logFile}`,
+      'Deploy and release them like any machine, e.g.:',
+      `  npm run cli -- metal deploy ${site.machines[0]!.id} --image <url> --sha256 <sha256> --wait`,
+      `  npm run cli -- metal release ${site.machines[0]!.id} --wait`,
+      'Ctrl-C stops the VMs and bcd site and removes the namespaces.',
+      '',
+    ].join('\n'),
+  );
+} catch (err) {
+  log.error({ err }, 'the emulated site did not start');
+  await stop(1);
+}
