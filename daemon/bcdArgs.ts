@@ -19,8 +19,30 @@ export interface BcdJoin {
 }
 
 export type BcdArgs =
-  | { command: 'site'; siteId: string; natsUrl: string; stateDir: string; httpPort: number; httpHost?: string; advertiseUrl: string | undefined; labCredentialsFile?: string; pxe?: SitePxeSettings; ramdiskDir?: string; ramdiskArgs?: string[]; join: BcdJoin }
-  | { command: 'ramdisk'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; disks: string[] | 'discover'; siteUrl: string | undefined; join: BcdJoin }
+  | {
+      command: 'site';
+      siteId: string;
+      natsUrl: string;
+      stateDir: string;
+      httpPort: number;
+      httpHost?: string;
+      advertiseUrl: string | undefined;
+      labCredentialsFile?: string;
+      pxe?: SitePxeSettings;
+      ramdiskDir?: string;
+      ramdiskArgs?: string[];
+      join: BcdJoin;
+    }
+  | {
+      command: 'ramdisk';
+      siteId: string;
+      nodeId: string;
+      natsUrl: string;
+      stateDir: string;
+      disks: string[] | 'discover';
+      siteUrl: string | undefined;
+      join: BcdJoin;
+    }
   | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
 
 export class BcdUsageError extends Error {
@@ -46,7 +68,8 @@ function id(values: Record<string, unknown>, name: string): string {
 /** Parses `bcd <site|ramdisk|node> ...` (argv without node and script); throws BcdUsageError with a one-line reason. */
 export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): BcdArgs {
   const [command, ...rest] = argv;
-  if (command !== 'site' && command !== 'ramdisk' && command !== 'node') throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
+  if (command !== 'site' && command !== 'ramdisk' && command !== 'node')
+    throw new BcdUsageError(command ? `unknown command ${command}` : 'a command is required');
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({
@@ -112,7 +135,9 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const pxeOnly = pxeFlags.filter((name) => values[name] !== undefined);
   if (pxeOnly.length > 0) throw new BcdUsageError(`--${pxeOnly[0]} is an option of bcd site`);
   if (command === 'node') {
-    const siteOnly = ['disk', 'all-disks', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
+    const siteOnly = ['disk', 'all-disks', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter(
+      (name) => values[name] !== undefined,
+    );
     if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
     return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, join };
   }

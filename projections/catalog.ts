@@ -8,4 +8,12 @@ import { vpsProjection } from './vps/projector.ts';
 import { workflowsProjection } from './workflows/projector.ts';
 
 /** Every read model, by name: what `npm start` runs and the API serves. */
-export const allProjections: readonly Projection[] = [nodesProjection, sitesProjection, workflowsProjection, secretsProjection, tokensProjection, vpsProjection, autonomyProjection];
+export const allProjections: readonly Projection[] = [
+  nodesProjection,
+  sitesProjection,
+  workflowsProjection,
+  secretsProjection,
+  tokensProjection,
+  vpsProjection,
+  autonomyProjection,
+];

@@ -25,14 +25,15 @@ export function defineEvent<const T extends string, S extends z.ZodType>(
 }
 
 /** The `{ type, data }` union of a set of event definitions: what `decide` returns and `evolve` folds. */
-export type EventOf<D extends EventDefinition> = D extends EventDefinition<infer T, infer S>
-  ? { readonly type: T; readonly data: z.infer<S> }
-  : never;
+export type EventOf<D extends EventDefinition> = D extends EventDefinition<infer T, infer S> ? { readonly type: T; readonly data: z.infer<S> } : never;
 
 export class UnknownEventError extends Error {
   override readonly name = 'UnknownEventError';
   readonly code = 'UNKNOWN_EVENT';
-  constructor(readonly eventType: string, readonly eventVersion: number) {
+  constructor(
+    readonly eventType: string,
+    readonly eventVersion: number,
+  ) {
     super(`unknown event ${eventType} v${eventVersion}`);
   }
 }

@@ -12,5 +12,17 @@ import { trustEvents } from './trust/events.ts';
 import { vpsEvents } from './vps/events.ts';
 
 /** Every event type the platform writes, for readers that see the whole log (projectors, the event API). */
-export const eventCatalog = new EventCatalog([...siteEvents, ...metalEvents, ...workflowEvents, ...trustEvents, ...approverEvents, ...secretEvents, ...authEvents, ...pluginEvents, ...vpsEvents, ...decisionEvents, ...autonomyEvents]);
+export const eventCatalog = new EventCatalog([
+  ...siteEvents,
+  ...metalEvents,
+  ...workflowEvents,
+  ...trustEvents,
+  ...approverEvents,
+  ...secretEvents,
+  ...authEvents,
+  ...pluginEvents,
+  ...vpsEvents,
+  ...decisionEvents,
+  ...autonomyEvents,
+]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -5,9 +5,7 @@ import { z } from 'zod';
  * An identifier that is safe as one NATS subject token: lower-case letters, digits, `-` and `_`, no dots or
  * wildcards, so `bc.evt.metal.node.<id>` always names exactly one aggregate.
  */
-export const ResourceId = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be 1-63 chars of a-z, 0-9, "-" or "_", starting with a letter or digit');
+export const ResourceId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be 1-63 chars of a-z, 0-9, "-" or "_", starting with a letter or digit');
 export type ResourceId = z.infer<typeof ResourceId>;
 
 /** A command id: the client's idempotency key, also the JetStream `Nats-Msg-Id` of the appended message. */

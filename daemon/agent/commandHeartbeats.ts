@@ -18,7 +18,11 @@ export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
  * `image.write` tells a ramdisk that is still writing from one that died: silence for
  * `BC_AGENT_HEARTBEAT_TIMEOUT_MS` fails the attempt with `AGENT_LOST`. Time-based on purpose: a slow disk is alive.
  */
-export function commandHeartbeats(nc: NatsConnection, agent: { agentId: string; identity: AgentIdentity }, intervalMs = DEFAULT_HEARTBEAT_INTERVAL_MS): CommandHeartbeats {
+export function commandHeartbeats(
+  nc: NatsConnection,
+  agent: { agentId: string; identity: AgentIdentity },
+  intervalMs = DEFAULT_HEARTBEAT_INTERVAL_MS,
+): CommandHeartbeats {
   return {
     whileRunning(command) {
       const beat = () => {

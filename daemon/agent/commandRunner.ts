@@ -90,7 +90,11 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
     return 'republished';
   }
   if (entry?.state === 'started' && destructive) {
-    await answer({ ok: false, errorCode: 'INTERRUPTED', errorMessage: `${command.kind} was started at ${new Date(entry.startedAtMs).toISOString()} and never finished; not run again` });
+    await answer({
+      ok: false,
+      errorCode: 'INTERRUPTED',
+      errorMessage: `${command.kind} was started at ${new Date(entry.startedAtMs).toISOString()} and never finished; not run again`,
+    });
     return 'interrupted';
   }
   if (!entry) {

@@ -48,5 +48,8 @@ export function siteAgentId(siteId: string): string {
 
 /** `ramdisk-<nodeId>-<8 chars of keyId>`: each boot's ramdisk is a distinct agent when its key differs. */
 export function ramdiskAgentId(nodeId: string, keyId: string): string {
-  return `ramdisk-${nodeId}-${keyId.slice(0, 8).toLowerCase().replace(/[^a-z0-9]/g, '0')}`;
+  return `ramdisk-${nodeId}-${keyId
+    .slice(0, 8)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')}`;
 }

@@ -29,7 +29,11 @@ export function rotationSignature(agentId: string, current: Pick<AgentIdentity, 
  * key the agent's credentials were issued to, `anonymous` without broker auth). Resolves the result or throws a
  * PlatformError with the control plane's code (`UNAVAILABLE` when nothing answered).
  */
-export async function sendRegistration(nc: NatsConnection, registration: AgentRegistration, options: { userPublicKey?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
+export async function sendRegistration(
+  nc: NatsConnection,
+  registration: AgentRegistration,
+  options: { userPublicKey?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
   const subject = Subjects.agentRegistration(registration.agentId, options.userPublicKey ?? ANONYMOUS_USER);
   let reply;
   try {

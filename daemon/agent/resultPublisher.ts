@@ -16,7 +16,10 @@ export class ResultPublisher {
     private readonly agentId: string,
   ) {}
 
-  sign(command: AnsweredCommand, outcome: { ok: true; payload: unknown } | { ok: false; errorCode: string; errorMessage: string; payload?: unknown }): Uint8Array {
+  sign(
+    command: AnsweredCommand,
+    outcome: { ok: true; payload: unknown } | { ok: false; errorCode: string; errorMessage: string; payload?: unknown },
+  ): Uint8Array {
     const result: AgentResultData = {
       commandId: command.commandId,
       kind: command.kind,

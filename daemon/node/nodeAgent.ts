@@ -119,7 +119,13 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
       ...(launch.joinCreds ? { joinCreds: launch.joinCreds } : {}),
       log,
     });
-    saveNodeMembership(stateDir, { siteId, nodeId, agentId: agent.agentId, durable: agent.durable, ...(agent.credentials ? { credentials: agent.credentials } : {}) });
+    saveNodeMembership(stateDir, {
+      siteId,
+      nodeId,
+      agentId: agent.agentId,
+      durable: agent.durable,
+      ...(agent.credentials ? { credentials: agent.credentials } : {}),
+    });
     joined = { durable: agent.durable };
     nc = agent.nc;
   } else if (remembered) {

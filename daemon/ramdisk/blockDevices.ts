@@ -44,7 +44,11 @@ async function vpdSerial(dir: string): Promise<string | null> {
   try {
     const page = await readFile(join(dir, 'device', 'vpd_pg80'));
     const length = page.length >= 4 ? page.readUInt16BE(2) : 0;
-    const text = page.subarray(4, 4 + length).toString('latin1').replace(/\0/g, '').trim();
+    const text = page
+      .subarray(4, 4 + length)
+      .toString('latin1')
+      .replace(/\0/g, '')
+      .trim();
     return text === '' ? null : text;
   } catch {
     return null;

@@ -27,7 +27,15 @@ async function readsZero(handle: FileHandle, buf: Buffer, offset: number, length
   const { bytesRead } = await handle.read(buf, 0, length, offset);
   const region = buf.subarray(0, bytesRead);
   if (bytesRead === length && region.equals(ZEROS.subarray(0, length))) return { zero: true, at: -1 };
-  return { zero: false, at: offset + Math.max(region.findIndex((b) => b !== 0), bytesRead) };
+  return {
+    zero: false,
+    at:
+      offset +
+      Math.max(
+        region.findIndex((b) => b !== 0),
+        bytesRead,
+      ),
+  };
 }
 
 /**

@@ -52,7 +52,12 @@ async function resumeAt(source: string, from: number, ctx: ExecutionContext): Pr
  * The site agent's cache first (`<siteCacheUrl>/images/<sha256>`): it learns the source from the same command,
  * possibly a moment after this ramdisk, so a 404 is retried briefly before falling back to `imageUrl` itself.
  */
-async function openImage(imageUrl: string, sha256: string, ctx: ExecutionContext, siteCacheUrl: string | undefined): Promise<{ response: Response; source: string }> {
+async function openImage(
+  imageUrl: string,
+  sha256: string,
+  ctx: ExecutionContext,
+  siteCacheUrl: string | undefined,
+): Promise<{ response: Response; source: string }> {
   if (siteCacheUrl && !imageUrl.startsWith(`${siteCacheUrl}/`)) {
     const cached = `${siteCacheUrl}/images/${sha256}`;
     for (let attempt = 1; attempt <= CACHE_ATTEMPTS; attempt++) {
@@ -78,13 +83,7 @@ async function openImage(imageUrl: string, sha256: string, ctx: ExecutionContext
  * an fsync the written region is read back from the device and hashed again. A digest mismatch (in transit or on disk) fails with IMAGE_CHECKSUM_MISMATCH and the
  * written prefix is zeroed, so a half-good image is never left behind to boot from.
  */
-export async function writeImage(
-  disk: string,
-  imageUrl: string,
-  sha256: string,
-  ctx: ExecutionContext,
-  siteCacheUrl?: string,
-): Promise<WrittenImage> {
+export async function writeImage(disk: string, imageUrl: string, sha256: string, ctx: ExecutionContext, siteCacheUrl?: string): Promise<WrittenImage> {
   let { response, source } = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
   const handle = await open(disk, 'r+');
   let written = 0;
@@ -93,7 +92,7 @@ export async function writeImage(
     const hash = createHash('sha256');
     // A cut connection (the site agent restarted, a slow reader dropped) resumes where the disk stops: the hash runs
     // over exactly the bytes written, so a bad splice still fails the digest check below.
-    for (let resumes = 0; ; ) {
+    for (let resumes = 0; ;) {
       try {
         for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
           if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);

@@ -76,7 +76,10 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
           return writeImage(disk, params.imageUrl as string, params.sha256 as string, ctx, machine.siteCacheUrl);
         }
         case 'userdata.write':
-          return writeUserData(await pickDisk(machine.disks, undefined), { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
+          return writeUserData(await pickDisk(machine.disks, undefined), {
+            userData: params.userData as string | undefined,
+            sshKeys: params.sshKeys as string[],
+          });
         default:
           throw new AgentError('WRONG_AGENT', `${command.kind} does not run in the ramdisk`);
       }

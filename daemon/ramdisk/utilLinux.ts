@@ -20,7 +20,9 @@ async function tool(file: string, args: readonly string[], ctx: ExecutionContext
   } catch (cause) {
     const missing = (cause as { code?: unknown }).code === 'ENOENT';
     const stderr = String((cause as { stderr?: unknown }).stderr ?? '').trim();
-    throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk (util-linux)` : `${file} ${args.join(' ')} failed: ${stderr}`, { cause });
+    throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk (util-linux)` : `${file} ${args.join(' ')} failed: ${stderr}`, {
+      cause,
+    });
   } finally {
     clearInterval(beat);
   }

@@ -42,10 +42,14 @@ export async function applyBiosSettings(ctx: ClientContext, wanted: BiosAttribut
   await setBiosAttributes(ctx, pick(typed, pending));
   const wasOn = (await getPowerState(ctx)) !== 'Off';
   const resetTypes = [...(await setPower(ctx, wasOn ? 'cycle' : 'on')).resetTypes];
-  const applied = await pollWithin(() => getBiosAttributes(ctx), (attrs) => pending.every((n) => attrs[n] === typed[n]), {
-    intervalMs: ctx.timing.pollIntervalMs,
-    timeoutMs: ctx.timing.powerTimeoutMs,
-  });
+  const applied = await pollWithin(
+    () => getBiosAttributes(ctx),
+    (attrs) => pending.every((n) => attrs[n] === typed[n]),
+    {
+      intervalMs: ctx.timing.pollIntervalMs,
+      timeoutMs: ctx.timing.powerTimeoutMs,
+    },
+  );
   if (!applied.done) {
     const missing = pending.filter((n) => applied.value[n] !== typed[n]);
     throw new RedfishError('REDFISH_BIOS_NOT_APPLIED', `BIOS attribute(s) ${missing.join(', ')} kept their old value after ${resetTypes.join(', ')}`);

@@ -73,7 +73,9 @@ export class Discovery {
 
   /** The managers responsible for our system first (Links.ManagedBy), then any others the service lists. */
   private async managerUris(system: Json): Promise<string[]> {
-    const managedBy = arr(obj(system.Links).ManagedBy).map((m) => linkOf(m)).filter((u): u is string => u !== undefined);
+    const managedBy = arr(obj(system.Links).ManagedBy)
+      .map((m) => linkOf(m))
+      .filter((u): u is string => u !== undefined);
     const managersLink = linkOf(await this.root(), 'Managers');
     const listed = managersLink === undefined ? [] : await members(this.http, managersLink);
     return [...new Set([...managedBy, ...listed])];

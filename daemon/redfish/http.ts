@@ -69,10 +69,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 
 type Scheme = { kind: 'basic' } | { kind: 'session'; token: string; location: string | undefined };
 
-export function createRedfishHttp(
-  transport: Transport,
-  credentials: { username: string; password: string; auth: RedfishAuthMode },
-): RedfishHttp {
+export function createRedfishHttp(transport: Transport, credentials: { username: string; password: string; auth: RedfishAuthMode }): RedfishHttp {
   const basic = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
   let scheme: Promise<Scheme> | undefined;
   const fallsBack = credentials.auth === 'auto';

@@ -24,10 +24,7 @@ export function findAction(resource: Json, name: string): ActionRef | undefined 
  * schema's place) or `Oem.<Vendor>.Actions` (iLO's place).
  */
 export function findOemAction(resource: Json, suffix: string): ActionRef | undefined {
-  const groups = [
-    ...Object.values(obj(obj(resource.Actions).Oem)),
-    ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions)),
-  ];
+  const groups = [...Object.values(obj(obj(resource.Actions).Oem)), ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions))];
   for (const group of groups) {
     for (const [name, action] of Object.entries(obj(group))) {
       const ref = name.endsWith(suffix) ? toRef(name, action) : undefined;

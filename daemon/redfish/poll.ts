@@ -29,7 +29,11 @@ export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => b
  * Re-reads until `done` holds or `options.timeoutMs` passes, and says which: for waits whose running out is an
  * answer rather than an error (a reset that left no trace, an override that never showed).
  */
-export async function pollWithin<T>(read: () => Promise<T>, done: (value: T) => boolean, options: Omit<PollOptions, 'what'>): Promise<{ value: T; done: boolean }> {
+export async function pollWithin<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  options: Omit<PollOptions, 'what'>,
+): Promise<{ value: T; done: boolean }> {
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     const value = await read();

@@ -25,9 +25,7 @@ export interface SetPowerResult {
 }
 
 // Used when the BMC declares no allowable values at all (DSP0268 lists these for ComputerSystem.Reset).
-const standardResetTypes = [
-  'On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'Nmi', 'ForceOn', 'PushPowerButton', 'PowerCycle',
-];
+const standardResetTypes = ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'Nmi', 'ForceOn', 'PushPowerButton', 'PowerCycle'];
 
 /**
  * ResetTypes to try, best first, by action and current state. Decided from the state read *before* acting,
@@ -55,11 +53,15 @@ export async function getPowerState(ctx: ClientContext): Promise<PowerState> {
 }
 
 async function settledState(ctx: ClientContext, what: string): Promise<'On' | 'Off'> {
-  const state = await pollUntil(() => getPowerState(ctx), (s) => s === 'On' || s === 'Off', {
-    intervalMs: ctx.timing.pollIntervalMs,
-    timeoutMs: ctx.timing.powerTimeoutMs,
-    what,
-  });
+  const state = await pollUntil(
+    () => getPowerState(ctx),
+    (s) => s === 'On' || s === 'Off',
+    {
+      intervalMs: ctx.timing.pollIntervalMs,
+      timeoutMs: ctx.timing.powerTimeoutMs,
+      what,
+    },
+  );
   return state === 'On' ? 'On' : 'Off';
 }
 
@@ -71,11 +73,15 @@ async function resetAction(ctx: ClientContext): Promise<{ action: ActionRef; all
 
 async function reset(ctx: ClientContext, action: ActionRef, resetType: string, target: 'On' | 'Off'): Promise<void> {
   await act(ctx, action.target, { ResetType: resetType });
-  await pollUntil(() => getPowerState(ctx), (s) => s === target, {
-    intervalMs: ctx.timing.pollIntervalMs,
-    timeoutMs: ctx.timing.powerTimeoutMs,
-    what: `PowerState to become ${target} after ${resetType}`,
-  });
+  await pollUntil(
+    () => getPowerState(ctx),
+    (s) => s === target,
+    {
+      intervalMs: ctx.timing.pollIntervalMs,
+      timeoutMs: ctx.timing.powerTimeoutMs,
+      what: `PowerState to become ${target} after ${resetType}`,
+    },
+  );
 }
 
 /** What a BMC changes when the host resets, beside PowerState. Each is read where the BMC has it; absent ones are ignored. */
@@ -101,18 +107,23 @@ async function observedRestart(ctx: ClientContext, action: ActionRef, resetType:
       const state = asPowerState(system.PowerState);
       if (state !== 'On' && state !== 'Unknown') seen = 'powerState';
       // A one-time override is spent by the POST it was armed for: the firmware saw the reset.
-      else if (resetEvidence(system).some((v, i) => v !== evidence[i]) || (armedOnce && obj(system.Boot).BootSourceOverrideEnabled !== 'Once')) seen = 'resetEvidence';
+      else if (resetEvidence(system).some((v, i) => v !== evidence[i]) || (armedOnce && obj(system.Boot).BootSourceOverrideEnabled !== 'Once'))
+        seen = 'resetEvidence';
       return seen !== undefined;
     },
     { intervalMs: ctx.timing.pollIntervalMs, timeoutMs: ctx.timing.resetObserveMs },
   );
   if (seen === 'powerState') {
     // Through Off or PoweringOn, however the BMC shows it: a restart is over when the machine is On again.
-    await pollUntil(() => getPowerState(ctx), (s) => s === 'On', {
-      intervalMs: ctx.timing.pollIntervalMs,
-      timeoutMs: ctx.timing.powerTimeoutMs,
-      what: `PowerState to return to On after ${resetType}`,
-    });
+    await pollUntil(
+      () => getPowerState(ctx),
+      (s) => s === 'On',
+      {
+        intervalMs: ctx.timing.pollIntervalMs,
+        timeoutMs: ctx.timing.powerTimeoutMs,
+        what: `PowerState to return to On after ${resetType}`,
+      },
+    );
   }
   return seen;
 }
@@ -131,11 +142,22 @@ export async function setPower(ctx: ClientContext, powerAction: PowerAction): Pr
   const on = plans.on.fromOff.find((type) => allowed.includes(type));
   const offThenOn = async (sent: string[]): Promise<SetPowerResult> => {
     if (!allowed.includes('ForceOff') || on === undefined) {
-      if (sent.length === 0) throw new RedfishError('REDFISH_UNSUPPORTED', `BMC allows none of ${candidates.join(', ')} for "cycle" from On, nor ForceOff and On (allowed: ${allowed.join(', ')})`);
-      throw new RedfishError('REDFISH_RESET_NOT_OBSERVED', `BMC accepted ${sent.join(', ')} but the machine never reset, and it allows no ForceOff and On to do it by hand`);
+      if (sent.length === 0)
+        throw new RedfishError(
+          'REDFISH_UNSUPPORTED',
+          `BMC allows none of ${candidates.join(', ')} for "cycle" from On, nor ForceOff and On (allowed: ${allowed.join(', ')})`,
+        );
+      throw new RedfishError(
+        'REDFISH_RESET_NOT_OBSERVED',
+        `BMC accepted ${sent.join(', ')} but the machine never reset, and it allows no ForceOff and On to do it by hand`,
+      );
     }
     await act(ctx, action.target, { ResetType: 'ForceOff' });
-    const off = await pollWithin(() => getPowerState(ctx), (s) => s === 'Off', { intervalMs: ctx.timing.pollIntervalMs, timeoutMs: ctx.timing.powerTimeoutMs });
+    const off = await pollWithin(
+      () => getPowerState(ctx),
+      (s) => s === 'Off',
+      { intervalMs: ctx.timing.pollIntervalMs, timeoutMs: ctx.timing.powerTimeoutMs },
+    );
     if (!off.done) throw new RedfishError('REDFISH_RESET_NOT_OBSERVED', `BMC accepted ${[...sent, 'ForceOff'].join(', ')} but the machine stayed ${off.value}`);
     await reset(ctx, action, on, 'On');
     return { ...result, after: 'On', resetTypes: [...sent, 'ForceOff', on], observed: 'offThenOn' };

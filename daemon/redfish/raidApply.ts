@@ -46,7 +46,9 @@ async function storageFor(ctx: ClientContext, all: VolumeCollection[], ref: stri
  * undefined when it does not list them all.
  */
 async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly string[]): Promise<string[] | undefined> {
-  const listed = arr((await ctx.http.get(storageUri)).body.Drives).map((d) => linkOf(d)).filter((u): u is string => u !== undefined);
+  const listed = arr((await ctx.http.get(storageUri)).body.Drives)
+    .map((d) => linkOf(d))
+    .filter((u): u is string => u !== undefined);
   const resolved: string[] = [];
   for (const ref of refs) {
     let match = listed.find((uri) => names(ref, uri));
@@ -61,7 +63,8 @@ async function driveUris(ctx: ClientContext, storageUri: string, refs: readonly 
 
 /** Where a volume goes and on which drives: the named Storage, else the first that supports its type and lists its drives. */
 async function placement(ctx: ClientContext, all: VolumeCollection[], spec: RaidVolume): Promise<{ target: VolumeCollection; drives: string[] | undefined }> {
-  const candidates = spec.storage === undefined ? all.filter((c) => !c.raidTypes || c.raidTypes.includes(spec.raidType)) : [await storageFor(ctx, all, spec.storage)];
+  const candidates =
+    spec.storage === undefined ? all.filter((c) => !c.raidTypes || c.raidTypes.includes(spec.raidType)) : [await storageFor(ctx, all, spec.storage)];
   for (const target of candidates) {
     if (spec.drives === undefined) return { target, drives: undefined };
     const drives = await driveUris(ctx, target.storageUri, spec.drives);
@@ -84,7 +87,8 @@ export async function applyRaid(ctx: ClientContext, plan: RaidPlan): Promise<Rai
   for (const ref of plan.delete) {
     const matches = (await listVolumes(ctx)).filter((v) => v.name === ref || names(ref, v.uri, v.id));
     // Names need not be unique on a controller: a reference that fits two volumes deletes neither.
-    if (matches.length > 1) throw new RedfishError('REDFISH_BAD_REQUEST', `${ref} names ${matches.length} volumes (${matches.map((v) => v.uri).join(', ')}); name one by its URI`);
+    if (matches.length > 1)
+      throw new RedfishError('REDFISH_BAD_REQUEST', `${ref} names ${matches.length} volumes (${matches.map((v) => v.uri).join(', ')}); name one by its URI`);
     const volume = matches[0];
     if (!volume) continue;
     await deleteVolume(ctx, volume.uri);

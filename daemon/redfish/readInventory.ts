@@ -45,9 +45,7 @@ async function readCpus(ctx: ClientContext, system: Json): Promise<InventoryCpus
   return {
     count: cpus.length,
     model: cpus.map((p) => text(p.body.Model)).find((m) => m !== null) ?? text(summary.Model),
-    cores: cores.every((c) => c !== undefined)
-      ? cores.reduce<number>((sum, c) => sum + (c ?? 0), 0)
-      : (num(summary.CoreCount) ?? null),
+    cores: cores.every((c) => c !== undefined) ? cores.reduce<number>((sum, c) => sum + (c ?? 0), 0) : (num(summary.CoreCount) ?? null),
   };
 }
 

@@ -33,10 +33,14 @@ export async function enableRemoteMedia(ctx: ClientContext): Promise<void> {
       const current = valueAt(manager.body, path);
       if (current === undefined || current === on) continue;
       await patchResource(ctx, manager.uri, nested(path, on), manager.etag);
-      const shown = await pollWithin(async () => valueAt((await ctx.http.get(manager.uri)).body, path), (v) => v === on, {
-        intervalMs: ctx.timing.pollIntervalMs,
-        timeoutMs: ctx.timing.mediaTimeoutMs,
-      });
+      const shown = await pollWithin(
+        async () => valueAt((await ctx.http.get(manager.uri)).body, path),
+        (v) => v === on,
+        {
+          intervalMs: ctx.timing.pollIntervalMs,
+          timeoutMs: ctx.timing.mediaTimeoutMs,
+        },
+      );
       if (!shown.done) throw new RedfishError('REDFISH_UNSUPPORTED', `${family} remote media stays ${String(shown.value)} at ${manager.uri}`);
     }
   }

@@ -157,9 +157,13 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
 
       if (!secure) send();
       else {
-        const connected = openTls(what, (error) => finish(error), () => {
-          if (!settled) send(connected);
-        });
+        const connected = openTls(
+          what,
+          (error) => finish(error),
+          () => {
+            if (!settled) send(connected);
+          },
+        );
         socket = connected;
       }
     });
@@ -191,7 +195,8 @@ export function createTransport(options: { origin: URL; tls?: RedfishTlsOptions;
       const res = await exchange(probing ? withoutCredentials(current) : current);
       const target = hop < maxRedirects ? sameHostHttps(res) : undefined;
       if (!target) {
-        if (probing) throw new RedfishError('REDFISH_TLS_PIN_MISMATCH', `${req.method} ${req.path}: BMC answered over plain http, but TLS options require https`);
+        if (probing)
+          throw new RedfishError('REDFISH_TLS_PIN_MISMATCH', `${req.method} ${req.path}: BMC answered over plain http, but TLS options require https`);
         return res;
       }
       secure = true;

@@ -141,7 +141,8 @@ export function bcdNodeArgsOf(command: string | readonly string[]): BcdNodeArgs 
 
 /** The public join credential a `bcd node --join-creds` names: fetched when a URL; a path on the target host is not simulated. */
 export async function joinCredsOf(ref: string): Promise<string> {
-  if (!/^https?:\/\//.test(ref)) throw new AutoinstallError('SEED_INVALID', `join credentials at ${ref} would be a file on the installed host; the simulation needs a URL`);
+  if (!/^https?:\/\//.test(ref))
+    throw new AutoinstallError('SEED_INVALID', `join credentials at ${ref} would be a file on the installed host; the simulation needs a URL`);
   const response = await fetch(ref);
   if (!response.ok) throw new AutoinstallError('MEDIA_UNAVAILABLE', `join credential fetch answered ${response.status}`);
   return response.text();

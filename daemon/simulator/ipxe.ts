@@ -84,7 +84,11 @@ async function runLine(line: string, ctx: Context, slot: KernelSlot): Promise<Li
       status = OK;
       continue;
     }
-    const outcome = await runCommand(command.map((w) => expand(w, ctx.settings)), ctx, slot);
+    const outcome = await runCommand(
+      command.map((w) => expand(w, ctx.settings)),
+      ctx,
+      slot,
+    );
     if (!('status' in outcome)) return outcome;
     status = outcome.status;
   }

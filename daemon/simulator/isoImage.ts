@@ -48,7 +48,7 @@ export function readIso9660(bytes: Uint8Array): Map<string, Uint8Array> {
 
   const files = new Map<string, Uint8Array>();
   let pending: { name: string; parts: Uint8Array[] } | undefined;
-  for (let offset = 0; offset < root.length; ) {
+  for (let offset = 0; offset < root.length;) {
     const length = root[offset]!;
     if (length === 0) {
       // Records never cross a sector boundary; the rest of this sector is padding.

@@ -11,7 +11,18 @@ import { sizeOfDisk, type MachineDisk } from '../ramdisk/blockDevices.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
 import { firstStageIpxeScript, ramdiskParamsOf } from '../site/ipxeScript.ts';
 import { runSimulatedIpxe } from './ipxe.ts';
-import { AutoinstallError, autoinstallSeedOf, bcdNodeArgsOf, fetchInstallMedia, installOs, joinCredsOf, loadNodeUnit, readOsMarker, saveNodeUnit, type InstallRecord } from './autoinstall.ts';
+import {
+  AutoinstallError,
+  autoinstallSeedOf,
+  bcdNodeArgsOf,
+  fetchInstallMedia,
+  installOs,
+  joinCredsOf,
+  loadNodeUnit,
+  readOsMarker,
+  saveNodeUnit,
+  type InstallRecord,
+} from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
 import { fitDrivesToDisks } from './machineDrives.ts';
 

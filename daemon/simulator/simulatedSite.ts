@@ -83,7 +83,8 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
   const nodeIds = Array.from({ length: options.machines }, (_, i) => `${options.siteId}-m${String(i + 1).padStart(3, '0')}`);
   const credentialsRef = (nodeId: string) => `secret:${nodeId}-bmc`;
   const inProcess = (): CommandSender => {
-    if (!options.inProcess) throw new PlatformError('PRECONDITION_FAILED', 'a simulated site with sealed secrets or join tokens needs an in-process command bus (inProcess)');
+    if (!options.inProcess)
+      throw new PlatformError('PRECONDITION_FAILED', 'a simulated site with sealed secrets or join tokens needs an in-process command bus (inProcess)');
     return options.inProcess;
   };
   // The secrets the enroll commands reference only by name, where the site agent's resolver looks them up.
@@ -169,7 +170,14 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
     await sendOnce(
       nc,
       'metal.enroll',
-      { nodeId, siteId: options.siteId, bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) }, hardwareProfile: trees[i % trees.length]!, macs: [simulatedMac(i)], ...(options.poolId ? { poolId: options.poolId } : {}) },
+      {
+        nodeId,
+        siteId: options.siteId,
+        bmc: { address: machine.bmc.url, credentialsRef: credentialsRef(nodeId) },
+        hardwareProfile: trees[i % trees.length]!,
+        macs: [simulatedMac(i)],
+        ...(options.poolId ? { poolId: options.poolId } : {}),
+      },
       `sim-enroll-${nodeId}`,
     );
     log.info({ nodeId, bmc: machine.bmc.url }, 'simulated machine enrolled');

@@ -55,7 +55,8 @@ export async function requestSecretGrant(
     throw new PlatformError(isErrorCode(code) ? code : 'INTERNAL', detail);
   }
   const { grant } = reply.data;
-  if (grant.ref !== target.ref || grant.nodeId !== target.nodeId) throw new PlatformError('INTERNAL', `a grant for ${grant.ref} answered a request for ${target.ref}`);
+  if (grant.ref !== target.ref || grant.nodeId !== target.nodeId)
+    throw new PlatformError('INTERNAL', `a grant for ${grant.ref} answered a request for ${target.ref}`);
   try {
     return { value: decryptGrant(grant, ephemeral.privateKey, signed, requester.agentId), expiresAtMs: Date.parse(grant.expiresAt) };
   } catch (cause) {
@@ -68,7 +69,11 @@ export async function requestSecretGrant(
  * read the in-memory copy until the grant expires (a few seconds early, so a slow BMC call does not outlive it).
  * Nothing is written to disk. Refusals surface as CREDENTIALS_MISSING with the control plane's code in the message.
  */
-export function grantedCredentialResolver(nc: NatsConnection, requester: GrantRequester, options: GrantOptions & { expiryMarginMs?: number } = {}): CredentialResolver {
+export function grantedCredentialResolver(
+  nc: NatsConnection,
+  requester: GrantRequester,
+  options: GrantOptions & { expiryMarginMs?: number } = {},
+): CredentialResolver {
   const now = options.now ?? Date.now;
   const margin = options.expiryMarginMs ?? 5_000;
   const cache = new Map<string, { credentials: BmcCredentials; expiresAtMs: number }>();

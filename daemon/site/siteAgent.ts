@@ -201,7 +201,10 @@ function credentialResolverOf(
 ): CredentialResolver {
   const { credentials } = options;
   if (credentials !== undefined && typeof credentials === 'object' && 'labFile' in credentials) {
-    options.log.warn({ path: credentials.labFile }, 'BMC credentials come from a plaintext file on this site (lab only); production sites are granted sealed secrets');
+    options.log.warn(
+      { path: credentials.labFile },
+      'BMC credentials come from a plaintext file on this site (lab only); production sites are granted sealed secrets',
+    );
     return fileCredentialResolver(credentials.labFile);
   }
   if (credentials !== undefined && credentials !== 'granted') return credentials;

@@ -1,7 +1,15 @@
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import type { BmcTls } from '../../schemas/metal/bmc.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { createRedfishClient, type BiosAttributes, type BootMode, type RaidPlan, type RedfishClient, type RedfishClientOptions, type RedfishTlsOptions } from '../redfish/index.ts';
+import {
+  createRedfishClient,
+  type BiosAttributes,
+  type BootMode,
+  type RaidPlan,
+  type RedfishClient,
+  type RedfishClientOptions,
+  type RedfishTlsOptions,
+} from '../redfish/index.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import type { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
@@ -49,7 +57,8 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
     const { username, password } = await credentials.resolve(bmc.credentialsRef, { nodeId: command.nodeId });
     const tls = tlsOf(bmc.tls) ?? redfish.tls;
     // Lab only, and never quietly: every use says so.
-    if (tls?.insecure) log.warn({ nodeId: command.nodeId, bmc: bmc.address, kind: command.kind }, 'BMC TLS certificate not verified (enrolled tls: insecure; lab use only)');
+    if (tls?.insecure)
+      log.warn({ nodeId: command.nodeId, bmc: bmc.address, kind: command.kind }, 'BMC TLS certificate not verified (enrolled tls: insecure; lab use only)');
     return createRedfishClient({
       baseUrl: bmc.address,
       username,

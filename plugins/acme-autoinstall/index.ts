@@ -13,13 +13,27 @@ import { metaDataTemplate, userDataTemplate } from './userData.ts';
 export const renderIso = defineStep({
   id: 'autoinstall.renderIso',
   runsOn: 'control-plane',
-  input: z.object({ hostname: z.string().regex(/^[a-z0-9-]{1,63}$/).optional(), sshKeys: z.array(z.string()).default([]) }),
+  input: z.object({
+    hostname: z
+      .string()
+      .regex(/^[a-z0-9-]{1,63}$/)
+      .optional(),
+    sshKeys: z.array(z.string()).default([]),
+  }),
   output: z.object({ url: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
   run: async (ctx) => {
     const productUuid = ctx.node.productUuid;
     if (!productUuid) throw new TerminalError('PRECONDITION_FAILED', `node ${ctx.node.nodeId} has no SMBIOS UUID yet; inspect it first`);
     const joinToken = await ctx.pki.mintJoinToken({ role: 'node', expect: { productUuid } });
-    const values = { hostname: ctx.input.hostname ?? ctx.node.nodeId, sshKeys: ctx.input.sshKeys, siteId: ctx.node.siteId, nodeId: ctx.node.nodeId, natsUrl: ctx.agentEndpoints.natsUrl, joinCredsUrl: ctx.agentEndpoints.joinCredsUrl, joinToken };
+    const values = {
+      hostname: ctx.input.hostname ?? ctx.node.nodeId,
+      sshKeys: ctx.input.sshKeys,
+      siteId: ctx.node.siteId,
+      nodeId: ctx.node.nodeId,
+      natsUrl: ctx.agentEndpoints.natsUrl,
+      joinCredsUrl: ctx.agentEndpoints.joinCredsUrl,
+      joinToken,
+    };
     const iso = buildIso9660({
       volumeId: 'cidata',
       files: [

@@ -20,9 +20,28 @@ export { buildIso9660, Iso9660Error } from './iso9660.ts';
 export type { Iso9660File, Iso9660Spec } from './iso9660.ts';
 export { definePlugin } from './definePlugin.ts';
 export type { PluginDefinition, PluginSpec } from './definePlugin.ts';
-export { defineProvider, connectProvider, clientTokenOf, ProviderError, ProviderErrorKind, classifyHttpFailure, classifyFetchFailure, withTransientRetry } from './provider.ts';
+export {
+  defineProvider,
+  connectProvider,
+  clientTokenOf,
+  ProviderError,
+  ProviderErrorKind,
+  classifyHttpFailure,
+  classifyFetchFailure,
+  withTransientRetry,
+} from './provider.ts';
 export { providerConformanceCases, runConformance } from './providerConformance.ts';
-export type { ProviderClient, ProviderContext, ProviderDefinition, ProviderErrorCode, TransientRetryOptions, ProviderInstance, ProviderInstanceSpec, ProviderInstanceState, ProviderOffer } from './provider.ts';
+export type {
+  ProviderClient,
+  ProviderContext,
+  ProviderDefinition,
+  ProviderErrorCode,
+  TransientRetryOptions,
+  ProviderInstance,
+  ProviderInstanceSpec,
+  ProviderInstanceState,
+  ProviderOffer,
+} from './provider.ts';
 export type { ConformanceCase, ConformanceHarness, ConformanceReport, ConformanceResult, ConformanceSubject } from './providerConformance.ts';
 export { RetryableError, StepNotReadyError, TerminalError, stepNotReady } from './stepErrors.ts';
 export type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';

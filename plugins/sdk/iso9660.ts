@@ -161,7 +161,16 @@ export function buildIso9660(spec: Iso9660Spec): Uint8Array {
   view.setUint32(pvd + 140, PATH_TABLE_L_SECTOR, true);
   view.setUint32(pvd + 148, PATH_TABLE_M_SECTOR, false);
   directoryRecord(image, pvd + 156, { id: Uint8Array.of(0), sector: ROOT_SECTOR, size: rootSize, directory: true, date });
-  for (const [offset, length] of [[190, 128], [318, 128], [446, 128], [574, 128], [702, 37], [739, 37], [776, 37]] as const) ascii(image, pvd + offset, length, '');
+  for (const [offset, length] of [
+    [190, 128],
+    [318, 128],
+    [446, 128],
+    [574, 128],
+    [702, 37],
+    [739, 37],
+    [776, 37],
+  ] as const)
+    ascii(image, pvd + offset, length, '');
   ascii(image, pvd + 574, 128, 'BETTER COMPUTE');
   volumeDate(image, pvd + 813, date);
   volumeDate(image, pvd + 830, date);
@@ -175,7 +184,10 @@ export function buildIso9660(spec: Iso9660Spec): Uint8Array {
   image[terminator + 6] = 1;
 
   // One path table entry (the root, parent 1, identifier 0x00 plus a pad byte), once little- and once big-endian.
-  for (const [sector, littleEndian] of [[PATH_TABLE_L_SECTOR, true], [PATH_TABLE_M_SECTOR, false]] as const) {
+  for (const [sector, littleEndian] of [
+    [PATH_TABLE_L_SECTOR, true],
+    [PATH_TABLE_M_SECTOR, false],
+  ] as const) {
     const at = sector * SECTOR;
     image[at] = 1;
     view.setUint32(at + 2, ROOT_SECTOR, littleEndian);

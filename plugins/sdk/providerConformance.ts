@@ -95,10 +95,13 @@ const crashCase: ConformanceCase = {
       dying.abort(new Error('process crashed'));
       throw new Error('process crashed');
     };
-    await h.open({ fetch: crashingFetch, signal: dying.signal }).createInstance(spec).then(
-      () => Promise.reject(new Error('create resolved although its process crashed')),
-      () => undefined,
-    );
+    await h
+      .open({ fetch: crashingFetch, signal: dying.signal })
+      .createInstance(spec)
+      .then(
+        () => Promise.reject(new Error('create resolved although its process crashed')),
+        () => undefined,
+      );
     check(crashed, 'createInstance sent no mutating request');
     const fresh = h.open();
     const found = await fresh.findByClientToken(spec.clientToken);
@@ -140,7 +143,13 @@ const wrongTokenCase: ConformanceCase = {
   name: 'a wrong token is a configuration error, not retried',
   async run(h) {
     const before = h.requests();
-    const error = await h.open({ token: h.subject.wrongToken }).listOffers().then(() => null, (e: unknown) => e);
+    const error = await h
+      .open({ token: h.subject.wrongToken })
+      .listOffers()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     check(error instanceof ProviderError, `expected a ProviderError, got ${String(error)}`);
     check(error.kind === 'configuration' && error.code === 'PROVIDER_CONFIGURATION', `expected configuration, got ${error.code}`);
     check(h.requests() - before === 1, `the refused call was sent ${h.requests() - before} times, expected once`);
@@ -169,7 +178,13 @@ const paginationCase: ConformanceCase = {
 const unknownIdCase: ConformanceCase = {
   name: 'getInstance of an unknown id is not-found',
   async run(h) {
-    const error = await h.open().getInstance(`${h.subject.runId ?? 'conformance'}-no-such-instance`).then(() => null, (e: unknown) => e);
+    const error = await h
+      .open()
+      .getInstance(`${h.subject.runId ?? 'conformance'}-no-such-instance`)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     check(error instanceof ProviderError && error.kind === 'not-found', `expected not-found, got ${String(error)}`);
     check(error.code === 'PROVIDER_NOT_FOUND', `expected PROVIDER_NOT_FOUND, got ${error.code}`);
   },
@@ -237,7 +252,11 @@ function startHarness(subject: ConformanceSubject, caseName: string): Conformanc
     };
   };
   const tokens: string[] = [];
-  const slug = caseName.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 24).replace(/-$/, '');
+  const slug = caseName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 24)
+    .replace(/-$/, '');
   let offerId = subject.offerId;
   const pollIntervalMs = subject.pollIntervalMs ?? 1000;
   const timeoutMs = subject.timeoutMs ?? 600_000;
@@ -273,7 +292,13 @@ function startHarness(subject: ConformanceSubject, caseName: string): Conformanc
       const key = `${subject.runId ?? 'conformance'}/${slug}/${label}`;
       const clientToken = clientTokenOf(key);
       tokens.push(clientToken);
-      return { clientToken, name: `bc-${slug}-${label}`.slice(0, 63), offerId, image: subject.image ?? 'debian-12', sshKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBcConformanceKey conformance'] };
+      return {
+        clientToken,
+        name: `bc-${slug}-${label}`.slice(0, 63),
+        offerId,
+        image: subject.image ?? 'debian-12',
+        sshKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBcConformanceKey conformance'],
+      };
     },
     async cleanUp() {
       const client = open();

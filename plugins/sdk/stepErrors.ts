@@ -20,7 +20,6 @@ export class RetryableError extends PlatformError {
   }
 }
 
-
 /** A signed agent result that did not verify. It never counts as the step's outcome; the rejection is recorded. */
 export class ResultRejectedError extends PlatformError {
   override name = 'ResultRejectedError';

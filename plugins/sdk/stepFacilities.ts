@@ -36,4 +36,3 @@ export interface StepFacilities {
   /** Mustache, without HTML escaping (seeds are YAML and shell, not HTML); a tag naming a missing value fails the step. */
   renderTemplate(template: string, values: Readonly<Record<string, unknown>>): string;
 }
-

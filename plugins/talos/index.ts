@@ -28,7 +28,8 @@ export const waitTalosReady = defineStep({
   run: async (ctx) => {
     // The first address is the enrolled one or, for a DHCP machine, the lease the BMC reported on its first NIC.
     const address = ctx.node.addresses[0];
-    if (!address) throw new TerminalError('PRECONDITION_FAILED', `node ${ctx.node.nodeId} has no recorded address; inspect it (or enroll it with addresses) first`);
+    if (!address)
+      throw new TerminalError('PRECONDITION_FAILED', `node ${ctx.node.nodeId} has no recorded address; inspect it (or enroll it with addresses) first`);
     const answer = await httpViaSite(ctx, {
       url: `https://${address}:${ctx.input.port}/machine/version`,
       tlsSpkiSha256: ctx.input.tlsSpkiSha256,

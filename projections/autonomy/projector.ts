@@ -59,7 +59,12 @@ function applyDecision(db: Database, event: DecisionEvent, time: string): void {
       return;
     }
     case 'DecisionUpdated':
-      return set(db, decisionId, time, { signal: JSON.stringify(event.data.signal), plan: JSON.stringify(event.data.plan), plan_digest: event.data.planDigest, approvals: '[]' });
+      return set(db, decisionId, time, {
+        signal: JSON.stringify(event.data.signal),
+        plan: JSON.stringify(event.data.plan),
+        plan_digest: event.data.planDigest,
+        approvals: '[]',
+      });
     case 'DecisionApprovalRecorded': {
       const row = statement(db, 'SELECT approvals FROM autonomy_decisions WHERE decision_id = ?').get(decisionId) as { approvals: string } | undefined;
       return set(db, decisionId, time, { approvals: JSON.stringify([...(JSON.parse(row?.approvals ?? '[]') as string[]), event.data.approverId]) });
@@ -67,11 +72,21 @@ function applyDecision(db: Database, event: DecisionEvent, time: string): void {
     case 'DecisionApproved':
       return set(db, decisionId, time, { status: 'approved', approved_by: event.data.by });
     case 'DecisionApprovalRequired':
-      return set(db, decisionId, time, { status: 'pending', approved_by: null, disposition: 'require', disposition_reason: event.data.reason, expires_at: event.data.expiresAt });
+      return set(db, decisionId, time, {
+        status: 'pending',
+        approved_by: null,
+        disposition: 'require',
+        disposition_reason: event.data.reason,
+        expires_at: event.data.expiresAt,
+      });
     case 'DecisionRejected':
       return set(db, decisionId, time, { status: 'closed', cooldown_until: event.data.cooldownUntil, closed_reason: event.data.reason });
     case 'DecisionRemediationStarted':
-      return set(db, decisionId, time, { status: 'running', settle_until: event.data.settleUntil, remediation: JSON.stringify({ commandName: event.data.commandName, commandId: event.data.commandId }) });
+      return set(db, decisionId, time, {
+        status: 'running',
+        settle_until: event.data.settleUntil,
+        remediation: JSON.stringify({ commandName: event.data.commandName, commandId: event.data.commandId }),
+      });
     case 'DecisionOutcomeRecorded': {
       const { effective, signalPresent, sensorOk } = event.data;
       return set(db, decisionId, time, {
@@ -118,14 +133,27 @@ export const autonomyProjection = defineProjection({
         return;
       case 'PolicyDispositionSet':
         if (event.data.disposition === null) statement(db, 'DELETE FROM autonomy_overrides WHERE category = ?').run(event.data.category);
-        else statement(db, 'INSERT INTO autonomy_overrides (category, disposition) VALUES (?, ?) ON CONFLICT (category) DO UPDATE SET disposition = excluded.disposition').run(event.data.category, event.data.disposition);
+        else
+          statement(
+            db,
+            'INSERT INTO autonomy_overrides (category, disposition) VALUES (?, ?) ON CONFLICT (category) DO UPDATE SET disposition = excluded.disposition',
+          ).run(event.data.category, event.data.disposition);
         return;
       case 'OwnerPauseSet':
-        if (event.data.paused) statement(db, 'INSERT OR REPLACE INTO autonomy_paused (owner, reason, since) VALUES (?, ?, ?)').run(event.data.owner, event.data.reason, metadata.time);
+        if (event.data.paused)
+          statement(db, 'INSERT OR REPLACE INTO autonomy_paused (owner, reason, since) VALUES (?, ?, ?)').run(
+            event.data.owner,
+            event.data.reason,
+            metadata.time,
+          );
         else statement(db, 'DELETE FROM autonomy_paused WHERE owner = ?').run(event.data.owner);
         return;
       case 'AutonomyHaltSet':
-        statement(db, 'INSERT OR REPLACE INTO autonomy_halt (id, halted, reason, since) VALUES (1, ?, ?, ?)').run(event.data.halted ? 1 : 0, event.data.reason, metadata.time);
+        statement(db, 'INSERT OR REPLACE INTO autonomy_halt (id, halted, reason, since) VALUES (1, ?, ?, ?)').run(
+          event.data.halted ? 1 : 0,
+          event.data.reason,
+          metadata.time,
+        );
         return;
     }
   },

@@ -85,13 +85,29 @@ export function decisionHistory(db: Database, decisionId: string): DecisionHisto
 }
 
 export function listBudgets(db: Database): BudgetView[] {
-  const rows = db.prepare('SELECT * FROM autonomy_budgets ORDER BY window_start DESC, scope').all() as { budget_id: string; scope: string; window_start: string; limit_count: number; consumed: number }[];
+  const rows = db.prepare('SELECT * FROM autonomy_budgets ORDER BY window_start DESC, scope').all() as {
+    budget_id: string;
+    scope: string;
+    window_start: string;
+    limit_count: number;
+    consumed: number;
+  }[];
   return rows.map((r) => ({ budgetId: r.budget_id, scope: r.scope, windowStart: r.window_start, limit: r.limit_count, consumed: r.consumed }));
 }
 
 export function controlsOf(db: Database): ControlsView {
   const halt = db.prepare('SELECT halted, reason FROM autonomy_halt WHERE id = 1').get() as { halted: number; reason: string | null } | undefined;
   const paused = (db.prepare('SELECT owner FROM autonomy_paused ORDER BY owner').all() as { owner: string }[]).map((r) => r.owner);
-  const overrides = Object.fromEntries((db.prepare('SELECT category, disposition FROM autonomy_overrides').all() as { category: string; disposition: string }[]).map((r) => [r.category, r.disposition]));
-  return { halted: halt?.halted === 1, haltReason: halt?.halted === 1 ? halt.reason : null, pausedOwners: paused, overrides: overrides as ControlsView['overrides'] };
+  const overrides = Object.fromEntries(
+    (db.prepare('SELECT category, disposition FROM autonomy_overrides').all() as { category: string; disposition: string }[]).map((r) => [
+      r.category,
+      r.disposition,
+    ]),
+  );
+  return {
+    halted: halt?.halted === 1,
+    haltReason: halt?.halted === 1 ? halt.reason : null,
+    pausedOwners: paused,
+    overrides: overrides as ControlsView['overrides'],
+  };
 }

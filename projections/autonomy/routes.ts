@@ -47,7 +47,12 @@ export const autonomyRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitT
   });
 
   api.get('/v1/autonomy/budgets', {
-    schema: { tags: ['autonomy'], summary: 'Consent budgets by scope and window', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(BudgetView) }), '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['autonomy'],
+      summary: 'Consent budgets by scope and window',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(BudgetView) }), '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listBudgets(reader.db()) };
@@ -55,7 +60,12 @@ export const autonomyRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitT
   });
 
   api.get('/v1/autonomy/controls', {
-    schema: { tags: ['autonomy'], summary: 'Halt switch, paused owners, disposition overrides', querystring: MinSeqQuery, response: { 200: ControlsView, '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['autonomy'],
+      summary: 'Halt switch, paused owners, disposition overrides',
+      querystring: MinSeqQuery,
+      response: { 200: ControlsView, '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return controlsOf(reader.db());

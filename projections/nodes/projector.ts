@@ -16,12 +16,24 @@ export const nodesProjection = defineProjection({
     switch (event.type) {
       case 'NodeEnrolled': {
         const d = event.data;
-        statement(db, 
+        statement(
+          db,
           `INSERT INTO nodes (node_id, site_id, state, maintenance, bmc_address, bmc_credentials_ref, hardware_profile, macs, enrolled_at, updated_at, last_seq, pool_id, agent, addresses, bmc_options)
            VALUES (?, ?, 'enrolled', 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(
-          d.nodeId, d.siteId, d.bmc.address, d.bmc.credentialsRef, d.hardwareProfile, JSON.stringify(d.macs), metadata.time, metadata.time, position.seq,
-          d.poolId ?? null, d.agent ?? 'bcd', JSON.stringify(d.addresses ?? []), JSON.stringify(bmcOptionsOf(d.bmc)),
+          d.nodeId,
+          d.siteId,
+          d.bmc.address,
+          d.bmc.credentialsRef,
+          d.hardwareProfile,
+          JSON.stringify(d.macs),
+          metadata.time,
+          metadata.time,
+          position.seq,
+          d.poolId ?? null,
+          d.agent ?? 'bcd',
+          JSON.stringify(d.addresses ?? []),
+          JSON.stringify(bmcOptionsOf(d.bmc)),
         );
         return;
       }
@@ -64,7 +76,11 @@ export const nodesProjection = defineProjection({
         return;
       }
       case 'WorkflowStarted':
-        statement(db, 'UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(position.seq, event.data.nodeId, event.data.workflowId);
+        statement(db, 'UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(
+          position.seq,
+          event.data.nodeId,
+          event.data.workflowId,
+        );
         return;
       case 'NodeWipeStarted':
         update(event.data.nodeId, `state = 'wiping'`);
@@ -74,8 +90,17 @@ export const nodesProjection = defineProjection({
         // Back in `ready` (or retired), a node belongs to nobody again and is deployed as nothing.
         const release = ownerlessStates.has(done) ? ', owner_tenant_id = NULL, owned_since_seq = NULL, role = NULL' : '';
         // Only a rescue ends with the ramdisk still running; a release or retirement also ends the installed OS's agent.
-        const agentRole = event.data.operation === 'rescue' ? 'agent_role' : ownerlessStates.has(done) ? 'NULL' : `CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END`;
-        update(event.data.nodeId, `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, agent_role = ${agentRole}${release}`, done);
+        const agentRole =
+          event.data.operation === 'rescue'
+            ? 'agent_role'
+            : ownerlessStates.has(done)
+              ? 'NULL'
+              : `CASE WHEN agent_role = 'ramdisk' THEN NULL ELSE agent_role END`;
+        update(
+          event.data.nodeId,
+          `state = ?, current_operation = NULL, current_workflow_id = NULL, waiting_reason = NULL, agent_role = ${agentRole}${release}`,
+          done,
+        );
         return;
       }
       case 'NodeOperationFailed': {
@@ -116,7 +141,11 @@ export const nodesProjection = defineProjection({
       case 'AgentRegistered':
         if (event.data.role !== 'site' && event.data.nodeId !== null) {
           statement(db, 'UPDATE nodes SET agent_role = ?, updated_at = ?, last_seq = ? WHERE node_id = ? AND site_id = ?').run(
-            event.data.role, metadata.time, position.seq, event.data.nodeId, event.data.siteId,
+            event.data.role,
+            metadata.time,
+            position.seq,
+            event.data.nodeId,
+            event.data.siteId,
           );
         }
         return;

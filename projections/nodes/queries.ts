@@ -76,8 +76,7 @@ function bmcViewOf(options: BmcOptions): Pick<NodeView, 'bmcAuth' | 'bmcTls' | '
 /** The node's BMC as agent commands carry it (address, reference, enrolled options); undefined for an unknown node. */
 export function getBmcConnection(db: Database, nodeId: string): BmcConnection | undefined {
   const row = db.prepare('SELECT bmc_address, bmc_credentials_ref, bmc_options FROM nodes WHERE node_id = ?').get(nodeId) as
-    | Pick<NodeRow, 'bmc_address' | 'bmc_credentials_ref' | 'bmc_options'>
-    | undefined;
+    Pick<NodeRow, 'bmc_address' | 'bmc_credentials_ref' | 'bmc_options'> | undefined;
   return row && { address: row.bmc_address, credentialsRef: row.bmc_credentials_ref, ...BmcOptions.parse(JSON.parse(row.bmc_options)) };
 }
 
@@ -99,7 +98,14 @@ export function listNodes(
          AND (@poolId IS NULL OR pool_id = @poolId) AND (@tenantId IS NULL OR owner_tenant_id = @tenantId)
        ORDER BY node_id LIMIT @limit`,
     )
-    .all({ after, siteId: filter.siteId ?? null, state: filter.state ?? null, poolId: filter.poolId ?? null, tenantId: filter.tenantId ?? null, limit: filter.limit + 1 }) as NodeRow[];
+    .all({
+      after,
+      siteId: filter.siteId ?? null,
+      state: filter.state ?? null,
+      poolId: filter.poolId ?? null,
+      tenantId: filter.tenantId ?? null,
+      limit: filter.limit + 1,
+    }) as NodeRow[];
   const page = rows.slice(0, filter.limit);
   const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
   return { items: page.map(toView), nextCursor };

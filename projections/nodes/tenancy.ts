@@ -3,8 +3,7 @@ import type { Database } from 'better-sqlite3';
 /** A node's owning tenant and the log position from which it has owned it; undefined for an unknown node. */
 export function nodeOwnership(db: Database, nodeId: string): { tenantId: string | null; ownedSinceSeq: number | null } | undefined {
   const row = db.prepare('SELECT owner_tenant_id, owned_since_seq FROM nodes WHERE node_id = ?').get(nodeId) as
-    | { owner_tenant_id: string | null; owned_since_seq: number | null }
-    | undefined;
+    { owner_tenant_id: string | null; owned_since_seq: number | null } | undefined;
   return row && { tenantId: row.owner_tenant_id, ownedSinceSeq: row.owned_since_seq };
 }
 

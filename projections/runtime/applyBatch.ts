@@ -18,7 +18,9 @@ export interface ProjectedMessage {
 export function projectEntry(entry: LogEntry): { message: ProjectedMessage; rejection?: Rejection } {
   const { seq, subject, messageId } = entry;
   const read = knownEvents(entry, eventCatalog);
-  return read.rejection ? { message: { seq, subject, messageId, events: [] }, rejection: read.rejection } : { message: { seq, subject, messageId, events: read.events } };
+  return read.rejection
+    ? { message: { seq, subject, messageId, events: [] }, rejection: read.rejection }
+    : { message: { seq, subject, messageId, events: read.events } };
 }
 
 /**

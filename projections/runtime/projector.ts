@@ -268,11 +268,12 @@ export class Projector {
     this.#pending = [];
     await this.#messages?.close();
     await sleep(delayMs);
-    if (!this.#stopped && !this.#rebuilding && !this.#recovering) await this.consumeLive().catch((err: unknown) => {
-      this.log.error({ err, projector: this.projection.name }, 'could not resume consumption; retrying');
-      this.#session = Symbol('retry');
-      void this.restartLive('resume failed', 1_000);
-    });
+    if (!this.#stopped && !this.#rebuilding && !this.#recovering)
+      await this.consumeLive().catch((err: unknown) => {
+        this.log.error({ err, projector: this.projection.name }, 'could not resume consumption; retrying');
+        this.#session = Symbol('retry');
+        void this.restartLive('resume failed', 1_000);
+      });
   }
 
   /**
@@ -303,14 +304,19 @@ export class Projector {
 
   private async quarantine(msgs: readonly JsMsg[], entries: readonly { message: ProjectedMessage; rejection?: Rejection }[]): Promise<void> {
     for (const [i, { message, rejection }] of entries.entries()) {
-      if (rejection) await this.#deadLetters.quarantine({ stream: Streams.events.name, seq: message.seq, subject: message.subject, data: msgs[i]!.data }, rejection);
+      if (rejection)
+        await this.#deadLetters.quarantine({ stream: Streams.events.name, seq: message.seq, subject: message.subject, data: msgs[i]!.data }, rejection);
     }
   }
 
   private apply(session: symbol, msgs: readonly JsMsg[], entries: readonly { message: ProjectedMessage }[]): void {
     if (this.#session !== session || !this.#db) return;
     try {
-      applyBatch(this.#db, this.projection, entries.map((e) => e.message));
+      applyBatch(
+        this.#db,
+        this.projection,
+        entries.map((e) => e.message),
+      );
       msgs.at(-1)!.ack();
     } catch (err) {
       if (isCorruptDatabase(err)) return void this.recover('the live file is corrupt', err);

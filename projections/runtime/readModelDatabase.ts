@@ -15,7 +15,7 @@ export function openWriter(file: string, projection: Projection): Db {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec('CREATE TABLE IF NOT EXISTS _checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, command_id TEXT)');
-  db.exec("INSERT OR IGNORE INTO _checkpoint (id, seq, command_id) VALUES (1, 0, NULL)");
+  db.exec('INSERT OR IGNORE INTO _checkpoint (id, seq, command_id) VALUES (1, 0, NULL)');
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > projection.migrations.length) {
     throw new Error(`${file} is at schema version ${current}, newer than ${projection.name}'s ${projection.migrations.length}`);

@@ -10,7 +10,10 @@ export class ReadModelFiles {
   readonly dir: string;
   readonly pointer: string;
 
-  constructor(dataDir: string, readonly name: string) {
+  constructor(
+    dataDir: string,
+    readonly name: string,
+  ) {
     this.dir = join(dataDir, 'readmodels', name);
     this.pointer = join(this.dir, 'CURRENT');
     mkdirSync(this.dir, { recursive: true });

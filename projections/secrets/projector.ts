@@ -19,7 +19,16 @@ export const secretsProjection = defineProjection({
            VALUES (@secretId, @kind, @version, @keyId, @sealed, @description, @time, @time, @seq)
            ON CONFLICT (secret_id) DO UPDATE SET kind = @kind, version = @version, key_id = @keyId, sealed = @sealed,
              description = @description, updated_at = @time, last_seq = @seq`,
-        ).run({ secretId: d.secretId, kind: d.kind, version: d.version, keyId: d.keyId, sealed: JSON.stringify(d.sealed), description: d.description, time: metadata.time, seq: position.seq });
+        ).run({
+          secretId: d.secretId,
+          kind: d.kind,
+          version: d.version,
+          keyId: d.keyId,
+          sealed: JSON.stringify(d.sealed),
+          description: d.description,
+          time: metadata.time,
+          seq: position.seq,
+        });
         return;
       }
       case 'SecretDeleted':

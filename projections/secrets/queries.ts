@@ -27,7 +27,9 @@ const toView = (r: SecretRow): SecretView => ({
 });
 
 export function listSecrets(db: Database, filter: { kind?: SecretKind } = {}): SecretView[] {
-  const rows = db.prepare(`SELECT ${columns} FROM secrets WHERE (@kind IS NULL OR kind = @kind) ORDER BY secret_id`).all({ kind: filter.kind ?? null }) as SecretRow[];
+  const rows = db
+    .prepare(`SELECT ${columns} FROM secrets WHERE (@kind IS NULL OR kind = @kind) ORDER BY secret_id`)
+    .all({ kind: filter.kind ?? null }) as SecretRow[];
   return rows.map(toView);
 }
 

@@ -20,7 +20,13 @@ export const siteRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
   });
 
   api.get('/v1/sites/:siteId', {
-    schema: { tags: ['sites'], summary: 'One site', params: z.object({ siteId: z.string() }), querystring: MinSeqQuery, response: { 200: SiteView, '4xx': Problem } },
+    schema: {
+      tags: ['sites'],
+      summary: 'One site',
+      params: z.object({ siteId: z.string() }),
+      querystring: MinSeqQuery,
+      response: { 200: SiteView, '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       const site = getSite(reader.db(), req.params.siteId);

@@ -23,7 +23,13 @@ export const vpsProjection = defineProjection({
       });
     switch (event.type) {
       case 'TenantCreated':
-        statement(db, 'INSERT INTO vps_tenants (tenant_id, name, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?)').run(event.data.tenantId, event.data.name, time, time, seq);
+        statement(db, 'INSERT INTO vps_tenants (tenant_id, name, created_at, updated_at, last_seq) VALUES (?, ?, ?, ?, ?)').run(
+          event.data.tenantId,
+          event.data.name,
+          time,
+          time,
+          seq,
+        );
         return;
       case 'TenantQuotaSet': {
         const d = event.data;
@@ -67,12 +73,17 @@ export const vpsProjection = defineProjection({
         return;
       case 'InstanceObserved': {
         const d = event.data;
-        updateInstance(d.tenantId, d.instanceId, 'observed = @observed, provider_instance_id = @providerInstanceId, addresses = @addresses, message = @message', {
-          observed: d.observed,
-          providerInstanceId: d.providerInstanceId,
-          addresses: JSON.stringify(d.addresses),
-          message: d.message,
-        });
+        updateInstance(
+          d.tenantId,
+          d.instanceId,
+          'observed = @observed, provider_instance_id = @providerInstanceId, addresses = @addresses, message = @message',
+          {
+            observed: d.observed,
+            providerInstanceId: d.providerInstanceId,
+            addresses: JSON.stringify(d.addresses),
+            message: d.message,
+          },
+        );
         return;
       }
       case 'PoolCreated': {
@@ -97,23 +108,28 @@ export const vpsProjection = defineProjection({
         return;
       case 'FlavorCreated': {
         const d = event.data;
-        statement(db, 'INSERT INTO vps_flavors (flavor_id, vcpus, memory_mib, disk_gib, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)').run(d.flavorId, d.vcpus, d.memoryMib, d.diskGib, time, seq);
-        return;
-      }
-      case 'FlavorMapped':
-        statement(db, 'INSERT INTO vps_flavor_offers (flavor_id, pool_id, offer_id) VALUES (@flavorId, @poolId, @offerId) ON CONFLICT (flavor_id, pool_id) DO UPDATE SET offer_id = @offerId').run(event.data);
-        return;
-      case 'ProviderAccountCreated': {
-        const d = event.data;
-        statement(db, 'INSERT INTO vps_accounts (account_id, provider_id, region, config, token_secret_id, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-          d.accountId,
-          d.providerId,
-          d.region,
-          JSON.stringify(d.config),
-          d.tokenSecretId,
+        statement(db, 'INSERT INTO vps_flavors (flavor_id, vcpus, memory_mib, disk_gib, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?)').run(
+          d.flavorId,
+          d.vcpus,
+          d.memoryMib,
+          d.diskGib,
           time,
           seq,
         );
+        return;
+      }
+      case 'FlavorMapped':
+        statement(
+          db,
+          'INSERT INTO vps_flavor_offers (flavor_id, pool_id, offer_id) VALUES (@flavorId, @poolId, @offerId) ON CONFLICT (flavor_id, pool_id) DO UPDATE SET offer_id = @offerId',
+        ).run(event.data);
+        return;
+      case 'ProviderAccountCreated': {
+        const d = event.data;
+        statement(
+          db,
+          'INSERT INTO vps_accounts (account_id, provider_id, region, config, token_secret_id, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        ).run(d.accountId, d.providerId, d.region, JSON.stringify(d.config), d.tokenSecretId, time, seq);
         return;
       }
       default:

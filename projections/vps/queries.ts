@@ -1,6 +1,15 @@
 import type { Database } from 'better-sqlite3';
 import type { Resources } from '../../schemas/vps/commands.ts';
-import { instanceStateOf, type AccountView, type FlavorView, type InstanceView, type PoolView, type QuotaStatus, type QuotaView, type TenantView } from '../../schemas/vps/views.ts';
+import {
+  instanceStateOf,
+  type AccountView,
+  type FlavorView,
+  type InstanceView,
+  type PoolView,
+  type QuotaStatus,
+  type QuotaView,
+  type TenantView,
+} from '../../schemas/vps/views.ts';
 import type { DesiredInstanceState, ObservedInstanceState } from '../../schemas/vps/commands.ts';
 
 interface TenantRow {
@@ -47,18 +56,28 @@ function quotaOfRow(db: Database, row: TenantRow): QuotaView {
   const usage = (status: QuotaStatus) =>
     sums(
       db
-        .prepare('SELECT SUM(instances) AS instances, SUM(vcpus) AS vcpus, SUM(memory_mib) AS memory_mib, SUM(disk_gib) AS disk_gib FROM vps_instances WHERE tenant_id = ? AND quota_status = ?')
+        .prepare(
+          'SELECT SUM(instances) AS instances, SUM(vcpus) AS vcpus, SUM(memory_mib) AS memory_mib, SUM(disk_gib) AS disk_gib FROM vps_instances WHERE tenant_id = ? AND quota_status = ?',
+        )
         .get(row.tenant_id, status) as never,
     );
   const limit = { instances: row.quota_instances, vcpus: row.quota_vcpus, memoryMib: row.quota_memory_mib, diskGib: row.quota_disk_gib };
   return { limit, used: usage('used'), reserved: usage('reserved') };
 }
 
-const toTenant = (db: Database, r: TenantRow): TenantView => ({ tenantId: r.tenant_id, name: r.name, quota: quotaOfRow(db, r), createdAt: r.created_at, updatedAt: r.updated_at });
+const toTenant = (db: Database, r: TenantRow): TenantView => ({
+  tenantId: r.tenant_id,
+  name: r.name,
+  quota: quotaOfRow(db, r),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 /** Every tenant, or only `tenantId` (what a tenant token may see). */
 export function listTenants(db: Database, filter: { tenantId?: string | null } = {}): TenantView[] {
-  const rows = db.prepare('SELECT * FROM vps_tenants WHERE (@tenantId IS NULL OR tenant_id = @tenantId) ORDER BY tenant_id').all({ tenantId: filter.tenantId ?? null }) as TenantRow[];
+  const rows = db
+    .prepare('SELECT * FROM vps_tenants WHERE (@tenantId IS NULL OR tenant_id = @tenantId) ORDER BY tenant_id')
+    .all({ tenantId: filter.tenantId ?? null }) as TenantRow[];
   return rows.map((r) => toTenant(db, r));
 }
 
@@ -96,7 +115,9 @@ const toInstance = (r: InstanceRow): InstanceView => ({
 /** Instances ordered by id, optionally of one tenant and/or one pool. */
 export function listInstances(db: Database, filter: { tenantId?: string | null; poolId?: string | null } = {}): InstanceView[] {
   const rows = db
-    .prepare('SELECT * FROM vps_instances WHERE (@tenantId IS NULL OR tenant_id = @tenantId) AND (@poolId IS NULL OR pool_id = @poolId) ORDER BY instance_id, tenant_id')
+    .prepare(
+      'SELECT * FROM vps_instances WHERE (@tenantId IS NULL OR tenant_id = @tenantId) AND (@poolId IS NULL OR pool_id = @poolId) ORDER BY instance_id, tenant_id',
+    )
     .all({ tenantId: filter.tenantId ?? null, poolId: filter.poolId ?? null }) as InstanceRow[];
   return rows.map(toInstance);
 }
@@ -104,7 +125,9 @@ export function listInstances(db: Database, filter: { tenantId?: string | null; 
 /** One instance; with `tenantId`, only if it is that tenant's (undefined otherwise, as if it did not exist). */
 export function instanceById(db: Database, instanceId: string, tenantId: string | null = null): InstanceView | undefined {
   const row = db
-    .prepare('SELECT * FROM vps_instances WHERE instance_id = @instanceId AND (@tenantId IS NULL OR tenant_id = @tenantId) ORDER BY requested_at, rowid LIMIT 1')
+    .prepare(
+      'SELECT * FROM vps_instances WHERE instance_id = @instanceId AND (@tenantId IS NULL OR tenant_id = @tenantId) ORDER BY requested_at, rowid LIMIT 1',
+    )
     .get({ instanceId, tenantId }) as InstanceRow | undefined;
   return row && toInstance(row);
 }
@@ -123,7 +146,9 @@ interface PoolRow {
 export function listPools(db: Database, filter: { tenantId?: string | null } = {}): PoolView[] {
   const tenantId = filter.tenantId ?? null;
   const rows = db
-    .prepare('SELECT * FROM vps_pools p WHERE @tenantId IS NULL OR EXISTS (SELECT 1 FROM vps_pool_offers o WHERE o.pool_id = p.pool_id AND o.tenant_id = @tenantId) ORDER BY pool_id')
+    .prepare(
+      'SELECT * FROM vps_pools p WHERE @tenantId IS NULL OR EXISTS (SELECT 1 FROM vps_pool_offers o WHERE o.pool_id = p.pool_id AND o.tenant_id = @tenantId) ORDER BY pool_id',
+    )
     .all({ tenantId }) as PoolRow[];
   const offers = db.prepare('SELECT tenant_id FROM vps_pool_offers WHERE pool_id = ? ORDER BY tenant_id');
   return rows.map((r) => ({
@@ -141,7 +166,13 @@ export function listPools(db: Database, filter: { tenantId?: string | null } = {
 /** Flavors by id with their offers; for a tenant only the ones sold in pools offered to it, with those offers. */
 export function listFlavors(db: Database, filter: { tenantId?: string | null } = {}): FlavorView[] {
   const tenantId = filter.tenantId ?? null;
-  const rows = db.prepare('SELECT * FROM vps_flavors ORDER BY flavor_id').all() as { flavor_id: string; vcpus: number; memory_mib: number; disk_gib: number; created_at: string }[];
+  const rows = db.prepare('SELECT * FROM vps_flavors ORDER BY flavor_id').all() as {
+    flavor_id: string;
+    vcpus: number;
+    memory_mib: number;
+    disk_gib: number;
+    created_at: string;
+  }[];
   const offers = db.prepare(
     `SELECT pool_id, offer_id FROM vps_flavor_offers f WHERE flavor_id = @flavorId
        AND (@tenantId IS NULL OR EXISTS (SELECT 1 FROM vps_pool_offers o WHERE o.pool_id = f.pool_id AND o.tenant_id = @tenantId)) ORDER BY pool_id`,
@@ -152,7 +183,10 @@ export function listFlavors(db: Database, filter: { tenantId?: string | null } =
       vcpus: r.vcpus,
       memoryMib: r.memory_mib,
       diskGib: r.disk_gib,
-      offers: (offers.all({ flavorId: r.flavor_id, tenantId }) as { pool_id: string; offer_id: string }[]).map((o) => ({ poolId: o.pool_id, offerId: o.offer_id })),
+      offers: (offers.all({ flavorId: r.flavor_id, tenantId }) as { pool_id: string; offer_id: string }[]).map((o) => ({
+        poolId: o.pool_id,
+        offerId: o.offer_id,
+      })),
       createdAt: r.created_at,
     }))
     .filter((f) => tenantId === null || f.offers.length > 0);

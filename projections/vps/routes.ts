@@ -25,7 +25,12 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   const TenantParams = z.object({ tenantId: z.string() });
 
   api.get('/v1/tenants', {
-    schema: { tags: ['vps'], summary: 'VPS tenants with their quota', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(TenantView) }), '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: 'VPS tenants with their quota',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(TenantView) }), '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listTenants(reader.db(), { tenantId: callerTenant(req) }) };
@@ -44,7 +49,13 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   });
 
   api.get('/v1/tenants/:tenantId/quota', {
-    schema: { tags: ['vps'], summary: "A tenant's quota: limit, used and reserved", params: TenantParams, querystring: MinSeqQuery, response: { 200: QuotaView, '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: "A tenant's quota: limit, used and reserved",
+      params: TenantParams,
+      querystring: MinSeqQuery,
+      response: { 200: QuotaView, '4xx': Problem },
+    },
     handler: async (req) => {
       requireVisibleTenant(req, req.params.tenantId);
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
@@ -69,7 +80,13 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   });
 
   api.get('/v1/vps/instances/:instanceId', {
-    schema: { tags: ['vps'], summary: 'One instance', params: z.object({ instanceId: z.string() }), querystring: MinSeqQuery, response: { 200: InstanceView, '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: 'One instance',
+      params: z.object({ instanceId: z.string() }),
+      querystring: MinSeqQuery,
+      response: { 200: InstanceView, '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       const instance = instanceById(reader.db(), req.params.instanceId, callerTenant(req));
@@ -79,7 +96,12 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   });
 
   api.get('/v1/vps/pools', {
-    schema: { tags: ['vps'], summary: 'Pools (a tenant token: those offered to it)', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(PoolView) }), '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: 'Pools (a tenant token: those offered to it)',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(PoolView) }), '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listPools(reader.db(), { tenantId: callerTenant(req) }) };
@@ -87,7 +109,12 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   });
 
   api.get('/v1/vps/flavors', {
-    schema: { tags: ['vps'], summary: 'Flavors and their offers per pool (a tenant token: in pools offered to it)', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(FlavorView) }), '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: 'Flavors and their offers per pool (a tenant token: in pools offered to it)',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(FlavorView) }), '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listFlavors(reader.db(), { tenantId: callerTenant(req) }) };
@@ -95,7 +122,12 @@ export const vpsRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeou
   });
 
   api.get('/v1/vps/accounts', {
-    schema: { tags: ['vps'], summary: 'Provider accounts (the token secret id, never the token)', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(AccountView) }), '4xx': Problem } },
+    schema: {
+      tags: ['vps'],
+      summary: 'Provider accounts (the token secret id, never the token)',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(AccountView) }), '4xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listAccounts(reader.db()) };

@@ -15,11 +15,13 @@ export const workflowsProjection = defineProjection({
     switch (event.type) {
       case 'WorkflowStarted': {
         const d = event.data;
-        statement(db, 
+        statement(
+          db,
           `INSERT INTO workflows (workflow_id, node_id, site_id, operation, profile_id, profile_version, state, started_at, last_seq)
            VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
         ).run(d.workflowId, d.nodeId, d.siteId, d.operation, d.profile.id, d.profile.version, d.startedAt, position.seq);
-        const insert = statement(db, 
+        const insert = statement(
+          db,
           `INSERT INTO workflow_steps (workflow_id, step_index, step_id, runs_on, destructive, params, state) VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
         );
         d.steps.forEach((s, i) => insert.run(d.workflowId, i, s.id, s.runsOn, s.destructive ? 1 : 0, JSON.stringify(s.params)));
@@ -29,7 +31,13 @@ export const workflowsProjection = defineProjection({
         step(`state = 'scheduled'`, event.data.workflowId, event.data.stepIndex);
         return touch(event.data.workflowId);
       case 'StepStarted':
-        step(`state = 'running', attempts = ?, started_at = COALESCE(started_at, ?)`, event.data.attempt, metadata.time, event.data.workflowId, event.data.stepIndex);
+        step(
+          `state = 'running', attempts = ?, started_at = COALESCE(started_at, ?)`,
+          event.data.attempt,
+          metadata.time,
+          event.data.workflowId,
+          event.data.stepIndex,
+        );
         return touch(event.data.workflowId);
       case 'StepSucceeded':
         step(
@@ -55,7 +63,8 @@ export const workflowsProjection = defineProjection({
         return touch(event.data.workflowId);
       case 'ApprovalRequested': {
         const d = event.data;
-        statement(db, 
+        statement(
+          db,
           `INSERT INTO approvals (workflow_id, digest, items, threshold, approver_ids, requested_at, expires_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(d.workflowId, d.digest, JSON.stringify(d.items), d.threshold, JSON.stringify(d.approverIds), metadata.time, d.expiresAt, position.seq);
         return touch(d.workflowId);
@@ -87,7 +96,11 @@ export const workflowsProjection = defineProjection({
         );
         return touch(event.data.workflowId);
       case 'WorkflowCancelRequested':
-        statement(db, `UPDATE workflows SET state = 'cancelling', error = ?, last_seq = ? WHERE workflow_id = ?`).run(event.data.reason, position.seq, event.data.workflowId);
+        statement(db, `UPDATE workflows SET state = 'cancelling', error = ?, last_seq = ? WHERE workflow_id = ?`).run(
+          event.data.reason,
+          position.seq,
+          event.data.workflowId,
+        );
         return;
       case 'WorkflowCancelled':
         statement(db, `UPDATE workflows SET state = 'cancelled', error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
@@ -98,7 +111,11 @@ export const workflowsProjection = defineProjection({
         );
         return;
       case 'WorkflowCompleted':
-        statement(db, `UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(metadata.time, position.seq, event.data.workflowId);
+        statement(db, `UPDATE workflows SET state = 'completed', ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(
+          metadata.time,
+          position.seq,
+          event.data.workflowId,
+        );
         return;
       case 'WorkflowFailed':
         statement(db, `UPDATE workflows SET state = 'failed', failed_step = ?, error = ?, ended_at = ?, last_seq = ? WHERE workflow_id = ?`).run(

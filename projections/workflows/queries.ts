@@ -87,7 +87,8 @@ function workflowCursorKey(cursor: string): [string, string] {
       throw new PlatformError('VALIDATION_FAILED', 'cursor is not one this API issued', { cause: err });
     }
   })();
-  if (!Array.isArray(key) || key.length !== 2 || !key.every((k) => typeof k === 'string')) throw new PlatformError('VALIDATION_FAILED', 'cursor is not one this API issued');
+  if (!Array.isArray(key) || key.length !== 2 || !key.every((k) => typeof k === 'string'))
+    throw new PlatformError('VALIDATION_FAILED', 'cursor is not one this API issued');
   return key as [string, string];
 }
 

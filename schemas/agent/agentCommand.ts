@@ -59,12 +59,25 @@ const BiosValue = z.union([z.string().max(1_024), z.number(), z.boolean()]);
  * BIOS attributes to apply: a map, or `Name=Value` strings (what a deploy's inputs can carry). A string value is
  * converted to the type the attribute has on the BMC (number, boolean) when it is applied.
  */
-export const BiosAttributesParam = z.union([
-  z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), BiosValue),
-  z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value').max(1_200)).max(256),
-  // One `Name=Value` input arrives as a plain string.
-  z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value').max(1_200).transform((a) => [a]),
-]).transform((attrs) => (Array.isArray(attrs) ? Object.fromEntries(attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) : attrs));
+export const BiosAttributesParam = z
+  .union([
+    z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/), BiosValue),
+    z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value')
+          .max(1_200),
+      )
+      .max(256),
+    // One `Name=Value` input arrives as a plain string.
+    z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}=.*$/s, 'must be Name=Value')
+      .max(1_200)
+      .transform((a) => [a]),
+  ])
+  .transform((attrs) => (Array.isArray(attrs) ? Object.fromEntries(attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])) : attrs));
 
 /** A list, or its one item alone (a deploy input given once). */
 const oneOrMany = <T extends z.ZodType>(item: T) => z.preprocess((v) => (Array.isArray(v) || v === undefined ? v : [v]), z.array(item).max(64));
@@ -86,7 +99,18 @@ export const RaidVolumeSpec = z.union([
     .regex(/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,62}:[A-Za-z0-9]{1,16}(:[^:]+)?$/, 'must be <name>:<RAIDType>[:<drive>,<drive>…]')
     .transform((spec) => {
       const [name, raidType, drives] = spec.split(':') as [string, string, string | undefined];
-      return { name, raidType, ...(drives ? { drives: drives.split(',').map((d) => d.trim()).filter(Boolean) } : {}) };
+      return {
+        name,
+        raidType,
+        ...(drives
+          ? {
+              drives: drives
+                .split(',')
+                .map((d) => d.trim())
+                .filter(Boolean),
+            }
+          : {}),
+      };
     }),
 ]);
 

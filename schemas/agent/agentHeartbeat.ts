@@ -43,5 +43,8 @@ export function openAgentHeartbeat(data: unknown): { signed: SignedAgentHeartbea
 
 /** True when `signed` is signed by the Ed25519 key (base64 raw) registered for the agent it names. */
 export function heartbeatSignedBy(signed: SignedAgentHeartbeat, publicKeyBase64: string): boolean {
-  return signed.keyId === keyIdOf(publicKeyBase64) && signatureHolds(Buffer.from(signed.heartbeat, 'base64'), Buffer.from(signed.signature, 'base64'), publicKeyBase64);
+  return (
+    signed.keyId === keyIdOf(publicKeyBase64) &&
+    signatureHolds(Buffer.from(signed.heartbeat, 'base64'), Buffer.from(signed.signature, 'base64'), publicKeyBase64)
+  );
 }

@@ -70,9 +70,7 @@ function encodeResult(result: AgentResultData): Uint8Array {
 export function signAgentResult(result: AgentResultData, signer: { privateKey: KeyObject; publicKeyRaw: Uint8Array }): Uint8Array {
   const resultBytes = encodeResult(result);
   const signature = sign(null, resultBytes, signer.privateKey);
-  return SignedAgentResultType.encode(
-    SignedAgentResultType.fromObject({ result: resultBytes, signature, keyId: keyIdOf(signer.publicKeyRaw) }),
-  ).finish();
+  return SignedAgentResultType.encode(SignedAgentResultType.fromObject({ result: resultBytes, signature, keyId: keyIdOf(signer.publicKeyRaw) })).finish();
 }
 
 /** Parses a `SignedAgentResult` without checking the signature; throws on bytes that are not one. */
@@ -83,8 +81,17 @@ export function decodeSignedResult(bytes: Uint8Array): { result: AgentResultData
     keyId: string;
   };
   const r = AgentResultType.toObject(AgentResultType.decode(envelope.result), toObjectOptions) as {
-    commandId: string; kind: string; nodeId: string; siteId: string; agentId: string; ok: boolean;
-    errorCode: string; errorMessage: string; payloadJson: Uint8Array; executedAtMs: number; commandNonce: string;
+    commandId: string;
+    kind: string;
+    nodeId: string;
+    siteId: string;
+    agentId: string;
+    ok: boolean;
+    errorCode: string;
+    errorMessage: string;
+    payloadJson: Uint8Array;
+    executedAtMs: number;
+    commandNonce: string;
   };
   const payloadText = Buffer.from(r.payloadJson).toString('utf8');
   const result: AgentResultData = {

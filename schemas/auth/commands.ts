@@ -16,7 +16,8 @@ const roleFields = {
 
 const tenantMatchesRole = (value: { role: Role; tenantId?: string | undefined }, ctx: z.RefinementCtx) => {
   if (value.role === 'tenant' && value.tenantId === undefined) ctx.addIssue({ code: 'custom', path: ['tenantId'], message: 'a tenant token needs a tenantId' });
-  if (value.role !== 'tenant' && value.tenantId !== undefined) ctx.addIssue({ code: 'custom', path: ['tenantId'], message: 'only a tenant token has a tenantId' });
+  if (value.role !== 'tenant' && value.tenantId !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['tenantId'], message: 'only a tenant token has a tenantId' });
 };
 
 /**

@@ -18,7 +18,13 @@ export type OpenDecision = z.infer<typeof OpenDecision>;
  * (`pki.setApprovers`), only signatures over the plan digest count (`approvalText('approve', planDigest)`).
  */
 export const ApproveDecision = z
-  .object({ decisionId: DecisionId, signature: z.object({ approverId: z.string().max(63), signature: Signature }).strict().optional() })
+  .object({
+    decisionId: DecisionId,
+    signature: z
+      .object({ approverId: z.string().max(63), signature: Signature })
+      .strict()
+      .optional(),
+  })
   .strict();
 export type ApproveDecision = z.infer<typeof ApproveDecision>;
 
@@ -31,7 +37,13 @@ export const ExpireDecision = z.object({ decisionId: DecisionId, episode: Episod
 export const RequireApproval = z.object({ decisionId: DecisionId, episode: Episode, reason: z.string().min(1).max(400) }).strict();
 /** `autonomy.recordStarted` (engine): the remediation command was accepted. */
 export const RecordStarted = z
-  .object({ decisionId: DecisionId, episode: Episode, commandName: z.string().max(100), commandId: z.string().max(64), settleMs: z.number().int().nonnegative() })
+  .object({
+    decisionId: DecisionId,
+    episode: Episode,
+    commandName: z.string().max(100),
+    commandId: z.string().max(64),
+    settleMs: z.number().int().nonnegative(),
+  })
   .strict();
 /** `autonomy.recordOutcome` (engine): what a pass after the settle window said about the key. */
 export const RecordOutcome = z
@@ -40,7 +52,13 @@ export const RecordOutcome = z
 
 /** `autonomy.consumeBudget` (engine): one remediation of `scope` in the window starting at `windowStart`. */
 export const ConsumeBudget = z
-  .object({ scope: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/), windowStart: z.string().datetime(), limit: z.number().int().nonnegative(), decisionId: DecisionId, episode: Episode })
+  .object({
+    scope: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
+    windowStart: z.string().datetime(),
+    limit: z.number().int().nonnegative(),
+    decisionId: DecisionId,
+    episode: Episode,
+  })
   .strict();
 export type ConsumeBudget = z.infer<typeof ConsumeBudget>;
 

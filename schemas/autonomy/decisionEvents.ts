@@ -28,9 +28,15 @@ export const DecisionOpened = defineEvent(
   }),
 );
 /** The same key signalled again while its request is pending, with something new: updated in place, approvals reset. */
-export const DecisionUpdated = defineEvent('DecisionUpdated', z.object({ ...ref, passId: z.string(), signal: Signal, plan: RemediationPlan, planDigest: z.string() }));
+export const DecisionUpdated = defineEvent(
+  'DecisionUpdated',
+  z.object({ ...ref, passId: z.string(), signal: Signal, plan: RemediationPlan, planDigest: z.string() }),
+);
 /** One approval toward the quorum (signed by a registered approver key, or the approving token when there is no quorum). */
-export const DecisionApprovalRecorded = defineEvent('DecisionApprovalRecorded', z.object({ ...ref, approverId: z.string(), signed: z.boolean(), planDigest: z.string() }));
+export const DecisionApprovalRecorded = defineEvent(
+  'DecisionApprovalRecorded',
+  z.object({ ...ref, approverId: z.string(), signed: z.boolean(), planDigest: z.string() }),
+);
 /** Approved: by the policy (`auto`) or by approvers. The plan with this digest, and no other, may now start. */
 export const DecisionApproved = defineEvent('DecisionApproved', z.object({ ...ref, by: z.enum(['policy', 'approvers']), planDigest: z.string() }));
 /** An `auto` decision that could not take budget (exhausted, or any error on the budget path) now waits for approval. */
@@ -51,7 +57,15 @@ export const DecisionRemediationStarted = defineEvent(
  */
 export const DecisionOutcomeRecorded = defineEvent(
   'DecisionOutcomeRecorded',
-  z.object({ ...ref, passId: z.string(), effective: z.boolean(), signalPresent: z.boolean(), sensorOk: z.boolean(), ineffectiveStreak: z.number().int(), escalated: z.boolean() }),
+  z.object({
+    ...ref,
+    passId: z.string(),
+    effective: z.boolean(),
+    signalPresent: z.boolean(),
+    sensorOk: z.boolean(),
+    ineffectiveStreak: z.number().int(),
+    escalated: z.boolean(),
+  }),
 );
 /** A notify or block episode ends: its signal is gone (and its sensor said so). */
 export const DecisionResolved = defineEvent('DecisionResolved', z.object({ ...ref, passId: z.string() }));

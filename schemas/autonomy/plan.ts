@@ -16,10 +16,21 @@ export const RemediationPlan = z
 export type RemediationPlan = z.infer<typeof RemediationPlan>;
 
 const canonical = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  Array.isArray(v)
+    ? v.map(canonical)
+    : v !== null && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+        )
+      : v;
 
 /** SHA-256 (hex) of the plan as canonical JSON: field order never changes it. */
-export const planDigestOf = (plan: RemediationPlan): string => createHash('sha256').update(JSON.stringify(canonical(plan))).digest('hex');
+export const planDigestOf = (plan: RemediationPlan): string =>
+  createHash('sha256')
+    .update(JSON.stringify(canonical(plan)))
+    .digest('hex');
 
 /**
  * The inputs key under which an autonomy remediation passes its approved digest to `workflow.start`, with the action

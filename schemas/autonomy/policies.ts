@@ -29,4 +29,5 @@ export type PolicyDeclaration = z.infer<typeof PolicyDeclaration>;
 
 export const HOUR_MS = 3_600_000;
 /** Cooldown after a rejection or a timeout: 1 h, 4 h for advancement categories. */
-export const cooldownMsOf = (policy: Pick<PolicyDeclaration, 'advancement' | 'cooldownMs'>) => policy.cooldownMs ?? (policy.advancement ? 4 * HOUR_MS : HOUR_MS);
+export const cooldownMsOf = (policy: Pick<PolicyDeclaration, 'advancement' | 'cooldownMs'>) =>
+  policy.cooldownMs ?? (policy.advancement ? 4 * HOUR_MS : HOUR_MS);

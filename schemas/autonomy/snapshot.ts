@@ -19,13 +19,32 @@ export const SnapshotNode = z.object({
 export type SnapshotNode = z.infer<typeof SnapshotNode>;
 
 /** The BMC monitor's latest probe of a node: consecutive failed reads (its hysteresis counter). */
-export const BmcObservation = z.object({ nodeId: z.string(), siteId: z.string(), consecutiveFailures: z.number().int().nonnegative(), lastError: z.string().nullable(), at: z.string() });
+export const BmcObservation = z.object({
+  nodeId: z.string(),
+  siteId: z.string(),
+  consecutiveFailures: z.number().int().nonnegative(),
+  lastError: z.string().nullable(),
+  at: z.string(),
+});
 export type BmcObservation = z.infer<typeof BmcObservation>;
 
-export const SnapshotStep = z.object({ workflowId: z.string(), nodeId: z.string(), siteId: z.string().nullable(), stepId: z.string(), startedAt: z.string(), timeoutMs: z.number().int().positive() });
+export const SnapshotStep = z.object({
+  workflowId: z.string(),
+  nodeId: z.string(),
+  siteId: z.string().nullable(),
+  stepId: z.string(),
+  startedAt: z.string(),
+  timeoutMs: z.number().int().positive(),
+});
 export type SnapshotStep = z.infer<typeof SnapshotStep>;
 
-export const SnapshotInstance = z.object({ instanceId: z.string(), tenantId: z.string(), desired: z.string(), observed: z.string().nullable(), message: z.string().nullable() });
+export const SnapshotInstance = z.object({
+  instanceId: z.string(),
+  tenantId: z.string(),
+  desired: z.string(),
+  observed: z.string().nullable(),
+  message: z.string().nullable(),
+});
 export type SnapshotInstance = z.infer<typeof SnapshotInstance>;
 
 export const SnapshotAgent = z.object({ agentId: z.string(), role: z.string(), siteId: z.string(), nodeId: z.string().nullable(), keySince: z.string() });

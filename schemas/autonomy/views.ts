@@ -32,7 +32,14 @@ export const DecisionView = z.object({
 export type DecisionView = z.infer<typeof DecisionView>;
 
 /** One event of a decision's history. */
-export const DecisionHistoryEntry = z.object({ seq: z.number().int(), episode: z.number().int(), type: z.string(), actor: z.string(), time: z.string(), data: z.unknown() });
+export const DecisionHistoryEntry = z.object({
+  seq: z.number().int(),
+  episode: z.number().int(),
+  type: z.string(),
+  actor: z.string(),
+  time: z.string(),
+  data: z.unknown(),
+});
 export type DecisionHistoryEntry = z.infer<typeof DecisionHistoryEntry>;
 
 export const BudgetView = z.object({ budgetId: z.string(), scope: z.string(), windowStart: z.string(), limit: z.number().int(), consumed: z.number().int() });
@@ -42,5 +49,10 @@ export type BudgetView = z.infer<typeof BudgetView>;
 export const PolicyView = PolicyDeclaration.extend({ effectiveDisposition: Disposition, overridden: z.boolean(), paused: z.boolean() });
 export type PolicyView = z.infer<typeof PolicyView>;
 
-export const ControlsView = z.object({ halted: z.boolean(), haltReason: z.string().nullable(), pausedOwners: z.array(z.string()), overrides: z.record(z.string(), Disposition) });
+export const ControlsView = z.object({
+  halted: z.boolean(),
+  haltReason: z.string().nullable(),
+  pausedOwners: z.array(z.string()),
+  overrides: z.record(z.string(), Disposition),
+});
 export type ControlsView = z.infer<typeof ControlsView>;

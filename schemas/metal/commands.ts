@@ -6,7 +6,6 @@ import { MacAddress } from './macAddress.ts';
 export { SecretRef } from '../ids.ts';
 export { MacAddress } from './macAddress.ts';
 
-
 /** `metal.enroll`: register a machine at a site; it starts in `enrolled`. Omit `nodeId` to derive one from the command id. */
 export const EnrollNode = z
   .object({

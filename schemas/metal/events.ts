@@ -46,10 +46,7 @@ export const NodeOperationRequested = defineEvent(
 /** The release workflow reached its wipe step. */
 export const NodeWipeStarted = defineEvent('NodeWipeStarted', z.object({ nodeId: z.string(), workflowId: z.string() }));
 /** The workflow finished; the node rests in the operation's end state (ready, deployed or rescue). */
-export const NodeOperationCompleted = defineEvent(
-  'NodeOperationCompleted',
-  z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string() }),
-);
+export const NodeOperationCompleted = defineEvent('NodeOperationCompleted', z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string() }));
 /** `maintenance: true` also takes the node out of service (a release that could not prove its wipe). */
 export const NodeOperationFailed = defineEvent(
   'NodeOperationFailed',

@@ -6,7 +6,6 @@ import { MacAddress } from './macAddress.ts';
  * `null` rather than guessed: BMCs differ a lot in what they expose (iLO hides disks behind OEM SmartStorage).
  */
 
-
 export const InventoryDisk = z.object({
   id: z.string().min(1),
   // Not .int(): zod 4's int() stops at 2^53, and BMCs report byte counts beyond that (the DMTF mockup does).

@@ -21,7 +21,10 @@ export const DeployNode = z
     nodeId: ResourceId,
     profile: ProfileId.optional(),
     imageUrl: z.string().url().optional(),
-    imageSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    imageSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     role: z.string().min(1).max(100),
     userData: z.string().max(65_536).optional(),
     sshKeys: z.array(z.string()).max(64).optional(),
@@ -32,7 +35,10 @@ export const DeployNode = z
      * fields above win over an input of the same name. Values are plain JSON scalars or lists of strings.
      */
     inputs: z
-      .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean(), z.array(z.string().max(4_096)).max(64)]))
+      .record(
+        z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/),
+        z.union([z.string().max(4_096), z.number(), z.boolean(), z.array(z.string().max(4_096)).max(64)]),
+      )
       .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
       .refine((inputs) => !Object.hasOwn(inputs, 'profile'), 'name the profile with profile, not in inputs')
       .optional(),
@@ -60,7 +66,15 @@ export const RetireNode = nodeOnly;
  * the autonomy engine) travels with the workflow's inputs, and `workflow.start` refuses a workflow that is not the
  * plan approved (`PLAN_DIGEST_MISMATCH`).
  */
-export const RetryNode = z.object({ nodeId: ResourceId, approvedPlanDigest: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
+export const RetryNode = z
+  .object({
+    nodeId: ResourceId,
+    approvedPlanDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+  })
+  .strict();
 /**
  * `metal.cancel` (operators): stop the node's running operation safely. No new step starts; a destructive step that
  * is running finishes first. A cancelled deploy or release ends `failed` in maintenance (the disk may hold half an
@@ -82,9 +96,7 @@ export const CompleteOperation = z.object({ nodeId: ResourceId, workflowId: Work
 export type CompleteOperation = z.infer<typeof CompleteOperation>;
 
 /** `metal.failOperation` (internal): the node's workflow failed at `failedStep`. */
-export const FailOperation = z
-  .object({ nodeId: ResourceId, workflowId: WorkflowId, reason: z.string().max(1000), failedStep: z.string().nullable() })
-  .strict();
+export const FailOperation = z.object({ nodeId: ResourceId, workflowId: WorkflowId, reason: z.string().max(1000), failedStep: z.string().nullable() }).strict();
 export type FailOperation = z.infer<typeof FailOperation>;
 
 /** `metal.markWiping` (internal): the release workflow reached its wipe step. */

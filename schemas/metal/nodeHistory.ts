@@ -54,7 +54,10 @@ export type NodeHistory = z.infer<typeof NodeHistory>;
 
 /** `at`: a stream sequence (digits) or an ISO 8601 time. */
 export const HistoryInstant = z.union([
-  z.string().regex(/^\d+$/).transform((s) => ({ seq: Number(s) })),
+  z
+    .string()
+    .regex(/^\d+$/)
+    .transform((s) => ({ seq: Number(s) })),
   z.iso.datetime({ offset: true }).transform((s) => ({ time: new Date(s).toISOString() })),
 ]);
 export type HistoryInstant = z.output<typeof HistoryInstant>;

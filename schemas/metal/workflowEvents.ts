@@ -71,7 +71,13 @@ export const ApprovalRejected = defineEvent(
  */
 export const WorkflowRewound = defineEvent(
   'WorkflowRewound',
-  z.object({ workflowId: z.string(), fromStepIndex: z.number().int().nonnegative(), toStepIndex: z.number().int().nonnegative(), code: z.string(), at: z.string() }),
+  z.object({
+    workflowId: z.string(),
+    fromStepIndex: z.number().int().nonnegative(),
+    toStepIndex: z.number().int().nonnegative(),
+    code: z.string(),
+    at: z.string(),
+  }),
 );
 /** `metal.cancel` arrived while a destructive step ran: it finishes (or fails) first, then the workflow is cancelled. */
 export const WorkflowCancelRequested = defineEvent(

@@ -60,7 +60,13 @@ export function encryptGrant(plaintext: Buffer, request: SecretGrantRequest, req
   const header = { ref: request.ref, nodeId: request.nodeId, expiresAt };
   const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(grantAad(header, request.agentId)));
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return { ...header, serverPublicKey: server.publicKeyBase64, iv: iv.toString('base64'), ciphertext: ciphertext.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+  return {
+    ...header,
+    serverPublicKey: server.publicKeyBase64,
+    iv: iv.toString('base64'),
+    ciphertext: ciphertext.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+  };
 }
 
 /** Decrypts a grant with the request's ephemeral private key; throws when it was altered or meant for another request. */

@@ -14,7 +14,10 @@ export function keyIdOf(publicKeyBase64: string): string {
 
 /** The agent id a ramdisk agent registers under: `ramdisk-<nodeId>-<first 8 chars of keyId, subject-safe>`. */
 export function ramdiskAgentId(nodeId: string, keyId: string): string {
-  return `ramdisk-${nodeId}-${keyId.slice(0, 8).toLowerCase().replace(/[^a-z0-9]/g, '0')}`;
+  return `ramdisk-${nodeId}-${keyId
+    .slice(0, 8)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')}`;
 }
 
 /** The agent id of a site's agent. */

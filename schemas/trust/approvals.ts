@@ -20,12 +20,25 @@ export const SetApprovers = z
   .object({
     approvers: z.array(Approver).max(32),
     // -0 passes `min(0)` and would read as "no quorum" once stored: refused outright.
-    threshold: z.number().int().min(0).max(32).refine((n) => !Object.is(n, -0), 'threshold must not be -0'),
-    approvalTtlSeconds: z.number().int().min(60).max(7 * 86_400).default(3_600),
+    threshold: z
+      .number()
+      .int()
+      .min(0)
+      .max(32)
+      .refine((n) => !Object.is(n, -0), 'threshold must not be -0'),
+    approvalTtlSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(7 * 86_400)
+      .default(3_600),
   })
   .strict()
   .refine((c) => c.threshold <= c.approvers.length, { message: 'threshold exceeds the number of approvers', path: ['threshold'] })
-  .refine((c) => c.threshold >= 1 || c.approvers.length === 0, { message: 'threshold must be at least 1 when approvers are set (no approvers turns the quorum off)', path: ['threshold'] })
+  .refine((c) => c.threshold >= 1 || c.approvers.length === 0, {
+    message: 'threshold must be at least 1 when approvers are set (no approvers turns the quorum off)',
+    path: ['threshold'],
+  })
   .refine((c) => new Set(c.approvers.map((a) => a.approverId)).size === c.approvers.length, { message: 'approver ids repeat', path: ['approvers'] });
 export type SetApprovers = z.input<typeof SetApprovers>;
 

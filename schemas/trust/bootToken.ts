@@ -27,7 +27,11 @@ export type BootTokenReply = z.infer<typeof BootTokenReply>;
 
 export function signBootTokenRequest(request: BootTokenRequest, signer: { privateKey: KeyObject; publicKeyRaw: Uint8Array }): SignedBootTokenRequest {
   const bytes = Buffer.from(JSON.stringify(request), 'utf8');
-  return { request: bytes.toString('base64'), signature: sign(null, bytes, signer.privateKey).toString('base64'), keyId: keyIdOf(Buffer.from(signer.publicKeyRaw).toString('base64')) };
+  return {
+    request: bytes.toString('base64'),
+    signature: sign(null, bytes, signer.privateKey).toString('base64'),
+    keyId: keyIdOf(Buffer.from(signer.publicKeyRaw).toString('base64')),
+  };
 }
 
 /** True when `signed` is signed by the Ed25519 key (base64 raw) registered for the agent it names. */

@@ -39,4 +39,5 @@ export const RegisterAgent = AgentRegistrationRequest.extend({ caller: AgentId.o
 export type RegisterAgent = z.infer<typeof RegisterAgent>;
 
 /** What the registered key signs to hand an agent id over to a new key: that agent, that key, no other. */
-export const rotationMessage = (agentId: string, currentKeyId: string, newKeyId: string) => Buffer.from(`bc-agent-key/v1/rotate/${agentId}/${currentKeyId}/${newKeyId}`, 'utf8');
+export const rotationMessage = (agentId: string, currentKeyId: string, newKeyId: string) =>
+  Buffer.from(`bc-agent-key/v1/rotate/${agentId}/${currentKeyId}/${newKeyId}`, 'utf8');

@@ -13,13 +13,19 @@ export const JoinRequest = z
   .object({
     token: z.string().max(200),
     publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key'),
-    userPublicKey: z.string().regex(/^U[A-Z2-7]{55}$/, 'must be a NATS user public nkey').optional(),
+    userPublicKey: z
+      .string()
+      .regex(/^U[A-Z2-7]{55}$/, 'must be a NATS user public nkey')
+      .optional(),
     siteId: ResourceId,
     nodeId: ResourceId.optional(),
     /** SMBIOS system UUID as the machine reads it (`/sys/class/dmi/id/product_uuid`); checked when the token expects one. */
     productUuid: z.guid().optional(),
     /** A one-request X25519 public key (base64 of 32 bytes): the accepted answer is sealed to it (`sealJoinAnswer`). */
-    replyKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte X25519 public key').optional(),
+    replyKey: z
+      .string()
+      .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte X25519 public key')
+      .optional(),
   })
   .strict();
 export type JoinRequest = z.infer<typeof JoinRequest>;

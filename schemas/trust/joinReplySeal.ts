@@ -30,7 +30,12 @@ export function sealJoinAnswer(answer: unknown, replyKey: string, agentPublicKey
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', contentKey(server.privateKey, replyKey, agentPublicKey), iv).setAAD(Buffer.from(agentPublicKey, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
-  return { serverPublicKey: server.publicKeyBase64, iv: iv.toString('base64'), ciphertext: ciphertext.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+  return {
+    serverPublicKey: server.publicKeyBase64,
+    iv: iv.toString('base64'),
+    ciphertext: ciphertext.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+  };
 }
 
 /** Opens a sealed join answer with the request's private key; throws when it was altered or meant for another joiner. */

@@ -20,7 +20,14 @@ export const JoinRole = z.enum(['ramdisk', 'node', 'site']);
 export type JoinRole = z.infer<typeof JoinRole>;
 
 /** What the joining machine must report, checked at join against the request and the node's Redfish inventory. */
-export const JoinExpectation = z.object({ productUuid: z.guid().transform((s) => s.toLowerCase()).optional() }).strict();
+export const JoinExpectation = z
+  .object({
+    productUuid: z
+      .guid()
+      .transform((s) => s.toLowerCase())
+      .optional(),
+  })
+  .strict();
 export type JoinExpectation = z.infer<typeof JoinExpectation>;
 
 /** At most a week: a token is meant to be used soon after it is made, and single-use tokens should not linger. */
@@ -37,9 +44,20 @@ const Expiry = {
  * is required for `ramdisk`/`node` tokens and refused for `site` tokens.
  */
 export const CreateJoinToken = z
-  .object({ tokenId: JoinTokenId, hash: JoinTokenHash, role: JoinRole, siteId: ResourceId, nodeId: ResourceId.optional(), ...Expiry, expect: JoinExpectation.optional() })
+  .object({
+    tokenId: JoinTokenId,
+    hash: JoinTokenHash,
+    role: JoinRole,
+    siteId: ResourceId,
+    nodeId: ResourceId.optional(),
+    ...Expiry,
+    expect: JoinExpectation.optional(),
+  })
   .strict()
-  .refine((c) => (c.role === 'site') === (c.nodeId === undefined), { message: 'nodeId is required for ramdisk/node tokens and not allowed for site tokens', path: ['nodeId'] })
+  .refine((c) => (c.role === 'site') === (c.nodeId === undefined), {
+    message: 'nodeId is required for ramdisk/node tokens and not allowed for site tokens',
+    path: ['nodeId'],
+  })
   .refine((c) => c.expiresAt === undefined || c.ttlSeconds === undefined, { message: 'give expiresAt or ttlSeconds, not both', path: ['ttlSeconds'] });
 export type CreateJoinToken = z.infer<typeof CreateJoinToken>;
 
@@ -65,7 +83,10 @@ export const UseJoinToken = z
     agentId: AgentId,
     /** The key the joiner presents: the one key a spent token can authorise (`agent.register`). */
     keyId: z.string().max(64).optional(),
-    productUuid: z.guid().transform((s) => s.toLowerCase()).optional(),
+    productUuid: z
+      .guid()
+      .transform((s) => s.toLowerCase())
+      .optional(),
   })
   .strict();
 export type UseJoinToken = z.infer<typeof UseJoinToken>;

@@ -60,7 +60,10 @@ export const poolEvents = [PoolCreated, PoolOffered, PoolWithdrawn] as const;
 export type PoolEvent = EventOf<(typeof poolEvents)[number]>;
 
 /** A flavor (`bc.evt.vps.flavor.<flavorId>`): an instance size. */
-export const FlavorCreated = defineEvent('FlavorCreated', z.object({ flavorId: z.string(), vcpus: z.number().int(), memoryMib: z.number().int(), diskGib: z.number().int() }));
+export const FlavorCreated = defineEvent(
+  'FlavorCreated',
+  z.object({ flavorId: z.string(), vcpus: z.number().int(), memoryMib: z.number().int(), diskGib: z.number().int() }),
+);
 /** The flavor is sold in `poolId` as the provider's `offerId` (replacing an earlier mapping in that pool). */
 export const FlavorMapped = defineEvent('FlavorMapped', z.object({ flavorId: z.string(), poolId: z.string(), offerId: z.string() }));
 
@@ -86,7 +89,10 @@ export const accountEvents = [ProviderAccountCreated] as const;
 export type AccountEvent = EventOf<(typeof accountEvents)[number]>;
 
 /** What the tenant wants the instance to be (`bc.evt.vps.instance.<instanceId>`). */
-export const InstanceDesiredStateSet = defineEvent('InstanceDesiredStateSet', z.object({ instanceId: z.string(), tenantId: z.string(), desired: DesiredInstanceState }));
+export const InstanceDesiredStateSet = defineEvent(
+  'InstanceDesiredStateSet',
+  z.object({ instanceId: z.string(), tenantId: z.string(), desired: DesiredInstanceState }),
+);
 
 /** What the reconciler saw at the provider (`bc.evt.vps.instance.<instanceId>`); `message` is the provider's words. */
 export const InstanceObserved = defineEvent(

@@ -27,11 +27,16 @@ if (!natsUrl || !dataDir) throw new Error('apiServer needs BC_NATS_URL and BENCH
 
 // The benchmark measures the command path: no token look-up, no rate limit.
 // The bench's processes share one event key (BC_EVENT_KEY), so they read each other's events.
-const config = loadConfig({}, { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0, eventKey: process.env.BC_EVENT_KEY });
+const config = loadConfig(
+  {},
+  { dataDir, natsUrl, logLevel: 'silent', httpPort: 0, apiAuth: 'off', apiRateLimitPerMinute: 0, eventKey: process.env.BC_EVENT_KEY },
+);
 const log = createLogger('bench-api', 'silent');
 const nc = await connectNats(natsUrl, 'bench-api');
 const store = await openEventStore(nc, config);
-const realBus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, { retries: config.commandRetries });
+const realBus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, {
+  retries: config.commandRetries,
+});
 const bus = process.env.BENCH_STUB_BUS === '1' ? stubBus(realBus) : realBus;
 const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(dataDir, p.name))] as const));
 const app = await buildApi({ config, nc, store, bus, readers, metrics: createMetrics() }, log);

@@ -31,7 +31,15 @@ import { waitForEngine } from '../../test/autonomy/passes.ts';
  * `autonomy-engine` replicas over two command buses, on a nats-server of its own. The baseline, measured in the same
  * run, is the same fleet with no faults. Fails when an invariant breaks.
  */
-const { values } = parseArgs({ options: { nodes: { type: 'string', default: '1000' }, passes: { type: 'string', default: '30' }, steady: { type: 'string', default: '5' }, budget: { type: 'string', default: '50' }, out: { type: 'string', default: 'bench/results/autonomy.json' } } });
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '1000' },
+    passes: { type: 'string', default: '30' },
+    steady: { type: 'string', default: '5' },
+    budget: { type: 'string', default: '50' },
+    out: { type: 'string', default: 'bench/results/autonomy.json' },
+  },
+});
 const size = Number(values.nodes);
 const passes = Number(values.passes);
 const steadyPasses = Number(values.steady);
@@ -49,19 +57,42 @@ await bus.execute({ name: 'site.create', payload: { siteId: 'sim', name: 'simula
 
 const fleet = new SimulatedFleet(size, { bmcLoss: 0.05, failed: 0.02, flapping: 0.01, seed: 42 });
 for (let i = 0; i < fleet.nodes.length; i += 50) {
-  await Promise.all(fleet.nodes.slice(i, i + 50).map((n) => bus.execute({ name: 'metal.enroll', payload: { nodeId: n.nodeId, siteId: 'sim', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:sim' }, hardwareProfile: 'sim', macs: ['52:54:00:00:00:01'] }, actor: 'bench' })));
+  await Promise.all(
+    fleet.nodes
+      .slice(i, i + 50)
+      .map((n) =>
+        bus.execute({
+          name: 'metal.enroll',
+          payload: {
+            nodeId: n.nodeId,
+            siteId: 'sim',
+            bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:sim' },
+            hardwareProfile: 'sim',
+            macs: ['52:54:00:00:00:01'],
+          },
+          actor: 'bench',
+        }),
+      ),
+  );
 }
 
 let passNo = 0;
 let crashing = false;
-const crashingNodeState = defineSensor({ ...nodeStateSensor, assess: (s, settings) => {
-  if (crashing) throw new Error('injected sensor crash');
-  return nodeStateSensor.assess(s, settings);
-} });
+const crashingNodeState = defineSensor({
+  ...nodeStateSensor,
+  assess: (s, settings) => {
+    if (crashing) throw new Error('injected sensor crash');
+    return nodeStateSensor.assess(s, settings);
+  },
+});
 const sensors = [firstLaneSensors[0], crashingNodeState, ...firstLaneSensors.slice(2)];
 let faults = true;
 const healthy = new SimulatedFleet(size, { bmcLoss: 0, failed: 0, flapping: 0, seed: 42 });
-const fleetSensors = new FleetSensors(nc, { sensors, settings: defaultSensorSettings, tickMs: 60_000, snapshot: async (now) => (faults ? fleet : healthy).snapshot(now) }, log);
+const fleetSensors = new FleetSensors(
+  nc,
+  { sensors, settings: defaultSensorSettings, tickMs: 60_000, snapshot: async (now) => (faults ? fleet : healthy).snapshot(now) },
+  log,
+);
 const policies = new PolicyCatalog(builtinPolicies);
 const engineOptions = { policies, bindings: firstLaneBindings, sensors, settleMs: 0, budget: Number(values.budget), budgetWindowMs: 3_600_000 };
 const engines = [new AutonomyEngine(nc, store, engineOptions, log), new AutonomyEngine(nc, store, engineOptions, log)];
@@ -139,7 +170,16 @@ const sensorsFor = (category: string) => {
 for (const subject of await subjects('bc.evt.autonomy.decision.*')) {
   for await (const b of store.readAfter(subject, 0)) {
     for (const e of b.batch.events) {
-      const d = e.data as { decisionId: string; episode: number; category?: string; key?: string; effective?: boolean; passId?: string; signalPresent?: boolean; sensorOk?: boolean };
+      const d = e.data as {
+        decisionId: string;
+        episode: number;
+        category?: string;
+        key?: string;
+        effective?: boolean;
+        passId?: string;
+        signalPresent?: boolean;
+        sensorOk?: boolean;
+      };
       if (e.type === 'DecisionOpened') {
         distinctKeys.add(`${d.category}/${d.key}`);
         categoryOf.set(d.decisionId, d.category!);
@@ -178,12 +218,34 @@ const engineMs = faulted.reduce((n, r) => n + r.ms, 0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 const result = {
   benchmark: 'autonomy',
-  machine: machineInfo((() => { try { return execFileSync('nats-server', ['--version']).toString().trim(); } catch { return 'unknown'; } })(), loadAtStart),
-  setup: { nodes: size, passes, steadyPasses, budgetPerOwnerPerHour: Number(values.budget), faults: { bmcLoss: 0.05, failed: 0.02, flappingPerPass: 0.01, sensorCrash: 'node-state, every 10th pass' }, engineReplicas: 2, commandBuses: 2 },
+  machine: machineInfo(
+    (() => {
+      try {
+        return execFileSync('nats-server', ['--version']).toString().trim();
+      } catch {
+        return 'unknown';
+      }
+    })(),
+    loadAtStart,
+  ),
+  setup: {
+    nodes: size,
+    passes,
+    steadyPasses,
+    budgetPerOwnerPerHour: Number(values.budget),
+    faults: { bmcLoss: 0.05, failed: 0.02, flappingPerPass: 0.01, sensorCrash: 'node-state, every 10th pass' },
+    engineReplicas: 2,
+    commandBuses: 2,
+  },
   figures: {
     signalsPerSecond: Math.round((totalSignals / engineMs) * 1000),
     passToDecisionMs: { p50: pct(decisionAt, 0.5), p99: pct(decisionAt, 0.99), samples: decisionAt.length },
-    passToRemediationStartedMs: { p50: pct(startedAt, 0.5), p99: pct(startedAt, 0.99), samples: startedAt.length, note: 'auto lane (BMC maintenance): it starts no workflow, so the figure is pass → DecisionRemediationStarted' },
+    passToRemediationStartedMs: {
+      p50: pct(startedAt, 0.5),
+      p99: pct(startedAt, 0.99),
+      samples: startedAt.length,
+      note: 'auto lane (BMC maintenance): it starts no workflow, so the figure is pass → DecisionRemediationStarted',
+    },
     cpuMsPerSignal: Math.round((cpuMs / Math.max(1, totalSignals)) * 1000) / 1000,
     cpuScope: 'this process: sensors, both engines, both command buses (nats-server excluded)',
     eventsPerSteadyPass: steady.map((r) => r.events),
@@ -191,7 +253,12 @@ const result = {
     decisions,
     effectiveOutcomes: effective,
   },
-  baseline: { description: 'the same fleet with no faults, same run', msPerPass: Math.round(baseline.reduce((n, r) => n + r.ms, 0) / Math.max(1, baseline.length)), cpuMsPerPass: Math.round((baselineCpu.user + baselineCpu.system) / 1000 / Math.max(1, baseline.length)), eventsPerPass: baseline.map((r) => r.events) },
+  baseline: {
+    description: 'the same fleet with no faults, same run',
+    msPerPass: Math.round(baseline.reduce((n, r) => n + r.ms, 0) / Math.max(1, baseline.length)),
+    cpuMsPerPass: Math.round((baselineCpu.user + baselineCpu.system) / 1000 / Math.max(1, baseline.length)),
+    eventsPerPass: baseline.map((r) => r.events),
+  },
   faultedMsPerPass: Math.round(engineMs / Math.max(1, passes)),
   invariants: { ok: violations.length === 0, violations },
 };

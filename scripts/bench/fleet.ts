@@ -35,7 +35,13 @@ const driver = new FleetDriver(stack.nc, siteId, options.machines, image);
 driver.start();
 const pids: Record<string, number> = Object.fromEntries(stack.services.map((s) => [s.name, s.pid]));
 if (stack.natsPid) pids['nats-server'] = stack.natsPid;
-const site = startSiteProcess(stack.env, { natsUrl: stack.nats.url, siteId, machines: options.machines, dataDir: join(dir, 'site'), diskBytes: options.diskBytes });
+const site = startSiteProcess(stack.env, {
+  natsUrl: stack.nats.url,
+  siteId,
+  machines: options.machines,
+  dataDir: join(dir, 'site'),
+  diskBytes: options.diskBytes,
+});
 pids['simulated site'] = site.pid;
 const cpu0 = snapshot(pids);
 const setup = stopwatch();

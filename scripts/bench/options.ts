@@ -39,7 +39,10 @@ export function parseOptions(argv: string[]): BenchOptions {
   });
   const quick = values.quick === true;
   const only = new Set<Measurement>();
-  for (const name of (values.only ?? MEASUREMENTS.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of (values.only ?? MEASUREMENTS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!(MEASUREMENTS as readonly string[]).includes(name)) throw new Error(`--only: unknown measurement "${name}" (${MEASUREMENTS.join(', ')})`);
     only.add(name as Measurement);
   }

@@ -68,5 +68,10 @@ export function fillMessage(i: number): EventFillMessage {
           ],
         }
       : maintenanceBatch(nodeId, commandId, i);
-  return { subject: Subjects.aggregateEvents('metal', 'node', nodeId), data: encodeBatch(batch), commandId, previousIndex: i % EVENTS_PER_NODE === 0 ? undefined : i - 1 };
+  return {
+    subject: Subjects.aggregateEvents('metal', 'node', nodeId),
+    data: encodeBatch(batch),
+    commandId,
+    previousIndex: i % EVENTS_PER_NODE === 0 ? undefined : i - 1,
+  };
 }

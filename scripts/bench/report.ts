@@ -99,7 +99,19 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
     totalSeconds: meta.totalSeconds,
     machine: m,
     figures: judged.map(({ key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, cpu, detail }) => ({
-      key, label, count, seconds, rate, unit, ratioToRaw, target, targetText, pass, cpuSeconds: cpu, cpuMicrosPerItem: cpuPerItem({ cpu, count } as Figure), detail,
+      key,
+      label,
+      count,
+      seconds,
+      rate,
+      unit,
+      ratioToRaw,
+      target,
+      targetText,
+      pass,
+      cpuSeconds: cpu,
+      cpuMicrosPerItem: cpuPerItem({ cpu, count } as Figure),
+      detail,
     })),
   };
   writeFileSync(meta.file, `${JSON.stringify(result, null, 2)}\n`);

@@ -60,7 +60,10 @@ function ddRates(serial: string): number[] {
 
 try {
   const started = Date.now();
-  const [ramdisk, image] = await Promise.all([buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir), buildImage(join(scratch, 'image'), buildDirs('image').cacheDir)]);
+  const [ramdisk, image] = await Promise.all([
+    buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir),
+    buildImage(join(scratch, 'image'), buildDirs('image').cacheDir),
+  ]);
   net = createSiteNetwork(`emu${randomBytes(3).toString('hex')}`, randomInt(16, 250));
   const natsPort = await freePort();
   const nats = spawn('nats-server', ['-a', net.hostIp, '-p', String(natsPort), '-js', '-sd', join(scratch, 'nats')], { stdio: 'ignore' });
@@ -79,10 +82,26 @@ try {
   const services = ['api', 'commands', 'join', ...allProjections.map((p) => `projector:${p.name}`), 'workflow-orchestrator', 'workflow-executor'];
   stack = await startServeProcess(services, { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort) }, 300_000);
   const client = apiClient(`http://127.0.0.1:${httpPort}`, readAdminToken(dataDir) ?? '');
-  site = await startEmulatedSite({ siteId: 'bench', machines, natsUrl, net, runDir: join(scratch, 'site'), ramdiskDir: join(scratch, 'ramdisk'), diskMiB, ramdiskArgs: `bc.ddbench=${DD_MIB}`, log });
+  site = await startEmulatedSite({
+    siteId: 'bench',
+    machines,
+    natsUrl,
+    net,
+    runDir: join(scratch, 'site'),
+    ramdiskDir: join(scratch, 'ramdisk'),
+    diskMiB,
+    ramdiskArgs: `bc.ddbench=${DD_MIB}`,
+    log,
+  });
   await client.command('site.create', { siteId: 'bench', name: 'Bench site' });
   for (const vm of site.machines) {
-    const res = await client.command('metal.enroll', { nodeId: vm.id, siteId: 'bench', bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef }, hardwareProfile: 'emulated-qemu', macs: [vm.mac] });
+    const res = await client.command('metal.enroll', {
+      nodeId: vm.id,
+      siteId: 'bench',
+      bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
+      hardwareProfile: 'emulated-qemu',
+      macs: [vm.mac],
+    });
     if (res.status !== 201) throw new Error(`enrol ${vm.id}: ${res.status} ${JSON.stringify(res.body)}`);
   }
   for (const vm of site.machines) await client.waitForNodeState(vm.id, 'ready', 300_000, 500);
@@ -91,7 +110,9 @@ try {
   const dd: number[] = [];
   const deployed: Record<string, number> = {};
   const t0 = Date.now();
-  await Promise.all(site.machines.map((vm) => client.command('metal.deploy', { nodeId: vm.id, imageUrl, imageSha256: image.sha256, role: 'host', sshKeys: [] })));
+  await Promise.all(
+    site.machines.map((vm) => client.command('metal.deploy', { nodeId: vm.id, imageUrl, imageSha256: image.sha256, role: 'host', sshKeys: [] })),
+  );
   await Promise.all(
     site.machines.map(async (vm) => {
       await client.waitForNodeState(vm.id, 'deployed', 1_800_000, 1_000);
@@ -107,9 +128,21 @@ try {
 
   using db = openReadModel(dataDir, 'workflows');
   const steps = db
-    .prepare(`SELECT w.node_id AS nodeId, w.operation, w.started_at AS wfStarted, w.ended_at AS wfEnded, s.step_index AS i, s.step_id AS stepId, s.started_at AS startedAt, s.ended_at AS endedAt, s.output
-                FROM workflows w JOIN workflow_steps s USING (workflow_id) WHERE w.operation IN ('deploy', 'release') ORDER BY w.node_id, w.started_at, s.step_index`)
-    .all() as { nodeId: string; operation: string; wfStarted: string; wfEnded: string; i: number; stepId: string; startedAt: string; endedAt: string; output: string | null }[];
+    .prepare(
+      `SELECT w.node_id AS nodeId, w.operation, w.started_at AS wfStarted, w.ended_at AS wfEnded, s.step_index AS i, s.step_id AS stepId, s.started_at AS startedAt, s.ended_at AS endedAt, s.output
+                FROM workflows w JOIN workflow_steps s USING (workflow_id) WHERE w.operation IN ('deploy', 'release') ORDER BY w.node_id, w.started_at, s.step_index`,
+    )
+    .all() as {
+    nodeId: string;
+    operation: string;
+    wfStarted: string;
+    wfEnded: string;
+    i: number;
+    stepId: string;
+    startedAt: string;
+    endedAt: string;
+    output: string | null;
+  }[];
   const bootToJoined: number[] = [];
   const imageRate: number[] = [];
   const wipeRate: number[] = [];
@@ -123,7 +156,8 @@ try {
       for (const s of own) {
         const out = s.output ? JSON.parse(s.output) : {};
         if (s.stepId === 'image.write') imageRate.push(out.bytesWritten / seconds(s.startedAt, s.endedAt) / 1e6);
-        if (s.stepId === 'disk.wipe') wipeRate.push(out.disks.reduce((n: number, d: { sizeBytes: number }) => n + d.sizeBytes, 0) / seconds(s.startedAt, s.endedAt) / 1e6);
+        if (s.stepId === 'disk.wipe')
+          wipeRate.push(out.disks.reduce((n: number, d: { sizeBytes: number }) => n + d.sizeBytes, 0) / seconds(s.startedAt, s.endedAt) / 1e6);
       }
       if (operation === 'deploy' && own[0]) deployToDeployed.push(seconds(own[0].wfStarted, own[0].wfEnded));
     }
@@ -135,9 +169,23 @@ try {
     machine: machineInfo(natsVersion(), loadAtStart),
     setup: { machines, vm: { accel: 'tcg', cpus: 1, memoryMiB: 1024, firmware: 'bios', diskMiB }, imageBytes: image.sizeBytes, ddMiB: DD_MIB },
     bootToRamdiskJoinedSeconds: { median: round(median(bootToJoined)), samples: bootToJoined.map((x) => round(x)) },
-    imageWrite: { medianMBps: round(median(imageRate)), ddMedianMBps: round(ddMedian), ratio: round(median(imageRate) / ddMedian), note: 'bcd: fetch from the site cache + write + fsync + read-back hash; dd: zeros, 1 MiB blocks, fsync' },
-    wipe: { medianMBps: round(median(wipeRate)), ddMedianMBps: round(ddMedian), ratio: round(median(wipeRate) / ddMedian), note: 'bcd: zeros + fsync + verifying read of every byte' },
-    deployToDeployedSeconds: { median: round(median(deployToDeployed)), samples: deployToDeployed.map((x) => round(x)), allDeployedSeconds: round(Math.max(...Object.values(deployed))) },
+    imageWrite: {
+      medianMBps: round(median(imageRate)),
+      ddMedianMBps: round(ddMedian),
+      ratio: round(median(imageRate) / ddMedian),
+      note: 'bcd: fetch from the site cache + write + fsync + read-back hash; dd: zeros, 1 MiB blocks, fsync',
+    },
+    wipe: {
+      medianMBps: round(median(wipeRate)),
+      ddMedianMBps: round(ddMedian),
+      ratio: round(median(wipeRate) / ddMedian),
+      note: 'bcd: zeros + fsync + verifying read of every byte',
+    },
+    deployToDeployedSeconds: {
+      median: round(median(deployToDeployed)),
+      samples: deployToDeployed.map((x) => round(x)),
+      allDeployedSeconds: round(Math.max(...Object.values(deployed))),
+    },
     ddSamplesMBps: dd.map((x) => round(x)),
     totalSeconds: Math.round((Date.now() - started) / 1000),
   };

@@ -24,7 +24,9 @@ const stack = await startVpsBenchStack(dir, options);
 const perTenant = options.commands / options.tenants;
 const quota = benchQuota(perTenant, options.quotaShare);
 await createTenants(stack.nc, options.tenants, quota);
-console.log(`control plane up (${stack.services.map((s) => s.name).join(', ')}); ${options.commands} creates from ${options.tenants} tenants, quota ${quota.instances} of ${perTenant} each`);
+console.log(
+  `control plane up (${stack.services.map((s) => s.name).join(', ')}); ${options.commands} creates from ${options.tenants} tenants, quota ${quota.instances} of ${perTenant} each`,
+);
 
 const watch = new RunningWatch(stack.nc);
 const load = await createInstances(stack.nc, options.commands, options.tenants, options.concurrency);
@@ -55,9 +57,21 @@ const natsVersion = (() => {
 const expectedAccepted = options.tenants * quota.instances;
 const checks = [
   { label: 'accepted = tenants × quota', pass: load.accepted === expectedAccepted, value: `${load.accepted} / ${expectedAccepted}` },
-  { label: 'no tenant over quota (read model)', pass: quotas.overReadModel.length === 0 && quotas.heldReadModel === load.accepted, value: `${quotas.overReadModel.length} over, ${quotas.heldReadModel} held` },
-  { label: 'no tenant over quota (aggregates)', pass: quotas.overAggregates.length === 0 && quotas.heldAggregates === load.accepted, value: `${quotas.overAggregates.length} over, ${quotas.heldAggregates} held` },
-  { label: 'one server per instance at the provider', pass: duplicates === 0 && records.length === load.accepted, value: `${records.length} servers, ${duplicates} tokens with more than one` },
+  {
+    label: 'no tenant over quota (read model)',
+    pass: quotas.overReadModel.length === 0 && quotas.heldReadModel === load.accepted,
+    value: `${quotas.overReadModel.length} over, ${quotas.heldReadModel} held`,
+  },
+  {
+    label: 'no tenant over quota (aggregates)',
+    pass: quotas.overAggregates.length === 0 && quotas.heldAggregates === load.accepted,
+    value: `${quotas.overAggregates.length} over, ${quotas.heldAggregates} held`,
+  },
+  {
+    label: 'one server per instance at the provider',
+    pass: duplicates === 0 && records.length === load.accepted,
+    value: `${records.length} servers, ${duplicates} tokens with more than one`,
+  },
   { label: 'every accepted instance running', pass: allRunning, value: `${watch.runningAt.size} / ${load.accepted}` },
 ];
 const result = {

@@ -39,9 +39,14 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
           `digest   ${d.planDigest}`,
           ...(d.expiresAt ? [`expires  ${d.expiresAt}`] : []),
           ...(d.approvals.length ? [`approved ${d.approvals.join(', ')}`] : []),
-          ...(d.lastOutcome ? [`outcome  ${d.lastOutcome.effective ? 'effective' : 'ineffective'} (streak ${d.ineffectiveStreak}${d.escalated ? ', escalated' : ''})`] : []),
+          ...(d.lastOutcome
+            ? [`outcome  ${d.lastOutcome.effective ? 'effective' : 'ineffective'} (streak ${d.ineffectiveStreak}${d.escalated ? ', escalated' : ''})`]
+            : []),
           '',
-          table(d.history.map((h) => ({ ...h, data: '' })), ['seq', 'episode', 'type', 'actor', 'time']),
+          table(
+            d.history.map((h) => ({ ...h, data: '' })),
+            ['seq', 'episode', 'type', 'actor', 'time'],
+          ),
         ].join('\n'),
       );
     });
@@ -59,7 +64,9 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
         body = { signature: { approverId: o.approver, signature } };
       }
       const result = await api().call<{ events: string[] }>('POST', `/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/approve`, body);
-      print(result, () => (result.events.includes('DecisionApproved') ? `approved ${decisionId}` : `approval recorded for ${decisionId} (quorum not reached yet)`));
+      print(result, () =>
+        result.events.includes('DecisionApproved') ? `approved ${decisionId}` : `approval recorded for ${decisionId} (quorum not reached yet)`,
+      );
     });
   autonomy
     .command('reject <decisionId>')
@@ -79,7 +86,12 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
         await api().command('autonomy.setPolicy', { category, disposition: disposition === 'default' ? null : disposition });
       }
       const page = await api().get<{ items: PolicyView[] }>('/v1/autonomy/policies');
-      print(page, () => table(page.items.map((p) => ({ ...p, paused: p.paused ? 'paused' : '' })), ['category', 'owner', 'disposition', 'effectiveDisposition', 'kind', 'advancement', 'paused']));
+      print(page, () =>
+        table(
+          page.items.map((p) => ({ ...p, paused: p.paused ? 'paused' : '' })),
+          ['category', 'owner', 'disposition', 'effectiveDisposition', 'kind', 'advancement', 'paused'],
+        ),
+      );
     });
   autonomy
     .command('pause <owner>')

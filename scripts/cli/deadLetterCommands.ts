@@ -17,7 +17,12 @@ export function addDeadLetterCommands(program: Command, api: () => ApiClient, pr
     .action(async (o: { consumer?: string; after: string; limit: string }) => {
       const q = new URLSearchParams({ afterSeq: o.after, limit: o.limit, ...(o.consumer ? { consumer: o.consumer } : {}) });
       const page = await api().get<DeadLetterPage>(`/v1/dead-letters?${q}`);
-      print(page, () => table(page.items, ['seq', 'consumer', 'stream', 'streamSeq', 'subject', 'reason', 'detail', 'quarantinedAt']) + (page.nextAfterSeq ? `\n(more: --after ${page.nextAfterSeq})` : ''));
+      print(
+        page,
+        () =>
+          table(page.items, ['seq', 'consumer', 'stream', 'streamSeq', 'subject', 'reason', 'detail', 'quarantinedAt']) +
+          (page.nextAfterSeq ? `\n(more: --after ${page.nextAfterSeq})` : ''),
+      );
     });
   deadLetters
     .command('purge')

@@ -2,7 +2,14 @@
 export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
   const cells = [columns.map((c) => c.toUpperCase()), ...rows.map((r) => columns.map((c) => formatCell(r[c])))];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function formatCell(value: unknown): string {

@@ -35,7 +35,12 @@ nodes
   .action(async (o: { site?: string; state?: string; limit: string }) => {
     const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
     const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q}`);
-    print(page, () => table(page.items, ['nodeId', 'siteId', 'state', 'maintenance', 'hardwareProfile', 'bmcAddress']) + (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''));
+    print(
+      page,
+      () =>
+        table(page.items, ['nodeId', 'siteId', 'state', 'maintenance', 'hardwareProfile', 'bmcAddress']) +
+        (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''),
+    );
   });
 nodes
   .command('show <nodeId>')
@@ -76,13 +81,40 @@ metal
   .option('--bmc-insecure', 'do not verify the BMC certificate (lab only; warned at every use)')
   .addOption(new Option('--boot-mode <mode>', 'boot mode for boot overrides (default UEFI; Legacy on AMI boards)').choices(['UEFI', 'Legacy']))
   .option('--idempotency-key <key>')
-  .action(async (o: { site: string; bmc: string; credentials: string; profile: string; mac: string[]; node?: string; bmcAuth?: string; bmcCa?: string; bmcPin?: string; bmcInsecure?: boolean; bootMode?: string; idempotencyKey?: string }) => {
-    const tls = o.bmcCa ? { mode: 'ca', caBundle: readFileSync(o.bmcCa, 'utf8') } : o.bmcPin ? { mode: 'pin', spkiSha256: o.bmcPin } : o.bmcInsecure ? { mode: 'insecure' } : undefined;
-    const bmc = { address: o.bmc, credentialsRef: o.credentials, ...(o.bmcAuth ? { auth: o.bmcAuth } : {}), ...(tls ? { tls } : {}), ...(o.bootMode ? { bootMode: o.bootMode } : {}) };
-    const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
-    const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
-    print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
-  });
+  .action(
+    async (o: {
+      site: string;
+      bmc: string;
+      credentials: string;
+      profile: string;
+      mac: string[];
+      node?: string;
+      bmcAuth?: string;
+      bmcCa?: string;
+      bmcPin?: string;
+      bmcInsecure?: boolean;
+      bootMode?: string;
+      idempotencyKey?: string;
+    }) => {
+      const tls = o.bmcCa
+        ? { mode: 'ca', caBundle: readFileSync(o.bmcCa, 'utf8') }
+        : o.bmcPin
+          ? { mode: 'pin', spkiSha256: o.bmcPin }
+          : o.bmcInsecure
+            ? { mode: 'insecure' }
+            : undefined;
+      const bmc = {
+        address: o.bmc,
+        credentialsRef: o.credentials,
+        ...(o.bmcAuth ? { auth: o.bmcAuth } : {}),
+        ...(tls ? { tls } : {}),
+        ...(o.bootMode ? { bootMode: o.bootMode } : {}),
+      };
+      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
+      const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
+      print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
+    },
+  );
 
 addMetalLifecycleCommands(metal, api, print);
 
@@ -110,15 +142,25 @@ program
   .action(async (name: string, json: string | undefined, o: { idempotencyKey?: string }) => {
     const text = json === undefined || json === '-' ? readFileSync(0, 'utf8') : json.startsWith('@') ? readFileSync(json.slice(1), 'utf8') : json;
     const result = await api().command<{ seq: number; duplicate: boolean; events: Array<{ type: string }> }>(name, JSON.parse(text), o.idempotencyKey);
-    print(result, () => `${result.duplicate ? 'duplicate of' : 'appended at'} seq ${result.seq}: ${result.events.map((e) => e.type).join(', ') || '(no change)'}`);
+    print(
+      result,
+      () => `${result.duplicate ? 'duplicate of' : 'appended at'} seq ${result.seq}: ${result.events.map((e) => e.type).join(', ') || '(no change)'}`,
+    );
   });
 
 program
   .command('events <aggregate>')
   .description('history of an aggregate, e.g. metal.node/r1-n1')
   .action(async (aggregate: string) => {
-    const history = await api().get<{ items: Array<Record<string, unknown> & { metadata: Record<string, string> }> }>(`/v1/events?aggregate=${encodeURIComponent(aggregate)}`);
-    print(history, () => table(history.items.map((e) => ({ ...e, time: e.metadata.time, actor: e.metadata.actor })), ['seq', 'time', 'type', 'actor']));
+    const history = await api().get<{ items: Array<Record<string, unknown> & { metadata: Record<string, string> }> }>(
+      `/v1/events?aggregate=${encodeURIComponent(aggregate)}`,
+    );
+    print(history, () =>
+      table(
+        history.items.map((e) => ({ ...e, time: e.metadata.time, actor: e.metadata.actor })),
+        ['seq', 'time', 'type', 'actor'],
+      ),
+    );
   });
 
 program

@@ -28,11 +28,25 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .option('--ssh-key <key...>', 'SSH public keys')
     .option('--user-data <file>', 'user data file')
     .option('--wait', 'follow the workflow until it ends')
-    .action(async (nodeId: string, o: { image?: string; sha256?: string; profile?: string; input?: string[]; role: string; sshKey?: string[]; userData?: string; wait?: boolean }) => {
-      const inputs = o.input ? inputsOf(o.input) : undefined;
-      const body = { nodeId, ...(o.image ? { imageUrl: o.image } : {}), ...(o.sha256 ? { imageSha256: o.sha256 } : {}), ...(o.profile ? { profile: o.profile } : {}), ...(inputs ? { inputs } : {}), role: o.role, ...(o.sshKey ? { sshKeys: o.sshKey } : {}), ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
-      await run('metal.deploy', body, o.wait === true);
-    });
+    .action(
+      async (
+        nodeId: string,
+        o: { image?: string; sha256?: string; profile?: string; input?: string[]; role: string; sshKey?: string[]; userData?: string; wait?: boolean },
+      ) => {
+        const inputs = o.input ? inputsOf(o.input) : undefined;
+        const body = {
+          nodeId,
+          ...(o.image ? { imageUrl: o.image } : {}),
+          ...(o.sha256 ? { imageSha256: o.sha256 } : {}),
+          ...(o.profile ? { profile: o.profile } : {}),
+          ...(inputs ? { inputs } : {}),
+          role: o.role,
+          ...(o.sshKey ? { sshKeys: o.sshKey } : {}),
+          ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}),
+        };
+        await run('metal.deploy', body, o.wait === true);
+      },
+    );
   for (const [verb, command, description] of [
     ['release', 'metal.undeploy', 'release a deployed node: wipe it (attested) and return it to ready'],
     ['rescue', 'metal.rescue', 'boot a node into the rescue ramdisk'],
@@ -62,7 +76,9 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .command('maintenance <nodeId> <on|off>')
     .description('set or clear the maintenance flag')
     .option('--reason <text>')
-    .action(async (nodeId: string, flag: string, o: { reason?: string }) => run('metal.setMaintenance', { nodeId, on: flag === 'on', ...(o.reason ? { reason: o.reason } : {}) }, false));
+    .action(async (nodeId: string, flag: string, o: { reason?: string }) =>
+      run('metal.setMaintenance', { nodeId, on: flag === 'on', ...(o.reason ? { reason: o.reason } : {}) }, false),
+    );
 }
 
 /** `key=value` pairs as deploy inputs; a key given more than once collects its values in a list (`biosAttributes`). */

@@ -24,7 +24,10 @@ export function addPluginCommands(program: Command, api: () => ApiClient, print:
       const dir = o.brokerDir ?? process.env.BC_BROKER_DIR ?? join(process.env.BC_DATA_DIR ?? './.data', 'broker');
       const issued = await issueServiceCredentials(await loadOrCreateBrokerMaterial(dir), `plugin-${pluginId}`, { ttlSeconds: SERVICE_TTL_SECONDS });
       writeFileSync(o.out, issued.creds, { mode: 0o600 });
-      print({ pluginId, expiresAt: issued.expiresAt, file: o.out }, () => `credentials for plugin ${pluginId} written to ${o.out} (expire ${issued.expiresAt})`);
+      print(
+        { pluginId, expiresAt: issued.expiresAt, file: o.out },
+        () => `credentials for plugin ${pluginId} written to ${o.out} (expire ${issued.expiresAt})`,
+      );
     });
   pluginCommand
     .command('run <module>')
@@ -43,7 +46,12 @@ export function addPluginCommands(program: Command, api: () => ApiClient, print:
     .description('registered plugins and their live replicas')
     .action(async () => {
       const page = await api().get<{ items: PluginView[] }>('/v1/plugins');
-      const rows = page.items.map((p) => ({ ...p, steps: p.steps.map((s) => s.id).join(','), profiles: p.profiles.map((x) => x.id).join(','), replicas: p.replicas.length }));
+      const rows = page.items.map((p) => ({
+        ...p,
+        steps: p.steps.map((s) => s.id).join(','),
+        profiles: p.profiles.map((x) => x.id).join(','),
+        replicas: p.replicas.length,
+      }));
       print(page, () => table(rows, ['pluginId', 'version', 'alive', 'replicas', 'steps', 'profiles', 'registeredAt']));
     });
 
@@ -61,7 +69,12 @@ export function addPluginCommands(program: Command, api: () => ApiClient, print:
     .description('built-in and registered profiles')
     .action(async () => {
       const page = await api().get<{ items: Array<Record<string, unknown> & { steps: { id: string }[] }> }>('/v1/profiles');
-      print(page, () => table(page.items.map((p) => ({ ...p, steps: p.steps.map((s) => s.id).join(' → ') })), ['id', 'version', 'role', 'pluginId', 'steps']));
+      print(page, () =>
+        table(
+          page.items.map((p) => ({ ...p, steps: p.steps.map((s) => s.id).join(' → ') })),
+          ['id', 'version', 'role', 'pluginId', 'steps'],
+        ),
+      );
     });
   profiles
     .command('validate <profile>')

@@ -30,8 +30,15 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .command('tenants')
     .description('list tenants with their quota')
     .action(async () => {
-      const page = await api().get<{ items: Array<{ tenantId: string; name: string; quota: { limit: Resources; used: Resources; reserved: Resources } }> }>('/v1/tenants');
-      const rows = page.items.map((t) => ({ tenantId: t.tenantId, name: t.name, instances: `${t.quota.used.instances}+${t.quota.reserved.instances}/${t.quota.limit.instances}`, vcpus: `${t.quota.used.vcpus}+${t.quota.reserved.vcpus}/${t.quota.limit.vcpus}` }));
+      const page = await api().get<{ items: Array<{ tenantId: string; name: string; quota: { limit: Resources; used: Resources; reserved: Resources } }> }>(
+        '/v1/tenants',
+      );
+      const rows = page.items.map((t) => ({
+        tenantId: t.tenantId,
+        name: t.name,
+        instances: `${t.quota.used.instances}+${t.quota.reserved.instances}/${t.quota.limit.instances}`,
+        vcpus: `${t.quota.used.vcpus}+${t.quota.reserved.vcpus}/${t.quota.limit.vcpus}`,
+      }));
       print(page, () => table(rows, ['tenantId', 'name', 'instances', 'vcpus']));
     });
   vps
@@ -39,7 +46,13 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .description("a tenant's quota: limit, used, reserved")
     .action(async (tenantId: string) => {
       const quota = await api().get<{ limit: Resources; used: Resources; reserved: Resources }>(`/v1/tenants/${path(tenantId)}/quota`);
-      const rows = (['instances', 'vcpus', 'memoryMib', 'diskGib'] as const).map((d) => ({ dimension: d, limit: quota.limit[d], used: quota.used[d], reserved: quota.reserved[d], free: quota.limit[d] - quota.used[d] - quota.reserved[d] }));
+      const rows = (['instances', 'vcpus', 'memoryMib', 'diskGib'] as const).map((d) => ({
+        dimension: d,
+        limit: quota.limit[d],
+        used: quota.used[d],
+        reserved: quota.reserved[d],
+        free: quota.limit[d] - quota.used[d] - quota.reserved[d],
+      }));
       print(quota, () => table(rows, ['dimension', 'limit', 'used', 'reserved', 'free']));
     });
   vps
@@ -62,7 +75,15 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .requiredOption('--ssh-key <key...>', 'SSH public keys (the key text)')
     .option('--user-data <file>', 'cloud-init user data file')
     .action(async (instanceId: string, o: { tenant?: string; pool: string; flavor: string; image: string; sshKey: string[]; userData?: string }) => {
-      const body = { ...tenantOf(o), instanceId, poolId: o.pool, flavorId: o.flavor, image: o.image, sshKeys: o.sshKey, ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}) };
+      const body = {
+        ...tenantOf(o),
+        instanceId,
+        poolId: o.pool,
+        flavorId: o.flavor,
+        image: o.image,
+        sshKeys: o.sshKey,
+        ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}),
+      };
       await send('vps.createInstance', body);
     });
   for (const [verb, name, description] of [
@@ -100,10 +121,25 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .option('--site <siteId>', 'site (metal pools)')
     .option('--allow-unverified-release', 'metal: release nodes without an attested wipe')
     .option('--provisioning-cidr <cidr...>', 'metal: provisioning networks')
-    .action(async (poolId: string, o: { class: string; agent: string; account?: string; site?: string; allowUnverifiedRelease?: boolean; provisioningCidr?: string[] }) => {
-      const policy = o.allowUnverifiedRelease || o.provisioningCidr ? { policy: { allowUnverifiedRelease: o.allowUnverifiedRelease === true, provisioningCidrs: o.provisioningCidr ?? [] } } : {};
-      await send('vps.createPool', { poolId, class: o.class, agent: o.agent, ...(o.account ? { accountId: o.account } : {}), ...(o.site ? { siteId: o.site } : {}), ...policy });
-    });
+    .action(
+      async (
+        poolId: string,
+        o: { class: string; agent: string; account?: string; site?: string; allowUnverifiedRelease?: boolean; provisioningCidr?: string[] },
+      ) => {
+        const policy =
+          o.allowUnverifiedRelease || o.provisioningCidr
+            ? { policy: { allowUnverifiedRelease: o.allowUnverifiedRelease === true, provisioningCidrs: o.provisioningCidr ?? [] } }
+            : {};
+        await send('vps.createPool', {
+          poolId,
+          class: o.class,
+          agent: o.agent,
+          ...(o.account ? { accountId: o.account } : {}),
+          ...(o.site ? { siteId: o.site } : {}),
+          ...policy,
+        });
+      },
+    );
   vps
     .command('offer-pool <poolId> <tenantId>')
     .description('let a tenant create instances in a pool')
@@ -118,7 +154,9 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .requiredOption('--vcpus <n>', 'vCPUs', int)
     .requiredOption('--memory-mib <n>', 'memory (MiB)', int)
     .requiredOption('--disk-gib <n>', 'disk (GiB)', int)
-    .action(async (flavorId: string, o: { vcpus: number; memoryMib: number; diskGib: number }) => send('vps.createFlavor', { flavorId, vcpus: o.vcpus, memoryMib: o.memoryMib, diskGib: o.diskGib }));
+    .action(async (flavorId: string, o: { vcpus: number; memoryMib: number; diskGib: number }) =>
+      send('vps.createFlavor', { flavorId, vcpus: o.vcpus, memoryMib: o.memoryMib, diskGib: o.diskGib }),
+    );
   vps
     .command('map-flavor <flavorId> <poolId> <offerId>')
     .description("sell a flavor in a pool as a provider's offer")

@@ -10,7 +10,9 @@ import type { ApiClient } from './apiClient.ts';
 export async function followWorkflow(api: ApiClient, workflowId: string, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<WorkflowView> {
   const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
   const tty = process.stdout.isTTY === true;
-  const bar = tty ? new cliProgress.SingleBar({ format: '{operation} {bar} {value}/{total} steps | {step}', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+  const bar = tty
+    ? new cliProgress.SingleBar({ format: '{operation} {bar} {value}/{total} steps | {step}', hideCursor: true }, cliProgress.Presets.shades_classic)
+    : undefined;
   let seen = '';
   let view: WorkflowView | undefined;
   try {

@@ -52,7 +52,8 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
     const early = join(work, 'early');
     for (const dir of ['bin', 'dev', 'proc', 'sys']) mkdirSync(join(early, dir), { recursive: true });
     copyFileSync(join(work, 'busybox/bin/busybox'), join(early, 'bin/busybox'));
-    for (const applet of ['sh', 'mount', 'umount', 'grep', 'modprobe', 'findfs', 'mkdir', 'sleep', 'switch_root', 'echo']) symlinkSync('busybox', join(early, 'bin', applet));
+    for (const applet of ['sh', 'mount', 'umount', 'grep', 'modprobe', 'findfs', 'mkdir', 'sleep', 'switch_root', 'echo'])
+      symlinkSync('busybox', join(early, 'bin', applet));
     installModules(packages.kernelRoot, early, ['virtio_pci', 'virtio_blk']);
     installScript('image-boot-init.sh', join(early, 'init'));
 
@@ -65,13 +66,29 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
     normalizeTree(rootfs, epoch);
 
     const bootFat = join(work, 'boot.fat');
-    makeSyslinuxFat(bootFat, 32, 'BCBOOT', BOOT_VOLUME_ID, ['vmlinuz', 'initrd.img', 'syslinux.cfg'].map((f) => join(boot, f)), epoch);
+    makeSyslinuxFat(
+      bootFat,
+      32,
+      'BCBOOT',
+      BOOT_VOLUME_ID,
+      ['vmlinuz', 'initrd.img', 'syslinux.cfg'].map((f) => join(boot, f)),
+      epoch,
+    );
     const rootMiB = Math.ceil(folderMiB(rootfs) * 1.25) + 32;
     const rootExt4 = join(work, 'root.ext4');
     makeExt4(rootExt4, rootfs, rootMiB, 'bc-root', ROOT_UUID, epoch);
 
     const image = join(outDir, 'disk.raw');
-    assembleDisk(image, [{ file: bootFat, sizeMiB: 32, type: 'c', bootable: true }, { file: rootExt4, sizeMiB: rootMiB, type: '83' }, { sizeMiB: 1, type: SEED_PARTITION_TYPE.toString(16) }], DISK_ID, '/usr/lib/syslinux/mbr/mbr.bin');
+    assembleDisk(
+      image,
+      [
+        { file: bootFat, sizeMiB: 32, type: 'c', bootable: true },
+        { file: rootExt4, sizeMiB: rootMiB, type: '83' },
+        { sizeMiB: 1, type: SEED_PARTITION_TYPE.toString(16) },
+      ],
+      DISK_ID,
+      '/usr/lib/syslinux/mbr/mbr.bin',
+    );
     const sha256 = await sha256OfFile(image);
     const sizeBytes = (1 + 32 + rootMiB + 1) * (1 << 20);
     const manifest = writeManifest(outDir, {

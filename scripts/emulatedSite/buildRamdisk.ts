@@ -36,7 +36,9 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
     const manifest = writeManifest(outDir, {
       sourceDateEpoch: epoch,
       kernelRelease: contents.release,
-      packages: await Promise.all([packages.kernel, packages.busybox].map(async (deb) => ({ name: deb.name, version: deb.version, sha256: await sha256OfFile(deb.file) }))),
+      packages: await Promise.all(
+        [packages.kernel, packages.busybox].map(async (deb) => ({ name: deb.name, version: deb.version, sha256: await sha256OfFile(deb.file) })),
+      ),
       modules: contents.modules,
       node: { version: process.version, files: contents.nodeFiles },
       bcd: contents.bcdFiles,

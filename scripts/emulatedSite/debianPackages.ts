@@ -45,7 +45,12 @@ export function resolveMetaPackage(meta: string, cacheDir: string, fallbackPatte
   } catch {
     // No lists (apt-get update never ran): fall back to what the cache holds.
   }
-  const cached = existsSync(cacheDir) ? readdirSync(cacheDir).map((file) => file.split('_')[0]!).filter((n) => fallbackPattern.test(n)).sort() : [];
+  const cached = existsSync(cacheDir)
+    ? readdirSync(cacheDir)
+        .map((file) => file.split('_')[0]!)
+        .filter((n) => fallbackPattern.test(n))
+        .sort()
+    : [];
   const newest = cached.at(-1);
   if (!newest) throw new BuildError('PACKAGE_UNAVAILABLE', `${meta} does not resolve (run apt-get update) and no cached package matches`);
   return newest;

@@ -25,16 +25,22 @@ export function folderMiB(folder: string): number {
 export function makeExt4(file: string, folder: string, sizeMiB: number, label: string, uuid: string, epoch: number): void {
   writeFileSync(file, '');
   truncateSync(file, sizeMiB * MiB);
-  runTool('mke2fs', ['-q', '-F', '-t', 'ext4', '-L', label, '-U', uuid, '-E', `hash_seed=${uuid},root_owner=0:0,lazy_itable_init=0,lazy_journal_init=0`, '-d', folder, file], {
-    env: { ...process.env, E2FSPROGS_FAKE_TIME: String(epoch) },
-  });
+  runTool(
+    'mke2fs',
+    ['-q', '-F', '-t', 'ext4', '-L', label, '-U', uuid, '-E', `hash_seed=${uuid},root_owner=0:0,lazy_itable_init=0,lazy_journal_init=0`, '-d', folder, file],
+    {
+      env: { ...process.env, E2FSPROGS_FAKE_TIME: String(epoch) },
+    },
+  );
   // mke2fs 1.47.0 copies each source inode's ctime (which no one can set) and atime (which reading it changed),
   // with their nanoseconds: pin every time of every inode to the epoch.
   // debugfs stamps its own write time unless told the time, and then the superblock's too.
-  const commands = sortedEntries(folder).map((path) => path.slice(1) || '/').flatMap((path) => [
-    ...['atime', 'mtime', 'ctime', 'crtime'].map((field) => `sif "${path}" ${field} @${epoch}`),
-    ...['atime_extra', 'mtime_extra', 'ctime_extra', 'crtime_extra'].map((field) => `sif "${path}" ${field} 0`),
-  ]);
+  const commands = sortedEntries(folder)
+    .map((path) => path.slice(1) || '/')
+    .flatMap((path) => [
+      ...['atime', 'mtime', 'ctime', 'crtime'].map((field) => `sif "${path}" ${field} @${epoch}`),
+      ...['atime_extra', 'mtime_extra', 'ctime_extra', 'crtime_extra'].map((field) => `sif "${path}" ${field} 0`),
+    ]);
   commands.push(`ssv wtime @${epoch}`);
   runTool('debugfs', ['-w', '-f', '-', file], { input: `${commands.join('\n')}\n`, env: { ...process.env, E2FSPROGS_FAKE_TIME: String(epoch) } });
 }

@@ -84,10 +84,28 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
   let child: ChildProcess | undefined;
   let starts = 0;
   const args = [
-    'netns', 'exec', net.netns, process.execPath, '--import', 'tsx', 'daemon/bcd.ts', 'site',
-    '--site', options.siteId, '--nats', options.natsUrl, '--state', stateDir,
-    '--pxe-interface', net.bridge, '--http-port', String(options.httpPort ?? 8080),
-    '--ramdisk-dir', options.ramdiskDir, '--lab-credentials-file', credentialsFile,
+    'netns',
+    'exec',
+    net.netns,
+    process.execPath,
+    '--import',
+    'tsx',
+    'daemon/bcd.ts',
+    'site',
+    '--site',
+    options.siteId,
+    '--nats',
+    options.natsUrl,
+    '--state',
+    stateDir,
+    '--pxe-interface',
+    net.bridge,
+    '--http-port',
+    String(options.httpPort ?? 8080),
+    '--ramdisk-dir',
+    options.ramdiskDir,
+    '--lab-credentials-file',
+    credentialsFile,
     ...(options.ramdiskArgs ? ['--ramdisk-args', options.ramdiskArgs] : []),
   ];
   return {
@@ -98,7 +116,12 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     },
     start() {
       starts += 1;
-      const env = { ...process.env, BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'info', ...(options.siteJoinToken ? { BC_JOIN_TOKEN: options.siteJoinToken } : {}), ...(options.siteJoinCreds ? { BC_JOIN_CREDS: options.siteJoinCreds } : {}) };
+      const env = {
+        ...process.env,
+        BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'info',
+        ...(options.siteJoinToken ? { BC_JOIN_TOKEN: options.siteJoinToken } : {}),
+        ...(options.siteJoinCreds ? { BC_JOIN_CREDS: options.siteJoinCreds } : {}),
+      };
       child = spawn('ip', args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
       const keep = (chunk: Buffer) => appendFileSync(logFile, chunk);
       child.stdout!.on('data', keep);
@@ -144,7 +167,16 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
     const uuid = randomUUID();
     const system = new VmSystem({
       id,
-      config: { name: id, uuid, cpus: 1, memoryMiB: options.memoryMiB ?? 1024, firmware: 'bios', nics: [{ mac, tap }], disks: [{ file: disk, serial: `EMU-${i}-D0` }], runDir: join(runDir, id) },
+      config: {
+        name: id,
+        uuid,
+        cpus: 1,
+        memoryMiB: options.memoryMiB ?? 1024,
+        firmware: 'bios',
+        nics: [{ mac, tap }],
+        disks: [{ file: disk, serial: `EMU-${i}-D0` }],
+        runDir: join(runDir, id),
+      },
       netns: net.netns,
       log,
     });
@@ -161,7 +193,9 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
   for (const m of machines) m.bmcAddress = bmc.systemUrl(m.id);
 
   const credentialsFile = join(runDir, 'bmc-credentials.json');
-  writeFileSync(credentialsFile, JSON.stringify({ [EMULATED_BMC.credentialsRef]: { username: EMULATED_BMC.username, password: EMULATED_BMC.password } }), { mode: 0o600 });
+  writeFileSync(credentialsFile, JSON.stringify({ [EMULATED_BMC.credentialsRef]: { username: EMULATED_BMC.username, password: EMULATED_BMC.password } }), {
+    mode: 0o600,
+  });
   const bcdSite = bcdSiteProcess(options, credentialsFile);
   bcdSite.start();
 

@@ -3,7 +3,10 @@ import { basename, dirname, join } from 'node:path';
 import { BuildError } from './buildError.ts';
 import { runTool } from './hostTools.ts';
 
-const moduleName = (path: string) => basename(path).replace(/\.ko(\.xz|\.zst|\.gz)?$/, '').replace(/-/g, '_');
+const moduleName = (path: string) =>
+  basename(path)
+    .replace(/\.ko(\.xz|\.zst|\.gz)?$/, '')
+    .replace(/-/g, '_');
 
 /** The one kernel release under `<root>/lib/modules` of an unpacked linux-image package. */
 export function kernelReleaseOf(root: string): string {
@@ -18,7 +21,13 @@ export function parseModulesDep(text: string): Map<string, string[]> {
   for (const line of text.split('\n')) {
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
-    deps.set(line.slice(0, colon), line.slice(colon + 1).split(/\s+/).filter(Boolean));
+    deps.set(
+      line.slice(0, colon),
+      line
+        .slice(colon + 1)
+        .split(/\s+/)
+        .filter(Boolean),
+    );
   }
   return deps;
 }

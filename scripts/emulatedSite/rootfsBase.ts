@@ -52,7 +52,8 @@ export interface RootfsContents {
  * `/usr/bin/node` with its libraries, and the bundled `bcd` in /opt/bcd. The caller adds its own init.
  */
 export async function buildBaseRootfs(rootfs: string, work: string, kernelRoot: string): Promise<RootfsContents> {
-  for (const dir of ['bin', 'dev', 'etc/acpi', 'opt/bcd', 'proc', 'root', 'run', 'sys', 'tmp', 'usr/bin', 'var']) mkdirSync(join(rootfs, dir), { recursive: true });
+  for (const dir of ['bin', 'dev', 'etc/acpi', 'opt/bcd', 'proc', 'root', 'run', 'sys', 'tmp', 'usr/bin', 'var'])
+    mkdirSync(join(rootfs, dir), { recursive: true });
   const busybox = join(work, 'busybox/bin/busybox');
   copyFileSync(busybox, join(rootfs, 'bin/busybox'));
   for (const applet of runTool(busybox, ['--list']).toString('utf8').split('\n').filter(Boolean).sort()) {

@@ -25,7 +25,9 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
-const { values } = parseArgs({ options: { machines: { type: 'string', default: '2' }, site: { type: 'string', default: 'emu' }, 'disk-mib': { type: 'string', default: '512' } } });
+const { values } = parseArgs({
+  options: { machines: { type: 'string', default: '2' }, site: { type: 'string', default: 'emu' }, 'disk-mib': { type: 'string', default: '512' } },
+});
 const machines = Number(values.machines);
 if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machines must be 1-16');
 const siteId = values.site!;

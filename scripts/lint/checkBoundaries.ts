@@ -48,16 +48,12 @@ if (process.argv.includes('--update-baseline')) {
   const report = JSON.parse(run(['--ignore-known', baselineFile, '--output-type', 'json'])) as {
     summary: { violations: Violation[]; totalCruised: number };
   };
-  const fresh = report.summary.violations.filter(
-    (v) => v.rule.severity === 'error' && !knownFolderViolations.has(`${v.rule.name}|${v.from}|${v.to}`),
-  );
+  const fresh = report.summary.violations.filter((v) => v.rule.severity === 'error' && !knownFolderViolations.has(`${v.rule.name}|${v.from}|${v.to}`));
   const stillKnown = report.summary.violations.length - fresh.length;
   for (const v of fresh) {
     const path = v.cycle && v.cycle.length > 0 ? `${v.from} → ${v.cycle.map((step) => step.name).join(' → ')}` : `${v.from} → ${v.to}`;
     console.error(`  error ${v.rule.name}: ${path}`);
   }
-  console.log(
-    `${report.summary.totalCruised} modules cruised; ${fresh.length} new boundary violations; ${stillKnown} known ones left in ${baselineFile}`,
-  );
+  console.log(`${report.summary.totalCruised} modules cruised; ${fresh.length} new boundary violations; ${stillKnown} known ones left in ${baselineFile}`);
   if (fresh.length > 0) process.exit(1);
 }

@@ -79,7 +79,12 @@ export async function exchangeAgentCommand(
     if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `no valid result of ${commandId} arrived before the step timeout`, { retryAfterMs: 0 });
     liveness?.check();
     // The watch wakes us; a look at the stream now and then covers a result stored while this process was away.
-    const woken = await deps.results.next(resultSubject, (m) => !judged.has(m.seq), Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left), options.signal);
+    const woken = await deps.results.next(
+      resultSubject,
+      (m) => !judged.has(m.seq),
+      Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left),
+      options.signal,
+    );
     accepted = woken ? await judge(woken) : await unjudgedStored();
   }
   return accepted;

@@ -37,7 +37,10 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
 
 /** Talks to agents for one step attempt; the attempt's idempotency key is the agent command's id. */
-export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unknown>, 'platform' | 'input' | 'pki' | 'secrets' | 'blobs' | 'renderTemplate' | 'agentEndpoints'>): StepPlatform {
+export function agentGateway(
+  deps: AgentGatewayDeps,
+  ctx: Omit<StepContext<unknown>, 'platform' | 'input' | 'pki' | 'secrets' | 'blobs' | 'renderTemplate' | 'agentEndpoints'>,
+): StepPlatform {
   const { node, workflow } = ctx;
   /** Polled `site.httpProxy` requests of this attempt, by key: how many were sent and the newest settled answer. */
   const polls = new Map<string, { sent: number; settled: HttpProxyAnswer | null }>();
@@ -75,7 +78,12 @@ export function agentGateway(deps: AgentGatewayDeps, ctx: Omit<StepContext<unkno
   return {
     async runAgentCommand(kind, params, destructive) {
       const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
-      const result = await exchangeAgentCommand(deps, command, { deadlineMs: ctx.deadlineMs, signal: ctx.signal, onVerified: deps.onVerified, onRejected: deps.onRejected });
+      const result = await exchangeAgentCommand(deps, command, {
+        deadlineMs: ctx.deadlineMs,
+        signal: ctx.signal,
+        onVerified: deps.onVerified,
+        onRejected: deps.onRejected,
+      });
       if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);
       return { payload: result.payload, agentId: result.agentId };
     },

@@ -57,7 +57,11 @@ export function startAgentLiveness(
         verified(entry.command, opened).then(
           (ok) => {
             if (ok) entry.lastAliveMs = Math.max(entry.lastAliveMs, receivedAtMs);
-            else deps.log.warn({ commandId: entry.command.commandId, agentId: opened.heartbeat.agentId }, 'heartbeat refused: not signed by an agent of this node');
+            else
+              deps.log.warn(
+                { commandId: entry.command.commandId, agentId: opened.heartbeat.agentId },
+                'heartbeat refused: not signed by an agent of this node',
+              );
           },
           (err: unknown) => deps.log.debug({ err, commandId: entry.command.commandId }, 'heartbeat not verified now'),
         );
@@ -84,7 +88,9 @@ export function startAgentLiveness(
           if (!connection.connected()) return;
           const silentMs = now() - silentSince();
           if (silentMs >= deps.timeoutMs) {
-            throw new RetryableError('AGENT_LOST', `no heartbeat from the agent running ${command.commandId} for ${Math.round(silentMs / 1000)} s`, { retryAfterMs: 0 });
+            throw new RetryableError('AGENT_LOST', `no heartbeat from the agent running ${command.commandId} for ${Math.round(silentMs / 1000)} s`, {
+              retryAfterMs: 0,
+            });
           }
         },
         msUntilDue: () => Math.max(0, silentSince() + deps.timeoutMs - now()) + 50,

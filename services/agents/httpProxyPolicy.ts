@@ -71,5 +71,5 @@ function inCidr(ip: string, cidr: string): boolean {
   const toInt = (a: string) => a.split('.').reduce((n, octet) => (n << 8) + Number(octet), 0) >>> 0;
   const prefix = Number(bits);
   const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-  return ((toInt(ip) & mask) >>> 0) === ((toInt(base!) & mask) >>> 0);
+  return (toInt(ip) & mask) >>> 0 === (toInt(base!) & mask) >>> 0;
 }

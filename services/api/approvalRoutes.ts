@@ -34,7 +34,13 @@ export const approvalRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandB
   });
 
   api.get('/v1/approvals/:workflowId', {
-    schema: { tags: ['approvals'], summary: 'One approval batch', params: WorkflowParams, querystring: MinSeqQuery, response: { 200: ApprovalView, '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['approvals'],
+      summary: 'One approval batch',
+      params: WorkflowParams,
+      querystring: MinSeqQuery,
+      response: { 200: ApprovalView, '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       const approval = getApproval(reader.db(), req.params.workflowId);

@@ -87,6 +87,7 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
     const principal = req.principal!;
     const access = accessOf(principal, req.method, req.routeOptions.url);
     if (access === 'hidden') throw new PlatformError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
-    if (access === 'forbidden') throw new PlatformError('FORBIDDEN', `role ${principal.role} may not ${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`);
+    if (access === 'forbidden')
+      throw new PlatformError('FORBIDDEN', `role ${principal.role} may not ${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`);
   });
 }

@@ -23,7 +23,11 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
   const reader = readerOf(ctx, 'autonomy');
 
   api.get('/v1/autonomy/policies', {
-    schema: { tags: ['autonomy'], summary: 'Declared intervention categories, their dispositions in force and paused owners', response: { 200: z.object({ items: z.array(PolicyView) }), '5xx': Problem } },
+    schema: {
+      tags: ['autonomy'],
+      summary: 'Declared intervention categories, their dispositions in force and paused owners',
+      response: { 200: z.object({ items: z.array(PolicyView) }), '5xx': Problem },
+    },
     handler: async () => {
       const controls = controlsOf(reader.db());
       return {
@@ -47,7 +51,10 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
     handler: async (req) => {
       const info = await ctx.store.jsm.streams.info(Streams.signals.name, { subjects_filter: Subjects.allPassMarkers }).catch(() => undefined);
       // Pass ids start with their time in base 36, so the greatest subjects are the newest passes.
-      const subjects = Object.keys(info?.state.subjects ?? {}).sort().reverse().slice(0, req.query.limit);
+      const subjects = Object.keys(info?.state.subjects ?? {})
+        .sort()
+        .reverse()
+        .slice(0, req.query.limit);
       const items: PassMarker[] = [];
       for (const subject of subjects) {
         const msg = await ctx.store.jsm.direct.getMessage(Streams.signals.name, { last_by_subj: subject });
@@ -72,8 +79,17 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
         response: { 200: Decided, 201: Decided, '4xx': Problem, '5xx': Problem },
       },
       handler: async (req, reply) => {
-        const result = await bus.execute({ name: `autonomy.${verdict}`, payload: { decisionId: req.params.decisionId, ...(req.body as object) }, actor: req.principal?.actor ?? 'http:anonymous' });
-        const decided = { decisionId: req.params.decisionId, seq: result.seq, duplicate: result.duplicate || result.events.length === 0, events: result.events.map((e) => e.type) };
+        const result = await bus.execute({
+          name: `autonomy.${verdict}`,
+          payload: { decisionId: req.params.decisionId, ...(req.body as object) },
+          actor: req.principal?.actor ?? 'http:anonymous',
+        });
+        const decided = {
+          decisionId: req.params.decisionId,
+          seq: result.seq,
+          duplicate: result.duplicate || result.events.length === 0,
+          events: result.events.map((e) => e.type),
+        };
         return reply.code(decided.duplicate ? 200 : 201).send(decided);
       },
     });

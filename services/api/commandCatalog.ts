@@ -148,4 +148,6 @@ export const operatorCommands: readonly CommandDefinition[] = exposedTo('operato
 export const tenantCommandNames: ReadonlySet<string> = new Set(exposedTo('tenant').map((c) => c.name));
 
 /** Commands only an admin may send (`pki.setApprovers`: who approves is not decided by who operates). */
-export const adminOnlyCommandNames: ReadonlySet<string> = new Set(allCommands.filter((c) => c.exposure.every((sender) => sender === 'admin')).map((c) => c.name));
+export const adminOnlyCommandNames: ReadonlySet<string> = new Set(
+  allCommands.filter((c) => c.exposure.every((sender) => sender === 'admin')).map((c) => c.name),
+);

@@ -44,7 +44,8 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
       },
       // The bus validates the body (the same check NATS commands get) and builds the result: the schemas here
       // document the route, and checking them twice would double the per-command CPU.
-      validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as unknown as Parameters<typeof validatorCompiler>[0])),
+      validatorCompiler: (route) =>
+        route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as unknown as Parameters<typeof validatorCompiler>[0]),
       serializerCompiler: () => (data) => JSON.stringify(data),
       handler: async (req, reply) => {
         const stop = ctx.metrics.commandSeconds.startTimer({ command: name });
@@ -70,6 +71,9 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
   }
   // Anything else under /v1/commands/ is a command this control plane does not have.
   app.all('/v1/commands/*', { schema: { hide: true } }, async (req) => {
-    throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${req.url.slice('/v1/commands/'.length).split('?')[0]}"; known: ${ctx.bus.names().join(', ')}`);
+    throw new PlatformError(
+      'UNKNOWN_COMMAND',
+      `unknown command "${req.url.slice('/v1/commands/'.length).split('?')[0]}"; known: ${ctx.bus.names().join(', ')}`,
+    );
   });
 };

@@ -20,7 +20,8 @@ export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, {
   app.get('/*', { schema: { hide: true } }, async (req, reply) => {
     const path = req.url.split('?')[0]!;
     if (path === '/v1' || path.startsWith('/v1/')) throw notFound(path);
-    if (!existsSync(join(root, 'index.html'))) throw new PlatformError('NOT_FOUND', 'the console is not built: run npm run build:console (npm start builds it)');
+    if (!existsSync(join(root, 'index.html')))
+      throw new PlatformError('NOT_FOUND', 'the console is not built: run npm run build:console (npm start builds it)');
     // The page names hashed bundles: it must be revalidated so a new build is picked up.
     return reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
   });

@@ -23,7 +23,10 @@ function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
  * mode the stack runs in, and dead letters are reported, neither making it unready: a forged message cannot take the
  * API out of service), `/metrics` (Prometheus).
  */
-export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader; leases: LeaseReader }> = async (app, { ctx, deadLetters, leases }) => {
+export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: DeadLetterReader; leases: LeaseReader }> = async (
+  app,
+  { ctx, deadLetters, leases },
+) => {
   const streamLastSeq = cached(() => ctx.store.streamLastSequence(), 0, 500);
   const deadLetterCounts = cached(() => deadLetters.counts(), { total: 0, byConsumer: {} }, 5_000);
   const warnings = readinessWarnings(ctx.config);

@@ -43,13 +43,15 @@ export const joinTokenRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (a
     },
   });
   api.post('/v1/join-tokens', {
-    schema: { tags: ['trust'], summary: 'Mint a single-use join token (shown once)', body: MintBody, response: { 201: Minted, '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['trust'],
+      summary: 'Mint a single-use join token (shown once)',
+      body: MintBody,
+      response: { 201: Minted, '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req, reply) => {
       const actor = req.principal?.actor ?? 'http:anonymous';
-      const minted = await mintJoinToken(
-        async (name, payload, commandId) => bus.execute({ name, payload, commandId, actor }),
-        req.body,
-      );
+      const minted = await mintJoinToken(async (name, payload, commandId) => bus.execute({ name, payload, commandId, actor }), req.body);
       return reply.code(201).send(minted);
     },
   });

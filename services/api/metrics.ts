@@ -6,7 +6,12 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'bc_process_' });
   return {
     registry,
-    commands: new Counter({ name: 'bc_commands_total', help: 'Commands handled, by name and outcome code', labelNames: ['command', 'outcome'], registers: [registry] }),
+    commands: new Counter({
+      name: 'bc_commands_total',
+      help: 'Commands handled, by name and outcome code',
+      labelNames: ['command', 'outcome'],
+      registers: [registry],
+    }),
     commandSeconds: new Histogram({
       name: 'bc_command_duration_seconds',
       help: 'Command handling time, validation to append ack',
@@ -14,10 +19,25 @@ export function createMetrics() {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
-    projectorCheckpoint: new Gauge({ name: 'bc_projector_checkpoint', help: 'Last stream sequence applied to a read model', labelNames: ['projection'], registers: [registry] }),
-    projectorLag: new Gauge({ name: 'bc_projector_lag', help: 'Stream messages not yet applied to a read model', labelNames: ['projection'], registers: [registry] }),
+    projectorCheckpoint: new Gauge({
+      name: 'bc_projector_checkpoint',
+      help: 'Last stream sequence applied to a read model',
+      labelNames: ['projection'],
+      registers: [registry],
+    }),
+    projectorLag: new Gauge({
+      name: 'bc_projector_lag',
+      help: 'Stream messages not yet applied to a read model',
+      labelNames: ['projection'],
+      registers: [registry],
+    }),
     streamLastSeq: new Gauge({ name: 'bc_stream_last_seq', help: 'Last sequence of the event stream', registers: [registry] }),
-    deadLetters: new Gauge({ name: 'bc_dead_letters', help: 'Messages a consumer quarantined (BC_DEAD_LETTERS), by consumer', labelNames: ['consumer'], registers: [registry] }),
+    deadLetters: new Gauge({
+      name: 'bc_dead_letters',
+      help: 'Messages a consumer quarantined (BC_DEAD_LETTERS), by consumer',
+      labelNames: ['consumer'],
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -16,17 +16,29 @@ export const pluginRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
   const catalog = new PluginCatalog(ctx.nc, ctx.store);
 
   api.get('/v1/plugins', {
-    schema: { tags: ['plugins'], summary: 'Registered plugins, their latest registration and live replicas', response: { 200: z.object({ items: z.array(PluginView) }), '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['plugins'],
+      summary: 'Registered plugins, their latest registration and live replicas',
+      response: { 200: z.object({ items: z.array(PluginView) }), '4xx': Problem, '5xx': Problem },
+    },
     handler: async () => ({ items: await catalog.list() }),
   });
 
   api.get('/v1/drivers', {
-    schema: { tags: ['plugins'], summary: 'Drivers plugins registered', response: { 200: z.object({ items: z.array(DriverView) }), '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['plugins'],
+      summary: 'Drivers plugins registered',
+      response: { 200: z.object({ items: z.array(DriverView) }), '4xx': Problem, '5xx': Problem },
+    },
     handler: async () => ({ items: [...(await catalog.registry()).plugins.values()].flatMap((p) => p.drivers.map((d) => ({ ...d, pluginId: p.pluginId }))) }),
   });
 
   api.get('/v1/profiles', {
-    schema: { tags: ['plugins'], summary: 'Profiles that can be chosen: built in, then registered', response: { 200: z.object({ items: z.array(ProfileView) }), '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['plugins'],
+      summary: 'Profiles that can be chosen: built in, then registered',
+      response: { 200: z.object({ items: z.array(ProfileView) }), '4xx': Problem, '5xx': Problem },
+    },
     handler: async () => ({ items: allProfiles(await catalog.registry()).map(({ profile, pluginId }) => ({ ...profile, pluginId })) }),
   });
 

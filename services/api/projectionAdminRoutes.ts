@@ -23,7 +23,12 @@ export const projectionAdminRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = as
   };
 
   api.get('/v1/admin/projections/:name', {
-    schema: { tags: ['admin'], summary: "A projector's checkpoint and lag", params: z.object({ name: z.string() }), response: { 200: ProjectorStatus, '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['admin'],
+      summary: "A projector's checkpoint and lag",
+      params: z.object({ name: z.string() }),
+      response: { 200: ProjectorStatus, '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       known(req.params.name);
       return ProjectorStatus.parse(await ask(req.params.name, 'status', 5_000));

@@ -19,7 +19,9 @@ const IdempotencyHeaders = z.object({
   'idempotency-key': z
     .string()
     .optional()
-    .describe("Retrying with the same key (scoped to the caller's token) answers the original result; the same key with another secret, verb or body answers 409 IDEMPOTENCY_KEY_REUSED"),
+    .describe(
+      "Retrying with the same key (scoped to the caller's token) answers the original result; the same key with another secret, verb or body answers 409 IDEMPOTENCY_KEY_REUSED",
+    ),
 });
 
 /**

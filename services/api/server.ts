@@ -42,7 +42,11 @@ import { sessionRoutes } from './sessionRoutes.ts';
  * token (`<dataDir>/admin.token`).
  */
 export async function buildApi(ctx: ApiContext, log: Logger) {
-  const app = Fastify({ loggerInstance: log as FastifyBaseLogger, bodyLimit: ctx.config.bodyLimitBytes, logController: new LogController({ disableRequestLogging: true }) });
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Commands are JSON only: a text/plain body is refused with 415 rather than parsed as a string.

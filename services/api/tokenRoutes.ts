@@ -31,7 +31,11 @@ export const tokenRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandBus 
       const tokenId = req.body.tokenId ?? `t-${randomBytes(8).toString('hex')}`;
       const { token, secretHash } = mintToken(tokenId);
       const { tokenId: _ignored, ...fields } = req.body;
-      const result = await bus.execute({ name: 'auth.createToken', payload: { ...fields, tokenId, secretHash }, actor: req.principal?.actor ?? 'http:anonymous' });
+      const result = await bus.execute({
+        name: 'auth.createToken',
+        payload: { ...fields, tokenId, secretHash },
+        actor: req.principal?.actor ?? 'http:anonymous',
+      });
       return reply.code(201).send({ tokenId, role: req.body.role, tenantId: req.body.tenantId ?? null, token, seq: result.seq });
     },
   });
@@ -50,7 +54,12 @@ export const tokenRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandBus 
   });
 
   api.get('/v1/tokens', {
-    schema: { tags: ['tokens'], summary: 'Tokens (never their secrets), ordered by id', querystring: MinSeqQuery, response: { 200: z.object({ items: z.array(TokenView) }), '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['tokens'],
+      summary: 'Tokens (never their secrets), ordered by id',
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(TokenView) }), '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       return { items: listTokens(reader.db()) };
@@ -58,7 +67,13 @@ export const tokenRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandBus 
   });
 
   api.get('/v1/tokens/:tokenId', {
-    schema: { tags: ['tokens'], summary: 'One token', params: TokenIdParams, querystring: MinSeqQuery, response: { 200: TokenView, '4xx': Problem, '5xx': Problem } },
+    schema: {
+      tags: ['tokens'],
+      summary: 'One token',
+      params: TokenIdParams,
+      querystring: MinSeqQuery,
+      response: { 200: TokenView, '4xx': Problem, '5xx': Problem },
+    },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       const token = getToken(reader.db(), req.params.tokenId);

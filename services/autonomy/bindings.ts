@@ -18,7 +18,11 @@ const none = (s: Signal): RemediationPlan => ({ action: 'none', target: s.target
 export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'bmc-unreachable', category: 'maintenance', plan: (s) => ({ action: 'metal.bmcMaintenance', target: s.target, params: {} }) }),
   // A retry runs the failed operation again: the plan names it, so approvers see what will run.
-  defineBinding({ signal: 'node-failed', category: 'retry', plan: (s) => ({ action: 'metal.retry', target: s.target, params: { operation: s.facts.operation ?? 'unknown' } }) }),
+  defineBinding({
+    signal: 'node-failed',
+    category: 'retry',
+    plan: (s) => ({ action: 'metal.retry', target: s.target, params: { operation: s.facts.operation ?? 'unknown' } }),
+  }),
   defineBinding({ signal: 'step-overdue', category: 'observation', plan: none }),
   defineBinding({ signal: 'queue-stale', category: 'observation', plan: none }),
   defineBinding({ signal: 'instance-error', category: 'recreate', plan: (s) => ({ action: 'vps.recreate', target: s.target, params: {} }) }),

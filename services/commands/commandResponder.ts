@@ -9,7 +9,6 @@ import { serveRequests } from '../platform/commands/requestResponder.ts';
 import { CommandHeaders } from '../../schemas/commandHeaders.ts';
 import { LeaseFence } from './leaseFence.ts';
 
-
 /**
  * Answers `bc.cmd.<name>` requests (queue group `commands`, so replicas share them) with the same result an HTTP
  * command gets: `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header.
@@ -32,7 +31,8 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
         }
         const name = msg.subject.slice(Subjects.command('').length);
         // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
-        if (isInProcessOnly(bus.definition(name)?.exposure ?? [])) throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+        if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
+          throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
         const lease = msg.headers?.get(CommandHeaders.lease);
         if (lease) await fence.check(lease, name);
         const result = await bus.execute({

@@ -32,10 +32,15 @@ export class LeaseFence {
       throw new PlatformError('UNAVAILABLE', `the ${stamp.service} lease could not be read`, { cause: err });
     });
     if (lease && stamp.term >= lease.term) return;
-    this.log.warn({ command: commandName, service: stamp.service, stampedTerm: stamp.term, currentTerm: lease?.term ?? null, holder: lease?.record.holder ?? null }, 'command stamped with a superseded lease refused');
+    this.log.warn(
+      { command: commandName, service: stamp.service, stampedTerm: stamp.term, currentTerm: lease?.term ?? null, holder: lease?.record.holder ?? null },
+      'command stamped with a superseded lease refused',
+    );
     throw new PlatformError(
       'LEASE_SUPERSEDED',
-      lease ? `${commandName} is stamped with ${stamp.service} term ${stamp.term}; the lease is at term ${lease.term} (held by ${lease.record.holder})` : `${commandName} is stamped with ${stamp.service} term ${stamp.term}; nobody holds that lease now`,
+      lease
+        ? `${commandName} is stamped with ${stamp.service} term ${stamp.term}; the lease is at term ${lease.term} (held by ${lease.record.holder})`
+        : `${commandName} is stamped with ${stamp.service} term ${stamp.term}; nobody holds that lease now`,
     );
   }
 }

@@ -45,12 +45,16 @@ const builtDigest = (): string | undefined => {
 async function viteBuild(outDir: string): Promise<void> {
   const vite = join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js');
   if (!existsSync(vite)) throw new Error('vite is not installed (npm ci installs it with the dev dependencies)');
-  const child = spawn(process.execPath, [vite, 'build', '--config', join(repoRoot, 'services/console/vite.config.ts'), '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
-    cwd: repoRoot,
-    // A NODE_ENV inherited from the caller (a test runner sets `test`) would make Vite bundle React's development build.
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [vite, 'build', '--config', join(repoRoot, 'services/console/vite.config.ts'), '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'],
+    {
+      cwd: repoRoot,
+      // A NODE_ENV inherited from the caller (a test runner sets `test`) would make Vite bundle React's development build.
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -127,7 +127,13 @@ export class BmcMonitor {
     if (this.config.mode === 'sensor') {
       // A sensor's input, not a decision: published only when the count moves, so a steady fleet publishes nothing.
       if (before === failures) return;
-      const observation: BmcObservation = { nodeId: node.nodeId, siteId: node.siteId, consecutiveFailures: failures, lastError: outcome.ok ? null : outcome.detail.slice(0, 300), at: new Date().toISOString() };
+      const observation: BmcObservation = {
+        nodeId: node.nodeId,
+        siteId: node.siteId,
+        consecutiveFailures: failures,
+        lastError: outcome.ok ? null : outcome.detail.slice(0, 300),
+        at: new Date().toISOString(),
+      };
       await jetstream(this.nc).publish(Subjects.bmcObservation(node.nodeId), JSON.stringify(observation));
       return;
     }

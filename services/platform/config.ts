@@ -66,7 +66,16 @@ export const Config = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Plugin modules the control plane loads (VPS providers for `vps-reconciler`); `BC_PLUGINS` is comma-separated. */
   plugins: z
-    .preprocess((value) => (typeof value === 'string' ? value.split(',').map((p) => p.trim()).filter((p) => p !== '') : value), z.array(z.string().min(1)))
+    .preprocess(
+      (value) =>
+        typeof value === 'string'
+          ? value
+              .split(',')
+              .map((p) => p.trim())
+              .filter((p) => p !== '')
+          : value,
+      z.array(z.string().min(1)),
+    )
     .default([]),
 });
 export type Config = z.infer<typeof Config>;
@@ -115,7 +124,8 @@ const retiredSettings = [
 export function natsUrlOf(config: Pick<Config, 'natsUrl' | 'dataDir'>): string {
   if (config.natsUrl !== undefined) return config.natsUrl;
   const record = readStackRecord(config.dataDir);
-  if (!record) throw new ConfigError('NATS_URL_UNKNOWN', `BC_NATS_URL is unset and no running stack recorded its server in ${resolve(config.dataDir, 'stack.json')}`);
+  if (!record)
+    throw new ConfigError('NATS_URL_UNKNOWN', `BC_NATS_URL is unset and no running stack recorded its server in ${resolve(config.dataDir, 'stack.json')}`);
   return record.natsUrl;
 }
 

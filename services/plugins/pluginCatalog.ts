@@ -40,7 +40,8 @@ export class PluginCatalog {
       const answers = await this.nc.requestMany(Subjects.pluginPing(pluginId), '', { strategy: 'timer' as never, maxWait: PING_WINDOW_MS });
       for await (const msg of answers) {
         const ping = PluginPing.safeParse(msg.json());
-        if (ping.success && ping.data.pluginId === pluginId) replicas.push({ instanceId: ping.data.instanceId, version: ping.data.version, startedAt: ping.data.startedAt });
+        if (ping.success && ping.data.pluginId === pluginId)
+          replicas.push({ instanceId: ping.data.instanceId, version: ping.data.version, startedAt: ping.data.startedAt });
       }
     } catch {
       // No responders: a plugin with no live replica.

@@ -24,7 +24,10 @@ export function stepHome(registry: PluginRegistryState, stepId: string): StepHom
   return undefined;
 }
 
-export const stepHomes = (registry: PluginRegistryState): StepHomeLookup => (stepId) => stepHome(registry, stepId);
+export const stepHomes =
+  (registry: PluginRegistryState): StepHomeLookup =>
+  (stepId) =>
+    stepHome(registry, stepId);
 
 /** Every profile that can be chosen: the built-in ones, then each plugin's. */
 export function allProfiles(registry: PluginRegistryState): { profile: ProfileDescriptor; pluginId: string | null }[] {
@@ -50,12 +53,22 @@ export function validateProfile(registry: PluginRegistryState, candidate: unknow
     const home = stepHome(registry, step.id);
     if (!home) issues.push({ stepIndex, stepId: step.id, code: 'STEP_UNKNOWN', message: `no built-in or registered step "${step.id}"` });
     else if (home.runsOn !== step.runsOn) {
-      issues.push({ stepIndex, stepId: step.id, code: 'RUNS_ON_MISMATCH', message: `step "${step.id}" runs on ${home.runsOn}, the profile says ${step.runsOn}` });
+      issues.push({
+        stepIndex,
+        stepId: step.id,
+        code: 'RUNS_ON_MISMATCH',
+        message: `step "${step.id}" runs on ${home.runsOn}, the profile says ${step.runsOn}`,
+      });
     }
     for (const [param, value] of Object.entries(step.params ?? {})) {
       const ref = StepOutputRef.safeParse(value);
       if (ref.success && !parsed.data.steps.slice(0, stepIndex).some((earlier) => earlier.id === ref.data.$fromStep)) {
-        issues.push({ stepIndex, stepId: step.id, code: 'FROM_STEP_UNKNOWN', message: `param "${param}" takes the output of "${ref.data.$fromStep}", which does not run before it` });
+        issues.push({
+          stepIndex,
+          stepId: step.id,
+          code: 'FROM_STEP_UNKNOWN',
+          message: `param "${param}" takes the output of "${ref.data.$fromStep}", which does not run before it`,
+        });
       }
     }
   });

@@ -50,6 +50,7 @@ export function authoriseTicketGrant(
     throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.agentId} is not the site agent of node ${request.nodeId}`);
   }
   if (!secret.exists) throw new PlatformError('NOT_FOUND', `${request.ref} does not exist`);
-  if (secret.kind !== 'generic') throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.ref} is a ${secret.kind} secret; only generic secrets go into headers`);
+  if (secret.kind !== 'generic')
+    throw new PlatformError('GRANT_NOT_AUTHORISED', `${request.ref} is a ${secret.kind} secret; only generic secrets go into headers`);
   return secret;
 }

@@ -62,9 +62,11 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
     const { signed, request, requestBytes } = parseRequest(msg);
     const agent = (await repository.load(agentAggregate, request.agentId)).state;
     if (!agent.exists) throw new PlatformError('GRANT_UNKNOWN_AGENT', `agent ${request.agentId} is not registered`);
-    if (!grantRequestSignedBy(signed, agent.publicKey)) throw new PlatformError('GRANT_FORGED', `request is not signed by the registered key of ${request.agentId}`);
+    if (!grantRequestSignedBy(signed, agent.publicKey))
+      throw new PlatformError('GRANT_FORGED', `request is not signed by the registered key of ${request.agentId}`);
     const ageMs = now() - Date.parse(request.issuedAt);
-    if (Math.abs(ageMs) > maxAgeMs) throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
+    if (Math.abs(ageMs) > maxAgeMs)
+      throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
     const secretId = secretIdOf(request.ref)!;
     const [node, secret] = await Promise.all([repository.load(nodeAggregate, request.nodeId), repository.load(secretAggregate, secretId)]);
     const allowed = request.ticket

@@ -11,7 +11,13 @@ export function seal(plaintext: string | Buffer, key: MasterKey, aad: string): S
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.bytes(), iv).setAAD(Buffer.from(aad, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext), cipher.final()]);
-  return { alg: 'A256GCM', keyId: key.keyId, iv: iv.toString('base64'), ciphertext: ciphertext.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+  return {
+    alg: 'A256GCM',
+    keyId: key.keyId,
+    iv: iv.toString('base64'),
+    ciphertext: ciphertext.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+  };
 }
 
 /**

@@ -36,7 +36,11 @@ const cluster = await startNatsCluster({ dir: join(dataDir, 'cluster'), ...(brok
   process.exit(1);
 });
 const endSupervision = cluster.supervise({ log });
-const nc = await connectNats(cluster.url, 'cluster', broker ? { credentials: { creds: await broker.serviceCreds('cluster'), inboxPrefix: Inboxes.controlPlane } } : {});
+const nc = await connectNats(
+  cluster.url,
+  'cluster',
+  broker ? { credentials: { creds: await broker.serviceCreds('cluster'), inboxPrefix: Inboxes.controlPlane } } : {},
+);
 await ensureStreams(nc, config);
 await nc.close();
 

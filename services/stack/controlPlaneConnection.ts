@@ -25,7 +25,10 @@ export async function controlPlaneCredentials(config: Config, serviceName: strin
   if (config.natsCredsFile) return { creds: readFileSync(config.natsCredsFile, 'utf8'), inboxPrefix: Inboxes.controlPlane };
   const dir = brokerDirOf(config);
   if (!brokerMaterialExists(dir)) {
-    throw new NatsAccessError('BROKER_MATERIAL_MISSING', `BC_NATS_AUTH=operator needs BC_NATS_CREDS or the broker trust chain in ${dir} (better-compute broker init)`);
+    throw new NatsAccessError(
+      'BROKER_MATERIAL_MISSING',
+      `BC_NATS_AUTH=operator needs BC_NATS_CREDS or the broker trust chain in ${dir} (better-compute broker init)`,
+    );
   }
   const issued = await issueServiceCredentials(await loadOrCreateBrokerMaterial(dir), serviceName, { ttlSeconds: SERVICE_TTL_SECONDS });
   return { creds: issued.creds, inboxPrefix: issued.inboxPrefix };

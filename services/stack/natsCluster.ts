@@ -61,10 +61,23 @@ export async function startNatsCluster(options: { dir: string; size?: number; ho
         const configFile = join(nodeDir, 'nats.conf');
         const storeDir = join(nodeDir, 'store');
         const text = options.broker
-          ? renderServerConfig(options.broker, { host: layout.host, port: node.clientPort, storeDir, resolverDir: join(nodeDir, 'resolver'), serverName: node.name, cluster })
+          ? renderServerConfig(options.broker, {
+              host: layout.host,
+              port: node.clientPort,
+              storeDir,
+              resolverDir: join(nodeDir, 'resolver'),
+              serverName: node.name,
+              cluster,
+            })
           : renderAnonymousNode(node.name, layout.host, node.clientPort, storeDir, cluster);
         writeFileSync(configFile, text, { mode: 0o600 });
-        const server = await startNatsServer({ storeDir: nodeDir, host: layout.host, port: node.clientPort, configFile, ...(options.binary ? { binary: options.binary } : {}) });
+        const server = await startNatsServer({
+          storeDir: nodeDir,
+          host: layout.host,
+          port: node.clientPort,
+          configFile,
+          ...(options.binary ? { binary: options.binary } : {}),
+        });
         const entry = { name: node.name, server, url: server.url };
         started.push(entry);
         return entry;

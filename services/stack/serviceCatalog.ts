@@ -31,7 +31,6 @@ import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
 import { loadAutonomyConfig } from './autonomy/config.ts';
 import { createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
 
-
 export interface RunningService {
   stop(): Promise<void>;
   /** Resolves if the service stopped working on its own (its consume loop ended): `serve` then exits non-zero. */
@@ -94,7 +93,10 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   },
   join: async ({ config, nc, store, log }) => {
     const material = config.natsAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
-    const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), commandRetries: config.commandRetries });
+    const joins = startJoinService(nc, store, log.child({ service: 'join' }), {
+      ...(material ? { broker: { material } } : {}),
+      commandRetries: config.commandRetries,
+    });
     const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
     const registrations = startRegistrationService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
     return {
@@ -141,14 +143,22 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     return orchestrator;
   }),
   'workflow-executor': async ({ config, nc, store, log }) => {
-    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), { masterKey: loadMasterKey(config), blobBaseUrl: publicUrlOf(config), agentEndpoints: agentEndpointsOf(config) });
+    const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), {
+      masterKey: loadMasterKey(config),
+      blobBaseUrl: publicUrlOf(config),
+      agentEndpoints: agentEndpointsOf(config),
+    });
     await executor.start();
     return executor;
   },
   // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS.
   'vps-reconciler': leased('vps-reconciler', async ({ config, nc, store, log }, lease) => {
     const providers = providersOf(await loadPluginModules(config.plugins));
-    const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), { providers, masterKey: loadMasterKey(config), lease });
+    const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), {
+      providers,
+      masterKey: loadMasterKey(config),
+      lease,
+    });
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
     return reconciler;

@@ -51,7 +51,12 @@ if (config.natsAuth === 'none') log.warn({ code: 'BROKER_AUTH_OFF' }, anonymousW
 // An external server is checked first: one that lets anyone in is the problem to report, whatever else is missing.
 if (external !== undefined) await assertBrokerAuth(config, external).catch(fail);
 if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialExists(brokerDir)) {
-  fail(new NatsAccessError('BROKER_MATERIAL_MISSING', `BC_NATS_URL names an external server but ${brokerDir} holds no trust chain: create it with \`better-compute broker init\` and run the server from the config it writes`));
+  fail(
+    new NatsAccessError(
+      'BROKER_MATERIAL_MISSING',
+      `BC_NATS_URL names an external server but ${brokerDir} holds no trust chain: create it with \`better-compute broker init\` and run the server from the config it writes`,
+    ),
+  );
 }
 const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}) }) : undefined;
 
@@ -78,13 +83,25 @@ const nc = await connectNats(natsUrl, 'stack', {
   waitForServer: embedded !== undefined,
   ...(broker ? { credentials: { creds: await broker.serviceCreds('stack'), inboxPrefix: Inboxes.controlPlane } } : {}),
 }).catch((err: unknown) =>
-  fail(new PlatformError('UNAVAILABLE', `cannot connect to ${natsUrl}${broker ? ` with credentials of the trust chain in ${brokerDir} (does the server trust its operator?)` : ''}: ${String(err)}`)),
+  fail(
+    new PlatformError(
+      'UNAVAILABLE',
+      `cannot connect to ${natsUrl}${broker ? ` with credentials of the trust chain in ${brokerDir} (does the server trust its operator?)` : ''}: ${String(err)}`,
+    ),
+  ),
 );
 await ensureStreams(nc, config);
 await nc.close();
 
 const api = `http://${config.httpHost}:${config.httpPort}`;
-writeStackRecord(dataDir, { natsUrl, natsAuth: config.natsAuth, embedded: embedded !== undefined, apiUrl: api, pid: process.pid, startedAt: new Date().toISOString() });
+writeStackRecord(dataDir, {
+  natsUrl,
+  natsAuth: config.natsAuth,
+  embedded: embedded !== undefined,
+  apiUrl: api,
+  pid: process.pid,
+  startedAt: new Date().toISOString(),
+});
 
 const childEnv = {
   ...env,

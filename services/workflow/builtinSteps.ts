@@ -29,7 +29,8 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
  */
 function checkInventoryMatches(node: StepNode, payload: unknown): void {
   const inventory = Inventory.safeParse(payload);
-  if (!inventory.success) throw new TerminalError('VALIDATION_FAILED', `inventory.read answered something that is not an inventory: ${inventory.error.message}`);
+  if (!inventory.success)
+    throw new TerminalError('VALIDATION_FAILED', `inventory.read answered something that is not an inventory: ${inventory.error.message}`);
   const found = new Set(inventory.data.nics.map((nic) => nic.mac));
   const missing = node.macs.filter((mac) => !found.has(mac));
   if (missing.length > 0) {

@@ -8,7 +8,15 @@ import type { LeaseTerm } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** Codes that mean "the command is moot" (already done, or overtaken): retrying cannot change the answer. */
-const settled = new Set(['ILLEGAL_TRANSITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'PRECONDITION_FAILED', 'VALIDATION_FAILED', 'UNKNOWN_COMMAND', 'IDEMPOTENCY_KEY_REUSED']);
+const settled = new Set([
+  'ILLEGAL_TRANSITION',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PRECONDITION_FAILED',
+  'VALIDATION_FAILED',
+  'UNKNOWN_COMMAND',
+  'IDEMPOTENCY_KEY_REUSED',
+]);
 
 export interface EngineCommandOptions {
   /** Hears a domain refusal (the command is then settled and the send returns undefined). */

@@ -162,20 +162,37 @@ export class WorkflowExecutor {
     try {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
       if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
-      if (approval === 'expired') throw new TerminalError('APPROVAL_EXPIRED', `the approval batch expired at ${wf.approval!.expiresAt} before reaching ${wf.approval!.threshold} signatures`);
+      if (approval === 'expired')
+        throw new TerminalError(
+          'APPROVAL_EXPIRED',
+          `the approval batch expired at ${wf.approval!.expiresAt} before reaching ${wf.approval!.threshold} signatures`,
+        );
       // An attempt started before attempts had nonces cannot bind its commands' results: the next attempt will.
-      if (!attemptNonce) throw new RetryableError('PRECONDITION_FAILED', `attempt ${attempt} started without a nonce; retrying as a new attempt`, { retryAfterMs: 0 });
+      if (!attemptNonce)
+        throw new RetryableError('PRECONDITION_FAILED', `attempt ${attempt} started without a nonce; retrying as a new attempt`, { retryAfterMs: 0 });
       const input = definition.input.safeParse(bindStepOutputs(step.params, wf, stepIndex));
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
       const base = {
-        node: { nodeId: node.nodeId, siteId: node.siteId, bmc: node.bmc, macs: node.macs, addresses: node.addresses ?? [], productUuid: node.inventory?.productUuid ?? null, poolId: node.poolId ?? null },
+        node: {
+          nodeId: node.nodeId,
+          siteId: node.siteId,
+          bmc: node.bmc,
+          macs: node.macs,
+          addresses: node.addresses ?? [],
+          productUuid: node.inventory?.productUuid ?? null,
+          poolId: node.poolId ?? null,
+        },
         workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt, restartedAt: wf.restartedAt ?? null },
         idempotencyKey: attemptId,
         deadlineMs,
         heartbeat: () => msg.working(),
         signal,
         log: this.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
-        ...stepFacilities((name, payload, commandId) => this.#joinTokens.execute({ name, payload, commandId, causationId: attemptId, actor: 'workflow-executor' }), () => this.blobs(), node),
+        ...stepFacilities(
+          (name, payload, commandId) => this.#joinTokens.execute({ name, payload, commandId, causationId: attemptId, actor: 'workflow-executor' }),
+          () => this.blobs(),
+          node,
+        ),
         // Without configuration, agents are assumed to reach the server this executor uses.
         agentEndpoints: this.options.agentEndpoints ?? { natsUrl: `nats://${this.nc.getServer()}` },
       };
@@ -203,7 +220,8 @@ export class WorkflowExecutor {
       );
       const output = await definition.run({ ...base, input: input.data, platform });
       const checked = definition.output ? definition.output.safeParse(output) : { success: true as const, data: output };
-      if (!checked.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);
+      if (!checked.success)
+        throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);
       outcome = { ok: true, output: checked.data };
     } catch (error) {
       // The server went away mid-step: not the step's failure. The same attempt resumes (same command id) on redelivery.
@@ -212,7 +230,10 @@ export class WorkflowExecutor {
         this.log.debug({ workflowId, step: step.id, attempt, reason: error.reason }, 'step not ready; running it again later');
         return msg.nak(Math.min(error.retryAfterMs, Math.max(100, deadlineMs - Date.now())));
       }
-      outcome = { ok: false, error: error instanceof StepNotReadyError ? new RetryableError('STEP_TIMEOUT', `still not ready at the step timeout: ${error.reason}`) : error };
+      outcome = {
+        ok: false,
+        error: error instanceof StepNotReadyError ? new RetryableError('STEP_TIMEOUT', `still not ready at the step timeout: ${error.reason}`) : error,
+      };
     }
 
     if (outcome.ok) {

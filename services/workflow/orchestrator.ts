@@ -15,7 +15,6 @@ import type { WorkflowConfig } from './config.ts';
 import { FleetModel } from './fleetModel.ts';
 import { idFor } from '../../schemas/ids.ts';
 
-
 export const ORCHESTRATOR_DURABLE = 'workflow_orchestrator';
 /** A crashed orchestrator's unacked events return after this. */
 const ACK_WAIT_MS = 15_000;
@@ -211,18 +210,24 @@ export class WorkflowOrchestrator {
       const { workflowId, nodeId, siteId, operation, inputs } = op;
       let refusal: PlatformError | undefined;
       const start = async () => {
-        await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, { ...this.#stamp, onRefused: (err) => (refusal = err) });
+        await sendEngineCommand(
+          this.nc,
+          this.log,
+          this.#abort.signal,
+          'workflow.start',
+          { workflowId, nodeId, siteId, operation, inputs },
+          `${workflowId}-start`,
+          { ...this.#stamp, onRefused: (err) => (refusal = err) },
+        );
         // A profile that is unknown or invalid now: the operation fails with the reason instead of waiting forever.
         if (refusal?.code === 'PRECONDITION_FAILED') {
           await this.send('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`);
         }
       };
-      void this.#reactions
-        .run(workflowId, start)
-        .catch((err: unknown) => {
-          // Only a stop ends the retrying send; the restarted orchestrator folds the queue back and admits it again.
-          if (!this.#abort.signal.aborted) this.log.error({ err, workflowId }, 'could not start an admitted workflow');
-        });
+      void this.#reactions.run(workflowId, start).catch((err: unknown) => {
+        // Only a stop ends the retrying send; the restarted orchestrator folds the queue back and admits it again.
+        if (!this.#abort.signal.aborted) this.log.error({ err, workflowId }, 'could not start an admitted workflow');
+      });
     }
   }
 }

@@ -37,4 +37,6 @@ function variablesOf(template: string): string[] {
 }
 
 const lookup = (values: Readonly<Record<string, unknown>>, path: string) =>
-  path === '.' ? values : path.split('.').reduce<unknown>((v, key) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined), values);
+  path === '.'
+    ? values
+    : path.split('.').reduce<unknown>((v, key) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined), values);

@@ -14,10 +14,16 @@ export function bindStepOutputs(params: Record<string, unknown>, wf: ExistingWor
       bound[key] = value;
       continue;
     }
-    const at = wf.steps.slice(0, stepIndex).map((s) => s.id).lastIndexOf(ref.data.$fromStep);
+    const at = wf.steps
+      .slice(0, stepIndex)
+      .map((s) => s.id)
+      .lastIndexOf(ref.data.$fromStep);
     const output = at >= 0 && wf.progress[at]?.status === 'succeeded' ? wf.progress[at]!.output : undefined;
-    const picked = ref.data.field.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), output);
-    if (picked === undefined) throw new TerminalError('VALIDATION_FAILED', `param "${key}" needs ${ref.data.$fromStep}.${ref.data.field}, which no earlier step produced`);
+    const picked = ref.data.field
+      .split('.')
+      .reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), output);
+    if (picked === undefined)
+      throw new TerminalError('VALIDATION_FAILED', `param "${key}" needs ${ref.data.$fromStep}.${ref.data.field}, which no earlier step produced`);
     bound[key] = picked;
   }
   return bound;

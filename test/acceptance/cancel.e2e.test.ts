@@ -39,9 +39,13 @@ describe('metal.cancel on a running stack', () => {
         body: JSON.stringify({ role: 'tenant', tenantId: 'acme' }),
       }).then(async (r) => ((await r.json()) as { token: string }).token);
       expect((await apiClient(stack.api, tenant).command('metal.cancel', { nodeId })).status).toBe(403);
-      const cli = await promisify(execFile)(process.execPath, [bin, '--api', stack.api, '--token', stack.token, 'metal', 'cancel', nodeId, '--reason', 'wrong image', '--wait'], {
-        env: { ...process.env, BC_API_TOKEN: '' },
-      });
+      const cli = await promisify(execFile)(
+        process.execPath,
+        [bin, '--api', stack.api, '--token', stack.token, 'metal', 'cancel', nodeId, '--reason', 'wrong image', '--wait'],
+        {
+          env: { ...process.env, BC_API_TOKEN: '' },
+        },
+      );
       expect(cli.stdout).toMatch(/deploy cancelled: wrong image/);
 
       const failed = await admin.waitForNodeState(nodeId, 'failed', 30_000);

@@ -42,7 +42,13 @@ describe('leader lease of the workflow orchestrator', () => {
       nc.subscribe('bc.cmd.>', {
         callback: (_err, msg: Msg) => {
           const stamp = msg.headers?.get(LEASE_HEADER);
-          const entry: Seen = { name: msg.subject.slice('bc.cmd.'.length), commandId: msg.headers?.get('Bc-Command-Id') ?? '', term: stamp ? parseLeaseStamp(stamp)?.term : undefined, nodeId: (msg.json() as { nodeId?: string }).nodeId, at: Date.now() };
+          const entry: Seen = {
+            name: msg.subject.slice('bc.cmd.'.length),
+            commandId: msg.headers?.get('Bc-Command-Id') ?? '',
+            term: stamp ? parseLeaseStamp(stamp)?.term : undefined,
+            nodeId: (msg.json() as { nodeId?: string }).nodeId,
+            at: Date.now(),
+          };
           seen.push(entry);
           if (msg.reply) requests.set(msg.reply, entry);
         },
@@ -108,7 +114,8 @@ describe('leader lease of the workflow orchestrator', () => {
       await waitFor(() => staleAfterResume.every((s) => s.answer !== undefined), 'answers to a', 10_000);
       expect(staleAfterResume.map((s) => s.answer)).toEqual(staleAfterResume.map(() => 'LEASE_SUPERSEDED'));
       // b resumes from the log: n2's inspection starts under b's term, and n2 has exactly one inspection in the log.
-      const inspectedUnder = (term: number, nodeId: string) => seen.some((s) => s.name === 'metal.startInspection' && s.nodeId === nodeId && s.term === term && s.answer === '');
+      const inspectedUnder = (term: number, nodeId: string) =>
+        seen.some((s) => s.name === 'metal.startInspection' && s.nodeId === nodeId && s.term === term && s.answer === '');
       await waitFor(() => inspectedUnder(termB, 'n2'), 'b inspects n2', 60_000);
       expect(inspectedUnder(termA, 'n2')).toBe(false);
       // a stays a standby: b keeps the lease, and nothing after a's stand-down carries a's term.

@@ -57,7 +57,9 @@ describe('the site agent and its machines killed in the middle of image.write', 
         ['userdata.write', 1],
         ['power.set', 1],
       ]);
-      const { items } = (await client.getJson(`/v1/events?aggregate=metal.workflow/${workflowId}`)) as { items: { type: string; data: Record<string, unknown>; metadata: { time: string } }[] };
+      const { items } = (await client.getJson(`/v1/events?aggregate=metal.workflow/${workflowId}`)) as {
+        items: { type: string; data: Record<string, unknown>; metadata: { time: string } }[];
+      };
       const lost = items.find((e) => e.type === 'StepFailed' && e.data.code === 'AGENT_LOST');
       expect(lost?.data).toMatchObject({ stepIndex: 3, attempt: 1 });
       // Found lost within the heartbeat timeout and a check, not after the step's 30 minutes.

@@ -14,7 +14,12 @@ describe('HTTP command API', () => {
     await using env = await startApi();
     const site = await env.app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc1', name: 'DC 1' } });
     expect(site.statusCode).toBe(201);
-    const res = await env.app.inject({ method: 'POST', url: '/v1/commands/metal.enroll', payload: enrollBody, headers: { 'idempotency-key': 'enroll-n1-abc' } });
+    const res = await env.app.inject({
+      method: 'POST',
+      url: '/v1/commands/metal.enroll',
+      payload: enrollBody,
+      headers: { 'idempotency-key': 'enroll-n1-abc' },
+    });
     expect(res.statusCode).toBe(201);
     const result = res.json();
     // The command id is derived from the caller and its key: keys are per caller.
@@ -22,7 +27,12 @@ describe('HTTP command API', () => {
     const node = await env.app.inject({ method: 'GET', url: `/v1/nodes/n1?minSeq=${result.seq}` });
     expect(node.statusCode).toBe(200);
     expect(node.json()).toMatchObject({ nodeId: 'n1', state: 'enrolled', siteId: 'dc1' });
-    const again = await env.app.inject({ method: 'POST', url: '/v1/commands/metal.enroll', payload: enrollBody, headers: { 'idempotency-key': 'enroll-n1-abc' } });
+    const again = await env.app.inject({
+      method: 'POST',
+      url: '/v1/commands/metal.enroll',
+      payload: enrollBody,
+      headers: { 'idempotency-key': 'enroll-n1-abc' },
+    });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toMatchObject({ seq: result.seq, duplicate: true });
     const history = await env.app.inject({ method: 'GET', url: '/v1/events?aggregate=metal.node/n1' });
@@ -72,7 +82,9 @@ describe('HTTP command API', () => {
   it('serves the OpenAPI document with every command', async () => {
     await using env = await startApi();
     const doc = (await env.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/commands/site.create', '/v1/commands/metal.enroll', '/v1/nodes', '/v1/nodes/{nodeId}']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/commands/site.create', '/v1/commands/metal.enroll', '/v1/nodes', '/v1/nodes/{nodeId}']),
+    );
     expect(doc.paths['/v1/commands/metal.enroll'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('macs');
   });
 
@@ -103,6 +115,8 @@ describe('HTTP command API', () => {
     expect(down.headers['retry-after']).toBe('1');
     expect(down.json()).toMatchObject({ code: 'UNAVAILABLE' });
     await env.nats.restart();
-    await expect.poll(async () => (await env.app.inject({ method: 'GET', url: '/v1/events?aggregate=site.site/dc1' })).statusCode, { timeout: 15_000 }).toBe(200);
+    await expect
+      .poll(async () => (await env.app.inject({ method: 'GET', url: '/v1/events?aggregate=site.site/dc1' })).statusCode, { timeout: 15_000 })
+      .toBe(200);
   });
 });

@@ -20,21 +20,47 @@ describe('API routes the console reads', () => {
     for (const nodeId of ['a1', 'a2', 'a3', 'a4']) await ready(nodeId, 'dc1');
     await ready('b1', 'dc2');
     await bus.execute({ name: 'metal.enroll', payload: enrollPayload('b2', 'dc2'), actor: 'test' });
-    const tenantToken = (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId: 'acme-token', role: 'tenant', tenantId: 'acme' } })).json().token as string;
+    const tenantToken = (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId: 'acme-token', role: 'tenant', tenantId: 'acme' } })).json()
+      .token as string;
     // a1 waits for a deploy slot (no orchestrator here), a2 fails its deploy into maintenance, a3 is in maintenance.
-    expect((await app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody('a1'), headers: bearer(tenantToken) })).statusCode).toBe(201);
+    expect((await app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody('a1'), headers: bearer(tenantToken) })).statusCode).toBe(
+      201,
+    );
     const failing = await bus.execute({ name: 'metal.deploy', payload: deployBody('a2'), actor: 'test' });
     const failingWorkflow = (failing.events[0]!.data as { workflowId: string }).workflowId;
-    await bus.execute({ name: 'metal.failOperation', payload: { nodeId: 'a2', workflowId: failingWorkflow, reason: 'image.write: checksum mismatch', failedStep: 'image.write' }, actor: 'test' });
+    await bus.execute({
+      name: 'metal.failOperation',
+      payload: { nodeId: 'a2', workflowId: failingWorkflow, reason: 'image.write: checksum mismatch', failedStep: 'image.write' },
+      actor: 'test',
+    });
     const last = await bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: 'a3', on: true, reason: 'fan' }, actor: 'test' });
 
     const summary = (await app.inject({ url: `/v1/fleet/summary?minSeq=${last.seq}` })).json();
-    const zero = { enrolled: 0, inspecting: 0, ready: 0, deploying: 0, deployed: 0, releasing: 0, wiping: 0, rescuing: 0, rescue: 0, failed: 0, retiring: 0, retired: 0 };
+    const zero = {
+      enrolled: 0,
+      inspecting: 0,
+      ready: 0,
+      deploying: 0,
+      deployed: 0,
+      releasing: 0,
+      wiping: 0,
+      rescuing: 0,
+      rescue: 0,
+      failed: 0,
+      retiring: 0,
+      retired: 0,
+    };
     expect(summary.sites).toEqual([
       { siteId: 'dc1', total: 4, byState: { ...zero, ready: 2, deploying: 1, failed: 1 }, maintenance: 1, waitingForCapacity: 1, failed: 1 },
       { siteId: 'dc2', total: 2, byState: { ...zero, ready: 1, enrolled: 1 }, maintenance: 0, waitingForCapacity: 0, failed: 0 },
     ]);
-    expect(summary.fleet).toEqual({ total: 6, byState: { ...zero, ready: 3, deploying: 1, failed: 1, enrolled: 1 }, maintenance: 1, waitingForCapacity: 1, failed: 1 });
+    expect(summary.fleet).toEqual({
+      total: 6,
+      byState: { ...zero, ready: 3, deploying: 1, failed: 1, enrolled: 1 },
+      maintenance: 1,
+      waitingForCapacity: 1,
+      failed: 1,
+    });
     expect(summary.seq).toBeGreaterThanOrEqual(last.seq);
     // A tenant counts its own nodes only.
     const own = (await app.inject({ url: '/v1/fleet/summary', headers: bearer(tenantToken) })).json();
@@ -44,11 +70,17 @@ describe('API routes the console reads', () => {
     // Node lists filter by tenant (an operator's choice; a tenant's own always) as by site and state.
     const byTenant = (await app.inject({ url: '/v1/nodes?tenantId=acme' })).json();
     expect(byTenant.items.map((n: { nodeId: string }) => n.nodeId)).toEqual(['a1']);
-    expect((await app.inject({ url: '/v1/nodes?tenantId=someone-else', headers: bearer(tenantToken) })).json().items.map((n: { nodeId: string }) => n.nodeId)).toEqual(['a1']);
+    expect(
+      (await app.inject({ url: '/v1/nodes?tenantId=someone-else', headers: bearer(tenantToken) })).json().items.map((n: { nodeId: string }) => n.nodeId),
+    ).toEqual(['a1']);
     expect((await app.inject({ url: '/v1/nodes?poolId=none-such' })).json().items).toEqual([]);
 
     expect((await app.inject({ url: '/v1/session' })).json()).toEqual({ tokenId: 'bootstrap-admin', role: 'admin', tenantId: null });
-    expect((await app.inject({ url: '/v1/session', headers: bearer(tenantToken) })).json()).toEqual({ tokenId: 'acme-token', role: 'tenant', tenantId: 'acme' });
+    expect((await app.inject({ url: '/v1/session', headers: bearer(tenantToken) })).json()).toEqual({
+      tokenId: 'acme-token',
+      role: 'tenant',
+      tenantId: 'acme',
+    });
     const anonymous = await app.inject({ url: '/v1/session', headers: { authorization: '' } });
     expect([anonymous.statusCode, anonymous.json().code]).toEqual([401, 'UNAUTHENTICATED']);
   });
@@ -61,13 +93,15 @@ describe('API routes the console reads', () => {
     const inspection = await bus.execute({ name: 'metal.startInspection', payload: { nodeId: 'n1' }, actor: 'test' });
     const inspectWorkflow = (inspection.events[0]!.data as { workflowId: string }).workflowId;
     const inspected = await bus.execute({ name: 'metal.completeOperation', payload: { nodeId: 'n1', workflowId: inspectWorkflow }, actor: 'test' });
-    const token = async (tokenId: string, tenantId: string) => (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
+    const token = async (tokenId: string, tenantId: string) =>
+      (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
     const [acme, globex] = [await token('acme-token', 'acme'), await token('globex-token', 'globex')];
     const deploy = await app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody('n1'), headers: bearer(acme) });
     const deploySeq = deploy.json().seq as number;
     await env.readers.get('nodes')!.waitFor(deploySeq, 5_000);
 
-    const history = (at?: string | number, auth = {}) => app.inject({ url: `/v1/nodes/n1/history${at === undefined ? '' : `?at=${encodeURIComponent(String(at))}`}`, headers: auth });
+    const history = (at?: string | number, auth = {}) =>
+      app.inject({ url: `/v1/nodes/n1/history${at === undefined ? '' : `?at=${encodeURIComponent(String(at))}`}`, headers: auth });
     const now = (await history()).json();
     expect(now.node).toMatchObject({ nodeId: 'n1', state: 'deploying', operation: 'deploy', tenantId: 'acme' });
     expect(now.timeline.map((e: { state: string }) => e.state)).toEqual(['enrolled', 'inspecting', 'ready', 'deploying']);

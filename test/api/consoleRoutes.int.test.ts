@@ -9,7 +9,9 @@ import { tempDir } from '../support/natsServer.ts';
 
 async function serving(root: string) {
   const app = Fastify();
-  app.setErrorHandler((err, _req, reply) => (err instanceof PlatformError ? reply.code(err.status).send({ code: err.code, detail: err.message }) : reply.send(err)));
+  app.setErrorHandler((err, _req, reply) =>
+    err instanceof PlatformError ? reply.code(err.status).send({ code: err.code, detail: err.message }) : reply.send(err),
+  );
   await app.register(consoleRoutes, { root });
   return app;
 }
@@ -26,7 +28,13 @@ describe('console routes', () => {
     expect([bundle.statusCode, bundle.headers['cache-control'], bundle.body]).toEqual([200, 'public, max-age=31536000, immutable', 'console.log(1)']);
     for (const path of ['/', '/nodes', '/nodes/r1-n1?tab=history', '/approvals']) {
       const page = await app.inject({ url: path });
-      expect([path, page.statusCode, page.headers['content-type'], page.headers['cache-control'], page.body]).toEqual([path, 200, 'text/html; charset=utf-8', 'no-cache', '<!doctype html><title>console</title>']);
+      expect([path, page.statusCode, page.headers['content-type'], page.headers['cache-control'], page.body]).toEqual([
+        path,
+        200,
+        'text/html; charset=utf-8',
+        'no-cache',
+        '<!doctype html><title>console</title>',
+      ]);
     }
     expect((await app.inject({ url: '/assets/missing.js' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/assets/../../etc/passwd' })).body).not.toContain('root:');

@@ -62,12 +62,17 @@ describe('SSE event stream', () => {
     for (const nodeId of ['own-node', 'foreign-node']) {
       await bus.execute({ name: 'metal.enroll', payload: enrollPayload(nodeId), actor: 'test' });
       const inspection = await bus.execute({ name: 'metal.startInspection', payload: { nodeId }, actor: 'test' });
-      await bus.execute({ name: 'metal.completeOperation', payload: { nodeId, workflowId: (inspection.events[0]!.data as { workflowId: string }).workflowId }, actor: 'test' });
+      await bus.execute({
+        name: 'metal.completeOperation',
+        payload: { nodeId, workflowId: (inspection.events[0]!.data as { workflowId: string }).workflowId },
+        actor: 'test',
+      });
     }
     const token = async (tokenId: string, tenantId: string) =>
       (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
     const [mine, theirs] = [await token('tenant-a', 'tenant-a'), await token('tenant-b', 'tenant-b')];
-    const deploy = (nodeId: string, t: string) => app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody(nodeId), headers: { authorization: `Bearer ${t}` } });
+    const deploy = (nodeId: string, t: string) =>
+      app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody(nodeId), headers: { authorization: `Bearer ${t}` } });
     expect((await deploy('own-node', mine)).statusCode).toBe(201);
 
     const live = readEvents(`http://127.0.0.1:${port}/v1/events/stream?subject=bc.evt.metal.>`, 1, { authorization: `Bearer ${mine}` });

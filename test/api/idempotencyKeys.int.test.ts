@@ -20,11 +20,17 @@ describe('Idempotency-Key', () => {
     await using env = await startApi();
     const { app } = env;
     await readyNodes(env, ['acme-node', 'globex-node']);
-    const token = async (tokenId: string, tenantId: string) => (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
+    const token = async (tokenId: string, tenantId: string) =>
+      (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId, role: 'tenant', tenantId } })).json().token as string;
     const acme = await token('acme-token', 'acme');
     const globex = await token('globex-token', 'globex');
     const deploy = (nodeId: string, t: string, body: object = {}) =>
-      app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: { ...deployBody(nodeId), userData: 'acme-secret-user-data', ...body }, headers: { ...bearer(t), ...key('deploy-key-0001') } });
+      app.inject({
+        method: 'POST',
+        url: '/v1/commands/metal.deploy',
+        payload: { ...deployBody(nodeId), userData: 'acme-secret-user-data', ...body },
+        headers: { ...bearer(t), ...key('deploy-key-0001') },
+      });
 
     const first = await deploy('acme-node', acme);
     const second = await deploy('globex-node', globex, { userData: 'globex-user-data' });
@@ -48,7 +54,12 @@ describe('Idempotency-Key', () => {
   ])('answers 409 IDEMPOTENCY_KEY_REUSED for the same key with %s, and appends nothing', async (_what, reuse) => {
     await using env = await startApi();
     await readyNodes(env, ['n1']);
-    const original = await env.app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc9', name: 'DC 9' }, headers: key('reused-key-0001') });
+    const original = await env.app.inject({
+      method: 'POST',
+      url: '/v1/commands/site.create',
+      payload: { siteId: 'dc9', name: 'DC 9' },
+      headers: key('reused-key-0001'),
+    });
     expect(original.statusCode).toBe(201);
     const before = await env.store.streamLastSequence();
     const res = await env.app.inject({ method: 'POST', ...reuse, headers: key('reused-key-0001') });
@@ -60,7 +71,8 @@ describe('Idempotency-Key', () => {
   it('a secret delete answered deleted: true and deleted nothing, and a put answered 500, on a reused key (regression): both answer 409', async () => {
     await using env = await startApi();
     const { app } = env;
-    const put = (secretId: string, value: string) => app.inject({ method: 'PUT', url: `/v1/secrets/${secretId}`, payload: { kind: 'generic', value }, headers: key('secret-key-0001') });
+    const put = (secretId: string, value: string) =>
+      app.inject({ method: 'PUT', url: `/v1/secrets/${secretId}`, payload: { kind: 'generic', value }, headers: key('secret-key-0001') });
     const first = await put('alpha', 'v1');
     expect(first.statusCode).toBe(201);
     const retried = await put('alpha', 'v1');

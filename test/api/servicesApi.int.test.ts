@@ -11,7 +11,10 @@ describe('GET /v1/services', () => {
 
     const lease = new LeaderLease(env.nc, { service: 'bmc-monitor', leaseMs: 5_000, holder: 'host-a:42:cafe' }, env.log);
     let term = 0;
-    lease.run(async (t) => ((term = t.term), { stop: async () => undefined }), () => undefined);
+    lease.run(
+      async (t) => ((term = t.term), { stop: async () => undefined }),
+      () => undefined,
+    );
     for (let i = 0; term === 0; i++) {
       if (i > 100) throw new Error('no lease');
       await new Promise((r) => setTimeout(r, 20));

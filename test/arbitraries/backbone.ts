@@ -67,7 +67,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 export function commandSequenceArb(options: { minLength?: number; maxLength?: number; idPrefix?: string } = {}): fc.Arbitrary<GeneratedCommand[]> {
   const prefix = options.idPrefix ?? 'cmd';
   // A short prologue of creates and enrolls makes later commands land on existing aggregates more often.
-  const prologue = fc.array(fc.oneof(siteCreateArb, enrollArb).map((command): Step => ({ kind: 'new', command })), { maxLength: 4 });
+  const prologue = fc.array(
+    fc.oneof(siteCreateArb, enrollArb).map((command): Step => ({ kind: 'new', command })),
+    { maxLength: 4 },
+  );
   const body = fc.array(stepArb, { minLength: options.minLength ?? 0, maxLength: options.maxLength ?? 40, size: 'medium' });
   return fc.tuple(prologue, body).map(([head, tail]) => {
     const steps = [...head, ...tail].slice(0, Math.max(options.maxLength ?? 40, options.minLength ?? 0));
@@ -114,7 +117,11 @@ const byName = new Map(allCommands.map((c) => [c.name, c]));
 const BASE_TIME = Date.UTC(2025, 0, 1);
 
 /** Folds stored events into an aggregate state exactly as the repository does (catalog read, then evolve). */
-export function foldStored<S>(aggregate: AggregateDefinition<S, any>, events: readonly Pick<StoredEvent, 'type' | 'version' | 'data'>[], from: S = aggregate.initialState): S {
+export function foldStored<S>(
+  aggregate: AggregateDefinition<S, any>,
+  events: readonly Pick<StoredEvent, 'type' | 'version' | 'data'>[],
+  from: S = aggregate.initialState,
+): S {
   let state = from;
   for (const e of events) state = aggregate.evolve(state, aggregate.catalog.read(e));
   return state;
@@ -168,7 +175,9 @@ export class DeciderModel {
     const { subject, snapshot } = this.#snapshotOf(command.aggregate, command.aggregateId(parsed.data, base));
     const seen = snapshot.commands.get(request.commandId);
     if (seen !== undefined) return { kind: 'duplicate', seq: seen };
-    const dependencies = command.dependencies ? await command.dependencies(parsed.data, async (agg, id) => this.#snapshotOf(agg, id).snapshot.state as never) : undefined;
+    const dependencies = command.dependencies
+      ? await command.dependencies(parsed.data, async (agg, id) => this.#snapshotOf(agg, id).snapshot.state as never)
+      : undefined;
     const context = { ...base, dependencies };
     const decided = decideSafely(command, parsed.data, snapshot.state, context);
     if ('code' in decided) return { kind: 'refused', code: decided.code };
@@ -222,7 +231,13 @@ export function withoutClock(outcomes: readonly Outcome[]): Outcome[] {
   return outcomes.map((o) =>
     o.kind !== 'appended'
       ? o
-      : { ...o, events: o.events.map((e) => ({ ...e, data: Object.fromEntries(Object.entries(e.data as Record<string, unknown>).map(([k, v]) => [k, clockFields.has(k) ? '<clock>' : v])) })) },
+      : {
+          ...o,
+          events: o.events.map((e) => ({
+            ...e,
+            data: Object.fromEntries(Object.entries(e.data as Record<string, unknown>).map(([k, v]) => [k, clockFields.has(k) ? '<clock>' : v])),
+          })),
+        },
   );
 }
 

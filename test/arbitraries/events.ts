@@ -36,9 +36,12 @@ const inventoryArb = fc.record({
   productUuid: fc.option(fc.constant('4c4c4544-0042-3010-8057-b4c04f4e4c32'), { nil: null }),
   cpus: fc.record({ count: fc.nat(256), model: fc.option(fc.string(), { nil: null }), cores: fc.option(fc.nat(128), { nil: null }) }),
   memoryMiB: fc.option(fc.nat(), { nil: null }),
-  disks: fc.array(fc.record({ id: fc.constantFrom('d0', 'd1'), sizeBytes: fc.option(fc.nat(), { nil: null }), model: fc.constant(null), serial: fc.constant(null) }), {
-    maxLength: 2,
-  }),
+  disks: fc.array(
+    fc.record({ id: fc.constantFrom('d0', 'd1'), sizeBytes: fc.option(fc.nat(), { nil: null }), model: fc.constant(null), serial: fc.constant(null) }),
+    {
+      maxLength: 2,
+    },
+  ),
   nics: fc.array(fc.record({ id: fc.constantFrom('nic0', 'nic1'), mac: fc.constant('52:54:00:aa:bb:01') }), { maxLength: 2 }),
 });
 
@@ -55,7 +58,10 @@ export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
     }),
   }),
   fc.record({ type: fc.constant('NodeWipeStarted' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb }) }),
-  fc.record({ type: fc.constant('NodeOperationCompleted' as const), data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb }) }),
+  fc.record({
+    type: fc.constant('NodeOperationCompleted' as const),
+    data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb }),
+  }),
   fc.record({
     type: fc.constant('NodeOperationFailed' as const),
     data: fc.record({
@@ -67,14 +73,29 @@ export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
       maintenance: fc.boolean(),
     }),
   }),
-  fc.record({ type: fc.constant('NodeInventoryRecorded' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, inventory: inventoryArb }) }),
+  fc.record({
+    type: fc.constant('NodeInventoryRecorded' as const),
+    data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, inventory: inventoryArb }),
+  }),
   fc.record({ type: fc.constant('NodeRescueEnded' as const), data: fc.record({ nodeId: nodeIdArb }) }),
   fc.record({ type: fc.constant('NodeRetired' as const), data: fc.record({ nodeId: nodeIdArb }) }),
-  fc.record({ type: fc.constant('NodeReleaseUnverified' as const), data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, poolId: fc.constant('pool-1') }) }),
-  fc.record({ type: fc.constant('NodeCancelRequested' as const), data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb, reason: fc.string() }) }),
+  fc.record({
+    type: fc.constant('NodeReleaseUnverified' as const),
+    data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, poolId: fc.constant('pool-1') }),
+  }),
+  fc.record({
+    type: fc.constant('NodeCancelRequested' as const),
+    data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb, reason: fc.string() }),
+  }),
   fc.record({
     type: fc.constant('NodeOperationCancelled' as const),
-    data: fc.record({ nodeId: nodeIdArb, operation: operationArb, workflowId: workflowIdArb, reason: fc.string(), state: fc.constantFrom('ready' as const, 'deployed' as const) }),
+    data: fc.record({
+      nodeId: nodeIdArb,
+      operation: operationArb,
+      workflowId: workflowIdArb,
+      reason: fc.string(),
+      state: fc.constantFrom('ready' as const, 'deployed' as const),
+    }),
   }),
 );
 

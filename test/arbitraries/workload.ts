@@ -38,26 +38,58 @@ const sealed = { alg: 'A256GCM', keyId: '0123456789abcdef', iv: 'AAAAAAAAAAAAAAA
 const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
   fc.record({ tenantId: fc.constantFrom(...TENANTS), name: fc.constantFrom('Acme', 'Globex') }).map((payload) => ({ name: 'vps.createTenant', payload })),
   fc
-    .record({ tenantId: fc.constantFrom(...TENANTS), instances: fc.nat(4), vcpus: fc.nat(16), memoryMib: fc.constantFrom(0, 4_096, 65_536), diskGib: fc.constantFrom(0, 100, 1_000) })
+    .record({
+      tenantId: fc.constantFrom(...TENANTS),
+      instances: fc.nat(4),
+      vcpus: fc.nat(16),
+      memoryMib: fc.constantFrom(0, 4_096, 65_536),
+      diskGib: fc.constantFrom(0, 100, 1_000),
+    })
     .map((payload) => ({ name: 'vps.setQuota', payload })),
   fc.constant({ name: 'secrets.put', payload: { secretId: 'cloud-token', kind: 'generic', version: 1, sealed } }),
   fc.constant({ name: 'vps.createProviderAccount', payload: { accountId: 'acct', providerId: 'acme-cloud', region: 'eu-1', tokenSecretId: 'cloud-token' } }),
   fc
     .record({ siteId: fc.constantFrom('s0', 's1'), wipeMethod: fc.option(fc.constantFrom('zero', 'discard'), { nil: undefined }) })
-    .map(({ siteId, wipeMethod }) => ({ name: 'vps.createPool', payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId, policy: withoutUndefined({ wipeMethod }) } })),
+    .map(({ siteId, wipeMethod }) => ({
+      name: 'vps.createPool',
+      payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId, policy: withoutUndefined({ wipeMethod }) },
+    })),
   fc.constant({ name: 'vps.createPool', payload: { poolId: 'p-cloud', class: 'provider', agent: 'none', accountId: 'acct' } }),
-  fc.record({ flavorId: fc.constantFrom(...FLAVORS), vcpus: fc.constantFrom(1, 4), memoryMib: fc.constantFrom(1_024, 8_192), diskGib: fc.constantFrom(10, 100) }).map((payload) => ({ name: 'vps.createFlavor', payload })),
-  fc.record({ flavorId: fc.constantFrom(...FLAVORS), poolId: fc.constantFrom(...POOLS), offerId: fc.constantFrom('s-1', 'm-2') }).map((payload) => ({ name: 'vps.mapFlavor', payload })),
+  fc
+    .record({
+      flavorId: fc.constantFrom(...FLAVORS),
+      vcpus: fc.constantFrom(1, 4),
+      memoryMib: fc.constantFrom(1_024, 8_192),
+      diskGib: fc.constantFrom(10, 100),
+    })
+    .map((payload) => ({ name: 'vps.createFlavor', payload })),
+  fc
+    .record({ flavorId: fc.constantFrom(...FLAVORS), poolId: fc.constantFrom(...POOLS), offerId: fc.constantFrom('s-1', 'm-2') })
+    .map((payload) => ({ name: 'vps.mapFlavor', payload })),
   fc.record({ poolId: fc.constantFrom(...POOLS), tenantId: fc.constantFrom(...TENANTS) }).map((payload) => ({ name: 'vps.offerPool', payload })),
   fc.record({ poolId: fc.constantFrom(...POOLS), tenantId: fc.constantFrom(...TENANTS) }).map((payload) => ({ name: 'vps.withdrawPool', payload })),
   fc
-    .record({ tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES), poolId: fc.constantFrom(...POOLS), flavorId: fc.constantFrom(...FLAVORS), image: fc.constantFrom('ubuntu-24.04', 'debian-12') })
+    .record({
+      tenantId: fc.constantFrom(...TENANTS),
+      instanceId: fc.constantFrom(...INSTANCES),
+      poolId: fc.constantFrom(...POOLS),
+      flavorId: fc.constantFrom(...FLAVORS),
+      image: fc.constantFrom('ubuntu-24.04', 'debian-12'),
+    })
     .map((p) => ({ name: 'vps.createInstance', payload: { ...p, sshKeys: [SSH_KEY] } })),
   fc
-    .record({ name: fc.constantFrom('vps.startInstance', 'vps.stopInstance', 'vps.deleteInstance', 'vps.releaseQuota', 'vps.markQuotaUsed'), tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES) })
+    .record({
+      name: fc.constantFrom('vps.startInstance', 'vps.stopInstance', 'vps.deleteInstance', 'vps.releaseQuota', 'vps.markQuotaUsed'),
+      tenantId: fc.constantFrom(...TENANTS),
+      instanceId: fc.constantFrom(...INSTANCES),
+    })
     .map(({ name, ...payload }) => ({ name, payload })),
   fc
-    .record({ tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES), observed: fc.constantFrom('provisioning', 'running', 'stopped', 'deleted', 'error') })
+    .record({
+      tenantId: fc.constantFrom(...TENANTS),
+      instanceId: fc.constantFrom(...INSTANCES),
+      observed: fc.constantFrom('provisioning', 'running', 'stopped', 'deleted', 'error'),
+    })
     .map((p) => ({ name: 'vps.recordInstanceObserved', payload: { ...p, providerInstanceId: `prov-${p.instanceId}`, addresses: ['203.0.113.7'] } })),
 );
 
@@ -69,11 +101,21 @@ const intentArb: fc.Arbitrary<Intent> = fc.oneof(
   { arbitrary: vpsCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 4 },
   {
     arbitrary: fc
-      .record({ verb: fc.constantFrom('natural' as const, 'natural' as const, ...nodeVerbs), node: nodeArb, tenant: fc.option(fc.nat(), { nil: null, freq: 4 }), pick: fc.nat() })
+      .record({
+        verb: fc.constantFrom('natural' as const, 'natural' as const, ...nodeVerbs),
+        node: nodeArb,
+        tenant: fc.option(fc.nat(), { nil: null, freq: 4 }),
+        pick: fc.nat(),
+      })
       .map((v) => ({ kind: 'verb' as const, ...v })),
     weight: 4,
   },
-  { arbitrary: fc.record({ node: nodeArb, outcome: fc.constantFrom(...Outcomes), retryable: fc.boolean(), times: fc.integer({ min: 1, max: 12 }) }).map((a) => ({ kind: 'advance' as const, ...a })), weight: 10 },
+  {
+    arbitrary: fc
+      .record({ node: nodeArb, outcome: fc.constantFrom(...Outcomes), retryable: fc.boolean(), times: fc.integer({ min: 1, max: 12 }) })
+      .map((a) => ({ kind: 'advance' as const, ...a })),
+    weight: 10,
+  },
   { arbitrary: fc.nat().map((pick) => ({ kind: 'retry' as const, pick })), weight: 1 },
 );
 
@@ -96,7 +138,17 @@ const fleetArb: fc.Arbitrary<Intent[]> = fc
       ...NODE_IDS.map((nodeId, i) => {
         const { site, pooled } = nodes[i]!;
         const bmc = { address: `https://10.0.0.${21 + i}`, credentialsRef: 'secret:bmc-a' };
-        return { name: 'metal.enroll', payload: { nodeId, siteId: site, bmc, hardwareProfile: 'r650', macs: [`52:54:00:aa:bb:0${i}`], ...(pooled && site === 's0' ? { poolId: 'p-metal' } : {}) } };
+        return {
+          name: 'metal.enroll',
+          payload: {
+            nodeId,
+            siteId: site,
+            bmc,
+            hardwareProfile: 'r650',
+            macs: [`52:54:00:aa:bb:0${i}`],
+            ...(pooled && site === 's0' ? { poolId: 'p-metal' } : {}),
+          },
+        };
       }),
       ...TENANTS.flatMap((tenantId) => [
         { name: 'vps.createTenant', payload: { tenantId, name: `Tenant ${tenantId}` } },
@@ -149,7 +201,10 @@ const attemptNonce = (workflowId: string, stepIndex: number, attempt: number) =>
 function ramdiskJoined(wf: ExistingWorkflow, attempt: number): { register: Fresh; output: { agentId: string; keyId: string } } {
   const ramdisk = ramdiskOf(wf, attempt);
   return {
-    register: { name: 'agent.register', payload: { agentId: ramdisk.agentId, role: 'ramdisk', siteId: wf.siteId, nodeId: wf.nodeId, publicKey: ramdisk.raw.toString('base64') } },
+    register: {
+      name: 'agent.register',
+      payload: { agentId: ramdisk.agentId, role: 'ramdisk', siteId: wf.siteId, nodeId: wf.nodeId, publicKey: ramdisk.raw.toString('base64') },
+    },
     output: { agentId: ramdisk.agentId, keyId: ramdisk.keyId },
   };
 }
@@ -160,7 +215,19 @@ function signedWipe(wf: ExistingWorkflow, stepIndex: number, attempt: number, pa
   const ramdisk = ramdiskOf(wf, wf.progress[joinIndex]?.attempt ?? 1);
   const commandId = `${wf.workflowId}-s${stepIndex}-a${attempt}`;
   const nonce = commandNonce(attemptNonce(wf.workflowId, stepIndex, attempt), commandId);
-  const result = { commandId, kind: 'disk.wipe', nodeId: wf.nodeId, siteId: wf.siteId, agentId: ramdisk.agentId, ok: true, errorCode: '', errorMessage: '', payload, executedAtMs: 1, commandNonce: nonce };
+  const result = {
+    commandId,
+    kind: 'disk.wipe',
+    nodeId: wf.nodeId,
+    siteId: wf.siteId,
+    agentId: ramdisk.agentId,
+    ok: true,
+    errorCode: '',
+    errorMessage: '',
+    payload,
+    executedAtMs: 1,
+    commandNonce: nonce,
+  };
   return Buffer.from(signAgentResult(result, { privateKey: ramdisk.privateKey, publicKeyRaw: ramdisk.raw })).toString('base64');
 }
 
@@ -194,12 +261,14 @@ function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Int
   }
   if (progress.status !== 'running') return [];
   const attempt = progress.attempt;
-  if (intent.outcome === 'fail') return [{ name: 'workflow.failStep', payload: { ...ids, attempt, code: 'DRIVER_ERROR', message: 'the BMC said no', retryable: intent.retryable } }];
+  if (intent.outcome === 'fail')
+    return [{ name: 'workflow.failStep', payload: { ...ids, attempt, code: 'DRIVER_ERROR', message: 'the BMC said no', retryable: intent.retryable } }];
   if (step.id === 'wait.agentJoined') {
     const joined = ramdiskJoined(wf, attempt);
     return [joined.register, { name: 'workflow.completeStep', payload: { ...ids, attempt, output: joined.output } }];
   }
-  if (step.id !== 'disk.wipe') return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.id === 'inventory.read' ? fakeInventory : { ok: true } } }];
+  if (step.id !== 'disk.wipe')
+    return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.id === 'inventory.read' ? fakeInventory : { ok: true } } }];
   const signedResult = signedWipe(wf, stepIndex, attempt, intent.outcome === 'short' ? shortWipe : fakeWipeReport);
   return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: {}, signedResult } }];
 }
@@ -219,7 +288,10 @@ function verbCommand(model: DeciderModel, intent: Extract<Intent, { kind: 'verb'
   const natural = node.exists ? naturalVerbs[node.state] : undefined;
   const verb = intent.verb !== 'natural' ? intent.verb : natural ? natural[intent.pick % natural.length]! : nodeVerbs[intent.pick % nodeVerbs.length]!;
   if (verb === 'metal.deploy') {
-    return { name: verb, payload: { nodeId, imageUrl: 'https://images.example/os.raw', imageSha256: 'a'.repeat(64), role: 'worker', sshKeys: [SSH_KEY], ...tenant } };
+    return {
+      name: verb,
+      payload: { nodeId, imageUrl: 'https://images.example/os.raw', imageSha256: 'a'.repeat(64), role: 'worker', sshKeys: [SSH_KEY], ...tenant },
+    };
   }
   const scoped = verb === 'metal.retire' || verb === 'metal.retry' ? {} : tenant;
   return { name: verb, payload: { nodeId, ...scoped } };

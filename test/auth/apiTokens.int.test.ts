@@ -34,16 +34,27 @@ describe('API tokens', () => {
       expect(res.json().code).toBe('UNAUTHENTICATED');
       expect(res.headers['www-authenticate']).toBe('Bearer');
     }
-    for (const url of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json']) expect((await app.inject({ url, headers: { authorization: '' } })).statusCode).toBe(200);
+    for (const url of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json'])
+      expect((await app.inject({ url, headers: { authorization: '' } })).statusCode).toBe(200);
 
     // Roles: a viewer reads but sends nothing; only admins manage tokens.
     expect((await app.inject({ url: '/v1/sites', headers: bearer(viewer.token) })).statusCode).toBe(200);
-    const viewerCommand = await app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc1', name: 'x' }, headers: bearer(viewer.token) });
+    const viewerCommand = await app.inject({
+      method: 'POST',
+      url: '/v1/commands/site.create',
+      payload: { siteId: 'dc1', name: 'x' },
+      headers: bearer(viewer.token),
+    });
     expect([viewerCommand.statusCode, viewerCommand.json().code]).toEqual([403, 'FORBIDDEN']);
     expect((await create({ role: 'admin' }, bearer(operator.token))).json().code).toBe('FORBIDDEN');
     expect((await app.inject({ url: '/v1/tokens', headers: bearer(operator.token) })).json().code).toBe('FORBIDDEN');
 
-    const created = await app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc1', name: 'DC 1' }, headers: bearer(operator.token) });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/commands/site.create',
+      payload: { siteId: 'dc1', name: 'DC 1' },
+      headers: bearer(operator.token),
+    });
     expect(created.statusCode).toBe(201);
     const history = (await app.inject({ url: '/v1/events?aggregate=site.site/dc1' })).json();
     expect(history.items[0].metadata.actor).toBe('token:op1');
@@ -66,10 +77,9 @@ describe('API tokens', () => {
 
     // The bearer tokens exist only in the answers above: not in the log, not in any read model.
     const secrets = [viewer.token, operator.token, expired.token].map((t: string) => t.slice(-43));
-    const stored = [
-      ...(await streamMessages(env.nc, 'BC_EVENTS')).map((m) => m.text),
-      ...sqliteDumps(join(env.dataDir, 'readmodels')).map((d) => d.text),
-    ].join('\n');
+    const stored = [...(await streamMessages(env.nc, 'BC_EVENTS')).map((m) => m.text), ...sqliteDumps(join(env.dataDir, 'readmodels')).map((d) => d.text)].join(
+      '\n',
+    );
     for (const secret of secrets) expect(stored).not.toContain(secret);
     expect(stored).toContain('ApiTokenCreated');
   });

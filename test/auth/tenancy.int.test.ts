@@ -21,7 +21,8 @@ describe('tenancy', () => {
     const theirs = await token('tenant-b-token', 'tenant-b');
     await app.inject({ method: 'PUT', url: '/v1/secrets/foreign-secret', payload: { kind: 'generic', value: 'v' } });
 
-    const deploy = (nodeId: string, t: string) => app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody(nodeId), headers: bearer(t) });
+    const deploy = (nodeId: string, t: string) =>
+      app.inject({ method: 'POST', url: '/v1/commands/metal.deploy', payload: deployBody(nodeId), headers: bearer(t) });
     const own = await deploy('own-node', mine);
     const foreign = await deploy('foreign-node', theirs);
     expect([own.statusCode, foreign.statusCode]).toEqual([201, 201]);
@@ -33,7 +34,12 @@ describe('tenancy', () => {
     const refused = await app.inject({ method: 'POST', url: '/v1/commands/metal.undeploy', payload: { nodeId: 'foreign-node' }, headers: bearer(mine) });
     expect([refused.statusCode, refused.json().code]).toEqual([404, 'NOT_FOUND']);
     expect((await deploy('foreign-node', mine)).json().code).toBe('NOT_FOUND');
-    const impersonating = await app.inject({ method: 'POST', url: '/v1/commands/metal.rescue', payload: { nodeId: 'free-node', tenantId: 'tenant-b' }, headers: bearer(mine) });
+    const impersonating = await app.inject({
+      method: 'POST',
+      url: '/v1/commands/metal.rescue',
+      payload: { nodeId: 'free-node', tenantId: 'tenant-b' },
+      headers: bearer(mine),
+    });
     expect(impersonating.json().code).toBe('FORBIDDEN');
     const siteCreate = await app.inject({ method: 'POST', url: '/v1/commands/site.create', payload: { siteId: 'dc2', name: 'x' }, headers: bearer(mine) });
     expect(siteCreate.json().code).toBe('FORBIDDEN');
@@ -62,14 +68,29 @@ describe('tenancy', () => {
       name: ['nodes', 'tokens'],
     };
     const queries: Record<string, string[]> = {
-      '/v1/events': [`aggregate=metal.node/foreign-node`, `aggregate=metal.workflow/${foreignWorkflow}`, 'aggregate=auth.token/tenant-b-token', 'aggregate=secrets.secret/foreign-secret'],
+      '/v1/events': [
+        `aggregate=metal.node/foreign-node`,
+        `aggregate=metal.workflow/${foreignWorkflow}`,
+        'aggregate=auth.token/tenant-b-token',
+        'aggregate=secrets.secret/foreign-secret',
+      ],
     };
     const paths = (app.swagger() as { paths: Record<string, Record<string, unknown>> }).paths;
     const getRoutes = Object.entries(paths)
       .filter(([, methods]) => 'get' in methods)
       .map(([path]) => path)
       .filter((path) => path !== '/v1/events/stream');
-    expect(getRoutes).toEqual(expect.arrayContaining(['/v1/nodes', '/v1/nodes/{nodeId}', '/v1/nodes/{nodeId}/workflows', '/v1/workflows/{workflowId}', '/v1/secrets', '/v1/tokens', '/v1/events']));
+    expect(getRoutes).toEqual(
+      expect.arrayContaining([
+        '/v1/nodes',
+        '/v1/nodes/{nodeId}',
+        '/v1/nodes/{nodeId}/workflows',
+        '/v1/workflows/{workflowId}',
+        '/v1/secrets',
+        '/v1/tokens',
+        '/v1/events',
+      ]),
+    );
     let calls = 0;
     for (const route of getRoutes) {
       const params = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);

@@ -29,7 +29,15 @@ export async function startAutonomy(options: { responders?: number; projectors?:
       const engine = new AutonomyEngine(
         env.nc,
         env.store,
-        { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 0, budget: 1_000, budgetWindowMs: 3_600_000, ...options },
+        {
+          policies: new PolicyCatalog(),
+          bindings: firstLaneBindings,
+          sensors: firstLaneSensors,
+          settleMs: 0,
+          budget: 1_000,
+          budgetWindowMs: 3_600_000,
+          ...options,
+        },
         env.log,
       );
       await engine.start();
@@ -53,7 +61,8 @@ export async function startAutonomy(options: { responders?: number; projectors?:
       const jsm = await jetstreamManager(env.nc);
       const info = await jsm.streams.info(Streams.events.name, { subjects_filter: filter });
       for (const subject of Object.keys(info.state.subjects ?? {})) {
-        for await (const batch of env.store.readAfter(subject, 0)) for (const e of batch.batch.events) if (!type || e.type === type) out.push({ subject, type: e.type, data: e.data });
+        for await (const batch of env.store.readAfter(subject, 0))
+          for (const e of batch.batch.events) if (!type || e.type === type) out.push({ subject, type: e.type, data: e.data });
       }
       return out;
     },
@@ -78,4 +87,5 @@ export const signalOf = (kind: string, key: string, extra: Partial<Signal> = {})
 });
 
 /** The builtin declarations with some fields changed (short timeouts and cooldowns for tests). */
-export const policiesWith = (changes: Record<string, Partial<PolicyDeclaration>>) => new PolicyCatalog(builtinPolicies.map((p) => ({ ...p, ...changes[p.category] })));
+export const policiesWith = (changes: Record<string, Partial<PolicyDeclaration>>) =>
+  new PolicyCatalog(builtinPolicies.map((p) => ({ ...p, ...changes[p.category] })));

@@ -34,7 +34,12 @@ describe('better-compute autonomy', () => {
     await env.app.listen({ port: 0, host: '127.0.0.1' });
     const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
     const responder = serveCommands(env.nc, env.bus, env.log);
-    const engine = new AutonomyEngine(env.nc, env.store, { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 60_000, budget: 5, budgetWindowMs: 3_600_000 }, env.log);
+    const engine = new AutonomyEngine(
+      env.nc,
+      env.store,
+      { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 60_000, budget: 5, budgetWindowMs: 3_600_000 },
+      env.log,
+    );
     await engine.start();
     try {
       const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -60,7 +65,11 @@ describe('better-compute autonomy', () => {
       expect((await cli(api, env.dataDir, 'autonomy', 'policies', '--set', 'retry=auto')).stdout).toMatch(/retry\s+metal\s+require\s+auto/);
       expect((await cli(api, env.dataDir, 'autonomy', 'halt', '--reason', 'incident')).stdout).toMatch(/autonomy halted/);
       await env.readers.get('autonomy')!.waitFor(await env.store.streamLastSequence(), 5_000);
-      expect((await env.app.inject({ url: '/v1/autonomy/controls' })).json()).toMatchObject({ halted: true, haltReason: 'incident', overrides: { retry: 'auto' } });
+      expect((await env.app.inject({ url: '/v1/autonomy/controls' })).json()).toMatchObject({
+        halted: true,
+        haltReason: 'incident',
+        overrides: { retry: 'auto' },
+      });
       expect((await cli(api, env.dataDir, 'autonomy', 'pause', 'nobody')).stderr).toMatch(/error NOT_PERMITTED/);
     } finally {
       await engine.stop();

@@ -33,8 +33,12 @@ describe('autonomy.openDecision', () => {
   });
 
   it('holds a key in cooldown after a rejection (1 h) and a timeout, then opens exactly the next episode', () => {
-    given([openedRetry(), rejected('rejected')]).when(openDecision, openRetry(), deps).then([]);
-    given([openedRetry(), rejected('expired')]).when(openDecision, openRetry(), deps).then([]);
+    given([openedRetry(), rejected('rejected')])
+      .when(openDecision, openRetry(), deps)
+      .then([]);
+    given([openedRetry(), rejected('expired')])
+      .when(openDecision, openRetry(), deps)
+      .then([]);
     given([openedRetry(), rejected('rejected', '2026-12-02T11:59:59.000Z')])
       .when(openDecision, openRetry(), deps)
       .then((events) => expect(events).toMatchObject([{ type: 'DecisionOpened', data: { episode: 2 } }]));
@@ -43,7 +47,9 @@ describe('autonomy.openDecision', () => {
   it('maps every disposition: auto approves by policy, notify and block open no request, overrides apply', () => {
     const with_ = (disposition: 'auto' | 'notify' | 'block') => ({ dependencies: { controls: { ...noControls, overrides: { retry: disposition } } } });
     for (const d of ['auto', 'notify', 'block'] as const) {
-      const [event] = given([]).when(openDecision, openRetry(), with_(d)).then(() => undefined);
+      const [event] = given([])
+        .when(openDecision, openRetry(), with_(d))
+        .then(() => undefined);
       expect(event).toMatchObject({ data: { disposition: d, dispositionReason: 'override', expiresAt: null } });
       const state = decisionAggregate.evolve(decisionAggregate.initialState, event!);
       expect(state).toMatchObject({ status: d === 'auto' ? 'approved' : d === 'notify' ? 'notified' : 'blocked' });
@@ -51,8 +57,12 @@ describe('autonomy.openDecision', () => {
   });
 
   it('refuses a category without its declaration and any target of the control plane', () => {
-    given([]).when(openDecision, { ...openRetry(), policy: policyOf('maintenance') }, deps).thenRejects('NOT_PERMITTED');
-    given([]).when(openDecision, { ...openRetry(), signal: { ...failedSignal(), controlPlane: true } }, deps).thenRejects('NOT_PERMITTED');
+    given([])
+      .when(openDecision, { ...openRetry(), policy: policyOf('maintenance') }, deps)
+      .thenRejects('NOT_PERMITTED');
+    given([])
+      .when(openDecision, { ...openRetry(), signal: { ...failedSignal(), controlPlane: true } }, deps)
+      .thenRejects('NOT_PERMITTED');
   });
 
   it('forces require on the episode after an escalation, whatever the policy says', () => {
@@ -83,23 +93,40 @@ describe('approvals', () => {
 
   it('counts only signatures over the plan digest toward the quorum', () => {
     given([openedRetry()]).when(approveDecision, { decisionId: id }, quorum).thenRejects('APPROVAL_SIGNATURE_INVALID');
-    given([openedRetry()]).when(approveDecision, { decisionId: id, signature: signed(approvalText('approve', 'f'.repeat(64))) }, quorum).thenRejects('APPROVAL_SIGNATURE_INVALID');
-    given([openedRetry()]).when(approveDecision, { decisionId: id, signature: { ...signed(approvalText('approve', digest)), approverId: 'mallory' } }, quorum).thenRejects('APPROVER_UNKNOWN');
+    given([openedRetry()])
+      .when(approveDecision, { decisionId: id, signature: signed(approvalText('approve', 'f'.repeat(64))) }, quorum)
+      .thenRejects('APPROVAL_SIGNATURE_INVALID');
+    given([openedRetry()])
+      .when(approveDecision, { decisionId: id, signature: { ...signed(approvalText('approve', digest)), approverId: 'mallory' } }, quorum)
+      .thenRejects('APPROVER_UNKNOWN');
     given([openedRetry()])
       .when(approveDecision, { decisionId: id, signature: signed(approvalText('approve', digest)) }, quorum)
-      .then((events) => expect(events).toMatchObject([{ data: { approverId: 'alice', signed: true } }, { type: 'DecisionApproved', data: { by: 'approvers', planDigest: digest } }]));
+      .then((events) =>
+        expect(events).toMatchObject([
+          { data: { approverId: 'alice', signed: true } },
+          { type: 'DecisionApproved', data: { by: 'approvers', planDigest: digest } },
+        ]),
+      );
   });
 
   it('refuses an approval after expiry, before and after the sweep', () => {
-    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')]).when(approveDecision, { decisionId: id }, noQuorum).thenRejects('APPROVAL_EXPIRED');
-    given([openedRetry(), rejected('expired')]).when(approveDecision, { decisionId: id }, noQuorum).thenRejects('APPROVAL_EXPIRED');
-    given([openedRetry(), rejected('rejected')]).when(approveDecision, { decisionId: id }, noQuorum).thenRejects('ILLEGAL_TRANSITION');
+    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')])
+      .when(approveDecision, { decisionId: id }, noQuorum)
+      .thenRejects('APPROVAL_EXPIRED');
+    given([openedRetry(), rejected('expired')])
+      .when(approveDecision, { decisionId: id }, noQuorum)
+      .thenRejects('APPROVAL_EXPIRED');
+    given([openedRetry(), rejected('rejected')])
+      .when(approveDecision, { decisionId: id }, noQuorum)
+      .thenRejects('ILLEGAL_TRANSITION');
   });
 
   it('rejects with the 1 h cooldown (4 h for advancement categories)', () => {
     given([openedRetry()])
       .when(rejectDecision, { decisionId: id, reason: 'not now' })
-      .then((e) => expect(e).toMatchObject([{ type: 'DecisionRejected', data: { reason: 'rejected', note: 'not now', cooldownUntil: '2026-12-02T13:00:00.000Z' } }]));
+      .then((e) =>
+        expect(e).toMatchObject([{ type: 'DecisionRejected', data: { reason: 'rejected', note: 'not now', cooldownUntil: '2026-12-02T13:00:00.000Z' } }]),
+      );
   });
 });
 
@@ -108,8 +135,12 @@ describe('engine lifecycle', () => {
 
   it('expires only a pending request past its expiry', () => {
     given([openedRetry()]).when(expireDecision, { decisionId: id, episode: 1 }).then([]);
-    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')]).when(expireDecision, { decisionId: id, episode: 1 }).then([rejected('expired')]);
-    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')]).when(expireDecision, { decisionId: id, episode: 2 }).then([]);
+    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')])
+      .when(expireDecision, { decisionId: id, episode: 1 })
+      .then([rejected('expired')]);
+    given([openedRetry('n1', 1, '2026-12-02T11:00:00.000Z')])
+      .when(expireDecision, { decisionId: id, episode: 2 })
+      .then([]);
   });
 
   it('turns a policy approval into a request when the budget fails closed', () => {
@@ -119,15 +150,24 @@ describe('engine lifecycle', () => {
     given([openedRetry()]).when(requireApproval, { decisionId: id, episode: 1, reason: 'x' }).then([]);
   });
 
-  const started: DecisionEvent = { type: 'DecisionRemediationStarted', data: { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleUntil: '2026-12-02T11:58:30.000Z' } };
+  const started: DecisionEvent = {
+    type: 'DecisionRemediationStarted',
+    data: { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleUntil: '2026-12-02T11:58:30.000Z' },
+  };
   const outcome = (signalPresent: boolean, sensorOk: boolean) => ({ decisionId: id, episode: 1, passId: 'p5', signalPresent, sensorOk });
 
   it('starts once and judges after the settle window: effective only with the signal absent and the sensor ok', () => {
-    given([autoOpened]).when(recordStarted, { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleMs: 90_000 }).then([{ ...started, data: { ...started.data, settleUntil: '2026-12-02T12:01:30.000Z' } } as DecisionEvent]);
+    given([autoOpened])
+      .when(recordStarted, { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleMs: 90_000 })
+      .then([{ ...started, data: { ...started.data, settleUntil: '2026-12-02T12:01:30.000Z' } } as DecisionEvent]);
     given([autoOpened, started]).when(recordStarted, { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleMs: 90_000 }).then([]);
     given([autoOpened, started]).when(recordOutcome, outcome(false, false)).then([]);
-    given([autoOpened, started]).when(recordOutcome, outcome(false, true)).then((e) => expect(e).toMatchObject([{ data: { effective: true, ineffectiveStreak: 0 } }]));
-    given([autoOpened, started]).when(recordOutcome, outcome(true, true)).then((e) => expect(e).toMatchObject([{ data: { effective: false, ineffectiveStreak: 1, escalated: false } }]));
+    given([autoOpened, started])
+      .when(recordOutcome, outcome(false, true))
+      .then((e) => expect(e).toMatchObject([{ data: { effective: true, ineffectiveStreak: 0 } }]));
+    given([autoOpened, started])
+      .when(recordOutcome, outcome(true, true))
+      .then((e) => expect(e).toMatchObject([{ data: { effective: false, ineffectiveStreak: 1, escalated: false } }]));
   });
 
   it('escalates at the third ineffective outcome in a row', () => {
@@ -135,7 +175,10 @@ describe('engine lifecycle', () => {
       type: 'DecisionOutcomeRecorded',
       data: { decisionId: id, episode, passId: 'p', effective: false, signalPresent: true, sensorOk: true, ineffectiveStreak: streak, escalated: streak >= 3 },
     });
-    const ep = (n: number): DecisionEvent[] => [{ ...autoOpened, data: { ...(autoOpened.data as object), episode: n } } as DecisionEvent, { ...started, data: { ...started.data, episode: n } } as DecisionEvent];
+    const ep = (n: number): DecisionEvent[] => [
+      { ...autoOpened, data: { ...(autoOpened.data as object), episode: n } } as DecisionEvent,
+      { ...started, data: { ...started.data, episode: n } } as DecisionEvent,
+    ];
     given([...ep(1), ineffective(1, 1), ...ep(2), ineffective(2, 2), ...ep(3)])
       .when(recordOutcome, { ...outcome(true, true), episode: 3 })
       .then((e) => expect(e).toMatchObject([{ data: { ineffectiveStreak: 3, escalated: true } }]));

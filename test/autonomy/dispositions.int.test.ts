@@ -8,7 +8,11 @@ import { enrollPayload } from '../metal/engineFixture.ts';
 import { allOk, policiesWith, signalOf, startAutonomy } from './autonomyFixture.ts';
 
 const operator = { actor: 'token:operator' };
-const thrownCode = (p: Promise<unknown>) => p.then(() => 'no error', (err: { code?: string }) => err.code);
+const thrownCode = (p: Promise<unknown>) =>
+  p.then(
+    () => 'no error',
+    (err: { code?: string }) => err.code,
+  );
 
 describe('dispositions, refusals and the approved plan (acceptance 3, 4)', () => {
   it('auto acts, notify tells, require asks, block refuses; undeclared and control-plane targets are refused', async () => {
@@ -21,7 +25,9 @@ describe('dispositions, refusals and the approved plan (acceptance 3, 4)', () =>
     // n2's maintenance is the operator's: the engine never clears it.
     await env.bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: 'n2', on: true, reason: 'cabling' }, ...operator });
     await env.bus.execute({ name: 'autonomy.setPolicy', payload: { category: 'recreate', disposition: 'block' }, ...operator });
-    expect(await thrownCode(env.bus.execute({ name: 'autonomy.setPolicy', payload: { category: 'reimage', disposition: 'auto' }, ...operator }))).toBe('NOT_PERMITTED');
+    expect(await thrownCode(env.bus.execute({ name: 'autonomy.setPolicy', payload: { category: 'reimage', disposition: 'auto' }, ...operator }))).toBe(
+      'NOT_PERMITTED',
+    );
     await env.startEngine();
 
     await env.pass([

@@ -21,10 +21,21 @@ describe('exactly once (acceptance 5)', () => {
     await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n1'), ...operator });
     const inspect = await env.bus.execute({ name: 'metal.startInspection', payload: { nodeId: 'n1' }, commandId: 'inspect-0001', actor: 'engine' });
     const firstWorkflow = (inspect.events[0]!.data as { workflowId: string }).workflowId;
-    await env.bus.execute({ name: 'metal.failOperation', payload: { nodeId: 'n1', workflowId: firstWorkflow, reason: 'BMC said no', failedStep: 'power.get' }, actor: 'engine' });
+    await env.bus.execute({
+      name: 'metal.failOperation',
+      payload: { nodeId: 'n1', workflowId: firstWorkflow, reason: 'BMC said no', failedStep: 'power.get' },
+      actor: 'engine',
+    });
     await env.waitForNode('n1', (s) => s.exists && s.state === 'failed');
 
-    const options = { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 60_000, budget: 10, budgetWindowMs: 3_600_000 };
+    const options = {
+      policies: new PolicyCatalog(),
+      bindings: firstLaneBindings,
+      sensors: firstLaneSensors,
+      settleMs: 60_000,
+      budget: 10,
+      budgetWindowMs: 3_600_000,
+    };
     const engineA = new AutonomyEngine(env.nc, env.store, options, env.log);
     await engineA.start();
     const failed = signalOf('node-failed', 'n1');
@@ -33,7 +44,9 @@ describe('exactly once (acceptance 5)', () => {
     const id = decisionIdOf('retry', 'n1');
 
     // Two approvers' clicks at once: one approval, the other refused as no longer pending.
-    const approvals = await Promise.allSettled([0, 1].map(() => env.bus.execute({ name: 'autonomy.approve', payload: { decisionId: id }, actor: 'token:approver' })));
+    const approvals = await Promise.allSettled(
+      [0, 1].map(() => env.bus.execute({ name: 'autonomy.approve', payload: { decisionId: id }, actor: 'token:approver' })),
+    );
     expect(approvals.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
 
     // The engine dies between approval and start: its remediation reached the log, its record of it did not.
@@ -59,13 +72,15 @@ describe('exactly once (acceptance 5)', () => {
     let started = 0;
     while (Date.now() < deadline) {
       started = 0;
-      for await (const b of env.store.readAfter(`bc.evt.metal.workflow.${retryWorkflow}`, 0)) started += b.batch.events.filter((e) => e.type === 'WorkflowStarted').length;
+      for await (const b of env.store.readAfter(`bc.evt.metal.workflow.${retryWorkflow}`, 0))
+        started += b.batch.events.filter((e) => e.type === 'WorkflowStarted').length;
       if (started > 0) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(started).toBe(1);
     const recorded = [];
-    for await (const b of env.store.readAfter(`bc.evt.autonomy.decision.${id}`, 0)) recorded.push(...b.batch.events.filter((e) => e.type === 'DecisionRemediationStarted'));
+    for await (const b of env.store.readAfter(`bc.evt.autonomy.decision.${id}`, 0))
+      recorded.push(...b.batch.events.filter((e) => e.type === 'DecisionRemediationStarted'));
     expect(recorded).toHaveLength(1);
     const info = await jsm.streams.info(Streams.events.name, { subjects_filter: 'bc.evt.metal.workflow.*' });
     // The inspection that failed and the one retry: no third workflow.

@@ -36,7 +36,20 @@ export function openedRetry(nodeId = 'n1', episode = 1, expiresAt = '2026-12-02T
   const o = openRetry(nodeId);
   return {
     type: 'DecisionOpened',
-    data: { decisionId: decisionIdOf('retry', nodeId), episode, category: 'retry', key: nodeId, passId: 'p1', signal: o.signal, policy: o.policy, disposition: 'require', dispositionReason: null, plan: o.plan, planDigest: planDigestOf(o.plan), expiresAt },
+    data: {
+      decisionId: decisionIdOf('retry', nodeId),
+      episode,
+      category: 'retry',
+      key: nodeId,
+      passId: 'p1',
+      signal: o.signal,
+      policy: o.policy,
+      disposition: 'require',
+      dispositionReason: null,
+      plan: o.plan,
+      planDigest: planDigestOf(o.plan),
+      expiresAt,
+    },
   };
 }
 

@@ -17,12 +17,26 @@ describe('fleet-sensors → autonomy-engine, the BMC lane end to end', () => {
     await using env = await startBackbone();
     const responder = serveCommands(env.nc, env.bus, env.log);
     const config = loadAutonomyConfig({}, { settleMs: 0, controlPlaneNodes: ['cp1'] });
-    const sensors = createFleetSensors(env.nc, { nodes: env.readers.get('nodes')!, workflows: env.readers.get('workflows')!, vps: env.readers.get('vps')! }, config, env.log);
+    const sensors = createFleetSensors(
+      env.nc,
+      { nodes: env.readers.get('nodes')!, workflows: env.readers.get('workflows')!, vps: env.readers.get('vps')! },
+      config,
+      env.log,
+    );
     const engine = createAutonomyEngine(env.nc, env.store, config, env.log);
     await engine.start();
     const js = jetstream(env.nc);
     const observe = (nodeId: string, consecutiveFailures: number) =>
-      js.publish(Subjects.bmcObservation(nodeId), JSON.stringify({ nodeId, siteId: 'dc1', consecutiveFailures, lastError: consecutiveFailures ? 'ECONNREFUSED' : null, at: new Date().toISOString() } satisfies BmcObservation));
+      js.publish(
+        Subjects.bmcObservation(nodeId),
+        JSON.stringify({
+          nodeId,
+          siteId: 'dc1',
+          consecutiveFailures,
+          lastError: consecutiveFailures ? 'ECONNREFUSED' : null,
+          at: new Date().toISOString(),
+        } satisfies BmcObservation),
+      );
     const pass = async () => {
       await env.readers.get('nodes')!.waitFor(await env.store.streamLastSequence(), 5_000);
       const marker = await sensors.pass();
@@ -60,7 +74,10 @@ describe('fleet-sensors → autonomy-engine, the BMC lane end to end', () => {
       await pass();
       expect((await env.bus.repository.load(nodeAggregate, 'n1')).state).toMatchObject({ maintenance: false });
       expect((await env.bus.repository.load(nodeAggregate, 'n2')).state).toMatchObject({ maintenance: true, maintenanceSource: 'operator' });
-      expect((await env.bus.repository.load(decisionAggregate, decisionIdOf('maintenance', 'n1'))).state).toMatchObject({ status: 'closed', closedReason: 'outcome' });
+      expect((await env.bus.repository.load(decisionAggregate, decisionIdOf('maintenance', 'n1'))).state).toMatchObject({
+        status: 'closed',
+        closedReason: 'outcome',
+      });
     } finally {
       await engine.stop();
       await sensors.stop();
@@ -71,7 +88,11 @@ describe('fleet-sensors → autonomy-engine, the BMC lane end to end', () => {
   it('refuses to start with a binding whose signal no sensor emits or whose category is undeclared (acceptance 10)', async () => {
     await using env = await startBackbone({ projectors: false });
     const config = loadAutonomyConfig({});
-    const orphan = { signal: 'disk-smart', category: 'retry', plan: () => ({ action: 'none' as const, target: { type: 'node' as const, id: 'x' }, params: {} }) };
+    const orphan = {
+      signal: 'disk-smart',
+      category: 'retry',
+      plan: () => ({ action: 'none' as const, target: { type: 'node' as const, id: 'x' }, params: {} }),
+    };
     expect(() => createAutonomyEngine(env.nc, env.store, config, env.log, { bindings: [orphan] })).toThrow(/no sensor emits it/);
     const undeclared = { ...orphan, signal: 'node-failed', category: 'reimage' };
     expect(() => createAutonomyEngine(env.nc, env.store, config, env.log, { bindings: [undeclared] })).toThrow(/category "reimage" is not declared/);

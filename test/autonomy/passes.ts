@@ -6,9 +6,16 @@ import type { PassMarker, PublishedSignal, SensorReport, Signal } from '../../sc
 import { AUTONOMY_ENGINE_DURABLE, Streams, Subjects } from '../../schemas/subjects.ts';
 
 /** Publishes one pass as `fleet-sensors` does: signals, then the marker (again, with `passId`, to redeliver it). */
-export async function publishPassOn(nc: NatsConnection, signals: readonly Signal[], reports: readonly SensorReport[], passId = `p${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`): Promise<PassMarker> {
+export async function publishPassOn(
+  nc: NatsConnection,
+  signals: readonly Signal[],
+  reports: readonly SensorReport[],
+  passId = `p${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`,
+): Promise<PassMarker> {
   const js = jetstream(nc);
-  await Promise.all(signals.map((signal, index) => js.publish(Subjects.passSignal(passId, index), JSON.stringify({ passId, index, signal } satisfies PublishedSignal))));
+  await Promise.all(
+    signals.map((signal, index) => js.publish(Subjects.passSignal(passId, index), JSON.stringify({ passId, index, signal } satisfies PublishedSignal))),
+  );
   const marker: PassMarker = { passId, at: new Date().toISOString(), sensors: [...reports], signalCount: signals.length };
   await js.publish(Subjects.passMarker(passId), JSON.stringify(marker));
   return marker;

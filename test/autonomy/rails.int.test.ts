@@ -24,7 +24,12 @@ describe('rails', () => {
 
   it('budget: an error on the budget path gives require', async () => {
     await using env = await startAutonomy();
-    await env.startEngine({ policies: policiesWith({ retry: { disposition: 'auto' } }), budgetFault: () => { throw new Error('injected budget fault'); } });
+    await env.startEngine({
+      policies: policiesWith({ retry: { disposition: 'auto' } }),
+      budgetFault: () => {
+        throw new Error('injected budget fault');
+      },
+    });
     await env.pass([signalOf('node-failed', 'f1')]);
     expect(await env.decision(decisionIdOf('retry', 'f1'))).toMatchObject({ status: 'pending', disposition: 'require' });
     expect(await env.eventsOf('bc.evt.autonomy.budget.*')).toHaveLength(0);

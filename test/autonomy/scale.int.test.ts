@@ -10,7 +10,9 @@ describe('autonomy at scale (acceptance 2)', () => {
     const keys = Array.from({ length: 100 }, (_, i) => `n${i}`);
     for (let pass = 0; pass < 10; pass++) {
       // 1,000 signals per pass: every key ten times, with details that change so pending requests update in place.
-      const signals = Array.from({ length: 1_000 }, (_, i) => signalOf('node-failed', keys[i % 100]!, { detail: `failed, pass ${pass} copy ${Math.floor(i / 100)}` }));
+      const signals = Array.from({ length: 1_000 }, (_, i) =>
+        signalOf('node-failed', keys[i % 100]!, { detail: `failed, pass ${pass} copy ${Math.floor(i / 100)}` }),
+      );
       await env.publishPass(signals);
     }
     await env.settled(60_000);

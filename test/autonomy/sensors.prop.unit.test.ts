@@ -21,7 +21,14 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
       state: fc.constantFrom('ready', 'failed', 'deployed', 'deploying'),
       maintenance: fc.boolean(),
       maintenanceSource: fc.constantFrom(null, 'operator' as const, 'bmc' as const),
-      failure: fc.option(fc.record({ operation: fc.constantFrom('deploy', 'release', null), reason: fc.string({ maxLength: 20 }), failedStep: fc.constantFrom(null, 'image.write') }), { nil: null }),
+      failure: fc.option(
+        fc.record({
+          operation: fc.constantFrom('deploy', 'release', null),
+          reason: fc.string({ maxLength: 20 }),
+          failedStep: fc.constantFrom(null, 'image.write'),
+        }),
+        { nil: null },
+      ),
       waitingReason: fc.constantFrom(null, 'waiting-for-capacity'),
       updatedAt: fc.integer({ min: 0, max: 3 * HOUR_MS }).map(iso),
       controlPlane: fc.boolean(),
@@ -33,15 +40,34 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
     { selector: (b) => b.nodeId, maxLength: 25 },
   ),
   runningSteps: fc.uniqueArray(
-    fc.record({ workflowId: fc.integer({ min: 0, max: 20 }).map((i) => `wf-${String(i).padStart(12, '0')}`), nodeId, siteId: fc.option(siteId, { nil: null }), stepId: fc.constant('image.write'), startedAt: fc.integer({ min: 0, max: 4 * HOUR_MS }).map(iso), timeoutMs: fc.integer({ min: 60_000, max: HOUR_MS }) }),
+    fc.record({
+      workflowId: fc.integer({ min: 0, max: 20 }).map((i) => `wf-${String(i).padStart(12, '0')}`),
+      nodeId,
+      siteId: fc.option(siteId, { nil: null }),
+      stepId: fc.constant('image.write'),
+      startedAt: fc.integer({ min: 0, max: 4 * HOUR_MS }).map(iso),
+      timeoutMs: fc.integer({ min: 60_000, max: HOUR_MS }),
+    }),
     { selector: (s) => s.workflowId, maxLength: 10 },
   ),
   instances: fc.uniqueArray(
-    fc.record({ instanceId: fc.integer({ min: 0, max: 20 }).map((i) => `i${i}`), tenantId: fc.constant('t1'), desired: fc.constantFrom('running', 'stopped'), observed: fc.constantFrom(null, 'running', 'error'), message: fc.constant(null) }),
+    fc.record({
+      instanceId: fc.integer({ min: 0, max: 20 }).map((i) => `i${i}`),
+      tenantId: fc.constant('t1'),
+      desired: fc.constantFrom('running', 'stopped'),
+      observed: fc.constantFrom(null, 'running', 'error'),
+      message: fc.constant(null),
+    }),
     { selector: (i) => i.instanceId, maxLength: 10 },
   ),
   agents: fc.uniqueArray(
-    fc.record({ agentId: fc.integer({ min: 0, max: 20 }).map((i) => `site-a${i}`), role: fc.constant('site'), siteId, nodeId: fc.constant(null), keySince: fc.integer({ min: 0, max: 200 * 24 * HOUR_MS }).map(iso) }),
+    fc.record({
+      agentId: fc.integer({ min: 0, max: 20 }).map((i) => `site-a${i}`),
+      role: fc.constant('site'),
+      siteId,
+      nodeId: fc.constant(null),
+      keySince: fc.integer({ min: 0, max: 200 * 24 * HOUR_MS }).map(iso),
+    }),
     { selector: (a) => a.agentId, maxLength: 10 },
   ),
 });
@@ -78,8 +104,28 @@ describe('sensors (acceptance 1)', () => {
     const snapshot: FleetSnapshot = {
       ...emptySnapshot(),
       nodes: [
-        { nodeId: 'n1', siteId: 'dc1', state: 'failed', maintenance: false, maintenanceSource: null, failure: { operation: 'deploy', reason: 'boom', failedStep: 'image.write' }, waitingReason: null, updatedAt: NOW, controlPlane: false },
-        { nodeId: 'n2', siteId: 'dc1', state: 'ready', maintenance: false, maintenanceSource: null, failure: null, waitingReason: 'waiting-for-capacity', updatedAt: iso(HOUR_MS), controlPlane: false },
+        {
+          nodeId: 'n1',
+          siteId: 'dc1',
+          state: 'failed',
+          maintenance: false,
+          maintenanceSource: null,
+          failure: { operation: 'deploy', reason: 'boom', failedStep: 'image.write' },
+          waitingReason: null,
+          updatedAt: NOW,
+          controlPlane: false,
+        },
+        {
+          nodeId: 'n2',
+          siteId: 'dc1',
+          state: 'ready',
+          maintenance: false,
+          maintenanceSource: null,
+          failure: null,
+          waitingReason: 'waiting-for-capacity',
+          updatedAt: iso(HOUR_MS),
+          controlPlane: false,
+        },
       ],
       bmc: [
         { nodeId: 'n2', siteId: 'dc1', consecutiveFailures: 3, lastError: 'ECONNREFUSED', at: NOW },
@@ -90,14 +136,30 @@ describe('sensors (acceptance 1)', () => {
       agents: [{ agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, keySince: iso(100 * 24 * HOUR_MS) }],
     };
     const { signals, reports } = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
-    expect(signals.map((s) => `${s.kind}/${s.key}`)).toEqual(['agent-key-old/site-dc1', 'bmc-unreachable/n2', 'instance-error/i1', 'node-failed/n1', 'queue-stale/dc1', 'step-overdue/wf-000000000001']);
+    expect(signals.map((s) => `${s.kind}/${s.key}`)).toEqual([
+      'agent-key-old/site-dc1',
+      'bmc-unreachable/n2',
+      'instance-error/i1',
+      'node-failed/n1',
+      'queue-stale/dc1',
+      'step-overdue/wf-000000000001',
+    ]);
     expect(signals.find((s) => s.kind === 'node-failed')!.facts).toEqual({ operation: 'deploy' });
     expect(reports.every((r) => r.ok)).toBe(true);
   });
 
   it('reports a throwing sensor as failed without hiding the others', () => {
-    const broken = defineSensor({ name: 'broken', emits: ['x'], assess: () => { throw new Error('sensor fell over'); } });
-    const snapshot: FleetSnapshot = { ...emptySnapshot(), instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: null }] };
+    const broken = defineSensor({
+      name: 'broken',
+      emits: ['x'],
+      assess: () => {
+        throw new Error('sensor fell over');
+      },
+    });
+    const snapshot: FleetSnapshot = {
+      ...emptySnapshot(),
+      instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: null }],
+    };
     const { signals, reports } = runPass([broken, ...firstLaneSensors], snapshot, defaultSensorSettings);
     expect(reports[0]).toEqual({ sensor: 'broken', ok: false, error: 'sensor fell over' });
     expect(signals.map((s) => s.kind)).toEqual(['instance-error']);

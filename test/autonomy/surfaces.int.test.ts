@@ -20,13 +20,29 @@ describe('autonomy surfaces', () => {
   it('serves decisions, history, budgets, policies and passes; approvers approve over HTTP; a rebuild gives the same database (acceptance 9)', async () => {
     await using env = await startApi();
     const responder = serveCommands(env.nc, env.bus, env.log);
-    const engine = new AutonomyEngine(env.nc, env.store, { policies: policiesWith({ maintenance: { disposition: 'auto' } }), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 0, budget: 3, budgetWindowMs: 3_600_000 }, env.log);
+    const engine = new AutonomyEngine(
+      env.nc,
+      env.store,
+      {
+        policies: policiesWith({ maintenance: { disposition: 'auto' } }),
+        bindings: firstLaneBindings,
+        sensors: firstLaneSensors,
+        settleMs: 0,
+        budget: 3,
+        budgetWindowMs: 3_600_000,
+      },
+      env.log,
+    );
     await engine.start();
     try {
-      const op = async (url: string, payload: object) => (await env.app.inject({ method: "POST", url, payload })).json();
+      const op = async (url: string, payload: object) => (await env.app.inject({ method: 'POST', url, payload })).json();
       await op('/v1/commands/autonomy.setPolicy', { category: 'recreate', disposition: 'block' });
       await op('/v1/commands/autonomy.pause', { owner: 'vps', paused: true, reason: 'provider maintenance' });
-      await publishPassOn(env.nc, [signalOf('node-failed', 'n1'), signalOf('node-failed', 'n2'), signalOf('bmc-unreachable', 'n3'), signalOf('instance-error', 'i1')], allOk);
+      await publishPassOn(
+        env.nc,
+        [signalOf('node-failed', 'n1'), signalOf('node-failed', 'n2'), signalOf('bmc-unreachable', 'n3'), signalOf('instance-error', 'i1')],
+        allOk,
+      );
       await waitForEngine(env.nc);
       const seq = await env.store.streamLastSequence();
 
@@ -37,14 +53,23 @@ describe('autonomy surfaces', () => {
       const approved = await env.app.inject({ method: 'POST', url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n1')}/approve`, payload: {} });
       expect(approved.statusCode).toBe(201);
       expect(approved.json().events).toEqual(['DecisionApprovalRecorded', 'DecisionApproved']);
-      const rejected = await env.app.inject({ method: 'POST', url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n2')}/reject`, payload: { reason: 'wrong rack' } });
+      const rejected = await env.app.inject({
+        method: 'POST',
+        url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n2')}/reject`,
+        payload: { reason: 'wrong rack' },
+      });
       expect(rejected.statusCode).toBe(201);
       const again = await env.app.inject({ method: 'POST', url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n2')}/approve`, payload: {} });
       expect(again.json()).toMatchObject({ code: 'ILLEGAL_TRANSITION' });
 
       // Operators set policy but do not approve.
       const token = (await op('/v1/tokens', { role: 'operator', description: 'ops' })).token as string;
-      const asOperator = await env.app.inject({ method: 'POST', url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n1')}/approve`, payload: {}, headers: { authorization: `Bearer ${token}` } });
+      const asOperator = await env.app.inject({
+        method: 'POST',
+        url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n1')}/approve`,
+        payload: {},
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(asOperator.statusCode).toBe(403);
 
       await publishPassOn(env.nc, [signalOf('node-failed', 'n1')], allOk);
@@ -52,16 +77,38 @@ describe('autonomy surfaces', () => {
       const last = await env.store.streamLastSequence();
       const one = (await env.app.inject({ url: `/v1/autonomy/decisions/${decisionIdOf('retry', 'n1')}?minSeq=${last}` })).json();
       expect(one).toMatchObject({ status: 'running', approvals: ['token:bootstrap-admin'], remediation: { commandName: 'metal.retry' } });
-      expect(one.history.map((h: { type: string }) => h.type)).toEqual(['DecisionOpened', 'DecisionApprovalRecorded', 'DecisionApproved', 'DecisionRemediationStarted']);
+      expect(one.history.map((h: { type: string }) => h.type)).toEqual([
+        'DecisionOpened',
+        'DecisionApprovalRecorded',
+        'DecisionApproved',
+        'DecisionRemediationStarted',
+      ]);
       expect((await env.app.inject({ url: `/v1/autonomy/budgets?minSeq=${last}` })).json().items).toMatchObject([{ scope: 'metal', limit: 3, consumed: 1 }]);
       const policies = (await env.app.inject({ url: '/v1/autonomy/policies' })).json().items;
-      expect(policies.find((p: { category: string }) => p.category === 'recreate')).toMatchObject({ disposition: 'require', effectiveDisposition: 'block', overridden: true, paused: true });
+      expect(policies.find((p: { category: string }) => p.category === 'recreate')).toMatchObject({
+        disposition: 'require',
+        effectiveDisposition: 'block',
+        overridden: true,
+        paused: true,
+      });
       const passes = (await env.app.inject({ url: '/v1/autonomy/passes?limit=5' })).json().items;
       expect(passes).toHaveLength(2);
       expect(passes[0].sensors).toHaveLength(firstLaneSensors.length);
-      expect((await env.app.inject({ url: '/v1/autonomy/controls' })).json()).toMatchObject({ halted: false, pausedOwners: ['vps'], overrides: { recreate: 'block' } });
+      expect((await env.app.inject({ url: '/v1/autonomy/controls' })).json()).toMatchObject({
+        halted: false,
+        pausedOwners: ['vps'],
+        overrides: { recreate: 'block' },
+      });
       const openapi = (await env.app.inject({ url: '/v1/openapi.json' })).json();
-      expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/v1/autonomy/decisions', '/v1/autonomy/decisions/{decisionId}/approve', '/v1/autonomy/decisions/{decisionId}/reject', '/v1/autonomy/policies', '/v1/autonomy/passes']));
+      expect(Object.keys(openapi.paths)).toEqual(
+        expect.arrayContaining([
+          '/v1/autonomy/decisions',
+          '/v1/autonomy/decisions/{decisionId}/approve',
+          '/v1/autonomy/decisions/{decisionId}/reject',
+          '/v1/autonomy/policies',
+          '/v1/autonomy/passes',
+        ]),
+      );
 
       const live = dump(env.dataDir);
       expect(live.autonomy_decisions).toHaveLength(4);

@@ -32,7 +32,18 @@ describe('NATS command subjects', () => {
     await using env = await startBackbone({ projectors: false });
     const sub = serveCommands(env.nc, env.bus, env.log);
     const names = allCommands.map((c) => c.name).filter((name) => inProcessOnlyCommandNames.has(name));
-    expect(names).toEqual(expect.arrayContaining(['auth.createToken', 'auth.revokeToken', 'secrets.put', 'secrets.delete', 'pki.createJoinToken', 'pki.useJoinToken', 'pki.setApprovers', 'siteTokens.create']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'auth.createToken',
+        'auth.revokeToken',
+        'secrets.put',
+        'secrets.delete',
+        'pki.createJoinToken',
+        'pki.useJoinToken',
+        'pki.setApprovers',
+        'siteTokens.create',
+      ]),
+    );
     for (const name of names) await expect(sendCommand(env.nc, name, {})).rejects.toMatchObject({ code: 'COMMAND_NOT_SERVED_OVER_NATS' });
     // The agents' own command stays served.
     await expect(sendCommand(env.nc, 'agent.register', {})).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });

@@ -26,10 +26,11 @@ describe('nats-server restart', () => {
     }
     const nodes = env.readers.get('nodes')!;
     await nodes.waitFor(seq, 30_000);
-    expect(listNodes(nodes.db(), { limit: 100 }).items.map((n) => n.nodeId).sort()).toEqual([
-      ...[0, 1, 2, 3, 4].map((i) => `after-${i}`),
-      ...[0, 1, 2, 3, 4].map((i) => `before-${i}`),
-    ]);
+    expect(
+      listNodes(nodes.db(), { limit: 100 })
+        .items.map((n) => n.nodeId)
+        .sort(),
+    ).toEqual([...[0, 1, 2, 3, 4].map((i) => `after-${i}`), ...[0, 1, 2, 3, 4].map((i) => `before-${i}`)]);
     expect(await env.store.streamLastSequence()).toBe(11);
   });
 });

@@ -46,7 +46,11 @@ describe('read model rebuild', () => {
     await ensureStreams(env.nc, env.config);
     await env.store.append(
       'bc.evt.site.site.dc2',
-      { events: [{ type: 'SiteCreated', version: 2, data: { siteId: 'dc2', name: 'DC 2', provisioningCidrs: [] }, metadata: siteEventMetadata('restore-1', 'dc2') }] },
+      {
+        events: [
+          { type: 'SiteCreated', version: 2, data: { siteId: 'dc2', name: 'DC 2', provisioningCidrs: [] }, metadata: siteEventMetadata('restore-1', 'dc2') },
+        ],
+      },
       { expectedSeq: 0, msgId: 'restore-1' },
     );
     const projector = new Projector(env.store, env.projectors.get('nodes')!.projection, new ReadModelFiles(env.dataDir, 'nodes'), env.log);
@@ -80,4 +84,3 @@ describe('read model rebuild', () => {
     expect(info.config.subjects).toEqual(['bc.evt.>']);
   });
 });
-

@@ -29,7 +29,29 @@ describe('better-compute CLI', () => {
     // Seq 1 is the bootstrap admin token the API created on the fresh log.
     expect((await cli(api, env.dataDir, 'command', 'site.create', '{"siteId":"dc1","name":"DC 1"}')).stdout).toMatch(/appended at seq 2: SiteCreated/);
     // A lab BMC behind a chassis manager: one system of it, its certificate not verified, Basic auth, Legacy boot.
-    const enrolled = await cli(api, env.dataDir, 'metal', 'enroll', '--node', 'r1-n1', '--site', 'dc1', '--bmc', 'https://127.0.0.1:9/redfish/v1/Systems/2', '--credentials', 'secret:r1-n1', '--profile', 'dl325', '--mac', '52:54:00:00:00:01', '--bmc-insecure', '--bmc-auth', 'basic', '--boot-mode', 'Legacy');
+    const enrolled = await cli(
+      api,
+      env.dataDir,
+      'metal',
+      'enroll',
+      '--node',
+      'r1-n1',
+      '--site',
+      'dc1',
+      '--bmc',
+      'https://127.0.0.1:9/redfish/v1/Systems/2',
+      '--credentials',
+      'secret:r1-n1',
+      '--profile',
+      'dl325',
+      '--mac',
+      '52:54:00:00:00:01',
+      '--bmc-insecure',
+      '--bmc-auth',
+      'basic',
+      '--boot-mode',
+      'Legacy',
+    );
     expect(enrolled.stdout).toMatch(/enrolled r1-n1 \(seq 3\)/);
     await env.readers.get('nodes')!.waitFor(3, 5_000);
     const ls = await cli(api, env.dataDir, 'nodes', 'ls', '--site', 'dc1');

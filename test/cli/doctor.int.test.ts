@@ -26,8 +26,15 @@ const severityOf = (report: DoctorReport, code: FindingCode) => report.findings.
 /** A backbone (its own anonymous nats-server, projectors) with the HTTP API listening on a free port. */
 async function startListeningStack(options: { projectors?: boolean; readyMaxLag?: number; apiAuth?: 'required' | 'off' } = {}) {
   const backbone = await startBackbone({ projectors: options.projectors ?? true });
-  const config = { ...backbone.config, ...(options.readyMaxLag !== undefined ? { readyMaxLag: options.readyMaxLag } : {}), ...(options.apiAuth ? { apiAuth: options.apiAuth } : {}) };
-  const app = await buildApi({ config, nc: backbone.nc, store: backbone.store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() }, backbone.log);
+  const config = {
+    ...backbone.config,
+    ...(options.readyMaxLag !== undefined ? { readyMaxLag: options.readyMaxLag } : {}),
+    ...(options.apiAuth ? { apiAuth: options.apiAuth } : {}),
+  };
+  const app = await buildApi(
+    { config, nc: backbone.nc, store: backbone.store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() },
+    backbone.log,
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   const apiUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const dispose = backbone[Symbol.asyncDispose].bind(backbone);
@@ -63,7 +70,10 @@ describe('better-compute doctor', () => {
 
   it('reports NATS it cannot reach, or cannot find, and skips what depends on it', async () => {
     using dir = tempDir();
-    const closed = await runDoctor({ env: { BC_DATA_DIR: dir.path, BC_NATS_URL: `nats://127.0.0.1:${await freePort()}` }, apiUrl: `http://127.0.0.1:${await freePort()}` });
+    const closed = await runDoctor({
+      env: { BC_DATA_DIR: dir.path, BC_NATS_URL: `nats://127.0.0.1:${await freePort()}` },
+      apiUrl: `http://127.0.0.1:${await freePort()}`,
+    });
     expect(severityOf(closed, 'NATS_UNREACHABLE')).toBe('error');
     expect(closed.findings.find((f) => f.check === 'streams')?.code).toBe('CHECK_SKIPPED');
     expect(severityOf(closed, 'API_UNREACHABLE')).toBe('error');
@@ -92,7 +102,10 @@ describe('better-compute doctor', () => {
     writeFileSync(conf, 'listen: "127.0.0.1:4222"\n');
     const server = await startNatsServer({ storeDir: join(dir.path, 'store'), configFile: conf });
     try {
-      const report = await runDoctor({ env: { BC_DATA_DIR: dir.path, BC_NATS_URL: server.url, BC_NATS_AUTH: 'none' }, apiUrl: `http://127.0.0.1:${await freePort()}` });
+      const report = await runDoctor({
+        env: { BC_DATA_DIR: dir.path, BC_NATS_URL: server.url, BC_NATS_AUTH: 'none' },
+        apiUrl: `http://127.0.0.1:${await freePort()}`,
+      });
       expect(severityOf(report, 'JETSTREAM_UNAVAILABLE')).toBe('error');
       expect(report.findings.find((f) => f.check === 'siteAgents')?.code).toBe('CHECK_SKIPPED');
     } finally {
@@ -126,7 +139,9 @@ describe('better-compute doctor', () => {
   it('reports read models that are not built, and read models behind the log', async () => {
     await using unbuilt = await startListeningStack({ projectors: false });
     const missing = await unbuilt.doctor();
-    expect(missing.findings.filter((f) => f.code === 'READ_MODEL_MISSING').map((f) => f.detail?.projection)).toEqual(expect.arrayContaining(['nodes', 'sites', 'tokens']));
+    expect(missing.findings.filter((f) => f.code === 'READ_MODEL_MISSING').map((f) => f.detail?.projection)).toEqual(
+      expect.arrayContaining(['nodes', 'sites', 'tokens']),
+    );
     expect(severityOf(missing, 'API_NOT_READY')).toBe('error');
 
     await using behind = await startListeningStack({ readyMaxLag: 2 });
@@ -162,7 +177,9 @@ describe('better-compute doctor', () => {
       for await (const m of messages) m.ack();
     })();
     try {
-      await expect.poll(async () => agentsOf(await stack.doctor()), { timeout: 10_000 }).toEqual(expect.arrayContaining([['dc1', 'SITE_AGENT_CONNECTED', 'info']]));
+      await expect
+        .poll(async () => agentsOf(await stack.doctor()), { timeout: 10_000 })
+        .toEqual(expect.arrayContaining([['dc1', 'SITE_AGENT_CONNECTED', 'info']]));
     } finally {
       messages.stop();
     }
@@ -176,7 +193,9 @@ describe('better-compute doctor', () => {
     const { seq } = await stack.run('metal.reportBmcHealth', { nodeId: 'n2', reachable: false, detail: 'connect ECONNREFUSED' });
     await stack.readers.get('nodes')!.waitFor(seq, 5_000);
     const report = await stack.doctor();
-    expect(report.findings.filter((f) => f.check === 'bmc')).toEqual([expect.objectContaining({ code: 'BMC_UNREACHABLE', severity: 'warning', detail: { siteId: 'dc1', nodes: ['n2'] } })]);
+    expect(report.findings.filter((f) => f.check === 'bmc')).toEqual([
+      expect.objectContaining({ code: 'BMC_UNREACHABLE', severity: 'warning', detail: { siteId: 'dc1', nodes: ['n2'] } }),
+    ]);
   });
 
   it('skips the fleet checks with a warning when the API refuses its token', async () => {

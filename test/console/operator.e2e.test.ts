@@ -40,7 +40,9 @@ describe('web console for an operator', () => {
 
     await expect.poll(() => title.textContent(), { timeout: 30_000 }).toMatch(/deploying/);
     const steps = detail.page.locator('table.steps');
-    await expect.poll(() => steps.locator('tr[data-step="image.write"]').getAttribute('data-state'), { timeout: 120_000, interval: 200 }).toMatch(/running|succeeded/);
+    await expect
+      .poll(() => steps.locator('tr[data-step="image.write"]').getAttribute('data-state'), { timeout: 120_000, interval: 200 })
+      .toMatch(/running|succeeded/);
     await detail.screenshot('deploying');
     await expect.poll(() => title.textContent(), { timeout: 180_000, interval: 250 }).toMatch(/deployed/);
     await expect.poll(() => deployedTile.textContent(), { timeout: 15_000 }).toBe('1');
@@ -83,7 +85,10 @@ describe('web console for an operator', () => {
     expect(await page.locator('.history-snapshot').textContent()).toMatch(/Operation: deploy/);
 
     // Picking an entry of the timeline shows the node as that batch left it.
-    await page.getByRole('button', { name: /deployed.*NodeOperationCompleted/ }).first().click();
+    await page
+      .getByRole('button', { name: /deployed.*NodeOperationCompleted/ })
+      .first()
+      .click();
     await expect.poll(() => state.textContent(), { timeout: 10_000 }).toBe('deployed');
     expect(consoleErrors).toEqual([]);
   });
@@ -146,16 +151,19 @@ describe('web console for an operator', () => {
       state: i % 97 === 0 ? 'failed' : i % 3 === 0 ? 'deployed' : 'ready',
     }));
     const requests: URL[] = [];
-    await page.route((url) => url.pathname === '/v1/nodes', async (route) => {
-      const url = new URL(route.request().url());
-      requests.push(url);
-      const state = url.searchParams.get('state');
-      const matching = fleet.filter((n) => !state || n.state === state);
-      const start = Number(url.searchParams.get('cursor') ?? 0);
-      const limit = Number(url.searchParams.get('limit'));
-      const end = start + limit;
-      await route.fulfill({ json: { items: matching.slice(start, end), nextCursor: end < matching.length ? String(end) : null } });
-    });
+    await page.route(
+      (url) => url.pathname === '/v1/nodes',
+      async (route) => {
+        const url = new URL(route.request().url());
+        requests.push(url);
+        const state = url.searchParams.get('state');
+        const matching = fleet.filter((n) => !state || n.state === state);
+        const start = Number(url.searchParams.get('cursor') ?? 0);
+        const limit = Number(url.searchParams.get('limit'));
+        const end = start + limit;
+        await route.fulfill({ json: { items: matching.slice(start, end), nextCursor: end < matching.length ? String(end) : null } });
+      },
+    );
     await signIn(page, rig.stack.api, operatorToken, '/nodes');
     await page.getByText('10000 nodes', { exact: true }).waitFor({ timeout: 30_000 });
     expect(requests.map((u) => [u.searchParams.get('limit'), u.searchParams.get('cursor')])).toEqual(
@@ -183,4 +191,3 @@ describe('web console for an operator', () => {
     expect(consoleErrors).toEqual([]);
   });
 });
-

@@ -16,8 +16,16 @@ describe('web console by role', () => {
     tokens.acme = await stack.createToken('acme', 'tenant', 'acme');
     tokens.globex = await stack.createToken('globex', 'tenant', 'globex');
     tokens.viewer = await stack.createToken('watcher', 'viewer');
-    for (const [tenant, nodeId] of [['acme', 'sim-m001'], ['globex', 'sim-m002']] as const) {
-      const deploy = await apiClient(stack.api, tokens[tenant]!).command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host' });
+    for (const [tenant, nodeId] of [
+      ['acme', 'sim-m001'],
+      ['globex', 'sim-m002'],
+    ] as const) {
+      const deploy = await apiClient(stack.api, tokens[tenant]!).command('metal.deploy', {
+        nodeId,
+        imageUrl: image.url,
+        imageSha256: image.sha256,
+        role: 'host',
+      });
       expect(deploy.status).toBe(201);
     }
     await stack.admin.waitForNodeState('sim-m001', 'deployed', 300_000);

@@ -24,7 +24,17 @@ describe('a ramdisk that dies in the middle of image.write', () => {
     const bootTokens = startBootTokenService(nc, store, log);
     const site = await startSimulatedSite(
       nc,
-      { siteId, machines: 1, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim', siteId), diskSizeBytes: 8 << 20, bmcDelayMs: 10, ramdiskHeartbeatIntervalMs: 300, join: {}, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) },
+      {
+        siteId,
+        machines: 1,
+        bmcPortBase: 0,
+        dataDir: join(engine.dataDir, 'sim', siteId),
+        diskSizeBytes: 8 << 20,
+        bmcDelayMs: 10,
+        ramdiskHeartbeatIntervalMs: 300,
+        join: {},
+        inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }),
+      },
       log,
     );
     const machine = site.machines[0]!;
@@ -60,7 +70,14 @@ describe('a ramdisk that dies in the middle of image.write', () => {
       const wf = (await bus.repository.load(workflowAggregate, workflowId)).state;
       if (!wf.exists) throw new Error('no workflow');
       expect(wf.status).toBe('completed');
-      expect(wf.progress.map((p) => [p.status, p.attempt])).toEqual([['succeeded', 2], ['succeeded', 2], ['succeeded', 2], ['succeeded', 2], ['succeeded', 1], ['succeeded', 1]]);
+      expect(wf.progress.map((p) => [p.status, p.attempt])).toEqual([
+        ['succeeded', 2],
+        ['succeeded', 2],
+        ['succeeded', 2],
+        ['succeeded', 2],
+        ['succeeded', 1],
+        ['succeeded', 1],
+      ]);
       expect((wf.progress[2]!.output as { agentId: string }).agentId).not.toBe(lostRamdisk);
       expect(machine.bootScripts).toHaveLength(2);
 

@@ -46,8 +46,18 @@ function command(kind: AgentCommandKind, overrides: Partial<AgentCommand> = {}):
 
 function resultFor(cmd: AgentCommand, agentId: string, overrides: Partial<AgentResultData> = {}): AgentResultData {
   return {
-    commandId: cmd.commandId, kind: cmd.kind, nodeId: cmd.nodeId, siteId: cmd.siteId, agentId,
-    ok: true, errorCode: '', errorMessage: '', payload: { done: true }, executedAtMs: 1_767_225_600_000, commandNonce: cmd.nonce, ...overrides,
+    commandId: cmd.commandId,
+    kind: cmd.kind,
+    nodeId: cmd.nodeId,
+    siteId: cmd.siteId,
+    agentId,
+    ok: true,
+    errorCode: '',
+    errorMessage: '',
+    payload: { done: true },
+    executedAtMs: 1_767_225_600_000,
+    commandNonce: cmd.nonce,
+    ...overrides,
   };
 }
 
@@ -71,7 +81,7 @@ describe('agentResultCodec', () => {
     expect(verdict).toEqual({ ok: true, result: resultFor(cmd, 'site-dc1') });
   });
 
-  it('verifyAgentResult accepts a node result signed by that node\'s ramdisk', () => {
+  it("verifyAgentResult accepts a node result signed by that node's ramdisk", () => {
     const cmd = command('disk.wipe');
     expect(verifyAgentResult(signAgentResult(resultFor(cmd, 'ramdisk-r1-n1-aaaaaaaa'), ramdisk), cmd, lookup).ok).toBe(true);
   });

@@ -76,18 +76,32 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     await redfish.setPower('cycle');
   };
 
-  const seedIso = (bcdNode: string) => buildIso9660({ volumeId: 'cidata', files: [{ name: 'user-data', content: userData(bcdNode) }, { name: 'meta-data', content: 'instance-id: i-1\n' }] });
+  const seedIso = (bcdNode: string) =>
+    buildIso9660({
+      volumeId: 'cidata',
+      files: [
+        { name: 'user-data', content: userData(bcdNode) },
+        { name: 'meta-data', content: 'instance-id: i-1\n' },
+      ],
+    });
 
   const eventTypes = async (subject: string) =>
-    (await streamMessages(env.nc, Streams.events.name)).filter((m) => m.subject === subject).map((m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events[0]);
+    (await streamMessages(env.nc, Streams.events.name))
+      .filter((m) => m.subject === subject)
+      .map((m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events[0]);
 
   /** Publishes a node command and returns its result, verified against the node agent's key. */
   const runOnNode = async (command: AgentCommand, key: { agentId: string; publicKey: string; keyId: string }) => {
     await jetstream(env.nc).publish(Subjects.nodeAgentCommands(command.siteId, command.nodeId), JSON.stringify(command), { msgID: command.commandId });
     const jsm = await jetstreamManager(env.nc);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
-      if (msg) return verifyAgentResult(msg.data, command, (id) => (id === key.agentId ? { keyId: key.keyId, publicKey: key.publicKey, role: 'node', siteId: 'dc1', nodeId: command.nodeId } : undefined));
+      const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
+        last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+      });
+      if (msg)
+        return verifyAgentResult(msg.data, command, (id) =>
+          id === key.agentId ? { keyId: key.keyId, publicKey: key.publicKey, role: 'node', siteId: 'dc1', nodeId: command.nodeId } : undefined,
+        );
     }
     throw new Error(`no result for ${command.commandId}`);
   };
@@ -124,7 +138,13 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     expect(m.runState).toBe('os');
     expect(agent.agentId).toBe('node-dc1-a');
     const isoSha256 = createHash('sha256').update(iso).digest('hex');
-    expect(m.installs).toEqual([{ isoSha256, mediaUrl: expect.stringMatching(/\/iso\/a\/seed\.iso$/), lateCommands: [expect.stringContaining('/target/etc/motd'), expect.stringContaining('bcd node --site dc1')] }]);
+    expect(m.installs).toEqual([
+      {
+        isoSha256,
+        mediaUrl: expect.stringMatching(/\/iso\/a\/seed\.iso$/),
+        lateCommands: [expect.stringContaining('/target/etc/motd'), expect.stringContaining('bcd node --site dc1')],
+      },
+    ]);
     expect(m.ignoredLateCommands).toEqual([expect.stringContaining('/target/etc/motd')]);
     expect(readOsMarker(m.disks[0]!)).toEqual({ installer: 'ubuntu-autoinstall', isoSha256 });
     expect(JSON.parse(readFileSync(`${m.disks[0]!}.userdata.json`, 'utf8'))).toEqual({ userData: null, sshKeys: [sshKey] });
@@ -133,8 +153,19 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     const tokenId = parseJoinToken(token)!.tokenId;
     expect((await eventTypes(`bc.evt.trust.joinToken.${tokenId}`)).map((e) => e.type)).toEqual(['JoinTokenCreated', 'JoinTokenUsed']);
     const registered = await eventTypes('bc.evt.trust.agent.node-dc1-a');
-    expect(registered).toEqual([expect.objectContaining({ type: 'AgentRegistered', data: expect.objectContaining({ role: 'node', nodeId: 'dc1-a', publicKey: agent.publicKey }) })]);
-    const reuse = await env.nc.request('bc.join.node', JSON.stringify({ token, publicKey: Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64'), siteId: 'dc1', nodeId: 'dc1-a', productUuid }));
+    expect(registered).toEqual([
+      expect.objectContaining({ type: 'AgentRegistered', data: expect.objectContaining({ role: 'node', nodeId: 'dc1-a', publicKey: agent.publicKey }) }),
+    ]);
+    const reuse = await env.nc.request(
+      'bc.join.node',
+      JSON.stringify({
+        token,
+        publicKey: Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64'),
+        siteId: 'dc1',
+        nodeId: 'dc1-a',
+        productUuid,
+      }),
+    );
     expect(reuse.json()).toMatchObject({ ok: false, error: { code: 'JOIN_TOKEN_USED' } });
 
     // The node agent serves its durable: inventory yes, wiping the disk it runs from no.
@@ -145,7 +176,9 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     // does not count it (only the ramdisk a workflow booted does).
     const wipeCommand = agentCommand('disk.wipe', { nodeId: 'dc1-a', params: { mode: 'zero' } });
     expect(await runOnNode(wipeCommand, key)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
-    const refusal = await jetstreamManager(env.nc).then((jsm) => jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce) }));
+    const refusal = await jetstreamManager(env.nc).then((jsm) =>
+      jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce) }),
+    );
     expect(decodeSignedResult(refusal!.data).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
     expect(readOsMarker(m.disks[0]!)).toEqual({ installer: 'ubuntu-autoinstall', isoSha256 });
 
@@ -179,7 +212,10 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     expect(m.installs).toHaveLength(1);
     expect(m.nodeAgent).toBeUndefined();
     const tokenEvents = await eventTypes(`bc.evt.trust.joinToken.${parseJoinToken(token)!.tokenId}`);
-    expect(tokenEvents).toEqual([expect.objectContaining({ type: 'JoinTokenCreated' }), expect.objectContaining({ type: 'JoinRefused', data: expect.objectContaining({ reason: 'JOIN_EXPECTATION_FAILED' }) })]);
+    expect(tokenEvents).toEqual([
+      expect.objectContaining({ type: 'JoinTokenCreated' }),
+      expect.objectContaining({ type: 'JoinRefused', data: expect.objectContaining({ reason: 'JOIN_EXPECTATION_FAILED' }) }),
+    ]);
     expect(await eventTypes('bc.evt.trust.agent.node-dc1-b')).toEqual([]);
   });
 });

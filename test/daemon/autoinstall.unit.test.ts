@@ -8,14 +8,23 @@ const node = { command: 'node', siteId: 'dc1', nodeId: 'n1', natsUrl: 'nats://10
 describe('bcdNodeArgsOf', () => {
   it.each([
     ['bcd node --site dc1 --node n1 --nats nats://10.0.0.1:4222 --state /var/lib/bcd --join-token bcj_t', { token: 'bcj_t', credsFile: undefined }],
-    ['curtin in-target --target=/target -- /usr/local/bin/bcd node --site dc1 --node n1 --nats nats://10.0.0.1:4222 --state /var/lib/bcd --join-token bcj_t', { token: 'bcj_t', credsFile: undefined }],
-    ["curtin in-target -t /target -- BC_JOIN_TOKEN='bcj_t' bcd node --site dc1 --node n1 --nats \"nats://10.0.0.1:4222\" --state /var/lib/bcd --join-creds http://h/join.creds", { token: 'bcj_t', credsFile: 'http://h/join.creds' }],
+    [
+      'curtin in-target --target=/target -- /usr/local/bin/bcd node --site dc1 --node n1 --nats nats://10.0.0.1:4222 --state /var/lib/bcd --join-token bcj_t',
+      { token: 'bcj_t', credsFile: undefined },
+    ],
+    [
+      'curtin in-target -t /target -- BC_JOIN_TOKEN=\'bcj_t\' bcd node --site dc1 --node n1 --nats "nats://10.0.0.1:4222" --state /var/lib/bcd --join-creds http://h/join.creds',
+      { token: 'bcj_t', credsFile: 'http://h/join.creds' },
+    ],
   ])('reads the bcd node invocation of %s', (line, join) => {
     expect(bcdNodeArgsOf(line)).toEqual({ ...node, join });
   });
 
   it('reads an argv list as subiquity runs it, without a shell', () => {
-    expect(bcdNodeArgsOf(['bcd', 'node', '--site', 'dc1', '--node', 'n1', '--nats', 'nats://10.0.0.1:4222', '--state', '/var/lib/bcd'])).toEqual({ ...node, join: { token: undefined, credsFile: undefined } });
+    expect(bcdNodeArgsOf(['bcd', 'node', '--site', 'dc1', '--node', 'n1', '--nats', 'nats://10.0.0.1:4222', '--state', '/var/lib/bcd'])).toEqual({
+      ...node,
+      join: { token: undefined, credsFile: undefined },
+    });
   });
 
   it.each([
@@ -36,7 +45,9 @@ describe('autoinstallSeedOf', () => {
   const iso = (userData: string) => buildIso9660({ volumeId: 'cidata', files: [{ name: 'user-data', content: userData }] });
 
   it('reads late-commands and authorized keys from the autoinstall section', () => {
-    const seed = autoinstallSeedOf(iso('#cloud-config\nautoinstall:\n  version: 1\n  ssh:\n    authorized-keys: [ssh-ed25519 AAAA k]\n  late-commands:\n    - echo hi\n    - [bcd, node]\n'));
+    const seed = autoinstallSeedOf(
+      iso('#cloud-config\nautoinstall:\n  version: 1\n  ssh:\n    authorized-keys: [ssh-ed25519 AAAA k]\n  late-commands:\n    - echo hi\n    - [bcd, node]\n'),
+    );
     expect(seed).toMatchObject({ lateCommands: ['echo hi', ['bcd', 'node']], sshKeys: ['ssh-ed25519 AAAA k'] });
     expect(seed!.isoSha256).toMatch(/^[0-9a-f]{64}$/);
   });

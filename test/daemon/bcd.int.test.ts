@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startAgentBackbone } from './harness.ts';
 
-const bcd = (args: string[]) => spawn(process.execPath, ['--import', 'tsx', 'daemon/bcd.ts', ...args], { cwd: process.cwd(), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BC_LOG_LEVEL: 'silent' } });
+const bcd = (args: string[]) =>
+  spawn(process.execPath, ['--import', 'tsx', 'daemon/bcd.ts', ...args], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, BC_LOG_LEVEL: 'silent' },
+  });
 const exited = (child: ReturnType<typeof bcd>) =>
   new Promise<{ code: number | null; stderr: string }>((resolve) => {
     let stderr = '';

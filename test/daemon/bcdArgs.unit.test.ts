@@ -16,7 +16,13 @@ const usage = (argv: string[]) => {
 describe('parseBcdArgs', () => {
   it('parses bcd site with defaults', () => {
     expect(parseBcdArgs(['site', '--site', 'dc1', '--nats', 'nats://x:4222', '--state', '/var/lib/bcd'])).toEqual({
-      command: 'site', siteId: 'dc1', natsUrl: 'nats://x:4222', stateDir: '/var/lib/bcd', httpPort: 0, httpHost: '127.0.0.1', advertiseUrl: undefined,
+      command: 'site',
+      siteId: 'dc1',
+      natsUrl: 'nats://x:4222',
+      stateDir: '/var/lib/bcd',
+      httpPort: 0,
+      httpHost: '127.0.0.1',
+      advertiseUrl: undefined,
       join: { token: undefined, credsFile: undefined },
     });
   });
@@ -31,19 +37,27 @@ describe('parseBcdArgs', () => {
 
   it('takes a join token from --join-token or BC_JOIN_TOKEN, and join credentials only with a token', () => {
     const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
-    expect(parseBcdArgs([...base, '--join-token', 'bcj_a', '--join-creds', '/etc/bc/join.creds']).join).toEqual({ token: 'bcj_a', credsFile: '/etc/bc/join.creds' });
+    expect(parseBcdArgs([...base, '--join-token', 'bcj_a', '--join-creds', '/etc/bc/join.creds']).join).toEqual({
+      token: 'bcj_a',
+      credsFile: '/etc/bc/join.creds',
+    });
     expect(parseBcdArgs(base, { BC_JOIN_TOKEN: 'bcj_env', BC_JOIN_CREDS: '/j' }).join).toEqual({ token: 'bcj_env', credsFile: '/j' });
     expect(() => parseBcdArgs([...base, '--join-creds', '/j'])).toThrow(BcdUsageError);
   });
 
   it('parses bcd site network boot flags: proxy DHCP by default, a pool only when given, all refused elsewhere', () => {
     const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
-    expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--ramdisk-dir', '/srv/ramdisk'])).toMatchObject({ pxe: { interface: 'br0' }, ramdiskDir: '/srv/ramdisk' });
+    expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--ramdisk-dir', '/srv/ramdisk'])).toMatchObject({
+      pxe: { interface: 'br0' },
+      ramdiskDir: '/srv/ramdisk',
+    });
     expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('pxe.dhcpPool');
     // The boot HTTP server then listens on the PXE address, not loopback, unless --http-host says where.
     expect(parseBcdArgs([...base, '--pxe-interface', 'br0'])).not.toHaveProperty('httpHost');
     expect(parseBcdArgs([...base, '--pxe-interface', 'br0', '--http-host', '0.0.0.0'])).toMatchObject({ httpHost: '0.0.0.0' });
-    expect(parseBcdArgs([...base, '--pxe-address', '10.1.0.1', '--dhcp-pool', '10.1.0.100-10.1.0.199', '--dhcp-router', '10.1.0.1', '--tftp-root', '/t'])).toMatchObject({
+    expect(
+      parseBcdArgs([...base, '--pxe-address', '10.1.0.1', '--dhcp-pool', '10.1.0.100-10.1.0.199', '--dhcp-router', '10.1.0.1', '--tftp-root', '/t']),
+    ).toMatchObject({
       pxe: { address: '10.1.0.1', dhcpPool: { first: '10.1.0.100', last: '10.1.0.199', router: '10.1.0.1' }, tftpRoot: '/t' },
     });
     expect(parseBcdArgs(base)).not.toHaveProperty('pxe');
@@ -59,8 +73,12 @@ describe('parseBcdArgs', () => {
   });
 
   it('parses bcd ramdisk with several disks', () => {
-    expect(parseBcdArgs(['ramdisk', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/run/bcd', '--disk', '/dev/sda', '--disk', '/dev/sdb'])).toMatchObject({
-      command: 'ramdisk', nodeId: 'r1-n1', disks: ['/dev/sda', '/dev/sdb'],
+    expect(
+      parseBcdArgs(['ramdisk', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/run/bcd', '--disk', '/dev/sda', '--disk', '/dev/sdb']),
+    ).toMatchObject({
+      command: 'ramdisk',
+      nodeId: 'r1-n1',
+      disks: ['/dev/sda', '/dev/sdb'],
     });
   });
 
@@ -72,8 +90,29 @@ describe('parseBcdArgs', () => {
   });
 
   it('parses bcd node with a join token and a join credential URL', () => {
-    expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'r1-n1', '--nats', 'nats://x', '--state', '/var/lib/bcd', '--join-token', 'bcj_t', '--join-creds', 'http://10.0.0.1:8080/join.creds'])).toEqual({
-      command: 'node', siteId: 'dc1', nodeId: 'r1-n1', natsUrl: 'nats://x', stateDir: '/var/lib/bcd', join: { token: 'bcj_t', credsFile: 'http://10.0.0.1:8080/join.creds' },
+    expect(
+      parseBcdArgs([
+        'node',
+        '--site',
+        'dc1',
+        '--node',
+        'r1-n1',
+        '--nats',
+        'nats://x',
+        '--state',
+        '/var/lib/bcd',
+        '--join-token',
+        'bcj_t',
+        '--join-creds',
+        'http://10.0.0.1:8080/join.creds',
+      ]),
+    ).toEqual({
+      command: 'node',
+      siteId: 'dc1',
+      nodeId: 'r1-n1',
+      natsUrl: 'nats://x',
+      stateDir: '/var/lib/bcd',
+      join: { token: 'bcj_t', credsFile: 'http://10.0.0.1:8080/join.creds' },
     });
   });
 
@@ -136,7 +175,14 @@ describe('agent ids and boot scripts', () => {
   });
 
   it('a boot script carries the join token of its boot and where the join credential is', () => {
-    const script = ramdiskIpxeScript({ siteId: 'dc1', nodeId: 'n1', natsUrl: 'nats://h', baseUrl: 'http://h:1', joinToken: 'bcj_jt-x_s', joinCredsUrl: 'http://h:1/join.creds' });
+    const script = ramdiskIpxeScript({
+      siteId: 'dc1',
+      nodeId: 'n1',
+      natsUrl: 'nats://h',
+      baseUrl: 'http://h:1',
+      joinToken: 'bcj_jt-x_s',
+      joinCredsUrl: 'http://h:1/join.creds',
+    });
     expect(ramdiskParamsOf(script)).toMatchObject({ join: 'bcj_jt-x_s', joincreds: 'http://h:1/join.creds' });
   });
 });

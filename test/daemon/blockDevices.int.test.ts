@@ -28,7 +28,10 @@ describe('ramdisk disk discovery from sysfs', () => {
     fakeSysfs(dir.path, {
       vda: { at: 'pci0000:00/virtio2/block', files: disk({ serial: 'QEMU-DISK-1\n' }) },
       nvme0n1: { at: 'pci0000:00/nvme/nvme0', files: disk({ 'device/serial': '  S4EWNX0R123456  \n', 'device/model': 'Samsung SSD 980 PRO 1TB \n' }) },
-      sda: { at: 'pci0000:00/ata1/host0/target0:0:0/0:0:0:0/block', files: disk({ 'device/vpd_pg80': vpd80('WD-WCC4N1234567'), 'device/model': 'WDC WD40EFRX-68N\n' }) },
+      sda: {
+        at: 'pci0000:00/ata1/host0/target0:0:0/0:0:0:0/block',
+        files: disk({ 'device/vpd_pg80': vpd80('WD-WCC4N1234567'), 'device/model': 'WDC WD40EFRX-68N\n' }),
+      },
       sdb: { at: 'usb1/1-1/host6/block', files: disk({ removable: '1\n' }) },
       sdc: { at: 'pci0000:00/ata2/host1/block', files: disk({ size: '0\n' }) },
       sdd: { at: 'pci0000:00/ata3/host2/block', files: disk({ ro: '1\n' }) },

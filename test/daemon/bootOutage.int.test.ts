@@ -15,7 +15,20 @@ describe('the boot path during a short outage', () => {
     const { nc, store, bus, log } = engine;
     const joins = startJoinService(nc, store, log);
     let bootTokens = startBootTokenService(nc, store, log);
-    const site = await startSimulatedSite(nc, { siteId: 'bo', machines: 1, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim', 'bo'), diskSizeBytes: 4 << 20, bmcDelayMs: 10, join: {}, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) }, log);
+    const site = await startSimulatedSite(
+      nc,
+      {
+        siteId: 'bo',
+        machines: 1,
+        bmcPortBase: 0,
+        dataDir: join(engine.dataDir, 'sim', 'bo'),
+        diskSizeBytes: 4 << 20,
+        bmcDelayMs: 10,
+        join: {},
+        inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }),
+      },
+      log,
+    );
     const nodeId = 'bo-m001';
     const machine = site.machines[0]!;
     try {

@@ -16,13 +16,22 @@ afterEach(async () => {
 async function boot(stateDir: string, script: (nodeId: string) => string | Promise<string> = (nodeId) => `#!ipxe\n# ${nodeId}\n`, ramdiskDir?: string) {
   const tokens = new BootTokens(stateDir);
   const images = new ImageCache(stateDir);
-  const server = await startBootServer({ host: '127.0.0.1', port: 0, tokens, images, log, script, retryAfterSeconds: 3, ...(ramdiskDir ? { ramdiskDir } : {}) });
+  const server = await startBootServer({
+    host: '127.0.0.1',
+    port: 0,
+    tokens,
+    images,
+    log,
+    script,
+    retryAfterSeconds: 3,
+    ...(ramdiskDir ? { ramdiskDir } : {}),
+  });
   servers.push(server);
   return { tokens, images, server };
 }
 
 describe('site agent boot server', () => {
-  it('serves the ramdisk\'s kernel and initrd by their fixed names only, and nothing when it has no ramdisk', async () => {
+  it("serves the ramdisk's kernel and initrd by their fixed names only, and nothing when it has no ramdisk", async () => {
     using dir = tempDir();
     mkdirSync(join(dir.path, 'ramdisk'));
     writeFileSync(join(dir.path, 'ramdisk', 'vmlinuz'), 'kernel-bytes');

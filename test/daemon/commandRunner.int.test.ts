@@ -19,7 +19,19 @@ function memorySink(): ResultSink & { published: Map<string, Uint8Array[]> } {
     published,
     sign: (c, o) =>
       signAgentResult(
-        { commandId: c.commandId, kind: c.kind, nodeId: c.nodeId, siteId: c.siteId, agentId: 'site-dc1', ok: o.ok, errorCode: o.ok ? '' : o.errorCode, errorMessage: o.ok ? '' : o.errorMessage, payload: o.payload ?? null, executedAtMs: 0, commandNonce: c.nonce },
+        {
+          commandId: c.commandId,
+          kind: c.kind,
+          nodeId: c.nodeId,
+          siteId: c.siteId,
+          agentId: 'site-dc1',
+          ok: o.ok,
+          errorCode: o.ok ? '' : o.errorCode,
+          errorMessage: o.ok ? '' : o.errorMessage,
+          payload: o.payload ?? null,
+          executedAtMs: 0,
+          commandNonce: c.nonce,
+        },
         signer,
       ),
     publish: async (c, bytes) => void published.set(c.commandId, [...(published.get(c.commandId) ?? []), bytes]),
@@ -64,44 +76,48 @@ describe('runCommand', () => {
       fc.record({ type: fc.constant('restart' as const) }),
     );
     return fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom(...kinds), { minLength: 4, maxLength: 4 }), fc.array(action, { maxLength: 25 }), async (commandKinds, actions) => {
-        using dir = tempDir('bc-runner-');
-        let journal = new CommandJournal(dir.path);
-        const sink = memorySink();
-        const harness = countingExecutor();
-        const commands = commandKinds.map((kind) => agentCommand(kind, { params: paramsOf[kind] ?? {} }));
-        const crashedBeforeFinish = new Set<string>();
-        try {
-          for (const a of actions) {
-            if (a.type === 'restart') {
-              journal.close();
-              journal = new CommandJournal(dir.path);
-              continue;
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...kinds), { minLength: 4, maxLength: 4 }),
+        fc.array(action, { maxLength: 25 }),
+        async (commandKinds, actions) => {
+          using dir = tempDir('bc-runner-');
+          let journal = new CommandJournal(dir.path);
+          const sink = memorySink();
+          const harness = countingExecutor();
+          const commands = commandKinds.map((kind) => agentCommand(kind, { params: paramsOf[kind] ?? {} }));
+          const crashedBeforeFinish = new Set<string>();
+          try {
+            for (const a of actions) {
+              if (a.type === 'restart') {
+                journal.close();
+                journal = new CommandJournal(dir.path);
+                continue;
+              }
+              const command = commands[a.index]!;
+              const answered = sink.published.get(command.commandId)?.at(-1);
+              const outcome = await harness.deliver(journal, sink, command, a.crash);
+              const last = sink.published.get(command.commandId)?.at(-1);
+              if (answered) {
+                // Once answered, every later delivery re-publishes the same signed bytes.
+                expect(outcome).toBe('republished');
+                expect(Buffer.from(last!).equals(Buffer.from(answered))).toBe(true);
+              } else if (command.destructive && crashedBeforeFinish.has(command.commandId)) {
+                expect(outcome).toBe('interrupted');
+                expect(decodeSignedResult(last!).result.errorCode).toBe('INTERRUPTED');
+              } else if (a.crash) {
+                expect(outcome).toBe('aborted');
+                expect(last).toBeUndefined();
+                crashedBeforeFinish.add(command.commandId);
+              } else {
+                expect(outcome).toBe('executed');
+              }
+              if (command.destructive) expect(harness.executions.get(command.commandId) ?? 0).toBeLessThanOrEqual(1);
             }
-            const command = commands[a.index]!;
-            const answered = sink.published.get(command.commandId)?.at(-1);
-            const outcome = await harness.deliver(journal, sink, command, a.crash);
-            const last = sink.published.get(command.commandId)?.at(-1);
-            if (answered) {
-              // Once answered, every later delivery re-publishes the same signed bytes.
-              expect(outcome).toBe('republished');
-              expect(Buffer.from(last!).equals(Buffer.from(answered))).toBe(true);
-            } else if (command.destructive && crashedBeforeFinish.has(command.commandId)) {
-              expect(outcome).toBe('interrupted');
-              expect(decodeSignedResult(last!).result.errorCode).toBe('INTERRUPTED');
-            } else if (a.crash) {
-              expect(outcome).toBe('aborted');
-              expect(last).toBeUndefined();
-              crashedBeforeFinish.add(command.commandId);
-            } else {
-              expect(outcome).toBe('executed');
-            }
-            if (command.destructive) expect(harness.executions.get(command.commandId) ?? 0).toBeLessThanOrEqual(1);
+          } finally {
+            journal.close();
           }
-        } finally {
-          journal.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 60 },
     );
   });

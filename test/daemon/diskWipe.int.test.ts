@@ -15,7 +15,11 @@ import { serveBytes } from './harness.ts';
 
 const SIZE = 24 << 20;
 const ctx: ExecutionContext = { heartbeat: () => undefined, signal: new AbortController().signal };
-const thrownCode = async (promise: Promise<unknown>) => promise.then(() => 'resolved', (err: { code?: string }) => err.code);
+const thrownCode = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (err: { code?: string }) => err.code,
+  );
 
 describe('disk wipes and image writes on real block devices (loop devices)', () => {
   const dir = tempDir('bc-loop-');
@@ -58,7 +62,13 @@ describe('disk wipes and image writes on real block devices (loop devices)', () 
   it('discard wipe discards the whole loop device and reads a seeded sample back as zeros', async () => {
     const device = loop('discard');
     const wiped = await wipeDisk({ path: device.path, serial: null, model: null }, 'discard', ctx, { sampleBlocks: 64 });
-    expect(wiped).toMatchObject({ method: 'discard', sizeBytes: SIZE, discardedBytes: SIZE, secure: false, sample: { count: 64, blockBytes: 4096, seed: expect.stringMatching(/^[0-9a-f]{32}$/) } });
+    expect(wiped).toMatchObject({
+      method: 'discard',
+      sizeBytes: SIZE,
+      discardedBytes: SIZE,
+      secure: false,
+      sample: { count: 64, blockBytes: 4096, seed: expect.stringMatching(/^[0-9a-f]{32}$/) },
+    });
     expect(readAll(device.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
     expect(readAll(device.file, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
     // The sample spans the device: its first and last blocks, and blocks from the seed anywhere between.
@@ -90,7 +100,11 @@ describe('disk wipes and image writes on real block devices (loop devices)', () 
     expect(readAll(device.path, image.length).equals(image)).toBe(true);
     expect(readAll(device.file, image.length).equals(image)).toBe(true);
     // The rest of the device is untouched.
-    expect(readAll(device.file, SIZE).subarray(image.length).every((b) => b === 0xff)).toBe(true);
+    expect(
+      readAll(device.file, SIZE)
+        .subarray(image.length)
+        .every((b) => b === 0xff),
+    ).toBe(true);
   });
 
   it('refuses an image larger than the loop device with IMAGE_TOO_LARGE, leaving no partial image', async () => {

@@ -33,7 +33,18 @@ export async function startAgentBackbone() {
     callback: (_err, msg) => {
       const registration = msg.json<AgentRegistration>();
       registrations.push(registration);
-      msg.respond(JSON.stringify({ ok: true, result: { commandId: `register-${registrations.length}`, aggregate: { type: 'agent', id: registration.agentId }, seq: registrations.length, duplicate: false, events: [] } }));
+      msg.respond(
+        JSON.stringify({
+          ok: true,
+          result: {
+            commandId: `register-${registrations.length}`,
+            aggregate: { type: 'agent', id: registration.agentId },
+            seq: registrations.length,
+            duplicate: false,
+            events: [],
+          },
+        }),
+      );
     },
   });
   const keyFor = (agentId: string): RegisteredAgentKey | undefined => {
@@ -43,7 +54,10 @@ export async function startAgentBackbone() {
 
   /** Publishes a command like the control plane does; a distinct msgID bypasses JetStream's dedupe (a redelivery). */
   const publish = async (command: AgentCommand, msgID = command.commandId) => {
-    const subject = AgentCommandKinds[command.kind].runsOn === 'site' ? Subjects.siteAgentCommands(command.siteId, command.nodeId) : Subjects.nodeAgentCommands(command.siteId, command.nodeId);
+    const subject =
+      AgentCommandKinds[command.kind].runsOn === 'site'
+        ? Subjects.siteAgentCommands(command.siteId, command.nodeId)
+        : Subjects.nodeAgentCommands(command.siteId, command.nodeId);
     await js.publish(subject, JSON.stringify(command), { msgID });
   };
 
@@ -51,7 +65,9 @@ export async function startAgentBackbone() {
   const result = async (command: AgentCommand, timeoutMs = 20_000): Promise<VerifiedAgentResult> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
+      const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
+        last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+      });
       if (msg) return verifyAgentResult(msg.data, command, keyFor);
       if (Date.now() > deadline) throw new Error(`no result for ${command.commandId}`);
       await sleep(50);
@@ -60,12 +76,23 @@ export async function startAgentBackbone() {
 
   /** How many results were stored for a command (dedupe means one). */
   const resultCount = async (command: AgentCommand): Promise<number> => {
-    const info = await jsm.streams.info(Streams.agentResults.name, { subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce) });
+    const info = await jsm.streams.info(Streams.agentResults.name, {
+      subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+    });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
 
   return {
-    nats, nc, js, jsm, dir: dir.path, registrations, keyFor, publish, result, resultCount,
+    nats,
+    nc,
+    js,
+    jsm,
+    dir: dir.path,
+    registrations,
+    keyFor,
+    publish,
+    result,
+    resultCount,
     async [Symbol.asyncDispose]() {
       sub.unsubscribe();
       await nc.close();

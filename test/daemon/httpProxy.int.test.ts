@@ -10,7 +10,9 @@ import { proxyHttp } from '../../daemon/site/httpProxy.ts';
 const certDir = new URL('../../daemon/simulator/bmc/certs/', import.meta.url);
 const cert = readFileSync(new URL('bmc-sim-cert.pem', certDir));
 const key = readFileSync(new URL('bmc-sim-key.pem', certDir));
-const pin = createHash('sha256').update(new X509Certificate(cert).publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
+const pin = createHash('sha256')
+  .update(new X509Certificate(cert).publicKey.export({ type: 'spki', format: 'der' }))
+  .digest('base64');
 const otherPin = createHash('sha256').update('another key').digest('base64');
 
 const seen: { method?: string; url?: string; headers: IncomingMessage['headers']; body: string }[] = [];
@@ -45,9 +47,18 @@ const request = (r: Record<string, unknown>) => HttpProxyRequest.parse(r);
 describe('site agent: site.httpProxy', () => {
   it('answers a pinned https request with status and body, sends resolved secret headers, keeps cookies at the site', async () => {
     const answer = await proxyHttp(
-      request({ url: `${httpsUrl}/machine/version?x=1`, tlsSpkiSha256: pin, method: 'POST', body: '{"a":1}', headers: { 'X-Trace': 't1' }, secretHeaders: { Authorization: 'secret:talos' }, secretTicket: 't.k' }),
+      request({
+        url: `${httpsUrl}/machine/version?x=1`,
+        tlsSpkiSha256: pin,
+        method: 'POST',
+        body: '{"a":1}',
+        headers: { 'X-Trace': 't1' },
+        secretHeaders: { Authorization: 'secret:talos' },
+        secretTicket: 't.k',
+      }),
       'n1',
-      async (ref, context) => (ref === 'secret:talos' && context.nodeId === 'n1' && context.ticket === 't.k' ? 'Bearer resolved-at-the-site' : Promise.reject(new Error('unknown'))),
+      async (ref, context) =>
+        ref === 'secret:talos' && context.nodeId === 'n1' && context.ticket === 't.k' ? 'Bearer resolved-at-the-site' : Promise.reject(new Error('unknown')),
     );
     expect(answer).toMatchObject({ status: 200, body: '{"version":"1.8.0"}' });
     expect(answer.headers['set-cookie']).toBeUndefined();
@@ -58,7 +69,9 @@ describe('site agent: site.httpProxy', () => {
 
   it('refuses a peer whose key is not the pinned one before sending anything', async () => {
     const before = seen.length;
-    await expect(proxyHttp(request({ url: `${httpsUrl}/`, tlsSpkiSha256: otherPin, secretHeaders: { Authorization: 'secret:talos' } }), 'n1', async () => 'Bearer x')).rejects.toMatchObject({
+    await expect(
+      proxyHttp(request({ url: `${httpsUrl}/`, tlsSpkiSha256: otherPin, secretHeaders: { Authorization: 'secret:talos' } }), 'n1', async () => 'Bearer x'),
+    ).rejects.toMatchObject({
       code: 'DRIVER_ERROR',
       message: expect.stringMatching(/pinned SPKI/),
     });
@@ -66,9 +79,17 @@ describe('site agent: site.httpProxy', () => {
   });
 
   it('reports a redirect and an oversize answer as DRIVER_ERROR, and a secret header it cannot resolve as CREDENTIALS_MISSING', async () => {
-    await expect(proxyHttp(request({ url: `${httpUrl}/redirect` }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/redirect \(302\)/) });
-    await expect(proxyHttp(request({ url: `${httpUrl}/huge` }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/exceeds/) });
-    await expect(proxyHttp(request({ url: `${httpUrl}/`, secretHeaders: { Authorization: 'secret:x' } }), 'n1', undefined)).rejects.toMatchObject({ code: 'CREDENTIALS_MISSING' });
+    await expect(proxyHttp(request({ url: `${httpUrl}/redirect` }), 'n1', undefined)).rejects.toMatchObject({
+      code: 'DRIVER_ERROR',
+      message: expect.stringMatching(/redirect \(302\)/),
+    });
+    await expect(proxyHttp(request({ url: `${httpUrl}/huge` }), 'n1', undefined)).rejects.toMatchObject({
+      code: 'DRIVER_ERROR',
+      message: expect.stringMatching(/exceeds/),
+    });
+    await expect(proxyHttp(request({ url: `${httpUrl}/`, secretHeaders: { Authorization: 'secret:x' } }), 'n1', undefined)).rejects.toMatchObject({
+      code: 'CREDENTIALS_MISSING',
+    });
   });
 
   it('gives up on a machine that does not answer within the timeout', async () => {
@@ -76,7 +97,10 @@ describe('site agent: site.httpProxy', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
-      await expect(proxyHttp(request({ url, timeoutMs: 300 }), 'n1', undefined)).rejects.toMatchObject({ code: 'DRIVER_ERROR', message: expect.stringMatching(/no answer within 300 ms/) });
+      await expect(proxyHttp(request({ url, timeoutMs: 300 }), 'n1', undefined)).rejects.toMatchObject({
+        code: 'DRIVER_ERROR',
+        message: expect.stringMatching(/no answer within 300 ms/),
+      });
     } finally {
       silent.closeAllConnections();
       silent.close();

@@ -22,7 +22,20 @@ describe('a site that joins with tokens (no broker)', () => {
     const joins = startJoinService(nc, store, log);
     const bootTokens = startBootTokenService(nc, store, log);
     const simDir = join(engine.dataDir, 'sim', 'js');
-    const site = await startSimulatedSite(nc, { siteId: 'js', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 4 << 20, bmcDelayMs: 10, join: {}, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) }, log);
+    const site = await startSimulatedSite(
+      nc,
+      {
+        siteId: 'js',
+        machines: 1,
+        bmcPortBase: 0,
+        dataDir: simDir,
+        diskSizeBytes: 4 << 20,
+        bmcDelayMs: 10,
+        join: {},
+        inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }),
+      },
+      log,
+    );
     const nodeId = 'js-m001';
     try {
       await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'ready');
@@ -47,7 +60,8 @@ describe('a site that joins with tokens (no broker)', () => {
       expect(parsed).toBeDefined();
 
       const events = await streamMessages(nc, Streams.events.name);
-      const types = (subject: string) => events.filter((m) => m.subject === subject).map((m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events[0].type);
+      const types = (subject: string) =>
+        events.filter((m) => m.subject === subject).map((m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events[0].type);
       expect(types(`bc.evt.trust.joinToken.${parsed!.tokenId}`)).toEqual(['JoinTokenCreated', 'JoinTokenUsed']);
       // The ramdisk token expected the machine's own SMBIOS UUID, the one Redfish reported at inspection.
       const created = events.find((m) => m.subject === `bc.evt.trust.joinToken.${parsed!.tokenId}`)!;

@@ -51,7 +51,13 @@ describe('bcd ramdisk', () => {
     const verdict = await env.result(cmd);
     expect(verdict).toMatchObject({
       ok: true,
-      result: { ok: true, payload: { method: 'zero', disks: disks.map((path) => ({ path, serial: null, model: null, sizeBytes: DISK_BYTES, method: 'zero', verifiedBytes: DISK_BYTES })) } },
+      result: {
+        ok: true,
+        payload: {
+          method: 'zero',
+          disks: disks.map((path) => ({ path, serial: null, model: null, sizeBytes: DISK_BYTES, method: 'zero', verifiedBytes: DISK_BYTES })),
+        },
+      },
     });
     for (const disk of disks) expect(readFileSync(disk).every((b) => b === 0)).toBe(true);
     expect(existsSync(`${disks[0]}.userdata.json`)).toBe(false);
@@ -75,7 +81,11 @@ describe('bcd ramdisk', () => {
     const cmd = agentCommand('image.write', { params: { imageUrl: upstream.url, sha256: 'a'.repeat(64), disk: 'sdb.img' } });
     await env.publish(cmd);
     expect(await env.result(cmd)).toMatchObject({ ok: true, result: { ok: false, errorCode: 'IMAGE_CHECKSUM_MISMATCH' } });
-    expect(readFileSync(disks[1]!).subarray(0, image.length).every((b) => b === 0)).toBe(true);
+    expect(
+      readFileSync(disks[1]!)
+        .subarray(0, image.length)
+        .every((b) => b === 0),
+    ).toBe(true);
   });
 
   it('refuses a command for another node with WRONG_AGENT, an answer the control plane does not count', async () => {

@@ -28,7 +28,11 @@ describe('simulated iPXE', () => {
   it('waits out a 503 with Retry-After and asks again, as iPXE does, then boots the chained script', async () => {
     await using server = await bootFileServer([unavailable('1'), unavailable('1'), script]);
     const scripts: string[] = [];
-    const outcome = await runSimulatedIpxe(firstStageIpxeScript(), { dhcp: { filename: server.url }, onScript: (s) => scripts.push(s), signal: AbortSignal.timeout(20_000) });
+    const outcome = await runSimulatedIpxe(firstStageIpxeScript(), {
+      dhcp: { filename: server.url },
+      onScript: (s) => scripts.push(s),
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(outcome).toMatchObject({ booted: true });
     expect(ramdiskParamsOf(outcome.booted ? outcome.kernelLine : '')).toMatchObject({ node: 'n1', site: 's1' });
     expect(scripts).toEqual([machineScript]);
@@ -40,13 +44,21 @@ describe('simulated iPXE', () => {
   it('runs the first stage again after a failed fetch, and leaves network boot after its last try', async () => {
     await using server = await bootFileServer([notFound, notFound, script]);
     const lines: string[] = [];
-    const booted = await runSimulatedIpxe(firstStageIpxeScript({ retrySeconds: 0, maxTries: 5 }), { dhcp: { filename: server.url }, console: (l) => lines.push(l), signal: AbortSignal.timeout(20_000) });
+    const booted = await runSimulatedIpxe(firstStageIpxeScript({ retrySeconds: 0, maxTries: 5 }), {
+      dhcp: { filename: server.url },
+      console: (l) => lines.push(l),
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(booted.booted).toBe(true);
     expect(server.seen).toHaveLength(3);
     expect(lines.filter((l) => l.includes('404'))).toHaveLength(2);
 
     await using refusing = await bootFileServer([notFound]);
-    const gaveUp = await runSimulatedIpxe(firstStageIpxeScript({ retrySeconds: 0, maxTries: 3 }), { dhcp: { filename: refusing.url }, console: (l) => lines.push(l), signal: AbortSignal.timeout(20_000) });
+    const gaveUp = await runSimulatedIpxe(firstStageIpxeScript({ retrySeconds: 0, maxTries: 3 }), {
+      dhcp: { filename: refusing.url },
+      console: (l) => lines.push(l),
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(gaveUp).toEqual({ booted: false, status: 1 });
     expect(refusing.seen).toHaveLength(3);
     expect(lines.at(-1)).toBe('No boot script after 3 tries; leaving network boot');

@@ -14,14 +14,23 @@ describe('simulated site with bcd site and PXE-booted ramdisks', () => {
   beforeAll(async () => {
     env = await startAgentBackbone();
     // Stand-ins for the control plane's commands the simulated site sends.
-    env.nc.subscribe(Subjects.command('site.create'), { callback: (_e, msg) => void msg.respond(JSON.stringify({ ok: true, result: { commandId: 'x', aggregate: { type: 'site', id: 'dc1' }, seq: 1, duplicate: false, events: [] } })) });
+    env.nc.subscribe(Subjects.command('site.create'), {
+      callback: (_e, msg) =>
+        void msg.respond(
+          JSON.stringify({ ok: true, result: { commandId: 'x', aggregate: { type: 'site', id: 'dc1' }, seq: 1, duplicate: false, events: [] } }),
+        ),
+    });
     env.nc.subscribe(Subjects.command('metal.enroll'), {
       callback: (_e, msg) => {
         enrolled.push(msg.json());
         msg.respond(JSON.stringify({ ok: true, result: { commandId: 'x', aggregate: { type: 'node', id: 'n' }, seq: 1, duplicate: false, events: [] } }));
       },
     });
-    site = await startSimulatedSite(env.nc, { siteId: 'dc1', machines: 2, bmcPortBase: 0, dataDir: join(env.dir, 'sim'), diskSizeBytes: 8 << 20, bmcDelayMs: 20 }, log);
+    site = await startSimulatedSite(
+      env.nc,
+      { siteId: 'dc1', machines: 2, bmcPortBase: 0, dataDir: join(env.dir, 'sim'), diskSizeBytes: 8 << 20, bmcDelayMs: 20 },
+      log,
+    );
     await site.siteAgent!.registered;
   });
   afterAll(async () => {
@@ -85,7 +94,10 @@ describe('simulated site with bcd site and PXE-booted ramdisks', () => {
     await using upstream2 = await serveBytes(other);
     const direct = agentCommand('image.write', { nodeId: machine.nodeId, params: { imageUrl: upstream2.url, sha256: upstream2.sha256 } });
     await env.publish(direct);
-    expect(await env.result(direct)).toMatchObject({ ok: true, result: { ok: true, payload: { source: `${site.siteAgent!.httpUrl}/images/${upstream2.sha256}` } } });
+    expect(await env.result(direct)).toMatchObject({
+      ok: true,
+      result: { ok: true, payload: { source: `${site.siteAgent!.httpUrl}/images/${upstream2.sha256}` } },
+    });
     expect(readFileSync(machine.disks[0]!).subarray(0, other.length).equals(other)).toBe(true);
 
     const off = siteCommand('power.set', machine.nodeId, { action: 'off' });

@@ -19,14 +19,24 @@ describe('bcd site', () => {
   const bmcRef = () => ({ address: bmc.url, credentialsRef: 'secret:n1-bmc' });
   const resets = () => bmc.requestLog.filter((r) => r.method === 'POST' && r.path.endsWith('ComputerSystem.Reset')).length;
   const start = () =>
-    startSiteAgent(env.nc, { siteId: 'dc1', stateDir, natsUrl: env.nats.url, credentials: { labFile: join(stateDir, 'credentials.json') }, redfish: { auth: 'basic', timeoutMs: 3_000, timing: { pollIntervalMs: 5, powerTimeoutMs: 3_000, mediaTimeoutMs: 3_000 } }, log });
+    startSiteAgent(env.nc, {
+      siteId: 'dc1',
+      stateDir,
+      natsUrl: env.nats.url,
+      credentials: { labFile: join(stateDir, 'credentials.json') },
+      redfish: { auth: 'basic', timeoutMs: 3_000, timing: { pollIntervalMs: 5, powerTimeoutMs: 3_000, mediaTimeoutMs: 3_000 } },
+      log,
+    });
   /** Waits until the site consumer has nothing pending or unacked: every delivery was handled. */
   const drained = async () => {
     await expect
-      .poll(async () => {
-        const info = await env.jsm.consumers.info(Streams.agentCommands.name, 'site_dc1');
-        return info.num_pending + info.num_ack_pending;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const info = await env.jsm.consumers.info(Streams.agentCommands.name, 'site_dc1');
+          return info.num_pending + info.num_ack_pending;
+        },
+        { timeout: 10_000 },
+      )
       .toBe(0);
   };
 
@@ -149,7 +159,15 @@ describe('bcd site', () => {
     const dir = join(env.dir, 'site-dc2');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'credentials.json'), JSON.stringify({ 'secret:slow': { username: 'admin', password: PASSWORD } }));
-    const dc2 = await startSiteAgent(env.nc, { siteId: 'dc2', stateDir: dir, natsUrl: env.nats.url, credentials: { labFile: join(dir, 'credentials.json') }, ackWaitMs: 1_000, redfish: { auth: 'basic', timing: { pollIntervalMs: 20 } }, log });
+    const dc2 = await startSiteAgent(env.nc, {
+      siteId: 'dc2',
+      stateDir: dir,
+      natsUrl: env.nats.url,
+      credentials: { labFile: join(dir, 'credentials.json') },
+      ackWaitMs: 1_000,
+      redfish: { auth: 'basic', timing: { pollIntervalMs: 20 } },
+      log,
+    });
     try {
       const cmd = agentCommand('power.set', { siteId: 'dc2', params: { action: 'off' }, bmc: { address: slow.url, credentialsRef: 'secret:slow' } });
       const started = Date.now();

@@ -35,7 +35,10 @@ function executor(lines: string[], pxe?: PxeArms) {
 }
 
 const run = (lines: string[], command: AgentCommand, pxe?: PxeArms) =>
-  executor(lines, pxe).execute(command, AgentCommandParams[command.kind].parse(command.params) as Record<string, unknown>, { heartbeat: () => undefined, signal: new AbortController().signal });
+  executor(lines, pxe).execute(command, AgentCommandParams[command.kind].parse(command.params) as Record<string, unknown>, {
+    heartbeat: () => undefined,
+    signal: new AbortController().signal,
+  });
 
 describe('site executor: per-node BMC options', () => {
   it('logs a warning at every use of a node enrolled with insecure TLS, and never otherwise', async () => {
@@ -53,7 +56,9 @@ describe('site executor: per-node BMC options', () => {
     await run(lines, agentCommand('power.get', { bmc: pinned }));
     expect(lines).toHaveLength(before);
     // No option at all: the self-signed certificate is refused.
-    await expect(run(lines, agentCommand('power.get', { bmc: { address: sim.url, credentialsRef: 'secret:n1' } }))).rejects.toMatchObject({ code: 'REDFISH_TLS_PIN_MISMATCH' });
+    await expect(run(lines, agentCommand('power.get', { bmc: { address: sim.url, credentialsRef: 'secret:n1' } }))).rejects.toMatchObject({
+      code: 'REDFISH_TLS_PIN_MISMATCH',
+    });
   });
 
   it('authenticates as the enrolment says: auto (a session here), or forced Basic', async () => {
@@ -77,7 +82,9 @@ describe('site executor: per-node BMC options', () => {
     try {
       const arms = new PxeArms(state);
       const node = { address: sim.url, credentialsRef: 'secret:n1' };
-      const macs = (await createRedfishClient({ baseUrl: sim.url, username: 'admin', password: PASSWORD, auth: 'basic', timeoutMs: 3_000 }).getInventory()).nics.map((n) => n.mac);
+      const macs = (
+        await createRedfishClient({ baseUrl: sim.url, username: 'admin', password: PASSWORD, auth: 'basic', timeoutMs: 3_000 }).getInventory()
+      ).nics.map((n) => n.mac);
       expect(macs.length).toBeGreaterThan(0);
       expect(arms.nodeOf(macs[0]!)).toBeUndefined();
       await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe' } }), arms);

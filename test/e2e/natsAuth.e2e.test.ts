@@ -64,7 +64,9 @@ describe('npm start and NATS authentication', () => {
     expect((await json(fetch(`${stack.api}/readyz`))).warnings).toEqual([]);
 
     const auth = { authorization: `Bearer ${stack.token}` };
-    await expect.poll(async () => (await json(fetch(`${stack.api}/v1/nodes/sim-m001`, { headers: auth }))).state, { timeout: 120_000, interval: 500 }).toBe('ready');
+    await expect
+      .poll(async () => (await json(fetch(`${stack.api}/v1/nodes/sim-m001`, { headers: auth }))).state, { timeout: 120_000, interval: 500 })
+      .toBe('ready');
     const { status, report } = await runDoctorCli({ BC_DATA_DIR: dir.path });
     expect(report.findings.filter((f) => f.severity === 'error')).toEqual([]);
     expect(status).toBe(0);
@@ -73,26 +75,34 @@ describe('npm start and NATS authentication', () => {
     );
   });
 
-  it('refuses an external server that lets anyone in (BC_NATS_AUTH=none is the only way onto one), and refuses retired settings', { timeout: 120_000 }, async () => {
-    await using anonymous = await startTestNats();
-    using dir = tempDir();
-    const refused = await startRefused({ BC_DATA_DIR: dir.path, BC_NATS_URL: anonymous.url, BC_HTTP_PORT: String(await freePort()), BC_SIM_MACHINES: '0' });
-    expect(refused.status).toBe(1);
-    expect(refused.lines.find((l) => l.level === 60)).toMatchObject({ reason: 'SERVER_ACCEPTS_ANONYMOUS' });
-    expect(await streamNames(anonymous.url)).toEqual([]);
-    // The retired settings are refused rather than ignored.
-    const retired = await startRefused({ BC_DATA_DIR: dir.path, BC_BROKER_AUTH: 'off', BC_HTTP_PORT: String(await freePort()) });
-    expect(retired.status).toBe(1);
-    expect(retired.lines.find((l) => l.level === 60)).toMatchObject({ reason: 'RETIRED_SETTING' });
-  });
+  it(
+    'refuses an external server that lets anyone in (BC_NATS_AUTH=none is the only way onto one), and refuses retired settings',
+    { timeout: 120_000 },
+    async () => {
+      await using anonymous = await startTestNats();
+      using dir = tempDir();
+      const refused = await startRefused({ BC_DATA_DIR: dir.path, BC_NATS_URL: anonymous.url, BC_HTTP_PORT: String(await freePort()), BC_SIM_MACHINES: '0' });
+      expect(refused.status).toBe(1);
+      expect(refused.lines.find((l) => l.level === 60)).toMatchObject({ reason: 'SERVER_ACCEPTS_ANONYMOUS' });
+      expect(await streamNames(anonymous.url)).toEqual([]);
+      // The retired settings are refused rather than ignored.
+      const retired = await startRefused({ BC_DATA_DIR: dir.path, BC_BROKER_AUTH: 'off', BC_HTTP_PORT: String(await freePort()) });
+      expect(retired.status).toBe(1);
+      expect(retired.lines.find((l) => l.level === 60)).toMatchObject({ reason: 'RETIRED_SETTING' });
+    },
+  );
 
   it('runs on an external operator-mode server made with `better-compute broker init`, where broker permissions apply', { timeout: 180_000 }, async () => {
     using dir = tempDir();
     const brokerDir = join(dir.path, 'broker');
     const conf = join(dir.path, 'nats.conf');
-    execFileSync(process.execPath, [cli, 'broker', 'init', '--broker-dir', brokerDir, '--store-dir', join(dir.path, 'store'), '--listen', `127.0.0.1:${await freePort()}`, '--out', conf], {
-      env: { ...process.env },
-    });
+    execFileSync(
+      process.execPath,
+      [cli, 'broker', 'init', '--broker-dir', brokerDir, '--store-dir', join(dir.path, 'store'), '--listen', `127.0.0.1:${await freePort()}`, '--out', conf],
+      {
+        env: { ...process.env },
+      },
+    );
     const server = await startNatsServer({ storeDir: join(dir.path, 'store'), configFile: conf });
     try {
       const env = { BC_DATA_DIR: join(dir.path, 'data'), BC_NATS_URL: server.url, BC_BROKER_DIR: brokerDir, BC_SIM_MACHINES: '0' };
@@ -101,10 +111,13 @@ describe('npm start and NATS authentication', () => {
       expect((await json(fetch(`${stack.api}/readyz`))).warnings).toEqual([]);
       await expect(connect({ servers: server.url, reconnect: false })).rejects.toBeInstanceOf(AuthorizationError);
       // The public join credential may only ask to join: a command is a permission violation.
-      const joiner = await connect({ servers: server.url, ...brokerConnectOptions({ creds: readFileSync(join(brokerDir, 'join.creds'), 'utf8'), inboxPrefix: '_INBOX_join' }) });
+      const joiner = await connect({
+        servers: server.url,
+        ...brokerConnectOptions({ creds: readFileSync(join(brokerDir, 'join.creds'), 'utf8'), inboxPrefix: '_INBOX_join' }),
+      });
       try {
         await expect(joiner.request('bc.cmd.site.create', JSON.stringify({ siteId: 'x', name: 'x' }), { timeout: 2_000 })).rejects.toSatisfy(
-          (err: Error) => err instanceof PermissionViolationError || (err.cause instanceof PermissionViolationError),
+          (err: Error) => err instanceof PermissionViolationError || err.cause instanceof PermissionViolationError,
         );
       } finally {
         await joiner.close();

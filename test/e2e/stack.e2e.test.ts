@@ -6,7 +6,11 @@ import { startStackProcess } from '../support/stackProcess.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
 
 const post = (stack: { api: string; token: string }, name: string, body: unknown) =>
-  fetch(`${stack.api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.token}` }, body: JSON.stringify(body) });
+  fetch(`${stack.api}/v1/commands/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.token}` },
+    body: JSON.stringify(body),
+  });
 const get = (stack: { api: string; token: string }, path: string) => fetch(`${stack.api}${path}`, { headers: { authorization: `Bearer ${stack.token}` } });
 
 const enroll = enrollPayload;
@@ -16,7 +20,10 @@ const json = async (res: Response | Promise<Response>): Promise<any> => (await r
 /** nats-server processes whose command line names `storeDir`: the embedded server of one stack. */
 const natsServerPids = (storeDir: string) => {
   try {
-    return execFileSync('pgrep', ['-f', `nats-server .*${storeDir}`], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-f', `nats-server .*${storeDir}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }

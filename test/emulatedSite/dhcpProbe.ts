@@ -16,14 +16,29 @@ const options = new Map<number, Buffer>([
   [93, Buffer.from([0, 0])],
   [55, Buffer.from([1, 3, 43, 60, 66, 67])],
 ]);
-const discover = encodeDhcpPacket({ op: 1, xid, secs: 0, flags: 0x8000, ciaddr: '0.0.0.0', yiaddr: '0.0.0.0', siaddr: '0.0.0.0', giaddr: '0.0.0.0', mac, sname: '', file: '', options });
+const discover = encodeDhcpPacket({
+  op: 1,
+  xid,
+  secs: 0,
+  flags: 0x8000,
+  ciaddr: '0.0.0.0',
+  yiaddr: '0.0.0.0',
+  siaddr: '0.0.0.0',
+  giaddr: '0.0.0.0',
+  mac,
+  sname: '',
+  file: '',
+  options,
+});
 const socket = createSocket({ type: 'udp4', reuseAddr: true });
 socket.on('message', (msg, rinfo) => {
   try {
     const reply = parseDhcpPacket(msg);
     if (reply.op !== 2 || reply.xid !== xid) return;
     const bootfile = reply.options.get(DhcpOption.BootfileName)?.toString('latin1');
-    process.stdout.write(`${JSON.stringify({ from: rinfo.address, type: messageTypeOf(reply), yiaddr: reply.yiaddr, siaddr: reply.siaddr, file: reply.file || bootfile || '' })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ from: rinfo.address, type: messageTypeOf(reply), yiaddr: reply.yiaddr, siaddr: reply.siaddr, file: reply.file || bootfile || '' })}\n`,
+    );
   } catch {
     // Not a DHCP reply: not ours to report.
   }

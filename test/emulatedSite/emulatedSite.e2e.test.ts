@@ -64,14 +64,35 @@ const prefixEquals = (file: string, expected: Buffer): boolean => readPrefix(fil
 
 /** What `bcd site` answers a DHCPDISCOVER from `mac`, sent by a PXE client on the LAN (the LAN DHCP server's namespace). */
 async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: string; siaddr: string; file: string }[]> {
-  const { stdout } = await promisify(execFile)('ip', ['netns', 'exec', lanNetns, process.execPath, '--import', 'tsx', 'test/emulatedSite/dhcpProbe.ts', mac, '4000'], { cwd: join(import.meta.dirname, '../..') });
-  return stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const { stdout } = await promisify(execFile)(
+    'ip',
+    ['netns', 'exec', lanNetns, process.execPath, '--import', 'tsx', 'test/emulatedSite/dhcpProbe.ts', mac, '4000'],
+    { cwd: join(import.meta.dirname, '../..') },
+  );
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 describe('emulated site: real VMs network-boot, deploy and wipe through bcd site', () => {
   beforeAll(() => {
     // Installing is .ci/run's job (scripts/emulatedSite/requiredPackages.txt); here a missing tool is a clear failure.
-    requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl', 'nats-server', 'cpio', 'depmod', 'dpkg-deb', 'apt-get', 'mke2fs', 'syslinux', 'mcopy', 'sfdisk']);
+    requireTools([
+      'qemu-system-x86_64',
+      'dnsmasq',
+      'ip',
+      'sysctl',
+      'nats-server',
+      'cpio',
+      'depmod',
+      'dpkg-deb',
+      'apt-get',
+      'mke2fs',
+      'syslinux',
+      'mcopy',
+      'sfdisk',
+    ]);
     if (!existsSync('/usr/lib/ipxe/undionly.kpxe')) throw new Error('Debian ipxe is missing: install scripts/emulatedSite/requiredPackages.txt');
   });
 
@@ -85,127 +106,154 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
     if (process.env.BC_KEEP_EMULATED_SITE !== '1') rmSync(scratch, { recursive: true, force: true });
   }, 120_000);
 
-  it('enrols 2 VMs through one BMC, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site, ignores strangers', { timeout: 1_500_000 }, async () => {
-    const started = Date.now();
-    const [ramdisk, image] = await Promise.all([
-      buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir),
-      buildImage(join(scratch, 'image'), buildDirs('image').cacheDir),
-    ]);
-    const imageBytes = readFileSync(image.image);
+  it(
+    'enrols 2 VMs through one BMC, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site, ignores strangers',
+    { timeout: 1_500_000 },
+    async () => {
+      const started = Date.now();
+      const [ramdisk, image] = await Promise.all([
+        buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir),
+        buildImage(join(scratch, 'image'), buildDirs('image').cacheDir),
+      ]);
+      const imageBytes = readFileSync(image.image);
 
-    net = createSiteNetwork(name, randomInt(16, 250));
-    const natsPort = await freePort();
-    processes.start('nats-server', ['-a', net.hostIp, '-p', String(natsPort), '-js', '-sd', join(scratch, 'nats')], join(scratch, 'nats.log'));
-    const natsUrl = `nats://${net.hostIp}:${natsPort}`;
-    await waitForLog('nats-server', join(scratch, 'nats.log'), /Server is ready/, 30_000);
+      net = createSiteNetwork(name, randomInt(16, 250));
+      const natsPort = await freePort();
+      processes.start('nats-server', ['-a', net.hostIp, '-p', String(natsPort), '-js', '-sd', join(scratch, 'nats')], join(scratch, 'nats.log'));
+      const natsUrl = `nats://${net.hostIp}:${natsPort}`;
+      await waitForLog('nats-server', join(scratch, 'nats.log'), /Server is ready/, 30_000);
 
-    // The image source, on the host end of the uplink: the site caches it, the ramdisk fetches it from the site.
-    imageServer = createServer((req, res) => {
-      if (req.url !== '/disk.raw') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-length': statSync(image.image).size });
-      createReadStream(image.image).pipe(res);
-    });
-    await new Promise<void>((ok) => imageServer!.listen(0, net!.hostIp, () => ok()));
-    const imageUrl = `http://${net.hostIp}:${(imageServer.address() as { port: number }).port}/disk.raw`;
+      // The image source, on the host end of the uplink: the site caches it, the ramdisk fetches it from the site.
+      imageServer = createServer((req, res) => {
+        if (req.url !== '/disk.raw') return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-length': statSync(image.image).size });
+        createReadStream(image.image).pipe(res);
+      });
+      await new Promise<void>((ok) => imageServer!.listen(0, net!.hostIp, () => ok()));
+      const imageUrl = `http://${net.hostIp}:${(imageServer.address() as { port: number }).port}/disk.raw`;
 
-    const dataDir = join(scratch, 'data');
-    const httpPort = await freePort();
-    stack = await startServeProcess(controlPlane, { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort) }, 180_000);
-    const client = apiClient(`http://127.0.0.1:${httpPort}`, readAdminToken(dataDir) ?? '');
+      const dataDir = join(scratch, 'data');
+      const httpPort = await freePort();
+      stack = await startServeProcess(
+        controlPlane,
+        { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort) },
+        180_000,
+      );
+      const client = apiClient(`http://127.0.0.1:${httpPort}`, readAdminToken(dataDir) ?? '');
 
-    site = await startEmulatedSite({ siteId, machines: 2, natsUrl, net, runDir: join(scratch, 'site'), ramdiskDir: join(scratch, 'ramdisk'), diskMiB: 256, memoryMiB: 1024, log });
-    await waitForLog('bcd site', site.bcdSite.logFile, /network boot path listening/, 120_000);
-    const [vm1, vm2] = site.machines as [EmulatedMachine, EmulatedMachine];
-    // One BMC, two systems: the enrolled address names each.
-    expect(vm1.bmcAddress).toBe(`${site.bmc.url}/redfish/v1/Systems/${vm1.id}`);
-    expect(new URL(vm2.bmcAddress).origin).toBe(new URL(vm1.bmcAddress).origin);
+      site = await startEmulatedSite({
+        siteId,
+        machines: 2,
+        natsUrl,
+        net,
+        runDir: join(scratch, 'site'),
+        ramdiskDir: join(scratch, 'ramdisk'),
+        diskMiB: 256,
+        memoryMiB: 1024,
+        log,
+      });
+      await waitForLog('bcd site', site.bcdSite.logFile, /network boot path listening/, 120_000);
+      const [vm1, vm2] = site.machines as [EmulatedMachine, EmulatedMachine];
+      // One BMC, two systems: the enrolled address names each.
+      expect(vm1.bmcAddress).toBe(`${site.bmc.url}/redfish/v1/Systems/${vm1.id}`);
+      expect(new URL(vm2.bmcAddress).origin).toBe(new URL(vm1.bmcAddress).origin);
 
-    expect((await client.command('site.create', { siteId, name: 'Emulated site' })).status).toBe(201);
-    for (const vm of site.machines) {
-      const enrolled = await client.command('metal.enroll', { nodeId: vm.id, siteId, bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef }, hardwareProfile: 'emulated-qemu', macs: [vm.mac] });
-      expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
-    }
-    // Inspection reads each VM's own identity from the BMC.
-    for (const vm of site.machines) {
-      const node = await client.waitForNodeState(vm.id, 'ready', 120_000, 500);
-      expect(node.inventory.productUuid).toBe(vm.uuid);
-      expect(node.inventory.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
-    }
+      expect((await client.command('site.create', { siteId, name: 'Emulated site' })).status).toBe(201);
+      for (const vm of site.machines) {
+        const enrolled = await client.command('metal.enroll', {
+          nodeId: vm.id,
+          siteId,
+          bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
+          hardwareProfile: 'emulated-qemu',
+          macs: [vm.mac],
+        });
+        expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
+      }
+      // Inspection reads each VM's own identity from the BMC.
+      for (const vm of site.machines) {
+        const node = await client.waitForNodeState(vm.id, 'ready', 120_000, 500);
+        expect(node.inventory.productUuid).toBe(vm.uuid);
+        expect(node.inventory.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
+      }
 
-    const deploy = async (vm: EmulatedMachine) => {
-      const res = await client.command('metal.deploy', { nodeId: vm.id, imageUrl, imageSha256: image.sha256, role: 'host', sshKeys: [] });
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId as string;
-    };
-    const release = async (vm: EmulatedMachine) => {
-      const res = await client.command('metal.undeploy', { nodeId: vm.id });
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-    };
+      const deploy = async (vm: EmulatedMachine) => {
+        const res = await client.command('metal.deploy', { nodeId: vm.id, imageUrl, imageSha256: image.sha256, role: 'host', sshKeys: [] });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        return res.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId as string;
+      };
+      const release = async (vm: EmulatedMachine) => {
+        const res = await client.command('metal.undeploy', { nodeId: vm.id });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+      };
 
-    // Loop 1, both VMs at once: PXE → ramdisk → image on /dev/vda → boot from the disk; release → wipe → zeros.
-    const firstDeploys = await Promise.all([deploy(vm1), deploy(vm2)]);
-    for (const [i, vm] of site.machines.entries()) {
-      await client.waitForNodeState(vm.id, 'deployed', 480_000, 1_000);
-      // The ramdisk read the image back from /dev/vda; from the host side, the partition table and the boot partition
-      // are the image's bytes (the root file system the booted host mounts changes at once).
-      const written = workflowSteps(dataDir, firstDeploys[i]!).steps.find((s) => s.step_id === 'image.write');
-      expect(JSON.parse(written!.output!)).toMatchObject({ disk: '/dev/vda', sha256: image.sha256, bytesWritten: imageBytes.length, verified: true });
-      expect(prefixEquals(vm.disk, imageBytes.subarray(0, BOOT_PREFIX)), `${vm.id}: the image is on the disk`).toBe(true);
-      // The final power cycle boots the VM from its own disk (the spent PXE override no longer applies).
-      await waitForLog(`${vm.id} boots its disk`, vm.system.vm.paths.serial, /SYSLINUX/, 120_000);
-    }
-    const bootLog = readFileSync(site.bcdSite.logFile, 'utf8');
-    expect(bootLog).toMatch(/network boot armed/);
-    expect(bootLog).toMatch(/"boot":"http"/);
+      // Loop 1, both VMs at once: PXE → ramdisk → image on /dev/vda → boot from the disk; release → wipe → zeros.
+      const firstDeploys = await Promise.all([deploy(vm1), deploy(vm2)]);
+      for (const [i, vm] of site.machines.entries()) {
+        await client.waitForNodeState(vm.id, 'deployed', 480_000, 1_000);
+        // The ramdisk read the image back from /dev/vda; from the host side, the partition table and the boot partition
+        // are the image's bytes (the root file system the booted host mounts changes at once).
+        const written = workflowSteps(dataDir, firstDeploys[i]!).steps.find((s) => s.step_id === 'image.write');
+        expect(JSON.parse(written!.output!)).toMatchObject({ disk: '/dev/vda', sha256: image.sha256, bytesWritten: imageBytes.length, verified: true });
+        expect(prefixEquals(vm.disk, imageBytes.subarray(0, BOOT_PREFIX)), `${vm.id}: the image is on the disk`).toBe(true);
+        // The final power cycle boots the VM from its own disk (the spent PXE override no longer applies).
+        await waitForLog(`${vm.id} boots its disk`, vm.system.vm.paths.serial, /SYSLINUX/, 120_000);
+      }
+      const bootLog = readFileSync(site.bcdSite.logFile, 'utf8');
+      expect(bootLog).toMatch(/network boot armed/);
+      expect(bootLog).toMatch(/"boot":"http"/);
 
-    await Promise.all([release(vm1), release(vm2)]);
-    for (const vm of site.machines) {
-      await client.waitForNodeState(vm.id, 'ready', 480_000, 1_000);
-      expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
-    }
+      await Promise.all([release(vm1), release(vm2)]);
+      for (const vm of site.machines) {
+        await client.waitForNodeState(vm.id, 'ready', 480_000, 1_000);
+        expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
+      }
 
-    // Loop 2, vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted.
-    const resetsBefore = vm1.resets.length;
-    const workflowId = await deploy(vm1);
-    // The serial log starts afresh with the power cycle's new QEMU: before it, it still holds the release's boot.
-    await expect.poll(() => workflowSteps(dataDir, workflowId).steps[1]?.state, { timeout: 120_000, interval: 500 }).toBe('succeeded');
-    await waitForLog('vm1 ramdisk /init', vm1.system.vm.paths.serial, /bc-init: ramdisk \/init started/, 300_000);
-    await site.bcdSite.kill('SIGKILL');
-    site.bcdSite.start();
-    await client.waitForNodeState(vm1.id, 'deployed', 480_000, 1_000);
-    expect(site.bcdSite.starts).toBe(2);
-    const { state, steps } = workflowSteps(dataDir, workflowId);
-    expect(state).toBe('completed');
-    expect(steps.map((s) => [s.step_id, s.state, s.attempts])).toEqual(steps.map((s) => [s.step_id, 'succeeded', 1]));
-    // The site agent's journal: each of the workflow's site commands once, finished ok; the BMC acted exactly as told.
-    const journal = journalRows(site.bcdSite.stateDir).filter((r) => r.commandId.startsWith(`${workflowId}-s`));
-    expect(new Set(journal.map((r) => r.commandId)).size).toBe(journal.length);
-    expect(journal.filter((r) => r.destructive).map((r) => [r.kind, r.finished, r.ok])).toEqual([['power.set', true, true], ['power.set', true, true]]);
-    const reported = steps.filter((s) => s.step_id === 'power.set').flatMap((s) => (JSON.parse(s.output!) as { resetTypes: string[] }).resetTypes);
-    expect(vm1.resets.slice(resetsBefore)).toEqual(reported);
-    expect(prefixEquals(vm1.disk, imageBytes.subarray(0, BOOT_PREFIX))).toBe(true);
-    await release(vm1);
-    await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);
-    expect(await allZero(vm1.disk)).toBe(true);
+      // Loop 2, vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted.
+      const resetsBefore = vm1.resets.length;
+      const workflowId = await deploy(vm1);
+      // The serial log starts afresh with the power cycle's new QEMU: before it, it still holds the release's boot.
+      await expect.poll(() => workflowSteps(dataDir, workflowId).steps[1]?.state, { timeout: 120_000, interval: 500 }).toBe('succeeded');
+      await waitForLog('vm1 ramdisk /init', vm1.system.vm.paths.serial, /bc-init: ramdisk \/init started/, 300_000);
+      await site.bcdSite.kill('SIGKILL');
+      site.bcdSite.start();
+      await client.waitForNodeState(vm1.id, 'deployed', 480_000, 1_000);
+      expect(site.bcdSite.starts).toBe(2);
+      const { state, steps } = workflowSteps(dataDir, workflowId);
+      expect(state).toBe('completed');
+      expect(steps.map((s) => [s.step_id, s.state, s.attempts])).toEqual(steps.map((s) => [s.step_id, 'succeeded', 1]));
+      // The site agent's journal: each of the workflow's site commands once, finished ok; the BMC acted exactly as told.
+      const journal = journalRows(site.bcdSite.stateDir).filter((r) => r.commandId.startsWith(`${workflowId}-s`));
+      expect(new Set(journal.map((r) => r.commandId)).size).toBe(journal.length);
+      expect(journal.filter((r) => r.destructive).map((r) => [r.kind, r.finished, r.ok])).toEqual([
+        ['power.set', true, true],
+        ['power.set', true, true],
+      ]);
+      const reported = steps.filter((s) => s.step_id === 'power.set').flatMap((s) => (JSON.parse(s.output!) as { resetTypes: string[] }).resetTypes);
+      expect(vm1.resets.slice(resetsBefore)).toEqual(reported);
+      expect(prefixEquals(vm1.disk, imageBytes.subarray(0, BOOT_PREFIX))).toBe(true);
+      await release(vm1);
+      await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);
+      expect(await allZero(vm1.disk)).toBe(true);
 
-    // Three releases into ready, each with exactly one attested wipe, counted in SQL.
-    const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm1.id}`);
-    const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
-    await client.getJson(`/v1/nodes/${vm1.id}/workflows?minSeq=${lastSeq}&limit=1`);
-    {
-      using db = openReadModel(dataDir, 'workflows');
-      const rows = db.prepare(attestedWipesPerRelease).all() as { nodeId: string; attestedWipes: number }[];
-      expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm2.id]);
-      expect(rows.filter((r) => r.attestedWipes !== 1)).toEqual([]);
-    }
+      // Three releases into ready, each with exactly one attested wipe, counted in SQL.
+      const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm1.id}`);
+      const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
+      await client.getJson(`/v1/nodes/${vm1.id}/workflows?minSeq=${lastSeq}&limit=1`);
+      {
+        using db = openReadModel(dataDir, 'workflows');
+        const rows = db.prepare(attestedWipesPerRelease).all() as { nodeId: string; attestedWipes: number }[];
+        expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm2.id]);
+        expect(rows.filter((r) => r.attestedWipes !== 1)).toEqual([]);
+      }
 
-    // A DHCP request from a MAC no node has gets no PXE answer; the same request from vm1 (still armed from its
-    // release's PXE boot) does, so the silence is the site's choice and not a deaf probe.
-    const stranger = await probeDhcp(net.lanNetns, '52:54:00:de:ad:01');
-    expect(stranger.filter((r) => r.from === net!.siteIp || r.siaddr === net!.siteIp)).toEqual([]);
-    const known = await probeDhcp(net.lanNetns, vm1.mac);
-    expect(known).toContainEqual(expect.objectContaining({ from: net.siteIp, file: 'undionly.kpxe' }));
+      // A DHCP request from a MAC no node has gets no PXE answer; the same request from vm1 (still armed from its
+      // release's PXE boot) does, so the silence is the site's choice and not a deaf probe.
+      const stranger = await probeDhcp(net.lanNetns, '52:54:00:de:ad:01');
+      expect(stranger.filter((r) => r.from === net!.siteIp || r.siaddr === net!.siteIp)).toEqual([]);
+      const known = await probeDhcp(net.lanNetns, vm1.mac);
+      expect(known).toContainEqual(expect.objectContaining({ from: net.siteIp, file: 'undionly.kpxe' }));
 
-    process.stdout.write(`emulated site e2e: ${Math.round((Date.now() - started) / 1000)} s\n`);
-  });
+      process.stdout.write(`emulated site e2e: ${Math.round((Date.now() - started) / 1000)} s\n`);
+    },
+  );
 });

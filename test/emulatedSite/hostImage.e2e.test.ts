@@ -63,7 +63,16 @@ describe('deployable host image', () => {
     writeSeed(disk, encodeNodeSeed({ siteId: 'emu', nodeId: 'n1', natsUrl: `nats://${net.siteIp}:4222`, joinToken: 'bcj_jt-imagetest_not-a-real-secret' }));
     const mac = `52:54:00:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
     vm = new QemuVm({
-      config: { name: 'n1', uuid: randomUUID(), cpus: 1, memoryMiB: 768, firmware: 'bios', nics: [{ mac, tap }], disks: [{ file: disk, serial: 'EMU-N1-D0' }], runDir: join(scratch, 'vm') },
+      config: {
+        name: 'n1',
+        uuid: randomUUID(),
+        cpus: 1,
+        memoryMiB: 768,
+        firmware: 'bios',
+        nics: [{ mac, tap }],
+        disks: [{ file: disk, serial: 'EMU-N1-D0' }],
+        runDir: join(scratch, 'vm'),
+      },
       netns: net.netns,
       log: createLogger('image-e2e', 'warn'),
     });

@@ -11,7 +11,12 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** The same content, made in a different order, with different times and modes each time. */
 function makeTree(root: string, variant: number): void {
   mkdirSync(join(root, 'bin'), { recursive: true });
-  const files: [string, string][] = [['init', '#!/bin/sh\necho hi\n'], ['bin/tool', 'tool'], ['a-b', 'dash'], ['etc/hosts', '127.0.0.1 localhost\n']];
+  const files: [string, string][] = [
+    ['init', '#!/bin/sh\necho hi\n'],
+    ['bin/tool', 'tool'],
+    ['a-b', 'dash'],
+    ['etc/hosts', '127.0.0.1 localhost\n'],
+  ];
   for (const [name, content] of variant === 0 ? files : [...files].reverse()) {
     mkdirSync(join(root, name, '..'), { recursive: true });
     writeFileSync(join(root, name), content);

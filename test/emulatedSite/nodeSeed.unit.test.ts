@@ -3,15 +3,27 @@ import { SEED_MAX_BYTES, encodeNodeSeed, seedPartitionOffset } from '../../daemo
 
 describe('node seed', () => {
   it('writes the magic line and key=value lines, NUL-padded to 4 KiB', () => {
-    const bytes = encodeNodeSeed({ siteId: 's1', nodeId: 'n1', natsUrl: 'nats://10.9.0.1:4222', joinToken: 'bcj_jt-abc_d-E_f', joinCredsUrl: 'http://10.9.0.1:8080/join.creds' });
+    const bytes = encodeNodeSeed({
+      siteId: 's1',
+      nodeId: 'n1',
+      natsUrl: 'nats://10.9.0.1:4222',
+      joinToken: 'bcj_jt-abc_d-E_f',
+      joinCredsUrl: 'http://10.9.0.1:8080/join.creds',
+    });
     expect(bytes.length).toBe(SEED_MAX_BYTES);
     expect(bytes.toString('utf8').replace(/\0+$/, '')).toBe(
       'bc-seed-v1\nsite=s1\nnode=n1\nnats=nats://10.9.0.1:4222\ntoken=bcj_jt-abc_d-E_f\njoincreds=http://10.9.0.1:8080/join.creds\n',
     );
   });
 
-  it.each([['a space', 'bcj x'], ['a shell substitution', '$(reboot)'], ['a newline', 'a\nsite=evil']])('refuses a value with %s', (_, token) => {
-    expect(() => encodeNodeSeed({ siteId: 's1', nodeId: 'n1', natsUrl: 'nats://h:1', joinToken: token })).toThrow(expect.objectContaining({ code: 'SEED_INVALID' }));
+  it.each([
+    ['a space', 'bcj x'],
+    ['a shell substitution', '$(reboot)'],
+    ['a newline', 'a\nsite=evil'],
+  ])('refuses a value with %s', (_, token) => {
+    expect(() => encodeNodeSeed({ siteId: 's1', nodeId: 'n1', natsUrl: 'nats://h:1', joinToken: token })).toThrow(
+      expect.objectContaining({ code: 'SEED_INVALID' }),
+    );
   });
 
   it('finds the 0xda partition in an MBR, and nothing in a disk without one', () => {

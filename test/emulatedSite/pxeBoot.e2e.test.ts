@@ -65,14 +65,27 @@ describe('PXE boot of a TCG VM through ProxyDHCP, TFTP and HTTP', () => {
       natsUrl: `nats://${net.siteIp}:4222`,
       machines: [{ mac, nodeId: 'n1', token }],
     };
-    processes.start('ip', ['netns', 'exec', net.netns, process.execPath, '--import', 'tsx', 'test/emulatedSite/bootPathSite.ts', JSON.stringify(config)], siteLog);
+    processes.start(
+      'ip',
+      ['netns', 'exec', net.netns, process.execPath, '--import', 'tsx', 'test/emulatedSite/bootPathSite.ts', JSON.stringify(config)],
+      siteLog,
+    );
     await waitForLog('boot path server', siteLog, /boot path ready/, 30_000);
 
     const disk = join(scratch, 'n1-disk0.raw');
     writeFileSync(disk, '');
     truncateSync(disk, 64 << 20);
     vm = new QemuVm({
-      config: { name: 'n1', uuid: randomUUID(), cpus: 1, memoryMiB: 1024, firmware: 'uefi', nics: [{ mac, tap }], disks: [{ file: disk, serial: 'EMU-N1-D0' }], runDir: join(scratch, 'vm') },
+      config: {
+        name: 'n1',
+        uuid: randomUUID(),
+        cpus: 1,
+        memoryMiB: 1024,
+        firmware: 'uefi',
+        nics: [{ mac, tap }],
+        disks: [{ file: disk, serial: 'EMU-N1-D0' }],
+        runDir: join(scratch, 'vm'),
+      },
       netns: net.netns,
       log,
     });

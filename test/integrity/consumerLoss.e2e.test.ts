@@ -24,9 +24,16 @@ describe('a leased service whose event loop ends', () => {
           await sleep(50);
         }
       };
-      for (const [service, durable] of [['workflow-orchestrator', ORCHESTRATOR_DURABLE], ['vps-reconciler', VPS_RECONCILER_DURABLE]] as const) {
+      for (const [service, durable] of [
+        ['workflow-orchestrator', ORCHESTRATOR_DURABLE],
+        ['vps-reconciler', VPS_RECONCILER_DURABLE],
+      ] as const) {
         await using proc = await startServeProcess([service], env);
-        const durableExists = () => jsm.consumers.info(Streams.events.name, durable).then(() => true, () => false);
+        const durableExists = () =>
+          jsm.consumers.info(Streams.events.name, durable).then(
+            () => true,
+            () => false,
+          );
         await until(durableExists, `${service} made no durable`, proc.output);
         const first = (await readLease(kv, service))!.term;
         await jsm.consumers.delete(Streams.events.name, durable);

@@ -19,8 +19,15 @@ import { waitForCheckpoint } from '../properties/harness.ts';
 const lookalike = (type: string, data: unknown, aggregateType: string, aggregateId: string): string => {
   const commandId = `forged-${aggregateId}`;
   const metadata: StoredEvent['metadata'] = {
-    eventId: `${commandId}-e`, aggregateType, aggregateId, commandId, commandName: 'forged', correlationId: commandId, causationId: commandId,
-    actor: 'token:bootstrap', time: new Date().toISOString(),
+    eventId: `${commandId}-e`,
+    aggregateType,
+    aggregateId,
+    commandId,
+    commandName: 'forged',
+    correlationId: commandId,
+    causationId: commandId,
+    actor: 'token:bootstrap',
+    time: new Date().toISOString(),
   };
   return JSON.stringify({ events: [{ type, version: 1, data, metadata }] });
 };
@@ -34,7 +41,8 @@ async function publishRaw(env: Env, subject: string, payload: string | Uint8Arra
   return ack.seq;
 }
 
-const deadLettersOf = async (env: Env, consumer: string) => (await env.app.inject({ url: `/v1/dead-letters?consumer=${consumer}` })).json().items as { streamSeq: number; reason: string; detail: string }[];
+const deadLettersOf = async (env: Env, consumer: string) =>
+  (await env.app.inject({ url: `/v1/dead-letters?consumer=${consumer}` })).json().items as { streamSeq: number; reason: string; detail: string }[];
 
 describe('events not written by the event store', () => {
   it('a forged ApiTokenCreated is not projected and its token does not authenticate (regression: a raw publish minted an admin token)', async () => {
@@ -43,7 +51,12 @@ describe('events not written by the event store', () => {
     const seq = await publishRaw(
       env,
       Subjects.aggregateEvents('auth', 'token', 't-forged'),
-      lookalike('ApiTokenCreated', { tokenId: 't-forged', role: 'admin', tenantId: null, description: null, expiresAt: null, secretHash }, 'auth.token', 't-forged'),
+      lookalike(
+        'ApiTokenCreated',
+        { tokenId: 't-forged', role: 'admin', tenantId: null, description: null, expiresAt: null, secretHash },
+        'auth.token',
+        't-forged',
+      ),
     );
 
     expect(tokenCredential(env.projectors.get('tokens')!.db, 't-forged')).toBeUndefined();
@@ -59,7 +72,11 @@ describe('events not written by the event store', () => {
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
     const enrolled = await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n1'), actor: 'test' });
     const subject = Subjects.aggregateEvents('metal', 'node', 'n1');
-    const forgedSeq = await publishRaw(env, subject, lookalike('NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'forged', source: 'operator' }, 'metal.node', 'n1'));
+    const forgedSeq = await publishRaw(
+      env,
+      subject,
+      lookalike('NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'forged', source: 'operator' }, 'metal.node', 'n1'),
+    );
 
     expect(getNode(env.projectors.get('nodes')!.db, 'n1')).toMatchObject({ maintenance: false, lastSeq: enrolled.seq });
     // The aggregate skips it but accounts for its position: the next append expects the forged message's sequence.

@@ -18,7 +18,15 @@ import { waitForCheckpoint } from '../properties/harness.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
 const POISON = '{"not":"an event batch"}';
-const consumersOfEveryEvent = ['projector_nodes', 'projector_sites', 'projector_workflows', 'projector_secrets', 'projector_tokens', 'projector_vps', 'workflow_orchestrator'];
+const consumersOfEveryEvent = [
+  'projector_nodes',
+  'projector_sites',
+  'projector_workflows',
+  'projector_secrets',
+  'projector_tokens',
+  'projector_vps',
+  'workflow_orchestrator',
+];
 
 /** The engine (orchestrator, executor, projectors) with the HTTP API on it, as an admin calls it. */
 async function startEngineWithApi() {
@@ -59,9 +67,17 @@ describe('poison messages', () => {
 
     const listed = (await env.get('/v1/dead-letters?limit=500')).json() as { items: { consumer: string; streamSeq: number; reason: string; stream: string }[] };
     const entries = (seq: number) => listed.items.filter((d) => d.streamSeq === seq);
-    expect(entries(poison.seq).map((d) => d.consumer).sort()).toEqual([...consumersOfEveryEvent].sort());
+    expect(
+      entries(poison.seq)
+        .map((d) => d.consumer)
+        .sort(),
+    ).toEqual([...consumersOfEveryEvent].sort());
     expect(entries(poison.seq).every((d) => d.reason === 'MAC_MISSING' && d.stream === Streams.events.name)).toBe(true);
-    expect(entries(undecodable.seq).map((d) => d.consumer).sort()).toEqual([...consumersOfEveryEvent].sort());
+    expect(
+      entries(undecodable.seq)
+        .map((d) => d.consumer)
+        .sort(),
+    ).toEqual([...consumersOfEveryEvent].sort());
     expect(entries(undecodable.seq).every((d) => d.reason === 'UNDECODABLE')).toBe(true);
 
     const ready = await env.get('/readyz', '');
@@ -74,7 +90,15 @@ describe('poison messages', () => {
     await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n2'), actor: 'test' });
     await env.waitForNode('n2', (s) => s.exists && s.state !== 'enrolled', 20_000);
 
-    expect((await env.app.inject({ method: 'DELETE', url: '/v1/dead-letters?consumer=projector_nodes', headers: { authorization: `Bearer ${readAdminToken(env.dataDir)}` } })).json()).toEqual({ purged: 2 });
+    expect(
+      (
+        await env.app.inject({
+          method: 'DELETE',
+          url: '/v1/dead-letters?consumer=projector_nodes',
+          headers: { authorization: `Bearer ${readAdminToken(env.dataDir)}` },
+        })
+      ).json(),
+    ).toEqual({ purged: 2 });
     expect(((await env.get('/v1/dead-letters?consumer=projector_nodes')).json() as { items: unknown[] }).items).toEqual([]);
   });
 
@@ -82,7 +106,10 @@ describe('poison messages', () => {
     await using env = await startEngineWithApi();
     const viewer = mintToken('t-viewer');
     const operator = mintToken('t-operator');
-    for (const [tokenId, role, secretHash] of [['t-viewer', 'viewer', viewer.secretHash], ['t-operator', 'operator', operator.secretHash]] as const) {
+    for (const [tokenId, role, secretHash] of [
+      ['t-viewer', 'viewer', viewer.secretHash],
+      ['t-operator', 'operator', operator.secretHash],
+    ] as const) {
       await env.bus.execute({ name: 'auth.createToken', payload: { tokenId, role, secretHash }, actor: 'test' });
     }
     expect((await env.get('/v1/dead-letters', `Bearer ${operator.token}`)).statusCode).toBe(200);
@@ -92,7 +119,10 @@ describe('poison messages', () => {
 
   it('the vps reconciler dead-letters a poison message and carries on', async () => {
     await using env = await startBackbone({ projectors: false });
-    const reconciler = new VpsReconciler(env.nc, env.store, loadReconcilerConfig({}, { resyncMs: 60_000 }), env.log, { providers: new Map(), masterKey: new MasterKey(randomBytes(32)) });
+    const reconciler = new VpsReconciler(env.nc, env.store, loadReconcilerConfig({}, { resyncMs: 60_000 }), env.log, {
+      providers: new Map(),
+      masterKey: new MasterKey(randomBytes(32)),
+    });
     await reconciler.start();
     try {
       const poison = await jetstream(env.nc).publish(Subjects.aggregateEvents('vps', 'tenant', 'acme'), POISON);

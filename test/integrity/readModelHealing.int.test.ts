@@ -31,7 +31,11 @@ async function enrollNodes(env: Env, ids: string[]): Promise<number> {
 
 const nodeIdsServed = async (env: Env) => {
   const res = await env.app.inject({ url: '/v1/nodes' });
-  return { status: res.statusCode, code: res.json().code as string | undefined, ids: res.statusCode === 200 ? (res.json().items as { nodeId: string }[]).map((n) => n.nodeId) : [] };
+  return {
+    status: res.statusCode,
+    code: res.json().code as string | undefined,
+    ids: res.statusCode === 200 ? (res.json().items as { nodeId: string }[]).map((n) => n.nodeId) : [],
+  };
 };
 
 describe('read models heal', () => {
@@ -100,7 +104,10 @@ describe('read models heal', () => {
       if (i > 300) throw new Error(`nodes never healed; last ${JSON.stringify(served)}`);
       await sleep(50);
     }
-    expect([...seen].every((s) => s === 200 || s === 503), `statuses seen: ${[...seen]}`).toBe(true);
+    expect(
+      [...seen].every((s) => s === 200 || s === 503),
+      `statuses seen: ${[...seen]}`,
+    ).toBe(true);
     expect((await env.app.inject({ url: '/readyz' })).statusCode).toBe(200);
   });
 

@@ -43,7 +43,10 @@ const requested = (operation: 'inspect' | 'deploy' | 'release', workflowId: stri
   type: 'NodeOperationRequested',
   data: { nodeId: n, siteId: 'dc1', operation, workflowId, inputs },
 });
-const completed = (operation: 'inspect' | 'deploy' | 'release', workflowId: string): MetalEvent => ({ type: 'NodeOperationCompleted', data: { nodeId: n, operation, workflowId } });
+const completed = (operation: 'inspect' | 'deploy' | 'release', workflowId: string): MetalEvent => ({
+  type: 'NodeOperationCompleted',
+  data: { nodeId: n, operation, workflowId },
+});
 const deployedIn = (agent: 'none' | 'bcd') => [
   enrolledIn(agent),
   requested('inspect', 'wf-00000000000a'),
@@ -54,11 +57,26 @@ const deployedIn = (agent: 'none' | 'bcd') => [
 
 /** The agentless release as it ran: media eject and power off succeeded, nothing was wiped. */
 function agentlessRelease() {
-  const steps = agentlessReleaseProfile.steps.map((s) => ({ id: s.id, runsOn: s.runsOn, params: {}, timeoutMs: 1000, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false }));
+  const steps = agentlessReleaseProfile.steps.map((s) => ({
+    id: s.id,
+    runsOn: s.runsOn,
+    params: {},
+    timeoutMs: 1000,
+    retry: { maxAttempts: 1, backoffMs: 0 },
+    destructive: false,
+  }));
   const events: WorkflowEvent[] = [
     {
       type: 'WorkflowStarted',
-      data: { workflowId: wf, nodeId: n, siteId: 'dc1', operation: 'release', profile: { id: 'release-agentless', version: 1 }, startedAt: '2026-12-02T12:00:00.000Z', steps },
+      data: {
+        workflowId: wf,
+        nodeId: n,
+        siteId: 'dc1',
+        operation: 'release',
+        profile: { id: 'release-agentless', version: 1 },
+        startedAt: '2026-12-02T12:00:00.000Z',
+        steps,
+      },
     },
   ];
   return events.reduce(workflowAggregate.evolve, workflowAggregate.initialState);
@@ -66,20 +84,30 @@ function agentlessRelease() {
 
 describe('metal pool membership', () => {
   it('enroll records the pool and its agent when the metal pool is at the node site', () => {
-    given([]).when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool() } }).then([enrolledIn('none')]);
+    given([])
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool() } })
+      .then([enrolledIn('none')]);
   });
 
   it('enroll refuses a missing pool, a provider pool and a pool at another site with PRECONDITION_FAILED', () => {
-    given([]).when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: { exists: false } } }).thenRejects('PRECONDITION_FAILED');
-    given([]).when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ class: 'provider', siteId: null, accountId: 'a1' }) } }).thenRejects('PRECONDITION_FAILED');
-    given([]).when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ siteId: 'dc2' }) } }).thenRejects('PRECONDITION_FAILED');
+    given([])
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: { exists: false } } })
+      .thenRejects('PRECONDITION_FAILED');
+    given([])
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ class: 'provider', siteId: null, accountId: 'a1' }) } })
+      .thenRejects('PRECONDITION_FAILED');
+    given([])
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ siteId: 'dc2' }) } })
+      .thenRejects('PRECONDITION_FAILED');
   });
 
   it('enroll without a pool records neither pool nor agent', () => {
-    given([]).when(enrollNode, enrollPayload, { dependencies: { site, pool: undefined } }).then((events) => {
-      expect(events[0]!.data).not.toHaveProperty('poolId');
-      expect(events[0]!.data).not.toHaveProperty('agent');
-    });
+    given([])
+      .when(enrollNode, enrollPayload, { dependencies: { site, pool: undefined } })
+      .then((events) => {
+        expect(events[0]!.data).not.toHaveProperty('poolId');
+        expect(events[0]!.data).not.toHaveProperty('agent');
+      });
   });
 
   it('an inspection adds the IPv4 addresses Redfish reported to the node addresses', () => {
@@ -100,12 +128,19 @@ describe('agentless operations', () => {
     };
     const agentless = await inputsFor('none', pool());
     expect(agentless).toEqual({ inputs: { agentless: true } });
-    given(deployedIn('none')).when(undeployNode, { nodeId: n }, { dependencies: agentless }).then([requested('release', wf, { agentless: true })]);
+    given(deployedIn('none'))
+      .when(undeployNode, { nodeId: n }, { dependencies: agentless })
+      .then([requested('release', wf, { agentless: true })]);
     expect(builtinProfileFor('release', { agentless: true })).toBe(agentlessReleaseProfile);
     expect(builtinProfileFor('retire', { agentless: true })).toMatchObject({ id: 'retire-agentless', steps: agentlessReleaseProfile.steps });
-    expect(agentlessReleaseProfile.steps.map((s) => [s.id, s.runsOn])).toEqual([['media.eject', 'site'], ['power.set', 'site']]);
+    expect(agentlessReleaseProfile.steps.map((s) => [s.id, s.runsOn])).toEqual([
+      ['media.eject', 'site'],
+      ['power.set', 'site'],
+    ]);
     expect(await inputsFor('bcd', pool({ agent: 'bcd' }))).toEqual({ inputs: {} });
-    given(deployedIn('bcd')).when(undeployNode, { nodeId: n }, { dependencies: { inputs: {} } }).then([requested('release', wf)]);
+    given(deployedIn('bcd'))
+      .when(undeployNode, { nodeId: n }, { dependencies: { inputs: {} } })
+      .then([requested('release', wf)]);
     expect(builtinProfileFor('release', {})).toBe(releaseProfile);
   });
 
@@ -132,21 +167,39 @@ describe('agentless operations', () => {
     const releasing = given([...deployedIn('none'), requested('release', wf, { agentless: true })]);
     const events = releasing
       .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: agentlessRelease(), unverifiedReleaseAllowed: false } })
-      .then([{ type: 'NodeOperationFailed', data: { nodeId: n, operation: 'release', workflowId: wf, reason: 'release finished without an attested disk wipe: no disk.wipe step succeeded', failedStep: 'disk.wipe', maintenance: true } }]);
+      .then([
+        {
+          type: 'NodeOperationFailed',
+          data: {
+            nodeId: n,
+            operation: 'release',
+            workflowId: wf,
+            reason: 'release finished without an attested disk wipe: no disk.wipe step succeeded',
+            failedStep: 'disk.wipe',
+            maintenance: true,
+          },
+        },
+      ]);
     const state = events.reduce(nodeAggregate.evolve, releasing.state);
     expect(state.exists && [state.state, state.maintenance, state.maintenanceSource]).toEqual(['failed', true, 'platform']);
   });
 
   it('rescue of an agentless node is refused with UNSUPPORTED; a bcd node of a pool is rescued', () => {
     given(deployedIn('none')).when(rescueNode, { nodeId: n }).thenRejects('UNSUPPORTED');
-    given(deployedIn('bcd')).when(rescueNode, { nodeId: n }).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
+    given(deployedIn('bcd'))
+      .when(rescueNode, { nodeId: n })
+      .then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
   });
 
   it('the built-in deploy (an image written from the ramdisk) is refused on an agentless node; a profile is not', () => {
     const ready = deployedIn('none').slice(0, 3);
     const image = { nodeId: n, imageUrl: 'https://i/x.raw', imageSha256: 'a'.repeat(64), role: 'host' };
     given(ready).when(deployNode, image).thenRejects('UNSUPPORTED');
-    given(ready).when(deployNode, { nodeId: n, profile: 'talos-1.8', role: 'host' }).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
-    given(deployedIn('bcd').slice(0, 3)).when(deployNode, image).then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
+    given(ready)
+      .when(deployNode, { nodeId: n, profile: 'talos-1.8', role: 'host' })
+      .then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
+    given(deployedIn('bcd').slice(0, 3))
+      .when(deployNode, image)
+      .then((events) => expect(events.map((e) => e.type)).toEqual(['NodeOperationRequested']));
   });
 });

@@ -20,9 +20,23 @@ const probe = (ctx: { platform: { httpViaSite(request: unknown): Promise<unknown
 /** Talks to the machine's API without declaring `site.httpProxy` in its sends. */
 const undeclared = defineStep({ id: 'test.undeclaredProbe', runsOn: 'control-plane', input: z.object({}), run: (ctx) => probe(ctx, 'http://10.9.0.7/') });
 /** The same request, declared: plain http is allowed only because the node's pool names 10.9.0.0/24. */
-const declared = defineStep({ id: 'test.declaredProbe', runsOn: 'control-plane', relays: ['site'], sends: ['site.httpProxy'], input: z.object({}), run: (ctx) => probe(ctx, 'http://10.9.0.7/') });
+const declared = defineStep({
+  id: 'test.declaredProbe',
+  runsOn: 'control-plane',
+  relays: ['site'],
+  sends: ['site.httpProxy'],
+  input: z.object({}),
+  run: (ctx) => probe(ctx, 'http://10.9.0.7/'),
+});
 /** Plain http to an address the node has but neither its site nor its pool lists as provisioning. */
-const offNetwork = defineStep({ id: 'test.offNetworkProbe', runsOn: 'control-plane', relays: ['site'], sends: ['site.httpProxy'], input: z.object({}), run: (ctx) => probe(ctx, 'http://10.8.0.7/') });
+const offNetwork = defineStep({
+  id: 'test.offNetworkProbe',
+  runsOn: 'control-plane',
+  relays: ['site'],
+  sends: ['site.httpProxy'],
+  input: z.object({}),
+  run: (ctx) => probe(ctx, 'http://10.8.0.7/'),
+});
 
 describe('site.httpProxy of an agentless pool node', () => {
   it('is refused at enqueue when the step did not declare it (approvers configured), and uses the pool provisioning CIDRs', { timeout: 60_000 }, async () => {
@@ -37,27 +51,62 @@ describe('site.httpProxy of an agentless pool node', () => {
     try {
       const run = (name: string, payload: unknown) => env.bus.execute({ name, payload, actor: 'test' });
       await run('site.create', { siteId: 'dc1', name: 'DC 1' });
-      await run('vps.createPool', { poolId: 'talos', class: 'metal', agent: 'none', siteId: 'dc1', policy: { allowUnverifiedRelease: true, provisioningCidrs: ['10.9.0.0/24'] } });
+      await run('vps.createPool', {
+        poolId: 'talos',
+        class: 'metal',
+        agent: 'none',
+        siteId: 'dc1',
+        policy: { allowUnverifiedRelease: true, provisioningCidrs: ['10.9.0.0/24'] },
+      });
       await run('metal.enroll', { ...enrollPayload('n1'), addresses: ['10.9.0.7', '10.8.0.7'], poolId: 'talos' });
-      const approver = { approverId: 'alice', publicKey: Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64') };
+      const approver = {
+        approverId: 'alice',
+        publicKey: Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64'),
+      };
       await run('pki.setApprovers', { approvers: [approver], threshold: 1, approvalTtlSeconds: 3_600 });
 
       // One-step workflows written to the log as `workflow.start` would write them.
       const start = async (workflowId: string, stepId: string) => {
         const time = new Date().toISOString();
-        const metadata = { aggregateType: 'metal.workflow', aggregateId: workflowId, commandId: `${workflowId}-start`, commandName: 'workflow.start', correlationId: workflowId, causationId: workflowId, actor: 'test', time };
-        const step = { id: stepId, runsOn: 'control-plane' as const, params: {}, timeoutMs: 30_000, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false };
+        const metadata = {
+          aggregateType: 'metal.workflow',
+          aggregateId: workflowId,
+          commandId: `${workflowId}-start`,
+          commandName: 'workflow.start',
+          correlationId: workflowId,
+          causationId: workflowId,
+          actor: 'test',
+          time,
+        };
+        const step = {
+          id: stepId,
+          runsOn: 'control-plane' as const,
+          params: {},
+          timeoutMs: 30_000,
+          retry: { maxAttempts: 1, backoffMs: 0 },
+          destructive: false,
+        };
         const batch: EventBatch = {
           events: [
-            { type: 'WorkflowStarted', version: 1, data: { workflowId, nodeId: 'n1', siteId: 'dc1', operation: 'rescue', profile: { id: 'test', version: 1 }, steps: [step], startedAt: time }, metadata: { ...metadata, eventId: randomUUID() } },
+            {
+              type: 'WorkflowStarted',
+              version: 1,
+              data: { workflowId, nodeId: 'n1', siteId: 'dc1', operation: 'rescue', profile: { id: 'test', version: 1 }, steps: [step], startedAt: time },
+              metadata: { ...metadata, eventId: randomUUID() },
+            },
             { type: 'StepScheduled', version: 1, data: { workflowId, stepIndex: 0, stepId, attempt: 1 }, metadata: { ...metadata, eventId: randomUUID() } },
           ],
         };
         await env.store.append(`bc.evt.metal.workflow.${workflowId}`, batch, { expectedSeq: 0, msgId: `${workflowId}-start` });
       };
       const settled = async (id: string) => {
-        await expect.poll(async () => ((await env.bus.repository.load(workflowAggregate, id)).state as { status?: string }).status, { timeout: 15_000 }).toMatch(/^(completed|failed)$/);
-        return (await env.bus.repository.load(workflowAggregate, id)).state as { status: string; progress: readonly { error?: { code: string }; output?: unknown }[] };
+        await expect
+          .poll(async () => ((await env.bus.repository.load(workflowAggregate, id)).state as { status?: string }).status, { timeout: 15_000 })
+          .toMatch(/^(completed|failed)$/);
+        return (await env.bus.repository.load(workflowAggregate, id)).state as {
+          status: string;
+          progress: readonly { error?: { code: string }; output?: unknown }[];
+        };
       };
 
       await start('wf-0000000bb001', undeclared.id);

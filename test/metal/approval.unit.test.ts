@@ -20,20 +20,28 @@ const start = { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'deploy'
 
 describe('approval batches', () => {
   it('opens a batch over the destructive steps only when a quorum is configured, with a digest that covers the params', () => {
-    const without = given([]).when(startWorkflow, start, quorum(0)).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
+    const without = given([])
+      .when(startWorkflow, start, quorum(0))
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
     expect(without).toHaveLength(2);
-    const opened = given([]).when(startWorkflow, start, quorum(1)).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'ApprovalRequested', 'StepScheduled']));
+    const opened = given([])
+      .when(startWorkflow, start, quorum(1))
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'ApprovalRequested', 'StepScheduled']));
     const requested = opened[1] as Extract<WorkflowEvent, { type: 'ApprovalRequested' }>;
     const steps = resolveSteps(builtinProfiles.deploy, inputs);
     expect(requested.data.items).toEqual(steps.flatMap((s, stepIndex) => (s.destructive ? [{ stepIndex, stepId: s.id }] : [])));
     // Another image is another batch: an approval of one cannot carry over.
-    const other = given([]).when(startWorkflow, { ...start, inputs: { ...inputs, imageSha256: 'b'.repeat(64) } }, quorum(1)).then(() => undefined);
+    const other = given([])
+      .when(startWorkflow, { ...start, inputs: { ...inputs, imageSha256: 'b'.repeat(64) } }, quorum(1))
+      .then(() => undefined);
     expect((other[1] as typeof requested).data.digest).not.toBe(requested.data.digest);
     expect(requested.data.expiresAt).toBe('2026-12-02T12:10:00.000Z');
   });
 
   it('expires: no approval after expiresAt, and the steps of an expired batch may not run', () => {
-    const opened = given([]).when(startWorkflow, start, quorum(1)).then(() => undefined);
+    const opened = given([])
+      .when(startWorkflow, start, quorum(1))
+      .then(() => undefined);
     const requested = opened[1] as Extract<WorkflowEvent, { type: 'ApprovalRequested' }>;
     const expired = { ...requested, data: { ...requested.data, expiresAt: '2026-12-02T11:59:59.000Z' } };
     const signature = sign(null, approvalMessage('approve', requested.data.digest), privateKey).toString('base64');
@@ -42,7 +50,9 @@ describe('approval batches', () => {
     if (!state.exists) throw new Error('no state');
     expect(approvalStatus(state, 1, Date.parse('2026-12-02T12:00:00.000Z'))).toBe('expired');
     expect(approvalStatus(state, 0, Date.parse('2026-12-02T12:00:00.000Z'))).toBe('not-needed');
-    const granted = given([opened[0]!, requested]).when(approveBatch, { workflowId: wf, approverId: 'alice', signature }, quorum(1)).then(() => undefined);
+    const granted = given([opened[0]!, requested])
+      .when(approveBatch, { workflowId: wf, approverId: 'alice', signature }, quorum(1))
+      .then(() => undefined);
     const approved = given([opened[0]!, requested, ...granted]).state;
     if (!approved.exists) throw new Error('no state');
     // Approved in time stays approved: the approvals were valid when they were given.

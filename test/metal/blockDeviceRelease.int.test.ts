@@ -69,7 +69,9 @@ describe('releases of machines whose disks are real block devices', () => {
         const workflows = engine.readers.get('workflows')!;
         await workflows.waitFor(last, 5_000);
         const workflowId = (release.events[0]!.data as { workflowId: string }).workflowId;
-        const wipe = workflows.db().prepare(`SELECT output FROM workflow_steps WHERE workflow_id = ? AND step_id = 'disk.wipe'`).get(workflowId) as { output: string };
+        const wipe = workflows.db().prepare(`SELECT output FROM workflow_steps WHERE workflow_id = ? AND step_id = 'disk.wipe'`).get(workflowId) as {
+          output: string;
+        };
         expect(JSON.parse(wipe.output)).toEqual({
           attested: true,
           agentId: expect.stringMatching(new RegExp(`^ramdisk-${m1}-`)),
@@ -84,7 +86,11 @@ describe('releases of machines whose disks are real block devices', () => {
         expect(failed).toMatchObject({
           maintenance: true,
           maintenanceSource: 'platform',
-          failed: { operation: 'release', failedStep: 'disk.wipe', reason: expect.stringContaining('(serial SIM-DC1-M003-1, 16777216 bytes) is not in the wipe result') },
+          failed: {
+            operation: 'release',
+            failedStep: 'disk.wipe',
+            reason: expect.stringContaining('(serial SIM-DC1-M003-1, 16777216 bytes) is not in the wipe result'),
+          },
         });
         // The disk the ramdisk could see is clean; the one it could not still holds everything: why a signature alone is not enough.
         expect(readAll(c!.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);

@@ -21,18 +21,26 @@ describe('metal.reportBmcHealth', () => {
     given([enrolled])
       .when(reportBmcHealth, lostReport)
       .then([maintenance(true, 'bmc', 'BMC unreachable: REDFISH_UNAVAILABLE connect ECONNREFUSED')]);
-    given([enrolled, maintenance(true, 'bmc')]).when(reportBmcHealth, { nodeId: n, reachable: true }).then([maintenance(false, 'bmc')]);
+    given([enrolled, maintenance(true, 'bmc')])
+      .when(reportBmcHealth, { nodeId: n, reachable: true })
+      .then([maintenance(false, 'bmc')]);
   });
 
   it('leaves a flag an operator or a failed release set, and says nothing twice', () => {
-    given([enrolled, maintenance(true, 'operator')]).when(reportBmcHealth, { nodeId: n, reachable: true }).then([]);
-    given([enrolled, maintenance(true, 'operator')]).when(reportBmcHealth, lostReport).then([]);
+    given([enrolled, maintenance(true, 'operator')])
+      .when(reportBmcHealth, { nodeId: n, reachable: true })
+      .then([]);
+    given([enrolled, maintenance(true, 'operator')])
+      .when(reportBmcHealth, lostReport)
+      .then([]);
     const failedRelease: MetalEvent = {
       type: 'NodeOperationFailed',
       data: { nodeId: n, operation: 'release', workflowId: 'wf-00000000000a', reason: 'no wipe', failedStep: 'disk.wipe', maintenance: true },
     };
     given([enrolled, failedRelease]).when(reportBmcHealth, { nodeId: n, reachable: true }).then([]);
-    given([enrolled, maintenance(true, 'bmc')]).when(reportBmcHealth, lostReport).then([]);
+    given([enrolled, maintenance(true, 'bmc')])
+      .when(reportBmcHealth, lostReport)
+      .then([]);
     given([enrolled]).when(reportBmcHealth, { nodeId: n, reachable: true }).then([]);
   });
 

@@ -41,7 +41,10 @@ describe.each(['direct', 'sensor'] as const)('bmc-monitor (%s): automatic mainte
       site.machines[0]!.bmc.setReachable(false);
       site.machines[1]!.bmc.setReachable(false);
       await expect.poll(() => node(lost!)?.maintenanceSource, { timeout: 20_000 }).toBe('bmc');
-      expect(node(lost!)).toMatchObject({ maintenance: true, maintenanceReason: expect.stringMatching(/^BMC unreachable: (\d+ failed BMC reads in a row: )?REDFISH_/) });
+      expect(node(lost!)).toMatchObject({
+        maintenance: true,
+        maintenanceReason: expect.stringMatching(/^BMC unreachable: (\d+ failed BMC reads in a row: )?REDFISH_/),
+      });
       expect(node(operatorHeld!)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
       expect(node(healthy!)).toMatchObject({ maintenance: false, maintenanceSource: null });
 
@@ -56,7 +59,9 @@ describe.each(['direct', 'sensor'] as const)('bmc-monitor (%s): automatic mainte
       // The story is in the log: one automatic set and one automatic clear, both with source bmc.
       const history = [];
       for await (const b of env.store.readAfter(`bc.evt.metal.node.${lost}`, 0)) history.push(...b.batch.events);
-      expect(history.filter((e) => e.type === 'NodeMaintenanceSet').map((e) => [(e.data as { on: boolean }).on, (e.data as { source: string }).source])).toEqual([
+      expect(
+        history.filter((e) => e.type === 'NodeMaintenanceSet').map((e) => [(e.data as { on: boolean }).on, (e.data as { source: string }).source]),
+      ).toEqual([
         [true, 'bmc'],
         [false, 'bmc'],
       ]);

@@ -13,19 +13,37 @@ describe('the deploy-configured profile on simulated machines', () => {
     await using image = await startImageServer();
     const { bus } = engine;
     // m001 serves the DMTF tower tree, m002 the HPE iLO 5 one.
-    const site = await startSimulatedSite(engine.nc, { siteId: 'cf', machines: 2, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim'), diskSizeBytes: 4 << 20, bmcDelayMs: 10 }, engine.log);
+    const site = await startSimulatedSite(
+      engine.nc,
+      { siteId: 'cf', machines: 2, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim'), diskSizeBytes: 4 << 20, bmcDelayMs: 10 },
+      engine.log,
+    );
     const [dmtf, hpe] = site.machines;
     try {
       await Promise.all(['cf-m001', 'cf-m002'].map((n) => engine.waitForNode(n, (s) => s.exists && s.state === 'ready')));
       const deploy = (nodeId: string, inputs: Record<string, string[]>) =>
         bus.execute({
           name: 'metal.deploy',
-          payload: { nodeId, profile: 'deploy-configured', imageUrl: image.url, imageSha256: image.sha256, role: 'worker', sshKeys: ['ssh-ed25519 AAAA test'], inputs },
+          payload: {
+            nodeId,
+            profile: 'deploy-configured',
+            imageUrl: image.url,
+            imageSha256: image.sha256,
+            role: 'worker',
+            sshKeys: ['ssh-ed25519 AAAA test'],
+            inputs,
+          },
           actor: 'test',
         });
-      await deploy('cf-m001', { biosAttributes: ['ProcTurboMode=Disabled', 'ProcCoreDisable=1'], raidCreate: ['os-mirror:RAID1:Disk-1-6,Disk-1-7'], raidDelete: ['Secondary Storage'] });
+      await deploy('cf-m001', {
+        biosAttributes: ['ProcTurboMode=Disabled', 'ProcCoreDisable=1'],
+        raidCreate: ['os-mirror:RAID1:Disk-1-6,Disk-1-7'],
+        raidDelete: ['Secondary Storage'],
+      });
       await deploy('cf-m002', { biosAttributes: ['WorkloadProfile=Virtualization-MaxPerformance'] });
-      const done = await Promise.all(['cf-m001', 'cf-m002'].map((n) => engine.waitForNode(n, (s) => s.exists && (s.state === 'deployed' || s.state === 'failed'), 150_000)));
+      const done = await Promise.all(
+        ['cf-m001', 'cf-m002'].map((n) => engine.waitForNode(n, (s) => s.exists && (s.state === 'deployed' || s.state === 'failed'), 150_000)),
+      );
       expect(done.map((n) => n.exists && n.state)).toEqual(['deployed', 'deployed']);
 
       expect(attributes(dmtf!.bmc.resource('/redfish/v1/Systems/437XR1238R2/Bios'))).toMatchObject({ ProcTurboMode: 'Disabled', ProcCoreDisable: 1 });

@@ -34,7 +34,14 @@ export const fakeInventory = {
 /** What a ramdisk reports after zeroing the disk of `fakeInventory` end to end. */
 export const fakeWipeReport = {
   method: 'zero',
-  disks: fakeInventory.disks.map((d) => ({ path: `/dev/${d.id}n1`, serial: d.serial, model: d.model, sizeBytes: d.sizeBytes, method: 'zero', verifiedBytes: d.sizeBytes })),
+  disks: fakeInventory.disks.map((d) => ({
+    path: `/dev/${d.id}n1`,
+    serial: d.serial,
+    model: d.model,
+    sizeBytes: d.sizeBytes,
+    method: 'zero',
+    verifiedBytes: d.sizeBytes,
+  })),
 };
 
 /**

@@ -10,7 +10,15 @@ const startedFor = (e: PlatformEvent): PlatformEvent => {
   const d = (e as Extract<PlatformEvent, { type: 'NodeOperationRequested' }>).data;
   return {
     type: 'WorkflowStarted',
-    data: { workflowId: d.workflowId, nodeId: d.nodeId, siteId: d.siteId, operation: d.operation, profile: { id: d.operation, version: 1 }, startedAt: 't', steps: [{ id: 'x', runsOn: 'site', params: {}, timeoutMs: 1, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false }] },
+    data: {
+      workflowId: d.workflowId,
+      nodeId: d.nodeId,
+      siteId: d.siteId,
+      operation: d.operation,
+      profile: { id: d.operation, version: 1 },
+      startedAt: 't',
+      steps: [{ id: 'x', runsOn: 'site', params: {}, timeoutMs: 1, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false }],
+    },
   };
 };
 

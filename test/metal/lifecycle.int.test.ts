@@ -64,7 +64,14 @@ describe('metal lifecycle', () => {
 
     const nodes = env.readers.get('nodes')!;
     await nodes.waitFor(last, 5_000);
-    expect(getNode(nodes.db(), 'n1')).toMatchObject({ state: 'ready', maintenance: false, workflowId: null, waitingReason: null, failure: null, inventory: fakeInventory });
+    expect(getNode(nodes.db(), 'n1')).toMatchObject({
+      state: 'ready',
+      maintenance: false,
+      workflowId: null,
+      waitingReason: null,
+      failure: null,
+      inventory: fakeInventory,
+    });
 
     const app = Fastify().setValidatorCompiler(validatorCompiler).setSerializerCompiler(serializerCompiler);
     await app.register(workflowRoutes, { reader: workflows, waitTimeoutMs: 1_000 });
@@ -87,7 +94,9 @@ describe('metal lifecycle', () => {
 
     const workflows = env.readers.get('workflows')!;
     const wipe = () => workflows.db().prepare(`SELECT state, error_code, rejected_results, output FROM workflow_steps WHERE step_id = 'disk.wipe'`).get();
-    await expect.poll(async () => (await workflows.waitFor(await env.store.streamLastSequence(), 5_000), wipe()), { timeout: 20_000 }).toMatchObject({ rejected_results: 1 });
+    await expect
+      .poll(async () => (await workflows.waitFor(await env.store.streamLastSequence(), 5_000), wipe()), { timeout: 20_000 })
+      .toMatchObject({ rejected_results: 1 });
     // The forgery is on record, and it failed nothing: the step still waits (until its deadline) for the real ramdisk.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(wipe()).toEqual({ state: 'running', error_code: null, rejected_results: 1, output: null });
@@ -95,8 +104,16 @@ describe('metal lifecycle', () => {
   });
 
   it.each([
-    ['fewer bytes', { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, verifiedBytes: fakeWipeReport.disks[0]!.sizeBytes! - 4096 }] }, /erased over \d+ of its \d+ bytes/],
-    ['fewer disks', { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, serial: 'OTHER' }] }, /drive nvme0 \(serial D1, \d+ bytes\) is not in the wipe result/],
+    [
+      'fewer bytes',
+      { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, verifiedBytes: fakeWipeReport.disks[0]!.sizeBytes! - 4096 }] },
+      /erased over \d+ of its \d+ bytes/,
+    ],
+    [
+      'fewer disks',
+      { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, serial: 'OTHER' }] },
+      /drive nvme0 \(serial D1, \d+ bytes\) is not in the wipe result/,
+    ],
   ])('fails a release whose signed wipe covers %s than the inventory, leaving the node failed and in maintenance', async (_what, wipeReport, reason) => {
     await using env = await startEngine();
     await using _agent = await startFakeAgent(env.nc, 'dc1', { wipeReport });
@@ -105,7 +122,11 @@ describe('metal lifecycle', () => {
     await env.waitForNode('n4', (s) => s.exists && s.state === 'deployed');
     await env.bus.execute({ name: 'metal.undeploy', payload: { nodeId: 'n4' }, actor: 'test' });
     const failed = await env.waitForNode('n4', (s) => s.exists && s.state === 'failed');
-    expect(failed).toMatchObject({ maintenance: true, maintenanceSource: 'platform', failed: { operation: 'release', failedStep: 'disk.wipe', reason: expect.stringMatching(reason) } });
+    expect(failed).toMatchObject({
+      maintenance: true,
+      maintenanceSource: 'platform',
+      failed: { operation: 'release', failedStep: 'disk.wipe', reason: expect.stringMatching(reason) },
+    });
   });
 
   it('retires a node through an attested wipe and a power-off, after which no verb moves it', async () => {
@@ -121,7 +142,12 @@ describe('metal lifecycle', () => {
     const last = await env.store.streamLastSequence();
     const workflows = env.readers.get('workflows')!;
     await workflows.waitFor(last, 5_000);
-    expect(workflows.db().prepare(`SELECT step_id, state, json_extract(output, '$.attested') AS attested FROM workflow_steps WHERE workflow_id = ? ORDER BY step_index`).all(workflowId)).toEqual([
+    expect(
+      workflows
+        .db()
+        .prepare(`SELECT step_id, state, json_extract(output, '$.attested') AS attested FROM workflow_steps WHERE workflow_id = ? ORDER BY step_index`)
+        .all(workflowId),
+    ).toEqual([
       { step_id: 'boot.setOnce', state: 'succeeded', attested: null },
       { step_id: 'power.set', state: 'succeeded', attested: null },
       { step_id: 'wait.agentJoined', state: 'succeeded', attested: null },
@@ -137,7 +163,7 @@ describe('metal lifecycle', () => {
     await using agent = await startFakeAgent(env.nc, 'dc1', { delayMs: { 'image.write': 1_500 } });
     await enrollReady(env, 'n3');
     await env.bus.execute({ name: 'metal.deploy', payload: deployPayload('n3'), actor: 'test' });
-    for (const deadline = Date.now() + 20_000; ![...agent.executed.keys()].some((id) => id.endsWith('-s3-a1')); ) {
+    for (const deadline = Date.now() + 20_000; ![...agent.executed.keys()].some((id) => id.endsWith('-s3-a1'));) {
       if (Date.now() > deadline) throw new Error('image.write never reached the agent');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -153,6 +179,9 @@ describe('metal lifecycle', () => {
     const workflows = env.readers.get('workflows')!;
     await workflows.waitFor(last, 5_000);
     // The redelivered work resumed attempt 1 rather than starting a second one.
-    expect(workflows.db().prepare(`SELECT state, attempts FROM workflow_steps WHERE step_id = 'image.write'`).get()).toEqual({ state: 'succeeded', attempts: 1 });
+    expect(workflows.db().prepare(`SELECT state, attempts FROM workflow_steps WHERE step_id = 'image.write'`).get()).toEqual({
+      state: 'succeeded',
+      attempts: 1,
+    });
   });
 });

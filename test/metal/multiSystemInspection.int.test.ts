@@ -35,7 +35,11 @@ describe('inspection of a BMC that serves several systems', () => {
       const [a, b] = sim.systems.map((s) => ({ address: sim.addressOf(s), ...identityOf(sim, s.uri) }));
       expect(a!.uuid).not.toBe(b!.uuid);
       const enroll = (nodeId: string, address: string, macs: string[]) =>
-        bus.execute({ name: 'metal.enroll', payload: { nodeId, siteId: 'dc1', bmc: { address, credentialsRef: 'secret:chassis-bmc' }, hardwareProfile: 'apollo', macs }, actor: 'test' });
+        bus.execute({
+          name: 'metal.enroll',
+          payload: { nodeId, siteId: 'dc1', bmc: { address, credentialsRef: 'secret:chassis-bmc' }, hardwareProfile: 'apollo', macs },
+          actor: 'test',
+        });
       await enroll('node-a', a!.address, [a!.macs[0]!]);
       await enroll('node-b', b!.address, b!.macs);
       // Enrolled for system B's MAC but pointed at system A: the wrong machine.
@@ -45,11 +49,17 @@ describe('inspection of a BMC that serves several systems', () => {
 
       const ready = async (nodeId: string) => engine.waitForNode(nodeId, (s) => s.exists && (s.state === 'ready' || s.state === 'failed'));
       const [nodeA, nodeB, wrong, vague] = await Promise.all(['node-a', 'node-b', 'node-wrong', 'node-vague'].map(ready));
-      for (const [node, system] of [[nodeA, a], [nodeB, b]] as const) {
+      for (const [node, system] of [
+        [nodeA, a],
+        [nodeB, b],
+      ] as const) {
         expect(node).toMatchObject({ state: 'ready', inventory: { productUuid: system!.uuid } });
         expect(node!.exists && node!.inventory!.nics.map((n) => n.mac)).toEqual(system!.macs);
       }
-      expect(wrong).toMatchObject({ state: 'failed', failed: { operation: 'inspect', failedStep: 'inventory.read', reason: expect.stringContaining('INVENTORY_MISMATCH') } });
+      expect(wrong).toMatchObject({
+        state: 'failed',
+        failed: { operation: 'inspect', failedStep: 'inventory.read', reason: expect.stringContaining('INVENTORY_MISMATCH') },
+      });
       // The wrong system's inventory was never recorded for the node.
       expect(wrong).toMatchObject({ inventory: null });
       expect(vague).toMatchObject({ state: 'failed', failed: { failedStep: 'inventory.read', reason: expect.stringContaining('REDFISH_SYSTEM_AMBIGUOUS') } });

@@ -27,7 +27,8 @@ const enrolled: MetalEvent = {
 };
 
 /** An operator verb, or the engine reporting on the node's current workflow (a wipe attested or not). */
-type Action = { kind: 'verb'; verb: string } | { kind: 'complete'; attested: boolean } | { kind: 'fail' } | { kind: 'wiping' } | { kind: 'cancelled'; started: boolean };
+type Action =
+  { kind: 'verb'; verb: string } | { kind: 'complete'; attested: boolean } | { kind: 'fail' } | { kind: 'wiping' } | { kind: 'cancelled'; started: boolean };
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
   fc.constantFrom('deploy', 'undeploy', 'rescue', 'unrescue', 'retire', 'retry', 'inspect', 'cancel').map((verb) => ({ kind: 'verb' as const, verb })),
   fc.boolean().map((attested) => ({ kind: 'complete' as const, attested })),
@@ -49,7 +50,11 @@ const verbs: Record<string, [CommandDefinition, unknown]> = {
 
 function commandFor(action: Action, state: NodeAggregateState): [CommandDefinition, unknown, unknown] {
   const workflowId = (state.exists && state.current?.workflowId) || 'wf-000000000000';
-  const workflow = { exists: true, steps: [{ id: 'disk.wipe' }], progress: [{ status: 'succeeded', output: { attested: action.kind === 'complete' && action.attested } }] };
+  const workflow = {
+    exists: true,
+    steps: [{ id: 'disk.wipe' }],
+    progress: [{ status: 'succeeded', output: { attested: action.kind === 'complete' && action.attested } }],
+  };
   switch (action.kind) {
     case 'verb':
       return [...verbs[action.verb]!, { inputs: {} }];
@@ -75,7 +80,12 @@ describe('node lifecycle under any sequence of verbs and workflow outcomes', () 
         const [command, payload, dependencies] = commandFor(action, state);
         let events: readonly MetalEvent[];
         try {
-          events = command.decide(command.schema.parse(payload), state, { commandId: `cmd-${String(i).padStart(8, '0')}`, actor: 't', now: 'now', dependencies }) as MetalEvent[];
+          events = command.decide(command.schema.parse(payload), state, {
+            commandId: `cmd-${String(i).padStart(8, '0')}`,
+            actor: 't',
+            now: 'now',
+            dependencies,
+          }) as MetalEvent[];
         } catch (err) {
           expect(err).toBeInstanceOf(PlatformError);
           expect((err as PlatformError).code).toBe('ILLEGAL_TRANSITION');
@@ -85,7 +95,8 @@ describe('node lifecycle under any sequence of verbs and workflow outcomes', () 
         for (const e of events) state = nodeAggregate.evolve(state, e);
         if (!state.exists || !before.exists) throw new Error('node vanished');
         expect(nodeStates).toContain(state.state);
-        if ((before.state === 'releasing' || before.state === 'wiping') && state.state === 'ready') expect(action).toEqual({ kind: 'complete', attested: true });
+        if ((before.state === 'releasing' || before.state === 'wiping') && state.state === 'ready')
+          expect(action).toEqual({ kind: 'complete', attested: true });
         if (before.state === 'retiring' && state.state === 'retired') expect(action).toEqual({ kind: 'complete', attested: true });
         if (erasingOperations.has(before.current?.operation ?? 'inspect') && state.state === 'failed') expect(state.maintenance).toBe(true);
         // A cancelled operation that touched the machine never ends anywhere but `failed`; a deploy or release in maintenance.

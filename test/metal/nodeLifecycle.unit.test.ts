@@ -62,8 +62,12 @@ function releaseWorkflow(attested: boolean, operation: NodeOperation = 'release'
 
 describe('node lifecycle deciders', () => {
   it('startInspection moves an enrolled node to inspecting and is a no-op while inspecting', () => {
-    given([enrolled]).when(startInspection, { nodeId: n }).then([requested('inspect')]);
-    given([enrolled, requested('inspect')]).when(startInspection, { nodeId: n }).then([]);
+    given([enrolled])
+      .when(startInspection, { nodeId: n })
+      .then([requested('inspect')]);
+    given([enrolled, requested('inspect')])
+      .when(startInspection, { nodeId: n })
+      .then([]);
     given(ready).when(startInspection, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
     given([]).when(startInspection, { nodeId: n }).thenRejects('NOT_FOUND');
   });
@@ -80,74 +84,118 @@ describe('node lifecycle deciders', () => {
 
   it('deploy is allowed only from ready and out of maintenance', () => {
     const { nodeId: _n, ...inputs } = deployPayload(n);
-    given(ready).when(deployNode, deployPayload(n)).then([requested('deploy', wf, inputs)]);
-    given([...ready, requested('deploy', wf, inputs)]).when(deployNode, deployPayload(n)).then([]);
-    given([...ready, inMaintenance]).when(deployNode, deployPayload(n)).thenRejects('ILLEGAL_TRANSITION');
+    given(ready)
+      .when(deployNode, deployPayload(n))
+      .then([requested('deploy', wf, inputs)]);
+    given([...ready, requested('deploy', wf, inputs)])
+      .when(deployNode, deployPayload(n))
+      .then([]);
+    given([...ready, inMaintenance])
+      .when(deployNode, deployPayload(n))
+      .thenRejects('ILLEGAL_TRANSITION');
     given([enrolled]).when(deployNode, deployPayload(n)).thenRejects('ILLEGAL_TRANSITION');
-    given(deployed).when(deployNode, { ...deployPayload(n), imageSha256: 'b'.repeat(64) }).thenRejects('ILLEGAL_TRANSITION');
+    given(deployed)
+      .when(deployNode, { ...deployPayload(n), imageSha256: 'b'.repeat(64) })
+      .thenRejects('ILLEGAL_TRANSITION');
     expect(given([...ready, requested('deploy')]).state).toMatchObject({ state: 'deploying' });
     expect(given(deployed).state).toMatchObject({ state: 'deployed' });
   });
 
   it('undeploy releases a deployed node; the wipe step moves it to wiping', () => {
-    given(deployed).when(undeployNode, { nodeId: n }, noPool).then([requested('release')]);
-    given(deployed).when(undeployNode, { nodeId: n }, { dependencies: { inputs: { wipeMethod: 'discard' } } }).then([requested('release', wf, { wipeMethod: 'discard' })]);
+    given(deployed)
+      .when(undeployNode, { nodeId: n }, noPool)
+      .then([requested('release')]);
+    given(deployed)
+      .when(undeployNode, { nodeId: n }, { dependencies: { inputs: { wipeMethod: 'discard' } } })
+      .then([requested('release', wf, { wipeMethod: 'discard' })]);
     given(releasing).when(undeployNode, { nodeId: n }, noPool).then([]);
     given(ready).when(undeployNode, { nodeId: n }, noPool).thenRejects('ILLEGAL_TRANSITION');
-    given(releasing).when(markWiping, { nodeId: n, workflowId: wf }).then([{ type: 'NodeWipeStarted', data: { nodeId: n, workflowId: wf } }]);
+    given(releasing)
+      .when(markWiping, { nodeId: n, workflowId: wf })
+      .then([{ type: 'NodeWipeStarted', data: { nodeId: n, workflowId: wf } }]);
     expect(given([...releasing, { type: 'NodeWipeStarted', data: { nodeId: n, workflowId: wf } }]).state).toMatchObject({ state: 'wiping' });
   });
 
   it('a release returns the node to ready only with an attested wipe', () => {
-    given(releasing).when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(true) } }).then([completed('release')]);
+    given(releasing)
+      .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(true) } })
+      .then([completed('release')]);
     given(releasing)
       .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(false) } })
-      .then((events) => expect(events).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'release', failedStep: 'disk.wipe', maintenance: true } }]));
+      .then((events) =>
+        expect(events).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'release', failedStep: 'disk.wipe', maintenance: true } }]),
+      );
     const after = given([...releasing, completed('release')]);
     expect(after.state).toMatchObject({ state: 'ready' });
   });
 
   it('a failed operation leaves the node failed with reason and step; release failures also set maintenance', () => {
-    const failed = given(releasing).when(failOperation, { nodeId: n, workflowId: wf, reason: 'boom', failedStep: 'disk.wipe' }).then((e) => expect(e).toHaveLength(1));
+    const failed = given(releasing)
+      .when(failOperation, { nodeId: n, workflowId: wf, reason: 'boom', failedStep: 'disk.wipe' })
+      .then((e) => expect(e).toHaveLength(1));
     const state = given([...releasing, ...failed]).state;
-    expect(state).toMatchObject({ state: 'failed', maintenance: true, maintenanceReason: 'boom', failed: { operation: 'release', reason: 'boom', failedStep: 'disk.wipe' } });
-    given([...releasing, ...failed]).when(failOperation, { nodeId: n, workflowId: wf, reason: 'boom', failedStep: 'disk.wipe' }).then([]);
+    expect(state).toMatchObject({
+      state: 'failed',
+      maintenance: true,
+      maintenanceReason: 'boom',
+      failed: { operation: 'release', reason: 'boom', failedStep: 'disk.wipe' },
+    });
+    given([...releasing, ...failed])
+      .when(failOperation, { nodeId: n, workflowId: wf, reason: 'boom', failedStep: 'disk.wipe' })
+      .then([]);
     given([...ready, requested('deploy')])
       .when(failOperation, { nodeId: n, workflowId: wf, reason: 'x', failedStep: 'image.write' })
       .then((e) => expect(e).toMatchObject([{ data: { maintenance: false } }]));
     given(ready).when(failOperation, { nodeId: n, workflowId: wf, reason: 'x', failedStep: null }).thenRejects('ILLEGAL_TRANSITION');
-    given(deployed).when(completeOperation, { nodeId: n, workflowId: 'wf-0000000000ff' }, { dependencies: { workflow: { exists: false } } }).then([]);
+    given(deployed)
+      .when(completeOperation, { nodeId: n, workflowId: 'wf-0000000000ff' }, { dependencies: { workflow: { exists: false } } })
+      .then([]);
   });
 
   it('retry restarts the failed operation with its inputs as a new workflow', () => {
-    const failed: MetalEvent = { type: 'NodeOperationFailed', data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'x', failedStep: 'image.write', maintenance: false } };
+    const failed: MetalEvent = {
+      type: 'NodeOperationFailed',
+      data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'x', failedStep: 'image.write', maintenance: false },
+    };
     const history = [...ready, requested('deploy', wf, { imageUrl: 'u' }), failed];
     const retried = workflowIdFor(n, 'retry-0001');
-    given(history).when(retryNode, { nodeId: n }, { commandId: 'retry-0001' }).then([requested('deploy', retried, { imageUrl: 'u' })]);
+    given(history)
+      .when(retryNode, { nodeId: n }, { commandId: 'retry-0001' })
+      .then([requested('deploy', retried, { imageUrl: 'u' })]);
     given(ready).when(retryNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
   });
 
   it('rescue enters rescue from ready or deployed and unrescue returns there', () => {
-    given(deployed).when(rescueNode, { nodeId: n }).then([requested('rescue')]);
+    given(deployed)
+      .when(rescueNode, { nodeId: n })
+      .then([requested('rescue')]);
     given([enrolled]).when(rescueNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
     const inRescue = [...deployed, requested('rescue'), completed('rescue')];
     expect(given(inRescue).state).toMatchObject({ state: 'rescue' });
     given(inRescue).when(rescueNode, { nodeId: n }).then([]);
-    given(inRescue).when(unrescueNode, { nodeId: n }).then([{ type: 'NodeRescueEnded', data: { nodeId: n } }]);
+    given(inRescue)
+      .when(unrescueNode, { nodeId: n })
+      .then([{ type: 'NodeRescueEnded', data: { nodeId: n } }]);
     expect(given([...inRescue, { type: 'NodeRescueEnded', data: { nodeId: n } }]).state).toMatchObject({ state: 'deployed' });
     given(ready).when(unrescueNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
   });
 
   it('retire wipes an idle node and takes it out for good only with an attested wipe; busy nodes are refused', () => {
-    given(ready).when(retireNode, { nodeId: n }, noPool).then([requested('retire')]);
+    given(ready)
+      .when(retireNode, { nodeId: n }, noPool)
+      .then([requested('retire')]);
     const retiring = [...ready, requested('retire')];
     expect(given(retiring).state).toMatchObject({ state: 'retiring' });
     given(retiring).when(retireNode, { nodeId: n }, noPool).then([]);
     given(deployed).when(retireNode, { nodeId: n }, noPool).thenRejects('ILLEGAL_TRANSITION');
-    given(retiring).when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(true, 'retire') } }).then([completed('retire')]);
+    given(retiring)
+      .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(true, 'retire') } })
+      .then([completed('retire')]);
     given(retiring)
       .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: releaseWorkflow(false, 'retire') } })
-      .then((events) => expect(events).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'retire', failedStep: 'disk.wipe', maintenance: true } }]));
+      .then((events) =>
+        expect(events).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'retire', failedStep: 'disk.wipe', maintenance: true } }]),
+      );
     const retired = [...retiring, completed('retire')];
     expect(given(retired).state).toMatchObject({ state: 'retired', owner: null, current: null });
     given(retired).when(retireNode, { nodeId: n }, noPool).then([]);

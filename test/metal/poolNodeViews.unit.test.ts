@@ -18,9 +18,21 @@ function project(events: PlatformEvent[]) {
 
 const enrolled = (agent?: 'none' | 'bcd'): PlatformEvent => ({
   type: 'NodeEnrolled',
-  data: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://b', credentialsRef: 'secret:b' }, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'], addresses: ['10.0.0.9'], ...(agent ? { poolId: 'p1', agent } : {}) },
+  data: {
+    nodeId: 'n1',
+    siteId: 'dc1',
+    bmc: { address: 'https://b', credentialsRef: 'secret:b' },
+    hardwareProfile: 'x',
+    macs: ['52:54:00:aa:bb:01'],
+    addresses: ['10.0.0.9'],
+    ...(agent ? { poolId: 'p1', agent } : {}),
+  },
 });
-const op = (type: 'NodeOperationRequested' | 'NodeOperationCompleted', operation: 'inspect' | 'deploy' | 'release' | 'rescue', workflowId: string): PlatformEvent =>
+const op = (
+  type: 'NodeOperationRequested' | 'NodeOperationCompleted',
+  operation: 'inspect' | 'deploy' | 'release' | 'rescue',
+  workflowId: string,
+): PlatformEvent =>
   type === 'NodeOperationRequested'
     ? { type, data: { nodeId: 'n1', siteId: 'dc1', operation, workflowId, inputs: {} } }
     : { type, data: { nodeId: 'n1', operation, workflowId } };
@@ -30,13 +42,23 @@ const registered = (role: 'ramdisk' | 'node'): PlatformEvent => ({
 });
 const inventory: PlatformEvent = {
   type: 'NodeInventoryRecorded',
-  data: { nodeId: 'n1', workflowId: 'wf-00000000000a', inventory: { ...fakeInventory, nics: [{ id: '1', mac: '52:54:00:aa:bb:01', ipv4Addresses: ['10.9.0.7'] }] } },
+  data: {
+    nodeId: 'n1',
+    workflowId: 'wf-00000000000a',
+    inventory: { ...fakeInventory, nics: [{ id: '1', mac: '52:54:00:aa:bb:01', ipv4Addresses: ['10.9.0.7'] }] },
+  },
 };
 const ready = [op('NodeOperationRequested', 'inspect', 'wf-00000000000a'), inventory, op('NodeOperationCompleted', 'inspect', 'wf-00000000000a')];
 
 describe('nodes read model for pools', () => {
   it('node views show the pool, its agent and the addresses Redfish reported', () => {
-    expect(project([enrolled('none'), ...ready])).toMatchObject({ poolId: 'p1', agent: 'none', addresses: ['10.0.0.9', '10.9.0.7'], connected: false, schedulable: false });
+    expect(project([enrolled('none'), ...ready])).toMatchObject({
+      poolId: 'p1',
+      agent: 'none',
+      addresses: ['10.0.0.9', '10.9.0.7'],
+      connected: false,
+      schedulable: false,
+    });
     expect(project([enrolled(), ...ready])).toMatchObject({ poolId: null, agent: 'bcd', connected: false, schedulable: true });
   });
 
@@ -50,6 +72,9 @@ describe('nodes read model for pools', () => {
   });
 
   it('an agentless node is never connected, even if something registered in its name', () => {
-    expect(project([enrolled('none'), ...ready, op('NodeOperationRequested', 'deploy', 'wf-00000000000b'), registered('ramdisk')])).toMatchObject({ connected: false, schedulable: false });
+    expect(project([enrolled('none'), ...ready, op('NodeOperationRequested', 'deploy', 'wf-00000000000b'), registered('ramdisk')])).toMatchObject({
+      connected: false,
+      schedulable: false,
+    });
   });
 });

@@ -38,7 +38,9 @@ async function readyWithQuorum(env: Engine, approvers: ReturnType<typeof approve
 }
 
 const destructiveSent = async (env: Engine, workflowId: string) =>
-  (await storedAgentCommands(env.nc)).filter((c) => c.commandId.startsWith(`${workflowId}-`) && AgentCommandKinds[c.kind as keyof typeof AgentCommandKinds].destructive);
+  (await storedAgentCommands(env.nc)).filter(
+    (c) => c.commandId.startsWith(`${workflowId}-`) && AgentCommandKinds[c.kind as keyof typeof AgentCommandKinds].destructive,
+  );
 
 describe('quorum for destructive commands', () => {
   it('holds every destructive command of a deploy until M distinct approvers signed, then runs it to the end', { timeout: 60_000 }, async () => {
@@ -57,7 +59,8 @@ describe('quorum for destructive commands', () => {
     expect(await destructiveSent(env, workflowId)).toEqual([]);
 
     // Refusals: a forged signature, an approval signed as a rejection, an unknown approver.
-    const approve = (approverId: string, signature: string) => env.bus.execute({ name: 'workflow.approve', payload: { workflowId, approverId, signature }, actor: 'test' });
+    const approve = (approverId: string, signature: string) =>
+      env.bus.execute({ name: 'workflow.approve', payload: { workflowId, approverId, signature }, actor: 'test' });
     await expect(approve('alice', signed(bob!.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
     await expect(approve('alice', signed(alice!.privateKey, 'reject', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
     await expect(approve('mallory', signed(alice!.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVER_UNKNOWN' });
@@ -72,7 +75,8 @@ describe('quorum for destructive commands', () => {
     await env.waitForNode('n1', (s) => s.exists && s.state === 'deployed');
     expect((await destructiveSent(env, workflowId)).map((c) => c.kind)).toEqual(['power.set', 'image.write', 'power.set']);
     const granted = [];
-    for await (const b of env.store.readAfter(`bc.evt.metal.workflow.${workflowId}`, 0)) granted.push(...b.batch.events.filter((e) => e.type === 'ApprovalGranted'));
+    for await (const b of env.store.readAfter(`bc.evt.metal.workflow.${workflowId}`, 0))
+      granted.push(...b.batch.events.filter((e) => e.type === 'ApprovalGranted'));
     expect(granted.map((e) => [(e.data as { approverId: string }).approverId, e.metadata.actor])).toEqual([
       ['alice', 'test'],
       ['carol', 'test'],
@@ -85,12 +89,20 @@ describe('quorum for destructive commands', () => {
     const alice = approver('alice');
     const { workflowId, wf } = await readyWithQuorum(env, [alice], 1);
     const { digest } = (await wf()).approval!;
-    await env.bus.execute({ name: 'workflow.reject', payload: { workflowId, approverId: 'alice', signature: signed(alice.privateKey, 'reject', digest), reason: 'wrong image' }, actor: 'test' });
+    await env.bus.execute({
+      name: 'workflow.reject',
+      payload: { workflowId, approverId: 'alice', signature: signed(alice.privateKey, 'reject', digest), reason: 'wrong image' },
+      actor: 'test',
+    });
     const failed = await env.waitForNode('n1', (s) => s.exists && s.state === 'failed');
     expect(failed).toMatchObject({ failed: { reason: 'rejected by alice: wrong image' } });
     expect(await destructiveSent(env, workflowId)).toEqual([]);
     await expect(
-      env.bus.execute({ name: 'workflow.approve', payload: { workflowId, approverId: 'alice', signature: signed(alice.privateKey, 'approve', digest) }, actor: 'test' }),
+      env.bus.execute({
+        name: 'workflow.approve',
+        payload: { workflowId, approverId: 'alice', signature: signed(alice.privateKey, 'approve', digest) },
+        actor: 'test',
+      }),
     ).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
   });
 });

@@ -28,10 +28,17 @@ const scheduled = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepSched
 /** The nonce every attempt of these tests starts with. */
 const nonce = 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ';
 const begin = (stepIndex: number, attempt = 1) => ({ ...ids(stepIndex, attempt), nonce });
-const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: now, nonce } });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({
+  type: 'StepStarted',
+  data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: now, nonce },
+});
 const stepSucceeded = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i, attempt), stepId: steps[i]!.id, output: {} } });
 /** Steps 0..i-1 done, step i scheduled. */
-const upTo = (i: number): WorkflowEvent[] => [workflowStarted, scheduled(0), ...Array.from({ length: i }, (_, k) => [stepStarted(k), stepSucceeded(k), scheduled(k + 1)]).flat()];
+const upTo = (i: number): WorkflowEvent[] => [
+  workflowStarted,
+  scheduled(0),
+  ...Array.from({ length: i }, (_, k) => [stepStarted(k), stepSucceeded(k), scheduled(k + 1)]).flat(),
+];
 const writing = [...upTo(3), stepStarted(3)];
 const lost = (attempt = 1) => ({ ...ids(3, attempt), code: 'AGENT_LOST', message: 'no heartbeat for 45 s', retryable: true });
 const fold = (events: readonly WorkflowEvent[]) => events.reduce<WorkflowState>((s, e) => workflowAggregate.evolve(s, e), workflowAggregate.initialState);
@@ -48,35 +55,69 @@ describe('restart from the boot when the agent is lost', () => {
   });
 
   it('failStep AGENT_LOST with attempts left schedules the boot again with its next attempt number', () => {
-    const events = given(writing).when(failStep, lost()).then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']));
+    const events = given(writing)
+      .when(failStep, lost())
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']));
     expect(events[0]).toMatchObject({ data: { retryable: true, code: 'AGENT_LOST' } });
     expect(events[1]).toEqual({ type: 'WorkflowRewound', data: { workflowId: wf, fromStepIndex: 3, toStepIndex: 0, code: 'AGENT_LOST', at: now } });
     expect(events[2]).toEqual(scheduled(0, 2));
     const state = fold([...writing, ...events]);
     expect(state).toMatchObject({ status: 'running', restartedAt: now });
     if (!state.exists) throw new Error('no workflow');
-    expect(state.progress.map((p) => [p.status, p.attempt])).toEqual([['scheduled', 1], ['pending', 1], ['pending', 1], ['pending', 1], ['pending', 0], ['pending', 0]]);
+    expect(state.progress.map((p) => [p.status, p.attempt])).toEqual([
+      ['scheduled', 1],
+      ['pending', 1],
+      ['pending', 1],
+      ['pending', 1],
+      ['pending', 0],
+      ['pending', 0],
+    ]);
   });
 
   it('runs the boot with new attempt numbers, gives wait.agentJoined its one attempt again, and counts the lost step on', () => {
-    const rewound = [...writing, ...given(writing).when(failStep, lost()).then(() => undefined)];
+    const rewound = [
+      ...writing,
+      ...given(writing)
+        .when(failStep, lost())
+        .then(() => undefined),
+    ];
     given(rewound).when(startStep, begin(0, 1)).thenRejects('ILLEGAL_TRANSITION');
-    given(rewound).when(startStep, begin(0, 2)).then([stepStarted(0, 2)]);
-    given([...rewound, stepStarted(0, 2)]).when(completeStep, { ...ids(0, 2), output: {} }).then([stepSucceeded(0, 2), scheduled(1, 2)]);
-    const booted = [...rewound, stepStarted(0, 2), stepSucceeded(0, 2), scheduled(1, 2), stepStarted(1, 2), stepSucceeded(1, 2), scheduled(2, 2), stepStarted(2, 2)];
+    given(rewound)
+      .when(startStep, begin(0, 2))
+      .then([stepStarted(0, 2)]);
+    given([...rewound, stepStarted(0, 2)])
+      .when(completeStep, { ...ids(0, 2), output: {} })
+      .then([stepSucceeded(0, 2), scheduled(1, 2)]);
+    const booted = [
+      ...rewound,
+      stepStarted(0, 2),
+      stepSucceeded(0, 2),
+      scheduled(1, 2),
+      stepStarted(1, 2),
+      stepSucceeded(1, 2),
+      scheduled(2, 2),
+      stepStarted(2, 2),
+    ];
     // wait.agentJoined allows one attempt per boot: its second attempt, the first since the restart, may fail once and end it.
     given(booted)
       .when(failStep, { ...ids(2, 2), code: 'STEP_TIMEOUT', message: 'x', retryable: true })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowFailed']));
     const writingAgain = [...booted, stepSucceeded(2, 2), scheduled(3, 2), stepStarted(3, 2)];
-    given(writingAgain).when(failStep, lost(2)).then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']));
+    given(writingAgain)
+      .when(failStep, lost(2))
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']));
   });
 
   it('fails the workflow with AGENT_LOST once the lost step has used its attempts', () => {
     const third = [...writing.slice(0, -1), stepStarted(3, 3)];
     given(third)
       .when(failStep, lost(3))
-      .then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: false } }, { type: 'WorkflowFailed', data: { code: 'AGENT_LOST', failedStep: 'image.write' } }]));
+      .then((e) =>
+        expect(e).toMatchObject([
+          { type: 'StepFailed', data: { retryable: false } },
+          { type: 'WorkflowFailed', data: { code: 'AGENT_LOST', failedStep: 'image.write' } },
+        ]),
+      );
   });
 });
 
@@ -84,21 +125,33 @@ describe('workflow.cancel', () => {
   const cancel = { workflowId: wf, nodeId: 'n1', reason: 'wrong image' };
 
   it('before the workflow started: it never will', () => {
-    const events = given([]).when(cancelWorkflow, cancel).then([{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: null, started: false } }]);
+    const events = given([])
+      .when(cancelWorkflow, cancel)
+      .then([{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: null, started: false } }]);
     given(events).when(cancelWorkflow, cancel).then([]);
     given(events).when(startWorkflow, { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'deploy', inputs: {} }).then([]);
   });
 
   it('with no destructive step running, ends the workflow at once; nothing new starts after it', () => {
     const waiting = [...upTo(2), stepStarted(2)];
-    const events = given(waiting).when(cancelWorkflow, cancel).then([{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: 2, started: true } }]);
-    given([...waiting, ...events]).when(completeStep, { ...ids(2), output: {} }).thenRejects('ILLEGAL_TRANSITION');
-    given([...upTo(3), ...events]).when(startStep, begin(3)).thenRejects('ILLEGAL_TRANSITION');
-    given([...waiting, ...events]).when(cancelWorkflow, cancel).then([]);
+    const events = given(waiting)
+      .when(cancelWorkflow, cancel)
+      .then([{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: 'n1', reason: 'wrong image', stepIndex: 2, started: true } }]);
+    given([...waiting, ...events])
+      .when(completeStep, { ...ids(2), output: {} })
+      .thenRejects('ILLEGAL_TRANSITION');
+    given([...upTo(3), ...events])
+      .when(startStep, begin(3))
+      .thenRejects('ILLEGAL_TRANSITION');
+    given([...waiting, ...events])
+      .when(cancelWorkflow, cancel)
+      .then([]);
   });
 
   it('with a destructive step running, waits for its outcome and then ends the workflow instead of going on', () => {
-    const requested = given(writing).when(cancelWorkflow, cancel).then([{ type: 'WorkflowCancelRequested', data: { workflowId: wf, reason: 'wrong image', waitingForStep: 3 } }]);
+    const requested = given(writing)
+      .when(cancelWorkflow, cancel)
+      .then([{ type: 'WorkflowCancelRequested', data: { workflowId: wf, reason: 'wrong image', waitingForStep: 3 } }]);
     const cancelling = [...writing, ...requested];
     given(cancelling).when(cancelWorkflow, cancel).then([]);
     // The running attempt may still be resumed after an executor crash; nothing else starts.
@@ -110,12 +163,19 @@ describe('workflow.cancel', () => {
     // A failure is not retried, nor restarted from the boot.
     given(cancelling)
       .when(failStep, lost())
-      .then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: false } }, { type: 'WorkflowCancelled', data: { stepIndex: 3 } }]));
+      .then((e) =>
+        expect(e).toMatchObject([
+          { type: 'StepFailed', data: { retryable: false } },
+          { type: 'WorkflowCancelled', data: { stepIndex: 3 } },
+        ]),
+      );
   });
 
   it('comes too late while the last step runs: the operation completes', () => {
     const last = [...upTo(5), stepStarted(5)];
-    const requested = given(last).when(cancelWorkflow, cancel).then(() => undefined);
+    const requested = given(last)
+      .when(cancelWorkflow, cancel)
+      .then(() => undefined);
     given([...last, ...requested])
       .when(completeStep, { ...ids(5), output: {} })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
@@ -133,16 +193,25 @@ describe('metal.cancel and metal.completeCancel', () => {
     type: 'NodeOperationRequested',
     data: { nodeId: n, siteId: 'dc1', operation, workflowId, inputs: {}, ...(tenantId ? { tenantId } : {}) },
   });
-  const completed = (operation: 'inspect' | 'deploy', workflowId: string): MetalEvent => ({ type: 'NodeOperationCompleted', data: { nodeId: n, operation, workflowId } });
+  const completed = (operation: 'inspect' | 'deploy', workflowId: string): MetalEvent => ({
+    type: 'NodeOperationCompleted',
+    data: { nodeId: n, operation, workflowId },
+  });
   const ready = [enrolled, requested('inspect', 'wf-00000000000a'), completed('inspect', 'wf-00000000000a')];
   const deploying = [...ready, requested('deploy', wf, 'acme')];
   const cancelRequested: MetalEvent = { type: 'NodeCancelRequested', data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'wrong image' } };
   const cancelledWorkflow = (started: boolean) =>
-    fold(started ? [...writing, { type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: n, reason: 'wrong image', stepIndex: 3, started } }] : [{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: n, reason: 'wrong image', stepIndex: null, started } }]);
+    fold(
+      started
+        ? [...writing, { type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: n, reason: 'wrong image', stepIndex: 3, started } }]
+        : [{ type: 'WorkflowCancelled', data: { workflowId: wf, nodeId: n, reason: 'wrong image', stepIndex: null, started } }],
+    );
 
   it('asks the running operation to stop, once; a node at rest has nothing to cancel', () => {
     givenNode(deploying).when(cancelNode, { nodeId: n, reason: 'wrong image' }).then([cancelRequested]);
-    givenNode([...deploying, cancelRequested]).when(cancelNode, { nodeId: n }).then([]);
+    givenNode([...deploying, cancelRequested])
+      .when(cancelNode, { nodeId: n })
+      .then([]);
     givenNode(ready).when(cancelNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
     givenNode([]).when(cancelNode, { nodeId: n }).thenRejects('NOT_FOUND');
   });
@@ -150,10 +219,17 @@ describe('metal.cancel and metal.completeCancel', () => {
   it('ends a deploy that touched the machine failed and in maintenance, with the reason and the step it stopped at', () => {
     const events = givenNode([...deploying, cancelRequested])
       .when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: cancelledWorkflow(true) } })
-      .then([{ type: 'NodeOperationFailed', data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'cancelled: wrong image', failedStep: 'image.write', maintenance: true } }]);
+      .then([
+        {
+          type: 'NodeOperationFailed',
+          data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'cancelled: wrong image', failedStep: 'image.write', maintenance: true },
+        },
+      ]);
     const state = givenNode([...deploying, cancelRequested, ...events]).state;
     expect(state).toMatchObject({ state: 'failed', maintenance: true, current: null, failed: { operation: 'deploy', reason: 'cancelled: wrong image' } });
-    givenNode([...deploying, cancelRequested, ...events]).when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: cancelledWorkflow(true) } }).then([]);
+    givenNode([...deploying, cancelRequested, ...events])
+      .when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: cancelledWorkflow(true) } })
+      .then([]);
   });
 
   it('puts a node whose operation never started back where it was, and its tenant lets go of a ready node', () => {
@@ -172,6 +248,8 @@ describe('metal.cancel and metal.completeCancel', () => {
   });
 
   it('refuses to end an operation whose workflow is not cancelled', () => {
-    givenNode([...deploying, cancelRequested]).when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: fold(writing) } }).thenRejects('ILLEGAL_TRANSITION');
+    givenNode([...deploying, cancelRequested])
+      .when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: fold(writing) } })
+      .thenRejects('ILLEGAL_TRANSITION');
   });
 });

@@ -5,7 +5,14 @@ import { wipeCoverage } from '../../services/workflow/workflow/wipeCoverage.ts';
 import { fakeInventory } from './fakeAgent.ts';
 
 const GiB = 1 << 30;
-const zeroed = (path: string, serial: string | null, sizeBytes: number): Extract<WipedDisk, { method: 'zero' }> => ({ path, serial, model: null, sizeBytes, method: 'zero', verifiedBytes: sizeBytes });
+const zeroed = (path: string, serial: string | null, sizeBytes: number): Extract<WipedDisk, { method: 'zero' }> => ({
+  path,
+  serial,
+  model: null,
+  sizeBytes,
+  method: 'zero',
+  verifiedBytes: sizeBytes,
+});
 const discarded = (path: string, serial: string | null, sizeBytes: number): WipedDisk => ({
   path,
   serial,
@@ -35,7 +42,10 @@ describe('wipeCoverage', () => {
       { id: 'b', sizeBytes: GiB, model: null, serial: null },
     ]);
     expect(wipeCoverage(report(zeroed('/dev/vda', null, GiB), zeroed('/dev/vdb', null, GiB)), inventory).covered).toBe(true);
-    expect(wipeCoverage(report(zeroed('/dev/vda', null, GiB)), inventory)).toEqual({ covered: false, reason: 'drive b (serial unknown, 1073741824 bytes) is not in the wipe result' });
+    expect(wipeCoverage(report(zeroed('/dev/vda', null, GiB)), inventory)).toEqual({
+      covered: false,
+      reason: 'drive b (serial unknown, 1073741824 bytes) is not in the wipe result',
+    });
   });
 
   it('refuses a wipe that covers fewer disks, fewer bytes, or a differently sized disk than the inventory', () => {
@@ -43,9 +53,15 @@ describe('wipeCoverage', () => {
       { id: 'Disk-0', sizeBytes: 8 * GiB, model: null, serial: 'S-A' },
       { id: 'Disk-1', sizeBytes: 4 * GiB, model: null, serial: 'S-B' },
     ]);
-    expect(wipeCoverage(report(zeroed('/dev/sda', 'S-A', 8 * GiB)), inventory)).toEqual({ covered: false, reason: 'drive Disk-1 (serial S-B, 4294967296 bytes) is not in the wipe result' });
+    expect(wipeCoverage(report(zeroed('/dev/sda', 'S-A', 8 * GiB)), inventory)).toEqual({
+      covered: false,
+      reason: 'drive Disk-1 (serial S-B, 4294967296 bytes) is not in the wipe result',
+    });
     const short = { ...zeroed('/dev/sdb', 'S-B', 4 * GiB), verifiedBytes: 4 * GiB - 512 };
-    expect(wipeCoverage(report(zeroed('/dev/sda', 'S-A', 8 * GiB), short), inventory)).toEqual({ covered: false, reason: '/dev/sdb was erased over 4294966784 of its 4294967296 bytes' });
+    expect(wipeCoverage(report(zeroed('/dev/sda', 'S-A', 8 * GiB), short), inventory)).toEqual({
+      covered: false,
+      reason: '/dev/sdb was erased over 4294966784 of its 4294967296 bytes',
+    });
     // The kernel sees less than the BMC reports (a host-protected area): the hidden part was never wiped.
     expect(wipeCoverage(report(zeroed('/dev/sda', 'S-A', 8 * GiB), zeroed('/dev/sdb', 'S-B', 2 * GiB)), inventory)).toEqual({
       covered: false,
@@ -57,7 +73,10 @@ describe('wipeCoverage', () => {
 
   it('refuses a drive it cannot match, a result that names no disk, and any other payload', () => {
     const anonymous = inventoryWith([{ id: 'mystery', sizeBytes: null, model: null, serial: null }]);
-    expect(wipeCoverage(report(zeroed('/dev/sda', null, GiB)), anonymous)).toEqual({ covered: false, reason: 'drive mystery has neither a serial nor a size: no wiped disk can be matched to it' });
+    expect(wipeCoverage(report(zeroed('/dev/sda', null, GiB)), anonymous)).toEqual({
+      covered: false,
+      reason: 'drive mystery has neither a serial nor a size: no wiped disk can be matched to it',
+    });
     expect(wipeCoverage(report(), inventoryWith([])).covered).toBe(false);
     expect(wipeCoverage({ disks: [{ id: 'nvme0', verified: true }] }, fakeInventory).covered).toBe(false);
     expect(wipeCoverage(report({ ...zeroed('/dev/sda', null, 0) }), inventoryWith([])).covered).toBe(false);

@@ -19,13 +19,18 @@ const given = deciderSpec(workflowAggregate);
 const wf = 'wf-0123456789ab';
 const start = { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'release' as const, inputs: {} };
 const noQuorum = { dependencies: { quorum: { approvers: [], threshold: 0, approvalTtlSeconds: 3_600 } } };
-const started = given([]).when(startWorkflow, start, noQuorum).then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
+const started = given([])
+  .when(startWorkflow, start, noQuorum)
+  .then((e) => expect(e.map((x) => x.type)).toEqual(['WorkflowStarted', 'StepScheduled']));
 const steps = resolveSteps(builtinProfiles.release, {});
 const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
 /** The nonce every attempt of these tests starts with. */
 const nonce = 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ';
 const begin = (stepIndex: number, attempt = 1) => ({ ...ids(stepIndex, attempt), nonce });
-const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepStarted', data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z', nonce } });
+const stepStarted = (i: number, attempt = 1): WorkflowEvent => ({
+  type: 'StepStarted',
+  data: { ...ids(i, attempt), stepId: steps[i]!.id, startedAt: '2026-12-02T12:00:00.000Z', nonce },
+});
 const stepSucceeded = (i: number, output: unknown = {}): WorkflowEvent => ({ type: 'StepSucceeded', data: { ...ids(i), stepId: steps[i]!.id, output } });
 const scheduled = (i: number): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i), stepId: steps[i]!.id } });
 
@@ -55,9 +60,13 @@ describe('workflow deciders and evolve', () => {
   });
 
   it('startStep starts the due attempt, resumes the running one, and refuses others', () => {
-    given(started).when(startStep, begin(0)).then([stepStarted(0)]);
+    given(started)
+      .when(startStep, begin(0))
+      .then([stepStarted(0)]);
     // A resumed attempt keeps the nonce it started with: another one offered now changes nothing.
-    given([...started, stepStarted(0)]).when(startStep, { ...begin(0), nonce: 'YW5vdGhlci1ub25jZS1lbnRpcmVseQ' }).then([]);
+    given([...started, stepStarted(0)])
+      .when(startStep, { ...begin(0), nonce: 'YW5vdGhlci1ub25jZS1lbnRpcmVseQ' })
+      .then([]);
     const resumed = given([...started, stepStarted(0)]).state;
     expect(resumed.exists && resumed.progress[0]).toMatchObject({ status: 'running', nonce });
     given(started).when(startStep, begin(0, 2)).thenRejects('ILLEGAL_TRANSITION');
@@ -66,27 +75,49 @@ describe('workflow deciders and evolve', () => {
   });
 
   it('completeStep schedules the next step, and completes the workflow after the last', () => {
-    given([...started, stepStarted(0)]).when(completeStep, { ...ids(0), output: { a: 1 } }).then([stepSucceeded(0, { a: 1 }), scheduled(1)]);
-    given([...started, stepStarted(0), stepSucceeded(0)]).when(completeStep, { ...ids(0), output: {} }).then([]);
-    given(started).when(completeStep, { ...ids(0), output: {} }).thenRejects('ILLEGAL_TRANSITION');
+    given([...started, stepStarted(0)])
+      .when(completeStep, { ...ids(0), output: { a: 1 } })
+      .then([stepSucceeded(0, { a: 1 }), scheduled(1)]);
+    given([...started, stepStarted(0), stepSucceeded(0)])
+      .when(completeStep, { ...ids(0), output: {} })
+      .then([]);
+    given(started)
+      .when(completeStep, { ...ids(0), output: {} })
+      .thenRejects('ILLEGAL_TRANSITION');
     const allButLast = [...started, ...[0, 1, 2, 3].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 3 ? { attested: true } : {}), scheduled(i + 1)])];
-    const done = given([...allButLast, stepStarted(4)]).when(completeStep, { ...ids(4), output: {} }).then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
+    const done = given([...allButLast, stepStarted(4)])
+      .when(completeStep, { ...ids(4), output: {} })
+      .then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
     const state = given([...allButLast, stepStarted(4), ...done]).state;
     expect(state).toMatchObject({ status: 'completed' });
     expect(wipeAttestationOf(state)).toEqual({ attested: true });
-    expect(wipeAttestationOf(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toEqual({ attested: false, reason: 'no disk.wipe step succeeded' });
+    expect(wipeAttestationOf(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toEqual({
+      attested: false,
+      reason: 'no disk.wipe step succeeded',
+    });
   });
 
   it('failStep keeps a retryable failure open until the attempts are used up, then fails the workflow', () => {
     const fail = (attempt: number, retryable = true) => ({ ...ids(0, attempt), code: 'AGENT_FAILED', message: 'x', retryable });
-    given([...started, stepStarted(0)]).when(failStep, fail(1)).then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: true } }]));
+    given([...started, stepStarted(0)])
+      .when(failStep, fail(1))
+      .then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: true } }]));
     const failedOnce: WorkflowEvent = { type: 'StepFailed', data: { ...ids(0), stepId: 'boot.setOnce', code: 'AGENT_FAILED', message: 'x', retryable: true } };
-    given([...started, stepStarted(0), failedOnce]).when(startStep, begin(0, 2)).then([stepStarted(0, 2)]);
-    given([...started, stepStarted(0), failedOnce]).when(failStep, fail(1)).then([]);
+    given([...started, stepStarted(0), failedOnce])
+      .when(startStep, begin(0, 2))
+      .then([stepStarted(0, 2)]);
+    given([...started, stepStarted(0), failedOnce])
+      .when(failStep, fail(1))
+      .then([]);
     const third = [...started, stepStarted(0), failedOnce, stepStarted(0, 3)];
     given(third)
       .when(failStep, fail(3))
-      .then((e) => expect(e).toMatchObject([{ type: 'StepFailed', data: { retryable: false } }, { type: 'WorkflowFailed', data: { failedStep: 'boot.setOnce', stepIndex: 0 } }]));
+      .then((e) =>
+        expect(e).toMatchObject([
+          { type: 'StepFailed', data: { retryable: false } },
+          { type: 'WorkflowFailed', data: { failedStep: 'boot.setOnce', stepIndex: 0 } },
+        ]),
+      );
     given([...started, stepStarted(0)])
       .when(failStep, fail(1, false))
       .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowFailed']));
@@ -95,10 +126,20 @@ describe('workflow deciders and evolve', () => {
   it('failStep records a rejected agent result before the failure', () => {
     const wipe = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
     given(wipe)
-      .when(failStep, { ...ids(3), code: 'AGENT_RESULT_REJECTED', message: 'forged', retryable: false, rejected: { commandId: `${wf}-s3-a1`, reason: 'FORGED' } })
+      .when(failStep, {
+        ...ids(3),
+        code: 'AGENT_RESULT_REJECTED',
+        message: 'forged',
+        retryable: false,
+        rejected: { commandId: `${wf}-s3-a1`, reason: 'FORGED' },
+      })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['AgentResultRejected', 'StepFailed', 'WorkflowFailed']));
-    const ended = given([...started, stepStarted(0)]).when(failStep, { ...ids(0), code: 'X', message: 'x', retryable: false }).then(() => undefined);
-    given([...started, stepStarted(0), ...ended]).when(startStep, begin(1)).thenRejects('ILLEGAL_TRANSITION');
+    const ended = given([...started, stepStarted(0)])
+      .when(failStep, { ...ids(0), code: 'X', message: 'x', retryable: false })
+      .then(() => undefined);
+    given([...started, stepStarted(0), ...ended])
+      .when(startStep, begin(1))
+      .thenRejects('ILLEGAL_TRANSITION');
   });
 
   it('rejectResult records a refused result and leaves the attempt running', () => {
@@ -107,7 +148,9 @@ describe('workflow deciders and evolve', () => {
       .when(rejectResult, { ...ids(3), commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' })
       .then([{ type: 'AgentResultRejected', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' } }]);
     expect(given([...wipe, ...rejected]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}] });
-    given(wipe).when(rejectResult, { ...ids(3, 2), commandId: `${wf}-s3-a2`, reason: 'MALFORMED' }).thenRejects('ILLEGAL_TRANSITION');
+    given(wipe)
+      .when(rejectResult, { ...ids(3, 2), commandId: `${wf}-s3-a2`, reason: 'MALFORMED' })
+      .thenRejects('ILLEGAL_TRANSITION');
   });
 });
 
@@ -115,11 +158,26 @@ describe('wipe attestation', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   const keyId = keyIdOf(raw);
-  const signer = { exists: true as const, agentId: ramdiskAgentId('n1', keyId), role: 'ramdisk' as const, siteId: 'dc1', nodeId: 'n1', publicKey: raw.toString('base64'), keyId };
-  const report = { method: 'zero', disks: [{ path: '/dev/nvme0n1', serial: 'D1', model: 'FakeDisk', sizeBytes: 1_920_383_410_176, method: 'zero', verifiedBytes: 1_920_383_410_176 }] };
+  const signer = {
+    exists: true as const,
+    agentId: ramdiskAgentId('n1', keyId),
+    role: 'ramdisk' as const,
+    siteId: 'dc1',
+    nodeId: 'n1',
+    publicKey: raw.toString('base64'),
+    keyId,
+  };
+  const report = {
+    method: 'zero',
+    disks: [{ path: '/dev/nvme0n1', serial: 'D1', model: 'FakeDisk', sizeBytes: 1_920_383_410_176, method: 'zero', verifiedBytes: 1_920_383_410_176 }],
+  };
   const inventory = fakeInventory;
   // The release booted this ramdisk: `wait.agentJoined` (step 2) saw it join.
-  const wipeRunning = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 2 ? { agentId: signer.agentId, keyId } : {}), scheduled(i + 1)]), stepStarted(3)];
+  const wipeRunning = [
+    ...started,
+    ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 2 ? { agentId: signer.agentId, keyId } : {}), scheduled(i + 1)]),
+    stepStarted(3),
+  ];
   const signed = (commandId: string, key = privateKey, fields: { agentId?: string; commandNonce?: string; payload?: unknown } = {}) =>
     Buffer.from(
       signAgentResult(
@@ -141,21 +199,34 @@ describe('wipe attestation', () => {
       ),
     ).toString('base64');
   const outputOf = (payload: object, dependencies: object) =>
-    given(wipeRunning).when(completeStep, { ...ids(3), ...payload }, { dependencies }).then(() => undefined)[0]!.data as { output: { attested: boolean; unattestedReason?: string } };
+    given(wipeRunning)
+      .when(completeStep, { ...ids(3), ...payload }, { dependencies })
+      .then(() => undefined)[0]!.data as { output: { attested: boolean; unattestedReason?: string } };
 
   it('is set only by a verified signed result of this very attempt, never by the claimed output', () => {
     expect(outputOf({ output: { attested: true } }, { signer: undefined, inventory }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer, inventory }).output).toEqual({ ...report, attested: true, agentId: signer.agentId });
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer, inventory }).output).toEqual({
+      ...report,
+      attested: true,
+      agentId: signer.agentId,
+    });
     expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a9`) }, { signer, inventory }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer, inventory }).output.attested).toBe(false);
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' } , inventory }).output.attested).toBe(false);
+    expect(
+      outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, generateKeyPairSync('ed25519').privateKey) }, { signer, inventory }).output.attested,
+    ).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`) }, { signer: { ...signer, nodeId: 'n2' }, inventory }).output.attested).toBe(false);
   });
 
   it('needs the signed report to cover every drive of the inventory: a signature alone attests nothing', () => {
     const withDisks = (disks: unknown[]) => signed(`${wf}-s3-a1`, privateKey, { payload: { method: 'zero', disks } });
     const disk = report.disks[0]!;
     // The payload a wipe result carried before it named its disks: signed, and still no attestation.
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { payload: { disks: [{ id: 'nvme0', verified: true }] } }) }, { signer, inventory }).output).toMatchObject({
+    expect(
+      outputOf(
+        { output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { payload: { disks: [{ id: 'nvme0', verified: true }] } }) },
+        { signer, inventory },
+      ).output,
+    ).toMatchObject({
       attested: false,
       unattestedReason: expect.stringMatching(/does not say which disks/),
     });
@@ -171,13 +242,20 @@ describe('wipe attestation', () => {
   });
 
   it('is never set by a result made before the command (another nonce)', () => {
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { commandNonce: 'cHVibGlzaGVkLWJlZm9yZS10aGUtY29tbWFuZA' }) }, { signer }).output.attested).toBe(false);
+    expect(
+      outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { commandNonce: 'cHVibGlzaGVkLWJlZm9yZS10aGUtY29tbWFuZA' }) }, { signer }).output
+        .attested,
+    ).toBe(false);
   });
 
   it("is never set by the installed host's node agent, nor by a ramdisk other than the one this workflow booted", () => {
     const nodeAgent = { ...signer, agentId: 'node-n1', role: 'node' as const };
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: 'node-n1' }) }, { signer: nodeAgent }).output.attested).toBe(false);
+    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: 'node-n1' }) }, { signer: nodeAgent }).output.attested).toBe(
+      false,
+    );
     const otherBoot = { ...signer, agentId: ramdiskAgentId('n1', 'zzzzzzzzzz') };
-    expect(outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: otherBoot.agentId }) }, { signer: otherBoot }).output.attested).toBe(false);
+    expect(
+      outputOf({ output: {}, signedResult: signed(`${wf}-s3-a1`, privateKey, { agentId: otherBoot.agentId }) }, { signer: otherBoot }).output.attested,
+    ).toBe(false);
   });
 });

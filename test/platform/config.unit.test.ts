@@ -53,7 +53,14 @@ describe('loadConfig', () => {
     using dir = tempDir();
     const config = loadConfig({ BC_DATA_DIR: dir.path });
     expect(thrownCode(() => natsUrlOf(config))).toBe('PRECONDITION_FAILED');
-    writeStackRecord(dir.path, { natsUrl: 'nats://127.0.0.1:40001', natsAuth: 'operator', embedded: true, apiUrl: 'http://127.0.0.1:8080', pid: process.pid, startedAt: new Date().toISOString() });
+    writeStackRecord(dir.path, {
+      natsUrl: 'nats://127.0.0.1:40001',
+      natsAuth: 'operator',
+      embedded: true,
+      apiUrl: 'http://127.0.0.1:8080',
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+    });
     expect(natsUrlOf(config)).toBe('nats://127.0.0.1:40001');
     expect(natsUrlOf(loadConfig({ BC_DATA_DIR: dir.path, BC_NATS_URL: 'nats://other:4222' }))).toBe('nats://other:4222');
   });

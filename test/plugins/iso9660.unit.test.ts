@@ -7,7 +7,14 @@ import { readIso9660 } from '../../daemon/simulator/isoImage.ts';
 import { tempDir } from '../support/natsServer.ts';
 
 const userData = '#cloud-config\nautoinstall:\n  version: 1\n';
-const seed = () => buildIso9660({ volumeId: 'cidata', files: [{ name: 'user-data', content: userData }, { name: 'meta-data', content: '' }] });
+const seed = () =>
+  buildIso9660({
+    volumeId: 'cidata',
+    files: [
+      { name: 'user-data', content: userData },
+      { name: 'meta-data', content: '' },
+    ],
+  });
 
 const le32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, true);
 const be32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, false);
@@ -74,7 +81,10 @@ describe('buildIso9660', () => {
   });
 
   it('round-trips through the reader, across directory sectors and for binary content', () => {
-    const files = Array.from({ length: 60 }, (_, i) => ({ name: `file-${String(i).padStart(3, '0')}-${'x'.repeat(20)}`, content: Uint8Array.from({ length: i * 100 }, (_, j) => (i + j) % 256) }));
+    const files = Array.from({ length: 60 }, (_, i) => ({
+      name: `file-${String(i).padStart(3, '0')}-${'x'.repeat(20)}`,
+      content: Uint8Array.from({ length: i * 100 }, (_, j) => (i + j) % 256),
+    }));
     const iso = buildIso9660({ volumeId: 'MANY', files });
     const rootSize = le32(iso, PVD + 156 + 10);
     expect(rootSize).toBeGreaterThan(2048);
@@ -89,7 +99,16 @@ describe('buildIso9660', () => {
     [{ volumeId: 'x'.repeat(33), files: [] }, 'ISO_INVALID_VOLUME_ID'],
     [{ volumeId: 'v', files: [{ name: 'a/b', content: '' }] }, 'ISO_INVALID_NAME'],
     [{ volumeId: 'v', files: [{ name: 'a;1', content: '' }] }, 'ISO_INVALID_NAME'],
-    [{ volumeId: 'v', files: [{ name: 'a', content: '' }, { name: 'a', content: 'x' }] }, 'ISO_DUPLICATE_NAME'],
+    [
+      {
+        volumeId: 'v',
+        files: [
+          { name: 'a', content: '' },
+          { name: 'a', content: 'x' },
+        ],
+      },
+      'ISO_DUPLICATE_NAME',
+    ],
   ])('refuses %j with %s', (spec, code) => {
     expect(() => buildIso9660(spec)).toThrow(expect.objectContaining({ code }) as Iso9660Error);
   });

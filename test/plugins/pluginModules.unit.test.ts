@@ -17,7 +17,7 @@ describe('loadPluginModules', () => {
     await expect(loadPluginModules(['test/walkthroughs/acme-cloud/provider.ts'])).rejects.toThrow(/exports no plugin/);
   });
 
-  it('takes the deployment\'s plugin modules from BC_PLUGINS, comma-separated', () => {
+  it("takes the deployment's plugin modules from BC_PLUGINS, comma-separated", () => {
     const dataDir = '/nonexistent/bc-plugins-config';
     expect(loadConfig({ BC_PLUGINS: ' ./a/plugin.ts, /opt/b.ts ,' }, { dataDir }).plugins).toEqual(['./a/plugin.ts', '/opt/b.ts']);
     expect(loadConfig({}, { dataDir }).plugins).toEqual([]);

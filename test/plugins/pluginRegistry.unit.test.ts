@@ -12,12 +12,24 @@ const registration = (over: Partial<PluginRegistration> = {}): PluginRegistratio
     pluginId: 'acme',
     version: '1.0.0',
     steps: [{ id: 'acme.render', runsOn: 'control-plane', destructive: false, sends: [], relays: [] }],
-    profiles: [{ id: 'acme-1.0', version: 1, target: 'metal', role: 'deploy', steps: [{ id: 'acme.render', runsOn: 'control-plane' }, { id: 'power.set', runsOn: 'site', params: { action: 'cycle' } }] }],
+    profiles: [
+      {
+        id: 'acme-1.0',
+        version: 1,
+        target: 'metal',
+        role: 'deploy',
+        steps: [
+          { id: 'acme.render', runsOn: 'control-plane' },
+          { id: 'power.set', runsOn: 'site', params: { action: 'cycle' } },
+        ],
+      },
+    ],
     drivers: [],
     providers: [],
     ...over,
   });
-const decide = (state: PluginRegistryState, command: PluginRegistration) => registerPlugin.decide(command, state, { commandId: 'c1', actor: 't', now, dependencies: undefined });
+const decide = (state: PluginRegistryState, command: PluginRegistration) =>
+  registerPlugin.decide(command, state, { commandId: 'c1', actor: 't', now, dependencies: undefined });
 const fold = (state: PluginRegistryState, command: PluginRegistration) => decide(state, command).reduce(pluginRegistryAggregate.evolve, state);
 const codeOf = (fn: () => unknown) => {
   try {
@@ -41,7 +53,11 @@ describe('plugin registry', () => {
     const state = fold(empty, registration());
     expect(codeOf(() => decide(state, registration({ pluginId: 'other', profiles: [] })))).toBe('ALREADY_EXISTS');
     expect(codeOf(() => decide(state, registration({ pluginId: 'other', steps: [], profiles: registration().profiles })))).toBe('ALREADY_EXISTS');
-    expect(codeOf(() => decide(empty, registration({ steps: [{ id: 'wait.agentJoined', runsOn: 'control-plane', destructive: false, sends: [], relays: [] }], profiles: [] })))).toBe('ALREADY_EXISTS');
+    expect(
+      codeOf(() =>
+        decide(empty, registration({ steps: [{ id: 'wait.agentJoined', runsOn: 'control-plane', destructive: false, sends: [], relays: [] }], profiles: [] })),
+      ),
+    ).toBe('ALREADY_EXISTS');
     expect(codeOf(() => decide(empty, registration({ profiles: [{ ...registration().profiles[0]!, id: 'deploy' }] })))).toBe('ALREADY_EXISTS');
     const twice = registration().steps[0]!;
     expect(codeOf(() => decide(empty, registration({ steps: [twice, twice] })))).toBe('VALIDATION_FAILED');
@@ -59,6 +75,9 @@ describe('plugin registry', () => {
     expect(validateProfile(state, { id: 'x' }).map((i) => i.code)).toEqual(['INVALID']);
     // The profile cannot make a destructive step look harmless; plugin steps carry their plugin into the workflow.
     const steps = resolveSteps({ ...profile, steps: [...profile.steps.slice(0, 1), { ...profile.steps[1]!, destructive: false }] }, {}, stepHomes(state));
-    expect(steps.map((s) => [s.id, s.plugin, s.destructive])).toEqual([['acme.render', 'acme', false], ['power.set', undefined, true]]);
+    expect(steps.map((s) => [s.id, s.plugin, s.destructive])).toEqual([
+      ['acme.render', 'acme', false],
+      ['power.set', undefined, true],
+    ]);
   });
 });

@@ -11,7 +11,11 @@ import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts'
 import { enrollPayload, startEngine } from '../metal/engineFixture.ts';
 import { startFakeAgent } from '../metal/fakeAgent.ts';
 
-const refusalOf = (started: Promise<RunningPlugin>) => started.then(async (p) => (await p.stop(), 'no error'), (err: { code?: string }) => err.code);
+const refusalOf = (started: Promise<RunningPlugin>) =>
+  started.then(
+    async (p) => (await p.stop(), 'no error'),
+    (err: { code?: string }) => err.code,
+  );
 
 /** Which replica ran which attempt, and a gate that holds `acme.check` while a test needs it held. */
 const ranBy: { step: string; replica: string; key: string }[] = [];
@@ -51,7 +55,13 @@ function acmePlugin(replica: string) {
       { id: 'acme.check', runsOn: 'control-plane', params: { stamp: fromStep('acme.stamp', 'stamp') } },
     ],
   });
-  return definePlugin({ id: 'acme-stamp', version: '1.0.0', extensions: [stamp, check], profiles: [profile], drivers: [{ id: 'acme-bmc', kind: 'bmc', description: 'Acme BMC dialect' }] });
+  return definePlugin({
+    id: 'acme-stamp',
+    version: '1.0.0',
+    extensions: [stamp, check],
+    profiles: [profile],
+    drivers: [{ id: 'acme-bmc', kind: 'bmc', description: 'Acme BMC dialect' }],
+  });
 }
 
 describe('plugins as standalone consumer services', () => {
@@ -73,16 +83,27 @@ describe('plugins as standalone consumer services', () => {
       for (const n of ['n1', 'n2', 'n3']) await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload(n), actor: 'test' });
       for (const n of ['n1', 'n2', 'n3']) await env.waitForNode(n, (s) => s.exists && s.state === 'ready');
 
-      expect(validateProfile(await catalog.registry(), acmePlugin('x').profiles[0])).toMatchObject([{ code: 'STEP_UNKNOWN', stepId: 'acme.stamp' }, { code: 'STEP_UNKNOWN', stepId: 'acme.check' }]);
+      expect(validateProfile(await catalog.registry(), acmePlugin('x').profiles[0])).toMatchObject([
+        { code: 'STEP_UNKNOWN', stepId: 'acme.stamp' },
+        { code: 'STEP_UNKNOWN', stepId: 'acme.check' },
+      ]);
       const a = await start('a');
       const registry = await catalog.registry();
       expect(validateProfile(registry, acmePlugin('x').profiles[0])).toEqual([]);
       expect(await catalog.list()).toMatchObject([{ pluginId: 'acme-stamp', version: '1.0.0', alive: true, replicas: [{ instanceId: a.instanceId }] }]);
 
       // Ids are unique across the platform: a built-in step id and another plugin's step id are both refused.
-      const squatter = definePlugin({ id: 'squatter', version: '0.1.0', extensions: [defineStep({ id: 'acme.stamp', runsOn: 'control-plane', input: z.object({}), run: async () => null })] });
+      const squatter = definePlugin({
+        id: 'squatter',
+        version: '0.1.0',
+        extensions: [defineStep({ id: 'acme.stamp', runsOn: 'control-plane', input: z.object({}), run: async () => null })],
+      });
       expect(await refusalOf(runPlugin(squatter, { config, env: pluginEnv }))).toBe('ALREADY_EXISTS');
-      const shadow = definePlugin({ id: 'shadow', version: '0.1.0', extensions: [defineStep({ id: 'power.set', runsOn: 'site', input: z.object({}), run: async () => null })] });
+      const shadow = definePlugin({
+        id: 'shadow',
+        version: '0.1.0',
+        extensions: [defineStep({ id: 'power.set', runsOn: 'site', input: z.object({}), run: async () => null })],
+      });
       expect(await refusalOf(runPlugin(shadow, { config, env: pluginEnv }))).toBe('ALREADY_EXISTS');
 
       // A deploy with the plugin's profile: the plugin's steps run in the plugin, the second sees the first's output.
@@ -94,7 +115,10 @@ describe('plugins as standalone consumer services', () => {
       await env.waitForNode('n1', (s) => s.exists && s.state === 'deployed');
       const wf = (await env.bus.repository.load(workflowAggregate, n1Workflow)).state;
       if (!wf.exists) throw new Error('no workflow');
-      expect(wf.steps.map((s) => [s.id, s.plugin])).toEqual([['acme.stamp', 'acme-stamp'], ['acme.check', 'acme-stamp']]);
+      expect(wf.steps.map((s) => [s.id, s.plugin])).toEqual([
+        ['acme.stamp', 'acme-stamp'],
+        ['acme.check', 'acme-stamp'],
+      ]);
       const stampOutput = wf.progress[0]!.output as { stamp: string; url: string };
       expect(wf.progress[1]!.output).toEqual({ seen: stampOutput.stamp });
       expect(ranBy.filter((r) => r.key.startsWith(wf.workflowId)).map((r) => r.replica)).toEqual(['a', 'a']);

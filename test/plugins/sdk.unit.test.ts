@@ -13,7 +13,12 @@ describe('better-compute/sdk', () => {
       input: z.object({ port: z.number().int() }),
       output: z.object({ version: z.string() }),
       run: async (ctx) => {
-        const answer = await httpViaSite(ctx as StepContext<unknown>, { url: `https://10.0.5.21:${ctx.input.port}/version`, tlsSpkiSha256: 'A'.repeat(43) + '=', key: 'version', poll: true });
+        const answer = await httpViaSite(ctx as StepContext<unknown>, {
+          url: `https://10.0.5.21:${ctx.input.port}/version`,
+          tlsSpkiSha256: 'A'.repeat(43) + '=',
+          key: 'version',
+          poll: true,
+        });
         if (!answer || answer.status !== 200) stepNotReady('API not answering yet');
         return { version: answer.body };
       },
@@ -21,9 +26,20 @@ describe('better-compute/sdk', () => {
     expectTypeOf(step.id).toEqualTypeOf<'acme.waitForApi'>();
     expect(step).toMatchObject({ id: 'acme.waitForApi', destructive: false, sends: ['site.httpProxy'], relays: ['site'] });
     expect(Object.isFrozen(step)).toBe(true);
-    expect(defineStep({ id: 'acme.noop', runsOn: 'control-plane', input: z.object({}), run: async () => null })).toMatchObject({ destructive: false, sends: [], relays: [], output: undefined });
+    expect(defineStep({ id: 'acme.noop', runsOn: 'control-plane', input: z.object({}), run: async () => null })).toMatchObject({
+      destructive: false,
+      sends: [],
+      relays: [],
+      output: undefined,
+    });
 
-    const profile = defineProfile({ id: 'acme-profile', version: 1, target: 'metal', role: 'deploy', steps: [{ id: step.id, runsOn: 'control-plane', params: { port: 50000 } }] });
+    const profile = defineProfile({
+      id: 'acme-profile',
+      version: 1,
+      target: 'metal',
+      role: 'deploy',
+      steps: [{ id: step.id, runsOn: 'control-plane', params: { port: 50000 } }],
+    });
     expectTypeOf(profile.id).toEqualTypeOf<'acme-profile'>();
     expect(() => stepNotReady('later', { retryAfterMs: 500 })).toThrow(StepNotReadyError);
   });

@@ -11,8 +11,12 @@ import { startApi } from '../support/apiFixture.ts';
 const body = fc.oneof(
   fc.jsonValue().map((v) => ({ payload: JSON.stringify(v) ?? 'null', type: 'application/json' })),
   fc.string().map((s) => ({ payload: `{${s}`, type: 'application/json' })),
-  fc.string({ minLength: 0, maxLength: 40 }).map((s) => ({ payload: s, type: fc.sample(fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded'), 1)[0]! })),
-  fc.record({ nodeId: fc.string({ maxLength: 2_000 }), siteId: fc.string(), tenantId: fc.string() }).map((v) => ({ payload: JSON.stringify(v), type: 'application/json' })),
+  fc
+    .string({ minLength: 0, maxLength: 40 })
+    .map((s) => ({ payload: s, type: fc.sample(fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded'), 1)[0]! })),
+  fc
+    .record({ nodeId: fc.string({ maxLength: 2_000 }), siteId: fc.string(), tenantId: fc.string() })
+    .map((v) => ({ payload: JSON.stringify(v), type: 'application/json' })),
   fc.constant({ payload: JSON.stringify({ name: 'x'.repeat(1_100_000) }), type: 'application/json' }),
 );
 
@@ -56,9 +60,16 @@ describe('command fuzzing', () => {
     try {
       const before = await env.store.streamLastSequence();
       await fc.assert(
-        fc.asyncProperty(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,10}$/), fc.oneof(fc.uint8Array({ maxLength: 400 }), fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v) ?? ''))), async (id, bytes) => {
-          await env.nc.publish(`bc.site.dc1.res.n1.wf-000000000000-s0-a${id}`, bytes);
-        }),
+        fc.asyncProperty(
+          fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,10}$/),
+          fc.oneof(
+            fc.uint8Array({ maxLength: 400 }),
+            fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v) ?? '')),
+          ),
+          async (id, bytes) => {
+            await env.nc.publish(`bc.site.dc1.res.n1.wf-000000000000-s0-a${id}`, bytes);
+          },
+        ),
         { numRuns: 100 },
       );
       await env.nc.flush();

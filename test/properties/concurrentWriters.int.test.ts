@@ -35,12 +35,20 @@ describe('concurrent writers', () => {
         await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'setup' });
         const enroll = await env.bus.execute({
           name: 'metal.enroll',
-          payload: { nodeId: NODE, siteId: 'dc1', bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' }, hardwareProfile: 'x', macs: ['52:54:00:00:00:01'] },
+          payload: {
+            nodeId: NODE,
+            siteId: 'dc1',
+            bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' },
+            hardwareProfile: 'x',
+            macs: ['52:54:00:00:00:01'],
+          },
           actor: 'setup',
         });
         const connections = await Promise.all(RETRIES.map((_, i) => connectNats(env.nats.url, `writer-${i}`)));
         try {
-          const buses = await Promise.all(connections.map(async (nc, i) => new CommandBus(await openEventStore(nc, env.config), allCommands, { retries: RETRIES[i]! })));
+          const buses = await Promise.all(
+            connections.map(async (nc, i) => new CommandBus(await openEventStore(nc, env.config), allCommands, { retries: RETRIES[i]! })),
+          );
           const attempts: Promise<Attempt>[] = [];
           commands.forEach((c, i) => {
             const commandId = `mnt-${String(i).padStart(4, '0')}`;
@@ -83,7 +91,10 @@ describe('concurrent writers', () => {
           const conflicted = new Set(settled.filter((a) => !a.ok).map((a) => a.commandId));
           for (const id of conflicted) if (!answered.has(id)) expect(logIds).not.toContain(id);
 
-          const folded = foldStored(nodeAggregate, log.flatMap((m) => m.batch.events));
+          const folded = foldStored(
+            nodeAggregate,
+            log.flatMap((m) => m.batch.events),
+          );
           const fresh = new CommandBus(env.store, allCommands, { retries: 0 });
           expect((await fresh.repository.load(nodeAggregate, NODE)).state).toEqual(folded);
           for (const bus of buses) {

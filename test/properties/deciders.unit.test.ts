@@ -75,7 +75,12 @@ describe('evolve', () => {
       const storedMetal = stored.filter((e) => e.type !== 'SiteCreated');
       expect(foldStored(nodeAggregate, storedMetal)).toEqual(metal.reduce(nodeAggregate.evolve, nodeAggregate.initialState));
       const sites = events.filter((e): e is SiteEvent => e.type === 'SiteCreated');
-      expect(foldStored(siteAggregate, stored.filter((e) => e.type === 'SiteCreated'))).toEqual(sites.reduce(siteAggregate.evolve, siteAggregate.initialState));
+      expect(
+        foldStored(
+          siteAggregate,
+          stored.filter((e) => e.type === 'SiteCreated'),
+        ),
+      ).toEqual(sites.reduce(siteAggregate.evolve, siteAggregate.initialState));
     },
   );
 });
@@ -89,13 +94,16 @@ describe('decide', () => {
     }
   });
 
-  test.prop([workloadArb({ maxLength: 50 })], { numRuns: 40 })('decide refuses or answers [] for any command whose events were just applied, engine and VPS commands too', async (intents) => {
-    const { sim } = await planWorkload(intents);
-    for (const { commandId, result } of sim.redecisions) {
-      const ok = 'code' in result || result.events.length === 0;
-      expect(ok, `${commandId} decided again gave ${JSON.stringify(result)}`).toBe(true);
-    }
-  });
+  test.prop([workloadArb({ maxLength: 50 })], { numRuns: 40 })(
+    'decide refuses or answers [] for any command whose events were just applied, engine and VPS commands too',
+    async (intents) => {
+      const { sim } = await planWorkload(intents);
+      for (const { commandId, result } of sim.redecisions) {
+        const ok = 'code' in result || result.events.length === 0;
+        expect(ok, `${commandId} decided again gave ${JSON.stringify(result)}`).toBe(true);
+      }
+    },
+  );
 
   test.prop([commandSequenceArb()])('decide output folds into the aggregate states the model reports', async (commands) => {
     const sim = await simulate(commands);
@@ -103,7 +111,12 @@ describe('decide', () => {
     for (const b of sim.batches) bySubject.set(b.subject, [...(bySubject.get(b.subject) ?? []), b]);
     for (const [subject, batches] of bySubject) {
       const aggregate = subject.startsWith('bc.evt.site.') ? siteAggregate : nodeAggregate;
-      expect(foldStored(aggregate as typeof nodeAggregate, batches.flatMap((b) => b.batch.events))).toEqual(sim.states.get(subject));
+      expect(
+        foldStored(
+          aggregate as typeof nodeAggregate,
+          batches.flatMap((b) => b.batch.events),
+        ),
+      ).toEqual(sim.states.get(subject));
     }
   });
 

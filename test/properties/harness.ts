@@ -27,7 +27,17 @@ export async function waitForCheckpoint(projector: Projector, seq: number, timeo
     if (status.checkpoint >= seq) return;
     if (Date.now() > deadline) {
       const info = await store?.jsm.consumers.info(store.stream, projector.durable).catch((err: unknown) => ({ error: String(err) }));
-      const durable = info && 'delivered' in info ? { delivered: info.delivered.stream_seq, ackFloor: info.ack_floor.stream_seq, ackPending: info.num_ack_pending, waiting: info.num_waiting, pending: info.num_pending, redelivered: info.num_redelivered } : info;
+      const durable =
+        info && 'delivered' in info
+          ? {
+              delivered: info.delivered.stream_seq,
+              ackFloor: info.ack_floor.stream_seq,
+              ackPending: info.num_ack_pending,
+              waiting: info.num_waiting,
+              pending: info.num_pending,
+              redelivered: info.num_redelivered,
+            }
+          : info;
       throw new Error(`${projector.projection.name} stuck at ${status.checkpoint}, wanted ${seq} (${JSON.stringify({ status, durable })})`);
     }
     await sleep(10);

@@ -14,11 +14,21 @@ const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await p
 
 describe('projections', () => {
   it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets and VPS instances', async () => {
-    const seen = { workflowsCompleted: 0, workflowsFailed: 0, attestedWipes: 0, unattestedWipes: 0, retired: 0, rescued: 0, secrets: 0, instances: 0, pools: 0 };
+    const seen = {
+      workflowsCompleted: 0,
+      workflowsFailed: 0,
+      attestedWipes: 0,
+      unattestedWipes: 0,
+      retired: 0,
+      rescued: 0,
+      secrets: 0,
+      instances: 0,
+      pools: 0,
+    };
     const runs = fc.sample(logArb, { numRuns: 30, seed: 20_261_202 });
     for (const intents of runs) {
       const dbs = projectInMemory([(await simulate(intents)).messages]);
-      const count = (model: string, sql: string) => (dbs.get(model)!.prepare(sql).pluck().get() as number) > 0 ? 1 : 0;
+      const count = (model: string, sql: string) => ((dbs.get(model)!.prepare(sql).pluck().get() as number) > 0 ? 1 : 0);
       seen.workflowsCompleted += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'completed' AND operation != 'inspect'`);
       seen.workflowsFailed += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'failed'`);
       seen.attestedWipes += count('workflows', `SELECT count(*) FROM workflow_steps WHERE step_id = 'disk.wipe' AND json_extract(output, '$.attested') = 1`);
@@ -36,12 +46,15 @@ describe('projections', () => {
     expect(seen.pools).toBe(runs.length);
   });
 
-  test.prop([logArb, fc.array(fc.nat(), { maxLength: 15 })], { numRuns: 60 })('projections give the same tables for one batch as for any chunking', async (commands, cuts) => {
-    const { messages } = await simulate(commands);
-    const rebuilt = dumpAll(projectInMemory([messages]));
-    expect(dumpAll(projectInMemory(chunk(messages, cuts)))).toEqual(rebuilt);
-    expect(dumpAll(projectInMemory(messages.map((m) => [m])))).toEqual(rebuilt);
-  });
+  test.prop([logArb, fc.array(fc.nat(), { maxLength: 15 })], { numRuns: 60 })(
+    'projections give the same tables for one batch as for any chunking',
+    async (commands, cuts) => {
+      const { messages } = await simulate(commands);
+      const rebuilt = dumpAll(projectInMemory([messages]));
+      expect(dumpAll(projectInMemory(chunk(messages, cuts)))).toEqual(rebuilt);
+      expect(dumpAll(projectInMemory(messages.map((m) => [m])))).toEqual(rebuilt);
+    },
+  );
 
   test.prop([logArb, deliveryPlanArb], { numRuns: 60 })('projections ignore redelivered, duplicated and reordered old messages', async (commands, plan) => {
     const { messages } = await simulate(commands);

@@ -50,7 +50,10 @@ describe('projector failures', () => {
         await trickle;
         const last = await env.bus.execute({ name: 'site.create', payload: { siteId: 'zz', name: 'x' }, actor: 't' });
         await waitForCheckpoint(second, last.seq, 10_000);
-        expect(listSites(second.db).map((s) => s.siteId), `attempt ${attempt}`).toEqual([...ids, 'zz']);
+        expect(
+          listSites(second.db).map((s) => s.siteId),
+          `attempt ${attempt}`,
+        ).toEqual([...ids, 'zz']);
       } finally {
         await second.stop();
       }

@@ -17,7 +17,10 @@ export function dumpTables(db: Database): TableDump {
   const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
   for (const name of names) {
     const columns = db.pragma(`table_info(${JSON.stringify(name)})`) as { name: string; pk: number }[];
-    const pk = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => JSON.stringify(c.name));
+    const pk = columns
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => JSON.stringify(c.name));
     tables[name] = db.prepare(`SELECT * FROM ${JSON.stringify(name)} ORDER BY ${pk.length ? pk.join(', ') : 'rowid'}`).all();
   }
   return { userVersion: db.pragma('user_version', { simple: true }) as number, schema, tables };

@@ -64,7 +64,10 @@ describe('RAID apply on dmtf-public-tower', () => {
     const first = await client.applyRaid(plan);
     expect(first.created).toEqual([expect.objectContaining({ name: 'os-mirror', raidType: 'RAID1', storageUri: raid })]);
     const volume = sim.resource(first.created[0]!.uri) as { Links: { Drives: unknown[] } };
-    expect(volume.Links.Drives).toEqual([{ '@odata.id': '/redfish/v1/Chassis/Tower/Drives/Disk-1-6' }, { '@odata.id': '/redfish/v1/Chassis/Tower/Drives/Disk-1-7' }]);
+    expect(volume.Links.Drives).toEqual([
+      { '@odata.id': '/redfish/v1/Chassis/Tower/Drives/Disk-1-6' },
+      { '@odata.id': '/redfish/v1/Chassis/Tower/Drives/Disk-1-7' },
+    ]);
     const again = await client.applyRaid(plan);
     expect(again.created).toEqual([]);
     expect(again.volumes.filter((v) => v.name === 'os-mirror')).toHaveLength(1);

@@ -72,7 +72,15 @@ export function clientFor(sim: BmcSimulator, options: Partial<RedfishClientOptio
     timeoutMs: 3_000,
     ...options,
     // Test timings override these one by one.
-    timing: { pollIntervalMs: 5, powerTimeoutMs: 3_000, mediaTimeoutMs: 3_000, taskTimeoutMs: 5_000, resetObserveMs: 500, bootVerifyMs: 500, ...options.timing },
+    timing: {
+      pollIntervalMs: 5,
+      powerTimeoutMs: 3_000,
+      mediaTimeoutMs: 3_000,
+      taskTimeoutMs: 5_000,
+      resetObserveMs: 500,
+      bootVerifyMs: 500,
+      ...options.timing,
+    },
   });
   running.find((r) => r.sim === sim)?.clients.push(client);
   return client;

@@ -67,7 +67,10 @@ describe('virtual media on dmtf-public-tower (PATCH fallback)', () => {
     const client = clientFor(sim);
     await client.insertMedia(image);
     const patches = requestsTo(sim, 'PATCH', cd);
-    expect(patches.map((p) => p.body)).toEqual([{ Image: null, Inserted: false }, { Image: image, Inserted: true }]);
+    expect(patches.map((p) => p.body)).toEqual([
+      { Image: null, Inserted: false },
+      { Image: image, Inserted: true },
+    ]);
     expect(patches.every((p) => p.ifMatch !== undefined)).toBe(true);
     expect(sim.resource(cd)).toMatchObject({ Image: image, Inserted: true, ConnectedVia: 'URI' });
     expect(writes(sim).filter((r) => r.method === 'POST')).toEqual([]);

@@ -43,7 +43,11 @@ describe.each(trees)('virtual media dialects on $tree', (facts) => {
   it('is refused by the simulated BMC while remote media is off (what the switch is for)', async () => {
     const sim = await simulate(facts.tree, { dialect: { vendor: 'AMI', remoteMedia: 'disabled' } });
     const basic = `Basic ${Buffer.from('bc-admin:sim-Pa55word!').toString('base64')}`;
-    const res = await fetch(`${sim.url}${facts.cdMediaUri}`, { method: 'PATCH', headers: { Authorization: basic }, body: JSON.stringify({ Image: image, Inserted: true }) });
+    const res = await fetch(`${sim.url}${facts.cdMediaUri}`, {
+      method: 'PATCH',
+      headers: { Authorization: basic },
+      body: JSON.stringify({ Image: image, Inserted: true }),
+    });
     expect(res.status).toBe(409);
     expect(sim.insertedMedia()).not.toBe(image);
   });

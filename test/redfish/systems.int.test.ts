@@ -30,7 +30,10 @@ describe.each(trees)('a BMC serving several systems ($tree)', (facts) => {
 
   it('takes the identity each system is given', async () => {
     const sim = await simulate(facts.tree, {
-      systems: [{ uuid: '00000000-0000-4000-8000-00000000000a', macs: ['52:54:00:00:0a:01'] }, { serial: 'B-2', macs: ['52:54:00:00:0b:01'] }],
+      systems: [
+        { uuid: '00000000-0000-4000-8000-00000000000a', macs: ['52:54:00:00:0a:01'] },
+        { serial: 'B-2', macs: ['52:54:00:00:0b:01'] },
+      ],
     });
     const a = await clientFor(sim, { baseUrl: sim.addressOf(sim.systems[0]!) }).getInventory();
     const b = await clientFor(sim, { baseUrl: sim.addressOf(sim.systems[1]!) }).getInventory();

@@ -54,10 +54,16 @@ describe.each(trees)('deferred actions (202 and a task) on $tree', (facts) => {
     // On is refused for a running machine: the task ends in Exception, and the client says so.
     const reset = sim.resource(facts.systemUri) as { Actions: Record<string, { target: string }> };
     const basic = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
-    const res = await fetch(`${sim.url}${reset.Actions['#ComputerSystem.Reset']!.target}`, { method: 'POST', headers: { Authorization: basic }, body: JSON.stringify({ ResetType: 'On' }) });
+    const res = await fetch(`${sim.url}${reset.Actions['#ComputerSystem.Reset']!.target}`, {
+      method: 'POST',
+      headers: { Authorization: basic },
+      body: JSON.stringify({ ResetType: 'On' }),
+    });
     expect(res.status).toBe(202);
     const task = res.headers.get('location')!;
-    await expect.poll(async () => ((await (await fetch(`${sim.url}${task}`, { headers: { Authorization: basic } })).json()) as { TaskState: string }).TaskState).toBe('Exception');
+    await expect
+      .poll(async () => ((await (await fetch(`${sim.url}${task}`, { headers: { Authorization: basic } })).json()) as { TaskState: string }).TaskState)
+      .toBe('Exception');
   });
 });
 

@@ -10,11 +10,7 @@ describe.each(trees)('volumes on $tree', (facts) => {
     it('reports REDFISH_UNSUPPORTED for list, create and delete', async () => {
       const sim = await simulate(facts.tree);
       const client = clientFor(sim);
-      for (const attempt of [
-        client.listVolumes(),
-        client.createVolume({ raidType: 'RAID1' }),
-        client.deleteVolume(`${facts.systemUri}/Storage/1/Volumes/1`),
-      ]) {
+      for (const attempt of [client.listVolumes(), client.createVolume({ raidType: 'RAID1' }), client.deleteVolume(`${facts.systemUri}/Storage/1/Volumes/1`)]) {
         expect(isRedfishError(await failureOf(attempt), 'REDFISH_UNSUPPORTED')).toBe(true);
       }
       expect(writes(sim)).toEqual([]);

@@ -32,7 +32,20 @@ describe('simulated site on sealed secrets', () => {
     const grantRequests: string[] = [];
     const spy = nc.subscribe(Subjects.secretGrant, { callback: (_e, m) => void grantRequests.push(m.subject) });
     const simDir = join(backbone.dataDir, 'sim', 'gs');
-    const site = await startSimulatedSite(nc, { siteId: 'gs', machines: 1, bmcPortBase: 0, dataDir: simDir, diskSizeBytes: 1 << 20, bmcDelayMs: 10, secrets: { masterKey }, inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) }, log);
+    const site = await startSimulatedSite(
+      nc,
+      {
+        siteId: 'gs',
+        machines: 1,
+        bmcPortBase: 0,
+        dataDir: simDir,
+        diskSizeBytes: 1 << 20,
+        bmcDelayMs: 10,
+        secrets: { masterKey },
+        inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }),
+      },
+      log,
+    );
     try {
       await site.siteAgent!.registered;
       // No plaintext credentials file on the site: the only copy is the sealed secret.
@@ -63,7 +76,9 @@ describe('simulated site on sealed secrets', () => {
       const jsm = await jetstreamManager(nc);
       let verdict: VerifiedAgentResult | undefined;
       for (let i = 0; !verdict && i < 300; i++) {
-        const msg = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('gs', 'gs-m001', command.commandId, command.nonce) });
+        const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
+          last_by_subj: Subjects.agentResult('gs', 'gs-m001', command.commandId, command.nonce),
+        });
         if (msg) {
           const agent = (await bus.repository.load(agentAggregate, 'site-gs')).state;
           verdict = verifyAgentResult(msg.data, command, (id) => (agent.exists && agent.agentId === id ? agent : undefined));

@@ -8,7 +8,6 @@ import { loadMasterKey, MasterKey } from '../../services/secrets/masterKey.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 
-
 describe('master key', () => {
   it('loads BC_MASTER_KEY (base64 of 32 bytes) through the config', () => {
     using dir = tempDir();
@@ -48,7 +47,11 @@ describe('master key', () => {
     const file = join(dir.path, 'elsewhere.key');
     const bytes = randomBytes(32);
     writeFileSync(file, `${bytes.toString('base64')}\n`, { mode: 0o600 });
-    expect(loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path })).bytes().equals(bytes)).toBe(true);
+    expect(
+      loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path }))
+        .bytes()
+        .equals(bytes),
+    ).toBe(true);
     writeFileSync(file, 'garbage');
     expect(thrownCode(() => loadMasterKey(loadConfig({ BC_MASTER_KEY_FILE: file }, { dataDir: dir.path })))).toBe('MASTER_KEY_INVALID');
   });

@@ -37,13 +37,21 @@ describe('sealed secrets', () => {
     const spyConn = await connectNats(backbone.nats.url, 'spy');
     const traffic = recordTraffic(spyConn, ['>']);
     const responder = serveCommands(nc, backbone.bus, log);
-    const app = await buildApi({ config, nc, store, bus: new CommandBus(store, operatorCommands, { retries: 3 }), readers: backbone.readers, metrics: createMetrics() }, log);
+    const app = await buildApi(
+      { config, nc, store, bus: new CommandBus(store, operatorCommands, { retries: 3 }), readers: backbone.readers, metrics: createMetrics() },
+      log,
+    );
     const grants = startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' }));
     const agentConn = await connectNats(backbone.nats.url, 'site-agent');
     using agentDirs = tempDir('bc-agents-');
     const responses: string[] = [];
     const http = async (method: 'GET' | 'PUT' | 'DELETE' | 'POST', url: string, payload?: unknown) => {
-      const res = await app.inject({ method, url, headers: { authorization: `Bearer ${readAdminToken(config.dataDir)}` }, ...(payload !== undefined ? { payload: payload as object } : {}) });
+      const res = await app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${readAdminToken(config.dataDir)}` },
+        ...(payload !== undefined ? { payload: payload as object } : {}),
+      });
       responses.push(`${method} ${url} ${res.statusCode} ${JSON.stringify(res.headers)} ${res.body}`);
       return { status: res.statusCode, body: res.json() as Record<string, unknown> & { code?: string } };
     };
@@ -56,7 +64,9 @@ describe('sealed secrets', () => {
       const token = unique('tok');
       const generic = { apiKey: unique('key'), nested: { note: unique('note') } };
       const rejected = { username: unique('rej') };
-      const plaintexts = [bmcN1, bmcN1Rotated, bmcN2, generic, generic.nested, rejected].flatMap((v) => Object.values(v).filter((x): x is string => typeof x === 'string')).concat(token);
+      const plaintexts = [bmcN1, bmcN1Rotated, bmcN2, generic, generic.nested, rejected]
+        .flatMap((v) => Object.values(v).filter((x): x is string => typeof x === 'string'))
+        .concat(token);
 
       for (const siteId of ['dc1', 'dc2']) await backbone.bus.execute({ name: 'site.create', payload: { siteId, name: siteId }, actor: 'test' });
       const enroll = (nodeId: string, siteId: string, ref: string, i: number) =>
@@ -91,8 +101,16 @@ describe('sealed secrets', () => {
       const agent = (siteId: string): GrantRequester => ({ agentId: siteAgentId(siteId), identity: loadOrCreateIdentity(join(agentDirs.path, siteId)) });
       const dc1 = agent('dc1');
       const dc2 = agent('dc2');
-      for (const [siteId, a] of [['dc1', dc1], ['dc2', dc2]] as const) {
-        await sendCommand(agentConn, 'agent.register', { agentId: a.agentId, role: 'site', siteId, publicKey: Buffer.from(a.identity.publicKeyRaw).toString('base64') });
+      for (const [siteId, a] of [
+        ['dc1', dc1],
+        ['dc2', dc2],
+      ] as const) {
+        await sendCommand(agentConn, 'agent.register', {
+          agentId: a.agentId,
+          role: 'site',
+          siteId,
+          publicKey: Buffer.from(a.identity.publicKeyRaw).toString('base64'),
+        });
       }
 
       // The registered agent of the node's site gets the value, decrypts it, and caches it until the grant expires.
@@ -147,7 +165,12 @@ describe('sealed secrets', () => {
       ];
       // The scan sees what it should: sealed events, the read model's blobs, the grant traffic, the service's logs.
       expect(events.filter((e) => e.subject.startsWith('bc.evt.secrets.secret.')).length).toBe(7);
-      expect(leaks(['ciphertext'], readModels.map((d) => ({ where: d.path, text: d.text }))).length).toBeGreaterThan(0);
+      expect(
+        leaks(
+          ['ciphertext'],
+          readModels.map((d) => ({ where: d.path, text: d.text })),
+        ).length,
+      ).toBeGreaterThan(0);
       expect(traffic.seen.filter((m) => m.subject === Subjects.secretGrant).length).toBeGreaterThanOrEqual(12);
       expect(traffic.seen.some((m) => m.subject.startsWith('_INBOX.') && m.text.includes('"serverPublicKey"'))).toBe(true);
       expect(captured.join('')).toContain('secret granted');

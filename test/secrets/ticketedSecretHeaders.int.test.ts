@@ -30,7 +30,11 @@ describe('site.httpProxy secret headers', () => {
     const seen: IncomingHttpHeaders[] = [];
     const machineApi = createServer((req, res) => (seen.push(req.headers), res.end('{"version":"v1.8.0"}')));
     await new Promise<void>((r) => machineApi.listen(0, '127.0.0.1', r));
-    const site = await startSimulatedSite(nc, { siteId: 'tk', machines: 1, bmcPortBase: 0, dataDir: join(backbone.dataDir, 'sim'), diskSizeBytes: 1 << 20, bmcDelayMs: 0 }, log);
+    const site = await startSimulatedSite(
+      nc,
+      { siteId: 'tk', machines: 1, bmcPortBase: 0, dataDir: join(backbone.dataDir, 'sim'), diskSizeBytes: 1 << 20, bmcDelayMs: 0 },
+      log,
+    );
     try {
       await site.siteAgent!.registered;
       const put = (secretId: string, kind: string, value: string) =>
@@ -51,8 +55,19 @@ describe('site.httpProxy secret headers', () => {
           ...(ticketFor ? { secretTicket: ticketFor(commandId, notAfter) } : {}),
         };
         const command = AgentCommand.parse({
-          commandId, kind: 'site.httpProxy', siteId: 'tk', nodeId: 'tk-m001', workflowId: `tkt-${process.pid}`, stepIndex: 0, attempt: 1,
-          destructive: true, params, bmc: node.bmc, issuedAt: new Date().toISOString(), notAfter, nonce: newNonce(),
+          commandId,
+          kind: 'site.httpProxy',
+          siteId: 'tk',
+          nodeId: 'tk-m001',
+          workflowId: `tkt-${process.pid}`,
+          stepIndex: 0,
+          attempt: 1,
+          destructive: true,
+          params,
+          bmc: node.bmc,
+          issuedAt: new Date().toISOString(),
+          notAfter,
+          nonce: newNonce(),
         });
         await sendAgentCommand({ js: backbone.store.js }, command);
         for (let i = 0; i < 200; i++) {
@@ -63,8 +78,10 @@ describe('site.httpProxy secret headers', () => {
         throw new Error(`no result for ${commandId}`);
       };
 
-      const ticket = (refs: string[], key: MasterKey = masterKey, nodeId = 'tk-m001') => (commandId: string, notAfter: string) =>
-        issueSecretTicket(key, { commandId, nodeId, refs, notAfter });
+      const ticket =
+        (refs: string[], key: MasterKey = masterKey, nodeId = 'tk-m001') =>
+        (commandId: string, notAfter: string) =>
+          issueSecretTicket(key, { commandId, nodeId, refs, notAfter });
       const ok = await proxy(ticket(['secret:talos-token']));
       expect(ok).toMatchObject({ ok: true, payload: { status: 200, body: '{"version":"v1.8.0"}' } });
       expect(seen.at(-1)!.authorization).toBe('Bearer talos-secret-value');

@@ -4,7 +4,18 @@ import type { Page } from 'playwright-core';
 const axeSource = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** axe-core's rules that every control has an accessible name (a label, or text for buttons and links). */
-const namingRules = ['label', 'button-name', 'link-name', 'select-name', 'input-button-name', 'aria-input-field-name', 'aria-command-name', 'aria-toggle-field-name', 'aria-progressbar-name', 'role-img-alt'];
+const namingRules = [
+  'label',
+  'button-name',
+  'link-name',
+  'select-name',
+  'input-button-name',
+  'aria-input-field-name',
+  'aria-command-name',
+  'aria-toggle-field-name',
+  'aria-progressbar-name',
+  'role-img-alt',
+];
 
 /** Controls on the page without an accessible name, as axe-core reports them (`rule: html`); empty when all are named. */
 export async function unnamedControls(page: Page): Promise<string[]> {

@@ -63,7 +63,14 @@ export function journalRows(stateDir: string): JournalRow[] {
     }[];
     return rows.map((r) => {
       const result = r.result ? decodeSignedResult(new Uint8Array(r.result)).result : undefined;
-      return { commandId: r.command_id, kind: r.kind, destructive: r.destructive === 1, finished: r.result !== null, ok: result?.ok, errorCode: result?.errorCode };
+      return {
+        commandId: r.command_id,
+        kind: r.kind,
+        destructive: r.destructive === 1,
+        finished: r.result !== null,
+        ok: result?.ok,
+        errorCode: result?.errorCode,
+      };
     });
   } finally {
     db.close();

@@ -14,7 +14,11 @@ export function apiClient(api: string, token: string) {
     }
   };
   const command = async (name: string, body: unknown): Promise<{ status: number; body: any }> => {
-    const res = await fetch(`${api}/v1/commands/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(body) });
+    const res = await fetch(`${api}/v1/commands/${name}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
   const node = (nodeId: string) => getJson(`/v1/nodes/${nodeId}`);

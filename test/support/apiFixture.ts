@@ -12,7 +12,10 @@ import { startBackbone } from './backboneFixture.ts';
 export async function startApi(options: { config?: Partial<Config> } = {}) {
   const backbone = await startBackbone({ config: options.config });
   const config = { ...backbone.config, ...options.config };
-  const app = await buildApi({ config, nc: backbone.nc, store: backbone.store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() }, backbone.log);
+  const app = await buildApi(
+    { config, nc: backbone.nc, store: backbone.store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() },
+    backbone.log,
+  );
   const adminToken = readAdminToken(backbone.dataDir) ?? '';
   const inject = app.inject.bind(app);
   app.inject = ((opts: InjectOptions) => {

@@ -39,7 +39,9 @@ export interface WatchedPage {
  */
 export async function launchChromium(): Promise<{ context: BrowserContext; newPage(): Promise<WatchedPage> } & AsyncDisposable> {
   if (!existsSync(chromiumPath)) {
-    throw new ChromiumMissingError(`Chromium is missing at ${chromiumPath}: the console's browser tests drive Debian's Chromium headless (apt-get install -y chromium, or set BC_CHROMIUM)`);
+    throw new ChromiumMissingError(
+      `Chromium is missing at ${chromiumPath}: the console's browser tests drive Debian's Chromium headless (apt-get install -y chromium, or set BC_CHROMIUM)`,
+    );
   }
   const profile = tempDir('bc-chromium-');
   const context = await chromium.launchPersistentContext(profile.path, {

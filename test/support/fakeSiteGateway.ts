@@ -35,7 +35,11 @@ export function fakeSite() {
     },
     deps: {
       js: { publish: async (_s: string, data: string) => void published.push(AgentCommand.parse(JSON.parse(data))) },
-      jsm: { direct: { getMessage: async (_stream: string, q: { last_by_subj: string }) => (results.has(q.last_by_subj) ? { data: results.get(q.last_by_subj)! } : null) } },
+      jsm: {
+        direct: {
+          getMessage: async (_stream: string, q: { last_by_subj: string }) => (results.has(q.last_by_subj) ? { data: results.get(q.last_by_subj)! } : null),
+        },
+      },
     },
   };
 }
@@ -43,31 +47,38 @@ export function fakeSite() {
 /** The gateway of attempt 1 of step 3 of `wf-1` on node n1 (address 10.0.5.21) at site dc1, talking to `site`. */
 export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecretTicket?: (claims: SecretTicketClaims) => string } = {}) {
   return agentGateway(
-      {
-        js: site.deps.js as never,
-        jsm: site.deps.jsm as never,
-        repository: {
-          load: async (agg: { type: string }) => ({ state: agg.type === 'site' ? { exists: true, siteId: 'dc1', name: 'DC', provisioningCidrs: [] } : agent }),
-        } as never,
-        results: {} as never,
-        joins: {} as never,
-        recheckMs: 1_000,
-        onVerified: () => undefined,
-        onRejected: async () => undefined,
-        attemptNonce: 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ',
-        bootedRamdisk: undefined,
-        mayEnqueue: () => undefined,
-        ...extra,
+    {
+      js: site.deps.js as never,
+      jsm: site.deps.jsm as never,
+      repository: {
+        load: async (agg: { type: string }) => ({ state: agg.type === 'site' ? { exists: true, siteId: 'dc1', name: 'DC', provisioningCidrs: [] } : agent }),
+      } as never,
+      results: {} as never,
+      joins: {} as never,
+      recheckMs: 1_000,
+      onVerified: () => undefined,
+      onRejected: async () => undefined,
+      attemptNonce: 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ',
+      bootedRamdisk: undefined,
+      mayEnqueue: () => undefined,
+      ...extra,
+    },
+    {
+      node: {
+        nodeId: 'n1',
+        siteId: 'dc1',
+        bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' },
+        macs: ['52:54:00:aa:bb:01'],
+        addresses: ['10.0.5.21'],
+        productUuid: null,
+        poolId: null,
       },
-      {
-        node: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, macs: ['52:54:00:aa:bb:01'], addresses: ['10.0.5.21'], productUuid: null, poolId: null },
-        workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 3, attempt: 1, startedAt: new Date().toISOString() },
-        idempotencyKey: 'wf-1-s3-a1',
-        deadlineMs: Date.now() + 60_000,
-        heartbeat: () => undefined,
-        signal: new AbortController().signal,
-        log: { info: () => undefined } as never,
-      },
-    );
+      workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 3, attempt: 1, startedAt: new Date().toISOString() },
+      idempotencyKey: 'wf-1-s3-a1',
+      deadlineMs: Date.now() + 60_000,
+      heartbeat: () => undefined,
+      signal: new AbortController().signal,
+      log: { info: () => undefined } as never,
+    },
+  );
 }
-

@@ -7,7 +7,10 @@ import { resolve } from 'node:path';
  */
 export async function startPluginProcess(modulePath: string, env: Record<string, string>, readyTimeoutMs = 60_000) {
   const cli = resolve('scripts/better-compute.mjs');
-  const child = spawn(process.execPath, [cli, 'plugin', 'run', modulePath], { env: { ...process.env, ...env, BC_LOG_LEVEL: env.BC_LOG_LEVEL ?? 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'plugin', 'run', modulePath], {
+    env: { ...process.env, ...env, BC_LOG_LEVEL: env.BC_LOG_LEVEL ?? 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const collect = (d: Buffer) => (output = (output + d.toString()).slice(-100_000));
   child.stdout.on('data', collect);

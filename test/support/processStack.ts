@@ -100,7 +100,10 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
       processes,
       site,
       /** The tail of every process's output, for a failing test's message. */
-      logs: () => Object.entries(all).map(([name, p]) => `--- ${name}\n${p.output().slice(-6000)}`).join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
+      logs: () =>
+        Object.entries(all)
+          .map(([name, p]) => `--- ${name}\n${p.output().slice(-6000)}`)
+          .join('\n') + `\n--- site\n${site.output().slice(-3000)}`,
       [Symbol.asyncDispose]: dispose,
     };
   } catch (err) {
@@ -110,7 +113,14 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
 }
 
 async function waitForOk(url: string): Promise<void> {
-  for (let i = 0; !(await fetch(url).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    !(await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (i > 1_200) throw new Error(`${url} did not answer ok in 120 s`);
     await sleep(100);
   }

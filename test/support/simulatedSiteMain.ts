@@ -46,7 +46,13 @@ const machines = () =>
   Object.fromEntries(
     site.machines.map((m) => [
       m.nodeId,
-      { insertedMedia: m.bmc.insertedMedia() ?? null, installs: m.installs, runState: m.runState, boots: m.bmc.state.boots.map((b) => b.bootTarget), ramdiskBooted: m.bootScripts.length > 0 },
+      {
+        insertedMedia: m.bmc.insertedMedia() ?? null,
+        installs: m.installs,
+        runState: m.runState,
+        boots: m.bmc.state.boots.map((b) => b.bootTarget),
+        ramdiskBooted: m.bootScripts.length > 0,
+      },
     ]),
   );
 

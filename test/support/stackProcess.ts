@@ -23,7 +23,10 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
     return exited;
   };
   for (let i = 0; ; i++) {
-    const ready = await fetch(`${api}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${api}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     // Five minutes: on a loaded machine the whole stack can take minutes to start.
     if (child.exitCode !== null || i > 3_000) {

@@ -13,7 +13,7 @@ const ff = 'ff'.repeat(30);
 /** Every encoding of the eight small-order points (with and without the sign bit), and the non-canonical y = p, p + 1. */
 const smallOrder = {
   'all zero (order 4)': hex('00'.repeat(32)),
-  'identity': hex(`01${'00'.repeat(31)}`),
+  identity: hex(`01${'00'.repeat(31)}`),
   'order 4, sign bit': hex(`${'00'.repeat(31)}80`),
   'order 8': hex('26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05'),
   'order 8, sign bit': hex('26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85'),
@@ -27,14 +27,21 @@ const smallOrder = {
 describe('pki.setApprovers', () => {
   it.each(Object.entries(smallOrder))('accepted an all-zero (small-order) approver key (regression): refuses %s', (_name, publicKey) => {
     expect(unusableApproverKey(publicKey)).toBeDefined();
-    given([]).when(setApprovers, { approvers: [{ approverId: 'mallory', publicKey }], threshold: 1 }).thenRejects('VALIDATION_FAILED');
+    given([])
+      .when(setApprovers, { approvers: [{ approverId: 'mallory', publicKey }], threshold: 1 })
+      .thenRejects('VALIDATION_FAILED');
   });
 
   it('accepts real keys and a threshold from 1 to the number of approvers', () => {
-    const approvers = [{ approverId: 'alice', publicKey: realKey() }, { approverId: 'bob', publicKey: realKey() }];
+    const approvers = [
+      { approverId: 'alice', publicKey: realKey() },
+      { approverId: 'bob', publicKey: realKey() },
+    ];
     expect(unusableApproverKey(approvers[0]!.publicKey)).toBeUndefined();
     for (const threshold of [1, 2]) {
-      given([]).when(setApprovers, { approvers, threshold }).then((e) => expect(e).toMatchObject([{ type: 'ApproversSet', data: { threshold } }]));
+      given([])
+        .when(setApprovers, { approvers, threshold })
+        .then((e) => expect(e).toMatchObject([{ type: 'ApproversSet', data: { threshold } }]));
     }
   });
 

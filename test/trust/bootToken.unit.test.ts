@@ -6,7 +6,14 @@ import { awaitsRamdiskJoin } from '../../services/trust/join/bootTokenService.ts
 
 const steps = ['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'power.set'];
 const progress = (done: number, current: StepProgress['status'] = 'running'): StepProgress[] =>
-  steps.map((_, i) => ({ status: i < done ? 'succeeded' : i === done ? current : 'pending', attempt: 1, output: null, error: null, attemptStartedAt: null, nonce: null }));
+  steps.map((_, i) => ({
+    status: i < done ? 'succeeded' : i === done ? current : 'pending',
+    attempt: 1,
+    output: null,
+    error: null,
+    attemptStartedAt: null,
+    nonce: null,
+  }));
 const workflow = (done: number, status: ExistingWorkflow['status'] = 'running', current: StepProgress['status'] = 'running') =>
   ({
     exists: true,
@@ -34,10 +41,16 @@ describe('boot join tokens', () => {
     const signer = generateKeyPairSync('ed25519');
     const raw = Buffer.from(signer.publicKey.export({ format: 'jwk' }).x!, 'base64url');
     const other = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url');
-    const signed = signBootTokenRequest({ agentId: 'site-dc1', nodeId: 'n1', issuedAt: '2026-01-01T00:00:00.000Z' }, { privateKey: signer.privateKey, publicKeyRaw: raw });
+    const signed = signBootTokenRequest(
+      { agentId: 'site-dc1', nodeId: 'n1', issuedAt: '2026-01-01T00:00:00.000Z' },
+      { privateKey: signer.privateKey, publicKeyRaw: raw },
+    );
     expect(bootTokenRequestSignedBy(signed, raw.toString('base64'))).toBe(true);
     expect(bootTokenRequestSignedBy(signed, other.toString('base64'))).toBe(false);
-    const altered = { ...signed, request: Buffer.from(JSON.stringify({ agentId: 'site-dc1', nodeId: 'n2', issuedAt: '2026-01-01T00:00:00.000Z' })).toString('base64') };
+    const altered = {
+      ...signed,
+      request: Buffer.from(JSON.stringify({ agentId: 'site-dc1', nodeId: 'n2', issuedAt: '2026-01-01T00:00:00.000Z' })).toString('base64'),
+    };
     expect(bootTokenRequestSignedBy(altered, raw.toString('base64'))).toBe(false);
   });
 });

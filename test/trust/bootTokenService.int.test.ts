@@ -11,7 +11,11 @@ const keyPair = () => {
   const publicKeyRaw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   return { privateKey, publicKeyRaw, publicKeyBase64: publicKeyRaw.toString('base64') };
 };
-const codeOf = (p: Promise<unknown>) => p.then(() => 'minted', (err: unknown) => (err instanceof PlatformError ? err.code : String(err)));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'minted',
+    (err: unknown) => (err instanceof PlatformError ? err.code : String(err)),
+  );
 
 describe('boot token service', () => {
   it('mints nothing for unknown or forging agents, machines of another site, or machines no workflow is booting', { timeout: 30_000 }, async () => {

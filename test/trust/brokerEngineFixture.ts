@@ -74,7 +74,17 @@ export async function startBrokerEngine() {
     async joinAgent(role: JoinRole, siteId: string, nodeId?: string, identity?: AgentIdentity): Promise<JoinedAgent & { identity: AgentIdentity }> {
       const { token } = await mintJoinToken(send, { role, siteId, ...(nodeId ? { nodeId } : {}), ttlSeconds: 600 });
       const own = identity ?? loadOrCreateIdentity(`${dir.path}/agents/${agentDirs++}`);
-      const agent = await connectJoinedAgent({ natsUrl: broker.server.url, name: `test-${role}-${siteId}`, role, token, identity: own, siteId, ...(nodeId ? { nodeId } : {}), joinCreds, log });
+      const agent = await connectJoinedAgent({
+        natsUrl: broker.server.url,
+        name: `test-${role}-${siteId}`,
+        role,
+        token,
+        identity: own,
+        siteId,
+        ...(nodeId ? { nodeId } : {}),
+        joinCreds,
+        log,
+      });
       agents.push(agent);
       return { ...agent, identity: own };
     },

@@ -37,9 +37,15 @@ describe('loadOrCreateBrokerMaterial', () => {
   test('the material, its JSON and the rendered config never show a seed', async () => {
     using dir = tempDir('bc-broker-material-');
     const material = await loadOrCreateBrokerMaterial(dir.path);
-    const seeds = readdirSync(dir.path).filter((f) => f.endsWith('.nk')).map((f) => readFileSync(join(dir.path, f), 'utf8'));
+    const seeds = readdirSync(dir.path)
+      .filter((f) => f.endsWith('.nk'))
+      .map((f) => readFileSync(join(dir.path, f), 'utf8'));
     expect(seeds).toHaveLength(5);
-    const shown = [JSON.stringify(material), inspect(material, { depth: 10, showHidden: true }), renderServerConfig(material, { storeDir: '/s', resolverDir: '/r' })];
+    const shown = [
+      JSON.stringify(material),
+      inspect(material, { depth: 10, showHidden: true }),
+      renderServerConfig(material, { storeDir: '/s', resolverDir: '/r' }),
+    ];
     for (const text of shown) for (const seed of seeds) expect(text).not.toContain(seed);
   });
 

@@ -74,7 +74,16 @@ describe('control-plane credentials', () => {
   test('a control-plane connection declares streams, appends events and manages consumers', async () => {
     const names = (await cpJsm.streams.names().next()).sort();
     // The declared streams and the streams behind the declared buckets (the lease KV, the blob object store).
-    expect(names).toEqual([Streams.agentCommands.name, Streams.agentResults.name, Streams.events.name, Streams.work.name, Streams.deadLetters.name, ...Object.values(Buckets).map(bucketStream)].sort());
+    expect(names).toEqual(
+      [
+        Streams.agentCommands.name,
+        Streams.agentResults.name,
+        Streams.events.name,
+        Streams.work.name,
+        Streams.deadLetters.name,
+        ...Object.values(Buckets).map(bucketStream),
+      ].sort(),
+    );
     const sub = cp.subscribe(Subjects.allEvents, { max: 1 });
     const ack = await jetstream(cp).publish(Subjects.aggregateEvents('metal', 'node', 'n1'), '{}', { msgID: 'evt-1' });
     expect(ack.stream).toBe(Streams.events.name);
@@ -108,7 +117,11 @@ describe('site agent', () => {
     // It registers only on the subject naming itself and its user key; the subject is what the responder trusts.
     const own = Subjects.agentRegistration('site-dc1', publicKey);
     expect((await nc.request(own, '{}', { timeout: 5_000 })).json()).toEqual({ ok: true, subject: own });
-    for (const subject of [Subjects.command('agent.register'), Subjects.agentRegistration('site-dc2', publicKey), Subjects.agentRegistration('site-dc1', 'anonymous')]) {
+    for (const subject of [
+      Subjects.command('agent.register'),
+      Subjects.agentRegistration('site-dc2', publicKey),
+      Subjects.agentRegistration('site-dc1', 'anonymous'),
+    ]) {
       const denied = permissionViolation(nc, (s) => s === subject);
       nc.publish(subject, '{}');
       expect((await denied).operation).toBe('publish');

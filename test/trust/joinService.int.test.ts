@@ -66,7 +66,11 @@ async function joiner() {
   };
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'accepted', (err: unknown) => (err instanceof PlatformError ? err.code : String(err)));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (err: unknown) => (err instanceof PlatformError ? err.code : String(err)),
+  );
 
 beforeAll(async () => {
   broker = await startTestBroker();
@@ -116,7 +120,10 @@ describe('join service (broker mode)', () => {
   test('a token is single-use: a second join with it is refused and audited, even racing', async () => {
     const token = await mint({ role: 'ramdisk', siteId: 'dc1', nodeId: 'n2' });
     const [a, b] = [await joiner(), await joiner()];
-    const outcomes = await Promise.all([codeOf(a.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n2' })), codeOf(b.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n2' }))]);
+    const outcomes = await Promise.all([
+      codeOf(a.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n2' })),
+      codeOf(b.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n2' })),
+    ]);
     expect(outcomes.sort()).toEqual(['JOIN_TOKEN_USED', 'accepted']);
     expect(await codeOf(a.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n2' }))).toBe('JOIN_TOKEN_USED');
     const events = await historyOf('trust', 'joinToken', parseJoinToken(token)!.tokenId);
@@ -151,8 +158,19 @@ describe('join service (broker mode)', () => {
     expect(await codeOf(machine.join('ramdisk', token, { siteId: 'dc1', nodeId: 'n3' }))).toBe('accepted');
 
     const refusals = (await streamMessages(cp, Streams.events.name)).filter((m) => m.text.includes('"JoinRefused"')).map((m) => m.text);
-    for (const reason of ['JOIN_TOKEN_UNKNOWN', 'JOIN_TOKEN_INVALID', 'JOIN_TOKEN_MALFORMED', 'JOIN_ROLE_MISMATCH', 'JOIN_SCOPE_MISMATCH', 'JOIN_TOKEN_EXPIRED', 'JOIN_EXPECTATION_FAILED']) {
-      expect(refusals.some((t) => t.includes(reason)), reason).toBe(true);
+    for (const reason of [
+      'JOIN_TOKEN_UNKNOWN',
+      'JOIN_TOKEN_INVALID',
+      'JOIN_TOKEN_MALFORMED',
+      'JOIN_ROLE_MISMATCH',
+      'JOIN_SCOPE_MISMATCH',
+      'JOIN_TOKEN_EXPIRED',
+      'JOIN_EXPECTATION_FAILED',
+    ]) {
+      expect(
+        refusals.some((t) => t.includes(reason)),
+        reason,
+      ).toBe(true);
     }
     await machine.nc.close();
   });
@@ -163,7 +181,11 @@ describe('join service (broker mode)', () => {
     const accepted = await site.join('site', token, { siteId: 'dc1' });
     expect(accepted).toMatchObject({ agentId: 'site-dc1', durable: 'site_dc1', inboxPrefix: '_INBOX_site-dc1' });
     await site.nc.close();
-    const agent = await connect({ servers: broker.server.url, ...brokerConnectOptions({ creds: credsText(accepted.jwt!, site.key.seed), inboxPrefix: accepted.inboxPrefix! }), reconnect: false });
+    const agent = await connect({
+      servers: broker.server.url,
+      ...brokerConnectOptions({ creds: credsText(accepted.jwt!, site.key.seed), inboxPrefix: accepted.inboxPrefix! }),
+      reconnect: false,
+    });
     try {
       cp.subscribe(Subjects.secretGrant, { max: 1, callback: (_e, m) => void m.respond('granted') });
       await cp.flush();
@@ -180,7 +202,17 @@ describe('join service (broker mode)', () => {
     const { tokenId } = parseJoinToken(token)!;
     const identity = loadOrCreateIdentity(join(broker.dir, `agent-${tokenId}`));
     const joinCreds = (await issueJoinCredentials(broker.material)).creds;
-    const agent = await connectJoinedAgent({ natsUrl: broker.server.url, name: 'revokee', role: 'ramdisk', token, identity, siteId: 'dc1', nodeId: 'n2', joinCreds, log: silent });
+    const agent = await connectJoinedAgent({
+      natsUrl: broker.server.url,
+      name: 'revokee',
+      role: 'ramdisk',
+      token,
+      identity,
+      siteId: 'dc1',
+      nodeId: 'n2',
+      joinCreds,
+      log: silent,
+    });
     const bystanderToken = await mint({ role: 'ramdisk', siteId: 'dc1', nodeId: 'n3' });
     const bystander = await connectJoinedAgent({
       natsUrl: broker.server.url,
@@ -256,7 +288,12 @@ describe('join service (broker mode)', () => {
     ];
     expect(leaks(secrets, haystacks)).toEqual([]);
     // The scan can fail: the join requests themselves (what the agents sent) do hold the token.
-    expect(leaks(secrets, traffic.seen.map((m) => ({ where: m.subject, text: m.text }))).length).toBeGreaterThan(0);
+    expect(
+      leaks(
+        secrets,
+        traffic.seen.map((m) => ({ where: m.subject, text: m.text })),
+      ).length,
+    ).toBeGreaterThan(0);
   });
 });
 

@@ -12,7 +12,13 @@ const now = '2026-01-01T00:00:00.000Z';
 const site: SiteState = { exists: true, siteId: 'dc1', name: 'DC 1', provisioningCidrs: [] };
 const uuid = '4c4c4544-0042-3510-8052-b4c04f4a4e31';
 const node = (inventoryUuid: string | null = uuid) =>
-  ({ exists: true, nodeId: 'n1', siteId: 'dc1', state: 'deploying', inventory: inventoryUuid === null ? null : { productUuid: inventoryUuid } }) as unknown as NodeAggregateState;
+  ({
+    exists: true,
+    nodeId: 'n1',
+    siteId: 'dc1',
+    state: 'deploying',
+    inventory: inventoryUuid === null ? null : { productUuid: inventoryUuid },
+  }) as unknown as NodeAggregateState;
 const ctx = <D>(dependencies: D, at = now) => ({ commandId: 'cmd-00000001', actor: 'test', now: at, dependencies });
 const given = (...events: JoinTokenEvent[]): JoinTokenState => events.reduce(joinTokenAggregate.evolve, joinTokenAggregate.initialState);
 const minted = generateJoinToken();
@@ -21,7 +27,15 @@ const create = (extra: Record<string, unknown> = {}) =>
   CreateJoinToken.parse({ tokenId: minted.tokenId, hash: minted.hash, role: 'ramdisk', siteId: 'dc1', nodeId: 'n1', ttlSeconds: 600, ...extra });
 const created = (extra: Record<string, unknown> = {}) => createJoinToken.decide(create(extra), given(), ctx({ site, node: node() }))[0]!;
 const use = (extra: Record<string, unknown> = {}) =>
-  UseJoinToken.parse({ tokenId: minted.tokenId, presentedHash: hashJoinSecret(secret), role: 'ramdisk', siteId: 'dc1', nodeId: 'n1', agentId: 'ramdisk-n1-abcdefgh', ...extra });
+  UseJoinToken.parse({
+    tokenId: minted.tokenId,
+    presentedHash: hashJoinSecret(secret),
+    role: 'ramdisk',
+    siteId: 'dc1',
+    nodeId: 'n1',
+    agentId: 'ramdisk-n1-abcdefgh',
+    ...extra,
+  });
 const outcome = (state: JoinTokenState, command = use(), at = now, n = node()) => useJoinToken.decide(command, state, ctx(n, at))[0]!;
 const reasonOf = (event: JoinTokenEvent) => (event.type === 'JoinRefused' ? event.data.reason : event.type);
 
@@ -39,7 +53,15 @@ describe('join tokens', () => {
     const event = created({ expect: { productUuid: uuid.toUpperCase() } });
     expect(event).toEqual({
       type: 'JoinTokenCreated',
-      data: { tokenId: minted.tokenId, hash: minted.hash, role: 'ramdisk', siteId: 'dc1', nodeId: 'n1', expiresAt: '2026-01-01T00:10:00.000Z', expect: { productUuid: uuid } },
+      data: {
+        tokenId: minted.tokenId,
+        hash: minted.hash,
+        role: 'ramdisk',
+        siteId: 'dc1',
+        nodeId: 'n1',
+        expiresAt: '2026-01-01T00:10:00.000Z',
+        expect: { productUuid: uuid },
+      },
     });
     expect(JSON.stringify(event)).not.toContain(secret);
   });
@@ -47,12 +69,18 @@ describe('join tokens', () => {
   it('pki.createJoinToken is idempotent for the same token and refuses another under the same id', () => {
     const state = given(created());
     expect(createJoinToken.decide(create(), state, ctx({ site, node: node() }))).toEqual([]);
-    expect(() => createJoinToken.decide(create({ hash: '0'.repeat(64) }), state, ctx({ site, node: node() }))).toThrow(expect.objectContaining({ code: 'ALREADY_EXISTS' }));
+    expect(() => createJoinToken.decide(create({ hash: '0'.repeat(64) }), state, ctx({ site, node: node() }))).toThrow(
+      expect.objectContaining({ code: 'ALREADY_EXISTS' }),
+    );
   });
 
   it('pki.createJoinToken refuses unknown sites and nodes, node ids on site tokens and past expiries', () => {
-    expect(() => createJoinToken.decide(create(), given(), ctx({ site: { exists: false }, node: node() }))).toThrow(expect.objectContaining({ code: 'PRECONDITION_FAILED' }));
-    expect(() => createJoinToken.decide(create(), given(), ctx({ site, node: { exists: false } }))).toThrow(expect.objectContaining({ code: 'PRECONDITION_FAILED' }));
+    expect(() => createJoinToken.decide(create(), given(), ctx({ site: { exists: false }, node: node() }))).toThrow(
+      expect.objectContaining({ code: 'PRECONDITION_FAILED' }),
+    );
+    expect(() => createJoinToken.decide(create(), given(), ctx({ site, node: { exists: false } }))).toThrow(
+      expect.objectContaining({ code: 'PRECONDITION_FAILED' }),
+    );
     expect(() => createJoinToken.decide(create({ ttlSeconds: undefined, expiresAt: '2025-12-31T00:00:00Z' }), given(), ctx({ site, node: node() }))).toThrow(
       expect.objectContaining({ code: 'VALIDATION_FAILED' }),
     );

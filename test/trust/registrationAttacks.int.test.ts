@@ -36,7 +36,10 @@ const refusal = async (agent: Joined, registration: Parameters<typeof sendRegist
 const agentEvents = async (agentId: string) =>
   (await streamMessages(engine.nc, Streams.events.name))
     .filter((m) => m.subject === Subjects.aggregateEvents('trust', 'agent', agentId))
-    .flatMap((m) => (JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)) as { events: { type: string; data: { reason?: string }; metadata: { actor: string } }[] }).events);
+    .flatMap(
+      (m) =>
+        (JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)) as { events: { type: string; data: { reason?: string }; metadata: { actor: string } }[] }).events,
+    );
 
 function publishDenied(nc: NatsConnection, subject: string): Promise<boolean> {
   const denied = (async () => {
@@ -52,8 +55,16 @@ function publishDenied(nc: NatsConnection, subject: string): Promise<boolean> {
 beforeAll(async () => {
   engine = await startBrokerEngine();
   for (const siteId of ['dc1', 'dc2', 'evil']) await engine.send('site.create', { siteId, name: siteId }, `site-create-${siteId}`);
-  for (const [nodeId, siteId] of [['n1', 'dc1'], ['n2', 'dc1'], ['m1', 'dc2']] as const) {
-    await engine.send('metal.enroll', { ...enrollPayload(nodeId, siteId), bmc: { address: 'https://127.0.0.1:8443', credentialsRef: `secret:bmc-${nodeId}` } }, `enroll-${nodeId}-0001`);
+  for (const [nodeId, siteId] of [
+    ['n1', 'dc1'],
+    ['n2', 'dc1'],
+    ['m1', 'dc2'],
+  ] as const) {
+    await engine.send(
+      'metal.enroll',
+      { ...enrollPayload(nodeId, siteId), bmc: { address: 'https://127.0.0.1:8443', credentialsRef: `secret:bmc-${nodeId}` } },
+      `enroll-${nodeId}-0001`,
+    );
   }
   const sealed = seal(JSON.stringify({ username: 'root', password: 'dc2-bmc-password' }), engine.masterKey, sealingAad('bmc-m1', 1));
   await engine.send('secrets.put', { secretId: 'bmc-m1', kind: 'bmc', version: 1, sealed }, 'secret-bmc-m1-0001');
@@ -94,7 +105,10 @@ describe('agent registration under broker permissions', () => {
       expect(reply.json()).toMatchObject({ ok: false, error: { code: 'AGENT_IDENTITY_MISMATCH' } });
       const audit = (await agentEvents(registration.agentId)).filter((e) => e.type === 'AgentRegistrationRefused');
       const role = attacker === evilSite ? 'site' : 'node';
-      expect(audit.at(-1)).toMatchObject({ data: { reason: 'AGENT_IDENTITY_MISMATCH' }, metadata: { actor: `nats:${role}:${attacker.agentId}:${attacker.userPublicKey}` } });
+      expect(audit.at(-1)).toMatchObject({
+        data: { reason: 'AGENT_IDENTITY_MISMATCH' },
+        metadata: { actor: `nats:${role}:${attacker.agentId}:${attacker.userPublicKey}` },
+      });
       expect(audit.every((e) => !e.metadata.actor.includes('anonymous'))).toBe(true);
     }
     expect(await registeredKey('site-dc2')).toBe(victim.identity.keyId);
@@ -119,7 +133,11 @@ describe('agent registration under broker permissions', () => {
     const next = loadOrCreateIdentity(`${engine.dataDir}/rotation-next`);
     const rotation = { agentId: 'node-n1', role: 'node' as const, siteId: 'dc1', nodeId: 'n1', publicKey: next.publicKeyBase64 };
     expect(await refusal(tenantHost, rotation)).toBe('AGENT_KEY_UNPROVEN');
-    expect((await agentEvents('node-n1')).at(-1)).toMatchObject({ type: 'AgentRegistrationRefused', data: { reason: 'AGENT_KEY_UNPROVEN' }, metadata: { actor: `nats:node:node-n1:${tenantHost.userPublicKey}` } });
+    expect((await agentEvents('node-n1')).at(-1)).toMatchObject({
+      type: 'AgentRegistrationRefused',
+      data: { reason: 'AGENT_KEY_UNPROVEN' },
+      metadata: { actor: `nats:node:node-n1:${tenantHost.userPublicKey}` },
+    });
     expect(await registeredKey('node-n1')).toBe(tenantHost.identity.keyId);
 
     expect(await refusal(tenantHost, { ...rotation, rotationSignature: rotationSignature('node-n1', tenantHost.identity, next) })).toBe('registered');
@@ -133,7 +151,9 @@ describe('agent registration under broker permissions', () => {
     // The key moves on (here legitimately, with the registered key's signature).
     const other = loadOrCreateIdentity(`${engine.dataDir}/dc1-site-key-2`);
     const signature = rotationSignature('site-dc1', original, other);
-    expect(await refusal(site, { agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: other.publicKeyBase64, rotationSignature: signature })).toBe('registered');
+    expect(await refusal(site, { agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: other.publicKeyBase64, rotationSignature: signature })).toBe(
+      'registered',
+    );
     expect(await registeredKey('site-dc1')).toBe(other.keyId);
     // The agent that holds the original key joins again with a fresh token: its key is the registered one again.
     await engine.joinAgent('site', 'dc1', undefined, original);

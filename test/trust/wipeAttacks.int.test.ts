@@ -29,12 +29,25 @@ describe('wipe attestation under broker permissions', () => {
       await using image = await startImageServer();
       const site = await startSimulatedSite(
         engine.nc,
-        { siteId, machines: 1, bmcPortBase: 0, dataDir: join(engine.dataDir, 'sim'), diskSizeBytes: DISK_BYTES, bmcDelayMs: 10, join: { joinCreds: engine.joinCreds }, inProcess: engine.send },
+        {
+          siteId,
+          machines: 1,
+          bmcPortBase: 0,
+          dataDir: join(engine.dataDir, 'sim'),
+          diskSizeBytes: DISK_BYTES,
+          bmcDelayMs: 10,
+          join: { joinCreds: engine.joinCreds },
+          inProcess: engine.send,
+        },
         engine.log,
       );
       try {
         await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'ready', 60_000);
-        await engine.send('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'worker', sshKeys: ['ssh-ed25519 AAAA tenant'] }, 'deploy-ws-m001-1');
+        await engine.send(
+          'metal.deploy',
+          { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'worker', sshKeys: ['ssh-ed25519 AAAA tenant'] },
+          'deploy-ws-m001-1',
+        );
         await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'deployed', 90_000);
         const disk = site.machines[0]!.disks[0]!;
         expect(readPrefix(disk, image.image.length).equals(image.image)).toBe(true);
@@ -43,7 +56,19 @@ describe('wipe attestation under broker permissions', () => {
         const host = await engine.joinAgent('node', siteId, nodeId);
         const forge = (commandId: string, commandNonce: string) =>
           signAgentResult(
-            { commandId, kind: 'disk.wipe', nodeId, siteId, agentId: host.agentId, ok: true, errorCode: '', errorMessage: '', payload: { disks: [{ verified: true }] }, executedAtMs: Date.now(), commandNonce },
+            {
+              commandId,
+              kind: 'disk.wipe',
+              nodeId,
+              siteId,
+              agentId: host.agentId,
+              ok: true,
+              errorCode: '',
+              errorMessage: '',
+              payload: { disks: [{ verified: true }] },
+              executedAtMs: Date.now(),
+              commandNonce,
+            },
             host.identity,
           );
         const hostJs = jetstream(host.nc);
@@ -61,7 +86,7 @@ describe('wipe attestation under broker permissions', () => {
         const durable = agentDurableFor({ role: 'node', agentId: host.agentId, siteId, nodeId });
         const consumer = await hostJs.consumers.get(Streams.agentCommands.name, durable);
         let answered: AgentCommand | undefined;
-        for (const deadline = Date.now() + 60_000; !answered && Date.now() < deadline; ) {
+        for (const deadline = Date.now() + 60_000; !answered && Date.now() < deadline;) {
           const msg = await consumer.next({ expires: 2_000 });
           if (!msg) continue;
           msg.ack();

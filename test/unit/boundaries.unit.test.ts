@@ -56,27 +56,27 @@ describe('the layer check', () => {
   });
 
   it('keeps schemas free of our code', async () => {
-    expect(
-      await brokenRules({ 'schemas/metal/inventory.ts': ['daemon/redfish/inventory.ts'], 'daemon/redfish/inventory.ts': [] }),
-    ).toEqual(['schemas-import-nothing-of-ours']);
+    expect(await brokenRules({ 'schemas/metal/inventory.ts': ['daemon/redfish/inventory.ts'], 'daemon/redfish/inventory.ts': [] })).toEqual([
+      'schemas-import-nothing-of-ours',
+    ]);
   });
 
   it('lets one domain module reach another only through schemas', async () => {
-    expect(
-      await brokenRules({ 'services/vps/reconciler.ts': ['services/secrets/masterKey.ts'], 'services/secrets/masterKey.ts': [] }),
-    ).toEqual(['module-imports-no-other-module']);
+    expect(await brokenRules({ 'services/vps/reconciler.ts': ['services/secrets/masterKey.ts'], 'services/secrets/masterKey.ts': [] })).toEqual([
+      'module-imports-no-other-module',
+    ]);
   });
 
   it('keeps domain modules below the engine', async () => {
-    expect(
-      await brokenRules({ 'services/metal/node.ts': ['services/commands/registry.ts'], 'services/commands/registry.ts': [] }),
-    ).toEqual(['module-imports-no-engine-or-root']);
+    expect(await brokenRules({ 'services/metal/node.ts': ['services/commands/registry.ts'], 'services/commands/registry.ts': [] })).toEqual([
+      'module-imports-no-engine-or-root',
+    ]);
   });
 
   it('keeps the SDK off runtime internals', async () => {
-    expect(
-      await brokenRules({ 'plugins/sdk/index.ts': ['services/workflow/runAttempt.ts'], 'services/workflow/runAttempt.ts': [] }),
-    ).toEqual(['sdk-imports-only-base']);
+    expect(await brokenRules({ 'plugins/sdk/index.ts': ['services/workflow/runAttempt.ts'], 'services/workflow/runAttempt.ts': [] })).toEqual([
+      'sdk-imports-only-base',
+    ]);
   });
 
   it('keeps agents and projections off services', async () => {
@@ -91,9 +91,9 @@ describe('the layer check', () => {
   });
 
   it('never lets the product load the simulator, tests or benches', async () => {
-    expect(
-      await brokenRules({ 'services/stack/start.ts': ['daemon/simulator/simulatedSite.ts'], 'daemon/simulator/simulatedSite.ts': [] }),
-    ).toEqual(['product-never-imports-dev-only']);
+    expect(await brokenRules({ 'services/stack/start.ts': ['daemon/simulator/simulatedSite.ts'], 'daemon/simulator/simulatedSite.ts': [] })).toEqual([
+      'product-never-imports-dev-only',
+    ]);
   });
 
   it('finds cycles between files and between folders', async () => {

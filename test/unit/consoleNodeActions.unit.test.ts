@@ -43,7 +43,7 @@ describe('console node actions', () => {
     }
   });
 
-  it("offers a tenant the verbs its token may send, and never maintenance or retry", () => {
+  it('offers a tenant the verbs its token may send, and never maintenance or retry', () => {
     expect(ids('tenant', node({ state: 'deployed', tenantId: 'acme' }))).toEqual(['release', 'rescue']);
     expect(ids('tenant', node({ state: 'rescue', tenantId: 'acme' }))).toEqual(['unrescue']);
     expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual(['rescue']);
@@ -60,7 +60,9 @@ describe('console node actions', () => {
 
 describe('approval words', () => {
   it('says what each destructive step does to the machine, with the parameters the digest covers', () => {
-    expect(describeStep({ stepId: 'image.write', params: { imageUrl: 'http://img/a.raw', sha256: 'ab'.repeat(32) } })).toBe('overwrite the disk with the image http://img/a.raw (sha256 abababababab…)');
+    expect(describeStep({ stepId: 'image.write', params: { imageUrl: 'http://img/a.raw', sha256: 'ab'.repeat(32) } })).toBe(
+      'overwrite the disk with the image http://img/a.raw (sha256 abababababab…)',
+    );
     expect(describeStep({ stepId: 'disk.wipe', params: { mode: 'zero' } })).toBe('wipe every disk (overwrite with zeros)');
     expect(describeStep({ stepId: 'power.set', params: { action: 'off' } })).toBe('power the machine off');
     expect(describeStep({ stepId: 'acme.flash', params: { slot: 2 } })).toBe('run acme.flash with {"slot":2}');

@@ -27,7 +27,10 @@ function given<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E
   };
 }
 
-const siteCreated = (siteId = 'dc1', provisioningCidrs: string[] = []): SiteEvent => ({ type: 'SiteCreated', data: { siteId, name: 'DC 1', provisioningCidrs } });
+const siteCreated = (siteId = 'dc1', provisioningCidrs: string[] = []): SiteEvent => ({
+  type: 'SiteCreated',
+  data: { siteId, name: 'DC 1', provisioningCidrs },
+});
 const existingSite: SiteState = { exists: true, siteId: 'dc1', name: 'DC 1', provisioningCidrs: [] };
 const missingSite: SiteState = { exists: false };
 
@@ -64,7 +67,12 @@ describe('site.create', () => {
   });
 
   it('site.create evolves into the created site', () => {
-    expect(given(siteAggregate, siteCreated('dc1', ['10.0.0.0/24'])).state).toEqual({ exists: true, siteId: 'dc1', name: 'DC 1', provisioningCidrs: ['10.0.0.0/24'] });
+    expect(given(siteAggregate, siteCreated('dc1', ['10.0.0.0/24'])).state).toEqual({
+      exists: true,
+      siteId: 'dc1',
+      name: 'DC 1',
+      provisioningCidrs: ['10.0.0.0/24'],
+    });
   });
 });
 
@@ -92,7 +100,13 @@ describe('metal.enroll', () => {
   });
 
   it('metal.enroll evolves into an enrolled node out of maintenance', () => {
-    expect(given(nodeAggregate, enrolled()).state).toMatchObject({ exists: true, nodeId: 'n1', state: 'enrolled', maintenance: false, maintenanceReason: null });
+    expect(given(nodeAggregate, enrolled()).state).toMatchObject({
+      exists: true,
+      nodeId: 'n1',
+      state: 'enrolled',
+      maintenance: false,
+      maintenanceReason: null,
+    });
   });
 });
 

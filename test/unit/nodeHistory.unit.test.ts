@@ -6,23 +6,40 @@ import { HistoryInstant } from '../../schemas/metal/nodeHistory.ts';
 const at = (time: string, actor = 'token:ops') => ({ time, actor });
 const batch = (seq: number, when: { time: string; actor: string }, ...events: { type: string; data: unknown }[]): NodeBatch => ({
   seq,
-  events: events.map(
-    (e, i): StoredEvent => ({
-      type: e.type,
-      version: 1,
-      data: e.data,
-      metadata: { eventId: `e${seq}-${i}`, aggregateType: 'metal.node', aggregateId: 'n1', commandId: `c${seq}`, commandName: 'x', correlationId: `c${seq}`, causationId: `c${seq}`, actor: when.actor, time: when.time },
-    }),
-  ),
+  events: events.map((e, i): StoredEvent => ({
+    type: e.type,
+    version: 1,
+    data: e.data,
+    metadata: {
+      eventId: `e${seq}-${i}`,
+      aggregateType: 'metal.node',
+      aggregateId: 'n1',
+      commandId: `c${seq}`,
+      commandName: 'x',
+      correlationId: `c${seq}`,
+      causationId: `c${seq}`,
+      actor: when.actor,
+      time: when.time,
+    },
+  })),
 });
 
 const wf = 'wf-000000000001';
 const log: NodeBatch[] = [
   batch(3, at('2026-01-01T10:00:00.000Z'), {
     type: 'NodeEnrolled',
-    data: { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.9', credentialsRef: 'secret:n1' }, hardwareProfile: 'hp', macs: ['52:54:00:00:00:01'] },
+    data: {
+      nodeId: 'n1',
+      siteId: 'dc1',
+      bmc: { address: 'https://10.0.0.9', credentialsRef: 'secret:n1' },
+      hardwareProfile: 'hp',
+      macs: ['52:54:00:00:00:01'],
+    },
   }),
-  batch(7, at('2026-01-01T10:05:00.000Z', 'token:acme'), { type: 'NodeOperationRequested', data: { nodeId: 'n1', siteId: 'dc1', operation: 'deploy', workflowId: wf, inputs: {}, tenantId: 'acme' } }),
+  batch(7, at('2026-01-01T10:05:00.000Z', 'token:acme'), {
+    type: 'NodeOperationRequested',
+    data: { nodeId: 'n1', siteId: 'dc1', operation: 'deploy', workflowId: wf, inputs: {}, tenantId: 'acme' },
+  }),
   batch(12, at('2026-01-01T10:09:00.000Z', 'engine'), { type: 'NodeOperationCompleted', data: { nodeId: 'n1', operation: 'deploy', workflowId: wf } }),
   batch(15, at('2026-01-01T10:20:00.000Z'), { type: 'NodeMaintenanceSet', data: { nodeId: 'n1', on: true, reason: 'fan', source: 'operator' } }),
 ];
@@ -33,7 +50,12 @@ describe('foldNodeHistory', () => {
     expect(foldNodeHistory('n1', log, { seq: 11 })?.at).toEqual({ seq: 7, time: '2026-01-01T10:05:00.000Z' });
     expect(foldNodeHistory('n1', log, { time: '2026-01-01T10:07:30.000Z' })?.node.state).toBe('deploying');
     expect(foldNodeHistory('n1', log, { time: '2026-01-01T10:09:00.000Z' })?.node).toMatchObject({ state: 'deployed', operation: null, tenantId: 'acme' });
-    expect(foldNodeHistory('n1', log, undefined)?.node).toMatchObject({ state: 'deployed', maintenance: true, maintenanceReason: 'fan', maintenanceSource: 'operator' });
+    expect(foldNodeHistory('n1', log, undefined)?.node).toMatchObject({
+      state: 'deployed',
+      maintenance: true,
+      maintenanceReason: 'fan',
+      maintenanceSource: 'operator',
+    });
   });
 
   it('lists every batch with the state it left, whatever instant is picked', () => {

@@ -34,7 +34,13 @@ const siteCreated = (seq: number, siteId = 'dc1') => message(seq, stored(seq, 'S
 const nodeEnrolled = (seq: number, nodeId: string, siteId = 'dc1') =>
   message(
     seq,
-    stored(seq, 'NodeEnrolled', { nodeId, siteId, bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' }, hardwareProfile: 'dl325', macs: ['52:54:00:aa:bb:01'] }),
+    stored(seq, 'NodeEnrolled', {
+      nodeId,
+      siteId,
+      bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' },
+      hardwareProfile: 'dl325',
+      macs: ['52:54:00:aa:bb:01'],
+    }),
   );
 const maintenance = (seq: number, nodeId: string, on: boolean, reason: string | null) =>
   message(seq, stored(seq, 'NodeMaintenanceSet', { nodeId, on, reason, source: 'operator' }));
@@ -88,7 +94,11 @@ describe('nodes projection', () => {
 
   it('nodes projection pages nodes in id order with a cursor', () => {
     const db = writer(nodesProjection);
-    applyBatch(db, nodesProjection, ['n3', 'n1', 'n2'].map((id, i) => nodeEnrolled(i + 1, id)));
+    applyBatch(
+      db,
+      nodesProjection,
+      ['n3', 'n1', 'n2'].map((id, i) => nodeEnrolled(i + 1, id)),
+    );
     const first = listNodes(db, { limit: 2 });
     expect(first.items.map((n) => n.nodeId)).toEqual(['n1', 'n2']);
     expect(listNodes(db, { limit: 2, cursor: first.nextCursor! })).toMatchObject({ items: [{ nodeId: 'n3' }], nextCursor: null });
@@ -98,7 +108,13 @@ describe('nodes projection', () => {
 describe('sites projection', () => {
   it('sites projection creates sites and counts the nodes enrolled at each', () => {
     const db = writer(sitesProjection);
-    applyBatch(db, sitesProjection, [siteCreated(1, 'dc1'), siteCreated(2, 'dc2'), nodeEnrolled(3, 'n1', 'dc1'), nodeEnrolled(4, 'n2', 'dc1'), maintenance(5, 'n1', true, 'x')]);
+    applyBatch(db, sitesProjection, [
+      siteCreated(1, 'dc1'),
+      siteCreated(2, 'dc2'),
+      nodeEnrolled(3, 'n1', 'dc1'),
+      nodeEnrolled(4, 'n2', 'dc1'),
+      maintenance(5, 'n1', true, 'x'),
+    ]);
     expect(listSites(db)).toEqual([
       { siteId: 'dc1', name: 'DC 1', provisioningCidrs: ['10.0.0.0/24'], createdAt: time(1), nodeCount: 2 },
       { siteId: 'dc2', name: 'DC 1', provisioningCidrs: ['10.0.0.0/24'], createdAt: time(2), nodeCount: 0 },
@@ -133,7 +149,13 @@ describe('applyBatch', () => {
 
   it('applyBatch applies every event of a multi-event message in order', () => {
     const db = writer(nodesProjection);
-    const enroll = stored(1, 'NodeEnrolled', { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' }, hardwareProfile: 'dl325', macs: ['52:54:00:aa:bb:01'] });
+    const enroll = stored(1, 'NodeEnrolled', {
+      nodeId: 'n1',
+      siteId: 'dc1',
+      bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' },
+      hardwareProfile: 'dl325',
+      macs: ['52:54:00:aa:bb:01'],
+    });
     applyBatch(db, nodesProjection, [message(1, enroll, stored(1, 'NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'r', source: 'bmc' }))]);
     expect(getNode(db, 'n1')).toMatchObject({ maintenance: true, maintenanceReason: 'r', lastSeq: 1 });
   });
@@ -142,7 +164,12 @@ describe('applyBatch', () => {
     const db = writer(nodesProjection);
     applyBatch(db, nodesProjection, [nodeEnrolled(1, 'n1')]);
     const valid = stored(2, 'NodeMaintenanceSet', { nodeId: 'n1', on: true, reason: 'r', source: 'operator' });
-    const broken = projectEntry({ seq: 2, subject: 'bc.evt.metal.node.n1', messageId: 'cmd-2', batch: { events: [valid, stored(2, 'NodeMaintenanceSet', { nodeId: 42 })] } });
+    const broken = projectEntry({
+      seq: 2,
+      subject: 'bc.evt.metal.node.n1',
+      messageId: 'cmd-2',
+      batch: { events: [valid, stored(2, 'NodeMaintenanceSet', { nodeId: 42 })] },
+    });
     expect(broken.rejection).toMatchObject({ reason: 'UNDECODABLE' });
     applyBatch(db, nodesProjection, [broken.message]);
     expect(getNode(db, 'n1')).toMatchObject({ maintenance: false, lastSeq: 1 });
@@ -151,7 +178,10 @@ describe('applyBatch', () => {
 
   it('projectEntry passes on the rejection of a message the event store did not write', () => {
     const forged = projectEntry({ seq: 5, subject: 'bc.evt.metal.node.n1', messageId: null, rejection: { reason: 'MAC_MISSING', detail: 'raw publish' } });
-    expect(forged).toEqual({ message: { seq: 5, subject: 'bc.evt.metal.node.n1', messageId: null, events: [] }, rejection: { reason: 'MAC_MISSING', detail: 'raw publish' } });
+    expect(forged).toEqual({
+      message: { seq: 5, subject: 'bc.evt.metal.node.n1', messageId: null, events: [] },
+      rejection: { reason: 'MAC_MISSING', detail: 'raw publish' },
+    });
   });
 
   it('applyBatch rolls back when a projection step fails', () => {

@@ -8,7 +8,9 @@ import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 describe('isTransportFailure', () => {
   it('recognises a server that is away, directly or wrapped', () => {
     expect(isTransportFailure(new TimeoutError())).toBe(true);
-    expect(isTransportFailure(new Error('jetstream is not enabled', { cause: new RequestError('no responders', { cause: new NoRespondersError('x') }) }))).toBe(true);
+    expect(isTransportFailure(new Error('jetstream is not enabled', { cause: new RequestError('no responders', { cause: new NoRespondersError('x') }) }))).toBe(
+      true,
+    );
     expect(isTransportFailure(new PlatformError('UNAVAILABLE', 'event store is unavailable', { cause: new Error('x') }))).toBe(true);
     expect(isTransportFailure(new JetStreamError('heartbeats missed'))).toBe(true);
     expect(isTransportFailure(new JetStreamApiError({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' }))).toBe(true);

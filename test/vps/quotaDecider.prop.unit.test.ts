@@ -12,7 +12,10 @@ import { flavors, instancePayload } from './vpsPayloads.ts';
 
 const flavorIds = Object.keys(flavors) as (keyof typeof flavors)[];
 const pool: PoolEvent[] = [
-  { type: 'PoolCreated', data: { poolId: 'metal-a', class: 'metal', agent: 'bcd', accountId: null, siteId: 'dc1', policy: { allowUnverifiedRelease: false, provisioningCidrs: [] } } },
+  {
+    type: 'PoolCreated',
+    data: { poolId: 'metal-a', class: 'metal', agent: 'bcd', accountId: null, siteId: 'dc1', policy: { allowUnverifiedRelease: false, provisioningCidrs: [] } },
+  },
   { type: 'PoolOffered', data: { poolId: 'metal-a', tenantId: 't1' } },
 ];
 const poolState = pool.reduce((s, e) => poolAggregate.evolve(s, e), poolAggregate.initialState);
@@ -51,17 +54,23 @@ describe('tenant quota decider', () => {
   test.prop([quotaArb, fc.array(actionArb, { maxLength: 40 })], { numRuns: 300 })(
     'any sequence of creates, uses and releases keeps usage within the quota, and releasing everything returns it to zero',
     (quota, actions) => {
-      let state = tenantAggregate.evolve(tenantAggregate.evolve(tenantAggregate.initialState, { type: 'TenantCreated', data: { tenantId: 't1', name: 'T1' } }), {
-        type: 'TenantQuotaSet',
-        data: { tenantId: 't1', ...quota },
-      });
+      let state = tenantAggregate.evolve(
+        tenantAggregate.evolve(tenantAggregate.initialState, { type: 'TenantCreated', data: { tenantId: 't1', name: 'T1' } }),
+        {
+          type: 'TenantQuotaSet',
+          data: { tenantId: 't1', ...quota },
+        },
+      );
       for (const action of actions) {
         state = step(state, action);
         const { used, reserved } = usageOf(state);
         for (const d of resourceDimensions) expect(used[d] + reserved[d]).toBeLessThanOrEqual(quota[d]);
       }
       for (let id = 0; id < 8; id++) state = step(state, { kind: 'release', id });
-      expect(usageOf(state)).toEqual({ used: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 }, reserved: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 } });
+      expect(usageOf(state)).toEqual({
+        used: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 },
+        reserved: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 },
+      });
     },
   );
 });

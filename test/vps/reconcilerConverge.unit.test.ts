@@ -4,17 +4,27 @@ import { converge, type ConvergeEffects } from '../../services/vps/reconciler/co
 import { isAtRest, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
 
 const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInstance => ({
-  key: 'tenant-a/web-1', tenantId: 'tenant-a', instanceId: 'web-1',
+  key: 'tenant-a/web-1',
+  tenantId: 'tenant-a',
+  instanceId: 'web-1',
   spec: { poolId: 'acme-pool', flavorId: 'small', image: 'debian-12', sshKeys: ['ssh-ed25519 AAAA key'], userData: '#cloud-config\n' },
-  desired: 'running', observed: null, providerInstanceId: null, addresses: [], message: null,
-  quotaUsed: false, released: false, refused: false,
+  desired: 'running',
+  observed: null,
+  providerInstanceId: null,
+  addresses: [],
+  message: null,
+  quotaUsed: false,
+  released: false,
+  refused: false,
   ...overrides,
 });
 
 /** A client whose every call is logged; `answers` overrides single methods. */
 function fakeClient(calls: string[], answers: Partial<ProviderClient> = {}): ProviderClient {
   const server: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'provisioning', addresses: [] };
-  const logged = <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => (calls.push(name), fn(...args));
+  const logged =
+    <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) =>
+    (...args: A) => (calls.push(name), fn(...args));
   const fallback: ProviderClient = {
     listOffers: async () => [],
     createInstance: async () => server,
@@ -90,7 +100,10 @@ describe('vps reconciler converge', () => {
   it('keeps the quota when the provider refuses after the instance exists', async () => {
     const calls: string[] = [];
     const running: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'running', addresses: ['203.0.113.1'] };
-    const client = fakeClient(calls, { getInstance: async () => running, stopInstance: async () => Promise.reject(new ProviderError('rejected', 'HTTP 409: busy')) });
+    const client = fakeClient(calls, {
+      getInstance: async () => running,
+      stopInstance: async () => Promise.reject(new ProviderError('rejected', 'HTTP 409: busy')),
+    });
     const { effects, log } = effectsFor(client);
     await converge(instanceOf({ desired: 'stopped', observed: 'running', providerInstanceId: 'srv-1', quotaUsed: true }), effects);
     expect(log).toEqual(['record error (PROVIDER_REJECTED: HTTP 409: busy)']);
@@ -125,7 +138,8 @@ describe('vps reconciler converge', () => {
     const calls: string[] = [];
     let gone = false;
     const client = fakeClient(calls, {
-      getInstance: async () => (gone ? Promise.reject(new ProviderError('not-found', 'HTTP 404')) : { providerInstanceId: 'srv-1', clientToken: 'x', state: 'running', addresses: [] }),
+      getInstance: async () =>
+        gone ? Promise.reject(new ProviderError('not-found', 'HTTP 404')) : { providerInstanceId: 'srv-1', clientToken: 'x', state: 'running', addresses: [] },
       deleteInstance: async () => void (gone = true),
     });
     const { effects, log } = effectsFor(client);

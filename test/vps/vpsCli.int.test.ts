@@ -15,7 +15,9 @@ describe('better-compute vps', () => {
     const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
     const cli = async (...args: string[]) => {
       try {
-        const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], { env: { ...process.env, BC_DATA_DIR: env.dataDir, BC_API_TOKEN: '' } });
+        const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], {
+          env: { ...process.env, BC_DATA_DIR: env.dataDir, BC_API_TOKEN: '' },
+        });
         return { code: 0, stdout, stderr };
       } catch (err) {
         const e = err as { code: number; stdout: string; stderr: string };
@@ -39,10 +41,38 @@ describe('better-compute vps', () => {
     await setup('vps.createFlavor', { flavorId: 'large', vcpus: 4, memoryMib: 8_192, diskGib: 80 });
     await setup('vps.mapFlavor', { flavorId: 'large', poolId: 'metal-a', offerId: 'hw-large' });
     await ok('vps', 'offer-pool', 'metal-a', 'acme');
-    const created = await ok('vps', 'create-instance', 'web1', '--tenant', 'acme', '--pool', 'metal-a', '--flavor', 'small', '--image', 'ubuntu-24.04', '--ssh-key', SSH_KEY);
+    const created = await ok(
+      'vps',
+      'create-instance',
+      'web1',
+      '--tenant',
+      'acme',
+      '--pool',
+      'metal-a',
+      '--flavor',
+      'small',
+      '--image',
+      'ubuntu-24.04',
+      '--ssh-key',
+      SSH_KEY,
+    );
     expect(created).toMatch(/vps.createInstance: InstanceRequested \(seq (\d+)\)/);
 
-    const over = await cli('vps', 'create-instance', 'big1', '--tenant', 'acme', '--pool', 'metal-a', '--flavor', 'large', '--image', 'ubuntu-24.04', '--ssh-key', SSH_KEY);
+    const over = await cli(
+      'vps',
+      'create-instance',
+      'big1',
+      '--tenant',
+      'acme',
+      '--pool',
+      'metal-a',
+      '--flavor',
+      'large',
+      '--image',
+      'ubuntu-24.04',
+      '--ssh-key',
+      SSH_KEY,
+    );
     expect(over.code).toBe(1);
     expect(over.stderr).toMatch(/error QUOTA_EXCEEDED: quota exceeded on vcpus: limit 2, in use 1/);
 

@@ -20,13 +20,28 @@ import { flavors, instancePayload, quotaOf } from './vpsPayloads.ts';
 
 const NOW = '2026-12-02T12:00:00.000Z';
 const ctx = <D>(dependencies: D) => ({ commandId: 'cmd-00000001', actor: 'test', now: NOW, dependencies });
-const fold = <S, E>(aggregate: { initialState: S; evolve(s: S, e: E): S }, events: readonly E[]) => events.reduce((s, e) => aggregate.evolve(s, e), aggregate.initialState);
+const fold = <S, E>(aggregate: { initialState: S; evolve(s: S, e: E): S }, events: readonly E[]) =>
+  events.reduce((s, e) => aggregate.evolve(s, e), aggregate.initialState);
 
 const tenant = (quota = quotaOf(3, 4, 8_192, 100), ...more: TenantEvent[]): TenantState =>
-  fold(tenantAggregate, [{ type: 'TenantCreated', data: { tenantId: 't1', name: 'T1' } }, { type: 'TenantQuotaSet', data: { tenantId: 't1', ...quota } }, ...more]);
+  fold(tenantAggregate, [
+    { type: 'TenantCreated', data: { tenantId: 't1', name: 'T1' } },
+    { type: 'TenantQuotaSet', data: { tenantId: 't1', ...quota } },
+    ...more,
+  ]);
 const offeredPool = (...tenants: string[]): PoolState =>
   fold(poolAggregate, [
-    { type: 'PoolCreated', data: { poolId: 'metal-a', class: 'metal', agent: 'bcd', accountId: null, siteId: 'dc1', policy: { allowUnverifiedRelease: false, provisioningCidrs: [] } } },
+    {
+      type: 'PoolCreated',
+      data: {
+        poolId: 'metal-a',
+        class: 'metal',
+        agent: 'bcd',
+        accountId: null,
+        siteId: 'dc1',
+        policy: { allowUnverifiedRelease: false, provisioningCidrs: [] },
+      },
+    },
     ...tenants.map((tenantId): PoolEvent => ({ type: 'PoolOffered', data: { poolId: 'metal-a', tenantId } })),
   ]);
 const flavor = (flavorId: keyof typeof flavors, mappedTo = 'metal-a'): FlavorState =>
@@ -104,7 +119,9 @@ describe('vps.createInstance', () => {
     expect(thrownCode(() => createInstance.decide(payload, tenant(), deps('small', { pool: poolAggregate.initialState })))).toBe('PRECONDITION_FAILED');
     expect(thrownCode(() => createInstance.decide(payload, tenant(), deps('small', { flavor: flavor('small', 'other-pool') })))).toBe('PRECONDITION_FAILED');
     expect(thrownCode(() => createInstance.decide(payload, tenant(), deps('small', { flavor: flavorAggregate.initialState })))).toBe('PRECONDITION_FAILED');
-    const heldByT2 = fold(instanceAggregate, [{ type: 'InstanceObserved', data: { instanceId: 'vm1', tenantId: 't2', observed: 'running', providerInstanceId: 'p1', addresses: [], message: null } }]);
+    const heldByT2 = fold(instanceAggregate, [
+      { type: 'InstanceObserved', data: { instanceId: 'vm1', tenantId: 't2', observed: 'running', providerInstanceId: 'p1', addresses: [], message: null } },
+    ]);
     expect(thrownCode(() => createInstance.decide(payload, tenant(), deps('small', { instance: heldByT2 })))).toBe('ALREADY_EXISTS');
   });
 
@@ -168,7 +185,10 @@ describe('instance desired state', () => {
   const owned = request(tenant(), 'vm1');
   const payload = { tenantId: 't1', instanceId: 'vm1' };
   const instance = (...events: InstanceEvent[]) => fold(instanceAggregate, events);
-  const desired = (d: 'running' | 'stopped' | 'deleted'): InstanceEvent => ({ type: 'InstanceDesiredStateSet', data: { instanceId: 'vm1', tenantId: 't1', desired: d } });
+  const desired = (d: 'running' | 'stopped' | 'deleted'): InstanceEvent => ({
+    type: 'InstanceDesiredStateSet',
+    data: { instanceId: 'vm1', tenantId: 't1', desired: d },
+  });
 
   it('starts as running: start is a no-op, stop and delete set the desired state', () => {
     expect(startInstance.decide(payload, instance(), ctx({ tenant: owned }))).toEqual([]);
@@ -188,7 +208,10 @@ describe('instance desired state', () => {
   });
 
   it('accepts a verb decided on a tenant view older than the request once the instance subject names the tenant', () => {
-    const claimed = instance({ type: 'InstanceObserved', data: { instanceId: 'vm1', tenantId: 't1', observed: 'provisioning', providerInstanceId: null, addresses: [], message: null } });
+    const claimed = instance({
+      type: 'InstanceObserved',
+      data: { instanceId: 'vm1', tenantId: 't1', observed: 'provisioning', providerInstanceId: null, addresses: [], message: null },
+    });
     expect(stopInstance.decide(payload, claimed, ctx({ tenant: tenant() }))).toEqual([desired('stopped')]);
     expect(thrownCode(() => stopInstance.decide(payload, instance(), ctx({ tenant: tenant() })))).toBe('NOT_FOUND');
   });
@@ -199,7 +222,22 @@ describe('instance desired state', () => {
     for (const command of [startInstance, stopInstance, deleteInstance]) {
       expect(thrownCode(() => command.decide(other, instance(), ctx({ tenant: t2 })))).toBe('NOT_FOUND');
       // t2 requested the same id too, but t1's events are already on the instance's subject.
-      expect(thrownCode(() => command.decide(other, instance(desired('stopped')), ctx({ tenant: apply(t2, [{ type: 'InstanceRequested', data: { ...instancePayload('t2', 'vm1'), userData: null, resources: { instances: 1, ...flavors.small }, requestedAt: NOW } }]) })))).toBe('NOT_FOUND');
+      expect(
+        thrownCode(() =>
+          command.decide(
+            other,
+            instance(desired('stopped')),
+            ctx({
+              tenant: apply(t2, [
+                {
+                  type: 'InstanceRequested',
+                  data: { ...instancePayload('t2', 'vm1'), userData: null, resources: { instances: 1, ...flavors.small }, requestedAt: NOW },
+                },
+              ]),
+            }),
+          ),
+        ),
+      ).toBe('NOT_FOUND');
     }
   });
 });
@@ -219,13 +257,18 @@ describe('vps.recordInstanceObserved', () => {
 });
 
 describe('pools and provider accounts', () => {
-  const secret = (exists: boolean) => (exists ? { exists: true, secretId: 'tok', kind: 'provider-token', version: 1, sealed: {}, keyId: 'k', description: null } : { exists: false, version: 0 });
+  const secret = (exists: boolean) =>
+    exists ? { exists: true, secretId: 'tok', kind: 'provider-token', version: 1, sealed: {}, keyId: 'k', description: null } : { exists: false, version: 0 };
   const account = { accountId: 'acc1', providerId: 'hetzner', region: 'fsn1', config: { project: 'p1' }, tokenSecretId: 'tok' };
 
   it('stores only the token secret id in the account, and needs the secret to exist', () => {
     const [event] = createProviderAccount.decide(CreateProviderAccount.parse(account), accountAggregate.initialState, ctx({ secret: secret(true) as never }));
     expect(Object.keys(event!.data).sort()).toEqual(['accountId', 'config', 'providerId', 'region', 'tokenSecretId']);
-    expect(thrownCode(() => createProviderAccount.decide(CreateProviderAccount.parse(account), accountAggregate.initialState, ctx({ secret: secret(false) as never })))).toBe('PRECONDITION_FAILED');
+    expect(
+      thrownCode(() =>
+        createProviderAccount.decide(CreateProviderAccount.parse(account), accountAggregate.initialState, ctx({ secret: secret(false) as never })),
+      ),
+    ).toBe('PRECONDITION_FAILED');
     expect(CreateProviderAccount.safeParse({ ...account, config: { apiToken: 'hunter2' } }).success).toBe(false);
     expect(CreateProviderAccount.safeParse({ ...account, token: 'hunter2' }).success).toBe(false);
   });
@@ -233,8 +276,16 @@ describe('pools and provider accounts', () => {
   it('requires an account for provider pools, a site for metal pools, valid CIDRs, and existing references', () => {
     expect(CreatePool.safeParse({ poolId: 'p', class: 'provider', agent: 'none' }).success).toBe(false);
     expect(CreatePool.safeParse({ poolId: 'p', class: 'metal', agent: 'bcd' }).success).toBe(false);
-    expect(CreatePool.safeParse({ poolId: 'p', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { provisioningCidrs: ['10.0.0.0/33'] } }).success).toBe(false);
-    const metal = CreatePool.parse({ poolId: 'p', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { provisioningCidrs: ['10.0.0.0/24', '2001:db8::/64'] } });
+    expect(CreatePool.safeParse({ poolId: 'p', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { provisioningCidrs: ['10.0.0.0/33'] } }).success).toBe(
+      false,
+    );
+    const metal = CreatePool.parse({
+      poolId: 'p',
+      class: 'metal',
+      agent: 'bcd',
+      siteId: 'dc1',
+      policy: { provisioningCidrs: ['10.0.0.0/24', '2001:db8::/64'] },
+    });
     expect(thrownCode(() => createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: false })))).toBe('PRECONDITION_FAILED');
     const created = createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: true }));
     expect(createPool.decide(metal, fold(poolAggregate, created), ctx({ accountExists: true, siteExists: true }))).toEqual([]);
@@ -247,6 +298,11 @@ describe('vps command registry', () => {
       expect(engineCommandNames.has(name)).toBe(true);
       expect(operatorCommands.map((c) => c.name)).not.toContain(name);
     }
-    expect([...tenantCommands].filter((n) => n.startsWith('vps.')).sort()).toEqual(['vps.createInstance', 'vps.deleteInstance', 'vps.startInstance', 'vps.stopInstance']);
+    expect([...tenantCommands].filter((n) => n.startsWith('vps.')).sort()).toEqual([
+      'vps.createInstance',
+      'vps.deleteInstance',
+      'vps.startInstance',
+      'vps.stopInstance',
+    ]);
   });
 });

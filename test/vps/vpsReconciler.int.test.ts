@@ -41,8 +41,19 @@ async function startWorld() {
   const cloud = await AcmeCloud.start({ token, bootMs: 100 });
   const masterKey = new MasterKey(randomBytes(32));
   const run = (name: string, payload: unknown) => backbone.bus.execute({ name, payload, actor: 'test' });
-  await run('secrets.put', { secretId: 'acme-token', kind: 'provider-token', version: 1, sealed: seal(JSON.stringify(token), masterKey, sealingAad('acme-token', 1)) });
-  await run('vps.createProviderAccount', { accountId: 'acme', providerId: 'acme-cloud', region: 'fra1', config: { endpoint: cloud.endpoint }, tokenSecretId: 'acme-token' });
+  await run('secrets.put', {
+    secretId: 'acme-token',
+    kind: 'provider-token',
+    version: 1,
+    sealed: seal(JSON.stringify(token), masterKey, sealingAad('acme-token', 1)),
+  });
+  await run('vps.createProviderAccount', {
+    accountId: 'acme',
+    providerId: 'acme-cloud',
+    region: 'fra1',
+    config: { endpoint: cloud.endpoint },
+    tokenSecretId: 'acme-token',
+  });
   await run('vps.createPool', { poolId: 'acme-pool', class: 'provider', agent: 'none', accountId: 'acme' });
   await run('vps.createFlavor', { flavorId: 'small', vcpus: 1, memoryMib: 1_024, diskGib: 25 });
   await run('vps.mapFlavor', { flavorId: 'small', poolId: 'acme-pool', offerId: 'a1.small' });
@@ -52,7 +63,11 @@ async function startWorld() {
   const repository = new AggregateRepository(backbone.store);
   const { counted, plugin } = countingAcmePlugin();
   const reconciler = (fetch: typeof globalThis.fetch = globalThis.fetch) =>
-    new VpsReconciler(backbone.nc, backbone.store, loadReconcilerConfig({}, { resyncMs: 50, backoffMs: 50 }), backbone.log, { providers: providersOf([plugin]), masterKey, fetch });
+    new VpsReconciler(backbone.nc, backbone.store, loadReconcilerConfig({}, { resyncMs: 50, backoffMs: 50 }), backbone.log, {
+      providers: providersOf([plugin]),
+      masterKey,
+      fetch,
+    });
   const instance = async (id: string) => (await repository.load(instanceAggregate, id)).state;
   const until = async (what: string, check: () => Promise<boolean>) => {
     for (let i = 0; !(await check()); i++) {
@@ -61,7 +76,14 @@ async function startWorld() {
     }
   };
   return {
-    backbone, cloud, run, reconciler, instance, until, repository, counted,
+    backbone,
+    cloud,
+    run,
+    reconciler,
+    instance,
+    until,
+    repository,
+    counted,
     async [Symbol.asyncDispose]() {
       commands.unsubscribe();
       await cloud.close();
@@ -101,7 +123,15 @@ describe('vps reconciler', () => {
     // The fresh reconciler found the server by its client token and asked for no create at all.
     expect(world.counted.creates).toBe(1);
     const records = world.cloud.records();
-    expect(records).toEqual([expect.objectContaining({ clientToken: clientTokenOf('web-1'), createdForToken: 1, status: 'running', userData: USER_DATA, sshKeys: instancePayload('tenant-a', 'web-1').sshKeys })]);
+    expect(records).toEqual([
+      expect.objectContaining({
+        clientToken: clientTokenOf('web-1'),
+        createdForToken: 1,
+        status: 'running',
+        userData: USER_DATA,
+        sshKeys: instancePayload('tenant-a', 'web-1').sshKeys,
+      }),
+    ]);
     const state = await world.instance('web-1');
     expect(state).toMatchObject({ providerInstanceId: records[0]!.id, addresses: [expect.stringMatching(/^203\.0\.113\./)] });
     expect(reservationOf((await world.repository.load(tenantAggregate, 'tenant-a')).state, 'web-1')?.status).toBe('used');
@@ -120,7 +150,8 @@ describe('vps reconciler', () => {
       await reconciler.stop();
     }
     const observed: string[] = [];
-    for await (const stored of world.backbone.store.readAfter('bc.evt.vps.instance.web-2', 0)) for (const e of stored.batch.events) observed.push((e.data as { observed?: string }).observed ?? e.type);
+    for await (const stored of world.backbone.store.readAfter('bc.evt.vps.instance.web-2', 0))
+      for (const e of stored.batch.events) observed.push((e.data as { observed?: string }).observed ?? e.type);
     expect(observed).not.toContain('error');
     expect(observed.at(-1)).toBe('running');
     expect(world.cloud.records().map((r) => r.createdForToken)).toEqual([1]);
@@ -134,7 +165,10 @@ describe('vps reconciler', () => {
       await world.run('vps.createInstance', instancePayload('tenant-a', 'web-3', 'small', 'acme-pool'));
       await world.until('web-3 running', async () => (await world.instance('web-3')).observed === 'running');
       await world.run('vps.deleteInstance', { tenantId: 'tenant-a', instanceId: 'web-3' });
-      await world.until('web-3 released', async () => reservationOf((await world.repository.load(tenantAggregate, 'tenant-a')).state, 'web-3')?.status === 'released');
+      await world.until(
+        'web-3 released',
+        async () => reservationOf((await world.repository.load(tenantAggregate, 'tenant-a')).state, 'web-3')?.status === 'released',
+      );
     } finally {
       await reconciler.stop();
     }

@@ -114,7 +114,10 @@ describe('Acme Cloud provider', () => {
         return globalThis.fetch(input, init);
       },
     });
-    const error = await client.listOffers().then(() => null, (e: unknown) => e);
+    const error = await client.listOffers().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ kind: 'configuration', code: 'PROVIDER_CONFIGURATION', status: 401 });
     expect((error as ProviderError).message).not.toContain(wrongToken);
@@ -131,10 +134,25 @@ describe('Acme Cloud provider', () => {
     expect(offers.map((o) => o.offerId)).toContain('a1.small');
 
     cloud.failNext(1, 503);
-    const spec = { clientToken: 'bc-retry', name: 'retry', offerId: 'a1.small', image: 'debian-12', sshKeys: ['ssh-ed25519 AAAA test'], userData: '#cloud-config\n' };
+    const spec = {
+      clientToken: 'bc-retry',
+      name: 'retry',
+      offerId: 'a1.small',
+      image: 'debian-12',
+      sshKeys: ['ssh-ed25519 AAAA test'],
+      userData: '#cloud-config\n',
+    };
     const instance = await client.createInstance(spec);
     expect(instance).toMatchObject({ clientToken: 'bc-retry', state: 'provisioning' });
-    expect(cloud.records()).toEqual([expect.objectContaining({ id: instance.providerInstanceId, clientToken: 'bc-retry', createdForToken: 1, userData: '#cloud-config\n', sshKeys: ['ssh-ed25519 AAAA test'] })]);
+    expect(cloud.records()).toEqual([
+      expect.objectContaining({
+        id: instance.providerInstanceId,
+        clientToken: 'bc-retry',
+        createdForToken: 1,
+        userData: '#cloud-config\n',
+        sshKeys: ['ssh-ed25519 AAAA test'],
+      }),
+    ]);
   });
 
   test('a cloud that stays unavailable surfaces PROVIDER_UNAVAILABLE after the retries', async () => {
@@ -154,7 +172,8 @@ describe('Acme Cloud provider', () => {
   });
 
   test('an invalid account config is a configuration error naming the field', () => {
-    const create = (): unknown => connectProvider(acmeCloudProvider, { config: { endpoint: 'not a url', region: 'fra1' }, token: 't', fetch: globalThis.fetch });
+    const create = (): unknown =>
+      connectProvider(acmeCloudProvider, { config: { endpoint: 'not a url', region: 'fra1' }, token: 't', fetch: globalThis.fetch });
     expect(create).toThrow(expect.objectContaining({ code: 'PROVIDER_CONFIGURATION', message: 'acme-cloud: invalid account config at endpoint' }));
   });
 });

@@ -28,10 +28,18 @@ describe.each([
   { mode: 'separate process', loops: 2 },
 ])('walkthrough 1: Ubuntu autoinstall via Redfish virtual media, plugin $mode', ({ mode, loops }) => {
   it(`deploys and releases ${loops} times with a fresh single-use token inside the ISO only`, { timeout: 420_000 }, async () => {
-    await using stack = await startProcessStack({ layout: 'single', machines: 1, env: { BC_TEST_SIM_DISK_BYTES: String(8 << 20), BC_TEST_SIM_BMC_DELAY_MS: '50' } });
+    await using stack = await startProcessStack({
+      layout: 'single',
+      machines: 1,
+      env: { BC_TEST_SIM_DISK_BYTES: String(8 << 20), BC_TEST_SIM_BMC_DELAY_MS: '50' },
+    });
     const client = apiClient(stack.api, stack.token);
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${stack.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${stack.api}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
     expect((await post('/v1/profiles/validate', { profileId: PROFILE })).body).toMatchObject({ ok: false, issues: [{ code: 'PROFILE_UNKNOWN' }] });
@@ -43,7 +51,9 @@ describe.each([
     try {
       expect((await post('/v1/profiles/validate', { profileId: PROFILE })).body).toEqual({ profileId: PROFILE, ok: true, issues: [] });
       const plugins = await client.getJson('/v1/plugins');
-      expect(plugins.items).toMatchObject([{ pluginId: 'acme-autoinstall', alive: true, steps: [{ id: 'autoinstall.renderIso' }], profiles: [{ id: PROFILE }] }]);
+      expect(plugins.items).toMatchObject([
+        { pluginId: 'acme-autoinstall', alive: true, steps: [{ id: 'autoinstall.renderIso' }], profiles: [{ id: PROFILE }] },
+      ]);
       expect((await client.getJson('/v1/drivers')).items).toMatchObject([{ id: 'redfish-virtual-media', pluginId: 'acme-autoinstall' }]);
       await client.waitForNodeState(nodeId, 'ready', 90_000);
 
@@ -54,12 +64,21 @@ describe.each([
         const workflowId = deploy.body.events[0].data.workflowId as string;
         const deployed = await client.waitForNodeState(nodeId, 'deployed', 120_000, 50).catch(async (err: Error) => {
           const wf = await client.getJson(`/v1/workflows/${workflowId}`).catch(() => null);
-          throw new Error(`${err.message} (loop ${loop})\nworkflow: ${JSON.stringify(wf)}\n${stack.logs()}\n--- plugin\n${processPlugin?.output().slice(-3000) ?? ''}`);
+          throw new Error(
+            `${err.message} (loop ${loop})\nworkflow: ${JSON.stringify(wf)}\n${stack.logs()}\n--- plugin\n${processPlugin?.output().slice(-3000) ?? ''}`,
+          );
         });
         expect(deployed.role).toBe('host');
 
         const wf = await client.getJson(`/v1/workflows/${workflowId}`);
-        expect(wf.steps.map((s: { stepId: string }) => s.stepId)).toEqual(['autoinstall.renderIso', 'media.insert', 'boot.setOnce', 'power.set', 'wait.agentJoined', 'media.eject']);
+        expect(wf.steps.map((s: { stepId: string }) => s.stepId)).toEqual([
+          'autoinstall.renderIso',
+          'media.insert',
+          'boot.setOnce',
+          'power.set',
+          'wait.agentJoined',
+          'media.eject',
+        ]);
         const { url, sha256 } = wf.steps[0].output as { url: string; sha256: string };
         const iso = new Uint8Array(await (await fetch(url)).arrayBuffer());
         const userData = new TextDecoder().decode(readIso9660(iso).get('user-data'));
@@ -103,7 +122,9 @@ describe.each([
       const rows = db.prepare(attestedWipesPerRelease).all(nodeId) as { attestedWipes: number }[];
       expect(rows).toHaveLength(loops);
       expect(rows.filter((r) => r.attestedWipes !== 1)).toEqual([]);
-      expect(db.prepare(`SELECT state, count(*) AS n FROM workflows WHERE node_id = ? AND operation = 'deploy' GROUP BY state`).all(nodeId)).toEqual([{ state: 'completed', n: loops }]);
+      expect(db.prepare(`SELECT state, count(*) AS n FROM workflows WHERE node_id = ? AND operation = 'deploy' GROUP BY state`).all(nodeId)).toEqual([
+        { state: 'completed', n: loops },
+      ]);
     } finally {
       await nc.close();
       await inProcess?.stop();

@@ -50,10 +50,17 @@ beforeAll(async () => {
   });
   // "Booted" is what the simulated machine does: it booted the CD the deploy inserted (no guessing from time).
   for (const m of machines) {
-    apis.set(m.nodeId, await startTalosApi(m.host, async () => {
-      const report = (await stack.site.machines())[m.nodeId];
-      return report?.runState === 'media' && report.boots.includes('Cd');
-    }, { bootingFor: 2 }));
+    apis.set(
+      m.nodeId,
+      await startTalosApi(
+        m.host,
+        async () => {
+          const report = (await stack.site.machines())[m.nodeId];
+          return report?.runState === 'media' && report.boots.includes('Cd');
+        },
+        { bootingFor: 2 },
+      ),
+    );
   }
 }, 240_000);
 
@@ -140,7 +147,9 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
             .filter((m) => m.command.nodeId === nodeId);
           expect(commands.length).toBeGreaterThan(0);
           expect([...new Set(commands.map((m) => m.subject))]).toEqual([`bc.site.${SITE}.cmd.${nodeId}`]);
-          expect(new Set(commands.map((m) => m.command.kind))).toEqual(new Set(['inventory.read', 'media.insert', 'boot.setOnce', 'power.set', 'site.httpProxy', 'media.eject']));
+          expect(new Set(commands.map((m) => m.command.kind))).toEqual(
+            new Set(['inventory.read', 'media.insert', 'boot.setOnce', 'power.set', 'site.httpProxy', 'media.eject']),
+          );
         } finally {
           await nc.close();
         }

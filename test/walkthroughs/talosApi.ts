@@ -17,7 +17,9 @@ export async function startTalosApi(host: string, booted: () => Promise<boolean>
   const version = options.version ?? 'v1.8.3';
   const cert = readFileSync(new URL('bmc-sim-cert.pem', certDir));
   const key = readFileSync(new URL('bmc-sim-key.pem', certDir));
-  const spkiSha256 = createHash('sha256').update(new X509Certificate(cert).publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
+  const spkiSha256 = createHash('sha256')
+    .update(new X509Certificate(cert).publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('base64');
   const requests: { path: string; status: number }[] = [];
   const server = createHttpsServer({ cert, key }, (req, res) => {
     void (async () => {

@@ -19,7 +19,16 @@ function agent(agentId: string, role: 'site' | 'ramdisk', nodeId: string | null)
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const publicKeyRaw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   const publicKeyBase64 = publicKeyRaw.toString('base64');
-  const state: AgentState = { exists: true, agentId, role, siteId: 'dc1', nodeId, publicKey: publicKeyBase64, keyId: keyIdOf(publicKeyBase64), joinTokenIds: [] };
+  const state: AgentState = {
+    exists: true,
+    agentId,
+    role,
+    siteId: 'dc1',
+    nodeId,
+    publicKey: publicKeyBase64,
+    keyId: keyIdOf(publicKeyBase64),
+    joinTokenIds: [],
+  };
   return { state, signer: { privateKey, publicKeyRaw } };
 }
 
@@ -40,7 +49,22 @@ describe('agent liveness', () => {
     const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
     try {
       using check = liveness.follow(command);
-      const beat = () => beats.publish(Subjects.agentHeartbeat('dc1', 'n1'), JSON.stringify(signAgentHeartbeat({ agentId: ramdisk.state.exists ? ramdisk.state.agentId : '', siteId: 'dc1', nodeId: 'n1', commandId: command.commandId, sentAt: new Date().toISOString() }, ramdisk.signer)));
+      const beat = () =>
+        beats.publish(
+          Subjects.agentHeartbeat('dc1', 'n1'),
+          JSON.stringify(
+            signAgentHeartbeat(
+              {
+                agentId: ramdisk.state.exists ? ramdisk.state.agentId : '',
+                siteId: 'dc1',
+                nodeId: 'n1',
+                commandId: command.commandId,
+                sentAt: new Date().toISOString(),
+              },
+              ramdisk.signer,
+            ),
+          ),
+        );
       for (let i = 0; i < 8; i++) {
         beat();
         await sleep(200);
@@ -74,7 +98,12 @@ describe('agent liveness', () => {
       const until = Date.now() + TIMEOUT_MS + 300;
       while (Date.now() < until) {
         for (const s of strangers) {
-          nc.publish(Subjects.agentHeartbeat('dc1', s.nodeId), JSON.stringify(signAgentHeartbeat({ agentId: s.agentId, siteId: 'dc1', nodeId: s.nodeId, commandId: s.commandId, sentAt: new Date().toISOString() }, s.signer)));
+          nc.publish(
+            Subjects.agentHeartbeat('dc1', s.nodeId),
+            JSON.stringify(
+              signAgentHeartbeat({ agentId: s.agentId, siteId: 'dc1', nodeId: s.nodeId, commandId: s.commandId, sentAt: new Date().toISOString() }, s.signer),
+            ),
+          );
         }
         nc.publish(Subjects.agentHeartbeat('dc1', 'n1'), '{"not":"a heartbeat"}');
         await sleep(100);

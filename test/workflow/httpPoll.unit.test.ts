@@ -26,7 +26,13 @@ describe('httpViaSite', () => {
   it('tickets secret headers with the master key, and refuses them without one', async () => {
     const masterKey = new MasterKey(Buffer.alloc(32, 3));
     const site = fakeSite();
-    const request = { url: 'https://10.0.5.21/api', tlsSpkiSha256: pin, method: 'POST' as const, body: '{}', secretHeaders: { Authorization: 'secret:talos-token' } };
+    const request = {
+      url: 'https://10.0.5.21/api',
+      tlsSpkiSha256: pin,
+      method: 'POST' as const,
+      body: '{}',
+      secretHeaders: { Authorization: 'secret:talos-token' },
+    };
     // Only the published command matters here; the wait for its answer (no result watch in this fake) is dropped.
     void gatewayOn(site, { issueSecretTicket: (claims) => issueSecretTicket(masterKey, claims) })
       .httpViaSite(request)

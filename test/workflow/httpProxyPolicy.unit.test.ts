@@ -19,7 +19,9 @@ describe('site.httpProxy bound', () => {
   it('allows pinned https to the node, plain http on the provisioning network, credentials as secret headers', () => {
     expect(refusal({ url: 'https://10.0.5.21:50000/machine/version', tlsSpkiSha256: pin })).toBe('allowed');
     expect(refusal({ url: 'http://10.0.5.21/status' })).toBe('allowed');
-    expect(refusal({ url: 'https://10.0.5.21/api', tlsSpkiSha256: pin, method: 'POST', body: '{}', secretHeaders: { Authorization: 'secret:talos-token' } })).toBe('allowed');
+    expect(
+      refusal({ url: 'https://10.0.5.21/api', tlsSpkiSha256: pin, method: 'POST', body: '{}', secretHeaders: { Authorization: 'secret:talos-token' } }),
+    ).toBe('allowed');
   });
 
   it('refuses each way out of the bound', () => {

@@ -27,7 +27,13 @@ const waitForMachine = defineStep({
   },
 });
 const neverUp = defineStep({ id: 'test.neverUp', runsOn: 'control-plane', input: z.object({}), run: async () => stepNotReady('never', { retryAfterMs: 100 }) });
-const badOutput = defineStep({ id: 'test.badOutput', runsOn: 'control-plane', input: z.object({}), output: z.object({ ok: z.literal(true) }), run: async () => ({ ok: 'yes' }) as never });
+const badOutput = defineStep({
+  id: 'test.badOutput',
+  runsOn: 'control-plane',
+  input: z.object({}),
+  output: z.object({ ok: z.literal(true) }),
+  run: async () => ({ ok: 'yes' }) as never,
+});
 
 describe('steps that are not ready yet', () => {
   it('run again as the same attempt until ready, time out at the step timeout, and have their output checked', { timeout: 60_000 }, async () => {
@@ -45,11 +51,25 @@ describe('steps that are not ready yet', () => {
       // A workflow of one custom step, written to the log as `workflow.start` would (profiles are built in for now).
       const start = async (workflowId: string, stepId: string, timeoutMs: number) => {
         const time = new Date().toISOString();
-        const metadata = { aggregateType: 'metal.workflow', aggregateId: workflowId, commandId: `${workflowId}-start`, commandName: 'workflow.start', correlationId: workflowId, causationId: workflowId, actor: 'test', time };
+        const metadata = {
+          aggregateType: 'metal.workflow',
+          aggregateId: workflowId,
+          commandId: `${workflowId}-start`,
+          commandName: 'workflow.start',
+          correlationId: workflowId,
+          causationId: workflowId,
+          actor: 'test',
+          time,
+        };
         const step = { id: stepId, runsOn: 'control-plane' as const, params: {}, timeoutMs, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: false };
         const batch: EventBatch = {
           events: [
-            { type: 'WorkflowStarted', version: 1, data: { workflowId, nodeId: 'n1', siteId: 'dc1', operation: 'rescue', profile: { id: 'test', version: 1 }, steps: [step], startedAt: time }, metadata: { ...metadata, eventId: randomUUID() } },
+            {
+              type: 'WorkflowStarted',
+              version: 1,
+              data: { workflowId, nodeId: 'n1', siteId: 'dc1', operation: 'rescue', profile: { id: 'test', version: 1 }, steps: [step], startedAt: time },
+              metadata: { ...metadata, eventId: randomUUID() },
+            },
             { type: 'StepScheduled', version: 1, data: { workflowId, stepIndex: 0, stepId, attempt: 1 }, metadata: { ...metadata, eventId: randomUUID() } },
           ],
         };
@@ -61,7 +81,7 @@ describe('steps that are not ready yet', () => {
       await expect.poll(() => runs.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
       expect(await workflow('wf-00000000aaa1')).toMatchObject({ status: 'running', progress: [{ status: 'running', attempt: 1 }] });
       machineUp = true;
-      await expect.poll(async () => (await workflow('wf-00000000aaa1') as { status: string }).status, { timeout: 10_000 }).toBe('completed');
+      await expect.poll(async () => ((await workflow('wf-00000000aaa1')) as { status: string }).status, { timeout: 10_000 }).toBe('completed');
       const done = await workflow('wf-00000000aaa1');
       if (!done.exists) throw new Error('no workflow');
       expect(done.progress[0]).toMatchObject({ status: 'succeeded', attempt: 1, output: { polls: runs.length } });
@@ -70,10 +90,10 @@ describe('steps that are not ready yet', () => {
 
       await start('wf-00000000aaa2', neverUp.id, 1_000);
       await start('wf-00000000aaa3', badOutput.id, 30_000);
-      await expect.poll(async () => (await workflow('wf-00000000aaa2') as { status: string }).status, { timeout: 15_000 }).toBe('failed');
-      await expect.poll(async () => (await workflow('wf-00000000aaa3') as { status: string }).status, { timeout: 15_000 }).toBe('failed');
-      expect((await workflow('wf-00000000aaa2') as { progress: readonly unknown[] }).progress[0]).toMatchObject({ error: { code: 'STEP_TIMEOUT' } });
-      expect((await workflow('wf-00000000aaa3') as { progress: readonly unknown[] }).progress[0]).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
+      await expect.poll(async () => ((await workflow('wf-00000000aaa2')) as { status: string }).status, { timeout: 15_000 }).toBe('failed');
+      await expect.poll(async () => ((await workflow('wf-00000000aaa3')) as { status: string }).status, { timeout: 15_000 }).toBe('failed');
+      expect(((await workflow('wf-00000000aaa2')) as { progress: readonly unknown[] }).progress[0]).toMatchObject({ error: { code: 'STEP_TIMEOUT' } });
+      expect(((await workflow('wf-00000000aaa3')) as { progress: readonly unknown[] }).progress[0]).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
     } finally {
       await executor.stop();
       await orchestrator.stop();

@@ -38,7 +38,16 @@ describe('StreamWatch', () => {
 
       await nats.restart();
       const afterRestart = watch.next(subject('b'), () => true, 30_000, signal);
-      await expect.poll(async () => (await js.publish(subject('b'), 'second').then(() => true).catch(() => false)), { timeout: 20_000 }).toBe(true);
+      await expect
+        .poll(
+          async () =>
+            await js
+              .publish(subject('b'), 'second')
+              .then(() => true)
+              .catch(() => false),
+          { timeout: 20_000 },
+        )
+        .toBe(true);
       expect(await afterRestart).toBe('second');
 
       const aborter = new AbortController();
@@ -51,4 +60,3 @@ describe('StreamWatch', () => {
     }
   });
 });
-

@@ -4,14 +4,32 @@ import { isPlainObject, touch, type Json } from './treeStore.ts';
 
 // Used only when the tree does not list BootSourceOverrideTarget@Redfish.AllowableValues.
 const standardTargets = [
-  'None', 'Pxe', 'Floppy', 'Cd', 'Usb', 'Hdd', 'BiosSetup', 'Utilities', 'Diags', 'UefiShell', 'UefiTarget',
-  'SDCard', 'UefiHttp', 'RemoteDrive', 'UefiBootNext', 'Recovery',
+  'None',
+  'Pxe',
+  'Floppy',
+  'Cd',
+  'Usb',
+  'Hdd',
+  'BiosSetup',
+  'Utilities',
+  'Diags',
+  'UefiShell',
+  'UefiTarget',
+  'SDCard',
+  'UefiHttp',
+  'RemoteDrive',
+  'UefiBootNext',
+  'Recovery',
 ];
 const enabledValues = ['Once', 'Continuous', 'Disabled'];
 const modeValues = ['UEFI', 'Legacy'];
 const writableSystemProps = new Set(['Boot', 'AssetTag', 'IndicatorLED', 'LocationIndicatorActive']);
 const writableBootProps = new Set([
-  'BootSourceOverrideTarget', 'BootSourceOverrideEnabled', 'BootSourceOverrideMode', 'UefiTargetBootSourceOverride', 'BootOrder',
+  'BootSourceOverrideTarget',
+  'BootSourceOverrideEnabled',
+  'BootSourceOverrideMode',
+  'UefiTargetBootSourceOverride',
+  'BootOrder',
 ]);
 
 const notWritable = (name: string): SimResponse =>

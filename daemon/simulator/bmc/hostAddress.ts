@@ -2,7 +2,9 @@ import type { BmcSimulator } from './simulator.ts';
 import { touch, type Json } from './treeStore.ts';
 
 const memberUris = (doc: Json | undefined): string[] =>
-  (Array.isArray(doc?.Members) ? doc.Members : []).flatMap((m) => (typeof m === 'object' && m !== null && typeof (m as Json)['@odata.id'] === 'string' ? [(m as Json)['@odata.id'] as string] : []));
+  (Array.isArray(doc?.Members) ? doc.Members : []).flatMap((m) =>
+    typeof m === 'object' && m !== null && typeof (m as Json)['@odata.id'] === 'string' ? [(m as Json)['@odata.id'] as string] : [],
+  );
 
 /**
  * Shows `address` as the host's IPv4 address on the system's first EthernetInterface, the way a BMC reports the

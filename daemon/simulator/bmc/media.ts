@@ -43,24 +43,34 @@ export class VirtualMediaModel {
   }
 
   private mount(key: string, media: Json, image: string, writeProtected: boolean): void {
-    this.schedule(key, media, () => {
-      media.Image = image;
-      media.ImageName = image.split('/').pop() ?? image;
-      media.Inserted = true;
-      media.WriteProtected = writeProtected;
-      media.ConnectedVia = 'URI';
-    }, true);
+    this.schedule(
+      key,
+      media,
+      () => {
+        media.Image = image;
+        media.ImageName = image.split('/').pop() ?? image;
+        media.Inserted = true;
+        media.WriteProtected = writeProtected;
+        media.ConnectedVia = 'URI';
+      },
+      true,
+    );
   }
 
   private unmount(key: string, media: Json): void {
-    this.schedule(key, media, () => {
-      media.Image = null;
-      media.ImageName = null;
-      media.Inserted = false;
-      media.ConnectedVia = 'NotConnected';
-      const hpe = hpeOem(media);
-      if (hpe && 'BootOnNextServerReset' in hpe) hpe.BootOnNextServerReset = false;
-    }, false);
+    this.schedule(
+      key,
+      media,
+      () => {
+        media.Image = null;
+        media.ImageName = null;
+        media.Inserted = false;
+        media.ConnectedVia = 'NotConnected';
+        const hpe = hpeOem(media);
+        if (hpe && 'BootOnNextServerReset' in hpe) hpe.BootOnNextServerReset = false;
+      },
+      false,
+    );
   }
 
   /** InsertMedia (standard) and HpeiLOVirtualMedia.InsertVirtualMedia share this: both take `Image`. */

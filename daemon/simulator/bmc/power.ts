@@ -67,11 +67,7 @@ export class PowerModel {
     }
     const effectOf = effects[type];
     if (!effectOf || !(this.allowed ?? modelledResetTypes).includes(type)) {
-      return redfishError(
-        400,
-        BaseMessages.ActionParameterNotSupported,
-        `The parameter ResetType with the value ${type} is not supported by this system.`,
-      );
+      return redfishError(400, BaseMessages.ActionParameterNotSupported, `The parameter ResetType with the value ${type} is not supported by this system.`);
     }
     const effect = effectOf(this.intended === 'On');
     if (effect === undefined) return notAllowedNow(`ResetType ${type} while the system is ${this.intended}`);

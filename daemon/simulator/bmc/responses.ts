@@ -38,8 +38,7 @@ export function redfishError(status: number, messageId: BaseMessageId, message: 
   };
 }
 
-export const notFound = (path: string): SimResponse =>
-  redfishError(404, BaseMessages.ResourceNotFound, `The requested resource ${path} was not found.`);
+export const notFound = (path: string): SimResponse => redfishError(404, BaseMessages.ResourceNotFound, `The requested resource ${path} was not found.`);
 
 export const methodNotAllowed = (method: string, path: string): SimResponse =>
   redfishError(405, BaseMessages.ActionNotSupported, `${method} is not supported on ${path}.`);
@@ -51,8 +50,7 @@ export const badValue = (property: string, value: unknown): SimResponse =>
     `The value ${JSON.stringify(value)} for the property ${property} is not in the list of acceptable values.`,
   );
 
-export const notAllowedNow = (what: string): SimResponse =>
-  redfishError(409, BaseMessages.OperationNotAllowed, `${what} is not allowed in the current state.`);
+export const notAllowedNow = (what: string): SimResponse => redfishError(409, BaseMessages.OperationNotAllowed, `${what} is not allowed in the current state.`);
 
 export function success(status = 200): SimResponse {
   return {

@@ -157,7 +157,8 @@ function remove(m: SimModels, req: SimRequest, key: string): SimResponse {
   if (!m.store.get(key)) return notFound(req.path);
   const parent = parentKey(key);
   if (parent === m.topology.sessionsKey) return m.auth.logout(m.store, parent, key);
-  if (m.topology.volumeCollectionKeys.has(parent)) return m.quirks.asyncActions ? m.tasks.defer('Delete volume', () => m.volumes.remove(key)) : m.volumes.remove(key);
+  if (m.topology.volumeCollectionKeys.has(parent))
+    return m.quirks.asyncActions ? m.tasks.defer('Delete volume', () => m.volumes.remove(key)) : m.volumes.remove(key);
   return methodNotAllowed('DELETE', req.path);
 }
 

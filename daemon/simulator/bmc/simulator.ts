@@ -195,9 +195,11 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     }
     entry.body = raw.length === 0 ? undefined : body;
     requests += 1;
-    const response = throttled(quirks, requests) ?? (isPlainObject(body)
-      ? route(models, { method, path, key: toKey(path), headers: req.headers, body })
-      : redfishError(400, BaseMessages.MalformedJSON, 'The request body must be a JSON object.'));
+    const response =
+      throttled(quirks, requests) ??
+      (isPlainObject(body)
+        ? route(models, { method, path, key: toKey(path), headers: req.headers, body })
+        : redfishError(400, BaseMessages.MalformedJSON, 'The request body must be a JSON object.'));
     entry.status = response.status;
     send(res, method, response);
   };
@@ -242,14 +244,30 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     systems,
     addressOf: (system) => `${url}${system.uri}`,
     state: {
-      get powerState() { return first.state.powerState; },
-      get bootOverride() { return first.state.bootOverride; },
-      get bootOverrideMode() { return first.state.bootOverrideMode; },
-      get boots() { return first.state.boots; },
-      get biosPending() { return first.state.biosPending; },
-      get nmiCount() { return first.state.nmiCount; },
-      get sessionCount() { return models.auth.sessionCount; },
-      get appliedFirmware() { return [...models.tasks.appliedImages]; },
+      get powerState() {
+        return first.state.powerState;
+      },
+      get bootOverride() {
+        return first.state.bootOverride;
+      },
+      get bootOverrideMode() {
+        return first.state.bootOverrideMode;
+      },
+      get boots() {
+        return first.state.boots;
+      },
+      get biosPending() {
+        return first.state.biosPending;
+      },
+      get nmiCount() {
+        return first.state.nmiCount;
+      },
+      get sessionCount() {
+        return models.auth.sessionCount;
+      },
+      get appliedFirmware() {
+        return [...models.tasks.appliedImages];
+      },
     },
     onBoot: (fn) => first.onBoot(fn),
     onPowerLoss: (fn) => first.onPowerLoss(fn),

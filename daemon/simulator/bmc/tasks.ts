@@ -82,7 +82,8 @@ export class TaskModel {
       task.TaskStatus = failed ? 'Critical' : 'OK';
       task.PercentComplete = 100;
       task.EndTime = new Date().toISOString();
-      if (failed) task.Messages = [{ MessageId: BaseMessages.OperationNotAllowed, Message: `${name} failed with HTTP ${outcome.status}.`, Severity: 'Critical' }];
+      if (failed)
+        task.Messages = [{ MessageId: BaseMessages.OperationNotAllowed, Message: `${name} failed with HTTP ${outcome.status}.`, Severity: 'Critical' }];
       touch(task);
     });
     return { status: 202, body: task, headers: { Location: String(task['@odata.id']) } };

@@ -1,10 +1,7 @@
 import { isPlainObject, linkId, toKey, type Json, type TreeStore } from './treeStore.ts';
 
 export type ActionRoute =
-  | { kind: 'reset'; systemKey: string }
-  | { kind: 'insertMedia'; mediaKey: string }
-  | { kind: 'ejectMedia'; mediaKey: string }
-  | { kind: 'simpleUpdate' };
+  { kind: 'reset'; systemKey: string } | { kind: 'insertMedia'; mediaKey: string } | { kind: 'ejectMedia'; mediaKey: string } | { kind: 'simpleUpdate' };
 
 /** Where one ComputerSystem's live behaviour sits in the tree. */
 export interface SystemTopology {
@@ -82,8 +79,10 @@ function mediaOf(store: TreeStore, collection: { doc: Json } | undefined, action
   const keys: string[] = [];
   for (const media of membersOf(store, collection?.doc)) {
     keys.push(media.key);
-    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.InsertMedia', 'InsertVirtualMedia')) actions.set(key, { kind: 'insertMedia', mediaKey: media.key });
-    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.EjectMedia', 'EjectVirtualMedia')) actions.set(key, { kind: 'ejectMedia', mediaKey: media.key });
+    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.InsertMedia', 'InsertVirtualMedia'))
+      actions.set(key, { kind: 'insertMedia', mediaKey: media.key });
+    for (const key of mediaActionKeys(media.doc, '#VirtualMedia.EjectMedia', 'EjectVirtualMedia'))
+      actions.set(key, { kind: 'ejectMedia', mediaKey: media.key });
   }
   return keys;
 }

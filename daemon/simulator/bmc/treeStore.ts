@@ -13,7 +13,10 @@ export function toKey(uriPath: string): string | undefined {
   const pathOnly = uriPath.split(/[?#]/, 1)[0] ?? '';
   let segments: string[];
   try {
-    segments = pathOnly.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s).toLowerCase());
+    segments = pathOnly
+      .split('/')
+      .filter((s) => s !== '')
+      .map((s) => decodeURIComponent(s).toLowerCase());
   } catch {
     return undefined;
   }

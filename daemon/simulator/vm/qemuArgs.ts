@@ -40,7 +40,12 @@ function bootOrder(target: BootTarget): readonly ('disk' | 'cd' | 'nic')[] {
  * a log file, QMP on a unix socket. `-no-reboot` turns a guest reboot into an exit so the BMC decides what the next
  * boot is (a spent `Once` override must not boot again); `-no-shutdown` is left out so a guest power-off ends QEMU.
  */
-export function qemuArgs(config: VmConfig, paths: { qmp: string; serial: string; uefiVars?: string }, boot: { target: BootTarget; cdImage?: string }, firmware: VmFirmware = debianOvmf): string[] {
+export function qemuArgs(
+  config: VmConfig,
+  paths: { qmp: string; serial: string; uefiVars?: string },
+  boot: { target: BootTarget; cdImage?: string },
+  firmware: VmFirmware = debianOvmf,
+): string[] {
   const order = bootOrder(boot.target);
   let index = 1;
   const indexOf: Record<string, number[]> = { disk: [], cd: [], nic: [] };
@@ -49,20 +54,32 @@ export function qemuArgs(config: VmConfig, paths: { qmp: string; serial: string;
     for (let i = 0; i < count; i++) indexOf[kind]!.push(index++);
   }
   const args = [
-    '-name', config.name,
-    '-machine', 'q35',
-    '-accel', 'tcg',
-    '-smp', String(config.cpus),
-    '-m', String(config.memoryMiB),
-    '-smbios', `type=1,manufacturer=Better Compute,product=Emulated Server,uuid=${config.uuid}`,
-    '-uuid', config.uuid,
-    '-display', 'none',
-    '-vga', 'none',
+    '-name',
+    config.name,
+    '-machine',
+    'q35',
+    '-accel',
+    'tcg',
+    '-smp',
+    String(config.cpus),
+    '-m',
+    String(config.memoryMiB),
+    '-smbios',
+    `type=1,manufacturer=Better Compute,product=Emulated Server,uuid=${config.uuid}`,
+    '-uuid',
+    config.uuid,
+    '-display',
+    'none',
+    '-vga',
+    'none',
     '-no-reboot',
-    '-serial', `file:${paths.serial}`,
-    '-qmp', `unix:${paths.qmp},server=on,wait=off`,
+    '-serial',
+    `file:${paths.serial}`,
+    '-qmp',
+    `unix:${paths.qmp},server=on,wait=off`,
     '-nodefaults',
-    '-device', 'virtio-rng-pci',
+    '-device',
+    'virtio-rng-pci',
   ];
   if (config.firmware === 'uefi') {
     if (!paths.uefiVars) throw new RangeError('a UEFI VM needs its variables file');

@@ -69,7 +69,13 @@ export class QemuVm {
     this.#lastShutdownReason = undefined;
     this.#exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
-        const reason: VmExit = this.#stopping ? 'host' : this.#lastShutdownReason === 'guest-shutdown' ? 'guest-shutdown' : this.#lastShutdownReason === 'guest-reset' ? 'guest-reset' : 'crash';
+        const reason: VmExit = this.#stopping
+          ? 'host'
+          : this.#lastShutdownReason === 'guest-shutdown'
+            ? 'guest-shutdown'
+            : this.#lastShutdownReason === 'guest-reset'
+              ? 'guest-reset'
+              : 'crash';
         if (reason === 'crash') this.options.log.warn({ vm: this.options.config.name, code, signal, stderr: stderr.trim() }, 'QEMU exited');
         this.#qmp?.close();
         this.#qmp = undefined;

@@ -27,7 +27,10 @@ export class QmpClient {
   #nextId = 1;
   #closed = false;
 
-  private constructor(socket: Socket, readonly timeoutMs: number) {
+  private constructor(
+    socket: Socket,
+    readonly timeoutMs: number,
+  ) {
     this.#socket = socket;
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => this.#onData(chunk));

@@ -35,7 +35,8 @@ export interface VmBmc {
 const root = '/redfish/v1';
 const ok = (body: unknown): SimResponse => ({ status: 200, body });
 const link = (path: string) => ({ '@odata.id': path });
-const collection = (path: string, type: string, members: string[]) => ok({ '@odata.id': path, '@odata.type': `#${type}.${type}`, Name: type, Members: members.map(link), 'Members@odata.count': members.length });
+const collection = (path: string, type: string, members: string[]) =>
+  ok({ '@odata.id': path, '@odata.type': `#${type}.${type}`, Name: type, Members: members.map(link), 'Members@odata.count': members.length });
 
 function systemDocument(system: SystemBackend): unknown {
   const path = `${root}/Systems/${system.id}`;
@@ -99,7 +100,8 @@ function patchBoot(system: SystemBackend, body: Record<string, unknown>): SimRes
   const change: Partial<BootOverride> = {};
   for (const [name, value] of Object.entries(boot)) {
     if (name === 'BootSourceOverrideTarget' && (BootOverrideTargets as readonly unknown[]).includes(value)) change.target = value as BootOverride['target'];
-    else if (name === 'BootSourceOverrideEnabled' && (BootOverrideEnabledValues as readonly unknown[]).includes(value)) change.enabled = value as BootOverride['enabled'];
+    else if (name === 'BootSourceOverrideEnabled' && (BootOverrideEnabledValues as readonly unknown[]).includes(value))
+      change.enabled = value as BootOverride['enabled'];
     else if (name === 'BootSourceOverrideMode') continue;
     else return badValue(`Boot/${name}`, value);
   }
@@ -119,8 +121,20 @@ async function act(run: () => Promise<void>): Promise<SimResponse> {
 }
 
 async function route(systems: ReadonlyMap<string, SystemBackend>, method: string, path: string, body: Record<string, unknown>): Promise<SimResponse> {
-  if (path === root || path === `${root}/`) return ok({ '@odata.id': root, '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot', Id: 'RootService', RedfishVersion: '1.15.0', Systems: link(`${root}/Systems`) });
-  if (path === `${root}/Systems`) return collection(path, 'ComputerSystemCollection', [...systems.keys()].map((id) => `${root}/Systems/${id}`));
+  if (path === root || path === `${root}/`)
+    return ok({
+      '@odata.id': root,
+      '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot',
+      Id: 'RootService',
+      RedfishVersion: '1.15.0',
+      Systems: link(`${root}/Systems`),
+    });
+  if (path === `${root}/Systems`)
+    return collection(
+      path,
+      'ComputerSystemCollection',
+      [...systems.keys()].map((id) => `${root}/Systems/${id}`),
+    );
   const match = /^\/redfish\/v1\/Systems\/([^/]+)(\/.*)?$/.exec(path);
   const system = match ? systems.get(decodeURIComponent(match[1]!)) : undefined;
   if (!system) return notFound(path);
@@ -132,11 +146,13 @@ async function route(systems: ReadonlyMap<string, SystemBackend>, method: string
     if (rest === '/Actions/ComputerSystem.Reset') {
       const type = body.ResetType;
       if (typeof type !== 'string') return redfishError(400, BaseMessages.ActionParameterMissing, 'The action requires the parameter ResetType.');
-      if (!(SystemResetTypes as readonly string[]).includes(type)) return redfishError(400, BaseMessages.ActionParameterNotSupported, `The parameter ResetType with the value ${type} is not supported by this system.`);
+      if (!(SystemResetTypes as readonly string[]).includes(type))
+        return redfishError(400, BaseMessages.ActionParameterNotSupported, `The parameter ResetType with the value ${type} is not supported by this system.`);
       return act(() => system.reset(type as SystemResetType));
     }
     if (rest === '/VirtualMedia/CD1/Actions/VirtualMedia.InsertMedia') {
-      if (typeof body.Image !== 'string' || body.Image === '') return redfishError(400, BaseMessages.ActionParameterMissing, 'The action requires the parameter Image.');
+      if (typeof body.Image !== 'string' || body.Image === '')
+        return redfishError(400, BaseMessages.ActionParameterMissing, 'The action requires the parameter Image.');
       return act(() => system.insertMedia(body.Image as string));
     }
     if (rest === '/VirtualMedia/CD1/Actions/VirtualMedia.EjectMedia') return act(() => system.ejectMedia());
@@ -144,15 +160,30 @@ async function route(systems: ReadonlyMap<string, SystemBackend>, method: string
   }
   if (method !== 'GET') return redfishError(405, BaseMessages.ActionNotSupported, `${method} is not supported on ${path}.`);
   if (rest === '') return ok(systemDocument(system));
-  if (rest === '/EthernetInterfaces') return collection(path, 'EthernetInterfaceCollection', inv.nics.map((n) => `${base}/EthernetInterfaces/${n.id}`));
+  if (rest === '/EthernetInterfaces')
+    return collection(
+      path,
+      'EthernetInterfaceCollection',
+      inv.nics.map((n) => `${base}/EthernetInterfaces/${n.id}`),
+    );
   if (rest === '/Storage') return collection(path, 'StorageCollection', [`${base}/Storage/1`]);
-  if (rest === '/Storage/1') return ok({ '@odata.id': path, Id: '1', Name: 'virtio-blk', Drives: inv.disks.map((d) => link(`${base}/Storage/1/Drives/${d.id}`)) });
+  if (rest === '/Storage/1')
+    return ok({ '@odata.id': path, Id: '1', Name: 'virtio-blk', Drives: inv.disks.map((d) => link(`${base}/Storage/1/Drives/${d.id}`)) });
   if (rest === '/VirtualMedia') return collection(path, 'VirtualMediaCollection', [`${base}/VirtualMedia/CD1`]);
   if (rest === '/VirtualMedia/CD1') return ok(mediaDocument(system));
   const nic = inv.nics.find((n) => rest === `/EthernetInterfaces/${n.id}`);
   if (nic) return ok({ '@odata.id': path, Id: nic.id, Name: nic.id, MACAddress: nic.mac, PermanentMACAddress: nic.mac, Status: { State: 'Enabled' } });
   const disk = inv.disks.find((d) => rest === `/Storage/1/Drives/${d.id}`);
-  if (disk) return ok({ '@odata.id': path, Id: disk.id, Name: disk.id, Model: 'QEMU virtio-blk', SerialNumber: disk.serial, CapacityBytes: disk.sizeBytes, Status: { State: 'Enabled' } });
+  if (disk)
+    return ok({
+      '@odata.id': path,
+      Id: disk.id,
+      Name: disk.id,
+      Model: 'QEMU virtio-blk',
+      SerialNumber: disk.serial,
+      CapacityBytes: disk.sizeBytes,
+      Status: { State: 'Enabled' },
+    });
   return notFound(path);
 }
 
@@ -193,10 +224,12 @@ export async function startVmBmc(options: VmBmcOptions): Promise<VmBmc> {
     };
     // The service root is the one document DSP0266 lets anyone read.
     if (path !== root && !authorised(req.headers.authorization)) return send(redfishError(401, BaseMessages.NoValidSession, 'Authentication required.'));
-    void readJson(req).then(async (body) => {
-      if (!body) return send(redfishError(400, BaseMessages.MalformedJSON, 'The request body submitted was malformed JSON.'));
-      send(await route(systems, (req.method ?? 'GET').toUpperCase(), path, body));
-    }).catch(() => send(redfishError(500, BaseMessages.OperationNotAllowed, 'internal error')));
+    void readJson(req)
+      .then(async (body) => {
+        if (!body) return send(redfishError(400, BaseMessages.MalformedJSON, 'The request body submitted was malformed JSON.'));
+        send(await route(systems, (req.method ?? 'GET').toUpperCase(), path, body));
+      })
+      .catch(() => send(redfishError(500, BaseMessages.OperationNotAllowed, 'internal error')));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -150,10 +150,16 @@ export async function startPxeDhcp<N extends PxeNode>(options: PxeDhcpOptions<N>
     if (listen !== serverIp) {
       sender = open();
       await bind(sender, bound, serverIp);
-      sender.on('message', receiver(onPxePort, () => sender));
+      sender.on(
+        'message',
+        receiver(onPxePort, () => sender),
+      );
     }
     sender.setBroadcast(true);
-    wildcard.on('message', receiver(onPxePort, () => sender));
+    wildcard.on(
+      'message',
+      receiver(onPxePort, () => sender),
+    );
     return bound;
   };
 

@@ -1,14 +1,4 @@
-import {
-  DhcpMessageType,
-  DhcpOption,
-  clientArchOf,
-  ipOption,
-  messageTypeOf,
-  u32Option,
-  userClassesOf,
-  vendorClassOf,
-  type DhcpPacket,
-} from './dhcpPacket.ts';
+import { DhcpMessageType, DhcpOption, clientArchOf, ipOption, messageTypeOf, u32Option, userClassesOf, vendorClassOf, type DhcpPacket } from './dhcpPacket.ts';
 
 /** What a booting machine is sent to load: an iPXE binary over TFTP, or (once it runs iPXE) its HTTP script. */
 export type BootTarget = { kind: 'tftp'; file: string } | { kind: 'http'; url: string };

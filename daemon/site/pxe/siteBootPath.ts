@@ -65,9 +65,19 @@ export async function startSiteBootPath(options: {
   const { settings, arms, log } = options;
   const { address, prefix } = pxeAddressOf(settings);
   const pool = settings.dhcpPool
-    ? new AddressPool({ first: settings.dhcpPool.first, last: settings.dhcpPool.last, subnetMask: settings.dhcpPool.subnetMask ?? maskOf(prefix), ...(settings.dhcpPool.router ? { router: settings.dhcpPool.router } : {}) })
+    ? new AddressPool({
+        first: settings.dhcpPool.first,
+        last: settings.dhcpPool.last,
+        subnetMask: settings.dhcpPool.subnetMask ?? maskOf(prefix),
+        ...(settings.dhcpPool.router ? { router: settings.dhcpPool.router } : {}),
+      })
     : undefined;
-  const tftp = await startTftpServer({ root: settings.tftpRoot ?? DEBIAN_IPXE_DIR, address, ...(settings.ports?.tftp !== undefined ? { port: settings.ports.tftp } : {}), log });
+  const tftp = await startTftpServer({
+    root: settings.tftpRoot ?? DEBIAN_IPXE_DIR,
+    address,
+    ...(settings.ports?.tftp !== undefined ? { port: settings.ports.tftp } : {}),
+    log,
+  });
   let dhcp: PxeDhcpServer;
   try {
     dhcp = await startPxeDhcp({

@@ -25,7 +25,10 @@ const malformed = (why: string) => new PxeError('TFTP_MALFORMED', why);
 /** NUL-terminated strings from `at` to the end; a missing final NUL is malformed. */
 function strings(buf: Buffer, at: number): string[] {
   if (buf.length <= at || buf[buf.length - 1] !== 0) throw malformed('strings are not NUL-terminated');
-  return buf.subarray(at, buf.length - 1).toString('latin1').split('\0');
+  return buf
+    .subarray(at, buf.length - 1)
+    .toString('latin1')
+    .split('\0');
 }
 
 function optionPairs(words: readonly string[]): Map<string, string> {
@@ -56,7 +59,7 @@ export function parseTftpPacket(buf: Buffer): TftpPacket {
       if (buf.length !== 4) throw malformed('ACK of the wrong length');
       return { op, block: buf.readUInt16BE(2) };
     case TftpOp.ERROR:
-      return { op, code: buf.readUInt16BE(2), message: buf.length > 4 ? strings(buf, 4)[0] ?? '' : '' };
+      return { op, code: buf.readUInt16BE(2), message: buf.length > 4 ? (strings(buf, 4)[0] ?? '') : '' };
     case TftpOp.OACK:
       return { op, options: optionPairs(strings(buf, 2)) };
     default:

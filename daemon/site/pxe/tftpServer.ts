@@ -29,7 +29,10 @@ const MIN_BLOCK = 8;
 const MAX_BLOCK = 65464;
 
 class TftpRefusal extends Error {
-  constructor(readonly tftpCode: number, message: string) {
+  constructor(
+    readonly tftpCode: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -38,7 +41,8 @@ class TftpRefusal extends Error {
 export async function resolveServedPath(root: string, filename: string): Promise<string> {
   // Firmware sends `/undionly.kpxe` and `undionly.kpxe` alike; both name the file at the root.
   const wanted = filename.replace(/^\/+/, '');
-  if (wanted === '' || wanted.includes('\0') || wanted.split(/[\\/]/).includes('..')) throw new TftpRefusal(TftpErrorCode.AccessViolation, 'path outside the served folder');
+  if (wanted === '' || wanted.includes('\0') || wanted.split(/[\\/]/).includes('..'))
+    throw new TftpRefusal(TftpErrorCode.AccessViolation, 'path outside the served folder');
   const rootReal = await realpath(root);
   let real: string;
   try {
@@ -47,7 +51,8 @@ export async function resolveServedPath(root: string, filename: string): Promise
     throw new TftpRefusal(TftpErrorCode.FileNotFound, 'file not found');
   }
   const rel = relative(rootReal, real);
-  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) throw new TftpRefusal(TftpErrorCode.AccessViolation, 'path outside the served folder');
+  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel))
+    throw new TftpRefusal(TftpErrorCode.AccessViolation, 'path outside the served folder');
   return real;
 }
 

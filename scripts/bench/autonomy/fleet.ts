@@ -33,7 +33,13 @@ export class SimulatedFleet {
 
   /** Moves to the next pass: a new set of flapping BMCs (unless frozen, for the steady phase). */
   advance(frozen: boolean): void {
-    if (!frozen) this.#flapping = new Set(this.#pick(this.nodes.map((n) => n.nodeId), this.flappingCount));
+    if (!frozen)
+      this.#flapping = new Set(
+        this.#pick(
+          this.nodes.map((n) => n.nodeId),
+          this.flappingCount,
+        ),
+      );
   }
 
   snapshot(now: Date): FleetSnapshot {

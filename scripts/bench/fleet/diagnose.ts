@@ -15,7 +15,10 @@ export async function diagnoseStall(nc: NatsConnection, machines: Map<string, Ma
   for (const [stream, name] of consumers) {
     const c = await jsm.consumers.info(stream, name).catch(() => undefined);
     if (!c) lines.push(`${stream}/${name}: missing`);
-    else lines.push(`${stream}/${name}: pending ${c.num_pending} ack_pending ${c.num_ack_pending} redelivered ${c.num_redelivered} waiting ${c.num_waiting} delivered ${c.delivered.stream_seq} ack_floor ${c.ack_floor.stream_seq}`);
+    else
+      lines.push(
+        `${stream}/${name}: pending ${c.num_pending} ack_pending ${c.num_ack_pending} redelivered ${c.num_redelivered} waiting ${c.num_waiting} delivered ${c.delivered.stream_seq} ack_floor ${c.ack_floor.stream_seq}`,
+      );
   }
   const stuck = [...machines.entries()].filter(([, t]) => t.released === undefined && t.failed === undefined).slice(0, 4);
   for (const [nodeId] of stuck) {
@@ -23,10 +26,12 @@ export async function diagnoseStall(nc: NatsConnection, machines: Map<string, Ma
     const batch = m?.json<{ events: { type: string; data: { workflowId?: string } }[] }>();
     const last = batch?.events.at(-1);
     lines.push(`${nodeId}: last node event ${last?.type} ${JSON.stringify(last?.data).slice(0, 200)}`);
-    const wf = (batch?.events.find((e) => e.data.workflowId)?.data.workflowId) ?? undefined;
+    const wf = batch?.events.find((e) => e.data.workflowId)?.data.workflowId ?? undefined;
     if (wf) {
       const w = await jsm.direct.getMessage('BC_EVENTS', { last_by_subj: `bc.evt.metal.workflow.${wf}` }).catch(() => null);
-      lines.push(`  workflow ${wf}: last ${JSON.stringify(w?.json<{ events: unknown[] }>().events.map((e) => (e as { type: string; data: unknown }))).slice(0, 400)}`);
+      lines.push(
+        `  workflow ${wf}: last ${JSON.stringify(w?.json<{ events: unknown[] }>().events.map((e) => e as { type: string; data: unknown })).slice(0, 400)}`,
+      );
     }
   }
   return lines;

@@ -84,7 +84,11 @@ export class FleetDriver {
     else if (e.type === 'NodeOperationCompleted') {
       if (e.data.operation === 'inspect' && m.ready === undefined) {
         m.ready = now;
-        this.#send('metal.deploy', { nodeId, imageUrl: this.image.url, imageSha256: this.image.sha256, role: 'host', sshKeys: ['ssh-ed25519 AAAA fleet-bench'] }, `fleet-deploy-${nodeId}`);
+        this.#send(
+          'metal.deploy',
+          { nodeId, imageUrl: this.image.url, imageSha256: this.image.sha256, role: 'host', sshKeys: ['ssh-ed25519 AAAA fleet-bench'] },
+          `fleet-deploy-${nodeId}`,
+        );
       } else if (e.data.operation === 'deploy' && m.deployed === undefined) {
         m.deployed = now;
         this.#send('metal.undeploy', { nodeId }, `fleet-undeploy-${nodeId}`);

@@ -36,9 +36,15 @@ const f1 = (n: number) => n.toFixed(1);
 /** Prints the fleet bench tables and writes the result as JSON to `file`. */
 export function printFleetReport(r: FleetResult, file: string): void {
   const m = r.machine;
-  console.log(`\nBetter Compute fleet bench${r.quick ? ' (--quick)' : ''}: ${r.machines.requested} machines, ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`);
+  console.log(
+    `\nBetter Compute fleet bench${r.quick ? ' (--quick)' : ''}: ${r.machines.requested} machines, ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`,
+  );
   console.log(`control plane: ${r.topology}`);
-  console.log(`settings: ${Object.entries(r.settings).map(([k, v]) => `${k}=${String(v)}`).join(' ')}\n`);
+  console.log(
+    `settings: ${Object.entries(r.settings)
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(' ')}\n`,
+  );
   console.log(
     table([
       ['figure', 'value'],
@@ -46,25 +52,40 @@ export function printFleetReport(r: FleetResult, file: string): void {
       ['setup: site + BMCs + enroll commands (s)', f1(r.seconds.setup)],
       ['cycle: first enroll -> last back to ready (s)', f1(r.seconds.cycle)],
       ['machines per minute (full cycle)', f1(r.machinesPerMinute)],
-      ['workflows (inspect/deploy/release)', `${r.steps.workflows} (${['inspect', 'deploy', 'release'].map((o) => r.steps.workflowsByOperation[o] ?? 0).join('/')})`],
+      [
+        'workflows (inspect/deploy/release)',
+        `${r.steps.workflows} (${['inspect', 'deploy', 'release'].map((o) => r.steps.workflowsByOperation[o] ?? 0).join('/')})`,
+      ],
       ['steps succeeded / failed attempts', `${r.steps.stepsSucceeded} / ${r.steps.stepsFailed}`],
       ['workflow steps per second', f1(r.stepsPerSecond)],
-      ['step scheduling latency p50 / p90 / p99 / max (ms)', `${r.steps.scheduling.p50} / ${r.steps.scheduling.p90} / ${r.steps.scheduling.p99} / ${r.steps.scheduling.max}`],
+      [
+        'step scheduling latency p50 / p90 / p99 / max (ms)',
+        `${r.steps.scheduling.p50} / ${r.steps.scheduling.p90} / ${r.steps.scheduling.p99} / ${r.steps.scheduling.max}`,
+      ],
       ['control-plane CPU (s)', f1(r.controlPlaneCpuSeconds)],
       ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2)],
     ]),
   );
   console.log('\nCPU seconds during the cycle, per process (control plane = every serve.ts child):');
-  const cpuRows = Object.entries(r.cpuSeconds).map(([k, v]) => [k, f1(v), `${((1000 * v) / Math.max(1, r.steps.stepsSucceeded)).toFixed(2)}`, f1((100 * v) / Math.max(1e-9, r.seconds.cycle))]);
+  const cpuRows = Object.entries(r.cpuSeconds).map(([k, v]) => [
+    k,
+    f1(v),
+    `${((1000 * v) / Math.max(1, r.steps.stepsSucceeded)).toFixed(2)}`,
+    f1((100 * v) / Math.max(1e-9, r.seconds.cycle)),
+  ]);
   console.log(table([['process', 'cpu s', 'ms/step', '% of a core'], ...cpuRows]));
   console.log('\nstep run time StepStarted -> StepSucceeded (ms):');
-  console.log(table([['step', 'count', 'p50', 'p99'], ...Object.entries(r.steps.runByStep).map(([k, v]) => [k, String(v.count), String(v.p50), String(v.p99)])]));
+  console.log(
+    table([['step', 'count', 'p50', 'p99'], ...Object.entries(r.steps.runByStep).map(([k, v]) => [k, String(v.count), String(v.p50), String(v.p99)])]),
+  );
   console.log('\nNATS requests by kind (counted from core subscriptions on the request subjects):');
   console.log(table([['kind', 'count', 'per step'], ...r.natsRequests.slice(0, 16).map((n) => [n.kind, String(n.count), n.perStep.toFixed(2)])]));
   console.log('\ntargets:');
   console.log(table([['target', 'limit', 'measured', 'result'], ...r.targets.map((t) => [t.label, t.target, t.value, t.pass ? 'PASS' : 'FAIL'])]));
   if (Math.max(m.loadAverage.start, m.loadAverage.end) > m.cpus) {
-    console.log(`warning: load average ${m.loadAverage.start} -> ${m.loadAverage.end} on ${m.cpus} CPUs: the machine was shared; wall-clock figures are low and noisy (CPU ms/step less so)`);
+    console.log(
+      `warning: load average ${m.loadAverage.start} -> ${m.loadAverage.end} on ${m.cpus} CPUs: the machine was shared; wall-clock figures are low and noisy (CPU ms/step less so)`,
+    );
   }
   if (r.errors.length > 0) console.log(`\n${r.errors.length} errors, first: ${r.errors.slice(0, 20).join('\n  ')}`);
   console.log(`total ${f1(r.seconds.total)} s; written to ${file}`);

@@ -5,7 +5,16 @@ const serveScript = fileURLToPath(new URL('../../../services/stack/serve.ts', im
 const siteScript = fileURLToPath(new URL('./siteProcess.ts', import.meta.url));
 
 /** The control-plane services, one `serve.ts` process each, so each one's CPU is measured on its own. */
-export const CONTROL_PLANE = ['projector:nodes', 'projector:sites', 'projector:workflows', 'projector:secrets', 'commands', 'workflow-orchestrator', 'workflow-executor', 'api'] as const;
+export const CONTROL_PLANE = [
+  'projector:nodes',
+  'projector:sites',
+  'projector:workflows',
+  'projector:secrets',
+  'commands',
+  'workflow-orchestrator',
+  'workflow-executor',
+  'api',
+] as const;
 
 export interface Child {
   readonly name: string;
@@ -46,10 +55,17 @@ export function startService(name: string, env: NodeJS.ProcessEnv, nodeArgs: str
   return launch(name, [...nodeArgs, '--import', 'tsx', serveScript, name], env);
 }
 
-export function startSiteProcess(env: NodeJS.ProcessEnv, args: { natsUrl: string; siteId: string; machines: number; dataDir: string; diskBytes: number }): Child {
+export function startSiteProcess(
+  env: NodeJS.ProcessEnv,
+  args: { natsUrl: string; siteId: string; machines: number; dataDir: string; diskBytes: number },
+): Child {
   // BENCH_SITE_NODE_ARGS (e.g. "--cpu-prof"): profile the simulated site the way --cp-node-args does the control plane.
   const nodeArgs = (process.env.BENCH_SITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return launch('site', [...nodeArgs, '--import', 'tsx', siteScript, args.natsUrl, args.siteId, String(args.machines), args.dataDir, String(args.diskBytes)], env);
+  return launch(
+    'site',
+    [...nodeArgs, '--import', 'tsx', siteScript, args.natsUrl, args.siteId, String(args.machines), args.dataDir, String(args.diskBytes)],
+    env,
+  );
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */

@@ -52,10 +52,26 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
   for (let i = 0; ; i++) {
     const dead = services.find((s) => s.proc.exitCode !== null);
     if (dead) throw new Error(`${dead.name} exited during start-up:\n${dead.output()}`);
-    const consumers = await Promise.all(durables.map((d) => jsm.consumers.info('BC_EVENTS', d).then(() => true, () => false)));
-    const work = await jsm.consumers.info('BC_WORK', 'workflow_executor').then(() => true, () => false);
-    const commands = await nc.request('bc.cmd.site.create', '{}', { timeout: 1_000 }).then(() => true, () => false);
-    const http = await fetch(`${api}/healthz`).then((r) => r.ok, () => false);
+    const consumers = await Promise.all(
+      durables.map((d) =>
+        jsm.consumers.info('BC_EVENTS', d).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    const work = await jsm.consumers.info('BC_WORK', 'workflow_executor').then(
+      () => true,
+      () => false,
+    );
+    const commands = await nc.request('bc.cmd.site.create', '{}', { timeout: 1_000 }).then(
+      () => true,
+      () => false,
+    );
+    const http = await fetch(`${api}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (consumers.every(Boolean) && work && commands && http) break;
     if (i > 600) throw new Error(`control plane did not start:\n${services.map((s) => `${s.name}: ${s.output()}`).join('\n')}`);
     await sleep(100);

@@ -19,11 +19,7 @@ export function assertNodeRows(count: number, events: number, what: string): voi
  * A `Projector` (nodes projection) on a fresh data dir over a pre-filled stream: time from `start()` until its
  * checkpoint reaches the stream's last sequence.
  */
-export async function measureProjectorCatchUp(
-  store: EventStore,
-  log: Logger,
-  options: { dataDir: string; events: number; lastSeq: number },
-): Promise<Figure> {
+export async function measureProjectorCatchUp(store: EventStore, log: Logger, options: { dataDir: string; events: number; lastSeq: number }): Promise<Figure> {
   const projector = new Projector(store, nodesProjection, new ReadModelFiles(options.dataDir, nodesProjection.name), log);
   const timing = startTiming();
   const deadline = Date.now() + 600_000;

@@ -31,7 +31,9 @@ export async function readPath(
     step(`filling ${Streams.events.name} up to ${events.toLocaleString('en-US')} node events`);
     const from = filled;
     const fill = await fastFillEvents(store, from, events - from, fillMessage);
-    step(`  filled ${(events - from).toLocaleString('en-US')} in ${fill.seconds.toFixed(1)} s (${Math.round((events - from) / fill.seconds).toLocaleString('en-US')} msg/s)`);
+    step(
+      `  filled ${(events - from).toLocaleString('en-US')} in ${fill.seconds.toFixed(1)} s (${Math.round((events - from) / fill.seconds).toLocaleString('en-US')} msg/s)`,
+    );
     filled = events;
     lastSeq = fill.lastSeq;
   };

@@ -27,7 +27,9 @@ export async function writePath(nc: NatsConnection, store: EventStore, options: 
     }
     if (appender) {
       step(`EventStore.append variant: pipelined appender, round ${round + 1}/${options.rounds}`);
-      variantAppends.push(await measureEventStoreAppend(appender, { ...options.append, warmup: first ? options.append.warmup : 0, variant: 'pipelined appender' }));
+      variantAppends.push(
+        await measureEventStoreAppend(appender, { ...options.append, warmup: first ? options.append.warmup : 0, variant: 'pipelined appender' }),
+      );
     }
   }
   appender?.close();

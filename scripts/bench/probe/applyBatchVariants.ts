@@ -31,7 +31,11 @@ type Apply = (db: Database, projection: Projection, batch: readonly RawFillMessa
 const decoder = new TextDecoder();
 /** The product's path without the MAC check: envelope and event validation, then the transaction. */
 const productApply: Apply = (db, projection, batch) =>
-  applyBatch(db, projection, batch.map((m) => projectEntry({ seq: m.seq, subject: m.subject, messageId: m.messageId, batch: zodEnvelope(decoder.decode(m.payload)) }).message));
+  applyBatch(
+    db,
+    projection,
+    batch.map((m) => projectEntry({ seq: m.seq, subject: m.subject, messageId: m.messageId, batch: zodEnvelope(decoder.decode(m.payload)) }).message),
+  );
 const variants: [string, Projection, Apply][] = [
   ['product decode + applyBatch + nodes projection', nodesProjection, productApply],
   ['no EventBatch zod parse (JSON.parse only)', nodesProjection, (db, p, b) => leanApplyBatch(db, p, b, { parse: trustEnvelope, data: 'catalog' })],
@@ -55,7 +59,13 @@ for (let r = 0; r < rounds; r++) {
       cpuS += (cpu.user + cpu.system) / 1e6;
     }
     db.close();
-    console.log(`${name.padEnd(46)} ${Math.round(count / cpuS).toLocaleString('en-US').padStart(8)} ev/cpu-s  ${Math.round(count / wall).toLocaleString('en-US').padStart(8)} ev/s wall`);
+    console.log(
+      `${name.padEnd(46)} ${Math.round(count / cpuS)
+        .toLocaleString('en-US')
+        .padStart(8)} ev/cpu-s  ${Math.round(count / wall)
+        .toLocaleString('en-US')
+        .padStart(8)} ev/s wall`,
+    );
   }
 }
 rmSync(dir, { recursive: true, force: true });

@@ -36,17 +36,31 @@ const measure = async (name: string, n: number, inFlight: number, task: (i: numb
   const s = t();
   const c = cpu();
   const perOp = Math.round((c.bench! / n) * 1e6);
-  console.log(`${name.padEnd(40)} ${Math.round(n / s).toLocaleString('en-US').padStart(7)}/s  ${String(perOp).padStart(5)} cpu-us/op  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)} other ${((c.other ?? 0) / s).toFixed(2)}`);
+  console.log(
+    `${name.padEnd(40)} ${Math.round(n / s)
+      .toLocaleString('en-US')
+      .padStart(
+        7,
+      )}/s  ${String(perOp).padStart(5)} cpu-us/op  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)} other ${((c.other ?? 0) / s).toFixed(2)}`,
+  );
 };
 const enroll = (prefix: string) => (i: number) =>
   bus.execute({
     name: 'metal.enroll',
-    payload: { nodeId: `${prefix}-${i}`, siteId: 's1', bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' }, hardwareProfile: 'r', macs: ['52:54:00:12:34:56'] },
+    payload: {
+      nodeId: `${prefix}-${i}`,
+      siteId: 's1',
+      bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' },
+      hardwareProfile: 'r',
+      macs: ['52:54:00:12:34:56'],
+    },
     actor: 'probe',
   });
 await pipelined(2_000, 64, enroll('warm'));
-for (const inFlight of [64]) await measure(`lastSequence direct get, ${inFlight} in flight`, count, inFlight, (i) => store.lastSequence(`bc.evt.metal.node.x${i}`));
-for (const inFlight of [1, 64]) await measure(`bus.execute(metal.enroll), ${inFlight} in flight`, inFlight === 1 ? 2_000 : count, inFlight, enroll(`c${inFlight}`));
+for (const inFlight of [64])
+  await measure(`lastSequence direct get, ${inFlight} in flight`, count, inFlight, (i) => store.lastSequence(`bc.evt.metal.node.x${i}`));
+for (const inFlight of [1, 64])
+  await measure(`bus.execute(metal.enroll), ${inFlight} in flight`, inFlight === 1 ? 2_000 : count, inFlight, enroll(`c${inFlight}`));
 await nc.close();
 await server.stop();
 rmSync(root, { recursive: true, force: true });

@@ -32,7 +32,13 @@ console.log(`${count.toLocaleString('en-US')} messages filled at ${Math.round(co
 const report = (name: string, cpu: ReturnType<typeof cpuMeter>, t0: number) => {
   const s = (performance.now() - t0) / 1000;
   const c = cpu();
-  console.log(`${name.padEnd(46)} ${Math.round(count / s).toLocaleString('en-US').padStart(8)}/s  cpu us/msg bench ${((1e6 * c.bench!) / count).toFixed(1)} nats ${((1e6 * (c.nats ?? 0)) / count).toFixed(1)}  other ${((c.other ?? 0) / s).toFixed(2)} cores`);
+  console.log(
+    `${name.padEnd(46)} ${Math.round(count / s)
+      .toLocaleString('en-US')
+      .padStart(
+        8,
+      )}/s  cpu us/msg bench ${((1e6 * c.bench!) / count).toFixed(1)} nats ${((1e6 * (c.nats ?? 0)) / count).toFixed(1)}  other ${((c.other ?? 0) / s).toFixed(2)} cores`,
+  );
 };
 
 for (let round = 0; round < 2; round++) {

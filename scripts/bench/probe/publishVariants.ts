@@ -52,7 +52,10 @@ const variants: Record<string, () => (i: number) => Promise<unknown>> = {
   'EventStore.append (chained)': () =>
     chained(`p${run}`, async (s, i, seq) => (await store.append(s, maintenanceBatch('n', `p${run}-${i}`, i), { expectedSeq: seq, msgId: `p${run}-${i}` })).seq),
   'variant: PipelinedAppender (chained)': () =>
-    chained(`p${run}`, async (s, i, seq) => (await appender.append(s, maintenanceBatch('n', `p${run}-${i}`, i), { expectedSeq: seq, msgId: `p${run}-${i}` })).seq),
+    chained(
+      `p${run}`,
+      async (s, i, seq) => (await appender.append(s, maintenanceBatch('n', `p${run}-${i}`, i), { expectedSeq: seq, msgId: `p${run}-${i}` })).seq,
+    ),
 };
 const rounds = Number(process.argv[3] ?? 2);
 for (let r = 0; r < rounds; r++) {
@@ -66,7 +69,11 @@ for (let r = 0; r < rounds; r++) {
     await pipelined(count, 256, task);
     const s = t();
     const c = cpu();
-    console.log(`${name.padEnd(36)} ${Math.round(count / s).toLocaleString('en-US').padStart(7)}/s  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)}`);
+    console.log(
+      `${name.padEnd(36)} ${Math.round(count / s)
+        .toLocaleString('en-US')
+        .padStart(7)}/s  cpu bench ${(c.bench! / s).toFixed(2)} nats ${((c.nats ?? 0) / s).toFixed(2)}`,
+    );
   }
 }
 appender.close();

@@ -46,7 +46,15 @@ export async function createInstances(nc: NatsConnection, commands: number, tena
     for (let k = next++; k < commands; k = next++) {
       const tenantId = tenantIdOf(k % tenants);
       const instanceId = `vm-${String(k).padStart(6, '0')}`;
-      const payload = { tenantId, instanceId, poolId: POOL_ID, flavorId: FLAVOR_ID, image: 'debian-12', sshKeys: [SSH_KEY], userData: `#cloud-config\nhostname: ${instanceId}\n` };
+      const payload = {
+        tenantId,
+        instanceId,
+        poolId: POOL_ID,
+        flavorId: FLAVOR_ID,
+        image: 'debian-12',
+        sshKeys: [SSH_KEY],
+        userData: `#cloud-config\nhostname: ${instanceId}\n`,
+      };
       for (;;) {
         try {
           await sendCommand(nc, 'vps.createInstance', payload, { commandId: `bench-${instanceId}`, timeoutMs: 30_000 });

@@ -66,8 +66,18 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   for (let i = 0; ; i++) {
     const dead = services.find((s) => s.proc.exitCode !== null);
     if (dead) throw new Error(`${dead.name} exited during start-up:\n${dead.output()}`);
-    const durables = await Promise.all(['projector_vps', 'vps_reconciler'].map((d) => jsm.consumers.info('BC_EVENTS', d).then(() => true, () => false)));
-    const commands = await nc.request('bc.cmd.site.create', '{}', { timeout: 1_000 }).then(() => true, () => false);
+    const durables = await Promise.all(
+      ['projector_vps', 'vps_reconciler'].map((d) =>
+        jsm.consumers.info('BC_EVENTS', d).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    const commands = await nc.request('bc.cmd.site.create', '{}', { timeout: 1_000 }).then(
+      () => true,
+      () => false,
+    );
     if (durables.every(Boolean) && commands) break;
     if (i > 600) throw new Error(`control plane did not start:\n${services.map((s) => `${s.name}: ${s.output()}`).join('\n')}`);
     await sleep(100);
@@ -75,8 +85,23 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   const run = (name: string, payload: unknown) => sendCommand(nc, name, payload);
   // Secrets are never served over NATS: the bench seals and stores its provider token on a bus of its own.
   const edge = new CommandBus(await openEventStore(nc, loadConfig(env)), [putSecret], { retries: 5 });
-  await edge.execute({ name: 'secrets.put', payload: { secretId: 'acme-token', kind: 'provider-token', version: 1, sealed: seal(JSON.stringify(token), new MasterKey(masterKey), sealingAad('acme-token', 1)) }, actor: 'bench' });
-  await run('vps.createProviderAccount', { accountId: 'acme', providerId: 'acme-cloud', region: 'fra1', config: { endpoint: cloud.endpoint }, tokenSecretId: 'acme-token' });
+  await edge.execute({
+    name: 'secrets.put',
+    payload: {
+      secretId: 'acme-token',
+      kind: 'provider-token',
+      version: 1,
+      sealed: seal(JSON.stringify(token), new MasterKey(masterKey), sealingAad('acme-token', 1)),
+    },
+    actor: 'bench',
+  });
+  await run('vps.createProviderAccount', {
+    accountId: 'acme',
+    providerId: 'acme-cloud',
+    region: 'fra1',
+    config: { endpoint: cloud.endpoint },
+    tokenSecretId: 'acme-token',
+  });
   await run('vps.createPool', { poolId: POOL_ID, class: 'provider', agent: 'none', accountId: 'acme' });
   await run('vps.createFlavor', { flavorId: FLAVOR_ID, ...FLAVOR });
   await run('vps.mapFlavor', { flavorId: FLAVOR_ID, poolId: POOL_ID, offerId: 'a1.small' });

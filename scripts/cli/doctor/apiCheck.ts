@@ -35,17 +35,26 @@ export async function checkApi(apiUrl: string, token: string | undefined, maxLag
   try {
     res = await fetch(new URL('/readyz', apiUrl), { signal: AbortSignal.timeout(5_000) });
   } catch (err) {
-    return { findings: [finding('api', 'API_UNREACHABLE', 'error', `the API does not answer at ${apiUrl}: ${String((err as Error).cause ?? err)}`, { apiUrl })] };
+    return {
+      findings: [finding('api', 'API_UNREACHABLE', 'error', `the API does not answer at ${apiUrl}: ${String((err as Error).cause ?? err)}`, { apiUrl })],
+    };
   }
   const date = res.headers.get('date');
   const clock: ClockSample | undefined = date ? { source: 'api', serverTimeMs: Date.parse(date), resolutionMs: 1_000 } : undefined;
   const parsed = Readiness.safeParse(await res.json().catch(() => undefined));
-  if (!parsed.success) return { findings: [finding('api', 'API_UNREACHABLE', 'error', `${apiUrl}/readyz does not answer as a Better Compute API (status ${res.status})`, { apiUrl })], ...(clock ? { clock } : {}) };
+  if (!parsed.success)
+    return {
+      findings: [finding('api', 'API_UNREACHABLE', 'error', `${apiUrl}/readyz does not answer as a Better Compute API (status ${res.status})`, { apiUrl })],
+      ...(clock ? { clock } : {}),
+    };
   const readiness = parsed.data;
   const findings: Finding[] = [
     readiness.status === 'ready'
       ? finding('api', 'API_OK', 'info', `the API at ${apiUrl} is ready`, { apiUrl })
-      : finding('api', 'API_NOT_READY', 'error', `the API at ${apiUrl} is not ready (NATS ${readiness.nats ? 'connected' : 'disconnected'})`, { apiUrl, nats: readiness.nats }),
+      : finding('api', 'API_NOT_READY', 'error', `the API at ${apiUrl} is not ready (NATS ${readiness.nats ? 'connected' : 'disconnected'})`, {
+          apiUrl,
+          nats: readiness.nats,
+        }),
   ];
   for (const warning of readiness.warnings) {
     const { check, code } = warningFindings[warning.code];
@@ -53,17 +62,38 @@ export async function checkApi(apiUrl: string, token: string | undefined, maxLag
   }
   const missing = readiness.projections.filter((p) => p.checkpoint === null).map((p) => p.projection);
   const lagging = readiness.projections.filter((p) => p.lag !== null && p.lag > maxLag);
-  for (const projection of missing) findings.push(finding('readModels', 'READ_MODEL_MISSING', 'error', `read model ${projection} is not built`, { projection }));
-  for (const p of lagging) findings.push(finding('readModels', 'READ_MODEL_LAGGING', 'warning', `read model ${p.projection} is ${p.lag} events behind the log (bound ${maxLag})`, { projection: p.projection, lag: p.lag }));
+  for (const projection of missing)
+    findings.push(finding('readModels', 'READ_MODEL_MISSING', 'error', `read model ${projection} is not built`, { projection }));
+  for (const p of lagging)
+    findings.push(
+      finding('readModels', 'READ_MODEL_LAGGING', 'warning', `read model ${p.projection} is ${p.lag} events behind the log (bound ${maxLag})`, {
+        projection: p.projection,
+        lag: p.lag,
+      }),
+    );
   if (missing.length === 0 && lagging.length === 0) {
     const maxSeen = Math.max(0, ...readiness.projections.map((p) => p.lag ?? 0));
-    findings.push(finding('readModels', 'READ_MODELS_OK', 'info', `${readiness.projections.length} read models, at most ${maxSeen} events behind`, { maxLag: maxSeen }));
+    findings.push(
+      finding('readModels', 'READ_MODELS_OK', 'info', `${readiness.projections.length} read models, at most ${maxSeen} events behind`, { maxLag: maxSeen }),
+    );
   }
-  if ((readiness.deadLetters ?? 0) > 0) findings.push(finding('readModels', 'DEAD_LETTERS', 'warning', `${readiness.deadLetters} messages were moved to the dead-letter stream`, { deadLetters: readiness.deadLetters }));
+  if ((readiness.deadLetters ?? 0) > 0)
+    findings.push(
+      finding('readModels', 'DEAD_LETTERS', 'warning', `${readiness.deadLetters} messages were moved to the dead-letter stream`, {
+        deadLetters: readiness.deadLetters,
+      }),
+    );
 
   const fleet = await readFleet(new ApiClient(apiUrl, token)).catch((err: unknown) => {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
-      findings.push(finding('api', 'API_TOKEN_REFUSED', 'warning', `the API refused the doctor's token (${err.code}): sites, BMCs and sealed secrets were not checked; pass --token or BC_API_TOKEN (admin)`));
+      findings.push(
+        finding(
+          'api',
+          'API_TOKEN_REFUSED',
+          'warning',
+          `the API refused the doctor's token (${err.code}): sites, BMCs and sealed secrets were not checked; pass --token or BC_API_TOKEN (admin)`,
+        ),
+      );
     }
     // Anything else (a read model not built yet, the API going away) is what the readiness findings above explain.
     return undefined;
@@ -74,7 +104,7 @@ export async function checkApi(apiUrl: string, token: string | undefined, maxLag
 async function readFleet(api: ApiClient): Promise<Fleet> {
   const sites = (await api.get<{ items: SiteView[] }>('/v1/sites')).items;
   const nodes: NodeView[] = [];
-  for (let cursor: string | null = ''; cursor !== null; ) {
+  for (let cursor: string | null = ''; cursor !== null;) {
     const page: { items: NodeView[]; nextCursor: string | null } = await api.get(`/v1/nodes?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     nodes.push(...page.items);
     cursor = page.nextCursor;

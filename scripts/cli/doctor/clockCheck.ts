@@ -19,8 +19,10 @@ export function checkClock(samples: readonly ClockSample[], nowMs: number): Find
   return samples.map((sample) => {
     const skewMs = Math.max(0, Math.abs(sample.serverTimeMs - nowMs) - sample.resolutionMs);
     const detail = { source: sample.source, skewMs };
-    if (skewMs > ERROR_SKEW_MS) return finding('clock', 'CLOCK_SKEW', 'error', `the ${sample.source} server's clock is ${Math.round(skewMs / 1000)} s off this machine's`, detail);
-    if (skewMs > WARNING_SKEW_MS) return finding('clock', 'CLOCK_SKEW', 'warning', `the ${sample.source} server's clock is ${(skewMs / 1000).toFixed(1)} s off this machine's`, detail);
+    if (skewMs > ERROR_SKEW_MS)
+      return finding('clock', 'CLOCK_SKEW', 'error', `the ${sample.source} server's clock is ${Math.round(skewMs / 1000)} s off this machine's`, detail);
+    if (skewMs > WARNING_SKEW_MS)
+      return finding('clock', 'CLOCK_SKEW', 'warning', `the ${sample.source} server's clock is ${(skewMs / 1000).toFixed(1)} s off this machine's`, detail);
     return finding('clock', 'CLOCK_OK', 'info', `the ${sample.source} server's clock agrees with this machine's`, detail);
   });
 }

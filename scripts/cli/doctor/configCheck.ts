@@ -6,9 +6,16 @@ import { finding } from './finding.ts';
 export function checkConfig(env: NodeJS.ProcessEnv): { config?: Config; findings: Finding[] } {
   try {
     const config = loadConfig(env);
-    return { config, findings: [finding('config', 'CONFIG_OK', 'info', `configuration loads (data dir ${config.dataDir})`, { dataDir: config.dataDir, natsAuth: config.natsAuth })] };
+    return {
+      config,
+      findings: [
+        finding('config', 'CONFIG_OK', 'info', `configuration loads (data dir ${config.dataDir})`, { dataDir: config.dataDir, natsAuth: config.natsAuth }),
+      ],
+    };
   } catch (err) {
     const reason = (err as { reason?: string }).reason;
-    return { findings: [finding('config', 'CONFIG_INVALID', 'error', `the configuration does not load: ${(err as Error).message}`, reason ? { reason } : undefined)] };
+    return {
+      findings: [finding('config', 'CONFIG_INVALID', 'error', `the configuration does not load: ${(err as Error).message}`, reason ? { reason } : undefined)],
+    };
   }
 }

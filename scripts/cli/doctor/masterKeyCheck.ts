@@ -28,7 +28,12 @@ export function checkMasterKey(config: Config, sealedKeyIds: readonly string[] |
       return [finding('masterKey', 'MASTER_KEY_MISSING', 'error', `no master key: ${file} does not exist and BC_MASTER_KEY is unset`, { file })];
     }
     if ((mode & 0o077) !== 0) {
-      return [finding('masterKey', 'MASTER_KEY_PERMISSIONS', 'error', `${file} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 (chmod 600 ${file})`, { file, mode: mode.toString(8) })];
+      return [
+        finding('masterKey', 'MASTER_KEY_PERMISSIONS', 'error', `${file} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 (chmod 600 ${file})`, {
+          file,
+          mode: mode.toString(8),
+        }),
+      ];
     }
     try {
       key = parseMasterKey(readFileSync(file, 'utf8'), `master key file ${file}`);
@@ -38,7 +43,15 @@ export function checkMasterKey(config: Config, sealedKeyIds: readonly string[] |
   }
   const foreign = [...new Set(sealedKeyIds ?? [])].filter((id) => id !== key.keyId);
   if (foreign.length > 0) {
-    return [finding('masterKey', 'MASTER_KEY_MISMATCH', 'error', `stored secrets are sealed under master key ${foreign.join(', ')}, not ${key.keyId} from ${source}`, { keyId: key.keyId, sealedUnder: foreign })];
+    return [
+      finding(
+        'masterKey',
+        'MASTER_KEY_MISMATCH',
+        'error',
+        `stored secrets are sealed under master key ${foreign.join(', ')}, not ${key.keyId} from ${source}`,
+        { keyId: key.keyId, sealedUnder: foreign },
+      ),
+    ];
   }
   return [finding('masterKey', 'MASTER_KEY_OK', 'info', `master key ${key.keyId} from ${source}`, { keyId: key.keyId, source })];
 }

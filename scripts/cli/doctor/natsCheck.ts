@@ -21,7 +21,14 @@ export interface NatsReach {
 
 /** One connection, no reconnects: the doctor reads once, and a dropped connection should fail its checks, not wait. */
 const connectOnce = (url: string, name: string, credentials?: { creds: string; inboxPrefix: string }) =>
-  connect({ servers: natsServers(url), name, timeout: 10_000, reconnect: false, maxReconnectAttempts: 0, ...(credentials ? brokerConnectOptions(credentials) : {}) });
+  connect({
+    servers: natsServers(url),
+    name,
+    timeout: 10_000,
+    reconnect: false,
+    maxReconnectAttempts: 0,
+    ...(credentials ? brokerConnectOptions(credentials) : {}),
+  });
 
 /**
  * Reaches the stack's NATS server the way its processes do and decides broker auth by what the server does, not by
@@ -29,12 +36,23 @@ const connectOnce = (url: string, name: string, credentials?: { creds: string; i
  */
 export async function checkNats(config: Config, record: StackRecord | undefined): Promise<NatsReach> {
   const url = config.natsUrl ?? record?.natsUrl;
-  if (url === undefined) return { findings: [finding('nats', 'NATS_URL_UNKNOWN', 'error', 'BC_NATS_URL is unset and no running stack of this data dir recorded its server (stack.json)')] };
+  if (url === undefined)
+    return {
+      findings: [finding('nats', 'NATS_URL_UNKNOWN', 'error', 'BC_NATS_URL is unset and no running stack of this data dir recorded its server (stack.json)')],
+    };
   const access = await probeAnonymousAccess(url);
   if (access === 'unreachable') return { findings: [finding('nats', 'NATS_UNREACHABLE', 'error', `no NATS server answers at ${url}`, { url })] };
   const findings: Finding[] = [];
   if (access === 'anonymous') {
-    findings.push(finding('broker', 'BROKER_AUTH_OFF', 'error', `the NATS server at ${url} lets connections without credentials in: anyone who reaches it reads every subject and may publish on any`, { url }));
+    findings.push(
+      finding(
+        'broker',
+        'BROKER_AUTH_OFF',
+        'error',
+        `the NATS server at ${url} lets connections without credentials in: anyone who reaches it reads every subject and may publish on any`,
+        { url },
+      ),
+    );
   } else {
     findings.push(finding('broker', 'BROKER_AUTH_OK', 'info', `the NATS server at ${url} refuses connections without credentials`, { url }));
   }
@@ -45,11 +63,24 @@ export async function checkNats(config: Config, record: StackRecord | undefined)
   } catch (err) {
     if (err instanceof NatsAccessError) return { findings: [...findings, finding('nats', 'NATS_CREDENTIALS_MISSING', 'error', err.message)] };
     if (err instanceof errors.AuthorizationError) {
-      return { findings: [...findings, finding('nats', 'NATS_CREDENTIALS_REFUSED', 'error', `${url} refused the control plane's credentials: it does not trust the operator in ${brokerDirOf(config)}`, { url })] };
+      return {
+        findings: [
+          ...findings,
+          finding(
+            'nats',
+            'NATS_CREDENTIALS_REFUSED',
+            'error',
+            `${url} refused the control plane's credentials: it does not trust the operator in ${brokerDirOf(config)}`,
+            { url },
+          ),
+        ],
+      };
     }
     return { findings: [...findings, finding('nats', 'NATS_UNREACHABLE', 'error', `cannot connect to ${url}: ${String(err)}`, { url })] };
   }
-  findings.unshift(finding('nats', 'NATS_OK', 'info', `connected to ${url} (nats-server ${nc.info?.version ?? 'unknown'})`, { url, version: nc.info?.version }));
+  findings.unshift(
+    finding('nats', 'NATS_OK', 'info', `connected to ${url} (nats-server ${nc.info?.version ?? 'unknown'})`, { url, version: nc.info?.version }),
+  );
   const dir = brokerDirOf(config);
   const system =
     access === 'refused' && brokerMaterialExists(dir)

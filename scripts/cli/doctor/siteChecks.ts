@@ -31,14 +31,23 @@ export function checkBmcs(sites: ReadonlyArray<{ siteId: string }>, nodes: reado
     const atSite = nodes.filter((n) => n.siteId === siteId);
     const unreachable = atSite.filter((n) => n.maintenance && n.maintenanceSource === 'bmc').map((n) => n.nodeId);
     if (unreachable.length > 0) {
-      return finding('bmc', 'BMC_UNREACHABLE', 'warning', `site ${siteId}: ${unreachable.length} of ${atSite.length} BMCs do not answer (${unreachable.join(', ')})`, { siteId, nodes: unreachable });
+      return finding(
+        'bmc',
+        'BMC_UNREACHABLE',
+        'warning',
+        `site ${siteId}: ${unreachable.length} of ${atSite.length} BMCs do not answer (${unreachable.join(', ')})`,
+        { siteId, nodes: unreachable },
+      );
     }
     return finding('bmc', 'BMC_OK', 'info', `site ${siteId}: ${atSite.length} BMCs answer`, { siteId, nodeCount: atSite.length });
   });
 }
 
 /** Sites known to the API, plus any with an agent durable the API does not list (or all of them when the API could not be read). */
-export async function sitesOf(jsm: JetStreamManager, fromApi: ReadonlyArray<{ siteId: string; nodeCount: number }> | undefined): Promise<Array<{ siteId: string; nodeCount: number }>> {
+export async function sitesOf(
+  jsm: JetStreamManager,
+  fromApi: ReadonlyArray<{ siteId: string; nodeCount: number }> | undefined,
+): Promise<Array<{ siteId: string; nodeCount: number }>> {
   const sites = new Map((fromApi ?? []).map((s) => [s.siteId, { siteId: s.siteId, nodeCount: s.nodeCount }]));
   const prefix = AgentDurables.site('');
   try {

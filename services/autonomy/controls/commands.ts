@@ -49,5 +49,3 @@ export const haltAutonomy = defineCommand({
     return [{ type: 'AutonomyHaltSet', data: { halted: command.halted, reason: command.reason ?? null } }];
   },
 });
-
-

@@ -43,15 +43,19 @@ export const approveDecision = defineCommand({
         { type: 'DecisionApproved', data: { ...ref, by: 'approvers', planDigest: decision.planDigest } },
       ];
     }
-    if (!command.signature) throw new DomainError('APPROVAL_SIGNATURE_INVALID', `an approver quorum is set: approve ${decision.decisionId} with a signature over its plan digest`);
+    if (!command.signature)
+      throw new DomainError('APPROVAL_SIGNATURE_INVALID', `an approver quorum is set: approve ${decision.decisionId} with a signature over its plan digest`);
     const key = quorum.approvers.find((a) => a.approverId === command.signature!.approverId);
     if (!key) throw new DomainError('APPROVER_UNKNOWN', `${command.signature.approverId} is not an approver`);
     if (!signatureHolds(approvalMessage('approve', decision.planDigest), Buffer.from(command.signature.signature, 'base64'), key.publicKey)) {
       throw new DomainError('APPROVAL_SIGNATURE_INVALID', `signature of ${key.approverId} does not verify for plan ${decision.planDigest}`);
     }
     if (decision.approvals.includes(key.approverId)) return [];
-    const events: DecisionEvent[] = [{ type: 'DecisionApprovalRecorded', data: { ...ref, approverId: key.approverId, signed: true, planDigest: decision.planDigest } }];
-    if (decision.approvals.length + 1 >= quorum.threshold) events.push({ type: 'DecisionApproved', data: { ...ref, by: 'approvers', planDigest: decision.planDigest } });
+    const events: DecisionEvent[] = [
+      { type: 'DecisionApprovalRecorded', data: { ...ref, approverId: key.approverId, signed: true, planDigest: decision.planDigest } },
+    ];
+    if (decision.approvals.length + 1 >= quorum.threshold)
+      events.push({ type: 'DecisionApproved', data: { ...ref, by: 'approvers', planDigest: decision.planDigest } });
     return events;
   },
 });
@@ -66,6 +70,11 @@ export const rejectDecision = defineCommand({
   decide(command, state, { now, actor }): DecisionEvent[] {
     const decision = pendingRequest(state, command.decisionId, now);
     const cooldownUntil = plusMs(now, cooldownMsOf(decision.policy));
-    return [{ type: 'DecisionRejected', data: { decisionId: decision.decisionId, episode: decision.episode, reason: 'rejected', by: actor, note: command.reason, cooldownUntil } }];
+    return [
+      {
+        type: 'DecisionRejected',
+        data: { decisionId: decision.decisionId, episode: decision.episode, reason: 'rejected', by: actor, note: command.reason, cooldownUntil },
+      },
+    ];
   },
 });

@@ -50,7 +50,8 @@ const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISO
 function evolve(state: DecisionState, event: DecisionEvent): DecisionState {
   if (event.type === 'DecisionOpened') {
     const d = event.data;
-    const status: DecisionStatus = d.disposition === 'auto' ? 'approved' : d.disposition === 'require' ? 'pending' : d.disposition === 'notify' ? 'notified' : 'blocked';
+    const status: DecisionStatus =
+      d.disposition === 'auto' ? 'approved' : d.disposition === 'require' ? 'pending' : d.disposition === 'notify' ? 'notified' : 'blocked';
     const previous = state.exists ? state : undefined;
     return {
       exists: true,

@@ -21,7 +21,12 @@ export const expireDecision = defineCommand({
   decide(command, state, { now }): DecisionEvent[] {
     const d = episodeOf(state, command.decisionId, command.episode);
     if (!d || d.status !== 'pending' || d.expiresAt === null || Date.parse(d.expiresAt) > Date.parse(now)) return [];
-    return [{ type: 'DecisionRejected', data: { decisionId: d.decisionId, episode: d.episode, reason: 'expired', by: null, note: null, cooldownUntil: plusMs(now, cooldownMsOf(d.policy)) } }];
+    return [
+      {
+        type: 'DecisionRejected',
+        data: { decisionId: d.decisionId, episode: d.episode, reason: 'expired', by: null, note: null, cooldownUntil: plusMs(now, cooldownMsOf(d.policy)) },
+      },
+    ];
   },
 });
 
@@ -35,7 +40,12 @@ export const requireApproval = defineCommand({
   decide(command, state, { now }): DecisionEvent[] {
     const d = episodeOf(state, command.decisionId, command.episode);
     if (!d || d.status !== 'approved' || d.approvedBy !== 'policy') return [];
-    return [{ type: 'DecisionApprovalRequired', data: { decisionId: d.decisionId, episode: d.episode, reason: command.reason, expiresAt: plusMs(now, d.policy.approvalTimeoutMs) } }];
+    return [
+      {
+        type: 'DecisionApprovalRequired',
+        data: { decisionId: d.decisionId, episode: d.episode, reason: command.reason, expiresAt: plusMs(now, d.policy.approvalTimeoutMs) },
+      },
+    ];
   },
 });
 
@@ -78,6 +88,11 @@ export const recordOutcome = defineCommand({
     const effective = !command.signalPresent;
     const ineffectiveStreak = effective ? 0 : d.ineffectiveStreak + 1;
     const escalated = ineffectiveStreak >= ESCALATE_AFTER;
-    return [{ type: 'DecisionOutcomeRecorded', data: { ...ref, effective, signalPresent: command.signalPresent, sensorOk: command.sensorOk, ineffectiveStreak, escalated } }];
+    return [
+      {
+        type: 'DecisionOutcomeRecorded',
+        data: { ...ref, effective, signalPresent: command.signalPresent, sensorOk: command.sensorOk, ineffectiveStreak, escalated },
+      },
+    ];
   },
 });

@@ -42,14 +42,22 @@ export const openDecision = defineCommand({
   decide(command, state, { now, dependencies }): DecisionEvent[] {
     if (command.policy.category !== command.category) throw new DomainError('NOT_PERMITTED', `category ${command.category} is not declared`);
     if (command.signal.controlPlane) {
-      throw new DomainError('NOT_PERMITTED', `${command.signal.target.type} ${command.signal.target.id} is part of the control plane: autonomy does not manage itself`);
+      throw new DomainError(
+        'NOT_PERMITTED',
+        `${command.signal.target.type} ${command.signal.target.id} is part of the control plane: autonomy does not manage itself`,
+      );
     }
     const decisionId = decisionIdOf(command.category, command.key);
     const planDigest = planDigestOf(command.plan);
     if (state.exists && isOpen(state)) {
       const changed = state.planDigest !== planDigest || state.signal.detail !== command.signal.detail;
       if (state.status !== 'pending' || !changed) return [];
-      return [{ type: 'DecisionUpdated', data: { decisionId, episode: state.episode, passId: command.passId, signal: command.signal, plan: command.plan, planDigest } }];
+      return [
+        {
+          type: 'DecisionUpdated',
+          data: { decisionId, episode: state.episode, passId: command.passId, signal: command.signal, plan: command.plan, planDigest },
+        },
+      ];
     }
     if (state.exists && state.cooldownUntil !== null && Date.parse(state.cooldownUntil) > Date.parse(now)) return [];
     const { disposition, reason } = dispositionFor(command, state, dependencies.controls);

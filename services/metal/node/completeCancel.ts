@@ -37,6 +37,8 @@ export const completeCancel = defineCommand({
       return [{ type: 'NodeOperationCancelled', data: { nodeId, operation, workflowId, reason, state: back } }];
     }
     const stoppedAt = wf.exists ? (wf.steps[wf.progress.findIndex((p) => p.status !== 'succeeded')]?.id ?? null) : null;
-    return [{ type: 'NodeOperationFailed', data: { nodeId, operation, workflowId, reason, failedStep: stoppedAt, maintenance: leavesDiskUnknown.has(operation) } }];
+    return [
+      { type: 'NodeOperationFailed', data: { nodeId, operation, workflowId, reason, failedStep: stoppedAt, maintenance: leavesDiskUnknown.has(operation) } },
+    ];
   },
 });

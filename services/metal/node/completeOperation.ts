@@ -19,7 +19,10 @@ export const completeOperation = defineCommand({
     const node = await load(nodeAggregate, command.nodeId);
     const poolId = node.exists ? node.poolId : undefined;
     const pool = poolId === undefined ? undefined : await load(poolAggregate, poolId);
-    return { workflow: await load(workflowAggregate, command.workflowId), unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease };
+    return {
+      workflow: await load(workflowAggregate, command.workflowId),
+      unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease,
+    };
   },
   decide(command, state, { dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);

@@ -18,7 +18,8 @@ export const deployNode = defineCommand({
   decide(command, state, { commandId }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     requireTenantAccess(node, command.tenantId, { claimUnowned: true });
-    const same = node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
+    const same =
+      node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
     if (same) return [];
     requireState(node, 'metal.deploy', ['ready'], { inService: true });
     // The built-in deploy writes the image from the ramdisk, which an agentless machine never boots.

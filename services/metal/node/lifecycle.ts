@@ -8,8 +8,7 @@ import type { NodeAggregateState } from './node.ts';
 export type ExistingNode = Extract<NodeAggregateState, { exists: true }>;
 
 /** A workflow id fixed by the requesting command, so a retried request names the same workflow. */
-export const workflowIdFor = (nodeId: string, commandId: string) =>
-  `wf-${createHash('sha256').update(`${nodeId}:${commandId}`).digest('hex').slice(0, 12)}`;
+export const workflowIdFor = (nodeId: string, commandId: string) => `wf-${createHash('sha256').update(`${nodeId}:${commandId}`).digest('hex').slice(0, 12)}`;
 
 export function requireNode(state: NodeAggregateState, nodeId: string): ExistingNode {
   if (!state.exists) throw new DomainError('NOT_FOUND', `node ${nodeId} is not enrolled`);
@@ -21,7 +20,8 @@ export function requireState(node: ExistingNode, command: string, from: readonly
   if (!from.includes(node.state)) {
     throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed in state ${node.state} (allowed: ${from.join(', ')})`);
   }
-  if (options.inService && node.maintenance) throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed while node ${node.nodeId} is in maintenance`);
+  if (options.inService && node.maintenance)
+    throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed while node ${node.nodeId} is in maintenance`);
 }
 
 /**
@@ -51,7 +51,14 @@ export function requestOperation(
   return [
     {
       type: 'NodeOperationRequested',
-      data: { nodeId: node.nodeId, siteId: node.siteId, operation, workflowId: workflowIdFor(node.nodeId, commandId), inputs, ...(owner ? { tenantId: owner } : {}) },
+      data: {
+        nodeId: node.nodeId,
+        siteId: node.siteId,
+        operation,
+        workflowId: workflowIdFor(node.nodeId, commandId),
+        inputs,
+        ...(owner ? { tenantId: owner } : {}),
+      },
     },
   ];
 }

@@ -44,7 +44,6 @@ export type NodeAggregateState =
       readonly owner?: string | null;
     };
 
-
 /** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */
 export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => node.agent === 'none';
 

@@ -36,7 +36,15 @@ export function idempotentCommandId(actor: string, key: string): string {
 /** JSON with keys sorted at every level, so field order does not make two requests differ. */
 export function canonicalJson(value: unknown): string {
   const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+          )
+        : v;
   return JSON.stringify(canonical(value) ?? null);
 }
 
@@ -73,7 +81,10 @@ export class CommandBus {
   async execute(request: CommandRequest): Promise<CommandResult> {
     const command = this.#commands.get(request.name);
     if (!command) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${request.name}"; known: ${this.names().join(', ')}`);
-    for (const [what, id] of [['command id', request.commandId], ['Idempotency-Key', request.idempotencyKey]] as const) {
+    for (const [what, id] of [
+      ['command id', request.commandId],
+      ['Idempotency-Key', request.idempotencyKey],
+    ] as const) {
       if (id !== undefined && !COMMAND_ID.test(id)) throw new PlatformError('VALIDATION_FAILED', `${what} must be 8-64 chars of A-Z, a-z, 0-9, "-" or "_"`);
     }
     const parsed = command.schema.safeParse(request.payload);
@@ -107,7 +118,7 @@ export class CommandBus {
     // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
     // decided on them is decided once more on fresh reads, since another process may have changed them since.
     let freshDependencies = false;
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0; ;) {
       const snapshot = guess ?? (await this.repository.load(command.aggregate, aggregateId));
       const guessed = guess !== undefined;
       guess = undefined;
@@ -161,12 +172,22 @@ export class CommandBus {
           if (!stored?.batch || stored.subject !== subject) {
             throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${context.commandId} was used for another aggregate`);
           }
-          assertSameRequest(context.commandId, { commandName: metadata?.commandName, requestDigest: metadata?.requestDigest }, { commandName: command.name, requestDigest: request.requestDigest });
+          assertSameRequest(
+            context.commandId,
+            { commandName: metadata?.commandName, requestDigest: metadata?.requestDigest },
+            { commandName: command.name, requestDigest: request.requestDigest },
+          );
           const original = stored.batch.events.map(({ type, version, data }) => ({ type, version, data }));
           return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: true, events: original };
         }
         this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
-        return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: false, events: events.map(({ type, version, data }) => ({ type, version, data })) };
+        return {
+          commandId: context.commandId,
+          aggregate,
+          seq: ack.seq,
+          duplicate: false,
+          events: events.map(({ type, version, data }) => ({ type, version, data })),
+        };
       } catch (err) {
         if (!(err instanceof ConcurrencyError)) throw err;
         if (guessed) continue;
@@ -182,9 +203,16 @@ export class CommandBus {
  * A command id answers with its stored result only for the same command (and, for a client's idempotency key, the
  * same request): anything else is a reused key, never a reason to hand out another command's events.
  */
-function assertSameRequest(commandId: string, stored: { commandName?: string | undefined; requestDigest?: string | undefined }, now: { commandName: string; requestDigest: string | undefined }): void {
+function assertSameRequest(
+  commandId: string,
+  stored: { commandName?: string | undefined; requestDigest?: string | undefined },
+  now: { commandName: string; requestDigest: string | undefined },
+): void {
   if (stored.commandName !== now.commandName) {
-    throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${commandId} was used for ${stored.commandName ?? 'another command'}, not ${now.commandName}`);
+    throw new PlatformError(
+      'IDEMPOTENCY_KEY_REUSED',
+      `command id ${commandId} was used for ${stored.commandName ?? 'another command'}, not ${now.commandName}`,
+    );
   }
   if (now.requestDigest !== undefined && stored.requestDigest !== now.requestDigest) {
     throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${commandId} was used for ${now.commandName} with another body`);

@@ -30,7 +30,7 @@ export class DeadLetterReader {
   async page(options: { consumer?: string; afterSeq: number; limit: number }): Promise<DeadLetterPage> {
     const filter = options.consumer ? Subjects.consumerDeadLetters(options.consumer) : Subjects.allDeadLetters;
     const items: DeadLetterPage['items'] = [];
-    for (let next = options.afterSeq + 1; items.length < options.limit; ) {
+    for (let next = options.afterSeq + 1; items.length < options.limit;) {
       const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.#stream, { next_by_subj: filter, seq: next }), UNAVAILABLE);
       if (!msg) return { items };
       const entry = DeadLetter.safeParse(msg.json());
@@ -42,7 +42,10 @@ export class DeadLetterReader {
 
   /** Removes the entries of one consumer (or all); answers how many went. */
   async purge(consumer?: string): Promise<number> {
-    const response = await unavailableOnFailure(this.jsm.streams.purge(this.#stream, { filter: consumer ? Subjects.consumerDeadLetters(consumer) : Subjects.allDeadLetters }), UNAVAILABLE);
+    const response = await unavailableOnFailure(
+      this.jsm.streams.purge(this.#stream, { filter: consumer ? Subjects.consumerDeadLetters(consumer) : Subjects.allDeadLetters }),
+      UNAVAILABLE,
+    );
     return response.purged;
   }
 }

@@ -145,4 +145,3 @@ export class EventStore {
 }
 
 const fromStored = (msg: StoredMsg): RawLogMessage => ({ seq: msg.seq, subject: msg.subject, headers: msg.header, data: msg.data });
-

@@ -9,7 +9,8 @@ export interface KnownEvent<E> {
 }
 
 /** A log entry as a consumer uses it: the events its catalog knows, or why the whole message must be set aside. */
-export type KnownEvents<E> = { readonly events: readonly KnownEvent<E>[]; readonly rejection?: undefined } | { readonly events?: undefined; readonly rejection: Rejection };
+export type KnownEvents<E> =
+  { readonly events: readonly KnownEvent<E>[]; readonly rejection?: undefined } | { readonly events?: undefined; readonly rejection: Rejection };
 
 /**
  * The events of `entry` that `catalog` knows, upcast to their current versions. Types the catalog does not know are

@@ -152,7 +152,11 @@ export class LeaderLease {
         abort.abort();
         this.#current = undefined;
         await service.stop().catch((err: unknown) => this.log.error({ err, service: this.service }, 'stopping the led service failed'));
-        if (!this.#stopped) this.log.warn({ service: this.service, holder: this.holder, term: term.term, reason: String(abort.signal.reason ?? '') }, 'stood down: lease lost; standing by');
+        if (!this.#stopped)
+          this.log.warn(
+            { service: this.service, holder: this.holder, term: term.term, reason: String(abort.signal.reason ?? '') },
+            'stood down: lease lost; standing by',
+          );
       }
       if (this.#release) {
         this.#release = false;
@@ -172,7 +176,14 @@ export class LeaderLease {
     const entry = await kv.get(this.service);
     const lease = entry ? leaseOf(entry) : undefined;
     const sentAt = performance.now();
-    const record = (term: number, acquiredAt: string): LeaseRecord => ({ service: this.service, holder: this.holder, term, leaseMs: this.leaseMs, acquiredAt, renewedAt: new Date().toISOString() });
+    const record = (term: number, acquiredAt: string): LeaseRecord => ({
+      service: this.service,
+      holder: this.holder,
+      term,
+      leaseMs: this.leaseMs,
+      acquiredAt,
+      renewedAt: new Date().toISOString(),
+    });
     const acquiredAt = new Date().toISOString();
     let revision: number;
     try {
@@ -188,7 +199,10 @@ export class LeaderLease {
           return undefined;
         }
         if (now - observed.since < observed.leaseMs) return undefined;
-        this.log.info({ service: this.service, holder: lease.record.holder, term: lease.term, silentMs: Math.round(now - observed.since) }, 'leader lease not renewed for a whole lease; taking over');
+        this.log.info(
+          { service: this.service, holder: lease.record.holder, term: lease.term, silentMs: Math.round(now - observed.since) },
+          'leader lease not renewed for a whole lease; taking over',
+        );
         revision = await kv.update(this.service, JSON.stringify(record(0, acquiredAt)), lease.revision);
       }
     } catch (err) {
@@ -216,7 +230,14 @@ export class LeaderLease {
         await sleep(Math.floor(this.leaseMs / 3), undefined, { signal }).catch(() => undefined);
         if (signal.aborted || this.#stopped) return;
         const sentAt = performance.now();
-        const record: LeaseRecord = { service: this.service, holder: this.holder, term: current.term.term, leaseMs: this.leaseMs, acquiredAt: current.acquiredAt, renewedAt: new Date().toISOString() };
+        const record: LeaseRecord = {
+          service: this.service,
+          holder: this.holder,
+          term: current.term.term,
+          leaseMs: this.leaseMs,
+          acquiredAt: current.acquiredAt,
+          renewedAt: new Date().toISOString(),
+        };
         try {
           current.revision = await kv.update(this.service, JSON.stringify(record), current.revision);
           this.#lastRevision = current.revision;

@@ -15,7 +15,11 @@ export interface NatsCredentials {
  * consumers. The first attempt fails fast unless `waitForServer` is set, which agents use: a machine's ramdisk
  * that boots while the network or the server is slow keeps dialling rather than dying.
  */
-export async function connectNats(url: string, name: string, options: { waitForServer?: boolean; credentials?: NatsCredentials } = {}): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  options: { waitForServer?: boolean; credentials?: NatsCredentials } = {},
+): Promise<NatsConnection> {
   const credentials = options.credentials;
   return connect({
     // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).

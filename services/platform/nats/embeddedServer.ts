@@ -72,9 +72,7 @@ export async function startNatsServer(options: {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const spawnError = new Promise<never>((_, reject) => {
-      proc.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'ENOENT' ? new NatsServerMissingError(binary, { cause: err }) : err),
-      );
+      proc.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new NatsServerMissingError(binary, { cause: err }) : err));
       proc.once('exit', (code) => reject(new Error(`nats-server exited with ${code} during start-up: ${stderr.trim()}`)));
     });
     port = await Promise.race([waitForPort(portsDir, proc.pid!), spawnError]);

@@ -21,7 +21,15 @@ export async function probeAnonymousAccess(url: string, timeoutMs = 5_000): Prom
 async function probeOne(server: string, timeoutMs: number): Promise<AnonymousAccess> {
   try {
     // No failover: each node answers for itself.
-    const nc = await connect({ servers: server, timeout: timeoutMs, maxReconnectAttempts: 0, reconnect: false, ignoreClusterUpdates: true, noRandomize: true, name: 'bc-auth-probe' });
+    const nc = await connect({
+      servers: server,
+      timeout: timeoutMs,
+      maxReconnectAttempts: 0,
+      reconnect: false,
+      ignoreClusterUpdates: true,
+      noRandomize: true,
+      name: 'bc-auth-probe',
+    });
     await nc.close();
     return 'anonymous';
   } catch (err) {

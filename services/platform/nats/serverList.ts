@@ -6,7 +6,10 @@ import { PlatformError } from '../errors.ts';
  * the server also tells it the cluster's other members.
  */
 export function natsServers(url: string): string[] {
-  const servers = url.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const servers = url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (servers.length === 0) throw new PlatformError('VALIDATION_FAILED', `no NATS server in ${JSON.stringify(url)}`);
   for (const server of servers) {
     const withScheme = /^[a-z]+:\/\//i.test(server) ? server : `nats://${server}`;

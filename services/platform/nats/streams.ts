@@ -8,7 +8,18 @@ import type { Config } from '../config.ts';
 
 type DeclaredStream = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'storage' | 'num_replicas' | 'duplicate_window' | 'allow_direct' | 'retention' | 'discard' | 'max_msgs' | 'max_bytes' | 'max_age' | 'max_msgs_per_subject'
+  | 'name'
+  | 'subjects'
+  | 'storage'
+  | 'num_replicas'
+  | 'duplicate_window'
+  | 'allow_direct'
+  | 'retention'
+  | 'discard'
+  | 'max_msgs'
+  | 'max_bytes'
+  | 'max_age'
+  | 'max_msgs_per_subject'
 >;
 
 const ms = (n: number) => n * 1_000_000;
@@ -30,8 +41,20 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
   };
   return [
     { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits' as StreamConfig['retention'], max_age: 0 },
-    { ...common, name: Streams.agentCommands.name, subjects: [...Streams.agentCommands.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(7 * 24 * 3600_000) },
-    { ...common, name: Streams.agentResults.name, subjects: [...Streams.agentResults.subjects], retention: 'limits' as StreamConfig['retention'], max_age: ms(30 * 24 * 3600_000) },
+    {
+      ...common,
+      name: Streams.agentCommands.name,
+      subjects: [...Streams.agentCommands.subjects],
+      retention: 'limits' as StreamConfig['retention'],
+      max_age: ms(7 * 24 * 3600_000),
+    },
+    {
+      ...common,
+      name: Streams.agentResults.name,
+      subjects: [...Streams.agentResults.subjects],
+      retention: 'limits' as StreamConfig['retention'],
+      max_age: ms(30 * 24 * 3600_000),
+    },
     { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
     // One entry per consumer and position (a consumer that quarantines the same message again replaces its entry),
     // bounded so a flood of forged messages cannot fill the disk.
@@ -76,10 +99,7 @@ export async function waitForJetStream(nc: NatsConnection, timeoutMs = 60_000): 
 }
 
 /** Creates missing streams and brings existing ones to the declared config; safe to run on every start. */
-export async function ensureStreams(
-  nc: NatsConnection,
-  config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>,
-): Promise<JetStreamManager> {
+export async function ensureStreams(nc: NatsConnection, config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): Promise<JetStreamManager> {
   await waitForJetStream(nc);
   const jsm = await jetstreamManager(nc);
   for (const stream of declaredStreams(config)) {

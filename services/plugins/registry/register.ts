@@ -32,7 +32,11 @@ export const registerPlugin = defineCommand({
       if (duplicate) throw new DomainError('VALIDATION_FAILED', `plugin ${command.pluginId} lists ${kind} "${duplicate}" twice`);
       for (const id of ids) {
         const builtin = kind === 'steps' ? builtinSteps.has(id) : builtinProfileIds.has(id);
-        if (builtin) throw new DomainError('ALREADY_EXISTS', `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is built in; plugin ${command.pluginId} must use another`);
+        if (builtin)
+          throw new DomainError(
+            'ALREADY_EXISTS',
+            `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is built in; plugin ${command.pluginId} must use another`,
+          );
         const owner = ownerOf(state, kind, id);
         if (owner && owner !== command.pluginId) {
           throw new DomainError('ALREADY_EXISTS', `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is registered by plugin ${owner}`);

@@ -16,10 +16,16 @@ export const putSecret = defineCommand({
   aggregateId: (command) => command.secretId,
   decide(command, state): SecretEvent[] {
     if (command.version !== state.version + 1) {
-      throw new DomainError('CONCURRENCY_CONFLICT', `secret ${command.secretId} is at version ${state.version}; a put must be sealed for version ${state.version + 1}`);
+      throw new DomainError(
+        'CONCURRENCY_CONFLICT',
+        `secret ${command.secretId} is at version ${state.version}; a put must be sealed for version ${state.version + 1}`,
+      );
     }
     if (state.exists && state.kind !== command.kind) {
-      throw new DomainError('ILLEGAL_TRANSITION', `secret ${command.secretId} is a ${state.kind} secret; delete it to reuse the id for a ${command.kind} secret`);
+      throw new DomainError(
+        'ILLEGAL_TRANSITION',
+        `secret ${command.secretId} is a ${state.kind} secret; delete it to reuse the id for a ${command.kind} secret`,
+      );
     }
     const description = command.description ?? (state.exists ? state.description : null);
     const { secretId, kind, version, sealed } = command;

@@ -3,8 +3,7 @@ import { siteEvents, type SiteEvent } from '../../../schemas/site/events.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export type SiteState =
-  | { readonly exists: false }
-  | { readonly exists: true; readonly siteId: string; readonly name: string; readonly provisioningCidrs: readonly string[] };
+  { readonly exists: false } | { readonly exists: true; readonly siteId: string; readonly name: string; readonly provisioningCidrs: readonly string[] };
 
 export const siteAggregate = defineAggregate<SiteState, SiteEvent>({
   module: 'site',

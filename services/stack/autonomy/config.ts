@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { loadEnvSettings } from '../../platform/envSettings.ts';
 
-const csv = z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(z.string()));
+const csv = z.preprocess(
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v,
+  z.array(z.string()),
+);
 
 /** Settings of `fleet-sensors` and `autonomy-engine`, from the environment. */
 export const AutonomyConfig = z.object({
@@ -14,9 +23,17 @@ export const AutonomyConfig = z.object({
   /** The nominal step timeout the read model does not carry (`BC_SENSOR_STEP_TIMEOUT_MS`). */
   stepTimeoutMs: z.coerce.number().int().min(1).default(3_600_000),
   /** Work waiting for capacity this long is an old queue (`BC_SENSOR_STALE_QUEUE_MS`). */
-  staleQueueMs: z.coerce.number().int().min(1).default(30 * 60_000),
+  staleQueueMs: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(30 * 60_000),
   /** Agent keys older than this should rotate (`BC_AGENT_KEY_ROTATION_MS`). */
-  keyRotationAgeMs: z.coerce.number().int().min(1).default(90 * 86_400_000),
+  keyRotationAgeMs: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(90 * 86_400_000),
   /** After a remediation started, how long before its outcome is judged (`BC_AUTONOMY_SETTLE_MS`). */
   settleMs: z.coerce.number().int().min(0).default(90_000),
   /** Remediations per owner per window (`BC_AUTONOMY_BUDGET`) and the window (`BC_AUTONOMY_BUDGET_WINDOW_MS`). */

@@ -61,16 +61,18 @@ export class AutonomyEngine {
 
   async start(): Promise<void> {
     const jsm = await jetstreamManager(this.nc);
-    await jsm.consumers.add(Streams.signals.name, {
-      durable_name: AUTONOMY_ENGINE_DURABLE,
-      filter_subject: Subjects.allPassMarkers,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.New,
-      ack_wait: 120_000_000_000,
-      max_ack_pending: 4,
-    }).catch((err: unknown) => {
-      if (!/already in use|exists/i.test(String(err))) throw err;
-    });
+    await jsm.consumers
+      .add(Streams.signals.name, {
+        durable_name: AUTONOMY_ENGINE_DURABLE,
+        filter_subject: Subjects.allPassMarkers,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.New,
+        ack_wait: 120_000_000_000,
+        max_ack_pending: 4,
+      })
+      .catch((err: unknown) => {
+        if (!/already in use|exists/i.test(String(err))) throw err;
+      });
     const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, AUTONOMY_ENGINE_DURABLE);
     // One pass at a time per replica: replicas share the passes instead of one taking them all.
     this.#messages = await consumer.consume({ max_messages: 1 });
@@ -122,7 +124,8 @@ export class AutonomyEngine {
       const sent = await this.#send('autonomy.openDecision', payload, autonomyCommandId('open', id, marker.passId));
       if (!sent.ok) return void this.log.warn({ decisionId: id, code: sent.code, detail: sent.message }, 'decision refused');
       const opened = sent.result.events.find((e) => e.type === 'DecisionOpened')?.data as { disposition: string } | undefined;
-      if (opened && !sent.result.duplicate && opened.disposition !== 'auto') this.#notify(policy.owner, opened.disposition === 'require' ? 'approval-requested' : opened.disposition, id, signal);
+      if (opened && !sent.result.duplicate && opened.disposition !== 'auto')
+        this.#notify(policy.owner, opened.disposition === 'require' ? 'approval-requested' : opened.disposition, id, signal);
     });
     const controls = (await this.repository.load(controlsAggregate, CONTROLS_ID)).state;
     const sensorsOk = new Map(marker.sensors.map((r) => [r.sensor, r.ok]));
@@ -153,13 +156,21 @@ export class AutonomyEngine {
       try {
         this.options.budgetFault?.();
         const windowStart = new Date(Math.floor(Date.now() / this.options.budgetWindowMs) * this.options.budgetWindowMs).toISOString();
-        const sent = await this.#send('autonomy.consumeBudget', { scope: d.policy.owner, windowStart, limit: this.options.budget, ...ref }, autonomyCommandId('budget', d.decisionId, d.episode));
+        const sent = await this.#send(
+          'autonomy.consumeBudget',
+          { scope: d.policy.owner, windowStart, limit: this.options.budget, ...ref },
+          autonomyCommandId('budget', d.decisionId, d.episode),
+        );
         if (!sent.ok) refusal = `${sent.code}: ${sent.message}`;
       } catch (err) {
         refusal = `budget path failed: ${err instanceof Error ? err.message : String(err)}`;
       }
       if (refusal !== undefined) {
-        const sent = await this.#send('autonomy.requireApproval', { ...ref, reason: refusal.slice(0, 400) }, autonomyCommandId('require', d.decisionId, d.episode));
+        const sent = await this.#send(
+          'autonomy.requireApproval',
+          { ...ref, reason: refusal.slice(0, 400) },
+          autonomyCommandId('require', d.decisionId, d.episode),
+        );
         if (sent.ok && sent.result.events.length > 0 && !sent.result.duplicate) this.#notify(d.policy.owner, 'approval-requested', d.decisionId, d.signal);
         return;
       }
@@ -168,8 +179,16 @@ export class AutonomyEngine {
     const sent = await this.#send(remediation.name, remediation.payload, commandId);
     // Infrastructure trouble: the next pass sends the same command again.
     if (!sent.ok && sent.code === 'UNAVAILABLE') return;
-    if (!sent.ok) this.log.warn({ decisionId: d.decisionId, command: remediation.name, code: sent.code, detail: sent.message }, 'remediation refused; its outcome will say');
-    await this.#send('autonomy.recordStarted', { ...ref, commandName: remediation.name, commandId, settleMs: this.options.settleMs }, autonomyCommandId('started', d.decisionId, d.episode));
+    if (!sent.ok)
+      this.log.warn(
+        { decisionId: d.decisionId, command: remediation.name, code: sent.code, detail: sent.message },
+        'remediation refused; its outcome will say',
+      );
+    await this.#send(
+      'autonomy.recordStarted',
+      { ...ref, commandName: remediation.name, commandId, settleMs: this.options.settleMs },
+      autonomyCommandId('started', d.decisionId, d.episode),
+    );
   }
 
   async #judge(d: ExistingDecision, marker: PassMarker, signalPresent: boolean, sensorOk: boolean): Promise<void> {
@@ -182,7 +201,11 @@ export class AutonomyEngine {
         if (!cleared.ok && cleared.code === 'UNAVAILABLE') return;
       }
     } else if (signalPresent || !sensorOk) return;
-    const sent = await this.#send('autonomy.recordOutcome', { decisionId: d.decisionId, episode: d.episode, passId: marker.passId, signalPresent, sensorOk }, autonomyCommandId('outcome', d.decisionId, d.episode, marker.passId));
+    const sent = await this.#send(
+      'autonomy.recordOutcome',
+      { decisionId: d.decisionId, episode: d.episode, passId: marker.passId, signalPresent, sensorOk },
+      autonomyCommandId('outcome', d.decisionId, d.episode, marker.passId),
+    );
     const outcome = sent.ok ? (sent.result.events[0]?.data as { escalated?: boolean } | undefined) : undefined;
     if (outcome?.escalated) this.#notify(d.policy.owner, 'escalated', d.decisionId, d.signal);
   }
@@ -200,7 +223,10 @@ export class AutonomyEngine {
 
   async #readSignals(marker: PassMarker): Promise<Signal[]> {
     if (marker.signalCount === 0) return [];
-    const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, { filter_subjects: Subjects.passSignals(marker.passId), deliver_policy: DeliverPolicy.All });
+    const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, {
+      filter_subjects: Subjects.passSignals(marker.passId),
+      deliver_policy: DeliverPolicy.All,
+    });
     const out: Signal[] = [];
     const messages = await consumer.consume({ max_messages: 1_000 });
     try {

@@ -43,7 +43,14 @@ function runningStepsOf(db: Database, stepTimeoutMs: number): SnapshotStep[] {
        WHERE s.state = 'running' AND s.started_at IS NOT NULL`,
     )
     .all() as { workflow_id: string; node_id: string; site_id: string; step_id: string; started_at: string }[];
-  return rows.map((r) => ({ workflowId: r.workflow_id, nodeId: r.node_id, siteId: r.site_id, stepId: r.step_id, startedAt: r.started_at, timeoutMs: stepTimeoutMs }));
+  return rows.map((r) => ({
+    workflowId: r.workflow_id,
+    nodeId: r.node_id,
+    siteId: r.site_id,
+    stepId: r.step_id,
+    startedAt: r.started_at,
+    timeoutMs: stepTimeoutMs,
+  }));
 }
 
 function instancesOf(db: Database): SnapshotInstance[] {
@@ -80,7 +87,11 @@ export async function readBmcObservations(nc: NatsConnection): Promise<BmcObserv
 }
 
 /** Builds the snapshot one pass runs over. */
-export async function readSnapshot(nc: NatsConnection, sources: SnapshotSources, options: { now: Date; stepTimeoutMs: number; controlPlaneNodes: readonly string[] }): Promise<FleetSnapshot> {
+export async function readSnapshot(
+  nc: NatsConnection,
+  sources: SnapshotSources,
+  options: { now: Date; stepTimeoutMs: number; controlPlaneNodes: readonly string[] },
+): Promise<FleetSnapshot> {
   // A read model that cannot be read fails the whole pass (no marker): an empty snapshot would make every signal look
   // absent and every sensor ok, and outcome validation would then call remediations effective. Fail closed.
   const read = <T>(reader: ReadModelReader | undefined, f: (db: Database) => T[]): T[] => (reader ? reader.query(f) : []);

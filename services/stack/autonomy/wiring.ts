@@ -11,7 +11,12 @@ import { readSnapshot, type SnapshotSources } from './snapshotReader.ts';
 
 /** The first lanes' sensors over the given read models, ticking every `tickMs`. */
 export function createFleetSensors(nc: NatsConnection, sources: SnapshotSources, config: AutonomyConfig, log: Logger): FleetSensors {
-  const settings = { bmcFailuresBeforeSignal: config.bmcFailuresBeforeSignal, overdueFactor: config.overdueFactor, staleQueueMs: config.staleQueueMs, keyRotationAgeMs: config.keyRotationAgeMs };
+  const settings = {
+    bmcFailuresBeforeSignal: config.bmcFailuresBeforeSignal,
+    overdueFactor: config.overdueFactor,
+    staleQueueMs: config.staleQueueMs,
+    keyRotationAgeMs: config.keyRotationAgeMs,
+  };
   return new FleetSensors(
     nc,
     {
@@ -31,11 +36,25 @@ export function startFleetSensors(nc: NatsConnection, sources: SnapshotSources, 
 }
 
 /** The engine with the first lanes' policies, bindings and sensors (the start-up check runs in its constructor). */
-export function createAutonomyEngine(nc: NatsConnection, store: EventStore, config: AutonomyConfig, log: Logger, extra: Partial<AutonomyEngineOptions> = {}): AutonomyEngine {
+export function createAutonomyEngine(
+  nc: NatsConnection,
+  store: EventStore,
+  config: AutonomyConfig,
+  log: Logger,
+  extra: Partial<AutonomyEngineOptions> = {},
+): AutonomyEngine {
   return new AutonomyEngine(
     nc,
     store,
-    { policies: new PolicyCatalog(), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: config.settleMs, budget: config.budget, budgetWindowMs: config.budgetWindowMs, ...extra },
+    {
+      policies: new PolicyCatalog(),
+      bindings: firstLaneBindings,
+      sensors: firstLaneSensors,
+      settleMs: config.settleMs,
+      budget: config.budget,
+      budgetWindowMs: config.budgetWindowMs,
+      ...extra,
+    },
     log,
   );
 }

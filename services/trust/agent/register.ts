@@ -9,7 +9,8 @@ import { joinTokenAggregate, type JoinTokenState } from '../joinToken/joinToken.
 import { agentAggregate } from './agent.ts';
 
 /** True when the join service spent `token` for exactly this agent and this key. */
-const tokenAuthorises = (token: JoinTokenState | null, agentId: string, keyId: string) => token?.exists === true && token.usedBy === agentId && token.usedForKeyId === keyId;
+const tokenAuthorises = (token: JoinTokenState | null, agentId: string, keyId: string) =>
+  token?.exists === true && token.usedBy === agentId && token.usedForKeyId === keyId;
 
 /**
  * `agent.register`. The id must be the one the role and key imply, so a ramdisk key can only ever speak for the node
@@ -33,7 +34,13 @@ export const registerAgent = defineCommand({
     const keyId = keyIdOf(command.publicKey);
     const nodeId = command.nodeId ?? null;
     const expected =
-      command.role === 'site' ? siteAgentId(command.siteId) : nodeId ? (command.role === 'ramdisk' ? ramdiskAgentId(nodeId, keyId) : `node-${nodeId}`) : undefined;
+      command.role === 'site'
+        ? siteAgentId(command.siteId)
+        : nodeId
+          ? command.role === 'ramdisk'
+            ? ramdiskAgentId(nodeId, keyId)
+            : `node-${nodeId}`
+          : undefined;
     if (expected !== command.agentId) {
       throw new DomainError('VALIDATION_FAILED', `agent id for role ${command.role} must be ${expected ?? '(nodeId required)'}`);
     }

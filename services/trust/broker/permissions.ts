@@ -58,7 +58,18 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
   switch (grant.role) {
     case 'control-plane':
       return {
-        pub: { allow: [Subjects.all, JetStreamApi.all, JetStreamApi.allAcks, JetStreamApi.allFlowControl, JetStreamApi.blobObjects, JetStreamApi.leaseKeys, Inboxes.allControlPlane], deny: [] },
+        pub: {
+          allow: [
+            Subjects.all,
+            JetStreamApi.all,
+            JetStreamApi.allAcks,
+            JetStreamApi.allFlowControl,
+            JetStreamApi.blobObjects,
+            JetStreamApi.leaseKeys,
+            Inboxes.allControlPlane,
+          ],
+          deny: [],
+        },
         sub: { allow: [Subjects.all, Inboxes.allControlPlane, JetStreamApi.allAdvisories], deny: [] },
         // Agents' requests (agent.register) carry their own inbox prefix as reply subject.
         resp: { max: 1, ttl: 0 },

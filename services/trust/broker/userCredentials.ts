@@ -74,9 +74,15 @@ export async function issueJoinCredentials(material: BrokerMaterial): Promise<Is
   }
   const key = createUser();
   const grant = { role: 'join' } as const;
-  const jwt = await encodeUser('join', key, material.appAccount.publicKey, { ...permissionsFor(grant), bearer_token: true, tags: tagsOf(grant) }, {
-    signer: material.appSigningKey,
-  });
+  const jwt = await encodeUser(
+    'join',
+    key,
+    material.appAccount.publicKey,
+    { ...permissionsFor(grant), bearer_token: true, tags: tagsOf(grant) },
+    {
+      signer: material.appSigningKey,
+    },
+  );
   const creds = new TextDecoder().decode(fmtCreds(jwt, key));
   writeFileSync(path, creds, { mode: 0o644 });
   return { publicKey: key.getPublicKey(), jwt, expiresAt: 0, inboxPrefix: inboxPrefixFor(grant), creds };

@@ -10,7 +10,11 @@ export const AGENT_ACK_WAIT_MS = 30_000;
  * durable outlives its agent's restarts and re-joins (deliver all, kept); a ramdisk's belongs to one boot identity
  * and sees only commands sent after it exists (deliver new), as when the agent made it itself.
  */
-export async function ensureAgentDurable(jsm: JetStreamManager, grant: Extract<RoleGrant, { role: 'site' | 'node' }>, ackWaitMs = AGENT_ACK_WAIT_MS): Promise<string> {
+export async function ensureAgentDurable(
+  jsm: JetStreamManager,
+  grant: Extract<RoleGrant, { role: 'site' | 'node' }>,
+  ackWaitMs = AGENT_ACK_WAIT_MS,
+): Promise<string> {
   const durable = agentDurableFor(grant);
   await ensureCommandDurable(jsm, { durable, filterSubject: agentCommandFilterFor(grant), deliver: grant.role === 'site' ? 'all' : 'new', ackWaitMs });
   return durable;

@@ -1,6 +1,12 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '../../../schemas/subjects.ts';
-import { BOOT_TOKEN_REQUEST_MAX_AGE_MS, BootTokenRequest, bootTokenRequestSignedBy, SignedBootTokenRequest, type BootTokenReply } from '../../../schemas/trust/bootToken.ts';
+import {
+  BOOT_TOKEN_REQUEST_MAX_AGE_MS,
+  BootTokenRequest,
+  bootTokenRequestSignedBy,
+  SignedBootTokenRequest,
+  type BootTokenReply,
+} from '../../../schemas/trust/bootToken.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
@@ -60,10 +66,13 @@ export function startBootTokenService(nc: NatsConnection, store: EventStore, log
     const { signed, request } = parse(msg);
     const agent = (await repository.load(agentAggregate, request.agentId)).state;
     if (!agent.exists || agent.role !== 'site') throw new PlatformError('BOOT_TOKEN_UNKNOWN_AGENT', `site agent ${request.agentId} is not registered`);
-    if (!bootTokenRequestSignedBy(signed, agent.publicKey)) throw new PlatformError('BOOT_TOKEN_FORGED', `request is not signed by the registered key of ${request.agentId}`);
-    if (Math.abs(now() - Date.parse(request.issuedAt)) > BOOT_TOKEN_REQUEST_MAX_AGE_MS) throw new PlatformError('BOOT_TOKEN_STALE', 'boot token request is stale');
+    if (!bootTokenRequestSignedBy(signed, agent.publicKey))
+      throw new PlatformError('BOOT_TOKEN_FORGED', `request is not signed by the registered key of ${request.agentId}`);
+    if (Math.abs(now() - Date.parse(request.issuedAt)) > BOOT_TOKEN_REQUEST_MAX_AGE_MS)
+      throw new PlatformError('BOOT_TOKEN_STALE', 'boot token request is stale');
     const node = (await repository.load(nodeAggregate, request.nodeId)).state;
-    if (!node.exists || node.siteId !== agent.siteId) throw new PlatformError('BOOT_TOKEN_NOT_AUTHORISED', `node ${request.nodeId} is not at site ${agent.siteId}`);
+    if (!node.exists || node.siteId !== agent.siteId)
+      throw new PlatformError('BOOT_TOKEN_NOT_AUTHORISED', `node ${request.nodeId} is not at site ${agent.siteId}`);
     const workflowId = node.current?.workflowId;
     const workflow = workflowId ? (await repository.load(workflowAggregate, workflowId)).state : undefined;
     if (!workflow || !awaitsRamdiskJoin(workflow)) throw new PlatformError('BOOT_TOKEN_NOT_DUE', `no workflow of ${request.nodeId} is waiting for a ramdisk`);

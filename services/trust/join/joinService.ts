@@ -85,7 +85,9 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     const presented = parseJoinToken(request.token);
     const keyId = keyIdOf(request.publicKey);
     // One command id per (token, keys): the same agent retrying a lost answer is answered again, anyone else is not.
-    const attempt = createHash('sha256').update(`${presented?.tokenId}|${request.publicKey}|${request.userPublicKey ?? ''}|${role.data}`).digest('base64url');
+    const attempt = createHash('sha256')
+      .update(`${presented?.tokenId}|${request.publicKey}|${request.userPublicKey ?? ''}|${role.data}`)
+      .digest('base64url');
     const use = await bus.execute({
       name: useJoinToken.name,
       commandId: `join-${attempt.slice(0, 40)}`,
@@ -118,7 +120,14 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
         name: registerAgent.name,
         commandId: `join-register-${tokenId}`,
         actor: `join:${agentId}:${tokenId}`,
-        payload: { agentId, role: role.data, siteId: request.siteId, ...(request.nodeId ? { nodeId: request.nodeId } : {}), publicKey: request.publicKey, joinTokenId: tokenId },
+        payload: {
+          agentId,
+          role: role.data,
+          siteId: request.siteId,
+          ...(request.nodeId ? { nodeId: request.nodeId } : {}),
+          publicKey: request.publicKey,
+          joinTokenId: tokenId,
+        },
       }),
     );
     log.info({ agentId, role: role.data, tokenId: presented?.tokenId, keyId, durable }, 'agent joined');

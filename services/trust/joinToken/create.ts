@@ -29,7 +29,9 @@ function decideCreate(
   const expiresAt = command.expiresAt ?? new Date(now + (command.ttlSeconds ?? defaultTtlSeconds) * 1000).toISOString();
   if (Date.parse(expiresAt) <= now) throw new DomainError('VALIDATION_FAILED', 'expiresAt is in the past');
   const { tokenId, hash, role, siteId, nodeId } = command;
-  return [{ type: 'JoinTokenCreated', data: { tokenId, hash, role, siteId, nodeId, expiresAt: new Date(expiresAt).toISOString(), expect: command.expect ?? null } }];
+  return [
+    { type: 'JoinTokenCreated', data: { tokenId, hash, role, siteId, nodeId, expiresAt: new Date(expiresAt).toISOString(), expect: command.expect ?? null } },
+  ];
 }
 
 type Target = { site: SiteState; node: NodeAggregateState | null };

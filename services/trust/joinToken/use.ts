@@ -41,7 +41,8 @@ export const useJoinToken = defineCommand({
   dependencies: async (command, load) => (command.nodeId ? load(nodeAggregate, command.nodeId) : null),
   decide(command, state, context): JoinTokenEvent[] {
     const reason = refusalOf(command, state, context.now, context.dependencies);
-    if (reason === undefined) return [{ type: 'JoinTokenUsed', data: { tokenId: command.tokenId!, agentId: command.agentId, ...(command.keyId ? { keyId: command.keyId } : {}) } }];
+    if (reason === undefined)
+      return [{ type: 'JoinTokenUsed', data: { tokenId: command.tokenId!, agentId: command.agentId, ...(command.keyId ? { keyId: command.keyId } : {}) } }];
     const { role, siteId, agentId } = command;
     return [{ type: 'JoinRefused', data: { tokenId: command.tokenId ?? null, reason, role, siteId, nodeId: command.nodeId ?? null, agentId } }];
   },

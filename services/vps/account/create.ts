@@ -25,7 +25,8 @@ export const createProviderAccount = defineCommand({
       if (isDeepStrictEqual(created, data)) return [];
       throw new DomainError('ALREADY_EXISTS', `provider account ${accountId} already exists`);
     }
-    if (!dependencies.secret.exists) throw new DomainError('PRECONDITION_FAILED', `secret ${tokenSecretId} does not exist; store the token with PUT /v1/secrets/${tokenSecretId} first`);
+    if (!dependencies.secret.exists)
+      throw new DomainError('PRECONDITION_FAILED', `secret ${tokenSecretId} does not exist; store the token with PUT /v1/secrets/${tokenSecretId} first`);
     return [{ type: 'ProviderAccountCreated', data }];
   },
 });

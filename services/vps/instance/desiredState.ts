@@ -31,7 +31,8 @@ const desiredStateCommand = <const N extends string>(name: N, desired: DesiredIn
         throw new DomainError('NOT_FOUND', `instance ${instanceId} not found`);
       }
       if (state.desired === desired) return [];
-      if (state.desired === 'deleted') throw new DomainError('ILLEGAL_TRANSITION', `instance ${instanceId} is being deleted; it cannot be ${desired === 'running' ? 'started' : 'stopped'}`);
+      if (state.desired === 'deleted')
+        throw new DomainError('ILLEGAL_TRANSITION', `instance ${instanceId} is being deleted; it cannot be ${desired === 'running' ? 'started' : 'stopped'}`);
       return [{ type: 'InstanceDesiredStateSet', data: { instanceId, tenantId, desired } }];
     },
   });

@@ -14,6 +14,11 @@ export const ReconcilerConfig = z.object({
 export type ReconcilerConfig = z.infer<typeof ReconcilerConfig>;
 
 export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ReconcilerConfig> = {}): ReconcilerConfig {
-  const names = { resyncMs: 'BC_VPS_RESYNC_MS', concurrency: 'BC_VPS_RECONCILER_CONCURRENCY', backoffMs: 'BC_VPS_BACKOFF_MS', maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS' };
+  const names = {
+    resyncMs: 'BC_VPS_RESYNC_MS',
+    concurrency: 'BC_VPS_RECONCILER_CONCURRENCY',
+    backoffMs: 'BC_VPS_BACKOFF_MS',
+    maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS',
+  };
   return loadEnvSettings(ReconcilerConfig, names, env, overrides);
 }

@@ -95,10 +95,18 @@ export async function converge(instance: ReconciledInstance, effects: ConvergeEf
 
 function specOf(instance: ReconciledInstance, effects: ConvergeEffects) {
   const offerId = effects.offerOf(instance);
-  if (offerId === undefined) throw new ProviderError('rejected', `flavor ${instance.spec.flavorId} is not mapped onto an offer in pool ${instance.spec.poolId}`);
+  if (offerId === undefined)
+    throw new ProviderError('rejected', `flavor ${instance.spec.flavorId} is not mapped onto an offer in pool ${instance.spec.poolId}`);
   const { image, sshKeys, userData } = instance.spec;
   // User data goes out exactly as the tenant gave it: the pool runs no agent, so no join token is ever added.
-  return { clientToken: clientTokenOf(instance.instanceId), name: instance.instanceId, offerId, image, sshKeys: [...sshKeys], ...(userData === null ? {} : { userData }) };
+  return {
+    clientToken: clientTokenOf(instance.instanceId),
+    name: instance.instanceId,
+    offerId,
+    image,
+    sshKeys: [...sshKeys],
+    ...(userData === null ? {} : { userData }),
+  };
 }
 
 /** Asks for the power state the tenant wants; the next pass sees the result. */
@@ -112,5 +120,9 @@ async function report(instance: ReconciledInstance, effects: ConvergeEffects, ob
   const next = { observed, providerInstanceId: current.providerInstanceId, addresses: current.addresses, message: current.message ?? null };
   const known = { observed: instance.observed, providerInstanceId: instance.providerInstanceId, addresses: instance.addresses, message: instance.message };
   if (isDeepStrictEqual(next, known)) return;
-  await effects.record(instance, observed, { providerInstanceId: current.providerInstanceId, addresses: current.addresses, ...(current.message ? { message: current.message } : {}) });
+  await effects.record(instance, observed, {
+    providerInstanceId: current.providerInstanceId,
+    addresses: current.addresses,
+    ...(current.message ? { message: current.message } : {}),
+  });
 }

@@ -9,12 +9,18 @@ import type { ReconciledInstance, VpsModel } from './model.ts';
 import type { ProviderClients } from './providerClients.ts';
 import { idFor } from '../../../schemas/ids.ts';
 
-
 /**
  * The reconciler's effects as engine commands over NATS. Each command that succeeded is also applied to the model at
  * once, so the next pass does not wait for the event to come round through the consumer.
  */
-export function engineEffects(nc: NatsConnection, log: Logger, signal: AbortSignal, model: VpsModel, clients: ProviderClients, lease?: LeaseTerm): ConvergeEffects {
+export function engineEffects(
+  nc: NatsConnection,
+  log: Logger,
+  signal: AbortSignal,
+  model: VpsModel,
+  clients: ProviderClients,
+  lease?: LeaseTerm,
+): ConvergeEffects {
   const stamp = lease ? { lease } : {};
   return {
     signal,
@@ -30,7 +36,10 @@ export function engineEffects(nc: NatsConnection, log: Logger, signal: AbortSign
       let refusal: string | undefined;
       // A fresh id per report: the same state may be reported again later (running → stopped → running), and the
       // decider makes a repeated report that changes nothing a no-op anyway.
-      await sendEngineCommand(nc, log, signal, 'vps.recordInstanceObserved', payload, `observe-${randomUUID()}`, { ...stamp, onRefused: (err) => (refusal = err.code) });
+      await sendEngineCommand(nc, log, signal, 'vps.recordInstanceObserved', payload, `observe-${randomUUID()}`, {
+        ...stamp,
+        onRefused: (err) => (refusal = err.code),
+      });
       if (refusal === 'ALREADY_EXISTS') return 'refused';
       // Any other refusal (logged by the sender) leaves the model as the log has it.
       if (refusal !== undefined) return 'recorded';

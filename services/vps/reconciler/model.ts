@@ -66,8 +66,18 @@ export class VpsModel {
         const key = instanceKey(tenantId, instanceId);
         if (!this.instances.has(key)) {
           this.instances.set(key, {
-            key, tenantId, instanceId, spec: { poolId, flavorId, image, sshKeys, userData },
-            desired: 'running', observed: null, providerInstanceId: null, addresses: [], message: null, quotaUsed: false, released: false, refused: false,
+            key,
+            tenantId,
+            instanceId,
+            spec: { poolId, flavorId, image, sshKeys, userData },
+            desired: 'running',
+            observed: null,
+            providerInstanceId: null,
+            addresses: [],
+            message: null,
+            quotaUsed: false,
+            released: false,
+            refused: false,
           });
         }
         return key;

@@ -47,7 +47,12 @@ export class ProviderClients {
     if (cached) return cached;
     const token = this.openToken(accountId, account.tokenSecretId, secret.sealed, secret.version);
     // The region is part of the account, not its config; providers that need it read it from config too.
-    const client = connectProvider(provider, { config: { region: account.region, ...account.config }, token, fetch: this.options.fetch, signal: this.options.signal });
+    const client = connectProvider(provider, {
+      config: { region: account.region, ...account.config },
+      token,
+      fetch: this.options.fetch,
+      signal: this.options.signal,
+    });
     this.#clients.set(cacheKey, client);
     return client;
   }

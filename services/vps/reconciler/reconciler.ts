@@ -89,7 +89,8 @@ export class VpsReconciler {
       });
     }
     // 2.9 may silently drop a filter it does not understand; a reconciler fed the whole stream would still work, but slowly.
-    if (info.config.filter_subject !== VPS_EVENTS_FILTER) throw new Error(`consumer ${VPS_RECONCILER_DURABLE} has filter ${info.config.filter_subject ?? '(none)'}`);
+    if (info.config.filter_subject !== VPS_EVENTS_FILTER)
+      throw new Error(`consumer ${VPS_RECONCILER_DURABLE} has filter ${info.config.filter_subject ?? '(none)'}`);
     // What was delivered before is folded without reacting; the unacked part comes back and reacts then, and the
     // first resync looks at every instance not at rest, which covers work a crash interrupted.
     await this.foldUpTo(info.delivered.stream_seq);
@@ -164,7 +165,10 @@ export class VpsReconciler {
         const failures = (this.#retry.get(key)?.failures ?? 0) + 1;
         const delay = Math.min(this.config.backoffMs * 2 ** (failures - 1), this.config.maxBackoffMs);
         this.#retry.set(key, { failures, at: Date.now() + delay });
-        this.log.warn({ instanceId: instance.instanceId, tenantId: instance.tenantId, failures, retryInMs: delay, detail: err.message }, 'provider unavailable; retrying later');
+        this.log.warn(
+          { instanceId: instance.instanceId, tenantId: instance.tenantId, failures, retryInMs: delay, detail: err.message },
+          'provider unavailable; retrying later',
+        );
       }
     });
   }

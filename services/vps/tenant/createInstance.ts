@@ -44,14 +44,21 @@ export const createInstance = defineCommand({
     if (!state.exists) throw new DomainError('NOT_FOUND', `tenant ${tenantId} does not exist`);
     const existing = reservationOf(state, instanceId);
     if (existing) {
-      if (isDeepStrictEqual({ poolId, flavorId, image, sshKeys, userData }, { poolId: existing.poolId, flavorId: existing.flavorId, image: existing.image, sshKeys: existing.sshKeys, userData: existing.userData })) return [];
+      if (
+        isDeepStrictEqual(
+          { poolId, flavorId, image, sshKeys, userData },
+          { poolId: existing.poolId, flavorId: existing.flavorId, image: existing.image, sshKeys: existing.sshKeys, userData: existing.userData },
+        )
+      )
+        return [];
       throw new DomainError('ALREADY_EXISTS', `instance ${instanceId} already exists with another specification`);
     }
     if (heldByAnother(dependencies.instance, tenantId)) throw new DomainError('ALREADY_EXISTS', `instance id ${instanceId} is taken`);
     // Not offered and not existing read the same: a tenant learns nothing about pools it was not offered.
     if (!isOfferedTo(dependencies.pool, tenantId)) throw new DomainError('PRECONDITION_FAILED', `pool ${poolId} is not offered to tenant ${tenantId}`);
     const flavor = dependencies.flavor;
-    if (!flavor.exists || offerIn(flavor, poolId) === undefined) throw new DomainError('PRECONDITION_FAILED', `flavor ${flavorId} is not sold in pool ${poolId}`);
+    if (!flavor.exists || offerIn(flavor, poolId) === undefined)
+      throw new DomainError('PRECONDITION_FAILED', `flavor ${flavorId} is not sold in pool ${poolId}`);
     const resources = { instances: 1, vcpus: flavor.vcpus, memoryMib: flavor.memoryMib, diskGib: flavor.diskGib };
     checkQuota(state, resources);
     return [{ type: 'InstanceRequested', data: { tenantId, instanceId, poolId, flavorId, image, sshKeys, userData, resources, requestedAt: now } }];

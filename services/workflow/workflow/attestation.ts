@@ -35,7 +35,8 @@ export function bootedRamdiskOf(wf: ExistingWorkflow, stepIndex: number): string
 }
 
 /** A wipe step's verdict: the signed report it attests and the ramdisk that signed it, or why it attests nothing. */
-export type WipeAttestation = { readonly attested: true; readonly report: WipeReport; readonly agentId: string } | { readonly attested: false; readonly reason: string };
+export type WipeAttestation =
+  { readonly attested: true; readonly report: WipeReport; readonly agentId: string } | { readonly attested: false; readonly reason: string };
 
 /**
  * Whether `signedResult` attests this step attempt's wipe: a successful result of exactly this agent command (its

@@ -5,7 +5,10 @@ import { workflowAggregate, type ExistingWorkflow } from './workflow.ts';
 
 /** The workflow ends cancelled, stopped before `stepIndex` ran to its end (or started at all). */
 export function cancelledEvent(wf: ExistingWorkflow, reason: string, stepIndex: number): WorkflowEvent {
-  return { type: 'WorkflowCancelled', data: { workflowId: wf.workflowId, nodeId: wf.nodeId, reason, stepIndex, started: wf.progress.some((p) => p.attempt > 0) } };
+  return {
+    type: 'WorkflowCancelled',
+    data: { workflowId: wf.workflowId, nodeId: wf.nodeId, reason, stepIndex, started: wf.progress.some((p) => p.attempt > 0) },
+  };
 }
 
 /**

@@ -22,6 +22,8 @@ export const rejectResult = defineCommand({
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is not running attempt ${command.attempt}`);
     }
     const { commandId, reason, agentId } = command;
-    return [{ type: 'AgentResultRejected', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, commandId, reason, ...(agentId ? { agentId } : {}) } }];
+    return [
+      { type: 'AgentResultRejected', data: { workflowId: wf.workflowId, stepIndex: command.stepIndex, commandId, reason, ...(agentId ? { agentId } : {}) } },
+    ];
   },
 });

@@ -5,13 +5,7 @@ import { type ApproversState } from '../../trust/approvers/approvers.ts';
 import { approvalStatus, type ApprovalBatch, type WorkflowState } from './workflow.ts';
 
 /** The open batch an approver may sign, after checking who they are and what they signed. */
-export function signedBatch(
-  state: WorkflowState,
-  command: ApproveBatch,
-  verdict: 'approve' | 'reject',
-  quorum: ApproversState,
-  nowMs: number,
-): ApprovalBatch {
+export function signedBatch(state: WorkflowState, command: ApproveBatch, verdict: 'approve' | 'reject', quorum: ApproversState, nowMs: number): ApprovalBatch {
   if (!state.exists) throw new DomainError('NOT_FOUND', `workflow ${command.workflowId} does not exist`);
   const batch = state.approval;
   if (!batch) throw new DomainError('PRECONDITION_FAILED', `workflow ${command.workflowId} has no approval batch`);

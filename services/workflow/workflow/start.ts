@@ -50,13 +50,18 @@ export const startWorkflow = defineCommand({
     const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
     const profile = named ? findProfile(registry, named) : builtinProfileFor(command.operation, command.inputs);
     if (!profile) throw new DomainError('PRECONDITION_FAILED', `no profile "${named}" is built in or registered`);
-    if (profile.role !== command.operation) throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" is for ${profile.role}, not ${command.operation}`);
+    if (profile.role !== command.operation)
+      throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" is for ${profile.role}, not ${command.operation}`);
     const issues = validateProfile(registry, profile);
-    if (issues.length > 0) throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" does not validate: ${issues.map((i) => i.message).join('; ')}`);
+    if (issues.length > 0)
+      throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" does not validate: ${issues.map((i) => i.message).join('; ')}`);
     const steps = resolveSteps(profile, command.inputs, stepHomes(registry));
     const { workflowId, nodeId, siteId, operation } = command;
     const events: WorkflowEvent[] = [
-      { type: 'WorkflowStarted', data: { workflowId, nodeId, siteId, operation, profile: { id: profile.id, version: profile.version }, steps, startedAt: now } },
+      {
+        type: 'WorkflowStarted',
+        data: { workflowId, nodeId, siteId, operation, profile: { id: profile.id, version: profile.version }, steps, startedAt: now },
+      },
     ];
     const { quorum } = dependencies;
     const items = steps.flatMap((s, stepIndex) => (s.destructive ? [{ stepIndex, stepId: s.id }] : []));

@@ -26,6 +26,18 @@ export const startStep = defineCommand({
       throw new DomainError('ILLEGAL_TRANSITION', `step ${command.stepIndex} of ${command.workflowId} is ${p.status} at attempt ${p.attempt}`);
     }
     const { workflowId } = wf;
-    return [{ type: 'StepStarted', data: { workflowId, stepIndex: command.stepIndex, stepId: wf.steps[command.stepIndex]!.id, attempt: command.attempt, startedAt: now, nonce: command.nonce } }];
+    return [
+      {
+        type: 'StepStarted',
+        data: {
+          workflowId,
+          stepIndex: command.stepIndex,
+          stepId: wf.steps[command.stepIndex]!.id,
+          attempt: command.attempt,
+          startedAt: now,
+          nonce: command.nonce,
+        },
+      },
+    ];
   },
 });

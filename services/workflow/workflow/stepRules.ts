@@ -16,6 +16,7 @@ export function requireRunningStep(state: WorkflowState, workflowId: string, ste
  */
 export function wipeOutput(output: unknown, attestation: WipeAttestation): Record<string, unknown> {
   if (attestation.attested) return { ...attestation.report, attested: true, agentId: attestation.agentId };
-  const fields = typeof output === 'object' && output !== null && !Array.isArray(output) ? { ...(output as Record<string, unknown>) } : { result: output ?? null };
+  const fields =
+    typeof output === 'object' && output !== null && !Array.isArray(output) ? { ...(output as Record<string, unknown>) } : { result: output ?? null };
   return { ...fields, attested: false, unattestedReason: attestation.reason };
 }

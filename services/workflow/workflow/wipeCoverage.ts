@@ -18,7 +18,8 @@ const describe = (disk: InventoryDisk) => `${disk.id} (serial ${disk.serial ?? '
  */
 export function wipeCoverage(payload: unknown, inventory: Inventory | null | undefined): WipeCoverage {
   const parsed = WipeReport.safeParse(payload);
-  if (!parsed.success) return { covered: false, reason: `the wipe result does not say which disks were erased and how (${parsed.error.issues[0]?.message ?? 'invalid'})` };
+  if (!parsed.success)
+    return { covered: false, reason: `the wipe result does not say which disks were erased and how (${parsed.error.issues[0]?.message ?? 'invalid'})` };
   const report = parsed.data;
   const problems: string[] = [];
   for (const disk of report.disks) {

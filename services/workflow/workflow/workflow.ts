@@ -67,7 +67,15 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
   catalog: new EventCatalog(workflowEvents),
   evolve(state, event) {
     if (event.type === 'WorkflowStarted') {
-      const progress = event.data.steps.map(() => ({ status: StepStatus.pending, attempt: 0, output: null, error: null, attemptStartedAt: null, attemptsBefore: 0, nonce: null }));
+      const progress = event.data.steps.map(() => ({
+        status: StepStatus.pending,
+        attempt: 0,
+        output: null,
+        error: null,
+        attemptStartedAt: null,
+        attemptsBefore: 0,
+        nonce: null,
+      }));
       return { exists: true, ...event.data, progress, status: 'running' };
     }
     if (event.type === 'WorkflowCancelled' && !state.exists) return { exists: false, cancelled: true };
@@ -98,14 +106,23 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
       case 'ApprovalGranted':
         return state.approval ? { ...state, approval: { ...state.approval, grantedBy: [...state.approval.grantedBy, event.data.approverId] } } : state;
       case 'ApprovalRejected':
-        return state.approval ? { ...state, approval: { ...state.approval, rejected: { approverId: event.data.approverId, reason: event.data.reason } } } : state;
+        return state.approval
+          ? { ...state, approval: { ...state.approval, rejected: { approverId: event.data.approverId, reason: event.data.reason } } }
+          : state;
       case 'WorkflowRewound': {
         const { fromStepIndex, toStepIndex, at } = event.data;
         // The lost step keeps counting its attempts (they bound how often the workflow restarts); the boot steps start over.
         const progress = state.progress.map((p, i) =>
           i < toStepIndex || i > fromStepIndex
             ? p
-            : { ...p, status: StepStatus.pending, output: null, error: null, attemptStartedAt: null, attemptsBefore: i === fromStepIndex ? (p.attemptsBefore ?? 0) : p.attempt },
+            : {
+                ...p,
+                status: StepStatus.pending,
+                output: null,
+                error: null,
+                attemptStartedAt: null,
+                attemptsBefore: i === fromStepIndex ? (p.attemptsBefore ?? 0) : p.attempt,
+              },
         );
         return { ...state, progress, restartedAt: at };
       }

@@ -82,7 +82,10 @@ describe('DHCP packet encoding', () => {
       op: 2 as const,
       yiaddr: '10.9.0.20',
       file: 'undionly.kpxe',
-      options: new Map([[DhcpOption.MessageType, Buffer.from([2])], [DhcpOption.BootfileName, long]]),
+      options: new Map([
+        [DhcpOption.MessageType, Buffer.from([2])],
+        [DhcpOption.BootfileName, long],
+      ]),
     };
     const bytes = encodeDhcpPacket(reply);
     expect(bytes.length).toBeGreaterThanOrEqual(300);

@@ -59,7 +59,10 @@ describe('ProxyDHCP over UDP', () => {
   });
 
   it('acknowledges an iPXE REQUEST on port 4011 with the HTTP script, back to where it came from', async () => {
-    await send(dhcpRequestBytes({ mac: '52:54:00:00:00:01', type: 3, vendorClass: pxeRomVendorClass, userClass: Buffer.from('iPXE'), serverId: '127.0.0.1', xid: 12 }), server.ports.pxe);
+    await send(
+      dhcpRequestBytes({ mac: '52:54:00:00:00:01', type: 3, vendorClass: pxeRomVendorClass, userClass: Buffer.from('iPXE'), serverId: '127.0.0.1', xid: 12 }),
+      server.ports.pxe,
+    );
     const ack = await client.next();
     expect(messageTypeOf(ack!)).toBe(5);
     expect(ack!.options.get(DhcpOption.BootfileName)?.toString()).toBe('http://127.0.0.1:9/boot/n1/t.ipxe');
@@ -77,7 +80,12 @@ describe('ProxyDHCP over UDP', () => {
   });
 
   it('drops malformed datagrams and keeps serving', async () => {
-    for (const junk of [Buffer.alloc(0), Buffer.from('hello'), Buffer.alloc(300, 0xff), dhcpRequestBytes({ mac: '52:54:00:00:00:01', type: 1 }).subarray(0, 241)]) {
+    for (const junk of [
+      Buffer.alloc(0),
+      Buffer.from('hello'),
+      Buffer.alloc(300, 0xff),
+      dhcpRequestBytes({ mac: '52:54:00:00:00:01', type: 1 }).subarray(0, 241),
+    ]) {
       await send(junk, server.ports.dhcp);
       await send(junk, server.ports.pxe);
     }

@@ -9,12 +9,18 @@ const request = (spec: Parameters<typeof dhcpRequestBytes>[0]) => parseDhcpPacke
 
 describe('PXE boot target', () => {
   it('sends a BIOS PXE ROM the BIOS iPXE binary over TFTP', () => {
-    expect(bootTargetFor(request({ mac: '52:54:00:00:00:01', type: 1, vendorClass: pxeRomVendorClass, arch: 0 }), debianIpxeBinaries, script)).toEqual({ kind: 'tftp', file: 'undionly.kpxe' });
+    expect(bootTargetFor(request({ mac: '52:54:00:00:00:01', type: 1, vendorClass: pxeRomVendorClass, arch: 0 }), debianIpxeBinaries, script)).toEqual({
+      kind: 'tftp',
+      file: 'undionly.kpxe',
+    });
   });
 
   it('sends UEFI firmware the EFI iPXE binary', () => {
     for (const arch of [7, 9]) {
-      expect(bootTargetFor(request({ mac: '52:54:00:00:00:01', type: 1, vendorClass: uefiVendorClass, arch }), debianIpxeBinaries, script)).toEqual({ kind: 'tftp', file: 'ipxe.efi' });
+      expect(bootTargetFor(request({ mac: '52:54:00:00:00:01', type: 1, vendorClass: uefiVendorClass, arch }), debianIpxeBinaries, script)).toEqual({
+        kind: 'tftp',
+        file: 'ipxe.efi',
+      });
     }
   });
 
@@ -59,7 +65,11 @@ describe('PXE reply', () => {
 
   it('in server mode also assigns the lease with mask, router and times', () => {
     const pool = new AddressPool({ first: '10.9.0.100', last: '10.9.0.101', subnetMask: '255.255.255.0', router: '10.9.0.1', leaseSeconds: 600 });
-    const offer = pxeReply(request({ mac: '52:54:00:00:00:01', type: 1 }), { serverIp: '10.9.0.1', target: undefined, lease: pool.leaseFor('52:54:00:00:00:01')! });
+    const offer = pxeReply(request({ mac: '52:54:00:00:00:01', type: 1 }), {
+      serverIp: '10.9.0.1',
+      target: undefined,
+      lease: pool.leaseFor('52:54:00:00:00:01')!,
+    });
     expect(offer.yiaddr).toBe('10.9.0.100');
     expect(offer.options.get(DhcpOption.SubnetMask)).toEqual(Buffer.from([255, 255, 255, 0]));
     expect(offer.options.get(DhcpOption.Router)).toEqual(Buffer.from([10, 9, 0, 1]));

@@ -117,14 +117,22 @@ describe('bcd site network boot path (DHCP + TFTP, armed MACs only)', () => {
     const server = await machine();
     const poolArms = new PxeArms(join(state, 'tftp'));
     const pooled = await startSiteBootPath({
-      settings: { address: '127.0.0.1', tftpRoot, dhcpPool: { first: '10.77.0.100', last: '10.77.0.101', subnetMask: '255.255.255.0' }, ports: { dhcp: 0, pxe: 0, tftp: 0, client: server.port }, broadcastAddress: '127.0.0.1' },
+      settings: {
+        address: '127.0.0.1',
+        tftpRoot,
+        dhcpPool: { first: '10.77.0.100', last: '10.77.0.101', subnetMask: '255.255.255.0' },
+        ports: { dhcp: 0, pxe: 0, tftp: 0, client: server.port },
+        broadcastAddress: '127.0.0.1',
+      },
       arms: poolArms,
       scriptUrl: (nodeId) => `http://127.0.0.1:9/boot/${nodeId}/t.ipxe`,
       log,
     });
     try {
       const ask = async (mac: string) => {
-        await new Promise<void>((ok) => server.socket.send(dhcpRequestBytes({ mac, type: 1, vendorClass: pxeRomVendorClass, arch: 0 }), pooled.dhcp.ports.dhcp, '127.0.0.1', () => ok()));
+        await new Promise<void>((ok) =>
+          server.socket.send(dhcpRequestBytes({ mac, type: 1, vendorClass: pxeRomVendorClass, arch: 0 }), pooled.dhcp.ports.dhcp, '127.0.0.1', () => ok()),
+        );
         const reply = await server.next();
         return reply ? parseDhcpPacket(reply) : undefined;
       };

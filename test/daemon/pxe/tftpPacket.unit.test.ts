@@ -7,7 +7,15 @@ import { rrqBytes } from './pxePackets.ts';
 describe('TFTP packets', () => {
   it('reads a read request with blksize and tsize, names case-insensitive', () => {
     const packet = parseTftpPacket(rrqBytes('/undionly.kpxe', { BLKSIZE: '1428', tsize: '0' }));
-    expect(packet).toEqual({ op: 1, filename: '/undionly.kpxe', mode: 'octet', options: new Map([['blksize', '1428'], ['tsize', '0']]) });
+    expect(packet).toEqual({
+      op: 1,
+      filename: '/undionly.kpxe',
+      mode: 'octet',
+      options: new Map([
+        ['blksize', '1428'],
+        ['tsize', '0'],
+      ]),
+    });
   });
 
   it('round-trips DATA, ACK, ERROR and OACK', () => {

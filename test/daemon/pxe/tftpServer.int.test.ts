@@ -14,7 +14,11 @@ const root = join(scratch, 'served');
 const payload = randomBytes(200_000);
 
 /** A lock-step TFTP client: sends the request, ACKs each block, returns the bytes or the server's ERROR. */
-async function fetchFile(port: number, request: Buffer, opts: { ackOack?: boolean } = {}): Promise<{ data?: Buffer; oack?: Map<string, string>; error?: { code: number; message: string } }> {
+async function fetchFile(
+  port: number,
+  request: Buffer,
+  opts: { ackOack?: boolean } = {},
+): Promise<{ data?: Buffer; oack?: Map<string, string>; error?: { code: number; message: string } }> {
   const socket = createSocket('udp4');
   await new Promise<void>((ok) => socket.bind(0, '127.0.0.1', () => ok()));
   const chunks: Buffer[] = [];
@@ -26,7 +30,7 @@ async function fetchFile(port: number, request: Buffer, opts: { ackOack?: boolea
       socket.on('message', (msg: Buffer, from: RemoteInfo) => {
         const packet: TftpPacket = parseTftpPacket(msg);
         const ack = (block: number) => socket.send(encodeTftpPacket({ op: 4, block }), from.port, from.address);
-        if (packet.op === 5) return clearTimeout(timer), resolve({ error: { code: packet.code, message: packet.message } });
+        if (packet.op === 5) return (clearTimeout(timer), resolve({ error: { code: packet.code, message: packet.message } }));
         if (packet.op === 6) {
           oack = packet.options;
           blockSize = Number(packet.options.get('blksize') ?? 512);
@@ -35,7 +39,7 @@ async function fetchFile(port: number, request: Buffer, opts: { ackOack?: boolea
         if (packet.op === 3) {
           chunks.push(packet.data);
           ack(packet.block);
-          if (packet.data.length < blockSize) clearTimeout(timer), resolve({ data: Buffer.concat(chunks), ...(oack ? { oack } : {}) });
+          if (packet.data.length < blockSize) (clearTimeout(timer), resolve({ data: Buffer.concat(chunks), ...(oack ? { oack } : {}) }));
         }
       });
       socket.send(request, port, '127.0.0.1');
@@ -68,7 +72,12 @@ describe('TFTP server', () => {
 
   it('grants blksize and tsize in an OACK and serves with the larger blocks', async () => {
     const got = await fetchFile(server.port, rrqBytes('/undionly.kpxe', { blksize: '1428', tsize: '0', nonsense: '1' }));
-    expect(got.oack).toEqual(new Map([['blksize', '1428'], ['tsize', String(payload.length)]]));
+    expect(got.oack).toEqual(
+      new Map([
+        ['blksize', '1428'],
+        ['tsize', String(payload.length)],
+      ]),
+    );
     expect(got.data?.equals(payload)).toBe(true);
   });
 
@@ -77,11 +86,14 @@ describe('TFTP server', () => {
     expect(got.data?.length).toBe(1024);
   });
 
-  it.each([['../secret.txt'], ['/../secret.txt'], ['efi/../../secret.txt'], ['escape'], ['..\\secret.txt']])('refuses %s as outside the served folder', async (file) => {
-    const got = await fetchFile(server.port, rrqBytes(file));
-    expect(got.error?.code).toBe(2);
-    expect(got.data).toBeUndefined();
-  });
+  it.each([['../secret.txt'], ['/../secret.txt'], ['efi/../../secret.txt'], ['escape'], ['..\\secret.txt']])(
+    'refuses %s as outside the served folder',
+    async (file) => {
+      const got = await fetchFile(server.port, rrqBytes(file));
+      expect(got.error?.code).toBe(2);
+      expect(got.data).toBeUndefined();
+    },
+  );
 
   it('answers a missing file with error 1, a write with error 2, netascii with error 4', async () => {
     expect((await fetchFile(server.port, rrqBytes('nope.efi'))).error?.code).toBe(1);
@@ -109,7 +121,8 @@ describe('TFTP server', () => {
     await new Promise<void>((ok) => junk.bind(0, '127.0.0.1', () => ok()));
     let answered = false;
     junk.on('message', () => (answered = true));
-    for (const bytes of [Buffer.alloc(0), Buffer.from([0, 1]), Buffer.from([0, 1, 0x61]), Buffer.from([0, 9, 1, 1])]) junk.send(bytes, server.port, '127.0.0.1');
+    for (const bytes of [Buffer.alloc(0), Buffer.from([0, 1]), Buffer.from([0, 1, 0x61]), Buffer.from([0, 9, 1, 1])])
+      junk.send(bytes, server.port, '127.0.0.1');
     await new Promise((r) => setTimeout(r, 300));
     junk.close();
     expect(answered).toBe(false);

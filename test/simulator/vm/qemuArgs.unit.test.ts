@@ -8,7 +8,10 @@ const config: VmConfig = {
   memoryMiB: 1024,
   firmware: 'bios',
   nics: [{ mac: '52:54:00:12:34:56', tap: 'emut0' }],
-  disks: [{ file: '/d/n1-0.raw', serial: 'EMU-N1-D0' }, { file: '/d/n1-1.raw', serial: 'EMU-N1-D1' }],
+  disks: [
+    { file: '/d/n1-0.raw', serial: 'EMU-N1-D0' },
+    { file: '/d/n1-1.raw', serial: 'EMU-N1-D1' },
+  ],
   runDir: '/run/n1',
 };
 const paths = { qmp: '/run/n1.qmp', serial: '/run/n1.serial.log' };
@@ -22,7 +25,11 @@ describe('QEMU command line', () => {
     expect(args).toContain('type=1,manufacturer=Better Compute,product=Emulated Server,uuid=6c1f5a3e-9f1d-4e4b-8a56-0b7f0c3d2e11');
     expect(args).toContain('tap,id=net0,ifname=emut0,script=no,downscript=no');
     expect(devices(args).find((d) => d.startsWith('virtio-net-pci'))).toContain('mac=52:54:00:12:34:56');
-    expect(devices(args).filter((d) => d.startsWith('virtio-blk-pci')).map((d) => /serial=([^,]+)/.exec(d)![1])).toEqual(['EMU-N1-D0', 'EMU-N1-D1']);
+    expect(
+      devices(args)
+        .filter((d) => d.startsWith('virtio-blk-pci'))
+        .map((d) => /serial=([^,]+)/.exec(d)![1]),
+    ).toEqual(['EMU-N1-D0', 'EMU-N1-D1']);
     expect(args).toContain('unix:/run/n1.qmp,server=on,wait=off');
     expect(args).toContain('-no-reboot');
     expect(args).not.toContain('-no-shutdown');
@@ -49,4 +56,3 @@ describe('QEMU command line', () => {
     expect(() => qemuArgs({ ...config, firmware: 'uefi' }, paths, { target: 'None' })).toThrow(RangeError);
   });
 });
-

@@ -28,7 +28,16 @@ function vmSystem(id: string): VmSystem {
   truncateSync(disk, 8 << 20);
   const system = new VmSystem({
     id,
-    config: { name: id, uuid: randomUUID(), cpus: 1, memoryMiB: 128, firmware: 'bios', nics: [], disks: [{ file: disk, serial: `EMU-${id.toUpperCase()}-D0` }], runDir: join(scratch, id) },
+    config: {
+      name: id,
+      uuid: randomUUID(),
+      cpus: 1,
+      memoryMiB: 128,
+      firmware: 'bios',
+      nics: [],
+      disks: [{ file: disk, serial: `EMU-${id.toUpperCase()}-D0` }],
+      runDir: join(scratch, id),
+    },
     log,
   });
   systems.push(system);
@@ -96,7 +105,7 @@ describe('VM-backed BMC', () => {
     expect((await fetch(bmc.systemUrl('vm1'))).status).toBe(401);
   });
 
-  it('fetches InsertMedia images itself and changes the running VM\'s CD', async () => {
+  it("fetches InsertMedia images itself and changes the running VM's CD", async () => {
     const system = systems[0]!;
     await system.reset('On');
     await client('vm1').insertMedia(mediaUrl);

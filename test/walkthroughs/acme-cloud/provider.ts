@@ -125,7 +125,11 @@ function acmeApi(ctx: ProviderContext<AcmeCloudConfig>) {
         try {
           response = await ctx.fetch(`${base}${path}`, {
             method,
-            headers: { authorization: `Bearer ${ctx.token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+            headers: {
+              authorization: `Bearer ${ctx.token}`,
+              accept: 'application/json',
+              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
             body: body === undefined ? undefined : JSON.stringify(body),
             signal: ctx.signal,
           });

@@ -28,7 +28,10 @@ export function App() {
     setNotice(why);
   }, []);
 
-  const client = useMemo(() => (signedIn ? new ApiClient(signedIn.token, () => signOut('Your token is no longer valid (expired or revoked): sign in again.')) : null), [signedIn, signOut]);
+  const client = useMemo(
+    () => (signedIn ? new ApiClient(signedIn.token, () => signOut('Your token is no longer valid (expired or revoked): sign in again.')) : null),
+    [signedIn, signOut],
+  );
 
   const signIn = useCallback(async (token: string) => {
     const session = await new ApiClient(token, () => undefined).session();

@@ -109,12 +109,15 @@ export class ApiClient {
 
   workflows = (filter: { state?: WorkflowView['state'] | ''; cursor?: string | null; minSeq?: number }, signal?: AbortSignal) =>
     this.get<WorkflowPage>('/v1/workflows', filter, signal);
-  workflow = (workflowId: string, minSeq?: number, signal?: AbortSignal) => this.get<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`, { minSeq }, signal);
+  workflow = (workflowId: string, minSeq?: number, signal?: AbortSignal) =>
+    this.get<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`, { minSeq }, signal);
 
   approvals = (state: ApprovalView['state'] | undefined, minSeq?: number, signal?: AbortSignal) =>
     this.get<{ items: ApprovalView[] }>('/v1/approvals', { state, minSeq }, signal);
-  approve = (workflowId: string, body: Omit<ApproveBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/approve`, body);
-  reject = (workflowId: string, body: Omit<RejectBatch, 'workflowId'>) => this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/reject`, body);
+  approve = (workflowId: string, body: Omit<ApproveBatch, 'workflowId'>) =>
+    this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/approve`, body);
+  reject = (workflowId: string, body: Omit<RejectBatch, 'workflowId'>) =>
+    this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/reject`, body);
 
   decisions = (status: DecisionView['status'] | undefined, minSeq?: number, signal?: AbortSignal) =>
     this.get<{ items: DecisionView[] }>('/v1/autonomy/decisions', { status, minSeq }, signal);

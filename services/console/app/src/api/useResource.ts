@@ -16,34 +16,42 @@ const asApiError = (err: unknown): ApiError => (err instanceof ApiError ? err : 
  * and folds reloads asked for while one is running into one more (live events arrive in bursts).
  */
 export function useResource<T>(key: string, load: (minSeq: number | undefined, signal: AbortSignal) => Promise<T>): Resource<T> {
-  const [state, setState] = useState<{ key: string; data: T | undefined; error: ApiError | undefined; loading: boolean }>({ key, data: undefined, error: undefined, loading: true });
+  const [state, setState] = useState<{ key: string; data: T | undefined; error: ApiError | undefined; loading: boolean }>({
+    key,
+    data: undefined,
+    error: undefined,
+    loading: true,
+  });
   const loadRef = useRef(load);
   loadRef.current = load;
   const running = useRef<{ controller: AbortController; again: number | undefined | null } | null>(null);
 
-  const run = useCallback((minSeq: number | undefined) => {
-    if (running.current) {
-      // One more load after this one, at the highest position asked for.
-      const again = running.current.again;
-      running.current.again = again === null ? minSeq : Math.max(again ?? 0, minSeq ?? 0) || undefined;
-      return;
-    }
-    const controller = new AbortController();
-    running.current = { controller, again: null };
-    setState((s) => ({ ...s, loading: true }));
-    loadRef
-      .current(minSeq, controller.signal)
-      .then(
-        (data) => !controller.signal.aborted && setState({ key, data, error: undefined, loading: false }),
-        (err: unknown) => !controller.signal.aborted && setState((s) => ({ ...s, error: asApiError(err), loading: false })),
-      )
-      .finally(() => {
-        if (running.current?.controller !== controller) return;
+  const run = useCallback(
+    (minSeq: number | undefined) => {
+      if (running.current) {
+        // One more load after this one, at the highest position asked for.
         const again = running.current.again;
-        running.current = null;
-        if (again !== null && !controller.signal.aborted) run(again);
-      });
-  }, [key]);
+        running.current.again = again === null ? minSeq : Math.max(again ?? 0, minSeq ?? 0) || undefined;
+        return;
+      }
+      const controller = new AbortController();
+      running.current = { controller, again: null };
+      setState((s) => ({ ...s, loading: true }));
+      loadRef
+        .current(minSeq, controller.signal)
+        .then(
+          (data) => !controller.signal.aborted && setState({ key, data, error: undefined, loading: false }),
+          (err: unknown) => !controller.signal.aborted && setState((s) => ({ ...s, error: asApiError(err), loading: false })),
+        )
+        .finally(() => {
+          if (running.current?.controller !== controller) return;
+          const again = running.current.again;
+          running.current = null;
+          if (again !== null && !controller.signal.aborted) run(again);
+        });
+    },
+    [key],
+  );
 
   useEffect(() => {
     setState({ key, data: undefined, error: undefined, loading: true });

@@ -32,7 +32,9 @@ export function ApprovalCard({ approval, signer, onDecided }: { approval: Approv
       <h2>
         {approval.operation} on <Link href={`/nodes/${encodeURIComponent(approval.nodeId)}`}>{approval.nodeId}</Link> <StateBadge state={approval.state} />
       </h2>
-      <p>Approving lets workflow <Link href={`/workflows/${approval.workflowId}`}>{approval.workflowId}</Link> do this, and nothing else:</p>
+      <p>
+        Approving lets workflow <Link href={`/workflows/${approval.workflowId}`}>{approval.workflowId}</Link> do this, and nothing else:
+      </p>
       <ul>
         {words.map((w) => (
           <li key={w}>{w}</li>
@@ -40,7 +42,8 @@ export function ApprovalCard({ approval, signer, onDecided }: { approval: Approv
       </ul>
       <p>
         Signed by {approval.grantedBy.length} of {approval.threshold} needed
-        {approval.grantedBy.length > 0 ? ` (${approval.grantedBy.join(', ')})` : ''}; expires <time dateTime={approval.expiresAt}>{new Date(approval.expiresAt).toLocaleString()}</time>.
+        {approval.grantedBy.length > 0 ? ` (${approval.grantedBy.join(', ')})` : ''}; expires{' '}
+        <time dateTime={approval.expiresAt}>{new Date(approval.expiresAt).toLocaleString()}</time>.
         {approval.rejectedBy && ` Rejected by ${approval.rejectedBy}: ${approval.rejectionReason}`}
       </p>
       <p className="digest">
@@ -65,7 +68,11 @@ export function ApprovalCard({ approval, signer, onDecided }: { approval: Approv
           onConfirm={decide}
         >
           <p>
-            As approver {signer!.approverId} you sign <code>bc-approval/v1/{verdict}/{approval.digest.slice(0, 16)}…</code> in this page.
+            As approver {signer!.approverId} you sign{' '}
+            <code>
+              bc-approval/v1/{verdict}/{approval.digest.slice(0, 16)}…
+            </code>{' '}
+            in this page.
           </p>
           <ul>
             {words.map((w) => (

@@ -41,7 +41,16 @@ export function ApproverKeyForm({ current, onKey }: { current: ApproverKey | nul
       </div>
       <div className="field">
         <label htmlFor="approver-pem">Ed25519 private key (PKCS#8 PEM)</label>
-        <textarea id="approver-pem" required rows={4} value={pem} onChange={(e) => setPem(e.target.value)} spellCheck={false} autoComplete="off" placeholder="-----BEGIN PRIVATE KEY-----" />
+        <textarea
+          id="approver-pem"
+          required
+          rows={4}
+          value={pem}
+          onChange={(e) => setPem(e.target.value)}
+          spellCheck={false}
+          autoComplete="off"
+          placeholder="-----BEGIN PRIVATE KEY-----"
+        />
       </div>
       <button type="submit">Load key</button>
       {error && (

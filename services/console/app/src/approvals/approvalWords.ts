@@ -5,7 +5,12 @@ const param = (params: Record<string, unknown>, key: string): string => {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : JSON.stringify(value);
 };
 
-const powerWords: Record<string, string> = { on: 'power the machine on', off: 'power the machine off', cycle: 'power-cycle (reboot) the machine', softOff: 'shut the machine down' };
+const powerWords: Record<string, string> = {
+  on: 'power the machine on',
+  off: 'power the machine off',
+  cycle: 'power-cycle (reboot) the machine',
+  softOff: 'shut the machine down',
+};
 
 /**
  * A destructive step as an approver should read it: what it does to the machine, with the parameters the batch digest

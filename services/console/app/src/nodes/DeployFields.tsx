@@ -32,7 +32,8 @@ export function profileInputs(profile: ProfileView | undefined): { name: string;
   for (const step of profile.steps) {
     for (const value of Object.values(step.params ?? {}) as unknown[]) {
       // User data is optional in the deploy command itself, whatever the profile says.
-      if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string') found.set(value.$input, 'default' in value || value.$input === 'userData');
+      if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string')
+        found.set(value.$input, 'default' in value || value.$input === 'userData');
     }
   }
   return [...found].filter(([name]) => name !== 'sshKeys').map(([name, optional]) => ({ name, optional }));
@@ -61,7 +62,12 @@ export function DeployFields({ profiles, choice, onChange }: { profiles: Profile
             {input.optional ? ' (optional)' : ''}
           </label>
           {input.name === 'userData' ? (
-            <textarea id={`${id}-input-${input.name}`} rows={3} value={choice.inputs[input.name] ?? ''} onChange={(e) => onChange({ ...choice, inputs: { ...choice.inputs, [input.name]: e.target.value } })} />
+            <textarea
+              id={`${id}-input-${input.name}`}
+              rows={3}
+              value={choice.inputs[input.name] ?? ''}
+              onChange={(e) => onChange({ ...choice, inputs: { ...choice.inputs, [input.name]: e.target.value } })}
+            />
           ) : (
             <input
               id={`${id}-input-${input.name}`}
@@ -75,7 +81,13 @@ export function DeployFields({ profiles, choice, onChange }: { profiles: Profile
       <label htmlFor={`${id}-role`}>Host role</label>
       <input id={`${id}-role`} required value={choice.role} onChange={(e) => onChange({ ...choice, role: e.target.value })} />
       <label htmlFor={`${id}-keys`}>SSH public keys (one per line)</label>
-      <textarea id={`${id}-keys`} rows={3} value={choice.sshKeys} onChange={(e) => onChange({ ...choice, sshKeys: e.target.value })} placeholder="ssh-ed25519 AAAA…" />
+      <textarea
+        id={`${id}-keys`}
+        rows={3}
+        value={choice.sshKeys}
+        onChange={(e) => onChange({ ...choice, sshKeys: e.target.value })}
+        placeholder="ssh-ed25519 AAAA…"
+      />
     </div>
   );
 }
@@ -83,9 +95,14 @@ export function DeployFields({ profiles, choice, onChange }: { profiles: Profile
 /** The `metal.deploy` payload for a choice: the built-in profile is the default (no `profile` field). */
 export function deployPayload(nodeId: string, choice: DeployChoice): DeployNode {
   const given = Object.entries(choice.inputs).filter(([, value]) => value.trim() !== '');
-  const named = Object.fromEntries(given.filter(([name]) => (namedInputs as readonly string[]).includes(name))) as Partial<Record<(typeof namedInputs)[number], string>>;
+  const named = Object.fromEntries(given.filter(([name]) => (namedInputs as readonly string[]).includes(name))) as Partial<
+    Record<(typeof namedInputs)[number], string>
+  >;
   const inputs = Object.fromEntries(given.filter(([name]) => !(namedInputs as readonly string[]).includes(name)).map(([name, value]) => [name, value.trim()]));
-  const sshKeys = choice.sshKeys.split('\n').map((k) => k.trim()).filter(Boolean);
+  const sshKeys = choice.sshKeys
+    .split('\n')
+    .map((k) => k.trim())
+    .filter(Boolean);
   return {
     nodeId,
     profile: choice.profileId === 'deploy' ? undefined : choice.profileId,

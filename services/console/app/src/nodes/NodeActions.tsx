@@ -22,7 +22,9 @@ export function NodeActions({ node, onDone }: { node: NodeView; onDone: (seq: nu
           {action.label}
         </button>
       ))}
-      {open && open.action.id === 'deploy' && <DeployDialog action={open.action} node={node} idempotencyKey={open.key} onClose={() => setOpen(null)} onDone={onDone} />}
+      {open && open.action.id === 'deploy' && (
+        <DeployDialog action={open.action} node={node} idempotencyKey={open.key} onClose={() => setOpen(null)} onDone={onDone} />
+      )}
       {open && open.action.id !== 'deploy' && (
         <ActionDialog
           action={open.action}
@@ -38,9 +40,19 @@ export function NodeActions({ node, onDone }: { node: NodeView; onDone: (seq: nu
 function ActionDialog({ action, node, onClose, send }: { action: NodeAction; node: NodeView; onClose: () => void; send: (payload: object) => Promise<void> }) {
   const [reason, setReason] = useState('');
   const payload =
-    action.id === 'maintenance-on' ? { nodeId: node.nodeId, on: true, ...(reason.trim() ? { reason: reason.trim() } : {}) } : action.id === 'maintenance-off' ? { nodeId: node.nodeId, on: false } : { nodeId: node.nodeId };
+    action.id === 'maintenance-on'
+      ? { nodeId: node.nodeId, on: true, ...(reason.trim() ? { reason: reason.trim() } : {}) }
+      : action.id === 'maintenance-off'
+        ? { nodeId: node.nodeId, on: false }
+        : { nodeId: node.nodeId };
   return (
-    <ConfirmDialog title={`${action.label}: ${node.nodeId}`} confirmLabel={action.label} danger={action.danger ?? false} onClose={onClose} onConfirm={() => send(payload)}>
+    <ConfirmDialog
+      title={`${action.label}: ${node.nodeId}`}
+      confirmLabel={action.label}
+      danger={action.danger ?? false}
+      onClose={onClose}
+      onConfirm={() => send(payload)}
+    >
       <p>{action.consequence}</p>
       {action.id === 'maintenance-on' && (
         <div className="field">
@@ -52,7 +64,19 @@ function ActionDialog({ action, node, onClose, send }: { action: NodeAction; nod
   );
 }
 
-function DeployDialog({ action, node, idempotencyKey, onClose, onDone }: { action: NodeAction; node: NodeView; idempotencyKey: string; onClose: () => void; onDone: (seq: number) => void }) {
+function DeployDialog({
+  action,
+  node,
+  idempotencyKey,
+  onClose,
+  onDone,
+}: {
+  action: NodeAction;
+  node: NodeView;
+  idempotencyKey: string;
+  onClose: () => void;
+  onDone: (seq: number) => void;
+}) {
   const { client, session } = useSignedIn();
   // A tenant may not list profiles: it deploys with the built-in one.
   const profiles = useResource('profiles', (_minSeq, signal) => (session.role === 'tenant' ? Promise.resolve({ items: [] }) : client.profiles(signal)));

@@ -17,13 +17,63 @@ const operators: readonly Role[] = ['admin', 'operator'];
 const operatorsAndTenants: readonly Role[] = ['admin', 'operator', 'tenant'];
 
 export const nodeActions: readonly NodeAction[] = [
-  { id: 'deploy', label: 'Deploy', command: 'metal.deploy', roles: operatorsAndTenants, offered: (n) => n.state === 'ready', consequence: 'The node boots its ramdisk, the image is written to its disk and it boots the image.' },
-  { id: 'release', label: 'Release', command: 'metal.undeploy', roles: operatorsAndTenants, offered: (n) => n.state === 'deployed', danger: true, consequence: 'Every disk of the node is wiped (attested by its ramdisk) and the node returns to ready.' },
-  { id: 'rescue', label: 'Rescue', command: 'metal.rescue', roles: operatorsAndTenants, offered: (n) => ['ready', 'deployed', 'failed'].includes(n.state) && n.agent !== 'none', consequence: 'The node reboots into the rescue ramdisk; its disks are left as they are.' },
-  { id: 'unrescue', label: 'Leave rescue', command: 'metal.unrescue', roles: operatorsAndTenants, offered: (n) => n.state === 'rescue', consequence: 'The node leaves rescue for the state it was rescued from.' },
-  { id: 'maintenance-on', label: 'Maintenance on', command: 'metal.setMaintenance', roles: operators, offered: (n) => !n.maintenance, consequence: 'The node is taken out of service until an operator clears maintenance.' },
-  { id: 'maintenance-off', label: 'Maintenance off', command: 'metal.setMaintenance', roles: operators, offered: (n) => n.maintenance, consequence: 'The node goes back into service.' },
-  { id: 'retry', label: 'Retry', command: 'metal.retry', roles: operators, offered: (n) => n.state === 'failed', consequence: 'The operation that failed runs again as a new workflow.' },
+  {
+    id: 'deploy',
+    label: 'Deploy',
+    command: 'metal.deploy',
+    roles: operatorsAndTenants,
+    offered: (n) => n.state === 'ready',
+    consequence: 'The node boots its ramdisk, the image is written to its disk and it boots the image.',
+  },
+  {
+    id: 'release',
+    label: 'Release',
+    command: 'metal.undeploy',
+    roles: operatorsAndTenants,
+    offered: (n) => n.state === 'deployed',
+    danger: true,
+    consequence: 'Every disk of the node is wiped (attested by its ramdisk) and the node returns to ready.',
+  },
+  {
+    id: 'rescue',
+    label: 'Rescue',
+    command: 'metal.rescue',
+    roles: operatorsAndTenants,
+    offered: (n) => ['ready', 'deployed', 'failed'].includes(n.state) && n.agent !== 'none',
+    consequence: 'The node reboots into the rescue ramdisk; its disks are left as they are.',
+  },
+  {
+    id: 'unrescue',
+    label: 'Leave rescue',
+    command: 'metal.unrescue',
+    roles: operatorsAndTenants,
+    offered: (n) => n.state === 'rescue',
+    consequence: 'The node leaves rescue for the state it was rescued from.',
+  },
+  {
+    id: 'maintenance-on',
+    label: 'Maintenance on',
+    command: 'metal.setMaintenance',
+    roles: operators,
+    offered: (n) => !n.maintenance,
+    consequence: 'The node is taken out of service until an operator clears maintenance.',
+  },
+  {
+    id: 'maintenance-off',
+    label: 'Maintenance off',
+    command: 'metal.setMaintenance',
+    roles: operators,
+    offered: (n) => n.maintenance,
+    consequence: 'The node goes back into service.',
+  },
+  {
+    id: 'retry',
+    label: 'Retry',
+    command: 'metal.retry',
+    roles: operators,
+    offered: (n) => n.state === 'failed',
+    consequence: 'The operation that failed runs again as a new workflow.',
+  },
 ];
 
 /** The actions this role may take on this node now: none for viewers and approvers. */

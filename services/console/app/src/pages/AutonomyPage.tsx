@@ -67,7 +67,9 @@ export function AutonomyPage() {
       </form>
       <ProblemAlert error={decisions.error} />
       {decisions.data?.items.length === 0 && <p>No {status} decisions.</p>}
-      {decisions.data && decisions.data.items.length > 0 && <DecisionTable decisions={decisions.data.items} role={session.role} signer={signer} onDecided={reloadAll} />}
+      {decisions.data && decisions.data.items.length > 0 && (
+        <DecisionTable decisions={decisions.data.items} role={session.role} signer={signer} onDecided={reloadAll} />
+      )}
 
       <h2>Budgets</h2>
       <ProblemAlert error={budgets.error} />

@@ -65,12 +65,14 @@ export function NodeDetailPage({ nodeId }: { nodeId: string }) {
               <h2>Past workflows</h2>
               <ProblemAlert error={workflows.error} />
               <ul className="past-workflows">
-                {workflows.data?.items.filter((w) => w !== current).map((w) => (
-                  <li key={w.workflowId}>
-                    <Link href={`/workflows/${w.workflowId}`}>{w.operation}</Link> <StateBadge state={w.state} />{' '}
-                    <time dateTime={w.startedAt}>{new Date(w.startedAt).toLocaleString()}</time>
-                  </li>
-                ))}
+                {workflows.data?.items
+                  .filter((w) => w !== current)
+                  .map((w) => (
+                    <li key={w.workflowId}>
+                      <Link href={`/workflows/${w.workflowId}`}>{w.operation}</Link> <StateBadge state={w.state} />{' '}
+                      <time dateTime={w.startedAt}>{new Date(w.startedAt).toLocaleString()}</time>
+                    </li>
+                  ))}
               </ul>
             </section>
           </div>

@@ -4,7 +4,15 @@ import { forgetToken } from '../api/session.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 
 /** Sign in with an API token (`bct_<id>_<secret>`); the API checks it and says which role it has. */
-export function SignInPage({ onSignIn, notice, resumeToken }: { onSignIn: (token: string) => Promise<void>; notice: string | null; resumeToken: string | null }) {
+export function SignInPage({
+  onSignIn,
+  notice,
+  resumeToken,
+}: {
+  onSignIn: (token: string) => Promise<void>;
+  notice: string | null;
+  resumeToken: string | null;
+}) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<ApiError | undefined>();
   const [busy, setBusy] = useState(resumeToken !== null);
@@ -42,7 +50,16 @@ export function SignInPage({ onSignIn, notice, resumeToken }: { onSignIn: (token
       )}
       <form onSubmit={submit}>
         <label htmlFor="token">API token</label>
-        <input id="token" name="token" type="password" autoComplete="off" required value={token} onChange={(e) => setToken(e.target.value)} placeholder="bct_…" />
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          required
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          placeholder="bct_…"
+        />
         <button type="submit" disabled={busy || token.trim() === ''}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

@@ -48,7 +48,12 @@ export function WorkflowsPage() {
         <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
         <tbody>
           {list.data?.items.map((w) => (
-            <WorkflowRow key={w.workflowId} workflow={w} expanded={expanded === w.workflowId} onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)} />
+            <WorkflowRow
+              key={w.workflowId}
+              workflow={w}
+              expanded={expanded === w.workflowId}
+              onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)}
+            />
           ))}
         </tbody>
       </table>

@@ -14,8 +14,8 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
   return (
     <div className="workflow" data-workflow={workflow.workflowId}>
       <p>
-        <StateBadge state={workflow.state} /> {workflow.operation} with profile {workflow.profile.id} v{workflow.profile.version} on{' '}
-        {workflow.nodeId}, started <time dateTime={workflow.startedAt}>{new Date(workflow.startedAt).toLocaleString()}</time>
+        <StateBadge state={workflow.state} /> {workflow.operation} with profile {workflow.profile.id} v{workflow.profile.version} on {workflow.nodeId}, started{' '}
+        <time dateTime={workflow.startedAt}>{new Date(workflow.startedAt).toLocaleString()}</time>
         {workflow.endedAt && (
           <>
             , ended <time dateTime={workflow.endedAt}>{new Date(workflow.endedAt).toLocaleString()}</time>
@@ -43,11 +43,7 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
               </td>
               <td>{s.attempts}</td>
               <td>
-                {[
-                  s.destructive ? 'destructive' : null,
-                  attestation(s.output),
-                  s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null,
-                ]
+                {[s.destructive ? 'destructive' : null, attestation(s.output), s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null]
                   .filter(Boolean)
                   .join(', ')}
                 {s.errorCode && (
