@@ -58,21 +58,19 @@ await bus.execute({ name: 'site.create', payload: { siteId: 'sim', name: 'simula
 const fleet = new SimulatedFleet(size, { bmcLoss: 0.05, failed: 0.02, flapping: 0.01, seed: 42 });
 for (let i = 0; i < fleet.nodes.length; i += 50) {
   await Promise.all(
-    fleet.nodes
-      .slice(i, i + 50)
-      .map((n) =>
-        bus.execute({
-          name: 'metal.enroll',
-          payload: {
-            nodeId: n.nodeId,
-            siteId: 'sim',
-            bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:sim' },
-            hardwareProfile: 'sim',
-            macs: ['52:54:00:00:00:01'],
-          },
-          actor: 'bench',
-        }),
-      ),
+    fleet.nodes.slice(i, i + 50).map((n) =>
+      bus.execute({
+        name: 'metal.enroll',
+        payload: {
+          nodeId: n.nodeId,
+          siteId: 'sim',
+          bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:sim' },
+          hardwareProfile: 'sim',
+          macs: ['52:54:00:00:00:01'],
+        },
+        actor: 'bench',
+      }),
+    ),
   );
 }
 
