@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from '../canonicalJson.ts';
 import { SignalTarget } from './signals.ts';
 
 /**
@@ -15,22 +16,8 @@ export const RemediationPlan = z
   .strict();
 export type RemediationPlan = z.infer<typeof RemediationPlan>;
 
-const canonical = (v: unknown): unknown =>
-  Array.isArray(v)
-    ? v.map(canonical)
-    : v !== null && typeof v === 'object'
-      ? Object.fromEntries(
-          Object.keys(v)
-            .sort()
-            .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-        )
-      : v;
-
 /** SHA-256 (hex) of the plan as canonical JSON: field order never changes it. */
-export const planDigestOf = (plan: RemediationPlan): string =>
-  createHash('sha256')
-    .update(JSON.stringify(canonical(plan)))
-    .digest('hex');
+export const planDigestOf = (plan: RemediationPlan): string => createHash('sha256').update(canonicalJson(plan)).digest('hex');
 
 /**
  * The inputs key under which an autonomy remediation passes its approved digest to `workflow.start`, with the action

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { canonicalJson } from '../platform/commands/commandBus.ts';
+import { canonicalJson } from '../../schemas/canonicalJson.ts';
 import type { MasterKey } from './masterKey.ts';
 
 const digestKey = (masterKey: MasterKey) => Buffer.from(hkdfSync('sha256', masterKey.bytes(), Buffer.alloc(0), 'bc.secret-request-digest/v1', 32));

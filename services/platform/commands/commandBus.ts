@@ -7,6 +7,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import { AggregateRepository } from './aggregateRepository.ts';
 import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';
+import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 
 /** A command as it arrives from any transport, before validation. */
 export interface CommandRequest {
@@ -31,21 +32,6 @@ const COMMAND_ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** The command id of a client's idempotency key: namespaced by the actor, so no other caller can ever produce it. */
 export function idempotentCommandId(actor: string, key: string): string {
   return `idem-${createHash('sha256').update(`${actor}\n${key}`).digest('base64url')}`;
-}
-
-/** JSON with keys sorted at every level, so field order does not make two requests differ. */
-export function canonicalJson(value: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v !== null && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  return JSON.stringify(canonical(value) ?? null);
 }
 
 /** The default request digest of a keyed command: SHA-256 of its validated payload. */

@@ -7,6 +7,7 @@ import { ApproverKeyForm } from '../approvals/ApproverKeyForm.tsx';
 import type { ApproverKey } from '../approvals/approverKey.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
+import { ChoiceFilter } from '../components/ChoiceFilter.tsx';
 
 const states: readonly (ApprovalView['state'] | '')[] = ['pending', 'approved', 'rejected', 'expired', ''];
 
@@ -28,18 +29,14 @@ export function ApprovalsPage() {
       ) : (
         <p>Only an approver token, with the approver's own key, can approve or reject.</p>
       )}
-      <form className="filters" aria-label="Filter approvals" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor="approval-state">Batches</label>
-          <select id="approval-state" value={state} onChange={(e) => setState(e.target.value as ApprovalView['state'] | '')}>
-            {states.map((s) => (
-              <option key={s} value={s}>
-                {s || 'all'}
-              </option>
-            ))}
-          </select>
-        </div>
-      </form>
+      <ChoiceFilter<ApprovalView['state']>
+        formLabel="Filter approvals"
+        id="approval-state"
+        label="Batches"
+        value={state}
+        choices={states}
+        onChange={setState}
+      />
       <ProblemAlert error={approvals.error} />
       {approvals.data?.items.length === 0 && <p>No {state} batches.</p>}
       {approvals.data?.items.map((a) => (

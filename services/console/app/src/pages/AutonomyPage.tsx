@@ -9,6 +9,7 @@ import { PolicyTable } from '../autonomy/PolicyTable.tsx';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { TableHead } from '../components/TableHead.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
+import { ChoiceFilter } from '../components/ChoiceFilter.tsx';
 
 const statuses: readonly (DecisionView['status'] | '')[] = ['pending', 'approved', 'running', 'notified', 'blocked', 'closed', ''];
 
@@ -53,18 +54,14 @@ export function AutonomyPage() {
       )}
 
       <h2>Decisions</h2>
-      <form className="filters" aria-label="Filter decisions" onSubmit={(e) => e.preventDefault()}>
-        <div className="field">
-          <label htmlFor="decision-status">Status</label>
-          <select id="decision-status" value={status} onChange={(e) => setStatus(e.target.value as DecisionView['status'] | '')}>
-            {statuses.map((s) => (
-              <option key={s} value={s}>
-                {s || 'all'}
-              </option>
-            ))}
-          </select>
-        </div>
-      </form>
+      <ChoiceFilter<DecisionView['status']>
+        formLabel="Filter decisions"
+        id="decision-status"
+        label="Status"
+        value={status}
+        choices={statuses}
+        onChange={setStatus}
+      />
       <ProblemAlert error={decisions.error} />
       {decisions.data?.items.length === 0 && <p>No {status} decisions.</p>}
       {decisions.data && decisions.data.items.length > 0 && (
