@@ -7,5 +7,6 @@ import { z } from 'zod';
 export const MacAddress = z
   .string()
   .regex(/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/, 'must be a MAC address like 52:54:00:12:34:56')
-  .transform((mac) => mac.toLowerCase().replaceAll('-', ':'));
+  // overwrite, not transform: the normalised MAC is still a string, so API responses can encode it.
+  .overwrite((mac) => mac.toLowerCase().replaceAll('-', ':'));
 export type MacAddress = z.output<typeof MacAddress>;
