@@ -25,6 +25,7 @@ const consumersOfEveryEvent = [
   'projector_secrets',
   'projector_tokens',
   'projector_vps',
+  'projector_autonomy',
   'workflow_orchestrator',
 ];
 
@@ -82,7 +83,11 @@ describe('poison messages', () => {
 
     const ready = await env.get('/readyz', '');
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toMatchObject({ status: 'ready', deadLetters: 14, deadLettersByConsumer: { projector_nodes: 2, workflow_orchestrator: 2 } });
+    expect(ready.json()).toMatchObject({
+      status: 'ready',
+      deadLetters: 2 * consumersOfEveryEvent.length,
+      deadLettersByConsumer: { projector_nodes: 2, workflow_orchestrator: 2 },
+    });
     expect((await env.get('/metrics', '')).body).toMatch(/bc_dead_letters\{consumer="projector_tokens"\} 2/);
 
     // A restarted orchestrator folds past the poison instead of crash-looping on it.

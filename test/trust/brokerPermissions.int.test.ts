@@ -81,6 +81,7 @@ describe('control-plane credentials', () => {
         Streams.events.name,
         Streams.work.name,
         Streams.deadLetters.name,
+        Streams.signals.name,
         ...Object.values(Buckets).map(bucketStream),
       ].sort(),
     );
