@@ -1,5 +1,4 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { LEASE_HEADER } from '../../schemas/lease.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
