@@ -1,5 +1,5 @@
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
-import type { BmcTls } from '../../schemas/metal/bmc.ts';
+import type { BmcTls } from '../../schemas/agent/bmc.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import {
   createRedfishClient,

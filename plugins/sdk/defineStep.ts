@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
-import type { BmcConnection } from '../../schemas/metal/bmc.ts';
+import type { BmcConnection } from '../../schemas/agent/bmc.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
 import type { Logger } from '../../services/platform/logger.ts';

@@ -3,7 +3,7 @@ import { withInventoryAddresses } from '../../schemas/metal/inventory.ts';
 import { cappedOperations, WaitingReason } from '../../schemas/metal/workflow.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
-import { bmcOptionsOf } from '../../schemas/metal/bmc.ts';
+import { bmcOptionsOf } from '../../schemas/agent/bmc.ts';
 import { nodesMigrations } from './schema.ts';
 
 /** The `nodes` read model: one row per bare-metal node, its lifecycle state, current work and identity. */

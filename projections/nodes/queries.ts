@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
-import { BmcOptions, type BmcConnection } from '../../schemas/metal/bmc.ts';
+import { BmcOptions, type BmcConnection } from '../../schemas/agent/bmc.ts';
 import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 
 interface NodeRow {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { BmcConnection, BootMode } from '../metal/bmc.ts';
+import { BmcConnection, BootMode } from './bmc.ts';
 import { WipeMethod } from './diskWipe.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
 

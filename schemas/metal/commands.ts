@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
-import { BmcEndpoint } from './bmc.ts';
+import { BmcEndpoint } from '../agent/bmc.ts';
 import { MacAddress } from './macAddress.ts';
 
 export { SecretRef } from '../ids.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from './inventory.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
-import { BmcConnection } from './bmc.ts';
+import { BmcConnection } from '../agent/bmc.ts';
 import { NodeOperation } from './workflow.ts';
 
 export const NodeEnrolled = defineEvent(

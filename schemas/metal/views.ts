@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Inventory } from './inventory.ts';
-import { BmcAuth, BootMode } from './bmc.ts';
+import { BmcAuth, BootMode } from '../agent/bmc.ts';
 import { nodeStates } from './nodeState.ts';
 import { NodeOperation } from './workflow.ts';
 

@@ -1,6 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { withInventoryAddresses, type Inventory } from '../../../schemas/metal/inventory.ts';
-import type { BmcConnection } from '../../../schemas/metal/bmc.ts';
+import type { BmcConnection } from '../../../schemas/agent/bmc.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
 import { operationStates, ownerlessStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
