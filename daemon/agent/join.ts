@@ -4,7 +4,7 @@ import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { JoinAccepted, JoinReply, type JoinRequest } from '../../schemas/trust/join.ts';
 import { openJoinAnswer } from '../../schemas/trust/joinReplySeal.ts';
-import { ephemeralKeyPair } from '../../schemas/secrets/grantCodec.ts';
+import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';

@@ -1,7 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { SecretGrantReply } from '../../schemas/secrets/grant.ts';
-import { decryptGrant, ephemeralKeyPair, signGrantRequest } from '../../schemas/secrets/grantCodec.ts';
+import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
+import { decryptGrant, signGrantRequest } from '../../schemas/secrets/grantCodec.ts';
 import { BmcCredentialsValue } from '../../schemas/secrets/views.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../../services/platform/errors.ts';

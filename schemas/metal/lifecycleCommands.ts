@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from './inventory.ts';
 import { ResourceId } from '../ids.ts';
-import { ProfileId } from '../plugins/registration.ts';
+import { ProfileId } from './workflow.ts';
 
 const nodeOnly = z.object({ nodeId: ResourceId }).strict();
 /**

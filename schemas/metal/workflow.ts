@@ -24,6 +24,9 @@ export const ResolvedStep = z.object({
 });
 export type ResolvedStep = z.infer<typeof ResolvedStep>;
 
+/** A profile id: not a subject token, so versions may be dotted (`ubuntu-24.04-autoinstall`). */
+export const ProfileId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1-63 chars of a-z, 0-9, ".", "-" or "_"');
+
 export const ProfileRef = z.object({ id: z.string(), version: z.number().int().positive() });
 export type ProfileRef = z.infer<typeof ProfileRef>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { agentCommandKinds } from '../agent/agentCommand.ts';
 import { ResourceId } from '../ids.ts';
-import { NodeOperation, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
+import { NodeOperation, ProfileId, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
 
 /** A step id: dotted lowercase words (`autoinstall.renderIso`); the last token of its work subject. */
 export const StepId = z.string().regex(/^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)+$/, 'a step id is dotted camelCase words, e.g. "acme.renderIso"');
@@ -24,9 +24,6 @@ export const InputRef = z.object({ $input: z.string().min(1), default: z.unknown
 export const StepOutputRef = z.object({ $fromStep: StepId, field: z.string().min(1) }).strict();
 export type InputRef = z.infer<typeof InputRef>;
 export type StepOutputRef = z.infer<typeof StepOutputRef>;
-
-/** A profile id: not a subject token, so versions may be dotted (`ubuntu-24.04-autoinstall`). */
-export const ProfileId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1-63 chars of a-z, 0-9, ".", "-" or "_"');
 
 /** A step as a profile lists it; unset fields take the defaults (5 min, 3 attempts 2 s apart, the step's destructive). */
 export const ProfileStepSpec = z.object({

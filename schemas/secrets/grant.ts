@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Problem } from '../api.ts';
 import { ResourceId } from '../ids.ts';
-import { SecretRef } from '../metal/commands.ts';
+import { SecretRef } from '../ids.ts';
 import { AgentId } from '../trust/agentIds.ts';
 
 const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');

@@ -4,7 +4,6 @@ import {
   createHash,
   createPublicKey,
   diffieHellman,
-  generateKeyPairSync,
   hkdfSync,
   randomBytes,
   sign,
@@ -12,19 +11,13 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { keyIdOf } from '../agent/agentResultCodec.ts';
+import { ephemeralKeyPair } from '../ephemeralKey.ts';
 import type { SecretGrant, SecretGrantRequest, SignedSecretGrantRequest } from './grant.ts';
 
 const HKDF_INFO = 'bc.secrets.grant/v1';
 
-const rawPublicKey = (key: KeyObject) => Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
 const x25519PublicKey = (base64: string) =>
   createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: Buffer.from(base64, 'base64').toString('base64url') }, format: 'jwk' });
-
-/** A one-request X25519 key pair: the private half never leaves the requesting agent's memory. */
-export function ephemeralKeyPair(): { privateKey: KeyObject; publicKeyBase64: string } {
-  const { privateKey } = generateKeyPairSync('x25519');
-  return { privateKey, publicKeyBase64: rawPublicKey(privateKey).toString('base64') };
-}
 
 /** Serialises and signs a grant request with the agent's Ed25519 identity. */
 export function signGrantRequest(request: SecretGrantRequest, signer: { privateKey: KeyObject; publicKeyRaw: Uint8Array }): SignedSecretGrantRequest {

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { ephemeralKeyPair } from '../secrets/grantCodec.ts';
+import { ephemeralKeyPair } from '../ephemeralKey.ts';
 
 /** A join answer encrypted to the joiner's one-request X25519 key (`JoinRequest.replyKey`). */
 export const SealedJoinAnswer = z
