@@ -1,4 +1,5 @@
-import { patchResource, type ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
+import { patchResource } from './context.ts';
 import { RedfishError } from './errors.ts';
 import type { RedfishResource } from './http.ts';
 import { linkOf, obj } from './json.ts';

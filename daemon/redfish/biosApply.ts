@@ -1,4 +1,4 @@
-import type { ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
 import { getBiosAttributes, setBiosAttributes, type BiosAttributes, type BiosAttributeValue } from './bios.ts';
 import { RedfishError } from './errors.ts';
 import { pollWithin } from './poll.ts';

@@ -1,11 +1,12 @@
-import { patchResource, type ClientContext } from './context.ts';
+import type { BootMode, ClientContext } from './clientContext.ts';
+import { patchResource } from './context.ts';
 import { isRedfishError, RedfishError } from './errors.ts';
 import { obj, str, strings, type Json } from './json.ts';
 import { pollWithin } from './poll.ts';
 
 export const OneTimeBootTargets = ['Pxe', 'Cd', 'UefiHttp'] as const;
 export type OneTimeBootTarget = (typeof OneTimeBootTargets)[number];
-export type BootMode = 'UEFI' | 'Legacy';
+export type { BootMode } from './clientContext.ts';
 
 export interface BootOverrideResult {
   target: OneTimeBootTarget;

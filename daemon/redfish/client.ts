@@ -1,7 +1,7 @@
 import { getBiosAttributes, setBiosAttributes, type BiosAttributes, type BiosWriteResult } from './bios.ts';
 import { applyBiosSettings, type BiosApplyResult } from './biosApply.ts';
 import { setOneTimeBoot, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
-import type { ClientContext, RedfishTiming } from './context.ts';
+import type { ClientContext, RedfishTiming } from './clientContext.ts';
 import { Discovery } from './discovery.ts';
 import { RedfishError } from './errors.ts';
 import { createRedfishHttp, type RedfishAuthMode } from './http.ts';

@@ -1,34 +1,9 @@
 import { isRedfishError } from './errors.ts';
-import type { Discovery } from './discovery.ts';
-import type { RedfishHttp, RedfishReply } from './http.ts';
+import type { ClientContext } from './clientContext.ts';
+import type { RedfishReply } from './http.ts';
 import type { Json } from './json.ts';
 import { str } from './json.ts';
 import { awaitTask } from './tasks.ts';
-import type { BootMode } from './boot.ts';
-
-export interface RedfishTiming {
-  pollIntervalMs: number;
-  powerTimeoutMs: number;
-  mediaTimeoutMs: number;
-  taskTimeoutMs: number;
-  /** How long a restart may go unseen (no power transition, no reset evidence) before it counts as ignored. */
-  resetObserveMs: number;
-  /** How long an accepted boot override may take to show its target (BMCs that arm it later). */
-  bootVerifyMs: number;
-  /** Further attempts after a 429 or 503 answer. */
-  transientRetries: number;
-  /** The longest wait a `Retry-After` is honoured for. */
-  maxRetryAfterMs: number;
-}
-
-/** What every operation module needs: the authenticated HTTP layer, link discovery, the wait budgets and node options. */
-export interface ClientContext {
-  http: RedfishHttp;
-  discovery: Discovery;
-  timing: RedfishTiming;
-  /** The node's boot mode, when its enrolment sets one. */
-  bootMode: BootMode | undefined;
-}
 
 /**
  * A write or action the BMC accepted for later (202 Accepted) is done only when its task monitor says so

@@ -12,6 +12,6 @@ export { remoteMediaSwitches } from './remoteMedia.ts';
 export type { MediaResult } from './virtualMedia.ts';
 export type { UpdateResult } from './update.ts';
 export type { CreateVolumeSpec, VolumeInfo } from './volumes.ts';
-export type { RedfishTiming } from './context.ts';
+export type { RedfishTiming } from './clientContext.ts';
 export type { RedfishTlsOptions } from './transport.ts';
 export type { RedfishAuthMode } from './http.ts';

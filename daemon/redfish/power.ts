@@ -1,4 +1,5 @@
-import { act, type ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
+import { act } from './context.ts';
 import { RedfishError } from './errors.ts';
 import { obj, str, type Json } from './json.ts';
 import { allowableValues, findAction, type ActionRef } from './links.ts';

@@ -1,4 +1,4 @@
-import type { ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
 import { RedfishError } from './errors.ts';
 import { arr, linkOf, str } from './json.ts';
 import { optional } from './links.ts';

@@ -1,5 +1,5 @@
 import { isIPv4 } from 'node:net';
-import type { ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
 import type { RedfishResource } from './http.ts';
 import { Inventory, InventoryCpus, type InventoryDisk, type InventoryNic } from '../../schemas/metal/inventory.ts';
 import { arr, linkOf, num, obj, str, text, type Json } from './json.ts';

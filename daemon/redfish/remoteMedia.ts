@@ -1,4 +1,5 @@
-import { patchResource, type ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
+import { patchResource } from './context.ts';
 import { RedfishError } from './errors.ts';
 import { isObject, type Json } from './json.ts';
 import { optional } from './links.ts';

@@ -1,4 +1,4 @@
-import type { ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
 import { RedfishError } from './errors.ts';
 import type { RedfishResource } from './http.ts';
 import { arr, obj, str } from './json.ts';

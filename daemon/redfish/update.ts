@@ -1,4 +1,4 @@
-import type { ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
 import { RedfishError } from './errors.ts';
 import { str, type Json } from './json.ts';
 import { allowableValues, findAction } from './links.ts';

@@ -1,4 +1,5 @@
-import { act, patchResource, type ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
+import { act, patchResource } from './context.ts';
 import { isRedfishError, RedfishError } from './errors.ts';
 import type { RedfishResource } from './http.ts';
 import { str, strings, type Json } from './json.ts';

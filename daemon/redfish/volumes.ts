@@ -1,4 +1,5 @@
-import { settled, type ClientContext } from './context.ts';
+import type { ClientContext } from './clientContext.ts';
+import { settled } from './context.ts';
 import { RedfishError } from './errors.ts';
 import { toPath, type RedfishResource } from './http.ts';
 import { arr, linkOf, num, obj, str, strings, text, type Json } from './json.ts';
