@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadEnvSettings } from '../platform/envSettings.ts';
+import { loadEnvSettings } from '../../platform/envSettings.ts';
 
 /** Settings of the `bmc-monitor` service, from the environment. */
 export const BmcMonitorConfig = z.object({
