@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
+import { resolveAggregate, type AggregateDefinition, type CommandDefinition, type DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { DomainError } from '../../services/platform/errors.ts';
 
@@ -176,7 +176,7 @@ export class DeciderModel {
     const seen = snapshot.commands.get(request.commandId);
     if (seen !== undefined) return { kind: 'duplicate', seq: seen };
     const dependencies = command.dependencies
-      ? await command.dependencies(parsed.data, async (agg, id) => this.#snapshotOf(agg, id).snapshot.state as never)
+      ? await command.dependencies(parsed.data, async (agg, id) => this.#snapshotOf(resolveAggregate(agg), id).snapshot.state as never)
       : undefined;
     const context = { ...base, dependencies };
     const decided = decideSafely(command, parsed.data, snapshot.state, context);

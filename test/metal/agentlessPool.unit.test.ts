@@ -12,7 +12,7 @@ import { recordInventory } from '../../services/metal/node/recordInventory.ts';
 import { agentlessReleaseProfile, builtinProfileFor, releaseProfile } from '../../services/metal/profiles/builtin.ts';
 import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
-import type { PoolState } from '../../services/vps/pool/pool.ts';
+import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
 

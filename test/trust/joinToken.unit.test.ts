@@ -3,7 +3,7 @@ import type { JoinTokenEvent } from '../../schemas/trust/events.ts';
 import { CreateJoinToken, generateJoinToken, hashJoinSecret, parseJoinToken, UseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { operatorCommands } from '../../services/api/commandCatalog.ts';
 import type { NodeAggregateState } from '../../services/metal/node/node.ts';
-import type { SiteState } from '../../services/site/site/site.ts';
+import type { SiteState } from '../../schemas/site/siteState.ts';
 import { createJoinToken, createSiteToken } from '../../services/trust/joinToken/create.ts';
 import { joinTokenAggregate, type JoinTokenState } from '../../services/trust/joinToken/joinToken.ts';
 import { useJoinToken } from '../../services/trust/joinToken/use.ts';

@@ -8,7 +8,8 @@ import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { setMaintenance } from '../../services/metal/node/setMaintenance.ts';
 import { DomainError } from '../../services/platform/errors.ts';
 import { createSite } from '../../services/site/site/create.ts';
-import { siteAggregate, type SiteState } from '../../services/site/site/site.ts';
+import { siteAggregate } from '../../services/site/site/site.ts';
+import type { SiteState } from '../../schemas/site/siteState.ts';
 
 /** Given prior events folded with `evolve`, when `decide` runs on the parsed payload: its events or its refusal code. */
 function given<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>, ...events: E[]) {

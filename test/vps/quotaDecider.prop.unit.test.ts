@@ -7,7 +7,8 @@ import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { poolAggregate } from '../../services/vps/pool/pool.ts';
 import { createInstance } from '../../services/vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../../services/vps/tenant/quota.ts';
-import { tenantAggregate, usageOf, type TenantState } from '../../services/vps/tenant/tenant.ts';
+import type { TenantState } from '../../schemas/vps/tenantState.ts';
+import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';
 import { flavors, instancePayload } from './vpsPayloads.ts';
 
 const flavorIds = Object.keys(flavors) as (keyof typeof flavors)[];

@@ -5,16 +5,20 @@ import { engineCommandNames, operatorCommands } from '../../services/api/command
 import { tenantCommandNames as tenantCommands } from '../../services/api/commandCatalog.ts';
 import { accountAggregate } from '../../services/vps/account/account.ts';
 import { createProviderAccount } from '../../services/vps/account/create.ts';
-import { flavorAggregate, type FlavorState } from '../../services/vps/flavor/flavor.ts';
+import type { FlavorState } from '../../schemas/vps/flavorState.ts';
+import { flavorAggregate } from '../../services/vps/flavor/flavor.ts';
 import { deleteInstance, startInstance, stopInstance } from '../../services/vps/instance/desiredState.ts';
-import { instanceAggregate, type InstanceState } from '../../services/vps/instance/instance.ts';
+import type { InstanceState } from '../../schemas/vps/instanceState.ts';
+import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { recordInstanceObserved } from '../../services/vps/instance/observe.ts';
 import { createPool } from '../../services/vps/pool/create.ts';
-import { poolAggregate, type PoolState } from '../../services/vps/pool/pool.ts';
+import type { PoolState } from '../../schemas/vps/poolState.ts';
+import { poolAggregate } from '../../services/vps/pool/pool.ts';
 import { createTenant, setQuota } from '../../services/vps/tenant/create.ts';
 import { createInstance } from '../../services/vps/tenant/createInstance.ts';
 import { markQuotaUsed, releaseQuota } from '../../services/vps/tenant/quota.ts';
-import { tenantAggregate, usageOf, type TenantState } from '../../services/vps/tenant/tenant.ts';
+import type { TenantState } from '../../schemas/vps/tenantState.ts';
+import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 import { flavors, instancePayload, quotaOf } from './vpsPayloads.ts';
 

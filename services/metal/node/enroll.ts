@@ -1,10 +1,10 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { createHash } from 'node:crypto';
 import { EnrollNode } from '../../../schemas/metal/commands.ts';
+import { siteRef } from '../../../schemas/site/siteState.ts';
+import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { siteAggregate } from '../../site/site/site.ts';
-import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
 
 /** A node id derived from the command id, so a retried enroll without an explicit id names the same node. */
@@ -17,8 +17,8 @@ export const enrollNode = defineCommand({
   aggregate: nodeAggregate,
   aggregateId: (command, context) => command.nodeId ?? derivedNodeId(context.commandId),
   dependencies: async (command, load) => ({
-    site: await load(siteAggregate, command.siteId),
-    pool: command.poolId === undefined ? undefined : await load(poolAggregate, command.poolId),
+    site: await load(siteRef, command.siteId),
+    pool: command.poolId === undefined ? undefined : await load(poolRef, command.poolId),
   }),
   decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const nodeId = command.nodeId ?? derivedNodeId(commandId);

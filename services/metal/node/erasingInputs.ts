@@ -1,5 +1,5 @@
 import type { AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { poolAggregate } from '../../vps/pool/pool.ts';
+import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { AGENTLESS_INPUT, WIPE_METHOD_INPUT } from '../profiles/builtin.ts';
 import { isAgentless, nodeAggregate, type NodeAggregateState } from './node.ts';
 
@@ -9,7 +9,7 @@ export async function erasingInputs(nodeId: string, load: AggregateLoader): Prom
   if (!node.exists) return {};
   // No ramdisk ever boots on an agentless node: `workflow.start` picks the built-in profile that only acts over Redfish.
   if (isAgentless(node)) return { [AGENTLESS_INPUT]: true };
-  const pool = node.poolId === undefined ? undefined : await load(poolAggregate, node.poolId);
+  const pool = node.poolId === undefined ? undefined : await load(poolRef, node.poolId);
   const wipeMethod = pool?.exists ? pool.policy.wipeMethod : undefined;
   return wipeMethod ? { [WIPE_METHOD_INPUT]: wipeMethod } : {};
 }

@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import type { AggregateDefinition, DomainEventLike } from './commandDefinition.ts';
+import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
 /** What a command already produced, so a retried command id answers the original result. */
 export interface AppliedCommand {
@@ -39,7 +39,8 @@ export class AggregateRepository {
     return Subjects.aggregateEvents(aggregate.module, aggregate.type, id);
   }
 
-  async load<S>(aggregate: AggregateDefinition<S, any>, id: string): Promise<AggregateSnapshot<S>> {
+  async load<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
+    const aggregate = resolveAggregate(source);
     const subject = this.subjectOf(aggregate, id);
     const lastSeq = await this.store.lastSequence(subject);
     let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
@@ -67,7 +68,8 @@ export class AggregateRepository {
    * seen. For preconditions on facts that do not go back (a site that exists keeps existing), this saves a round
    * trip per command.
    */
-  async latestSeen<S>(aggregate: AggregateDefinition<S, any>, id: string): Promise<AggregateSnapshot<S>> {
+  async latestSeen<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
+    const aggregate = resolveAggregate(source);
     const cached = this.#cache.get(this.subjectOf(aggregate, id)) as AggregateSnapshot<S> | undefined;
     return cached ?? this.load(aggregate, id);
   }

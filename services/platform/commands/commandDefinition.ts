@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AggregateRef } from '../../../schemas/aggregateRef.ts';
 import type { CommandExposure } from '../../../schemas/commandExposure.ts';
 import type { EventCatalog, EventDefinition } from '../../../schemas/eventCatalog.ts';
 
@@ -20,8 +21,30 @@ export interface AggregateDefinition<S = unknown, E extends DomainEventLike = Do
   evolve(state: S, event: E): S;
 }
 
+/**
+ * Every aggregate defined in this process, by `<module>.<type>`: how the kernel turns another module's `AggregateRef`
+ * (the contract) into the fold that module owns. A process serving a command has imported the command's module,
+ * and the composition roots import the command catalog, so every aggregate a decider may read is here.
+ */
+const definedAggregates = new Map<string, AggregateDefinition<any, any>>();
+
 export function defineAggregate<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>): AggregateDefinition<S, E> {
-  return Object.freeze(aggregate);
+  const frozen = Object.freeze(aggregate);
+  definedAggregates.set(`${frozen.module}.${frozen.type}`, frozen);
+  return frozen;
+}
+
+/** An aggregate, as its own module holds it (its definition) or as another module names it (a contract reference). */
+export type AggregateSource<S> = AggregateDefinition<S, any> | AggregateRef<S>;
+
+/** The definition behind a reference; a definition is returned as it is. */
+export function resolveAggregate<S>(aggregate: AggregateSource<S>): AggregateDefinition<S, any> {
+  if ('evolve' in aggregate) return aggregate;
+  const definition = definedAggregates.get(`${aggregate.module}.${aggregate.type}`);
+  if (definition === undefined) {
+    throw new Error(`aggregate ${aggregate.module}.${aggregate.type} is not defined in this process: import its module (the command catalog does)`);
+  }
+  return definition as AggregateDefinition<S, any>;
 }
 
 /** Facts about the command itself, passed to `decide` so deciders stay pure. */
@@ -34,9 +57,10 @@ export interface CommandContext {
 
 /**
  * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
- * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock.
+ * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock. Another
+ * module's aggregate is named by its contract reference (`schemas/<module>/…State.ts`), never by its definition.
  */
-export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: string) => Promise<S2>;
+export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string) => Promise<S2>;
 
 /**
  * A command: validated by `schema`, routed to one aggregate instance by `aggregateId`, decided purely by `decide`.

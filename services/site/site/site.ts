@@ -1,9 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { siteEvents, type SiteEvent } from '../../../schemas/site/events.ts';
+import type { SiteState } from '../../../schemas/site/siteState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
-
-export type SiteState =
-  { readonly exists: false } | { readonly exists: true; readonly siteId: string; readonly name: string; readonly provisioningCidrs: readonly string[] };
 
 export const siteAggregate = defineAggregate<SiteState, SiteEvent>({
   module: 'site',

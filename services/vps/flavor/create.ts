@@ -2,8 +2,9 @@ import { CreateFlavor, MapFlavor } from '../../../schemas/vps/commands.ts';
 import type { FlavorEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { poolAggregate } from '../pool/pool.ts';
-import { flavorAggregate, offerIn } from './flavor.ts';
+import { offerIn } from '../../../schemas/vps/flavorState.ts';
+import { poolRef } from '../../../schemas/vps/poolState.ts';
+import { flavorAggregate } from './flavor.ts';
 
 /** `vps.createFlavor`: a size is fixed once created (reservations were counted with it); the same size again is a no-op. */
 export const createFlavor = defineCommand({
@@ -29,7 +30,7 @@ export const mapFlavor = defineCommand({
   schema: MapFlavor,
   aggregate: flavorAggregate,
   aggregateId: (command) => command.flavorId,
-  dependencies: async (command, load) => ({ pool: await load(poolAggregate, command.poolId) }),
+  dependencies: async (command, load) => ({ pool: await load(poolRef, command.poolId) }),
   decide(command, state, { dependencies }): FlavorEvent[] {
     if (!state.exists) throw new DomainError('NOT_FOUND', `flavor ${command.flavorId} does not exist`);
     if (offerIn(state, command.poolId) === command.offerId) return [];

@@ -1,18 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { flavorEvents, type FlavorEvent } from '../../../schemas/vps/events.ts';
+import type { FlavorState } from '../../../schemas/vps/flavorState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
-
-export type FlavorState =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      readonly flavorId: string;
-      readonly vcpus: number;
-      readonly memoryMib: number;
-      readonly diskGib: number;
-      /** The provider offer id the flavor is sold as, by pool id. */
-      readonly offers: Readonly<Record<string, string>>;
-    };
 
 /** An instance size (`bc.evt.vps.flavor.<flavorId>`) and the pools that sell it. */
 export const flavorAggregate = defineAggregate<FlavorState, FlavorEvent>({
@@ -30,7 +19,3 @@ export const flavorAggregate = defineAggregate<FlavorState, FlavorEvent>({
   },
 });
 
-/** The offer the flavor is sold as in `poolId`; undefined when the pool does not sell it. */
-export function offerIn(flavor: FlavorState, poolId: string): string | undefined {
-  return flavor.exists && Object.hasOwn(flavor.offers, poolId) ? flavor.offers[poolId] : undefined;
-}

@@ -3,8 +3,9 @@ import { TenantInstance } from '../../../schemas/vps/commands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { reservationOf, tenantAggregate } from '../tenant/tenant.ts';
-import { heldByAnother, instanceAggregate } from './instance.ts';
+import { heldByAnother } from '../../../schemas/vps/instanceState.ts';
+import { reservationOf, tenantRef } from '../../../schemas/vps/tenantState.ts';
+import { instanceAggregate } from './instance.ts';
 
 /**
  * A desired-state verb. The instance must be one the tenant requested and still holds: anything else is NOT_FOUND,
@@ -17,7 +18,7 @@ const desiredStateCommand = <const N extends string>(name: N, desired: DesiredIn
     schema: TenantInstance,
     aggregate: instanceAggregate,
     aggregateId: (command) => command.instanceId,
-    dependencies: async (command, load) => ({ tenant: await load(tenantAggregate, command.tenantId) }),
+    dependencies: async (command, load) => ({ tenant: await load(tenantRef, command.tenantId) }),
     decide(command, state, { dependencies }): InstanceEvent[] {
       const { tenantId, instanceId } = command;
       if (heldByAnother(state, tenantId)) throw new DomainError('NOT_FOUND', `instance ${instanceId} not found`);

@@ -3,7 +3,8 @@ import { RecordInstanceObserved } from '../../../schemas/vps/commands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { heldByAnother, instanceAggregate } from './instance.ts';
+import { heldByAnother } from '../../../schemas/vps/instanceState.ts';
+import { instanceAggregate } from './instance.ts';
 
 /**
  * `vps.recordInstanceObserved` (engine: the reconciler). The provider id and addresses persist until a report

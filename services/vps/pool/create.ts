@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CreatePool } from '../../../schemas/vps/commands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
+import { siteRef } from '../../../schemas/site/siteState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { siteAggregate } from '../../site/site/site.ts';
 import { accountAggregate } from '../account/account.ts';
 import { poolAggregate } from './pool.ts';
 
@@ -16,7 +16,7 @@ export const createPool = defineCommand({
   aggregateId: (command) => command.poolId,
   dependencies: async (command, load) => ({
     accountExists: command.accountId === undefined ? true : (await load(accountAggregate, command.accountId)).exists,
-    siteExists: command.siteId === undefined ? true : (await load(siteAggregate, command.siteId)).exists,
+    siteExists: command.siteId === undefined ? true : (await load(siteRef, command.siteId)).exists,
   }),
   decide(command, state, { dependencies }): PoolEvent[] {
     const data = {

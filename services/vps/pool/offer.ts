@@ -1,8 +1,8 @@
 import { PoolTenant } from '../../../schemas/vps/commands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
+import { tenantRef } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { tenantAggregate } from '../tenant/tenant.ts';
 import { poolAggregate } from './pool.ts';
 
 /** `vps.offerPool`: the tenant may create instances in the pool; offering it again is a no-op. */
@@ -12,7 +12,7 @@ export const offerPool = defineCommand({
   schema: PoolTenant,
   aggregate: poolAggregate,
   aggregateId: (command) => command.poolId,
-  dependencies: async (command, load) => ({ tenant: await load(tenantAggregate, command.tenantId) }),
+  dependencies: async (command, load) => ({ tenant: await load(tenantRef, command.tenantId) }),
   decide(command, state, { dependencies }): PoolEvent[] {
     if (!state.exists) throw new DomainError('NOT_FOUND', `pool ${command.poolId} does not exist`);
     if (state.offeredTo.includes(command.tenantId)) return [];

@@ -1,22 +1,7 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import type { WipeMethod } from '../../../schemas/agent/diskWipe.ts';
-import type { PoolAgent, PoolClass } from '../../../schemas/vps/commands.ts';
 import { poolEvents, type PoolEvent } from '../../../schemas/vps/events.ts';
+import type { PoolState } from '../../../schemas/vps/poolState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
-
-export type PoolState =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      readonly poolId: string;
-      readonly class: PoolClass;
-      readonly agent: PoolAgent;
-      readonly accountId: string | null;
-      readonly siteId: string | null;
-      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
-      /** Tenants that may create instances here, in the order they were offered the pool. */
-      readonly offeredTo: readonly string[];
-    };
 
 /** A pool of capacity (`bc.evt.vps.pool.<poolId>`): where it comes from and which tenants may use it. */
 export const poolAggregate = defineAggregate<PoolState, PoolEvent>({
@@ -36,4 +21,3 @@ export const poolAggregate = defineAggregate<PoolState, PoolEvent>({
   },
 });
 
-export const isOfferedTo = (pool: PoolState, tenantId: string): boolean => pool.exists && pool.offeredTo.includes(tenantId);

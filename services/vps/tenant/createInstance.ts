@@ -3,10 +3,11 @@ import { CreateInstance, resourceDimensions, type Resources } from '../../../sch
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { offerIn, flavorAggregate } from '../flavor/flavor.ts';
-import { heldByAnother, instanceAggregate } from '../instance/instance.ts';
-import { isOfferedTo, poolAggregate } from '../pool/pool.ts';
-import { reservationOf, tenantAggregate, usageOf, type TenantState } from './tenant.ts';
+import { flavorRef, offerIn } from '../../../schemas/vps/flavorState.ts';
+import { heldByAnother, instanceRef } from '../../../schemas/vps/instanceState.ts';
+import { isOfferedTo, poolRef } from '../../../schemas/vps/poolState.ts';
+import { reservationOf, type TenantState } from '../../../schemas/vps/tenantState.ts';
+import { tenantAggregate, usageOf } from './tenant.ts';
 
 /** Refuses with QUOTA_EXCEEDED, naming the first dimension `request` does not fit in. */
 function checkQuota(state: TenantState & { exists: true }, request: Resources): void {
@@ -34,9 +35,9 @@ export const createInstance = defineCommand({
   aggregate: tenantAggregate,
   aggregateId: (command) => command.tenantId,
   dependencies: async (command, load) => ({
-    pool: await load(poolAggregate, command.poolId),
-    flavor: await load(flavorAggregate, command.flavorId),
-    instance: await load(instanceAggregate, command.instanceId),
+    pool: await load(poolRef, command.poolId),
+    flavor: await load(flavorRef, command.flavorId),
+    instance: await load(instanceRef, command.instanceId),
   }),
   decide(command, state, { dependencies, now }): TenantEvent[] {
     const { tenantId, instanceId, poolId, flavorId, image, sshKeys } = command;

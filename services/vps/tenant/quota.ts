@@ -2,7 +2,8 @@ import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/commands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { reservationOf, tenantAggregate, type TenantState } from './tenant.ts';
+import { reservationOf, type TenantState } from '../../../schemas/vps/tenantState.ts';
+import { tenantAggregate } from './tenant.ts';
 
 function requireReservation(state: TenantState, command: { tenantId: string; instanceId: string }) {
   const reservation = reservationOf(state, command.instanceId);

@@ -1,42 +1,10 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { Resources } from '../../../schemas/vps/commands.ts';
 import { tenantEvents, type TenantEvent } from '../../../schemas/vps/events.ts';
+import { reservationOf, type InstanceReservation, type QuotaStatus, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-/** Where an instance's reservation stands: requested and not yet running, counted as used, or given back. */
-export type QuotaStatus = 'reserved' | 'used' | 'released';
-
-/** One instance as the tenant holds it: what was requested and exactly what it reserved. */
-export interface InstanceReservation {
-  readonly poolId: string;
-  readonly flavorId: string;
-  readonly image: string;
-  readonly sshKeys: readonly string[];
-  readonly userData: string | null;
-  readonly resources: Resources;
-  readonly status: QuotaStatus;
-}
-
-/**
- * Released instances stay in `instances`, so a repeated create or release of the same id is recognised (and an id
- * is never reused by its tenant).
- */
-export type TenantState =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      readonly tenantId: string;
-      readonly name: string;
-      readonly quota: Resources;
-      readonly instances: Readonly<Record<string, InstanceReservation>>;
-    };
-
 export const noResources: Resources = { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 };
-
-/** The tenant's reservation for `instanceId` (own keys only: an id such as `constructor` is a valid instance id). */
-export function reservationOf(state: TenantState, instanceId: string): InstanceReservation | undefined {
-  return state.exists && Object.hasOwn(state.instances, instanceId) ? state.instances[instanceId] : undefined;
-}
 
 const withStatus = (state: TenantState, instanceId: string, status: QuotaStatus): TenantState => {
   const reservation = reservationOf(state, instanceId);

@@ -1,0 +1,22 @@
+import type { WipeMethod } from '../agent/diskWipe.ts';
+import { aggregateRef } from '../aggregateRef.ts';
+import type { PoolAgent, PoolClass } from './commands.ts';
+
+export type PoolState =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly poolId: string;
+      readonly class: PoolClass;
+      readonly agent: PoolAgent;
+      readonly accountId: string | null;
+      readonly siteId: string | null;
+      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
+      /** Tenants that may create instances here, in the order they were offered the pool. */
+      readonly offeredTo: readonly string[];
+    };
+
+export const isOfferedTo = (pool: PoolState, tenantId: string): boolean => pool.exists && pool.offeredTo.includes(tenantId);
+
+/** What another aggregate may read of a pool (`bc.evt.vps.pool.<poolId>`). */
+export const poolRef = aggregateRef<PoolState>('vps', 'pool');

@@ -1,0 +1,38 @@
+import { aggregateRef } from '../aggregateRef.ts';
+import type { Resources } from './commands.ts';
+
+/** Where an instance's reservation stands: requested and not yet running, counted as used, or given back. */
+export type QuotaStatus = 'reserved' | 'used' | 'released';
+
+/** One instance as the tenant holds it: what was requested and exactly what it reserved. */
+export interface InstanceReservation {
+  readonly poolId: string;
+  readonly flavorId: string;
+  readonly image: string;
+  readonly sshKeys: readonly string[];
+  readonly userData: string | null;
+  readonly resources: Resources;
+  readonly status: QuotaStatus;
+}
+
+/**
+ * Released instances stay in `instances`, so a repeated create or release of the same id is recognised (and an id
+ * is never reused by its tenant).
+ */
+export type TenantState =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly tenantId: string;
+      readonly name: string;
+      readonly quota: Resources;
+      readonly instances: Readonly<Record<string, InstanceReservation>>;
+    };
+
+/** The tenant's reservation for `instanceId` (own keys only: an id such as `constructor` is a valid instance id). */
+export function reservationOf(state: TenantState, instanceId: string): InstanceReservation | undefined {
+  return state.exists && Object.hasOwn(state.instances, instanceId) ? state.instances[instanceId] : undefined;
+}
+
+/** What another aggregate may read of a tenant (`bc.evt.vps.tenant.<tenantId>`). */
+export const tenantRef = aggregateRef<TenantState>('vps', 'tenant');
