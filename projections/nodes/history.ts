@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../../schemas/envelope.ts';
 import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../schemas/metal/nodeHistory.ts';
-import type { AggregateDefinition, DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
-import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
+import { nodeRef, type NodeAggregateState } from '../../schemas/metal/nodeState.ts';
+import { resolveAggregate } from '../../services/platform/commands/commandDefinition.ts';
 
 /** One message of a node's subject: one command's events, at its stream sequence. */
 export interface NodeBatch {
@@ -10,8 +10,6 @@ export interface NodeBatch {
 }
 
 type ExistingNode = Extract<NodeAggregateState, { exists: true }>;
-/** As the aggregate repository folds: the catalog upcasts and validates what the log holds, `evolve` takes it. */
-const nodeFold: AggregateDefinition<NodeAggregateState, DomainEventLike> = nodeAggregate;
 
 const atInstant = (node: ExistingNode): NodeAtInstant => ({
   nodeId: node.nodeId,
@@ -49,6 +47,9 @@ export function foldNodeHistory(
   at: HistoryInstant | undefined,
   visible: (seq: number) => boolean = () => true,
 ): NodeHistory | undefined {
+  // The node module's own fold, found by the contract's reference (the process defines it; a projection never imports it),
+  // as the aggregate repository folds: the catalog upcasts and validates what the log holds, `evolve` takes it.
+  const nodeFold = resolveAggregate(nodeRef);
   let state = nodeFold.initialState;
   let snapshot: NodeHistory['node'] | undefined;
   let snapshotAt: NodeHistory['at'] | undefined;

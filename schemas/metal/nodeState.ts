@@ -1,3 +1,8 @@
+import type { BmcConnection } from '../agent/bmc.ts';
+import { aggregateRef } from '../aggregateRef.ts';
+import type { Inventory } from './inventory.ts';
+import type { NodeOperation } from './workflow.ts';
+
 /**
  * Lifecycle states of a bare-metal node. Each operation has a working state; `failed` is left only by an explicit
  * verb. Maintenance is a flag beside the state, not a state.
@@ -30,3 +35,47 @@ export const operationStates = {
   rescue: { working: 'rescuing', done: 'rescue' },
   retire: { working: 'retiring', done: 'retired' },
 } as const satisfies Record<string, { working: NodeState; done: NodeState }>;
+
+/** The operation a node is in (or last failed at): enough to retry it with the same inputs. */
+export interface NodeOperationRef {
+  readonly operation: NodeOperation;
+  readonly workflowId: string;
+  readonly inputs: Readonly<Record<string, unknown>>;
+  /** Set once `metal.cancel` asked for the operation to stop. */
+  readonly cancelReason?: string;
+}
+
+export type NodeAggregateState =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      readonly nodeId: string;
+      readonly siteId: string;
+      readonly state: NodeState;
+      readonly maintenance: boolean;
+      readonly maintenanceReason: string | null;
+      /** Who set the flag: only a `bmc` flag clears itself when the BMC answers again. */
+      readonly maintenanceSource?: 'operator' | 'bmc' | 'platform' | null;
+      readonly bmc: BmcConnection;
+      readonly hardwareProfile: string;
+      readonly macs: readonly string[];
+      /** Where the machine's own API answers (enrolled nodes without any have none). */
+      readonly addresses?: readonly string[];
+      /** The metal pool the node serves (absent: none). */
+      readonly poolId?: string;
+      /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
+      readonly agent?: 'none' | 'bcd';
+      readonly current?: NodeOperationRef | null;
+      readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
+      readonly inventory?: Inventory | null;
+      /** Where `metal.unrescue` returns to. */
+      readonly rescuedFrom?: NodeState | null;
+      /** The tenant the node works for; cleared whenever the node is back in `ready`. */
+      readonly owner?: string | null;
+    };
+
+/** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */
+export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => node.agent === 'none';
+
+/** What another module may read of a node (`bc.evt.metal.node.<nodeId>`). */
+export const nodeRef = aggregateRef<NodeAggregateState>('metal', 'node');

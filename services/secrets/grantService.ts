@@ -3,13 +3,13 @@ import { SecretGrantRequest, SignedSecretGrantRequest, GRANT_REQUEST_MAX_AGE_MS,
 import { encryptGrant, grantRequestSignedBy } from '../../schemas/secrets/grantCodec.ts';
 import { sealingAad, secretIdOf } from '../../schemas/secrets/sealed.ts';
 import { Subjects } from '../../schemas/subjects.ts';
+import { nodeRef } from '../../schemas/metal/nodeState.ts';
+import { agentRef } from '../../schemas/trust/agentState.ts';
 import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { serveRequests } from '../platform/commands/requestResponder.ts';
-import { nodeAggregate } from '../metal/node/node.ts';
 import { PlatformError, issuesOf } from '../platform/errors.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
-import { agentAggregate } from '../trust/agent/agent.ts';
 import { authoriseGrant, authoriseTicketGrant } from './grantPolicy.ts';
 import { verifySecretTicket } from './secretTicket.ts';
 import type { MasterKey } from './masterKey.ts';
@@ -60,7 +60,7 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
 
   const grant = async (msg: Msg): Promise<SecretGrantReply> => {
     const { signed, request, requestBytes } = parseRequest(msg);
-    const agent = (await repository.load(agentAggregate, request.agentId)).state;
+    const agent = (await repository.load(agentRef, request.agentId)).state;
     if (!agent.exists) throw new PlatformError('GRANT_UNKNOWN_AGENT', `agent ${request.agentId} is not registered`);
     if (!grantRequestSignedBy(signed, agent.publicKey))
       throw new PlatformError('GRANT_FORGED', `request is not signed by the registered key of ${request.agentId}`);
@@ -68,7 +68,7 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
     if (Math.abs(ageMs) > maxAgeMs)
       throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
     const secretId = secretIdOf(request.ref)!;
-    const [node, secret] = await Promise.all([repository.load(nodeAggregate, request.nodeId), repository.load(secretAggregate, secretId)]);
+    const [node, secret] = await Promise.all([repository.load(nodeRef, request.nodeId), repository.load(secretAggregate, secretId)]);
     const allowed = request.ticket
       ? authoriseTicketGrant(request, verifySecretTicket(masterKey, request.ticket), now(), agent, node.state, secret.state)
       : authoriseGrant(request, agent, node.state, secret.state);

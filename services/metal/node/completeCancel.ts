@@ -2,7 +2,7 @@ import { CompleteCancel } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { workflowAggregate } from '../../workflow/workflow/workflow.ts';
+import { workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
 import { leavesDiskUnknown, endsFailedAlways } from './cancelOutcome.ts';
@@ -20,7 +20,7 @@ export const completeCancel = defineCommand({
   schema: CompleteCancel,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  dependencies: async (command, load) => ({ workflow: await load(workflowAggregate, command.workflowId) }),
+  dependencies: async (command, load) => ({ workflow: await load(workflowRef, command.workflowId) }),
   decide(command, state, { dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     const current = node.current;

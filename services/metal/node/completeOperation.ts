@@ -1,10 +1,10 @@
 import { CompleteOperation } from '../../../schemas/metal/lifecycleCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
+import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { wipeAttestationOf, workflowAggregate } from '../../workflow/workflow/workflow.ts';
+import { wipeAttestationOf, workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
-import { poolAggregate } from '../../vps/pool/pool.ts';
 import { nodeAggregate } from './node.ts';
 
 /** Commands the orchestrator sends as a node's workflow progresses; each is a no-op once its effect is in place. */
@@ -18,9 +18,9 @@ export const completeOperation = defineCommand({
     // The pool's release policy is read when the release ends, so the decision follows the pool, not a copy of it.
     const node = await load(nodeAggregate, command.nodeId);
     const poolId = node.exists ? node.poolId : undefined;
-    const pool = poolId === undefined ? undefined : await load(poolAggregate, poolId);
+    const pool = poolId === undefined ? undefined : await load(poolRef, poolId);
     return {
-      workflow: await load(workflowAggregate, command.workflowId),
+      workflow: await load(workflowRef, command.workflowId),
       unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease,
     };
   },

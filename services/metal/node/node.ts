@@ -1,51 +1,11 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import { withInventoryAddresses, type Inventory } from '../../../schemas/metal/inventory.ts';
-import type { BmcConnection } from '../../../schemas/agent/bmc.ts';
+import { withInventoryAddresses } from '../../../schemas/metal/inventory.ts';
 import { metalEvents, type MetalEvent } from '../../../schemas/metal/events.ts';
-import { operationStates, ownerlessStates, type NodeState } from '../../../schemas/metal/nodeState.ts';
-import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
+import { operationStates, ownerlessStates, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-/** The operation a node is in (or last failed at): enough to retry it with the same inputs. */
-export interface NodeOperationRef {
-  readonly operation: NodeOperation;
-  readonly workflowId: string;
-  readonly inputs: Readonly<Record<string, unknown>>;
-  /** Set once `metal.cancel` asked for the operation to stop. */
-  readonly cancelReason?: string;
-}
-
-export type NodeAggregateState =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      readonly nodeId: string;
-      readonly siteId: string;
-      readonly state: NodeState;
-      readonly maintenance: boolean;
-      readonly maintenanceReason: string | null;
-      /** Who set the flag: only a `bmc` flag clears itself when the BMC answers again. */
-      readonly maintenanceSource?: 'operator' | 'bmc' | 'platform' | null;
-      readonly bmc: BmcConnection;
-      readonly hardwareProfile: string;
-      readonly macs: readonly string[];
-      /** Where the machine's own API answers (enrolled nodes without any have none). */
-      readonly addresses?: readonly string[];
-      /** The metal pool the node serves (absent: none). */
-      readonly poolId?: string;
-      /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
-      readonly agent?: 'none' | 'bcd';
-      readonly current?: NodeOperationRef | null;
-      readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
-      readonly inventory?: Inventory | null;
-      /** Where `metal.unrescue` returns to. */
-      readonly rescuedFrom?: NodeState | null;
-      /** The tenant the node works for; cleared whenever the node is back in `ready`. */
-      readonly owner?: string | null;
-    };
-
-/** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */
-export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => node.agent === 'none';
+// The state's shape is the contract's (other modules read it through `nodeRef`); the fold is this module's.
+export { isAgentless, type NodeAggregateState, type NodeOperationRef } from '../../../schemas/metal/nodeState.ts';
 
 export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   module: 'metal',

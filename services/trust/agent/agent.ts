@@ -1,20 +1,9 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { agentEvents, type AgentEvent } from '../../../schemas/trust/events.ts';
+import type { AgentState } from '../../../schemas/trust/agentState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-export type AgentState =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      readonly agentId: string;
-      readonly role: 'site' | 'ramdisk' | 'node';
-      readonly siteId: string;
-      readonly nodeId: string | null;
-      readonly publicKey: string;
-      readonly keyId: string;
-      /** Join tokens that authorised a key of this agent: each authorises once, so an old one cannot bring its key back. */
-      readonly joinTokenIds: readonly string[];
-    };
+export type { AgentState } from '../../../schemas/trust/agentState.ts';
 
 /** A registered agent and its current signing key (`bc.evt.trust.agent.<agentId>`). */
 export const agentAggregate = defineAggregate<AgentState, AgentEvent>({

@@ -1,4 +1,6 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { nodeRef } from '../../../schemas/metal/nodeState.ts';
+import { workflowRef, type WorkflowState } from '../../../schemas/metal/workflowState.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import {
   BOOT_TOKEN_REQUEST_MAX_AGE_MS,
@@ -9,8 +11,6 @@ import {
 } from '../../../schemas/trust/bootToken.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
-import { nodeAggregate } from '../../metal/node/node.ts';
-import { workflowAggregate, type WorkflowState } from '../../workflow/workflow/workflow.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -70,11 +70,11 @@ export function startBootTokenService(nc: NatsConnection, store: EventStore, log
       throw new PlatformError('BOOT_TOKEN_FORGED', `request is not signed by the registered key of ${request.agentId}`);
     if (Math.abs(now() - Date.parse(request.issuedAt)) > BOOT_TOKEN_REQUEST_MAX_AGE_MS)
       throw new PlatformError('BOOT_TOKEN_STALE', 'boot token request is stale');
-    const node = (await repository.load(nodeAggregate, request.nodeId)).state;
+    const node = (await repository.load(nodeRef, request.nodeId)).state;
     if (!node.exists || node.siteId !== agent.siteId)
       throw new PlatformError('BOOT_TOKEN_NOT_AUTHORISED', `node ${request.nodeId} is not at site ${agent.siteId}`);
     const workflowId = node.current?.workflowId;
-    const workflow = workflowId ? (await repository.load(workflowAggregate, workflowId)).state : undefined;
+    const workflow = workflowId ? (await repository.load(workflowRef, workflowId)).state : undefined;
     if (!workflow || !awaitsRamdiskJoin(workflow)) throw new PlatformError('BOOT_TOKEN_NOT_DUE', `no workflow of ${request.nodeId} is waiting for a ramdisk`);
     const productUuid = node.inventory?.productUuid ?? undefined;
     const send = (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor: `boot:${request.agentId}` });

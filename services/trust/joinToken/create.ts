@@ -1,9 +1,9 @@
 import { CreateJoinToken, CreateSiteToken } from '../../../schemas/trust/joinTokens.ts';
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
+import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
+import { siteRef, type SiteState } from '../../../schemas/site/siteState.ts';
 import { defineCommand, type AggregateLoader, type CommandContext } from '../../platform/commands/commandDefinition.ts';
-import { nodeAggregate, type NodeAggregateState } from '../../metal/node/node.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { siteAggregate, type SiteState } from '../../site/site/site.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
 const defaultTtlSeconds = 3600;
@@ -37,7 +37,7 @@ function decideCreate(
 type Target = { site: SiteState; node: NodeAggregateState | null };
 
 async function loadTarget(siteId: string, nodeId: string | undefined, load: AggregateLoader): Promise<Target> {
-  const [site, node] = await Promise.all([load(siteAggregate, siteId), nodeId ? load(nodeAggregate, nodeId) : Promise.resolve(null)]);
+  const [site, node] = await Promise.all([load(siteRef, siteId), nodeId ? load(nodeRef, nodeId) : Promise.resolve(null)]);
   return { site, node };
 }
 

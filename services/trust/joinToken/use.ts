@@ -1,7 +1,7 @@
 import { sameJoinHash, UNIDENTIFIED_JOIN, UseJoinToken, type JoinRefusal } from '../../../schemas/trust/joinTokens.ts';
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
+import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { nodeAggregate, type NodeAggregateState } from '../../metal/node/node.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
 /**
@@ -38,7 +38,7 @@ export const useJoinToken = defineCommand({
   schema: UseJoinToken,
   aggregate: joinTokenAggregate,
   aggregateId: (command) => command.tokenId ?? UNIDENTIFIED_JOIN,
-  dependencies: async (command, load) => (command.nodeId ? load(nodeAggregate, command.nodeId) : null),
+  dependencies: async (command, load) => (command.nodeId ? load(nodeRef, command.nodeId) : null),
   decide(command, state, context): JoinTokenEvent[] {
     const reason = refusalOf(command, state, context.now, context.dependencies);
     if (reason === undefined)

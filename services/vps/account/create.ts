@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CreateProviderAccount } from '../../../schemas/vps/commands.ts';
 import type { AccountEvent } from '../../../schemas/vps/events.ts';
+import { secretRef } from '../../../schemas/secrets/secretState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { secretAggregate } from '../../secrets/secret/secret.ts';
 import { accountAggregate } from './account.ts';
 
 /**
@@ -16,7 +16,7 @@ export const createProviderAccount = defineCommand({
   schema: CreateProviderAccount,
   aggregate: accountAggregate,
   aggregateId: (command) => command.accountId,
-  dependencies: async (command, load) => ({ secret: await load(secretAggregate, command.tokenSecretId) }),
+  dependencies: async (command, load) => ({ secret: await load(secretRef, command.tokenSecretId) }),
   decide(command, state, { dependencies }): AccountEvent[] {
     const { accountId, providerId, region, config, tokenSecretId } = command;
     const data = { accountId, providerId, region, config, tokenSecretId };

@@ -1,58 +1,17 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import type { NodeOperation, ProfileRef, ResolvedStep } from '../../../schemas/metal/workflow.ts';
 import { workflowEvents, type WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
+import { StepStatus, type ExistingWorkflow, type StepProgress, type WorkflowState } from '../../../schemas/metal/workflowState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-export const StepStatus = { pending: 'pending', scheduled: 'scheduled', running: 'running', succeeded: 'succeeded', failed: 'failed' } as const;
-export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];
-
-export interface StepProgress {
-  readonly status: StepStatus;
-  /** The latest attempt (0 before the first starts). */
-  readonly attempt: number;
-  readonly output: unknown;
-  readonly error: { readonly code: string; readonly message: string; readonly retryable: boolean } | null;
-  /** When the latest attempt started (null before the first, or when its event predates the field). */
-  readonly attemptStartedAt: string | null;
-  /** Attempts made before the workflow last restarted from its boot: they do not count against the step's retries. */
-  readonly attemptsBefore?: number;
-  /** The latest attempt's nonce, from which its agent commands derive theirs (null when its event predates it). */
-  readonly nonce: string | null;
-}
-
-/** The quorum batch of a workflow that sends destructive commands (absent when no quorum applied at its start). */
-export interface ApprovalBatch {
-  readonly digest: string;
-  readonly stepIndexes: readonly number[];
-  readonly threshold: number;
-  readonly approverIds: readonly string[];
-  readonly expiresAt: string;
-  readonly grantedBy: readonly string[];
-  readonly rejected: { readonly approverId: string; readonly reason: string } | null;
-}
-
-export type WorkflowState =
-  /** `cancelled`: the operation was cancelled before its workflow started, which then never starts. */
-  | { readonly exists: false; readonly cancelled?: boolean }
-  | {
-      readonly exists: true;
-      readonly workflowId: string;
-      readonly nodeId: string;
-      readonly siteId: string;
-      readonly operation: NodeOperation;
-      readonly profile: ProfileRef;
-      readonly steps: readonly ResolvedStep[];
-      readonly progress: readonly StepProgress[];
-      readonly status: 'running' | 'completed' | 'failed' | 'cancelled';
-      readonly startedAt: string;
-      readonly approval?: ApprovalBatch | null;
-      /** When the workflow last restarted from a boot (an agent was lost); agents registered before belong to an older boot. */
-      readonly restartedAt?: string | null;
-      /** A cancel that waits for the running destructive step to end. */
-      readonly cancel?: { readonly reason: string } | null;
-    };
-
-export type ExistingWorkflow = Extract<WorkflowState, { exists: true }>;
+// The state's shape is the contract's (other modules read it through `workflowRef`); the fold is the engine's.
+export {
+  StepStatus,
+  wipeAttestationOf,
+  type ApprovalBatch,
+  type ExistingWorkflow,
+  type StepProgress,
+  type WorkflowState,
+} from '../../../schemas/metal/workflowState.ts';
 
 const withStep = (state: ExistingWorkflow, index: number, change: Partial<StepProgress>): ExistingWorkflow => ({
   ...state,
@@ -137,21 +96,6 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
     }
   },
 });
-
-/**
- * Whether a `disk.wipe` step succeeded with a verified, signed result covering the node's disks; else why not (the
- * `unattestedReason` the wipe step recorded, or that no wipe step succeeded).
- */
-export function wipeAttestationOf(workflow: WorkflowState): { attested: true } | { attested: false; reason: string } {
-  if (!workflow.exists) return { attested: false, reason: 'no workflow' };
-  const outputs = workflow.steps.flatMap((step, i) => {
-    const p = workflow.progress[i];
-    return step.id === 'disk.wipe' && p?.status === 'succeeded' ? [(p.output ?? {}) as { attested?: unknown; unattestedReason?: unknown }] : [];
-  });
-  if (outputs.some((o) => o.attested === true)) return { attested: true };
-  const reason = outputs.map((o) => o.unattestedReason).find((r): r is string => typeof r === 'string');
-  return { attested: false, reason: reason ?? 'no disk.wipe step succeeded' };
-}
 
 export type ApprovalStatus = 'not-needed' | 'pending' | 'approved' | 'expired' | 'rejected';
 
