@@ -2,7 +2,7 @@ import type { StepRunsOn } from '../../schemas/metal/workflow.ts';
 import { ProfileDescriptor, StepOutputRef } from '../../schemas/plugins/registration.ts';
 import type { ProfileIssue } from '../../schemas/plugins/views.ts';
 import { builtinProfileCatalog } from '../metal/profiles/builtin.ts';
-import { builtinSteps } from '../workflow/builtinSteps.ts';
+import { builtinSteps } from './builtinSteps.ts';
 import type { StepHomeLookup } from '../../plugins/sdk/defineProfile.ts';
 import type { PluginRegistryState } from './registry/registry.ts';
 

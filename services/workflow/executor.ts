@@ -20,7 +20,7 @@ import { startAgentLiveness, type AgentLiveness } from '../agents/agentLiveness.
 import { startAgentWatches } from '../agents/agentWatches.ts';
 import type { StreamWatch } from '../agents/streamWatch.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
-import { builtinSteps } from './builtinSteps.ts';
+import { builtinSteps } from '../plugins/builtinSteps.ts';
 import { bindStepOutputs } from './stepOutputs.ts';
 import { stepFacilities } from './stepFacilities.ts';
 import type { AgentEndpoints, StepDefinition } from '../../plugins/sdk/defineStep.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../schemas/envelope.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
-import { builtinSteps } from '../../services/workflow/builtinSteps.ts';
+import { builtinSteps } from '../../services/plugins/builtinSteps.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { defineStep } from '../../plugins/sdk/defineStep.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';

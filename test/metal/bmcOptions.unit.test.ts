@@ -7,7 +7,7 @@ import { applyBatch, projectEntry } from '../../projections/runtime/applyBatch.t
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import { builtinProfileCatalog, configuredDeployProfile } from '../../services/metal/profiles/builtin.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
-import { builtinSteps } from '../../services/workflow/builtinSteps.ts';
+import { builtinSteps } from '../../services/plugins/builtinSteps.ts';
 
 const enroll = (bmc: Record<string, unknown>) =>
   EnrollNode.safeParse({ siteId: 'dc1', bmc: { credentialsRef: 'secret:b', ...bmc }, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] });

@@ -4,7 +4,7 @@ import type { PluginEvent } from '../../../schemas/plugins/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';
-import { builtinSteps } from '../../workflow/builtinSteps.ts';
+import { builtinSteps } from '../builtinSteps.ts';
 import { PLUGIN_REGISTRY_ID, ownerOf, pluginRegistryAggregate } from './registry.ts';
 
 const builtinProfileIds = new Set(builtinProfileCatalog.map((p) => p.id));
