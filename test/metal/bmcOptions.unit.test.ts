@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgentCommandParams } from '../../schemas/agent/agentCommand.ts';
-import { EnrollNode } from '../../schemas/metal/commands.ts';
+import { EnrollNode } from '../../schemas/metal/nodeCommands.ts';
 import { getBmcConnection, getNode } from '../../projections/nodes/queries.ts';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
 import { applyBatch, projectEntry } from '../../projections/runtime/applyBatch.ts';

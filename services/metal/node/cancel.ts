@@ -1,4 +1,4 @@
-import { CancelNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import { CancelNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

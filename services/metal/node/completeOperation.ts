@@ -1,4 +1,4 @@
-import { CompleteOperation } from '../../../schemas/metal/lifecycleCommands.ts';
+import { CompleteOperation } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';

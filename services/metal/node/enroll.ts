@@ -1,6 +1,6 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { createHash } from 'node:crypto';
-import { EnrollNode } from '../../../schemas/metal/commands.ts';
+import { EnrollNode } from '../../../schemas/metal/nodeCommands.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

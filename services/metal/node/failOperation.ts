@@ -1,4 +1,4 @@
-import { FailOperation } from '../../../schemas/metal/lifecycleCommands.ts';
+import { FailOperation } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

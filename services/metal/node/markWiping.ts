@@ -1,4 +1,4 @@
-import { MarkWiping } from '../../../schemas/metal/lifecycleCommands.ts';
+import { MarkWiping } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';

@@ -1,4 +1,4 @@
-import { RecordInventory } from '../../../schemas/metal/lifecycleCommands.ts';
+import { RecordInventory } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { requireNode } from './lifecycle.ts';

@@ -1,4 +1,4 @@
-import { ReportBmcHealth } from '../../../schemas/metal/commands.ts';
+import { ReportBmcHealth } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

@@ -1,4 +1,4 @@
-import { RetireNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import { RetireNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { requestOperation, requireNode, requireState } from './lifecycle.ts';

@@ -1,4 +1,4 @@
-import { RetryNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import { RetryNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT } from '../../../schemas/autonomy/plan.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

@@ -1,5 +1,5 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
-import { SetMaintenance } from '../../../schemas/metal/commands.ts';
+import { SetMaintenance } from '../../../schemas/metal/nodeCommands.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { nodeAggregate } from './node.ts';

@@ -1,4 +1,4 @@
-import { StartInspection } from '../../../schemas/metal/lifecycleCommands.ts';
+import { StartInspection } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { requestOperation, requireNode, requireState } from './lifecycle.ts';

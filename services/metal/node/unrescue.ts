@@ -1,4 +1,4 @@
-import { UnrescueNode } from '../../../schemas/metal/lifecycleCommands.ts';
+import { UnrescueNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { requireNode, requireState, requireTenantAccess } from './lifecycle.ts';

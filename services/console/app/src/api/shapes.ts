@@ -11,8 +11,8 @@ export type { NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../../.
 export type { NodeState } from '../../../../../schemas/metal/nodeState.ts';
 export type { NodeView } from '../../../../../schemas/metal/views.ts';
 export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
-export type { DeployNode } from '../../../../../schemas/metal/lifecycleCommands.ts';
-export type { SetMaintenance } from '../../../../../schemas/metal/commands.ts';
+export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
+export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { ApprovalView } from '../../../../../projections/workflows/approvals.ts';
 export type { ApproveBatch, RejectBatch } from '../../../../../schemas/trust/approvals.ts';
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
