@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { Resources } from '../../schemas/vps/commands.ts';
+import type { Resources } from '../../schemas/vps/tenantCommands.ts';
 import {
   instanceStateOf,
   type AccountView,
@@ -10,7 +10,7 @@ import {
   type QuotaView,
   type TenantView,
 } from '../../schemas/vps/views.ts';
-import type { DesiredInstanceState, ObservedInstanceState } from '../../schemas/vps/commands.ts';
+import type { DesiredInstanceState, ObservedInstanceState } from '../../schemas/vps/instanceCommands.ts';
 
 interface TenantRow {
   tenant_id: string;

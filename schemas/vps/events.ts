@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { WipeMethod } from '../agent/diskWipe.ts';
-import { DesiredInstanceState, ObservedInstanceState, PoolAgent, PoolClass, Resources } from './commands.ts';
+import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
+import { PoolAgent, PoolClass } from './poolCommands.ts';
+import { Resources } from './tenantCommands.ts';
 
 /** A VPS tenant (`bc.evt.vps.tenant.<tenantId>`); its quota starts at zero. */
 export const TenantCreated = defineEvent('TenantCreated', z.object({ tenantId: z.string(), name: z.string() }));

@@ -1,5 +1,5 @@
 import { aggregateRef } from '../aggregateRef.ts';
-import type { DesiredInstanceState, ObservedInstanceState } from './commands.ts';
+import type { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
 
 /**
  * An instance's desired and observed state. What it was created with lives in the tenant's `InstanceRequested`; the

@@ -1,6 +1,6 @@
 import type { WipeMethod } from '../agent/diskWipe.ts';
 import { aggregateRef } from '../aggregateRef.ts';
-import type { PoolAgent, PoolClass } from './commands.ts';
+import type { PoolAgent, PoolClass } from './poolCommands.ts';
 
 export type PoolState =
   | { readonly exists: false }

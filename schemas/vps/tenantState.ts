@@ -1,5 +1,5 @@
 import { aggregateRef } from '../aggregateRef.ts';
-import type { Resources } from './commands.ts';
+import type { Resources } from './tenantCommands.ts';
 
 /** Where an instance's reservation stands: requested and not yet running, counted as used, or given back. */
 export type QuotaStatus = 'reserved' | 'used' | 'released';

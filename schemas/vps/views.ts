@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DesiredInstanceState, ObservedInstanceState, Resources } from './commands.ts';
+import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
+import { Resources } from './tenantCommands.ts';
 import { PoolCreated } from './events.ts';
 
 /** A tenant's quota: the limits, what running instances use, and what requested-but-not-yet-running ones reserve. */

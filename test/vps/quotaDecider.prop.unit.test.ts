@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { CreateInstance, resourceDimensions } from '../../schemas/vps/commands.ts';
+import { CreateInstance, resourceDimensions } from '../../schemas/vps/tenantCommands.ts';
 import type { PoolEvent, TenantEvent } from '../../schemas/vps/events.ts';
 import { flavorAggregate } from '../../services/vps/flavor/flavor.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';

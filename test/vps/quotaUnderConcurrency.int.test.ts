@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { quotaOf as quotaInReadModel, listInstances } from '../../projections/vps/queries.ts';
 import type { CommandResult } from '../../schemas/api.ts';
-import { resourceDimensions, type Resources } from '../../schemas/vps/commands.ts';
+import { resourceDimensions, type Resources } from '../../schemas/vps/tenantCommands.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CreateInstance, CreatePool, CreateProviderAccount } from '../../schemas/vps/commands.ts';
+import { CreateProviderAccount } from '../../schemas/vps/accountCommands.ts';
+import { CreatePool } from '../../schemas/vps/poolCommands.ts';
+import { CreateInstance } from '../../schemas/vps/tenantCommands.ts';
 import type { InstanceEvent, PoolEvent, TenantEvent } from '../../schemas/vps/events.ts';
 import { engineCommandNames, operatorCommands } from '../../services/api/commandCatalog.ts';
 import { tenantCommandNames as tenantCommands } from '../../services/api/commandCatalog.ts';

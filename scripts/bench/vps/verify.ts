@@ -1,7 +1,7 @@
 import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { quotaOf } from '../../../projections/vps/queries.ts';
-import { resourceDimensions, type Resources } from '../../../schemas/vps/commands.ts';
+import { resourceDimensions, type Resources } from '../../../schemas/vps/tenantCommands.ts';
 import { AggregateRepository } from '../../../services/platform/commands/aggregateRepository.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import { tenantAggregate, usageOf } from '../../../services/vps/tenant/tenant.ts';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { CreateProviderAccount } from '../../../schemas/vps/commands.ts';
+import { CreateProviderAccount } from '../../../schemas/vps/accountCommands.ts';
 import type { AccountEvent } from '../../../schemas/vps/events.ts';
 import { secretRef } from '../../../schemas/secrets/secretState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

@@ -1,4 +1,4 @@
-import { CreateFlavor, MapFlavor } from '../../../schemas/vps/commands.ts';
+import { CreateFlavor, MapFlavor } from '../../../schemas/vps/flavorCommands.ts';
 import type { FlavorEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

@@ -1,5 +1,5 @@
-import type { DesiredInstanceState } from '../../../schemas/vps/commands.ts';
-import { TenantInstance } from '../../../schemas/vps/commands.ts';
+import type { DesiredInstanceState } from '../../../schemas/vps/instanceCommands.ts';
+import { TenantInstance } from '../../../schemas/vps/tenantCommands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

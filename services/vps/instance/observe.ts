@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { RecordInstanceObserved } from '../../../schemas/vps/commands.ts';
+import { RecordInstanceObserved } from '../../../schemas/vps/instanceCommands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { CreatePool } from '../../../schemas/vps/commands.ts';
+import { CreatePool } from '../../../schemas/vps/poolCommands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

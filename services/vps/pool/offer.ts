@@ -1,4 +1,4 @@
-import { PoolTenant } from '../../../schemas/vps/commands.ts';
+import { PoolTenant } from '../../../schemas/vps/poolCommands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
 import { tenantRef } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

@@ -1,4 +1,4 @@
-import { CreateTenant, SetQuota } from '../../../schemas/vps/commands.ts';
+import { CreateTenant, SetQuota } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { CreateInstance, resourceDimensions, type Resources } from '../../../schemas/vps/commands.ts';
+import { CreateInstance, resourceDimensions, type Resources } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

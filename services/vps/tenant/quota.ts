@@ -1,4 +1,4 @@
-import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/commands.ts';
+import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

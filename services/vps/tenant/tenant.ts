@@ -1,5 +1,5 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import type { Resources } from '../../../schemas/vps/commands.ts';
+import type { Resources } from '../../../schemas/vps/tenantCommands.ts';
 import { tenantEvents, type TenantEvent } from '../../../schemas/vps/events.ts';
 import { reservationOf, type InstanceReservation, type QuotaStatus, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
