@@ -1,15 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createPublicKey,
-  diffieHellman,
-  hkdfSync,
-  randomBytes,
-  sign,
-  verify,
-  type KeyObject,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createPublicKey, diffieHellman, hkdfSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { keyIdOf } from '../agent/agentResultCodec.ts';
 import { ephemeralKeyPair } from '../ephemeralKey.ts';
 import type { SecretGrant, SecretGrantRequest, SignedSecretGrantRequest } from './grant.ts';

@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { resolveAggregate, type AggregateDefinition, type CommandDefinition, type DomainEventLike } from '../../services/platform/commands/commandDefinition.ts';
+import {
+  resolveAggregate,
+  type AggregateDefinition,
+  type CommandDefinition,
+  type DomainEventLike,
+} from '../../services/platform/commands/commandDefinition.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { DomainError } from '../../services/platform/errors.ts';
 

@@ -18,4 +18,3 @@ export const flavorAggregate = defineAggregate<FlavorState, FlavorEvent>({
     }
   },
 });
-

@@ -21,4 +21,3 @@ export const instanceAggregate = defineAggregate<InstanceState, InstanceEvent>({
     }
   },
 });
-

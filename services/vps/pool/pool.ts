@@ -20,4 +20,3 @@ export const poolAggregate = defineAggregate<PoolState, PoolEvent>({
     }
   },
 });
-
