@@ -1,7 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { budgetEvents, controlEvents, type BudgetEvent, type ControlEvent } from '../../../schemas/autonomy/controlEvents.ts';
 import type { Disposition } from '../../../schemas/autonomy/policies.ts';
-import { approverEvents, type Approver, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
 export interface ControlsState {
@@ -44,21 +43,4 @@ export const budgetAggregate = defineAggregate<BudgetState, BudgetEvent>({
   initialState: { consumed: [] },
   catalog: new EventCatalog(budgetEvents),
   evolve: (state, event) => ({ consumed: [...state.consumed, `${event.data.decisionId}#${event.data.episode}`] }),
-});
-
-export interface QuorumState {
-  readonly approvers: readonly Approver[];
-  readonly threshold: number;
-}
-
-/**
- * The approver set as `pki.setApprovers` wrote it (`bc.evt.trust.approvers.fleet`), read through the contract only:
- * autonomy counts signed approvals toward the same quorum.
- */
-export const quorumView = defineAggregate<QuorumState, ApproverEvent>({
-  module: 'trust',
-  type: 'approvers',
-  initialState: { approvers: [], threshold: 0 },
-  catalog: new EventCatalog(approverEvents),
-  evolve: (_state, event) => ({ approvers: event.data.approvers, threshold: event.data.threshold }),
 });

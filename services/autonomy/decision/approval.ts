@@ -3,9 +3,9 @@ import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts'
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
 import { APPROVERS_ID, approvalMessage } from '../../../schemas/trust/approvals.ts';
+import { approversRef } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { quorumView } from '../controls/controls.ts';
 import { decisionAggregate, plusMs, type DecisionState, type ExistingDecision } from './decision.ts';
 
 function pendingRequest(state: DecisionState, decisionId: string, now: string): ExistingDecision {
@@ -31,7 +31,7 @@ export const approveDecision = defineCommand({
   schema: ApproveDecision,
   aggregate: decisionAggregate,
   aggregateId: (command) => command.decisionId,
-  dependencies: async (_command, load) => ({ quorum: await load(quorumView, APPROVERS_ID) }),
+  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID) }),
   decide(command, state, { now, actor, dependencies }): DecisionEvent[] {
     const decision = pendingRequest(state, command.decisionId, now);
     const { quorum } = dependencies;

@@ -30,7 +30,11 @@ const definedAggregates = new Map<string, AggregateDefinition<any, any>>();
 
 export function defineAggregate<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>): AggregateDefinition<S, E> {
   const frozen = Object.freeze(aggregate);
-  definedAggregates.set(`${frozen.module}.${frozen.type}`, frozen);
+  const name = `${frozen.module}.${frozen.type}`;
+  // One fold per aggregate: a second (a narrower "view" of the same subject) would make a reference ambiguous, and the
+  // aggregate cache, keyed by subject, would hand one fold's state to the other. Read another aggregate by reference.
+  if (definedAggregates.has(name)) throw new Error(`aggregate ${name} is defined twice: read another module's aggregate through its AggregateRef`);
+  definedAggregates.set(name, frozen);
   return frozen;
 }
 

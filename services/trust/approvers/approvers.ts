@@ -1,12 +1,9 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
-import { approverEvents, type Approver, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
+import { approverEvents, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
+import type { ApproversState } from '../../../schemas/trust/approversState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-export interface ApproversState {
-  readonly approvers: readonly Approver[];
-  readonly threshold: number;
-  readonly approvalTtlSeconds: number;
-}
+export type { ApproversState } from '../../../schemas/trust/approversState.ts';
 
 /** Who may approve destructive batches, and how many must (`bc.evt.trust.approvers.fleet`). Threshold 0: no quorum. */
 export const approversAggregate = defineAggregate<ApproversState, ApproverEvent>({

@@ -1,7 +1,7 @@
 import { APPROVERS_ID, RejectBatch } from '../../../schemas/trust/approvals.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { approversAggregate } from '../../trust/approvers/approvers.ts';
+import { approversRef } from '../../../schemas/trust/approversState.ts';
 import { workflowAggregate, type WorkflowState } from './workflow.ts';
 import { signedBatch } from './signedBatch.ts';
 
@@ -15,7 +15,7 @@ export const rejectBatch = defineCommand({
   schema: RejectBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  dependencies: async (_command, load) => ({ quorum: await load(approversAggregate, APPROVERS_ID) }),
+  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID) }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     const batch = signedBatch(state, command, 'reject', dependencies.quorum, Date.parse(now));
     const stepIndex = batch.stepIndexes[0]!;

@@ -1,7 +1,7 @@
 import { ApproveBatch, approvalMessage } from '../../../schemas/trust/approvals.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { type ApproversState } from '../../trust/approvers/approvers.ts';
+import type { ApproversState } from '../../../schemas/trust/approversState.ts';
 import { approvalStatus, type ApprovalBatch, type WorkflowState } from './workflow.ts';
 
 /** The open batch an approver may sign, after checking who they are and what they signed. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
-import { approversAggregate } from '../../trust/approvers/approvers.ts';
+import { approversRef } from '../../../schemas/trust/approversState.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import { nodeOperationPlan, PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT, planDigestOf, RemediationPlan } from '../../../schemas/autonomy/plan.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
@@ -39,7 +39,7 @@ export const startWorkflow = defineCommand({
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
   dependencies: async (_command, load) => ({
-    quorum: await load(approversAggregate, APPROVERS_ID),
+    quorum: await load(approversRef, APPROVERS_ID),
     registry: await load(pluginRegistryAggregate, PLUGIN_REGISTRY_ID),
   }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
