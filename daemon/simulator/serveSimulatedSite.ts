@@ -6,6 +6,8 @@ import { putSecret } from '../../services/secrets/secret/put.ts';
 import { loadMasterKey } from '../../services/secrets/masterKey.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 import { createSiteToken } from '../../services/trust/joinToken/create.ts';
+// `siteTokens.create` reads the site through `siteRef`: this process serves it, so it defines the site aggregate.
+import '../../services/site/site/site.ts';
 import { startSimulatedSite } from './simulatedSite.ts';
 
 /**

@@ -6,6 +6,7 @@ import { secretRef } from '../../schemas/secrets/secretState.ts';
 import { siteRef } from '../../schemas/site/siteState.ts';
 import { agentRef } from '../../schemas/trust/agentState.ts';
 import { approversRef } from '../../schemas/trust/approversState.ts';
+import { accountRef } from '../../schemas/vps/accountState.ts';
 import { flavorRef } from '../../schemas/vps/flavorState.ts';
 import { instanceRef } from '../../schemas/vps/instanceState.ts';
 import { poolRef } from '../../schemas/vps/poolState.ts';
@@ -17,6 +18,7 @@ import { secretAggregate } from '../../services/secrets/secret/secret.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { approversAggregate } from '../../services/trust/approvers/approvers.ts';
+import { accountAggregate } from '../../services/vps/account/account.ts';
 import { flavorAggregate } from '../../services/vps/flavor/flavor.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { poolAggregate } from '../../services/vps/pool/pool.ts';
@@ -37,6 +39,7 @@ describe('aggregate references', () => {
     [agentRef, agentAggregate],
     [secretRef, secretAggregate],
     [approversRef, approversAggregate],
+    [accountRef, accountAggregate],
   ] as const;
 
   it.each(owners.map(([ref, owner]) => [`${ref.module}.${ref.type}`, ref, owner] as const))('%s resolves to its module’s fold', (_name, ref, owner) => {

@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { CreatePool } from '../../../schemas/vps/poolCommands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
+import { accountRef } from '../../../schemas/vps/accountState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { accountAggregate } from '../account/account.ts';
 import { poolAggregate } from './pool.ts';
 
 /** `vps.createPool`: the account (provider pool) or site (metal pool) it draws on must exist. */
@@ -15,7 +15,7 @@ export const createPool = defineCommand({
   aggregate: poolAggregate,
   aggregateId: (command) => command.poolId,
   dependencies: async (command, load) => ({
-    accountExists: command.accountId === undefined ? true : (await load(accountAggregate, command.accountId)).exists,
+    accountExists: command.accountId === undefined ? true : (await load(accountRef, command.accountId)).exists,
     siteExists: command.siteId === undefined ? true : (await load(siteRef, command.siteId)).exists,
   }),
   decide(command, state, { dependencies }): PoolEvent[] {

@@ -4,7 +4,7 @@ import { decodeSignedResult, verifyAgentResult } from '../../../schemas/agent/ag
 import type { WipeReport } from '../../../schemas/agent/diskWipe.ts';
 import { stepAttemptId } from '../../../schemas/metal/workflow.ts';
 import type { AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { agentAggregate, type AgentState } from '../../trust/agent/agent.ts';
+import { agentRef, type AgentState } from '../../../schemas/trust/agentState.ts';
 import { wipeCoverage } from './wipeCoverage.ts';
 import type { ExistingWorkflow } from './workflow.ts';
 
@@ -12,7 +12,7 @@ import type { ExistingWorkflow } from './workflow.ts';
 export async function signerOf(signedResult: string | undefined, load: AggregateLoader): Promise<AgentState | undefined> {
   if (!signedResult) return undefined;
   try {
-    return await load(agentAggregate, decodeSignedResult(Buffer.from(signedResult, 'base64')).result.agentId);
+    return await load(agentRef, decodeSignedResult(Buffer.from(signedResult, 'base64')).result.agentId);
   } catch {
     return undefined;
   }

@@ -2,7 +2,7 @@ import { CompleteStep } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { nodeAggregate } from '../../metal/node/node.ts';
+import { nodeRef } from '../../../schemas/metal/nodeState.ts';
 import { attests, signerOf } from './attestation.ts';
 import { cancelledEvent } from './cancel.ts';
 import { workflowAggregate } from './workflow.ts';
@@ -21,7 +21,7 @@ export const completeStep = defineCommand({
   dependencies: async (command, load) => {
     // A wipe is checked against the inventory of the node the workflow runs on.
     const wf = await load(workflowAggregate, command.workflowId);
-    const node = wf.exists ? await load(nodeAggregate, wf.nodeId) : undefined;
+    const node = wf.exists ? await load(nodeRef, wf.nodeId) : undefined;
     return { signer: await signerOf(command.signedResult, load), inventory: node?.exists ? (node.inventory ?? null) : null };
   },
   decide(command, state, { dependencies }): WorkflowEvent[] {
