@@ -23,6 +23,7 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
+import { sealedProviderTokens } from './providerTokens.ts';
 import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from './runPlugin.ts';
 import type { Runtime } from './runtime.ts';
@@ -156,7 +157,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     const providers = providersOf(await loadPluginModules(config.plugins));
     const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), {
       providers,
-      masterKey: loadMasterKey(config),
+      tokens: sealedProviderTokens(store, loadMasterKey(config)),
       lease,
     });
     await reconciler.start();
