@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { brokerDirOf, loadConfig, natsUrlOf } from '../../services/platform/config.ts';
-import { putSecret } from '../../services/secrets/secret/put.ts';
 import { loadMasterKey } from '../../services/secrets/masterKey.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
-import { createSiteToken } from '../../services/trust/joinToken/create.ts';
-// `siteTokens.create` reads the site through `siteRef`: this process serves it, so it defines the site aggregate.
-import '../../services/site/site/site.ts';
 import { startSimulatedSite } from './simulatedSite.ts';
 
 /**
@@ -17,7 +12,7 @@ import { startSimulatedSite } from './simulatedSite.ts';
  */
 const config = loadConfig();
 const runtime = await openRuntime(config, 'simulated-site');
-const bus = new CommandBus(runtime.store, [putSecret, createSiteToken], { retries: config.commandRetries });
+const bus = runtime.bus;
 const site = await startSimulatedSite(
   runtime.nc,
   {

@@ -5,7 +5,10 @@ import type { Config } from '../platform/config.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Metrics } from './metrics.ts';
 
-/** What the API process serves from: the command bus, the log, and the read models by name. */
+/**
+ * What the API process serves from: the process's one command bus (every command; each route sends only what its
+ * callers may, by the commands' `exposure`), the log, and the read models by name.
+ */
 export interface ApiContext {
   readonly config: Config;
   readonly nc: NatsConnection;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CommandResult, Problem } from '../../schemas/api.ts';
 import type { Principal } from '../../schemas/auth/roles.ts';
 import { PlatformError } from '../platform/errors.ts';
+import type { CommandDefinition } from '../platform/commands/commandDefinition.ts';
 import type { ApiContext } from './apiContext.ts';
 
 const CommandHeaders = z.object({
@@ -29,11 +30,14 @@ function actingTenant(principal: Principal | undefined, body: unknown): unknown 
   return { ...body, tenantId };
 }
 
-/** `POST /v1/commands/<name>`: one route per command so each body schema is documented and validated. */
-export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
+/**
+ * `POST /v1/commands/<name>`: one route per command so each body schema is documented and validated. Only `commands`
+ * (those exposed to operators, tenants and admins) get a route; the bus they run on carries the process's others too.
+ */
+export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext; commands: readonly CommandDefinition[] }> = async (app, { ctx, commands }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  for (const name of ctx.bus.names()) {
-    const command = ctx.bus.definition(name)!;
+  for (const command of commands) {
+    const { name } = command;
     api.post(`/v1/commands/${name}`, {
       schema: {
         tags: ['commands'],
@@ -73,7 +77,7 @@ export const commandRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
   app.all('/v1/commands/*', { schema: { hide: true } }, async (req) => {
     throw new PlatformError(
       'UNKNOWN_COMMAND',
-      `unknown command "${req.url.slice('/v1/commands/'.length).split('?')[0]}"; known: ${ctx.bus.names().join(', ')}`,
+      `unknown command "${req.url.slice('/v1/commands/'.length).split('?')[0]}"; known: ${commands.map((c) => c.name).join(', ')}`,
     );
   });
 };

@@ -8,8 +8,6 @@ import { JoinExpectation, JoinRole, MAX_JOIN_TOKEN_TTL_SECONDS } from '../../sch
 import { ResourceId } from '../../schemas/ids.ts';
 import { brokerDirOf } from '../platform/config.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { CommandBus } from '../platform/commands/commandBus.ts';
-import { joinTokenCommands } from './commandCatalog.ts';
 import { mintJoinToken } from '../trust/joinToken/mint.ts';
 import type { ApiContext } from './apiContext.ts';
 
@@ -33,7 +31,7 @@ const Minted = z.object({ tokenId: z.string(), token: z.string(), expiresAt: z.s
  */
 export const joinTokenRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  const bus = new CommandBus(ctx.store, joinTokenCommands, { retries: ctx.config.commandRetries });
+  const bus = ctx.bus;
   api.get('/v1/join-creds', {
     schema: { tags: ['trust'], summary: 'The public join credential (broker mode)', response: { 200: z.string(), '4xx': Problem, '5xx': Problem } },
     handler: async (_req, reply) => {

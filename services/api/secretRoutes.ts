@@ -6,8 +6,6 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { SecretKind, sealingAad, secretRefOf } from '../../schemas/secrets/sealed.ts';
 import type { SecretEvent } from '../../schemas/secrets/events.ts';
 import { PutSecretBody, SecretIdParams, SecretStoredView, SecretView } from '../../schemas/secrets/views.ts';
-import { CommandBus } from '../platform/commands/commandBus.ts';
-import { edgeCommands } from './commandCatalog.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { seal } from '../secrets/sealing.ts';
@@ -26,7 +24,7 @@ const IdempotencyHeaders = z.object({
 
 /**
  * `/v1/secrets`: the one place plaintext enters. `PUT` seals the value with the master key here, at the edge, and only
- * then sends `secrets.put` (on a bus of its own: operators cannot send that command directly). Reads return
+ * then sends `secrets.put` (an `edge` command: operators cannot send it as `POST /v1/commands`). Reads return
  * metadata and the `secret:<id>` reference, never the value or its sealed form. Request bodies are not logged
  * (request logging is off in `buildApi`), and no error built here carries any part of a value.
  */
@@ -34,7 +32,7 @@ export const secretRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app,
   const api = app.withTypeProvider<ZodTypeProvider>();
   const reader = readerOf(ctx, 'secrets');
   const masterKey = loadMasterKey(ctx.config);
-  const bus = new CommandBus(ctx.store, edgeCommands, { retries: ctx.config.commandRetries });
+  const bus = ctx.bus;
   const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
 
   api.put('/v1/secrets/:secretId', {

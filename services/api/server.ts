@@ -6,8 +6,7 @@ import { siteRoutes } from '../../projections/sites/routes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
-import { CommandBus } from '../platform/commands/commandBus.ts';
-import { edgeCommands } from './commandCatalog.ts';
+import { operatorCommands } from './commandCatalog.ts';
 import { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -64,9 +63,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
     return reply.code(404).type('application/problem+json').send(problemOf(err, req.url));
   });
 
-  // The API's own bus for the commands it sends from its routes (tokens), and the log behind token look-ups.
-  const edgeBus = new CommandBus(ctx.store, edgeCommands, { retries: ctx.config.commandRetries });
-  installAuthentication(app, ctx, edgeBus.repository);
+  // The process's bus sends the commands of the edge routes (tokens, approvals) too; its repository serves token look-ups.
+  installAuthentication(app, ctx, ctx.bus.repository);
   const tenancy = installTenancy(app, ctx);
   await installRateLimit(app, ctx.config);
 
@@ -78,7 +76,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   });
 
   const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
-  await app.register(commandRoutes, { ctx });
+  await app.register(commandRoutes, { ctx, commands: operatorCommands });
   await app.register(eventRoutes, { ctx, tenancy });
   const deadLetters = new DeadLetterReader(ctx.store.jsm);
   const leases = new LeaseReader(ctx.nc);
@@ -89,10 +87,10 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });
-  await app.register(tokenRoutes, { ctx, bus: edgeBus });
-  await app.register(approvalRoutes, { ctx, bus: edgeBus });
+  await app.register(tokenRoutes, { ctx, bus: ctx.bus });
+  await app.register(approvalRoutes, { ctx, bus: ctx.bus });
   await app.register(autonomyRoutes, { reader: readerOf(ctx, 'autonomy'), waitTimeoutMs });
-  await app.register(autonomyApiRoutes, { ctx, bus: edgeBus });
+  await app.register(autonomyApiRoutes, { ctx, bus: ctx.bus });
   await app.register(joinTokenRoutes, { ctx });
   await app.register(pluginRoutes, { ctx });
   await app.register(serviceRoutes, { leases });
@@ -103,6 +101,6 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(consoleRoutes, { root: consoleDistDir });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
-  if (ctx.config.apiAuth === 'required') await ensureAdminToken(edgeBus, ctx.config.dataDir, log);
+  if (ctx.config.apiAuth === 'required') await ensureAdminToken(ctx.bus, ctx.config.dataDir, log);
   return app;
 }

@@ -12,7 +12,11 @@ import { LeaseFence } from './leaseFence.ts';
  * Answers `bc.cmd.<name>` requests (queue group `commands`, so replicas share them) with the same result an HTTP
  * command gets: `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header.
  */
-export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger): Subscription {
+/**
+ * `served` names the commands answered here (default: all the bus has); the bus may carry more, for the process's
+ * other entry points.
+ */
+export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger, served?: ReadonlySet<string>): Subscription {
   const fence = new LeaseFence(nc, log);
   return serveRequests(
     nc,
@@ -29,6 +33,7 @@ export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger):
           throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
         }
         const name = msg.subject.slice(Subjects.command('').length);
+        if (served && !served.has(name)) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${name}"; known: ${[...served].join(', ')}`);
         // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
         if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
           throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);

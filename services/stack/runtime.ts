@@ -1,4 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { allCommands } from '../api/commandCatalog.ts';
+import { CommandBus } from '../platform/commands/commandBus.ts';
 import type { Config } from '../platform/config.ts';
 import { loadEventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
@@ -6,11 +8,17 @@ import { createLogger, type Logger } from '../platform/logger.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
 import { connectControlPlane } from './controlPlaneConnection.ts';
 
-/** What every service process needs: configuration, a NATS connection, the event log and a logger. */
+/** What every service process needs: configuration, a NATS connection, the event log, its command bus and a logger. */
 export interface Runtime {
   readonly config: Config;
   readonly nc: NatsConnection;
   readonly store: EventStore;
+  /**
+   * The process's one command bus, carrying every command: commands on one aggregate are serialised within the
+   * process whichever entry point (HTTP route, NATS responder) sent them. Who may send what is decided at each entry
+   * point by the command's `exposure`, not by the bus.
+   */
+  readonly bus: CommandBus;
   readonly log: Logger;
 }
 
@@ -18,7 +26,8 @@ export async function openRuntime(config: Config, processName: string): Promise<
   const log = createLogger(processName, config.logLevel);
   const nc = await connectControlPlane(config, processName);
   await ensureStreams(nc, config);
-  return { config, nc, store: await openEventStore(nc, config), log };
+  const store = await openEventStore(nc, config);
+  return { config, nc, store, bus: new CommandBus(store, allCommands, { retries: config.commandRetries }), log };
 }
 
 /** The event log as a control-plane process sees it: batches written and verified with the control plane's event key. */

@@ -5,9 +5,8 @@ import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
-import { CommandBus } from '../platform/commands/commandBus.ts';
 import { serveCommands } from '../commands/commandResponder.ts';
-import { busCommands, operatorCommands } from '../api/commandCatalog.ts';
+import { busCommands } from '../api/commandCatalog.ts';
 import { startGrantService } from '../secrets/grantService.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { BmcMonitor } from './bmcMonitor/bmcMonitor.ts';
@@ -23,6 +22,7 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../vps/reconciler/config.ts';
 import { providersOf } from '../vps/reconciler/providerClients.ts';
 import { VpsReconciler } from '../vps/reconciler/reconciler.ts';
+import { sealedProviderTokens } from './providerTokens.ts';
 import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from './runPlugin.ts';
 import type { Runtime } from './runtime.ts';
@@ -75,13 +75,13 @@ function leased(service: LeasedService, start: (runtime: Runtime, lease: LeaseTe
 
 /** Every service a process can run, by the name `serve` takes. */
 export const serviceCatalog: Record<string, ServiceFactory> = {
-  commands: async ({ config, nc, store, log }) => {
-    const sub = serveCommands(nc, new CommandBus(store, busCommands, { retries: config.commandRetries }), log);
+  // The process's bus; what is served on `bc.cmd.>` is decided by each command's exposure.
+  commands: async ({ nc, bus, log }) => {
+    const sub = serveCommands(nc, bus, log, new Set(busCommands.map((c) => c.name)));
     return { stop: async () => sub.unsubscribe() };
   },
-  api: async ({ config, nc, store, log }) => {
+  api: async ({ config, nc, store, bus, log }) => {
     const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(config.dataDir, p.name))]));
-    const bus = new CommandBus(store, operatorCommands, { retries: config.commandRetries });
     const app = await buildApi({ config, nc, store, bus, readers, metrics: createMetrics() }, log);
     await app.listen({ port: config.httpPort, host: config.httpHost });
     return {
@@ -156,7 +156,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     const providers = providersOf(await loadPluginModules(config.plugins));
     const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), {
       providers,
-      masterKey: loadMasterKey(config),
+      tokens: sealedProviderTokens(store, loadMasterKey(config)),
       lease,
     });
     await reconciler.start();

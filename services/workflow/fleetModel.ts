@@ -77,18 +77,35 @@ export class FleetModel {
   }
 
   /**
-   * Operations that may start now, oldest first per site, within the caps. They count as in flight from here on, so
-   * a second call before their `WorkflowStarted` arrives does not over-admit.
+   * Operations that may start now, oldest first per site, within the caps. Changes nothing: the orchestrator folds the
+   * starts it decides (`admitted`), so a second look before their `WorkflowStarted` arrives does not over-admit.
    */
-  admit(caps: Caps): PendingOperation[] {
-    const admitted: PendingOperation[] = [];
-    for (const op of [...this.#queue]) {
+  admissible(caps: Caps): PendingOperation[] {
+    const taken = new Map<string, number>();
+    const admissible: PendingOperation[] = [];
+    for (const op of this.#queue) {
       const slot = cappedOperations[op.operation] ?? null;
-      if (slot && this.inFlight(op.siteId, slot) >= caps[slot]) continue;
-      this.#dequeue(op.workflowId);
-      this.#occupy(op.workflowId, slot, op.siteId);
-      admitted.push(op);
+      if (slot) {
+        const key = `${op.siteId}/${slot}`;
+        const used = this.inFlight(op.siteId, slot) + (taken.get(key) ?? 0);
+        if (used >= caps[slot]) continue;
+        taken.set(key, (taken.get(key) ?? 0) + 1);
+      }
+      admissible.push(op);
     }
+    return admissible;
+  }
+
+  /** A start was decided: the operation counts as in flight from here on. */
+  admitted(op: Pick<PendingOperation, 'workflowId' | 'siteId' | 'operation'>): void {
+    this.#dequeue(op.workflowId);
+    this.#occupy(op.workflowId, cappedOperations[op.operation] ?? null, op.siteId);
+  }
+
+  /** `admissible`, each counted as in flight at once. */
+  admit(caps: Caps): PendingOperation[] {
+    const admitted = this.admissible(caps);
+    for (const op of admitted) this.admitted(op);
     return admitted;
   }
 

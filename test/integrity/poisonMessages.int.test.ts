@@ -10,6 +10,7 @@ import { buildApi } from '../../services/api/server.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { EventHeaders } from '../../services/platform/eventStore/eventMac.ts';
+import { sealedProviderTokens } from '../../services/stack/providerTokens.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
 import { loadReconcilerConfig } from '../../services/vps/reconciler/config.ts';
 import { VPS_RECONCILER_DURABLE, VpsReconciler } from '../../services/vps/reconciler/reconciler.ts';
@@ -126,7 +127,7 @@ describe('poison messages', () => {
     await using env = await startBackbone({ projectors: false });
     const reconciler = new VpsReconciler(env.nc, env.store, loadReconcilerConfig({}, { resyncMs: 60_000 }), env.log, {
       providers: new Map(),
-      masterKey: new MasterKey(randomBytes(32)),
+      tokens: sealedProviderTokens(env.store, new MasterKey(randomBytes(32))),
     });
     await reconciler.start();
     try {

@@ -9,10 +9,8 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
-import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { sendCommand } from '../../services/commands/commandClient.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { operatorCommands } from '../../services/api/commandCatalog.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
@@ -37,10 +35,7 @@ describe('sealed secrets', () => {
     const spyConn = await connectNats(backbone.nats.url, 'spy');
     const traffic = recordTraffic(spyConn, ['>']);
     const responder = serveCommands(nc, backbone.bus, log);
-    const app = await buildApi(
-      { config, nc, store, bus: new CommandBus(store, operatorCommands, { retries: 3 }), readers: backbone.readers, metrics: createMetrics() },
-      log,
-    );
+    const app = await buildApi({ config, nc, store, bus: backbone.bus, readers: backbone.readers, metrics: createMetrics() }, log);
     const grants = startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' }));
     const agentConn = await connectNats(backbone.nats.url, 'site-agent');
     using agentDirs = tempDir('bc-agents-');

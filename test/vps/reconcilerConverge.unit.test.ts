@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstance } from 'better-compute/sdk';
-import { converge, type ConvergeEffects } from '../../services/vps/reconciler/converge.ts';
-import { isAtRest, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
+import { runEffects, type EffectPorts } from '../../services/platform/processManager/runEffects.ts';
+import { planPass, probe, type ProviderAccess } from '../../services/vps/reconciler/converge.ts';
+import type { ConvergeTask } from '../../services/vps/reconciler/effects.ts';
+import { isAtRest, VpsModel, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
+import { evolveVps } from '../../services/vps/reconciler/reconciliation.ts';
 
 const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInstance => ({
   key: 'tenant-a/web-1',
@@ -39,31 +42,40 @@ function fakeClient(calls: string[], answers: Partial<ProviderClient> = {}): Pro
   return Object.fromEntries(Object.entries(merged).map(([name, fn]) => [name, logged(name, fn as never)])) as unknown as ProviderClient;
 }
 
+/**
+ * One pass run the way the process-manager host runs it (`runEffects`): the plan, the provider probe, each command
+ * "sent" to a log and folded into the model with the reconciler's own `evolveVps`.
+ */
 function effectsFor(client: ProviderClient | (() => never), options: { refuse?: boolean } = {}) {
   const log: string[] = [];
-  const effects: ConvergeEffects = {
+  const model = new VpsModel();
+  const access: ProviderAccess = {
     signal: new AbortController().signal,
     client: async () => (typeof client === 'function' ? client() : client),
     offerOf: () => 'a1.small',
-    async record(instance, observed, observation = {}) {
-      log.push(`record ${observed}${observation.message ? ` (${observation.message})` : ''}`);
-      if (options.refuse && observed === 'provisioning') return 'refused';
-      instance.observed = observed;
-      instance.providerInstanceId = observation.providerInstanceId ?? instance.providerInstanceId;
-      instance.addresses = observation.addresses ?? instance.addresses;
-      instance.message = observation.message ?? null;
-      return 'recorded';
-    },
-    async markQuotaUsed(instance) {
-      log.push('markQuotaUsed');
-      instance.quotaUsed = true;
-    },
-    async releaseQuota(instance) {
-      log.push('releaseQuota');
-      instance.released = true;
-    },
   };
-  return { effects, log };
+  const ports: EffectPorts<ConvergeTask> = {
+    async send({ name, payload }) {
+      const { observed, message } = payload as { observed?: string; message?: string };
+      log.push(name === 'vps.recordInstanceObserved' ? `record ${observed}${message ? ` (${message})` : ''}` : name.slice('vps.'.length));
+      return options.refuse && observed === 'provisioning' ? { code: 'ALREADY_EXISTS', message: 'owned by tenant-b' } : undefined;
+    },
+    publish: async () => undefined,
+    perform: async (task) => {
+      const instance = model.instances.get(task.converge)!;
+      return task.step === 'plan' ? planPass(instance) : probe(instance, access);
+    },
+    absorbs: () => false,
+    fold: (outcome) => evolveVps(model, outcome, { backoffMs: 1, maxBackoffMs: 1 }),
+    now: () => 0,
+  };
+  return { effects: { model, ports }, log };
+}
+
+/** A pass over `instance`, as the reconciler decides it on a tenant's intent. */
+function converge(instance: ReconciledInstance, { model, ports }: ReturnType<typeof effectsFor>['effects']) {
+  model.instances.set(instance.key, instance);
+  return runEffects<ConvergeTask>([{ kind: 'task', task: { converge: instance.key, step: 'plan' } }], ports);
 }
 
 describe('vps reconciler converge', () => {

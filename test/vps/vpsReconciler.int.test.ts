@@ -5,6 +5,7 @@ import { clientTokenOf, definePlugin, defineProvider } from 'better-compute/sdk'
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { sealedProviderTokens } from '../../services/stack/providerTokens.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
 import { seal } from '../../services/secrets/sealing.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
@@ -66,7 +67,7 @@ async function startWorld() {
   const reconciler = (fetch: typeof globalThis.fetch = globalThis.fetch) =>
     new VpsReconciler(backbone.nc, backbone.store, loadReconcilerConfig({}, { resyncMs: 50, backoffMs: 50 }), backbone.log, {
       providers: providersOf([plugin]),
-      masterKey,
+      tokens: sealedProviderTokens(backbone.store, masterKey),
       fetch,
     });
   const instance = async (id: string) => (await repository.load(instanceAggregate, id)).state;

@@ -57,6 +57,8 @@ export class VpsModel {
   /** offer id by flavor id, then pool id. */
   readonly offers = new Map<string, Map<string, string>>();
   readonly accounts = new Map<string, ProviderAccount>();
+  /** Instances whose provider stayed unavailable: failures so far and when to try again (ms since the epoch). */
+  readonly retries = new Map<string, { failures: number; at: number }>();
 
   /** Applies one event; returns the key of the instance it concerns, if any. */
   apply(event: VpsEvent): string | undefined {

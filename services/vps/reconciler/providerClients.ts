@@ -1,12 +1,17 @@
-import { sealingAad, type SealedValue } from '../../../schemas/secrets/sealed.ts';
 import { ProviderError, connectProvider, type ProviderClient, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
-import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
-import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { PluginDefinition } from '../../../plugins/sdk/definePlugin.ts';
-import type { MasterKey } from '../../secrets/masterKey.ts';
-import { open } from '../../secrets/sealing.ts';
-import { secretAggregate } from '../../secrets/secret/secret.ts';
 import type { ProviderAccount } from './model.ts';
+
+/**
+ * Provider account tokens, as the composition root reads them: each is a sealed secret, opened with the master key
+ * only when a client is built. The reconciler never sees the key or the sealed value.
+ */
+export interface ProviderTokens {
+  /** The secret's current version, or undefined when it does not exist. */
+  versionOf(secretId: string): Promise<number | undefined>;
+  /** The plaintext of that version (what the edge stored: JSON); throws when it cannot be opened. */
+  open(secretId: string, version: number): Promise<string>;
+}
 
 const isProvider = (value: unknown): value is ProviderDefinition<string, unknown> =>
   typeof value === 'object' && value !== null && typeof (value as { create?: unknown }).create === 'function' && 'configSchema' in value;
@@ -24,28 +29,24 @@ export function providersOf(plugins: readonly PluginDefinition[]): Map<string, P
  * again (a rotated token) has a new version, so the next pass builds a new client with it.
  */
 export class ProviderClients {
-  readonly #repository: AggregateRepository;
   readonly #clients = new Map<string, ProviderClient>();
 
   constructor(
-    store: EventStore,
-    private readonly masterKey: MasterKey,
+    private readonly tokens: ProviderTokens,
     private readonly providers: ReadonlyMap<string, ProviderDefinition<string, unknown>>,
     private readonly options: { fetch: typeof fetch; signal: AbortSignal },
-  ) {
-    this.#repository = new AggregateRepository(store, 10_000);
-  }
+  ) {}
 
   /** The account's client; a missing provider plugin, token or readable token is a `configuration` ProviderError. */
   async clientFor(accountId: string, account: ProviderAccount): Promise<ProviderClient> {
     const provider = this.providers.get(account.providerId);
     if (!provider) throw new ProviderError('configuration', `no loaded plugin provides "${account.providerId}" (BC_PLUGINS)`);
-    const secret = (await this.#repository.load(secretAggregate, account.tokenSecretId)).state;
-    if (!secret.exists) throw new ProviderError('configuration', `the token secret ${account.tokenSecretId} of account ${accountId} does not exist`);
-    const cacheKey = `${accountId}/v${secret.version}`;
+    const version = await this.tokens.versionOf(account.tokenSecretId);
+    if (version === undefined) throw new ProviderError('configuration', `the token secret ${account.tokenSecretId} of account ${accountId} does not exist`);
+    const cacheKey = `${accountId}/v${version}`;
     const cached = this.#clients.get(cacheKey);
     if (cached) return cached;
-    const token = this.openToken(accountId, account.tokenSecretId, secret.sealed, secret.version);
+    const token = await this.openToken(accountId, account.tokenSecretId, version);
     // The region is part of the account, not its config; providers that need it read it from config too.
     const client = connectProvider(provider, {
       config: { region: account.region, ...account.config },
@@ -58,10 +59,10 @@ export class ProviderClients {
   }
 
   /** The edge stores a secret's value as JSON: a provider token is a JSON string, or an object with a `token` string. */
-  private openToken(accountId: string, secretId: string, sealed: SealedValue, version: number): string {
+  private async openToken(accountId: string, secretId: string, version: number): Promise<string> {
     let text: string;
     try {
-      text = open(sealed, this.masterKey, sealingAad(secretId, version)).toString('utf8');
+      text = await this.tokens.open(secretId, version);
     } catch (cause) {
       throw new ProviderError('configuration', `the token secret ${secretId} of account ${accountId} cannot be opened with this master key`, { cause });
     }

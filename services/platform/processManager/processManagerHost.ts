@@ -1,0 +1,186 @@
+import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { EventDefinition, EventOf } from '../../../schemas/eventCatalog.ts';
+import { Streams } from '../../../schemas/subjects.ts';
+import { DeadLetterQueue } from '../deadLetters/deadLetterQueue.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import { knownEvents } from '../eventStore/knownEvents.ts';
+import type { LeaseTerm } from '../lease/leaderLease.ts';
+import type { Logger } from '../logger.ts';
+import { sendEngineCommand } from './engineCommands.ts';
+import type { Effect, ProcessManager, Reaction, Refusal } from './processManager.ts';
+import { ReactionQueues } from './reactionQueues.ts';
+import { runEffects, type EffectPorts } from './runEffects.ts';
+
+/**
+ * Runs one process manager on its durable consumer of `BC_EVENTS`. Each event is folded into the model as it
+ * arrives (events arrive in log order, so decisions see the log's order), then its reactions are queued per key: one
+ * key's in order, different keys concurrently. The event is acked once all its reactions are done, heartbeating
+ * (`working()`) meanwhile, and nak'ed (1 s) if one failed. A message the event store did not write, or cannot be
+ * read, is dead-lettered and acked without folding or reacting. On start the model is folded back from the log up
+ * to what the durable delivered before, so a redelivered event reacts again but is not applied twice.
+ */
+export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
+  readonly #abort = new AbortController();
+  #fail: (err: Error) => void = () => undefined;
+  /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
+  readonly failure = new Promise<Error>((resolve) => (this.#fail = resolve));
+  readonly #deadLetters: DeadLetterQueue;
+  readonly #queues = new ReactionQueues();
+  readonly #ports: EffectPorts<T>;
+  /** Highest stream sequence folded into the model. */
+  #appliedSeq = 0;
+  #messages: ConsumerMessages | undefined;
+  #loop: Promise<void> | undefined;
+  #tick: NodeJS.Timeout | undefined;
+
+  constructor(
+    nc: NatsConnection,
+    private readonly store: EventStore,
+    private readonly pm: ProcessManager<D, M, T>,
+    private readonly log: Logger,
+    /** The leader lease the host runs under: its term is stamped on every command it sends. */
+    lease?: LeaseTerm,
+  ) {
+    this.#deadLetters = new DeadLetterQueue(nc, pm.durable, log);
+    const js = jetstream(nc);
+    const signal = this.#abort.signal;
+    this.#ports = {
+      send: async (command) => {
+        let refusal: Refusal | undefined;
+        await sendEngineCommand(nc, log, signal, command.name, command.payload, command.commandId, {
+          ...(lease ? { lease } : {}),
+          onRefused: (err) => (refusal = { code: err.code, message: err.message }),
+        });
+        return refusal;
+      },
+      publish: async ({ subject, data, msgId }) => void (await js.publish(subject, JSON.stringify(data), { msgID: msgId })),
+      perform: async (task) => {
+        if (!pm.perform) throw new Error(`${pm.durable} decided a task but performs none`);
+        signal.throwIfAborted();
+        return pm.perform(task, pm.model, signal);
+      },
+      absorbs: (error) => !signal.aborted && (pm.absorbs?.(error) ?? false),
+      fold: (outcome) => pm.evolve(pm.model, outcome),
+      now: () => Date.now(),
+    };
+  }
+
+  get model(): M {
+    return this.pm.model;
+  }
+
+  async start(): Promise<void> {
+    const { pm } = this;
+    const jsm = this.store.jsm;
+    const config = { ack_wait: pm.ackWaitMs * 1_000_000, max_ack_pending: pm.maxInFlight };
+    let info = await jsm.consumers.info(Streams.events.name, pm.durable).catch(() => undefined);
+    if (!info) {
+      info = await jsm.consumers.add(Streams.events.name, {
+        durable_name: pm.durable,
+        filter_subject: pm.filter,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...config,
+      });
+    } else if (info.config.max_ack_pending !== config.max_ack_pending || info.config.ack_wait !== config.ack_wait) {
+      info = await jsm.consumers.update(Streams.events.name, pm.durable, config);
+    }
+    // 2.9 may silently drop a filter it does not understand; a host fed the whole stream would still work, but slowly.
+    if (info.config.filter_subject !== pm.filter) throw new Error(`consumer ${pm.durable} has filter ${info.config.filter_subject ?? '(none)'}`);
+    // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
+    await this.foldUpTo(info.delivered.stream_seq);
+    const consumer = await this.store.js.consumers.get(Streams.events.name, pm.durable);
+    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    this.#messages = await consumer.consume({ max_messages: pm.maxInFlight, abort_on_missing_resource: true });
+    const messages = this.#messages;
+    this.#loop = (async () => {
+      this.decideAlone({ type: 'resumed', now: Date.now() });
+      for await (const msg of messages) this.receive(msg);
+      await this.#queues.idle();
+      throw new Error('the event consumer ended');
+    })().catch((err: unknown) => {
+      if (this.#abort.signal.aborted) return;
+      this.log.error({ err }, `${pm.durable} loop ended`);
+      this.#fail(err instanceof Error ? err : new Error(String(err)));
+    });
+    if (pm.tickMs !== undefined) this.#tick = setInterval(() => this.decideAlone({ type: 'tick', now: Date.now() }), pm.tickMs);
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    clearInterval(this.#tick);
+    await this.#messages?.close().catch(() => undefined);
+    await this.#loop;
+    await this.#queues.idle();
+  }
+
+  private receive(msg: JsMsg): void {
+    const read = knownEvents(this.store.decode(msg), this.pm.catalog);
+    if (read.rejection) {
+      this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
+      this.#deadLetters.setAside(msg, read.rejection);
+      return;
+    }
+    const fresh = msg.seq > this.#appliedSeq;
+    this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
+    const runs: Promise<void>[] = [];
+    for (const { event } of read.events) {
+      if (fresh) this.pm.evolve(this.pm.model, { type: 'event', event });
+      for (const run of this.enqueue(this.pm.decide({ type: 'event', event }, this.pm.model))) runs.push(run);
+    }
+    const heartbeat = setInterval(() => msg.working(), this.pm.ackWaitMs / 3);
+    void Promise.all(runs)
+      .then(
+        () => msg.ack(),
+        (err: unknown) => {
+          // On a clean stop the event goes straight back, so the next leader need not wait out the ack wait.
+          if (this.#abort.signal.aborted) return msg.nak();
+          this.log.error({ err, seq: msg.seq }, `${this.pm.durable} could not react to an event`);
+          msg.nak(1_000);
+        },
+      )
+      .finally(() => clearInterval(heartbeat));
+  }
+
+  /** Reactions no message waits for (a start, a resync): a failure is logged, and the next tick or restart decides again. */
+  private decideAlone(input: { type: 'resumed' | 'tick'; now: number }): void {
+    for (const run of this.enqueue(this.pm.decide(input, this.pm.model))) {
+      run.catch((err: unknown) => {
+        if (!this.#abort.signal.aborted) this.log.error({ err, input: input.type }, `${this.pm.durable} reaction failed`);
+      });
+    }
+  }
+
+  /** Folds the decided commands at once (the next decision counts them), then queues each reaction behind its key. */
+  private enqueue(reactions: readonly Reaction<T>[]): Promise<void>[] {
+    const runs: Promise<void>[] = [];
+    for (const reaction of reactions) {
+      if (reaction.coalesce && this.#queues.busy(reaction.key)) continue;
+      for (const effect of reaction.effects as readonly Effect<T>[])
+        if (effect.kind === 'command') this.pm.evolve(this.pm.model, { type: 'decided', command: effect });
+      runs.push(this.#queues.run(reaction.key, () => runEffects(reaction.effects, this.#ports)));
+    }
+    return runs;
+  }
+
+  /** Rebuilds the model from events this host's durable already delivered, without reacting to them again. */
+  private async foldUpTo(seq: number): Promise<void> {
+    if (seq === 0) return;
+    const consumer = await this.store.js.consumers.get(Streams.events.name, { filter_subjects: this.pm.filter, deliver_policy: DeliverPolicy.All });
+    const messages = await consumer.consume({ max_messages: 5_000 });
+    try {
+      for await (const m of messages) {
+        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.pm.catalog).events ?? []) this.fold(event);
+        this.#appliedSeq = Math.min(m.seq, seq);
+        if (m.seq >= seq || m.info.pending === 0) break;
+      }
+    } finally {
+      await messages.close();
+    }
+  }
+
+  private fold(event: EventOf<D>): void {
+    this.pm.evolve(this.pm.model, { type: 'event', event });
+  }
+}

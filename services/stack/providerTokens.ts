@@ -1,0 +1,28 @@
+import { sealingAad } from '../../schemas/secrets/sealed.ts';
+import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { MasterKey } from '../secrets/masterKey.ts';
+import { open } from '../secrets/sealing.ts';
+import { secretAggregate } from '../secrets/secret/secret.ts';
+import type { ProviderTokens } from '../vps/reconciler/providerClients.ts';
+
+/**
+ * The VPS reconciler's provider tokens: sealed secrets read from the log and opened with this process's master key.
+ * Wired here, where both modules meet, so the reconciler depends on neither the key nor the secrets module.
+ */
+export function sealedProviderTokens(store: EventStore, masterKey: MasterKey): ProviderTokens {
+  const repository = new AggregateRepository(store, 10_000);
+  const load = async (secretId: string) => (await repository.load(secretAggregate, secretId)).state;
+  return {
+    async versionOf(secretId) {
+      const secret = await load(secretId);
+      return secret.exists ? secret.version : undefined;
+    },
+    async open(secretId, version) {
+      const secret = await load(secretId);
+      // Rotated between the two reads: the version asked for is no longer what the log holds.
+      if (!secret.exists || secret.version !== version) throw new Error(`secret ${secretId} is no longer at version ${version}`);
+      return open(secret.sealed, masterKey, sealingAad(secretId, version)).toString('utf8');
+    },
+  };
+}

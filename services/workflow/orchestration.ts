@@ -1,0 +1,117 @@
+import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
+import { idFor } from '../../schemas/ids.ts';
+import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { DefinitionsOf, EngineCommand, Fold, Input, ProcessManager, Reaction } from '../platform/processManager/processManager.ts';
+import { FleetModel, type Caps, type PendingOperation } from './fleetModel.ts';
+
+export const ORCHESTRATOR_DURABLE = 'workflow_orchestrator';
+
+/** Commands that end a workflow for the orchestrator: once decided, its step details are no longer needed. */
+const ending = new Set(['metal.completeOperation', 'metal.completeCancel', 'metal.failOperation']);
+
+const command = (name: string, payload: unknown, commandId: string, ifRefused?: EngineCommand['ifRefused']): EngineCommand => ({
+  kind: 'command',
+  name,
+  payload,
+  commandId,
+  ...(ifRefused ? { ifRefused } : {}),
+});
+
+/** Folds the log (and the starts and ends it decided) into the fleet model. */
+export function evolveFleet(model: FleetModel, input: Fold<PlatformEvent>): void {
+  if (input.type === 'event') return model.apply(input.event);
+  if (input.type !== 'decided') return;
+  const { name, payload } = input.command;
+  if (name === 'workflow.start') model.admitted(payload as PendingOperation);
+  if (ending.has(name)) model.forget((payload as { workflowId: string }).workflowId);
+}
+
+/**
+ * What the orchestrator does about an event, as data: enrolled nodes are inspected; scheduled steps become work
+ * messages; finished workflows complete or fail their node. After every event (and on start) whatever the per-site
+ * caps allow now is started. Every command id is derived from what it answers, so a redelivered event sends the same
+ * commands again, which the bus answers as duplicates. Reactions are keyed by workflow (by node before there is one),
+ * so one workflow's stay in order.
+ */
+export function decideOrchestration(input: Input<PlatformEvent>, model: FleetModel, caps: Caps): Reaction[] {
+  const reactions = input.type === 'event' ? reactionsTo(input.event, model) : [];
+  for (const op of model.admissible(caps)) reactions.push(startOf(op));
+  return reactions;
+}
+
+function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
+  switch (event.type) {
+    case 'NodeEnrolled':
+      return [
+        { key: `node/${event.data.nodeId}`, effects: [command('metal.startInspection', { nodeId: event.data.nodeId }, idFor('inspect', event.data.nodeId))] },
+      ];
+    case 'StepScheduled': {
+      const { workflowId, stepIndex, stepId, attempt } = event.data;
+      const work: WorkMessage = { workflowId, stepIndex, attempt };
+      const wf = model.workflows.get(workflowId);
+      // A plugin's step waits on the plugin's own work subject until one of its replicas takes it.
+      const plugin = wf?.steps[stepIndex]?.plugin;
+      const subject = plugin ? Subjects.pluginWork(plugin, stepId) : Subjects.work('control-plane', stepId);
+      const effects: Reaction['effects'] = [{ kind: 'publish', subject, data: work, msgId: stepAttemptId(workflowId, stepIndex, attempt) }];
+      if (stepId === 'disk.wipe' && wf)
+        return [{ key: workflowId, effects: [...effects, command('metal.markWiping', { nodeId: wf.nodeId, workflowId }, `${workflowId}-wiping`)] }];
+      return [{ key: workflowId, effects }];
+    }
+    case 'WorkflowCompleted': {
+      const { workflowId } = event.data;
+      const wf = model.workflows.get(workflowId);
+      if (!wf) return [];
+      const inventoryAt = wf.steps.findIndex((s) => s.id === 'inventory.read');
+      const inventory =
+        wf.operation === 'inspect' && inventoryAt >= 0
+          ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt] }, `${workflowId}-inventory`)]
+          : [];
+      return [{ key: workflowId, effects: [...inventory, command('metal.completeOperation', { nodeId: wf.nodeId, workflowId }, `${workflowId}-done`)] }];
+    }
+    case 'NodeCancelRequested': {
+      const { workflowId, nodeId, reason } = event.data;
+      return [{ key: workflowId, effects: [command('workflow.cancel', { workflowId, nodeId, reason }, `${workflowId}-cancel`)] }];
+    }
+    case 'WorkflowCancelled': {
+      const { workflowId, nodeId } = event.data;
+      return [{ key: workflowId, effects: [command('metal.completeCancel', { nodeId, workflowId }, `${workflowId}-cancelled`)] }];
+    }
+    case 'WorkflowFailed': {
+      const { workflowId, reason, failedStep } = event.data;
+      const wf = model.workflows.get(workflowId);
+      if (!wf) return [];
+      const payload = { nodeId: wf.nodeId, workflowId, reason: reason.slice(0, 1000), failedStep };
+      return [{ key: workflowId, effects: [command('metal.failOperation', payload, `${workflowId}-failed`)] }];
+    }
+    default:
+      return [];
+  }
+}
+
+/** A start; a profile that is unknown or invalid now fails the operation with the reason instead of waiting forever. */
+function startOf(op: PendingOperation): Reaction {
+  const { workflowId, nodeId, siteId, operation, inputs } = op;
+  const refused: EngineCommand['ifRefused'] = (refusal) =>
+    refusal.code === 'PRECONDITION_FAILED'
+      ? [command('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`)]
+      : undefined;
+  return { key: workflowId, effects: [command('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, refused)] };
+}
+
+/** A crashed orchestrator's unacked events return after this. */
+const ACK_WAIT_MS = 15_000;
+
+/** `workflow-orchestrator` as a process manager: the whole log in, the fleet model, the caps from its config. */
+export function orchestration(caps: Caps): ProcessManager<DefinitionsOf<typeof eventCatalog>, FleetModel> {
+  return {
+    durable: ORCHESTRATOR_DURABLE,
+    filter: Subjects.allEvents,
+    catalog: eventCatalog,
+    ackWaitMs: ACK_WAIT_MS,
+    maxInFlight: 512,
+    model: new FleetModel(),
+    evolve: evolveFleet,
+    decide: (input, model) => decideOrchestration(input, model, caps),
+  };
+}

@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { ProviderError } from 'better-compute/sdk';
+import { idFor } from '../../schemas/ids.ts';
+import type { VpsEvent } from '../../schemas/vps/events.ts';
+import type { EngineCommand } from '../../services/platform/processManager/processManager.ts';
+import { planPass } from '../../services/vps/reconciler/converge.ts';
+import type { ConvergeTask } from '../../services/vps/reconciler/effects.ts';
+import { VpsModel } from '../../services/vps/reconciler/model.ts';
+import { decideVps, evolveVps } from '../../services/vps/reconciler/reconciliation.ts';
+import { plainReactions, processManagerSpec } from '../support/processManagerSpec.ts';
+
+const backoff = { backoffMs: 1_000, maxBackoffMs: 4_000 };
+const given = processManagerSpec<VpsEvent, VpsModel, ConvergeTask>({
+  model: () => new VpsModel(),
+  evolve: (model, input) => evolveVps(model, input, backoff),
+  decide: decideVps,
+});
+const ev = (type: string, data: Record<string, unknown>) => ({ type, data }) as VpsEvent;
+const event = (type: string, data: Record<string, unknown>) => ({ type: 'event', event: ev(type, data) }) as const;
+const KEY = 'tenant-a/web-1';
+const world = [
+  ev('ProviderAccountCreated', { accountId: 'acme', providerId: 'acme-cloud', region: 'eu', config: {}, tokenSecretId: 'acme-token' }),
+  ev('PoolCreated', {
+    poolId: 'acme-pool',
+    class: 'provider',
+    agent: 'none',
+    accountId: 'acme',
+    siteId: null,
+    policy: { allowUnverifiedRelease: false, provisioningCidrs: [] },
+  }),
+];
+const requested = ev('InstanceRequested', {
+  tenantId: 'tenant-a',
+  instanceId: 'web-1',
+  poolId: 'acme-pool',
+  flavorId: 'small',
+  image: 'debian-12',
+  sshKeys: [],
+  userData: null,
+  resources: { instances: 1, vcpus: 1, memoryMib: 1_024, diskGib: 25 },
+  requestedAt: 't',
+});
+const pass = (coalesce = false) => ({ key: KEY, effects: [{ kind: 'task', task: { converge: KEY, step: 'plan' } }], ...(coalesce ? { coalesce: true } : {}) });
+const observed = (state: string, extra: Record<string, unknown> = {}) =>
+  ev('InstanceObserved', { tenantId: 'tenant-a', instanceId: 'web-1', observed: state, providerInstanceId: null, addresses: [], message: null, ...extra });
+
+describe('reconciliation (decide/evolve of vps-reconciler)', () => {
+  it('passes over an instance its tenant asked for, or asked something new of', () => {
+    given(world).when({ type: 'event', event: requested }).then([pass()]);
+    given([...world, requested])
+      .when(event('InstanceDesiredStateSet', { tenantId: 'tenant-a', instanceId: 'web-1', desired: 'stopped' }))
+      .then([pass()]);
+  });
+
+  it('does not react to its own reports, nor to instances of pools it does not serve', () => {
+    given([...world, requested])
+      .when({ type: 'event', event: observed('provisioning') })
+      .then([]);
+    given([...world, ev('QuotaUsed', { tenantId: 'tenant-a', instanceId: 'web-1' })])
+      .when({ type: 'event', event: observed('running') })
+      .then([]);
+    given([]).when({ type: 'event', event: requested }).then([]);
+  });
+
+  it('resyncs instances not at rest, coalesced behind a queued pass, and leaves those at rest alone', () => {
+    given([...world, requested, observed('provisioning')])
+      .when({ type: 'tick', now: 0 })
+      .then([pass(true)]);
+    given([...world, requested, observed('running')])
+      .when({ type: 'tick', now: 0 })
+      .then([]);
+    given([...world, requested, observed('error', { message: 'quota at the provider' })])
+      .when({ type: 'resumed', now: 0 })
+      .then([]);
+  });
+
+  it('backs off an instance whose provider stayed unavailable, doubling per failure, and clears it after a pass', () => {
+    const spec = given([...world, requested, observed('provisioning')]);
+    const failed = (now: number) =>
+      evolveVps(spec.model, { type: 'performed', task: { converge: KEY, step: 'probe' }, error: new ProviderError('transient', 'HTTP 503'), now }, backoff);
+    failed(0);
+    spec.when({ type: 'tick', now: 999 }).then([]);
+    spec.when({ type: 'tick', now: 1_000 }).then([pass(true)]);
+    failed(1_000);
+    expect(spec.model.retries.get(KEY)).toEqual({ failures: 2, at: 3_000 });
+    evolveVps(spec.model, { type: 'performed', task: { converge: KEY, step: 'probe' }, now: 3_000 }, backoff);
+    expect(spec.model.retries.has(KEY)).toBe(false);
+  });
+
+  it('plans provisioning before any provider call, and only the quota back when another tenant owns the id', () => {
+    const spec = given([...world, requested]);
+    const instance = spec.model.instances.get(KEY)!;
+    const plan = planPass(instance);
+    expect(plainReactions([{ key: KEY, effects: plan }])[0]!.effects).toEqual([
+      {
+        command: 'vps.recordInstanceObserved',
+        payload: { tenantId: 'tenant-a', instanceId: 'web-1', observed: 'provisioning' },
+        commandId: idFor('observe-provisioning', KEY),
+        refusable: true,
+      },
+      { kind: 'task', task: { converge: KEY, step: 'probe' } },
+    ]);
+    const provisioning = plan[0] as EngineCommand<ConvergeTask>;
+    expect(provisioning.ifRefused!({ code: 'ALREADY_EXISTS', message: 'tenant-b' })).toEqual([
+      { kind: 'command', name: 'vps.releaseQuota', payload: { tenantId: 'tenant-a', instanceId: 'web-1' }, commandId: idFor('quota-release', KEY) },
+    ]);
+    expect(provisioning.ifRefused!({ code: 'ILLEGAL_TRANSITION', message: 'x' })).toBeUndefined();
+    evolveVps(spec.model, { type: 'sent', command: provisioning, refusal: { code: 'ALREADY_EXISTS', message: 'tenant-b' } }, backoff);
+    expect(instance.refused).toBe(true);
+    expect(planPass(instance)).toEqual([]);
+  });
+
+  it('applies its own successful reports and quota marks at once, and leaves a refused report to the log', () => {
+    const spec = given([...world, requested]);
+    const instance = spec.model.instances.get(KEY)!;
+    const report: EngineCommand<ConvergeTask> = {
+      kind: 'command',
+      name: 'vps.recordInstanceObserved',
+      payload: { tenantId: 'tenant-a', instanceId: 'web-1', observed: 'running', providerInstanceId: 'srv-1', addresses: ['203.0.113.1'] },
+      commandId: 'observe-1',
+    };
+    evolveVps(spec.model, { type: 'sent', command: report, refusal: { code: 'ILLEGAL_TRANSITION', message: 'x' } }, backoff);
+    expect(instance.observed).toBeNull();
+    evolveVps(spec.model, { type: 'sent', command: report }, backoff);
+    expect(instance).toMatchObject({ observed: 'running', providerInstanceId: 'srv-1', addresses: ['203.0.113.1'], message: null });
+    const used = { kind: 'command', name: 'vps.markQuotaUsed', payload: { tenantId: 'tenant-a', instanceId: 'web-1' }, commandId: 'q' } as const;
+    evolveVps(spec.model, { type: 'sent', command: used }, backoff);
+    expect(instance.quotaUsed).toBe(true);
+  });
+});

@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import type { PlatformEvent } from '../../schemas/events.ts';
+import { idFor } from '../../schemas/ids.ts';
+import { stepAttemptId } from '../../schemas/metal/workflow.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { EngineCommand } from '../../services/platform/processManager/processManager.ts';
+import { FleetModel } from '../../services/workflow/fleetModel.ts';
+import { decideOrchestration, evolveFleet } from '../../services/workflow/orchestration.ts';
+import { processManagerSpec } from '../support/processManagerSpec.ts';
+
+const caps = { deploys: 1, wipes: 1 };
+const given = processManagerSpec<PlatformEvent, FleetModel>({
+  model: () => new FleetModel(),
+  evolve: evolveFleet,
+  decide: (input, model) => decideOrchestration(input, model, caps),
+});
+const event = (type: string, data: Record<string, unknown>) => ({ type: 'event', event: { type, data } as PlatformEvent }) as const;
+const requested = (nodeId: string, operation = 'deploy', siteId = 'dc1') =>
+  event('NodeOperationRequested', { nodeId, siteId, operation, workflowId: `wf-${nodeId}`, inputs: {} }).event;
+const step = (id: string, plugin?: string) => ({
+  id,
+  runsOn: 'site',
+  params: {},
+  timeoutMs: 1,
+  retry: { maxAttempts: 1, backoffMs: 0 },
+  destructive: false,
+  ...(plugin ? { plugin } : {}),
+});
+const started = (nodeId: string, operation: string, steps: unknown[]) =>
+  event('WorkflowStarted', {
+    workflowId: `wf-${nodeId}`,
+    nodeId,
+    siteId: 'dc1',
+    operation,
+    profile: { id: operation, version: 1 },
+    startedAt: 't',
+    steps,
+  }).event;
+const start = (nodeId: string, operation = 'deploy') => ({
+  key: `wf-${nodeId}`,
+  effects: [
+    {
+      command: 'workflow.start',
+      payload: { workflowId: `wf-${nodeId}`, nodeId, siteId: 'dc1', operation, inputs: {} },
+      commandId: `wf-${nodeId}-start`,
+      refusable: true,
+    },
+  ],
+});
+
+describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
+  it('inspects an enrolled node with an id derived from the node', () => {
+    given([])
+      .when(event('NodeEnrolled', { nodeId: 'n1', siteId: 'dc1' }))
+      .then([{ key: 'node/n1', effects: [{ command: 'metal.startInspection', payload: { nodeId: 'n1' }, commandId: idFor('inspect', 'n1') }] }]);
+  });
+
+  it('starts requested operations within the site cap and counts a decided start as in flight', () => {
+    const spec = given([requested('a')]);
+    spec.when(event('NodeOperationRequested', requested('b').data)).then([start('a')]);
+    // Nothing more before a workflow ends: `a`'s start is counted although its WorkflowStarted has not come yet.
+    spec.when({ type: 'resumed', now: 0 }).then([]);
+    expect(spec.model.inFlight('dc1', 'deploys')).toBe(1);
+    spec.when(event('NodeOperationFailed', { nodeId: 'a', workflowId: 'wf-a', reason: 'x', failedStep: null })).then([start('b')]);
+  });
+
+  it('fails the operation when its start is refused for its profile, and only then', () => {
+    const [reaction] = given([requested('a')]).when({ type: 'resumed', now: 0 }).reactions;
+    const startCommand = reaction!.effects[0] as EngineCommand;
+    expect(startCommand.ifRefused!({ code: 'PRECONDITION_FAILED', message: 'profile deploy is unknown' })).toEqual([
+      {
+        kind: 'command',
+        name: 'metal.failOperation',
+        payload: { nodeId: 'a', workflowId: 'wf-a', reason: 'profile deploy is unknown', failedStep: null },
+        commandId: 'wf-a-refused',
+      },
+    ]);
+    expect(startCommand.ifRefused!({ code: 'ALREADY_EXISTS', message: 'started' })).toBeUndefined();
+  });
+
+  it('publishes a scheduled step as work on the control plane, or on its plugin, and marks a wipe', () => {
+    const spec = given([started('n1', 'deploy', [step('disk.wipe'), step('acme.image', 'acme')])]);
+    spec.when(event('StepScheduled', { workflowId: 'wf-n1', stepIndex: 0, stepId: 'disk.wipe', attempt: 1 })).then([
+      {
+        key: 'wf-n1',
+        effects: [
+          {
+            kind: 'publish',
+            subject: Subjects.work('control-plane', 'disk.wipe'),
+            data: { workflowId: 'wf-n1', stepIndex: 0, attempt: 1 },
+            msgId: stepAttemptId('wf-n1', 0, 1),
+          },
+          { command: 'metal.markWiping', payload: { nodeId: 'n1', workflowId: 'wf-n1' }, commandId: 'wf-n1-wiping' },
+        ],
+      },
+    ]);
+    spec.when(event('StepScheduled', { workflowId: 'wf-n1', stepIndex: 1, stepId: 'acme.image', attempt: 2 })).then([
+      {
+        key: 'wf-n1',
+        effects: [
+          {
+            kind: 'publish',
+            subject: Subjects.pluginWork('acme', 'acme.image'),
+            data: { workflowId: 'wf-n1', stepIndex: 1, attempt: 2 },
+            msgId: stepAttemptId('wf-n1', 1, 2),
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('records the inventory of an inspection and completes the node, then forgets the workflow', () => {
+    const inventory = { cpus: 8 };
+    const spec = given([
+      started('n1', 'inspect', [step('power.on'), step('inventory.read')]),
+      event('StepSucceeded', { workflowId: 'wf-n1', stepIndex: 1, stepId: 'inventory.read', attempt: 1, output: inventory }).event,
+    ]);
+    spec.when(event('WorkflowCompleted', { workflowId: 'wf-n1' })).then([
+      {
+        key: 'wf-n1',
+        effects: [
+          { command: 'metal.recordInventory', payload: { nodeId: 'n1', workflowId: 'wf-n1', inventory }, commandId: 'wf-n1-inventory' },
+          { command: 'metal.completeOperation', payload: { nodeId: 'n1', workflowId: 'wf-n1' }, commandId: 'wf-n1-done' },
+        ],
+      },
+    ]);
+    expect(spec.model.workflows.has('wf-n1')).toBe(false);
+    // Redelivered after the reaction: nothing is left to answer (the commands went out with their derived ids).
+    spec.when(event('WorkflowCompleted', { workflowId: 'wf-n1' })).then([]);
+  });
+
+  it('fails the node of a failed workflow and completes the cancel of a cancelled one', () => {
+    given([started('n1', 'deploy', [step('power.on')])])
+      .when(event('WorkflowFailed', { workflowId: 'wf-n1', failedStep: 'power.on', stepIndex: 0, code: 'X', reason: 'BMC said no' }))
+      .then([
+        {
+          key: 'wf-n1',
+          effects: [
+            {
+              command: 'metal.failOperation',
+              payload: { nodeId: 'n1', workflowId: 'wf-n1', reason: 'BMC said no', failedStep: 'power.on' },
+              commandId: 'wf-n1-failed',
+            },
+          ],
+        },
+      ]);
+    given([])
+      .when(event('NodeCancelRequested', { nodeId: 'n1', workflowId: 'wf-n1', reason: 'operator' }))
+      .then([
+        {
+          key: 'wf-n1',
+          effects: [{ command: 'workflow.cancel', payload: { workflowId: 'wf-n1', nodeId: 'n1', reason: 'operator' }, commandId: 'wf-n1-cancel' }],
+        },
+      ]);
+    given([])
+      .when(event('WorkflowCancelled', { nodeId: 'n1', workflowId: 'wf-n1' }))
+      .then([{ key: 'wf-n1', effects: [{ command: 'metal.completeCancel', payload: { nodeId: 'n1', workflowId: 'wf-n1' }, commandId: 'wf-n1-cancelled' }] }]);
+  });
+
+  it('decides the same commands, with the same ids, for a redelivered event', () => {
+    const once = given([]).when(event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1' })).reactions;
+    const again = given([]).when(event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1' })).reactions;
+    expect(again).toEqual(once);
+  });
+});
