@@ -7,6 +7,7 @@ import { deployNode } from '../metal/node/deploy.ts';
 import { rescueNode } from '../metal/node/rescue.ts';
 import { retireNode } from '../metal/node/retire.ts';
 import { retryNode } from '../metal/node/retry.ts';
+import { remediateNode } from '../metal/node/remediate.ts';
 import { startInspection } from '../metal/node/startInspection.ts';
 import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';
@@ -59,6 +60,7 @@ export const allCommands: readonly CommandDefinition[] = [
   unrescueNode,
   retireNode,
   retryNode,
+  remediateNode,
   cancelNode,
   startInspection,
   completeOperation,

@@ -9,6 +9,17 @@ export function remediationCommand(decision: ExistingDecision): { name: string; 
     case 'metal.retry':
       // The approved digest travels with the workflow: `workflow.start` refuses anything but this plan.
       return { name: 'metal.retry', payload: { nodeId: plan.target.id, approvedPlanDigest: decision.planDigest } };
+    case 'metal.remediate':
+      // A lane whose plan is a profile: it runs as `metal.remediate`, which may destroy only if the category is destructive.
+      return {
+        name: 'metal.remediate',
+        payload: {
+          nodeId: plan.target.id,
+          profile: String(plan.params.profile),
+          allowDestructive: decision.policy.kind === 'destructive',
+          approvedPlanDigest: decision.planDigest,
+        },
+      };
     default:
       // `vps.recreate` and `agent.rotateKey` are decided and approved, but not carried out yet (see ARCHITECTURE.md).
       return undefined;
