@@ -1,18 +1,9 @@
-import type { RemediationPlan } from '../../schemas/autonomy/plan.ts';
-import type { Signal } from '../../schemas/autonomy/signals.ts';
+import { defineBinding, noRemediation as none, type Binding } from '../../plugins/sdk/defineBinding.ts';
 import type { PolicyCatalog } from './policies.ts';
 import type { Sensor } from './sensors/sensor.ts';
 
-/** A signal kind bound to an intervention category, and how its remediation plan is resolved from the signal. */
-export interface Binding {
-  readonly signal: string;
-  readonly category: string;
-  plan(signal: Signal): RemediationPlan;
-}
-
-export const defineBinding = (binding: Binding): Binding => Object.freeze(binding);
-
-const none = (s: Signal): RemediationPlan => ({ action: 'none', target: s.target, params: {} });
+// Bindings are written against the SDK, as a plugin's are.
+export { defineBinding, type Binding };
 
 /** The first lanes' bindings. */
 export const firstLaneBindings: readonly Binding[] = [

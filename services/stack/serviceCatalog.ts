@@ -29,7 +29,7 @@ import type { Runtime } from './runtime.ts';
 import type { LeasedService } from '../../schemas/lease.ts';
 import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
 import { loadAutonomyConfig } from './autonomy/config.ts';
-import { createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
+import { autonomyExtensionsOf, createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
 
 export interface RunningService {
   stop(): Promise<void>;
@@ -123,7 +123,8 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   // active instance: a second would publish every pass twice.
   'fleet-sensors': leased('fleet-sensors', async ({ config, nc, log }) => {
     const readers = { nodes: readerOf(config.dataDir, 'nodes'), workflows: readerOf(config.dataDir, 'workflows'), vps: readerOf(config.dataDir, 'vps') };
-    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }));
+    const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
+    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }), extensions);
     return {
       stop: async () => {
         await sensors.stop();
@@ -132,8 +133,9 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     };
   }),
   // Replicas share the pass markers' durable; every command id is derived from decision, episode and step.
-  'autonomy-engine': async ({ nc, store, log }) => {
-    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }));
+  'autonomy-engine': async ({ config, nc, store, log }) => {
+    const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
+    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }), {}, extensions);
     await engine.start();
     return engine;
   },
