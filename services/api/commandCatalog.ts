@@ -27,6 +27,7 @@ import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
 import { createSite } from '../site/site/create.ts';
 import { registerAgent } from '../trust/agent/register.ts';
+import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
@@ -76,6 +77,7 @@ export const allCommands: readonly CommandDefinition[] = [
   cancelWorkflow,
   rejectResult,
   registerAgent,
+  rotateAgentKey,
   createJoinToken,
   createSiteToken,
   useJoinToken,

@@ -122,7 +122,12 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   // Sensors over a snapshot of the read models every BC_SENSOR_TICK_MS; signals and pass markers on BC_SIGNALS. One
   // active instance: a second would publish every pass twice.
   'fleet-sensors': leased('fleet-sensors', async ({ config, nc, log }) => {
-    const readers = { nodes: readerOf(config.dataDir, 'nodes'), workflows: readerOf(config.dataDir, 'workflows'), vps: readerOf(config.dataDir, 'vps') };
+    const readers = {
+      nodes: readerOf(config.dataDir, 'nodes'),
+      workflows: readerOf(config.dataDir, 'workflows'),
+      vps: readerOf(config.dataDir, 'vps'),
+      agents: readerOf(config.dataDir, 'agents'),
+    };
     const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
     const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }), extensions);
     return {

@@ -14,6 +14,8 @@ export type AgentState =
       readonly keyId: string;
       /** Join tokens that authorised a key of this agent: each authorises once, so an old one cannot bring its key back. */
       readonly joinTokenIds: readonly string[];
+      /** The key a pending rotation request is about (null or absent: none pending). */
+      readonly rotationRequestedFor?: string | null;
     };
 
 /** A registered agent and its current signing key (`bc.evt.trust.agent.<agentId>`). */
@@ -28,8 +30,21 @@ export const agentAggregate = defineAggregate<AgentState, AgentEvent>({
       case 'AgentKeyRotated': {
         const { agentId, role, siteId, nodeId, publicKey, keyId, joinTokenId } = event.data;
         const spent = state.exists ? state.joinTokenIds : [];
-        return { exists: true, agentId, role, siteId, nodeId, publicKey, keyId, joinTokenIds: joinTokenId ? [...spent, joinTokenId] : spent };
+        // A new key settles any pending rotation request (it named the old key).
+        return {
+          exists: true,
+          agentId,
+          role,
+          siteId,
+          nodeId,
+          publicKey,
+          keyId,
+          joinTokenIds: joinTokenId ? [...spent, joinTokenId] : spent,
+          rotationRequestedFor: null,
+        };
       }
+      case 'AgentKeyRotationRequested':
+        return state.exists ? { ...state, rotationRequestedFor: event.data.keyId } : state;
       case 'AgentRegistrationRefused':
         return state;
     }
