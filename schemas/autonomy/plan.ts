@@ -48,4 +48,6 @@ export const workflowPlan = (
   operation: string,
   inputs: Readonly<Record<string, unknown>>,
 ): RemediationPlan =>
-  action === 'metal.remediate' ? remediationPlan(nodeId, typeof inputs.profile === 'string' ? inputs.profile : '') : nodeOperationPlan(action, nodeId, operation);
+  action === 'metal.remediate'
+    ? remediationPlan(nodeId, typeof inputs.profile === 'string' ? inputs.profile : '')
+    : nodeOperationPlan(action, nodeId, operation);

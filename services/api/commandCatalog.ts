@@ -7,7 +7,7 @@ import { deployNode } from '../metal/node/deploy.ts';
 import { rescueNode } from '../metal/node/rescue.ts';
 import { retireNode } from '../metal/node/retire.ts';
 import { retryNode } from '../metal/node/retry.ts';
-import { remediateNode } from '../metal/node/remediate.ts';
+import { remediateNode } from '../workflow/remediate.ts';
 import { startInspection } from '../metal/node/startInspection.ts';
 import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';

@@ -21,7 +21,11 @@ describe('the recreate and rotate-key lanes carry out their remediations', () =>
     await provisionMetalPool(env.bus, { t1: quotaOf(10, 10, 100_000, 1_000) });
     for (const id of ['i1', 'i2']) {
       await env.bus.execute({ name: 'vps.createInstance', payload: instancePayload('t1', id), actor: 't' });
-      await env.bus.execute({ name: 'vps.recordInstanceObserved', payload: { tenantId: 't1', instanceId: id, observed: 'error', message: 'boom' }, actor: 'r' });
+      await env.bus.execute({
+        name: 'vps.recordInstanceObserved',
+        payload: { tenantId: 't1', instanceId: id, observed: 'error', message: 'boom' },
+        actor: 'r',
+      });
     }
     // `recreate` requires approval by default; i1 runs under an `auto` override, i2 under the default.
     await env.startEngine({ policies: policiesWith({ recreate: { disposition: 'auto' } }) });

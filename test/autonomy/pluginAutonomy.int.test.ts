@@ -59,7 +59,11 @@ describe('plugins join fleet autonomy through the SDK', () => {
   it('the start-up check refuses a plugin binding whose signal no sensor emits, or whose category nobody declares', async () => {
     await using env = await startEngine();
     const config = loadAutonomyConfig({}, {});
-    const unfed = definePlugin({ id: 'unfed', version: '1.0.0', bindings: [defineBinding({ signal: 'disk-smart', category: 'retry', plan: remediateWith('bmc-check') })] });
+    const unfed = definePlugin({
+      id: 'unfed',
+      version: '1.0.0',
+      bindings: [defineBinding({ signal: 'disk-smart', category: 'retry', plan: remediateWith('bmc-check') })],
+    });
     const undeclared = definePlugin({
       id: 'undeclared',
       version: '1.0.0',

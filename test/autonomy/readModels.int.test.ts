@@ -17,11 +17,14 @@ describe('the read models the key-age and step-overdue sensors read', () => {
     const workflows = env.readers.get('workflows')!;
     const agents = env.readers.get('agents')!;
     await expect
-      .poll(async () => {
-        await workflows.waitFor(await env.store.streamLastSequence(), 5_000);
-        return workflows.query((db) => db.prepare(`SELECT state FROM workflow_steps WHERE step_id = 'inventory.read'`).get() as { state: string } | undefined)
-          ?.state;
-      }, { timeout: 15_000 })
+      .poll(
+        async () => {
+          await workflows.waitFor(await env.store.streamLastSequence(), 5_000);
+          return workflows.query((db) => db.prepare(`SELECT state FROM workflow_steps WHERE step_id = 'inventory.read'`).get() as { state: string } | undefined)
+            ?.state;
+        },
+        { timeout: 15_000 },
+      )
       .toBe('running');
     await env.bus.execute({ name: 'agent.rotateKey', payload: { agentId: 'site-dc1', reason: 'test' }, actor: 'op' });
     await agents.waitFor(await env.store.streamLastSequence(), 5_000);

@@ -5,7 +5,7 @@ import { completeCancel } from '../../services/metal/node/completeCancel.ts';
 import { completeOperation } from '../../services/metal/node/completeOperation.ts';
 import { workflowIdFor } from '../../services/metal/node/lifecycle.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
-import { remediateNode } from '../../services/metal/node/remediate.ts';
+import { remediateNode } from '../../services/workflow/remediate.ts';
 import { retryNode } from '../../services/metal/node/retry.ts';
 import { pluginRegistryAggregate } from '../../services/plugins/registry/registry.ts';
 import { deciderSpec } from './spec.ts';
@@ -21,7 +21,10 @@ const requested = (operation: NodeOperation, workflowId: string, inputs: Record<
   type: 'NodeOperationRequested',
   data: { nodeId: n, siteId: 'dc1', operation, workflowId, inputs },
 });
-const completed = (operation: NodeOperation, workflowId: string): MetalEvent => ({ type: 'NodeOperationCompleted', data: { nodeId: n, operation, workflowId } });
+const completed = (operation: NodeOperation, workflowId: string): MetalEvent => ({
+  type: 'NodeOperationCompleted',
+  data: { nodeId: n, operation, workflowId },
+});
 const ready = [enrolled, requested('inspect', 'wf-00000000000a'), completed('inspect', 'wf-00000000000a')];
 const deployed = [...ready, requested('deploy', 'wf-00000000000b'), completed('deploy', 'wf-00000000000b')];
 const registry = { dependencies: pluginRegistryAggregate.initialState };
@@ -45,7 +48,9 @@ describe('metal.remediate decider', () => {
   });
 
   it('given a ready node, when remediated and completed, then it is ready again', () => {
-    const events = given(ready).when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry).then((e) => expect(e).toHaveLength(1));
+    const events = given(ready)
+      .when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry)
+      .then((e) => expect(e).toHaveLength(1));
     const done = given([...ready, ...events])
       .when(completeOperation, { nodeId: n, workflowId: wf }, { dependencies: { workflow: { exists: false }, unverifiedReleaseAllowed: false } })
       .then((e) => expect(e[0]).toMatchObject({ data: { state: 'ready' } }));
@@ -60,16 +65,23 @@ describe('metal.remediate decider', () => {
       .then((e) => expect(e[0]).toMatchObject({ data: { inputs: { profile: 'power-cycle', remediateAllowDestructive: true } } }));
     given(ready).when(remediateNode, { nodeId: n, profile: 'nope' }, registry).thenRejects('PRECONDITION_FAILED');
     given([enrolled]).when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry).thenRejects('ILLEGAL_TRANSITION');
-    given([...ready, requested('rescue', wf)]).when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry).thenRejects('ILLEGAL_TRANSITION');
+    given([...ready, requested('rescue', wf)])
+      .when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry)
+      .thenRejects('ILLEGAL_TRANSITION');
     given([]).when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry).thenRejects('NOT_FOUND');
   });
 
   it('given a remediation under way, when the same remediation is asked again, then nothing new happens', () => {
-    given([...deployed, requested('remediate', wf, inputsFrom('deployed'))]).when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry).then([]);
+    given([...deployed, requested('remediate', wf, inputsFrom('deployed'))])
+      .when(remediateNode, { nodeId: n, profile: 'bmc-check' }, registry)
+      .then([]);
   });
 
   it('given a failed remediation, when retried, then it still returns where the first one started', () => {
-    const failed: MetalEvent = { type: 'NodeOperationFailed', data: { nodeId: n, operation: 'remediate', workflowId: wf, reason: 'x', failedStep: null, maintenance: false } };
+    const failed: MetalEvent = {
+      type: 'NodeOperationFailed',
+      data: { nodeId: n, operation: 'remediate', workflowId: wf, reason: 'x', failedStep: null, maintenance: false },
+    };
     const retried = given([...deployed, requested('remediate', wf, inputsFrom('deployed')), failed])
       .when(retryNode, { nodeId: n }, { commandId: 'cmd-00000002' })
       .then((e) => expect(e[0]).toMatchObject({ data: { operation: 'remediate', inputs: { remediateReturnTo: 'deployed' } } }));

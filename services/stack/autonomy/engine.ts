@@ -177,7 +177,9 @@ export class AutonomyEngine {
     }
     // Sent in order, each with an id derived from decision, episode and its place: a start resumed by a later pass (or
     // another replica) sends the same commands, and the log keeps one of each.
-    const ids = remediation.map((_, i) => (i === 0 ? autonomyCommandId('remediate', d.decisionId, d.episode) : autonomyCommandId('remediate', d.decisionId, d.episode, i)));
+    const ids = remediation.map((_, i) =>
+      i === 0 ? autonomyCommandId('remediate', d.decisionId, d.episode) : autonomyCommandId('remediate', d.decisionId, d.episode, i),
+    );
     for (const [i, command] of remediation.entries()) {
       const sent = await this.#send(command.name, command.payload, ids[i]!);
       // Infrastructure trouble, or a step that must wait for the one before it to take effect (a recreation's create
@@ -190,7 +192,15 @@ export class AutonomyEngine {
     }
     await this.#send(
       'autonomy.recordStarted',
-      { ...ref, commandName: remediation.map((c) => c.name).join('+').slice(0, 100), commandId: ids[0]!, settleMs: this.options.settleMs },
+      {
+        ...ref,
+        commandName: remediation
+          .map((c) => c.name)
+          .join('+')
+          .slice(0, 100),
+        commandId: ids[0]!,
+        settleMs: this.options.settleMs,
+      },
       autonomyCommandId('started', d.decisionId, d.episode),
     );
   }

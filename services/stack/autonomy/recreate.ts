@@ -3,7 +3,6 @@ import type { ExistingDecision } from '../../autonomy/decision/decision.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import { instanceAggregate } from '../../vps/instance/instance.ts';
 import { reservationOf, tenantAggregate } from '../../vps/tenant/tenant.ts';
-import type { RemediationCommand } from './remediations.ts';
 
 const RECREATED = /-r[0-9a-f]{8}$/;
 
@@ -22,7 +21,10 @@ export function recreatedInstanceId(instanceId: string, decisionId: string, epis
  * a new client token at the provider. Both are the tenant's own verbs, so quota, offers and ownership are decided as
  * for the tenant. Undefined when the instance or its reservation is not known (nothing to recreate).
  */
-export async function recreateCommands(repository: AggregateRepository, decision: ExistingDecision): Promise<RemediationCommand[] | undefined> {
+export async function recreateCommands(
+  repository: AggregateRepository,
+  decision: ExistingDecision,
+): Promise<{ name: string; payload: Record<string, unknown> }[] | undefined> {
   const instanceId = decision.plan.target.id;
   const instance = (await repository.load(instanceAggregate, instanceId)).state;
   if (instance.tenantId === null) return undefined;

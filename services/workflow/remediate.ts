@@ -1,17 +1,17 @@
-import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT } from '../../../schemas/autonomy/plan.ts';
-import type { MetalEvent } from '../../../schemas/metal/events.ts';
-import { RemediateNode, RemediationInputs } from '../../../schemas/metal/lifecycleCommands.ts';
-import { remediableStates } from '../../../schemas/metal/nodeState.ts';
-import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
-import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
-import { findProfile, stepHomes } from '../../plugins/profileCatalog.ts';
-import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
-import { requestOperation, requireNode, requireState } from './lifecycle.ts';
-import { nodeAggregate } from './node.ts';
+import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT } from '../../schemas/autonomy/plan.ts';
+import type { MetalEvent } from '../../schemas/metal/events.ts';
+import { RemediateNode, RemediationInputs } from '../../schemas/metal/lifecycleCommands.ts';
+import { remediableStates } from '../../schemas/metal/nodeState.ts';
+import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
+import { defineCommand } from '../platform/commands/commandDefinition.ts';
+import { DomainError } from '../platform/errors.ts';
+import { findProfile, stepHomes } from '../plugins/profileCatalog.ts';
+import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../plugins/registry/registry.ts';
+import { requestOperation, requireNode, requireState } from '../metal/node/lifecycle.ts';
+import { nodeAggregate } from '../metal/node/node.ts';
 
 /**
- * `metal.remediate`: runs a built-in or plugin profile on a ready or deployed node as the `remediate` operation, and
+ * `metal.remediate` (decided on the node, here in the engine because it reads the profile catalog, as `workflow.start` does): runs a built-in or plugin profile on a ready or deployed node as the `remediate` operation, and
  * the node returns to that state when the workflow completes (`NodeOperationCompleted.state`). The state it returns
  * to travels in the operation's inputs, so a `metal.retry` of a failed remediation still returns there. A profile
  * with a destructive step is refused unless the request allows destruction (`NOT_PERMITTED`): the autonomy engine
