@@ -76,6 +76,10 @@ describe('plugins join fleet autonomy through the SDK', () => {
     expect(() => createAutonomyEngine(env.nc, env.store, config, env.log, {}, autonomyExtensionsOf([undeclared]))).toThrowError(
       expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('category "no-such-category" is not declared') }) as never,
     );
+    const clash = definePlugin({ id: 'clash', version: '1.0.0', sensors: [{ ...flakyBmcSensor, name: 'bmc' }] });
+    expect(() => createAutonomyEngine(env.nc, env.store, config, env.log, {}, autonomyExtensionsOf([clash]))).toThrowError(
+      expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('sensor "bmc" is defined twice') }) as never,
+    );
     // The example plugin is coherent: its category is declared by the plugin itself.
     expect(() => createAutonomyEngine(env.nc, env.store, config, env.log, {}, autonomyExtensionsOf([examplePlugin]))).not.toThrow();
   });
