@@ -1,3 +1,4 @@
+import { agentsProjection } from './agents/projector.ts';
 import { autonomyProjection } from './autonomy/projector.ts';
 import { nodesProjection } from './nodes/projector.ts';
 import type { Projection } from './runtime/projection.ts';
@@ -16,4 +17,5 @@ export const allProjections: readonly Projection[] = [
   tokensProjection,
   vpsProjection,
   autonomyProjection,
+  agentsProjection,
 ];

@@ -1,5 +1,8 @@
 import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
+import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
+import type { Binding } from './defineBinding.ts';
 import type { Profile } from './defineProfile.ts';
+import type { Sensor } from './defineSensor.ts';
 import type { StepDefinition } from './defineStep.ts';
 
 /** What a plugin brings besides steps and profiles: anything with an id the control plane lists (providers, drivers). */
@@ -10,7 +13,8 @@ export interface NamedExtension {
 /**
  * A plugin: the unit a third party ships and runs as its own service (`runPlugin`). `extensions` are its steps (their
  * work comes to its replicas only), `profiles` chain its steps with built-in ones, `providers` are VPS providers
- * (`defineProvider`), `drivers` are listed by `drivers.list`.
+ * (`defineProvider`), `drivers` are listed by `drivers.list`. `sensors`, `bindings` and `policies` (intervention
+ * categories) join fleet autonomy: `fleet-sensors` and `autonomy-engine` load them from the same modules.
  */
 export interface PluginDefinition<Id extends string = string> {
   readonly id: Id;
@@ -20,13 +24,16 @@ export interface PluginDefinition<Id extends string = string> {
   readonly profiles: readonly Profile[];
   readonly providers: readonly NamedExtension[];
   readonly drivers: readonly DriverDescriptor[];
+  readonly sensors: readonly Sensor[];
+  readonly bindings: readonly Binding[];
+  readonly policies: readonly PolicyDeclaration[];
 }
 
 export type PluginSpec<Id extends string> = Pick<PluginDefinition<Id>, 'id' | 'version'> & Partial<Omit<PluginDefinition<Id>, 'id' | 'version'>>;
 
 /** A plugin, with empty lists for what it leaves out, frozen; its `id` keeps its literal type. */
 export function definePlugin<const Id extends string>(plugin: PluginSpec<Id>): PluginDefinition<Id> {
-  return Object.freeze({ extensions: [], profiles: [], providers: [], drivers: [], ...plugin });
+  return Object.freeze({ extensions: [], profiles: [], providers: [], drivers: [], sensors: [], bindings: [], policies: [], ...plugin });
 }
 
 /** What a plugin process announces (`plugins.register`): descriptors only, nothing that runs. */

@@ -5,7 +5,10 @@
  *
  * A plugin bundles steps, profiles, providers and drivers (`definePlugin`) and runs as its own consumer service
  * (`runPlugin` from the second entry `better-compute/sdk/worker`, or `better-compute plugin run <module>`): it
- * registers what it brings and takes its steps' work from its own durable consumer. See docs/writing-a-plugin.md.
+ * registers what it brings and takes its steps' work from its own durable consumer. A plugin may also bring fleet
+ * autonomy: sensors (`defineSensor`), bindings of their signals to intervention categories (`defineBinding`), the
+ * categories it declares (`policies`) and remediation profiles (`remediateWith(profile)` runs one as
+ * `metal.remediate`). See docs/writing-a-plugin.md.
  * This entry imports only the contract (`schemas/`) and the base layer: the layer check keeps it so.
  */
 import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
@@ -18,6 +21,13 @@ export type { Profile, ProfileStep } from './defineProfile.ts';
 export type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 export { buildIso9660, Iso9660Error } from './iso9660.ts';
 export type { Iso9660File, Iso9660Spec } from './iso9660.ts';
+export { defineSensor, defaultSensorSettings } from './defineSensor.ts';
+export type { Sensor, SensorSettings } from './defineSensor.ts';
+export { defineBinding, noRemediation, remediateWith } from './defineBinding.ts';
+export type { Binding } from './defineBinding.ts';
+export type { FleetSnapshot } from '../../schemas/autonomy/snapshot.ts';
+export type { Signal } from '../../schemas/autonomy/signals.ts';
+export type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 export { definePlugin } from './definePlugin.ts';
 export type { PluginDefinition, PluginSpec } from './definePlugin.ts';
 export {

@@ -86,7 +86,7 @@ export const nodesProjection = defineProjection({
         update(event.data.nodeId, `state = 'wiping'`);
         return;
       case 'NodeOperationCompleted': {
-        const done = operationStates[event.data.operation].done;
+        const done = event.data.state ?? operationStates[event.data.operation].done;
         // Back in `ready` (or retired), a node belongs to nobody again and is deployed as nothing.
         const release = ownerlessStates.has(done) ? ', owner_tenant_id = NULL, owned_since_seq = NULL, role = NULL' : '';
         // Only a rescue ends with the ramdisk still running; a release or retirement also ends the installed OS's agent.

@@ -22,9 +22,9 @@ export const workflowsProjection = defineProjection({
         ).run(d.workflowId, d.nodeId, d.siteId, d.operation, d.profile.id, d.profile.version, d.startedAt, position.seq);
         const insert = statement(
           db,
-          `INSERT INTO workflow_steps (workflow_id, step_index, step_id, runs_on, destructive, params, state) VALUES (?, ?, ?, ?, ?, ?, 'pending')`,
+          `INSERT INTO workflow_steps (workflow_id, step_index, step_id, runs_on, destructive, params, state, timeout_ms) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)`,
         );
-        d.steps.forEach((s, i) => insert.run(d.workflowId, i, s.id, s.runsOn, s.destructive ? 1 : 0, JSON.stringify(s.params)));
+        d.steps.forEach((s, i) => insert.run(d.workflowId, i, s.id, s.runsOn, s.destructive ? 1 : 0, JSON.stringify(s.params), s.timeoutMs));
         return;
       }
       case 'StepScheduled':

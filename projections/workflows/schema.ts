@@ -47,4 +47,6 @@ export const workflowsMigrations = [
    );`,
   // The fleet's workflows, newest first (`GET /v1/workflows`).
   `CREATE INDEX workflows_by_start ON workflows (started_at, workflow_id);`,
+  // Each step's own timeout as resolved at start (the autonomy step-overdue sensor); null in rows projected before it.
+  `ALTER TABLE workflow_steps ADD COLUMN timeout_ms INTEGER;`,
 ];

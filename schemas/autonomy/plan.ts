@@ -9,7 +9,7 @@ import { SignalTarget } from './signals.ts';
  */
 export const RemediationPlan = z
   .object({
-    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'vps.recreate', 'agent.rotateKey']),
+    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'metal.remediate', 'vps.recreate', 'agent.rotateKey']),
     target: SignalTarget,
     params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   })
@@ -21,7 +21,8 @@ export const planDigestOf = (plan: RemediationPlan): string => createHash('sha25
 
 /**
  * The inputs key under which an autonomy remediation passes its approved digest to `workflow.start`, with the action
- * it approved. `workflow.start` recomputes the digest of `{ action, target: node, params: { operation } }`.
+ * it approved. `workflow.start` recomputes the digest of `{ action, target: node, params: { operation } }`, or for a
+ * remediation `{ action, target: node, params: { profile } }` (`workflowPlan`).
  */
 export const PLAN_DIGEST_INPUT = 'autonomyPlanDigest';
 export const PLAN_ACTION_INPUT = 'autonomyPlanAction';
@@ -32,3 +33,21 @@ export const nodeOperationPlan = (action: RemediationPlan['action'], nodeId: str
   target: { type: 'node', id: nodeId },
   params: { operation },
 });
+
+/** The plan a profile remediation runs: the profile is what approvers approve. */
+export const remediationPlan = (nodeId: string, profile: string): RemediationPlan => ({
+  action: 'metal.remediate',
+  target: { type: 'node', id: nodeId },
+  params: { profile },
+});
+
+/** The plan a workflow about to start carries out, as its approval named it. */
+export const workflowPlan = (
+  action: RemediationPlan['action'],
+  nodeId: string,
+  operation: string,
+  inputs: Readonly<Record<string, unknown>>,
+): RemediationPlan =>
+  action === 'metal.remediate'
+    ? remediationPlan(nodeId, typeof inputs.profile === 'string' ? inputs.profile : '')
+    : nodeOperationPlan(action, nodeId, operation);

@@ -3,6 +3,7 @@ import { Inventory } from './inventory.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { BmcConnection } from '../agent/bmc.ts';
 import { NodeOperation } from './workflow.ts';
+import { remediableStates } from './nodeState.ts';
 
 export const NodeEnrolled = defineEvent(
   'NodeEnrolled',
@@ -46,7 +47,16 @@ export const NodeOperationRequested = defineEvent(
 /** The release workflow reached its wipe step. */
 export const NodeWipeStarted = defineEvent('NodeWipeStarted', z.object({ nodeId: z.string(), workflowId: z.string() }));
 /** The workflow finished; the node rests in the operation's end state (ready, deployed or rescue). */
-export const NodeOperationCompleted = defineEvent('NodeOperationCompleted', z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string() }));
+export const NodeOperationCompleted = defineEvent(
+  'NodeOperationCompleted',
+  z.object({
+    nodeId: z.string(),
+    operation: NodeOperation,
+    workflowId: z.string(),
+    /** Where the node rests when the operation does not fix it: a remediation returns to where it started. */
+    state: z.enum(remediableStates).optional(),
+  }),
+);
 /** `maintenance: true` also takes the node out of service (a release that could not prove its wipe). */
 export const NodeOperationFailed = defineEvent(
   'NodeOperationFailed',

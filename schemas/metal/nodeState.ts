@@ -17,6 +17,7 @@ export const NodeState = {
   wiping: 'wiping',
   rescuing: 'rescuing',
   rescue: 'rescue',
+  remediating: 'remediating',
   retiring: 'retiring',
   failed: 'failed',
   retired: 'retired',
@@ -27,13 +28,17 @@ export const nodeStates = Object.values(NodeState) as [NodeState, ...NodeState[]
 /** Where a node belongs to no tenant any more: back in the pool, or out of the fleet. */
 export const ownerlessStates: ReadonlySet<NodeState> = new Set<NodeState>(['ready', 'retired']);
 
-/** The working state of each node operation, and where the node rests when the operation completes. */
+/**
+ * The working state of each node operation, and where the node rests when the operation completes. A remediation
+ * returns to the state it started from (`NodeOperationCompleted.state`); `done` is only its fallback.
+ */
 export const operationStates = {
   inspect: { working: 'inspecting', done: 'ready' },
   deploy: { working: 'deploying', done: 'deployed' },
   release: { working: 'releasing', done: 'ready' },
   rescue: { working: 'rescuing', done: 'rescue' },
   retire: { working: 'retiring', done: 'retired' },
+  remediate: { working: 'remediating', done: 'ready' },
 } as const satisfies Record<string, { working: NodeState; done: NodeState }>;
 
 /** The operation a node is in (or last failed at): enough to retry it with the same inputs. */
@@ -79,3 +84,7 @@ export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean 
 
 /** What another module may read of a node (`bc.evt.metal.node.<nodeId>`). */
 export const nodeRef = aggregateRef<NodeAggregateState>('metal', 'node');
+
+/** Where a remediation may start, and so where it returns to: the resting states a node serves from. */
+export const remediableStates = ['ready', 'deployed'] as const satisfies readonly NodeState[];
+export type RemediableState = (typeof remediableStates)[number];

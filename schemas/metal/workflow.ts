@@ -30,8 +30,11 @@ export const ProfileId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must b
 export const ProfileRef = z.object({ id: z.string(), version: z.number().int().positive() });
 export type ProfileRef = z.infer<typeof ProfileRef>;
 
-/** Node operations a workflow carries out; each names the built-in profile that implements it. */
-export const NodeOperation = z.enum(['inspect', 'deploy', 'release', 'rescue', 'retire']);
+/**
+ * Node operations a workflow carries out; each names the built-in profile that implements it, except `remediate`,
+ * which runs the built-in or plugin profile its request names and returns the node to where it was.
+ */
+export const NodeOperation = z.enum(['inspect', 'deploy', 'release', 'rescue', 'retire', 'remediate']);
 export type NodeOperation = z.infer<typeof NodeOperation>;
 
 /**

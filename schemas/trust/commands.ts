@@ -41,3 +41,12 @@ export type RegisterAgent = z.infer<typeof RegisterAgent>;
 /** What the registered key signs to hand an agent id over to a new key: that agent, that key, no other. */
 export const rotationMessage = (agentId: string, currentKeyId: string, newKeyId: string) =>
   Buffer.from(`bc-agent-key/v1/rotate/${agentId}/${currentKeyId}/${newKeyId}`, 'utf8');
+
+/**
+ * `agent.rotateKey` (the autonomy engine's `rotate-key` lane, and operators): asks a long-lived agent (site or node)
+ * to replace its key. The request is recorded on the agent (`AgentKeyRotationRequested`, naming the key to replace);
+ * the agent carries it out through the existing rotation (`agent.register` with the old key's `rotationSignature`),
+ * which settles the request. Asking again while the same key is to be replaced is a no-op.
+ */
+export const RotateAgentKey = z.object({ agentId: AgentId, reason: z.string().min(1).max(400).optional() }).strict();
+export type RotateAgentKey = z.infer<typeof RotateAgentKey>;

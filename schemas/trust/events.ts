@@ -31,7 +31,13 @@ export const AgentRegistrationRefused = defineEvent(
   AgentKey.omit({ joinTokenId: true }).extend({ reason: AgentRegistrationRefusal }),
 );
 
-export const agentEvents = [AgentRegistered, AgentKeyRotated, AgentRegistrationRefused] as const;
+/** The control plane asked the agent to replace key `keyId` (the key-age lane, or an operator); settled by `AgentKeyRotated`. */
+export const AgentKeyRotationRequested = defineEvent(
+  'AgentKeyRotationRequested',
+  z.object({ agentId: z.string(), keyId: z.string(), reason: z.string().max(400) }),
+);
+
+export const agentEvents = [AgentRegistered, AgentKeyRotated, AgentRegistrationRefused, AgentKeyRotationRequested] as const;
 export type AgentEvent = EventOf<(typeof agentEvents)[number]>;
 
 /** A join token was made (`bc.evt.trust.joinToken.<tokenId>`). Only the hash of its secret is kept. */

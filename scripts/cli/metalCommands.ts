@@ -61,6 +61,15 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
       .action(async (nodeId: string, o: { wait?: boolean }) => run(command, { nodeId }, o.wait === true));
   }
   metal
+    .command('remediate <nodeId>')
+    .description('run a built-in or plugin profile on a ready or deployed node, then return it to that state')
+    .requiredOption('--profile <id>', 'the profile to run (e.g. bmc-check, power-cycle, or a plugin profile)')
+    .option('--allow-destructive', 'allow a profile with destructive steps (refused otherwise)')
+    .option('--wait', 'follow the workflow until it ends')
+    .action(async (nodeId: string, o: { profile: string; allowDestructive?: boolean; wait?: boolean }) =>
+      run('metal.remediate', { nodeId, profile: o.profile, allowDestructive: o.allowDestructive === true }, o.wait === true),
+    );
+  metal
     .command('cancel <nodeId>')
     .description('stop the running operation: a destructive step that runs finishes first, nothing new starts')
     .option('--reason <text>', 'why (recorded on the node: "cancelled: <reason>")')

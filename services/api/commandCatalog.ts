@@ -7,6 +7,7 @@ import { deployNode } from '../metal/node/deploy.ts';
 import { rescueNode } from '../metal/node/rescue.ts';
 import { retireNode } from '../metal/node/retire.ts';
 import { retryNode } from '../metal/node/retry.ts';
+import { remediateNode } from '../workflow/remediate.ts';
 import { startInspection } from '../metal/node/startInspection.ts';
 import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';
@@ -26,6 +27,7 @@ import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
 import { createSite } from '../site/site/create.ts';
 import { registerAgent } from '../trust/agent/register.ts';
+import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
@@ -59,6 +61,7 @@ export const allCommands: readonly CommandDefinition[] = [
   unrescueNode,
   retireNode,
   retryNode,
+  remediateNode,
   cancelNode,
   startInspection,
   completeOperation,
@@ -74,6 +77,7 @@ export const allCommands: readonly CommandDefinition[] = [
   cancelWorkflow,
   rejectResult,
   registerAgent,
+  rotateAgentKey,
   createJoinToken,
   createSiteToken,
   useJoinToken,

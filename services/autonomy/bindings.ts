@@ -1,18 +1,9 @@
-import type { RemediationPlan } from '../../schemas/autonomy/plan.ts';
-import type { Signal } from '../../schemas/autonomy/signals.ts';
+import { defineBinding, noRemediation as none, type Binding } from '../../plugins/sdk/defineBinding.ts';
 import type { PolicyCatalog } from './policies.ts';
 import type { Sensor } from './sensors/sensor.ts';
 
-/** A signal kind bound to an intervention category, and how its remediation plan is resolved from the signal. */
-export interface Binding {
-  readonly signal: string;
-  readonly category: string;
-  plan(signal: Signal): RemediationPlan;
-}
-
-export const defineBinding = (binding: Binding): Binding => Object.freeze(binding);
-
-const none = (s: Signal): RemediationPlan => ({ action: 'none', target: s.target, params: {} });
+// Bindings are written against the SDK, as a plugin's are.
+export { defineBinding, type Binding };
 
 /** The first lanes' bindings. */
 export const firstLaneBindings: readonly Binding[] = [
@@ -30,12 +21,15 @@ export const firstLaneBindings: readonly Binding[] = [
 ];
 
 /**
- * The start-up check: every binding's signal is emitted by some sensor and its category is declared, and no signal
- * is bound twice. Returns the problems (empty: the set is coherent).
+ * The start-up check: every binding's signal is emitted by some sensor and its category is declared, no signal is
+ * bound twice and no sensor name is used twice. Returns the problems (empty: the set is coherent).
  */
 export function checkBindings(bindings: readonly Binding[], sensors: readonly Sensor[], policies: PolicyCatalog): string[] {
   const emitted = new Set(sensors.flatMap((s) => s.emits));
   const problems: string[] = [];
+  // Pass markers report sensors by name: two of one name (a plugin's and a built-in one) would hide a failure.
+  const names = sensors.map((s) => s.name);
+  for (const name of new Set(names.filter((n, i) => names.indexOf(n) !== i))) problems.push(`sensor "${name}" is defined twice`);
   const seen = new Set<string>();
   for (const b of bindings) {
     if (!emitted.has(b.signal)) problems.push(`binding of signal "${b.signal}": no sensor emits it`);

@@ -29,7 +29,7 @@ import type { Runtime } from './runtime.ts';
 import type { LeasedService } from '../../schemas/lease.ts';
 import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
 import { loadAutonomyConfig } from './autonomy/config.ts';
-import { createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
+import { autonomyExtensionsOf, createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
 
 export interface RunningService {
   stop(): Promise<void>;
@@ -122,8 +122,14 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   // Sensors over a snapshot of the read models every BC_SENSOR_TICK_MS; signals and pass markers on BC_SIGNALS. One
   // active instance: a second would publish every pass twice.
   'fleet-sensors': leased('fleet-sensors', async ({ config, nc, log }) => {
-    const readers = { nodes: readerOf(config.dataDir, 'nodes'), workflows: readerOf(config.dataDir, 'workflows'), vps: readerOf(config.dataDir, 'vps') };
-    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }));
+    const readers = {
+      nodes: readerOf(config.dataDir, 'nodes'),
+      workflows: readerOf(config.dataDir, 'workflows'),
+      vps: readerOf(config.dataDir, 'vps'),
+      agents: readerOf(config.dataDir, 'agents'),
+    };
+    const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
+    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }), extensions);
     return {
       stop: async () => {
         await sensors.stop();
@@ -132,8 +138,9 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     };
   }),
   // Replicas share the pass markers' durable; every command id is derived from decision, episode and step.
-  'autonomy-engine': async ({ nc, store, log }) => {
-    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }));
+  'autonomy-engine': async ({ config, nc, store, log }) => {
+    const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
+    const engine = createAutonomyEngine(nc, store, loadAutonomyConfig(), log.child({ service: 'autonomy-engine' }), {}, extensions);
     await engine.start();
     return engine;
   },

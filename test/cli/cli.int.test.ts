@@ -66,6 +66,10 @@ describe('better-compute CLI', () => {
     });
     expect((await cli(api, env.dataDir, 'events', 'metal.node/r1-n1')).stdout).toMatch(/NodeEnrolled/);
 
+    // `metal remediate` sends metal.remediate: an enrolled node is not at rest in a state it could return to.
+    const remediate = await cli(api, env.dataDir, 'metal', 'remediate', 'r1-n1', '--profile', 'bmc-check');
+    expect(remediate.stderr).toMatch(/error ILLEGAL_TRANSITION: metal.remediate is not allowed in state enrolled/);
+
     const missing = await cli(api, env.dataDir, 'nodes', 'show', 'nope');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/error NOT_FOUND: node nope not found/);

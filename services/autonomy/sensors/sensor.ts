@@ -1,33 +1,3 @@
-import type { FleetSnapshot } from '../../../schemas/autonomy/snapshot.ts';
-import type { Signal } from '../../../schemas/autonomy/signals.ts';
-
-/** Thresholds the first lanes' sensors use; from the environment in `fleet-sensors`, fixed in tests. */
-export interface SensorSettings {
-  /** Failed BMC reads in a row before a node counts as unreachable (the monitor's hysteresis, default 3). */
-  bmcFailuresBeforeSignal: number;
-  /** A running step is overdue once it ran this many times its timeout. */
-  overdueFactor: number;
-  /** Work waiting for capacity longer than this is an old queue. */
-  staleQueueMs: number;
-  /** Agent keys older than this should be rotated. */
-  keyRotationAgeMs: number;
-}
-
-export const defaultSensorSettings: SensorSettings = {
-  bmcFailuresBeforeSignal: 3,
-  overdueFactor: 3,
-  staleQueueMs: 30 * 60_000,
-  keyRotationAgeMs: 90 * 24 * 3_600_000,
-};
-
-/**
- * A sensor: a pure function of the snapshot. `emits` names the signal kinds it can produce, so a start-up check can
- * refuse a binding no sensor feeds. `assessed` is how many things it looked at (the pass marker's coverage).
- */
-export interface Sensor {
-  readonly name: string;
-  readonly emits: readonly string[];
-  assess(snapshot: FleetSnapshot, settings: SensorSettings): { assessed: number; signals: Signal[] };
-}
-
-export const defineSensor = (sensor: Sensor): Sensor => Object.freeze(sensor);
+// Sensors are written against the SDK, as a plugin's are: the definitions live in the public entry.
+export { defineSensor, defaultSensorSettings } from '../../../plugins/sdk/defineSensor.ts';
+export type { Sensor, SensorSettings } from '../../../plugins/sdk/defineSensor.ts';

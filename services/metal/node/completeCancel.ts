@@ -1,4 +1,5 @@
-import { CompleteCancel } from '../../../schemas/metal/nodeCommands.ts';
+import { CompleteCancel, RemediationInputs } from '../../../schemas/metal/nodeCommands.ts';
+import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -6,6 +7,14 @@ import { workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
 import { leavesDiskUnknown, endsFailedAlways } from './cancelOutcome.ts';
+
+/** Where an operation cancelled before any step ran goes back to: where it came from. */
+function cancelledBackTo(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>, rescuedFrom: string | null): 'ready' | 'deployed' {
+  if (operation === 'deploy') return 'ready';
+  if (operation === 'release') return 'deployed';
+  const from = operation === 'remediate' ? inputs[RemediationInputs.returnTo] : rescuedFrom;
+  return from === 'deployed' ? 'deployed' : 'ready';
+}
 
 /**
  * `metal.completeCancel` (orchestrator): the node's workflow is cancelled; the node takes its stated end state. Before
@@ -33,7 +42,7 @@ export const completeCancel = defineCommand({
     const reason = `cancelled: ${current.cancelReason ?? 'cancelled by an operator'}`;
     const started = wf.exists && wf.progress.some((p) => p.attempt > 0);
     if (!started && !endsFailedAlways.has(operation)) {
-      const back = operation === 'deploy' ? 'ready' : operation === 'release' ? 'deployed' : node.rescuedFrom === 'deployed' ? 'deployed' : 'ready';
+      const back = cancelledBackTo(operation, current.inputs, node.rescuedFrom ?? null);
       return [{ type: 'NodeOperationCancelled', data: { nodeId, operation, workflowId, reason, state: back } }];
     }
     const stoppedAt = wf.exists ? (wf.steps[wf.progress.findIndex((p) => p.status !== 'succeeded')]?.id ?? null) : null;

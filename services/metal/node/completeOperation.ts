@@ -1,4 +1,5 @@
-import { CompleteOperation } from '../../../schemas/metal/nodeCommands.ts';
+import { CompleteOperation, RemediationInputs } from '../../../schemas/metal/nodeCommands.ts';
+import { remediableStates, type RemediableState } from '../../../schemas/metal/nodeState.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
@@ -6,6 +7,13 @@ import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { wipeAttestationOf, workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
+
+/** A remediation returns the node to where it started (its inputs say where); other operations end where their kind does. */
+function returnOf(current: { operation: string; inputs: Readonly<Record<string, unknown>> }): { state?: RemediableState } {
+  if (current.operation !== 'remediate') return {};
+  const to = current.inputs[RemediationInputs.returnTo];
+  return (remediableStates as readonly unknown[]).includes(to) ? { state: to as RemediableState } : {};
+}
 
 /** Commands the orchestrator sends as a node's workflow progresses; each is a no-op once its effect is in place. */
 export const completeOperation = defineCommand({
@@ -30,7 +38,7 @@ export const completeOperation = defineCommand({
     const current = requireCurrentWorkflow(node, command.workflowId);
     const { nodeId } = node;
     const { operation } = current;
-    const completed: MetalEvent = { type: 'NodeOperationCompleted', data: { nodeId, operation, workflowId: command.workflowId } };
+    const completed: MetalEvent = { type: 'NodeOperationCompleted', data: { nodeId, operation, workflowId: command.workflowId, ...returnOf(current) } };
     if (!erasingOperations.has(operation)) return [completed];
     const wipe = wipeAttestationOf(dependencies.workflow);
     if (wipe.attested) return [completed];

@@ -34,7 +34,7 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
       case 'NodeWipeStarted':
         return { ...state, state: 'wiping' };
       case 'NodeOperationCompleted': {
-        const done = operationStates[event.data.operation].done;
+        const done = event.data.state ?? operationStates[event.data.operation].done;
         return { ...state, state: done, current: null, owner: ownerlessStates.has(done) ? null : (state.owner ?? null) };
       }
       case 'NodeOperationFailed': {

@@ -96,6 +96,20 @@ export const rescueProfile = defineProfile({
 });
 
 /**
+ * Remediations (`metal.remediate`) may run any profile; these two are built for it. `bmc-check` reads the power state
+ * (does the BMC answer again?) and changes nothing; `power-cycle` restarts the machine, so it is destructive and runs
+ * only where the remediation may destroy.
+ */
+export const bmcCheckProfile = defineProfile({ id: 'bmc-check', version: 1, target: 'metal', role: 'remediate', steps: [agent('power.get')] });
+export const powerCycleProfile = defineProfile({
+  id: 'power-cycle',
+  version: 1,
+  target: 'metal',
+  role: 'remediate',
+  steps: [agent('power.set', { action: 'cycle' })],
+});
+
+/**
  * The release of a node in an agentless pool: no ramdisk boots, so nothing is wiped; the site agent takes any
  * install media out and powers the machine off. Such a release is unverified, and only a pool that opted in
  * (`policy.allowUnverifiedRelease`) gets the node back in `ready`.
@@ -121,12 +135,13 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
   release: releaseProfile,
   rescue: rescueProfile,
   retire: retireProfile,
+  remediate: bmcCheckProfile,
 };
 
 const agentlessProfiles: Readonly<Partial<Record<NodeOperation, Profile>>> = { release: agentlessReleaseProfile, retire: agentlessRetireProfile };
 
 /** Every built-in profile a request may name: one per operation, and the variants. */
-export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile];
+export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile, powerCycleProfile];
 
 /** The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a ramdisk. */
 export function builtinProfileFor(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>): Profile {

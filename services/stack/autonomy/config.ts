@@ -20,7 +20,7 @@ export const AutonomyConfig = z.object({
   bmcFailuresBeforeSignal: z.coerce.number().int().min(1).default(3),
   /** A running step is overdue after this many times its nominal timeout (`BC_SENSOR_OVERDUE_FACTOR`). */
   overdueFactor: z.coerce.number().min(1).default(3),
-  /** The nominal step timeout the read model does not carry (`BC_SENSOR_STEP_TIMEOUT_MS`). */
+  /** The step timeout for workflow rows projected before the read model kept each step's own (`BC_SENSOR_STEP_TIMEOUT_MS`). */
   stepTimeoutMs: z.coerce.number().int().min(1).default(3_600_000),
   /** Work waiting for capacity this long is an old queue (`BC_SENSOR_STALE_QUEUE_MS`). */
   staleQueueMs: z.coerce

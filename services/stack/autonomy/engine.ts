@@ -16,7 +16,7 @@ import { sendCommand } from '../../commands/commandClient.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { clearanceCommand, isHoldingAction, remediationCommand } from './remediations.ts';
+import { clearanceCommand, isHoldingAction, remediationCommands } from './remediations.ts';
 
 export interface AutonomyEngineOptions {
   policies: PolicyCatalog;
@@ -147,8 +147,8 @@ export class AutonomyEngine {
 
   async #start(d: ExistingDecision, controls: ControlsState): Promise<void> {
     if (controls.halted || controls.paused.includes(d.policy.owner)) return;
-    const remediation = remediationCommand(d);
-    if (!remediation) return;
+    const remediation = await remediationCommands(d, this.repository);
+    if (!remediation || remediation.length === 0) return;
     const ref = { decisionId: d.decisionId, episode: d.episode };
     if (d.approvedBy === 'policy') {
       // Fail closed: anything but a confirmed consumption turns the decision into an approval request.
@@ -175,18 +175,32 @@ export class AutonomyEngine {
         return;
       }
     }
-    const commandId = autonomyCommandId('remediate', d.decisionId, d.episode);
-    const sent = await this.#send(remediation.name, remediation.payload, commandId);
-    // Infrastructure trouble: the next pass sends the same command again.
-    if (!sent.ok && sent.code === 'UNAVAILABLE') return;
-    if (!sent.ok)
-      this.log.warn(
-        { decisionId: d.decisionId, command: remediation.name, code: sent.code, detail: sent.message },
-        'remediation refused; its outcome will say',
-      );
+    // Sent in order, each with an id derived from decision, episode and its place: a start resumed by a later pass (or
+    // another replica) sends the same commands, and the log keeps one of each.
+    const ids = remediation.map((_, i) =>
+      i === 0 ? autonomyCommandId('remediate', d.decisionId, d.episode) : autonomyCommandId('remediate', d.decisionId, d.episode, i),
+    );
+    for (const [i, command] of remediation.entries()) {
+      const sent = await this.#send(command.name, command.payload, ids[i]!);
+      // Infrastructure trouble, or a step that must wait for the one before it to take effect (a recreation's create
+      // while the deleted instance still holds its quota): the next pass sends the same commands again.
+      if (!sent.ok && (sent.code === 'UNAVAILABLE' || (i > 0 && sent.code === 'QUOTA_EXCEEDED'))) return;
+      if (!sent.ok) {
+        this.log.warn({ decisionId: d.decisionId, command: command.name, code: sent.code, detail: sent.message }, 'remediation refused; its outcome will say');
+        break;
+      }
+    }
     await this.#send(
       'autonomy.recordStarted',
-      { ...ref, commandName: remediation.name, commandId, settleMs: this.options.settleMs },
+      {
+        ...ref,
+        commandName: remediation
+          .map((c) => c.name)
+          .join('+')
+          .slice(0, 100),
+        commandId: ids[0]!,
+        settleMs: this.options.settleMs,
+      },
       autonomyCommandId('started', d.decisionId, d.episode),
     );
   }

@@ -1,22 +1,49 @@
 import type { ExistingDecision } from '../../autonomy/decision/decision.ts';
+import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
+import { recreateCommands } from './recreate.ts';
 
-/** The command that carries out an approved plan, or undefined for actions this control plane cannot run yet. */
-export function remediationCommand(decision: ExistingDecision): { name: string; payload: Record<string, unknown> } | undefined {
+export interface RemediationCommand {
+  readonly name: string;
+  readonly payload: Record<string, unknown>;
+}
+
+/**
+ * The commands that carry out an approved plan, in order, or undefined when there is nothing this control plane can
+ * run for it (`none`, or a target that no longer exists). Each is sent with an id derived from decision, episode and
+ * its place in the list, so a retried start sends the same commands again and the log keeps one of each.
+ */
+export async function remediationCommands(decision: ExistingDecision, repository: AggregateRepository): Promise<RemediationCommand[] | undefined> {
   const { plan } = decision;
   switch (plan.action) {
     case 'metal.bmcMaintenance':
-      return { name: 'metal.reportBmcHealth', payload: { nodeId: plan.target.id, reachable: false, detail: decision.signal.detail } };
+      return [{ name: 'metal.reportBmcHealth', payload: { nodeId: plan.target.id, reachable: false, detail: decision.signal.detail } }];
     case 'metal.retry':
       // The approved digest travels with the workflow: `workflow.start` refuses anything but this plan.
-      return { name: 'metal.retry', payload: { nodeId: plan.target.id, approvedPlanDigest: decision.planDigest } };
-    default:
-      // `vps.recreate` and `agent.rotateKey` are decided and approved, but not carried out yet (see ARCHITECTURE.md).
+      return [{ name: 'metal.retry', payload: { nodeId: plan.target.id, approvedPlanDigest: decision.planDigest } }];
+    case 'metal.remediate':
+      // A lane whose plan is a profile: it runs as `metal.remediate`, which may destroy only if the category is destructive.
+      return [
+        {
+          name: 'metal.remediate',
+          payload: {
+            nodeId: plan.target.id,
+            profile: String(plan.params.profile),
+            allowDestructive: decision.policy.kind === 'destructive',
+            approvedPlanDigest: decision.planDigest,
+          },
+        },
+      ];
+    case 'vps.recreate':
+      return recreateCommands(repository, decision);
+    case 'agent.rotateKey':
+      return [{ name: 'agent.rotateKey', payload: { agentId: plan.target.id, reason: decision.signal.detail } }];
+    case 'none':
       return undefined;
   }
 }
 
 /** The command that undoes a holding action once its signal is gone (BMC maintenance clears; an operator's never). */
-export function clearanceCommand(decision: ExistingDecision): { name: string; payload: Record<string, unknown> } | undefined {
+export function clearanceCommand(decision: ExistingDecision): RemediationCommand | undefined {
   if (decision.plan.action !== 'metal.bmcMaintenance') return undefined;
   return { name: 'metal.reportBmcHealth', payload: { nodeId: decision.plan.target.id, reachable: true } };
 }

@@ -4,6 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { BmcObservation, type FleetSnapshot, type SnapshotInstance, type SnapshotNode, type SnapshotStep } from '../../../schemas/autonomy/snapshot.ts';
 import { Streams, Subjects } from '../../../schemas/subjects.ts';
 import { listNodes } from '../../../projections/nodes/queries.ts';
+import { longLivedAgentKeys } from '../../../projections/agents/queries.ts';
 import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 
 /** The read models a snapshot is built from (absent ones contribute nothing). */
@@ -11,6 +12,7 @@ export interface SnapshotSources {
   nodes?: ReadModelReader;
   workflows?: ReadModelReader;
   vps?: ReadModelReader;
+  agents?: ReadModelReader;
 }
 
 function nodesOf(db: Database, controlPlane: ReadonlySet<string>): SnapshotNode[] {
@@ -39,17 +41,18 @@ function nodesOf(db: Database, controlPlane: ReadonlySet<string>): SnapshotNode[
 function runningStepsOf(db: Database, stepTimeoutMs: number): SnapshotStep[] {
   const rows = db
     .prepare(
-      `SELECT s.workflow_id, w.node_id, w.site_id, s.step_id, s.started_at FROM workflow_steps s JOIN workflows w USING (workflow_id)
+      `SELECT s.workflow_id, w.node_id, w.site_id, s.step_id, s.started_at, s.timeout_ms FROM workflow_steps s JOIN workflows w USING (workflow_id)
        WHERE s.state = 'running' AND s.started_at IS NOT NULL`,
     )
-    .all() as { workflow_id: string; node_id: string; site_id: string; step_id: string; started_at: string }[];
+    .all() as { workflow_id: string; node_id: string; site_id: string; step_id: string; started_at: string; timeout_ms: number | null }[];
   return rows.map((r) => ({
     workflowId: r.workflow_id,
     nodeId: r.node_id,
     siteId: r.site_id,
     stepId: r.step_id,
     startedAt: r.started_at,
-    timeoutMs: stepTimeoutMs,
+    // The step's own timeout, frozen at start; rows projected before the read model kept it fall back to the setting.
+    timeoutMs: r.timeout_ms ?? stepTimeoutMs,
   }));
 }
 
@@ -101,7 +104,8 @@ export async function readSnapshot(
     bmc: await readBmcObservations(nc),
     runningSteps: read(sources.workflows, (db) => runningStepsOf(db, options.stepTimeoutMs)),
     instances: read(sources.vps, instancesOf),
-    // Agent key ages need an agents read model, which the platform does not keep yet: the key sensor sees none.
-    agents: [],
+    agents: read(sources.agents, (db) =>
+      longLivedAgentKeys(db).map((a) => ({ agentId: a.agentId, role: a.role, siteId: a.siteId, nodeId: a.nodeId, keySince: a.keySince })),
+    ),
   };
 }

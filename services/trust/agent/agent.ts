@@ -17,8 +17,21 @@ export const agentAggregate = defineAggregate<AgentState, AgentEvent>({
       case 'AgentKeyRotated': {
         const { agentId, role, siteId, nodeId, publicKey, keyId, joinTokenId } = event.data;
         const spent = state.exists ? state.joinTokenIds : [];
-        return { exists: true, agentId, role, siteId, nodeId, publicKey, keyId, joinTokenIds: joinTokenId ? [...spent, joinTokenId] : spent };
+        // A new key settles any pending rotation request (it named the old key).
+        return {
+          exists: true,
+          agentId,
+          role,
+          siteId,
+          nodeId,
+          publicKey,
+          keyId,
+          joinTokenIds: joinTokenId ? [...spent, joinTokenId] : spent,
+          rotationRequestedFor: null,
+        };
       }
+      case 'AgentKeyRotationRequested':
+        return state.exists ? { ...state, rotationRequestedFor: event.data.keyId } : state;
       case 'AgentRegistrationRefused':
         return state;
     }

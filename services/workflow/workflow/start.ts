@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import { approversRef } from '../../../schemas/trust/approversState.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
-import { nodeOperationPlan, PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT, planDigestOf, RemediationPlan } from '../../../schemas/autonomy/plan.ts';
+import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT, planDigestOf, RemediationPlan, workflowPlan } from '../../../schemas/autonomy/plan.ts';
+import { RemediationInputs } from '../../../schemas/metal/nodeCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
@@ -21,7 +22,7 @@ function requireApprovedPlan(command: StartWorkflow): void {
   if (approved === undefined) return;
   const action = command.inputs[PLAN_ACTION_INPUT];
   const parsed = RemediationPlan.shape.action.safeParse(action);
-  const digest = parsed.success ? planDigestOf(nodeOperationPlan(parsed.data, command.nodeId, command.operation)) : undefined;
+  const digest = parsed.success ? planDigestOf(workflowPlan(parsed.data, command.nodeId, command.operation, command.inputs)) : undefined;
   if (digest !== approved) {
     throw new DomainError('PLAN_DIGEST_MISMATCH', `workflow ${command.workflowId} (${command.operation} on ${command.nodeId}) is not the plan approved`);
   }
@@ -50,12 +51,16 @@ export const startWorkflow = defineCommand({
     const named = typeof command.inputs.profile === 'string' ? command.inputs.profile : undefined;
     const profile = named ? findProfile(registry, named) : builtinProfileFor(command.operation, command.inputs);
     if (!profile) throw new DomainError('PRECONDITION_FAILED', `no profile "${named}" is built in or registered`);
-    if (profile.role !== command.operation)
+    // A remediation runs any profile (and returns the node where it was); every other operation runs its own role's.
+    if (command.operation !== 'remediate' && profile.role !== command.operation)
       throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" is for ${profile.role}, not ${command.operation}`);
     const issues = validateProfile(registry, profile);
     if (issues.length > 0)
       throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" does not validate: ${issues.map((i) => i.message).join('; ')}`);
     const steps = resolveSteps(profile, command.inputs, stepHomes(registry));
+    // Checked again here, on the steps that will run: the profile may have changed since the remediation was requested.
+    if (command.operation === 'remediate' && command.inputs[RemediationInputs.allowDestructive] !== true && steps.some((s) => s.destructive))
+      throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" has a destructive step and this remediation may not destroy`);
     const { workflowId, nodeId, siteId, operation } = command;
     const events: WorkflowEvent[] = [
       {

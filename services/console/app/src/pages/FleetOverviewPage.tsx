@@ -11,7 +11,10 @@ const headline: readonly { label: string; count: (c: NodeCounts) => number; stat
   { label: 'Nodes', count: (c) => c.total },
   { label: 'Ready', count: (c) => c.byState.ready, state: 'ready' },
   { label: 'Deployed', count: (c) => c.byState.deployed, state: 'deployed' },
-  { label: 'In progress', count: (c) => c.byState.inspecting + c.byState.deploying + c.byState.releasing + c.byState.wiping + c.byState.rescuing },
+  {
+    label: 'In progress',
+    count: (c) => c.byState.inspecting + c.byState.deploying + c.byState.releasing + c.byState.wiping + c.byState.rescuing + c.byState.remediating,
+  },
   { label: 'Maintenance', count: (c) => c.maintenance },
   { label: 'Waiting for capacity', count: (c) => c.waitingForCapacity },
   { label: 'Failed', count: (c) => c.failed, state: 'failed' },
