@@ -3,10 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '../platform/logger.ts';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { repoRoot } from '../platform/repoRoot.ts';
 
 /** Where the built console lives (gitignored); the API serves it at `/`. */
 export const consoleDistDir = join(repoRoot, 'dist', 'console');

@@ -1,6 +1,23 @@
+import { register } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { PluginDefinition } from '../../plugins/sdk/definePlugin.ts';
+
+let loader: Promise<void> | undefined;
+
+/**
+ * A plugin written in TypeScript, loaded by a process running compiled (`npm run build`): tsx's loader is registered
+ * for it then, once, and after it the hook that hands the plugin the product's compiled modules rather than their
+ * sources (`compiledProduct.ts`). From sources the process already runs under tsx.
+ */
+function typeScriptLoader(): Promise<void> {
+  if (!import.meta.url.endsWith('.js')) return Promise.resolve();
+  loader ??= import('tsx/esm/api').then(({ register: registerTsx }) => {
+    registerTsx();
+    register(new URL('./compiledProduct.js', import.meta.url));
+  });
+  return loader;
+}
 
 /** The plugin a module exports: `default`, `plugin`, or its only export that looks like one. */
 export function pluginOf(module: Record<string, unknown>, path: string): PluginDefinition {
@@ -19,6 +36,7 @@ export async function loadPluginModules(paths: readonly string[]): Promise<Plugi
   const plugins: PluginDefinition[] = [];
   for (const modulePath of paths) {
     const path = isAbsolute(modulePath) ? modulePath : resolve(process.cwd(), modulePath);
+    if (/\.[mc]?ts$/.test(path)) await typeScriptLoader();
     plugins.push(pluginOf((await import(pathToFileURL(path).href)) as Record<string, unknown>, path));
   }
   return plugins;

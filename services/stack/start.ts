@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { allProjections } from '../../projections/catalog.ts';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
@@ -130,7 +129,7 @@ await run(['fleet-sensors', 'autonomy-engine']);
 await run(['api']);
 if (config.plugins.length > 0) await run(['plugins']);
 // The simulated site is dev and test code: started by path as a program of its own, never imported by the product.
-const simulatedSite = fileURLToPath(new URL('../../daemon/simulator/serveSimulatedSite.ts', import.meta.url));
+const simulatedSite = new URL('../../daemon/simulator/serveSimulatedSite.ts', import.meta.url);
 if (config.simMachines > 0) await run(['simulated-site'], spawnProgram(simulatedSite, false));
 
 const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';

@@ -1,18 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '../platform/logger.ts';
 import { RestartBackoff, type RestartBackoffOptions } from '../platform/restartBackoff.ts';
+import { programArgs } from './program.ts';
 
-const serveScript = fileURLToPath(new URL('./serve.ts', import.meta.url));
+const serveScript = new URL('./serve.ts', import.meta.url);
 
 /** Starts one `serve` child for a group of services (replaced in tests by a fake child). */
 export type SpawnServices = (group: readonly string[], env: NodeJS.ProcessEnv) => ChildProcess;
 
-/** Starts `script` (run by tsx) as the child for a group; `serve.ts` by default, another entry program when given. */
+/**
+ * Starts the program `script` (its source's URL) as the child for a group: compiled when this process runs compiled,
+ * else through tsx (`programArgs`); `serve.ts` by default, another entry program when given.
+ */
 export const spawnProgram =
-  (script: string, withGroupArgs = true): SpawnServices =>
+  (script: URL, withGroupArgs = true): SpawnServices =>
   (group, env) =>
-    spawn(process.execPath, ['--import', 'tsx', script, ...(withGroupArgs ? group : [])], {
+    spawn(process.execPath, [...programArgs(script), ...(withGroupArgs ? group : [])], {
       env,
       // The IPC channel closes when this process dies, even by SIGKILL: children take it as their cue to stop.
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

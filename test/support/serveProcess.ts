@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const serveScript = fileURLToPath(new URL('../../services/stack/serve.ts', import.meta.url));
+/** `serve.ts` as `npm run build` compiles it. */
+const compiledServeScript = fileURLToPath(new URL('../../dist/node/services/stack/serve.js', import.meta.url));
 const keepChars = 200_000;
 
 /** One `serve.ts <service...>` child process that a test can SIGKILL and start again, with its output kept. */
@@ -28,10 +30,16 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /**
- * Runs `node --import tsx services/stack/serve.ts <services...>` with `env` on top of the test's environment and
+ * Runs `node --import tsx services/stack/serve.ts <services...>` (`compiled`: `node dist/node/services/stack/serve.js`,
+ * which `npm run build` makes) with `env` on top of the test's environment and
  * waits until the process logs that its services started (readiness only; tests assert on state, not logs).
  */
-export async function startServeProcess(services: readonly string[], env: Record<string, string>, readyTimeoutMs = 60_000): Promise<ServeProcess> {
+export async function startServeProcess(
+  services: readonly string[],
+  env: Record<string, string>,
+  readyTimeoutMs = 60_000,
+  options: { compiled?: boolean } = {},
+): Promise<ServeProcess> {
   let child: ChildProcess | undefined;
   let output = '';
   let starts = 0;
@@ -40,7 +48,8 @@ export async function startServeProcess(services: readonly string[], env: Record
   };
 
   const launch = async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', serveScript, ...services], {
+    const program = options.compiled ? [compiledServeScript] : ['--import', 'tsx', serveScript];
+    const proc = spawn(process.execPath, [...program, ...services], {
       env: { ...process.env, BC_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
