@@ -16,9 +16,10 @@ function rssMiB(pid: number): number {
 
 /**
  * Starts `node <args>` and measures it once `ready` appears in its output (a long-running service, then stopped with
- * SIGTERM), or once it exits by itself (a one-shot program such as `--help`; memory is then its peak, VmHWM).
+ * SIGTERM), or once it exits by itself with `exitCode` (a one-shot program such as `--help`; memory is then its
+ * peak, VmHWM).
  */
-export function measureStart(args: string[], env: NodeJS.ProcessEnv, ready: string | null, timeoutMs = 120_000): Promise<StartSample> {
+export function measureStart(args: string[], env: NodeJS.ProcessEnv, ready: string | null, exitCode = 0, timeoutMs = 120_000): Promise<StartSample> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -56,7 +57,7 @@ export function measureStart(args: string[], env: NodeJS.ProcessEnv, ready: stri
     if (ready === null) {
       // One-shot: CPU from the kernel's accounting of the reaped child is not at hand; wall time and peak memory are.
       child.once('exit', (code) => {
-        if (code !== 0) return reject(new Error(`exited ${code}:\n${output}`));
+        if (code !== exitCode) return reject(new Error(`exited ${code}:\n${output}`));
         done({ readyMs: performance.now() - started, cpuMs: Number.NaN, rssMiB: peakMiB });
       });
     }
