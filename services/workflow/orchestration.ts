@@ -89,11 +89,14 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
   }
 }
 
-/** A start; a profile that is unknown or invalid now fails the operation with the reason instead of waiting forever. */
+/** Refusals of a start that no retry can change: the profile is unknown or invalid, or it is not the plan approved. */
+const unstartable = new Set(['PRECONDITION_FAILED', 'PLAN_DIGEST_MISMATCH']);
+
+/** A start; one that can never be accepted fails the operation with the reason instead of waiting forever. */
 function startOf(op: PendingOperation): Reaction {
   const { workflowId, nodeId, siteId, operation, inputs } = op;
   const refused: EngineCommand['ifRefused'] = (refusal) =>
-    refusal.code === 'PRECONDITION_FAILED'
+    unstartable.has(refusal.code)
       ? [command('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`)]
       : undefined;
   return { key: workflowId, effects: [command('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, refused)] };

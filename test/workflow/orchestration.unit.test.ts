@@ -64,7 +64,7 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
     spec.when(event('NodeOperationFailed', { nodeId: 'a', workflowId: 'wf-a', reason: 'x', failedStep: null })).then([start('b')]);
   });
 
-  it('fails the operation when its start is refused for its profile, and only then', () => {
+  it('fails the operation when its start is refused for its profile or its plan, and only then', () => {
     const [reaction] = given([requested('a')]).when({ type: 'resumed', now: 0 }).reactions;
     const startCommand = reaction!.effects[0] as EngineCommand;
     expect(startCommand.ifRefused!({ code: 'PRECONDITION_FAILED', message: 'profile deploy is unknown' })).toEqual([
@@ -72,6 +72,14 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
         kind: 'command',
         name: 'metal.failOperation',
         payload: { nodeId: 'a', workflowId: 'wf-a', reason: 'profile deploy is unknown', failedStep: null },
+        commandId: 'wf-a-refused',
+      },
+    ]);
+    expect(startCommand.ifRefused!({ code: 'PLAN_DIGEST_MISMATCH', message: 'not the plan approved' })).toEqual([
+      {
+        kind: 'command',
+        name: 'metal.failOperation',
+        payload: { nodeId: 'a', workflowId: 'wf-a', reason: 'not the plan approved', failedStep: null },
         commandId: 'wf-a-refused',
       },
     ]);
