@@ -52,7 +52,7 @@ async function resumeAt(source: string, from: number, ctx: ExecutionContext): Pr
  * The site agent's cache first (`<siteCacheUrl>/images/<sha256>`): it learns the source from the same command,
  * possibly a moment after this ramdisk, so a 404 is retried briefly before falling back to `imageUrl` itself.
  */
-async function openImage(
+export async function openImage(
   imageUrl: string,
   sha256: string,
   ctx: ExecutionContext,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SEED_MAX_BYTES, encodeNodeSeed, seedPartitionOffset } from '../../daemon/ramdisk/nodeSeed.ts';
+import { SEED_MAX_BYTES, encodeNodeSeed, seedPartitionOffset } from '../../schemas/agent/nodeSeed.ts';
 
 describe('node seed', () => {
   it('writes the magic line and key=value lines, NUL-padded to 4 KiB', () => {
