@@ -5,6 +5,7 @@ import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice } from './blockDevices.ts';
 import { dropDeviceCache } from './utilLinux.ts';
+import { BatchedWriter } from './batchedWriter.ts';
 
 export interface WrittenImage {
   disk: string;
@@ -17,6 +18,19 @@ export interface WrittenImage {
 }
 
 const CHUNK = 4 << 20;
+/** How often a long write says it is alive: each heartbeat is a message on the machine's own (emulated) network. */
+const HEARTBEAT_MS = 1_000;
+
+/** `beat`, at most once per `intervalMs`. */
+function throttled(beat: () => void, intervalMs: number): () => void {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    beat();
+  };
+}
 
 async function zeroPrefix(handle: FileHandle, length: number): Promise<void> {
   const zeros = Buffer.alloc(CHUNK);
@@ -52,7 +66,7 @@ async function resumeAt(source: string, from: number, ctx: ExecutionContext): Pr
  * The site agent's cache first (`<siteCacheUrl>/images/<sha256>`): it learns the source from the same command,
  * possibly a moment after this ramdisk, so a 404 is retried briefly before falling back to `imageUrl` itself.
  */
-async function openImage(
+export async function openImage(
   imageUrl: string,
   sha256: string,
   ctx: ExecutionContext,
@@ -90,16 +104,23 @@ export async function writeImage(disk: string, imageUrl: string, sha256: string,
   try {
     const diskSize = await diskSizeBytes(handle, disk);
     const hash = createHash('sha256');
+    const heartbeat = throttled(() => ctx.heartbeat(), HEARTBEAT_MS);
     // A cut connection (the site agent restarted, a slow reader dropped) resumes where the disk stops: the hash runs
     // over exactly the bytes written, so a bad splice still fails the digest check below.
     for (let resumes = 0; ;) {
+      // `written` counts the bytes handed to the writer; each pass drains it, so a resume starts where the disk stops.
+      const writer = new BatchedWriter(handle, written);
       try {
-        for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-          if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
-          await handle.write(chunk, 0, chunk.length, written);
-          hash.update(chunk);
-          written += chunk.length;
-          ctx.heartbeat();
+        try {
+          for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+            if (written + chunk.length > diskSize) throw new AgentError('IMAGE_TOO_LARGE', `image is larger than ${disk} (${diskSize} bytes)`);
+            await writer.add(chunk);
+            hash.update(chunk);
+            written += chunk.length;
+            heartbeat();
+          }
+        } finally {
+          await writer.drain();
         }
         break;
       } catch (err) {

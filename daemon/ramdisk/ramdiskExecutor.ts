@@ -8,6 +8,7 @@ import { AgentError } from '../agent/errors.ts';
 import { listDisks, sizeOfDisk, type DiskSelection } from './blockDevices.ts';
 import { wipeDisk } from './diskWipe.ts';
 import { writeImage } from './imageWrite.ts';
+import { writeNodeSeed } from './seedWrite.ts';
 
 /** The machine's disks as the ramdisk sees them: block devices on hardware, plain files in simulation. */
 export interface RamdiskMachine {
@@ -75,11 +76,12 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
           const disk = await pickDisk(machine.disks, params.disk as string | undefined);
           return writeImage(disk, params.imageUrl as string, params.sha256 as string, ctx, machine.siteCacheUrl);
         }
-        case 'userdata.write':
-          return writeUserData(await pickDisk(machine.disks, undefined), {
-            userData: params.userData as string | undefined,
-            sshKeys: params.sshKeys as string[],
-          });
+        case 'userdata.write': {
+          const disk = await pickDisk(machine.disks, undefined);
+          const written = await writeUserData(disk, { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
+          const seed = params.seed as { url: string; sha256: string } | undefined;
+          return seed ? { ...written, seed: await writeNodeSeed(disk, seed, ctx, machine.siteCacheUrl) } : written;
+        }
         default:
           throw new AgentError('WRONG_AGENT', `${command.kind} does not run in the ramdisk`);
       }

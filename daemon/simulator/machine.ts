@@ -25,6 +25,8 @@ import {
 } from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
 import { fitDrivesToDisks } from './machineDrives.ts';
+import { isMarkedImageOs, markImageOs, readImageSeed, zeroImageSeed } from './imageSeed.ts';
+import type { NodeSeed } from '../../schemas/agent/nodeSeed.ts';
 
 export interface SimulatedMachineOptions {
   siteId: string;
@@ -218,9 +220,24 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       return;
     }
     runState = 'os';
-    const unit = readOsMarker(disks[0]!) ? loadNodeUnit(osStateDir) : undefined;
+    const seeded = readImageSeed(disks[0]!);
+    if (seeded && seeded.seed.nodeId === nodeId) return seededBoot(seeded.seed, seeded.offset);
+    const unit = readOsMarker(disks[0]!) || isMarkedImageOs(osStateDir, disks[0]!) ? loadNodeUnit(osStateDir) : undefined;
     if (!unit) return;
     await startNode(unit).catch((err: unknown) => log.warn({ err, nodeId }, 'installed OS booted; its node agent did not start'));
+  };
+
+  // The first boot of a deployed image: a new OS, whose `bcd node` joins with the deploy's seed, which is then zeroed.
+  const seededBoot = async (seed: NodeSeed, offset: number) => {
+    rmSync(osStateDir, { recursive: true, force: true });
+    const joinCreds = seed.joinCredsUrl ? await joinCredsOf(seed.joinCredsUrl) : undefined;
+    try {
+      await startNode({ siteId: seed.siteId, nodeId, natsUrl: seed.natsUrl, token: seed.joinToken, ...(joinCreds ? { joinCreds } : {}) });
+    } catch (err) {
+      return log.warn({ err, nodeId }, 'deployed image booted; its node agent did not join');
+    }
+    zeroImageSeed(disks[0]!, offset);
+    markImageOs(osStateDir, disks[0]!);
   };
 
   // What a ramdisk's init does with `bc.join`: read the machine's SMBIOS UUID, fetch the public join credential the

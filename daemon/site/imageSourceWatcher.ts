@@ -3,8 +3,18 @@ import { AgentCommand, AgentCommandParams } from '../../schemas/agent/agentComma
 import type { Logger } from '../../services/platform/logger.ts';
 import type { ImageCache } from './imageCache.ts';
 
+/** The artefact a command makes its machine fetch: the image of `image.write`, the node seed of `userdata.write`. */
+function sourceOf(command: AgentCommand): { url: string; sha256: string } | undefined {
+  if (command.kind === 'image.write') {
+    const params = AgentCommandParams['image.write'].parse(command.params);
+    return { url: params.imageUrl, sha256: params.sha256 };
+  }
+  if (command.kind === 'userdata.write') return AgentCommandParams['userdata.write'].parse(command.params).seed;
+  return undefined;
+}
+
 /**
- * Learns image sources from the `image.write` commands sent to this site's machines (a plain subscription on
+ * Learns image sources from the `image.write` commands (and node seeds from `userdata.write`) sent to this site's machines (a plain subscription on
  * `bc.site.<siteId>.node.*.cmd`, next to the ramdisks' durable consumers), so the control plane can name the
  * upstream URL and the machines still read the bytes from this site's verified cache. Only commands published into
  * the agent command stream are seen: a machine cannot make the site agent fetch an arbitrary URL.
@@ -14,10 +24,10 @@ export function watchImageSources(nc: NatsConnection, siteId: string, images: Im
     callback: (_err, msg) => {
       try {
         const command = AgentCommand.parse(msg.json());
-        if (command.kind !== 'image.write' || command.siteId !== siteId) return;
-        const params = AgentCommandParams['image.write'].parse(command.params);
-        if (params.imageUrl.startsWith(`${ownUrl}/`)) return;
-        images.register(params.imageUrl, params.sha256);
+        if (command.siteId !== siteId) return;
+        const source = sourceOf(command);
+        if (!source || source.url.startsWith(`${ownUrl}/`)) return;
+        images.register(source.url, source.sha256);
       } catch (err) {
         log.debug({ err, subject: msg.subject }, 'ignored a node command the image watcher cannot read');
       }

@@ -138,7 +138,9 @@ export const nodesProjection = defineProjection({
         update(event.data.nodeId, 'inventory = ?, addresses = ?', JSON.stringify(event.data.inventory), JSON.stringify(addresses));
         return;
       }
+      // A redeployed host's `bcd node` joins again with a fresh key: a rotation, which makes it the node's agent again.
       case 'AgentRegistered':
+      case 'AgentKeyRotated':
         if (event.data.role !== 'site' && event.data.nodeId !== null) {
           statement(db, 'UPDATE nodes SET agent_role = ?, updated_at = ?, last_seq = ? WHERE node_id = ? AND site_id = ?').run(
             event.data.role,

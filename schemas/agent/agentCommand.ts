@@ -137,7 +137,16 @@ export const AgentCommandParams = {
   'raid.apply': z.object({ delete: oneOrMany(z.string().min(1).max(300)).default([]), create: oneOrMany(RaidVolumeSpec).default([]) }),
   'disk.wipe': z.object({ mode: WipeMethod.default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
-  'userdata.write': z.object({ userData: z.string().max(65_536).optional(), sshKeys: z.array(z.string()).max(64).default([]) }),
+  /**
+   * First-boot data. `seed`: the node seed artefact (`schemas/agent/nodeSeed.ts`, the host's single-use `node` join
+   * token inside) by its capability URL and digest; the ramdisk writes it into the image's `bc-seed` partition, if the
+   * image has one. The built-in step adds it; the token itself never travels in a command.
+   */
+  'userdata.write': z.object({
+    userData: z.string().max(65_536).optional(),
+    sshKeys: z.array(z.string()).max(64).default([]),
+    seed: z.object({ url: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  }),
   'inventory.report': z.object({}),
 } satisfies Record<AgentCommandKind, z.ZodType>;
 

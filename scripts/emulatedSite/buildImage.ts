@@ -7,7 +7,7 @@ import { installModules } from './kernelModules.ts';
 import { normalizeTree, sha256OfFile, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
 import { ramdiskTools } from './buildRamdisk.ts';
-import { SEED_PARTITION_TYPE } from '../../daemon/ramdisk/nodeSeed.ts';
+import { SEED_PARTITION_TYPE } from '../../schemas/agent/nodeSeed.ts';
 
 export interface ImageBuild {
   image: string;

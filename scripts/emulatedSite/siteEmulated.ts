@@ -26,8 +26,16 @@ const fail = (message: string): never => {
 };
 
 const { values } = parseArgs({
-  options: { machines: { type: 'string', default: '2' }, site: { type: 'string', default: 'emu' }, 'disk-mib': { type: 'string', default: '512' } },
+  options: {
+    machines: { type: 'string', default: '2' },
+    site: { type: 'string', default: 'emu' },
+    'disk-mib': { type: 'string', default: '512' },
+    // Fixed, so the stack can be started knowing where its machines reach it (BC_AGENT_NATS_URL, BC_PUBLIC_URL).
+    octet: { type: 'string' },
+  },
 });
+const octet = values.octet === undefined ? randomInt(16, 250) : Number(values.octet);
+if (!Number.isInteger(octet) || octet < 16 || octet > 250) fail('--octet must be 16-250');
 const machines = Number(values.machines);
 if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machines must be 1-16');
 const siteId = values.site!;
@@ -74,7 +82,7 @@ process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
 
 try {
-  net = createSiteNetwork(`emu${randomBytes(3).toString('hex')}`, randomInt(16, 250));
+  net = createSiteNetwork(`emu${randomBytes(3).toString('hex')}`, octet);
   // Machines and bcd site reach NATS on the host end of the uplink; the stack's server listens on loopback.
   const upstream = new URL(stack.natsUrl);
   relay = await startTcpRelay({ listen: { host: net.hostIp, port: 4222 }, target: { host: upstream.hostname, port: Number(upstream.port || 4222) } });
@@ -119,6 +127,9 @@ try {
       `Emulated site ${siteId} is up: ${machines} VM(s) on bridge ${net.bridge} (namespace ${net.netns}), bcd site at ${site.siteUrl}.`,
       ...site.machines.map((vm) => `  ${vm.id}  mac ${vm.mac}  disk ${vm.disk}  serial log ${vm.system.vm.paths.serial}`),
       `bcd site log: ${site.bcdSite.logFile}`,
+      // The deploy's node seed names the stack's agent NATS URL and is fetched from its public URL (a step artefact).
+      `A deployed host's bcd node joins if the stack was started with BC_AGENT_NATS_URL=nats://${net.hostIp}:4222,`,
+      `BC_HTTP_HOST=0.0.0.0 and BC_PUBLIC_URL=http://${net.hostIp}:<api port> (start this command with --octet ${octet}).`,
       'Deploy and release them like any machine, e.g.:',
       `  npm run cli -- metal deploy ${site.machines[0]!.id} --image <url> --sha256 <sha256> --wait`,
       `  npm run cli -- metal release ${site.machines[0]!.id} --wait`,

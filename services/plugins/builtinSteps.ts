@@ -3,6 +3,7 @@ import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '..
 import { Inventory } from '../../schemas/metal/inventory.ts';
 // Built-in steps are written exactly as a plugin's are: against the SDK's public entry.
 import { defineStep, TerminalError, type StepDefinition, type StepNode } from '../../plugins/sdk/index.ts';
+import { storeNodeSeed } from './nodeSeedArtefact.ts';
 
 /** An agent command kind as a step: it publishes the command and waits for the agent's signed, verified result. */
 function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Record<string, unknown>> {
@@ -13,7 +14,9 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     sends: [kind],
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
-      const { payload, agentId } = await ctx.platform.runAgentCommand(kind, ctx.input, AgentCommandKinds[kind].destructive);
+      // The deploy's first-boot data carries the node seed, so the deployed host's `bcd node` can join.
+      const params = kind === 'userdata.write' && ctx.workflow.operation === 'deploy' ? { ...ctx.input, seed: await storeNodeSeed(ctx) } : ctx.input;
+      const { payload, agentId } = await ctx.platform.runAgentCommand(kind, params, AgentCommandKinds[kind].destructive);
       // `attested` is not ours to claim: the completeStep decider re-verifies the signed result and sets it.
       if (kind === 'disk.wipe') return { ...(isObject(payload) ? payload : { result: payload }), agentId };
       if (kind === 'inventory.read') checkInventoryMatches(ctx.node, payload);

@@ -23,6 +23,9 @@ import { freePort } from '../support/freePort.ts';
 import { openReadModel } from '../support/readModelDb.ts';
 import { startServeProcess, type ServeProcess } from '../support/serveProcess.ts';
 import { TestProcesses, waitForLog } from './harness.ts';
+import { nodeAgentPulling, stepTimings } from './hostEvidence.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
 
 /**
  * The emulated site end to end: two QEMU VMs (TCG, BIOS) behind one VM-backed BMC, on a bridge in a network namespace
@@ -40,6 +43,8 @@ let net: SiteNetwork | undefined;
 let site: EmulatedSite | undefined;
 let stack: ServeProcess | undefined;
 let imageServer: Server | undefined;
+let nc: NatsConnection | undefined;
+let dataDirOfRun: string | undefined;
 
 const attestedWipesPerRelease = `
   SELECT w.workflow_id AS workflowId, w.node_id AS nodeId,
@@ -97,6 +102,18 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
   });
 
   afterAll(async () => {
+    // Where the time went, step by step (also after a failure or a timeout).
+    if (dataDirOfRun)
+      process.stdout.write(
+        `emulated site e2e step timings:\n${(() => {
+          try {
+            return stepTimings(dataDirOfRun);
+          } catch (err) {
+            return String(err);
+          }
+        })()}\n`,
+      );
+    await nc?.close();
     await site?.stop();
     await stack?.stop();
     imageServer?.close();
@@ -133,13 +150,27 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const imageUrl = `http://${net.hostIp}:${(imageServer.address() as { port: number }).port}/disk.raw`;
 
       const dataDir = join(scratch, 'data');
+      dataDirOfRun = dataDir;
       const httpPort = await freePort();
+      // The API on the host end of the uplink: bcd site fetches the deploy's node seed (a step artefact) from it.
+      const apiUrl = `http://${net.hostIp}:${httpPort}`;
       stack = await startServeProcess(
         controlPlane,
-        { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort) },
+        { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort), BC_HTTP_HOST: net.hostIp, BC_PUBLIC_URL: apiUrl },
         180_000,
       );
-      const client = apiClient(`http://127.0.0.1:${httpPort}`, readAdminToken(dataDir) ?? '');
+      const client = apiClient(apiUrl, readAdminToken(dataDir) ?? '');
+      nc = await connectNats(natsUrl, 'emulated-site-e2e');
+      /**
+       * The deployed host booted its disk and its `bcd node` joined with the seed the deploy wrote: the node view
+       * counts it connected, its durable has a pull waiting, and the host's init zeroed the spent seed.
+       */
+      const nodeJoined = async (vm: EmulatedMachine) => {
+        await waitForLog(`${vm.id}'s bcd node joins`, vm.system.vm.paths.serial, /bc-host: seed wiped after joining/, 300_000);
+        await expect.poll(async () => (await client.node(vm.id)).connected, { timeout: 60_000, interval: 1_000 }).toBe(true);
+        await expect.poll(() => nodeAgentPulling(nc!, siteId, vm.id), { timeout: 60_000, interval: 1_000 }).toBe(true);
+        expect((await client.node(vm.id)).state).toBe('deployed');
+      };
 
       site = await startEmulatedSite({
         siteId,
@@ -194,10 +225,13 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         // are the image's bytes (the root file system the booted host mounts changes at once).
         const written = workflowSteps(dataDir, firstDeploys[i]!).steps.find((s) => s.step_id === 'image.write');
         expect(JSON.parse(written!.output!)).toMatchObject({ disk: '/dev/vda', sha256: image.sha256, bytesWritten: imageBytes.length, verified: true });
+        const seeded = workflowSteps(dataDir, firstDeploys[i]!).steps.find((s) => s.step_id === 'userdata.write');
+        expect(JSON.parse(seeded!.output!)).toMatchObject({ seed: { written: true, disk: '/dev/vda', verified: true } });
         expect(prefixEquals(vm.disk, imageBytes.subarray(0, BOOT_PREFIX)), `${vm.id}: the image is on the disk`).toBe(true);
         // The final power cycle boots the VM from its own disk (the spent PXE override no longer applies).
         await waitForLog(`${vm.id} boots its disk`, vm.system.vm.paths.serial, /SYSLINUX/, 120_000);
       }
+      await Promise.all(site.machines.map(nodeJoined));
       const bootLog = readFileSync(site.bcdSite.logFile, 'utf8');
       expect(bootLog).toMatch(/network boot armed/);
       expect(bootLog).toMatch(/"boot":"http"/);
@@ -231,6 +265,8 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const reported = steps.filter((s) => s.step_id === 'power.set').flatMap((s) => (JSON.parse(s.output!) as { resetTypes: string[] }).resetTypes);
       expect(vm1.resets.slice(resetsBefore)).toEqual(reported);
       expect(prefixEquals(vm1.disk, imageBytes.subarray(0, BOOT_PREFIX))).toBe(true);
+      // The redeployed host joins again, with the new deploy's seed (its old membership went with the wipe).
+      await nodeJoined(vm1);
       await release(vm1);
       await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);
       expect(await allZero(vm1.disk)).toBe(true);

@@ -3,7 +3,7 @@ import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeNodeSeed, seedPartitionOffset } from '../../daemon/ramdisk/nodeSeed.ts';
+import { encodeNodeSeed, seedPartitionOffset } from '../../schemas/agent/nodeSeed.ts';
 import { QemuVm } from '../../daemon/simulator/vm/qemuVm.ts';
 import { buildDirs } from '../../scripts/emulatedSite/buildOutput.ts';
 import { buildImage } from '../../scripts/emulatedSite/buildImage.ts';

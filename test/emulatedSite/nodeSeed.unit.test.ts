@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SEED_MAX_BYTES, encodeNodeSeed, seedPartitionOffset } from '../../daemon/ramdisk/nodeSeed.ts';
+import { SEED_MAX_BYTES, decodeNodeSeed, encodeNodeSeed, seedPartitionOffset } from '../../schemas/agent/nodeSeed.ts';
 
 describe('node seed', () => {
   it('writes the magic line and key=value lines, NUL-padded to 4 KiB', () => {
@@ -37,5 +37,13 @@ describe('node seed', () => {
     mbr.writeUInt32LE(405504, 446 + 32 + 8);
     expect(seedPartitionOffset(mbr)).toBe(405504 * 512);
     expect(seedPartitionOffset(Buffer.alloc(512))).toBeUndefined();
+  });
+
+  it('reads back what it wrote, and nothing from a zeroed (spent) or foreign partition', () => {
+    const seed = { siteId: 's1', nodeId: 'n1', natsUrl: 'nats://10.9.0.1:4222,nats://10.9.0.2:4222', joinToken: 'bcj_jt-abc_d-E_f' };
+    expect(decodeNodeSeed(encodeNodeSeed(seed))).toEqual(seed);
+    expect(decodeNodeSeed(Buffer.alloc(SEED_MAX_BYTES))).toBeUndefined();
+    expect(decodeNodeSeed(Buffer.from('bc-seed-v1\nsite=s1\nnode=n1\nnats=nats://h:1\n'))).toBeUndefined();
+    expect(decodeNodeSeed(Buffer.from('bc-seed-v1\nsite=s1\nnode=n1\nnats=nats://h:1\ntoken=$(reboot)\n'))).toBeUndefined();
   });
 });

@@ -25,7 +25,7 @@ site=""; node=""; nats=""; token=""; creds=""
 if [ -b "$seed_dev" ] && head -c 11 "$seed_dev" | grep -q '^bc-seed-v1'; then
   while IFS='=' read -r key value; do
     # Only known keys with values of the characters ids, URLs and tokens use; nothing is evaluated.
-    case "$value" in *[!A-Za-z0-9_.:/@%+=-]*) continue ;; esac
+    case "$value" in *[!A-Za-z0-9_.,:/@%+=-]*) continue ;; esac
     case "$key" in
       site) site="$value" ;; node) node="$value" ;; nats) nats="$value" ;; token) token="$value" ;; joincreds) creds="$value" ;;
     esac

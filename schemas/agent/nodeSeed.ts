@@ -17,8 +17,11 @@ export interface NodeSeed {
   joinCredsUrl?: string;
 }
 
-/** The characters the host's init accepts in a value (ids, URLs, tokens); anything else is refused here, not there. */
-const SAFE_VALUE = /^[A-Za-z0-9_.:/@%+=-]+$/;
+/**
+ * The characters the host's init accepts in a value (ids, URLs, tokens, a comma-separated list of NATS URLs);
+ * anything else is refused here, not there.
+ */
+const SAFE_VALUE = /^[A-Za-z0-9_.,:/@%+=-]+$/;
 
 export class NodeSeedError extends Error {
   override name = 'NodeSeedError';
@@ -42,6 +45,30 @@ export function encodeNodeSeed(seed: NodeSeed): Buffer {
   const text = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
   if (text.length > SEED_MAX_BYTES) throw new NodeSeedError(`seed of ${text.length} bytes exceeds ${SEED_MAX_BYTES}`);
   return Buffer.concat([text, Buffer.alloc(SEED_MAX_BYTES - text.length)]);
+}
+
+const KEYS: Readonly<Record<string, keyof NodeSeed>> = { site: 'siteId', node: 'nodeId', nats: 'natsUrl', token: 'joinToken', joincreds: 'joinCredsUrl' };
+
+/**
+ * The seed in the first bytes of a `bc-seed` partition, read as the host's init reads it (unknown keys and unsafe
+ * values skipped), or undefined when the partition holds no seed (never written, or zeroed after the join).
+ */
+export function decodeNodeSeed(bytes: Uint8Array): NodeSeed | undefined {
+  const text = Buffer.from(bytes.subarray(0, SEED_MAX_BYTES))
+    .toString('utf8')
+    .replace(/\0[\s\S]*$/, '');
+  const [magic, ...lines] = text.split('\n');
+  if (magic !== SEED_MAGIC) return undefined;
+  const seed: Partial<NodeSeed> = {};
+  for (const line of lines) {
+    const at = line.indexOf('=');
+    const key = KEYS[line.slice(0, at)];
+    const value = line.slice(at + 1);
+    if (at > 0 && key && SAFE_VALUE.test(value)) seed[key] = value;
+  }
+  const { siteId, nodeId, natsUrl, joinToken } = seed;
+  if (!siteId || !nodeId || !natsUrl || !joinToken) return undefined;
+  return { siteId, nodeId, natsUrl, joinToken, ...(seed.joinCredsUrl ? { joinCredsUrl: seed.joinCredsUrl } : {}) };
 }
 
 /** The byte offset of the seed partition in a disk whose first sector (an MBR) is `mbr`, or undefined. */
