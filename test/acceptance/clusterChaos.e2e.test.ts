@@ -8,7 +8,7 @@ import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } f
 import { startImageServer } from '../support/imageServer.ts';
 import { startProcessStack } from '../support/processStack.ts';
 import { openReadModel } from '../support/readModelDb.ts';
-import { rebuiltAndLiveReadModels } from '../support/readModelRebuild.ts';
+import { rebuiltAndLiveReadModels } from './readModelRebuild.ts';
 
 /**
  * CI-sized by default: 4 machines cross every boundary the kills need. `BC_CHAOS_MACHINES=20` runs the issue's 20

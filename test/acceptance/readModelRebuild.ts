@@ -8,9 +8,9 @@ import { createLogger } from '../../services/platform/logger.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { dumpProjectors, waitForCheckpoint } from '../properties/harness.ts';
 import { dumpTables, type TableDump } from '../properties/tables.ts';
-import type { apiClient } from './apiClient.ts';
-import { tempDir } from './natsServer.ts';
-import { openReadModel } from './readModelDb.ts';
+import type { apiClient } from '../support/apiClient.ts';
+import { tempDir } from '../support/natsServer.ts';
+import { openReadModel } from '../support/readModelDb.ts';
 
 /**
  * "No event lost": every read model rebuilt from the whole log by fresh projectors (own durables, own files), and the
