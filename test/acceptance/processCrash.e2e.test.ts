@@ -137,6 +137,16 @@ describe('kill -9 of each control-plane process and of the site, during a deploy
           'deployed',
         );
         expect(readPrefix(join(stack.dataDir, 'sim', siteId, 'machines', nodeId, 'disk0.img'), image.image.length).equals(image.image)).toBe(true);
+        // The site died mid-write: its ramdisk was found lost, the machine booted again and the write ran as attempt 2.
+        const deploySteps = workflowSteps(stack.dataDir, workflowIds.deploy).steps;
+        expect(deploySteps.map((s) => [s.step_id, s.attempts])).toEqual([
+          ['boot.setOnce', 2],
+          ['power.set', 2],
+          ['wait.agentJoined', 2],
+          ['image.write', 2],
+          ['userdata.write', 1],
+          ['power.set', 1],
+        ]);
         await run('release', () => client.command('metal.undeploy', { nodeId }), 'ready');
 
         // Every kill point fired before its workflow ended (by the log's clock); each killed process started once per kill.
