@@ -12,7 +12,7 @@ import { rebuiltAndLiveReadModels } from './readModelRebuild.ts';
 
 /**
  * CI-sized by default: 4 machines cross every boundary the kills need. `BC_CHAOS_MACHINES=20` runs the issue's 20
- * (about 5 minutes on 2 cores under heavy load); the waits below grow with the count.
+ * (300 s once on 2 cores shared at a load average near 40); the waits below grow with the count.
  */
 const MACHINES = chaosMachines(process.env.BC_CHAOS_MACHINES);
 /** Per machine on top of a fixed budget: enrolment, inspection, deploy and release queue behind the per-site caps. */
