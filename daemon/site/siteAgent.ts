@@ -168,7 +168,12 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     ackWaitMs: options.ackWaitMs ?? 30_000,
     // bc.site.<siteId>.cmd.<nodeId>: one BMC's commands in order, different BMCs in parallel.
     serialiseBy: (msg) => msg.subject,
-    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log }),
+    // Nothing runs before the registration is answered: a result signed by a key the control plane does not know yet
+    // is refused for good (UNKNOWN_AGENT), and the step would wait for another until its timeout.
+    handle: async (data, ctx) => {
+      await registered.catch(() => undefined);
+      return ctx.signal.aborted ? 'aborted' : runCommand(data, ctx, { agentId, journal, results, executor, log });
+    },
     log,
   });
   log.info({ agentId, keyId: identity.keyId, http: httpUrl }, 'site agent started');

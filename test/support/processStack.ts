@@ -20,6 +20,14 @@ const layouts = {
     executor: ['workflow-executor'],
   },
   single: { controlPlane },
+  /** `split` with the commands service in a process of its own (first: the site enrolls through it), to kill alone. */
+  isolated: {
+    commands: ['commands'],
+    front: ['api', 'join'],
+    projectors,
+    orchestrator: ['workflow-orchestrator', 'vps-reconciler'],
+    executor: ['workflow-executor'],
+  },
   /** Two of each engine replica: one orchestrator leads (lease), both executors share the work. */
   replicated: {
     front: ['api', 'commands', 'join', 'vps-reconciler'],

@@ -9,7 +9,8 @@ import { openRuntime } from '../../services/stack/runtime.ts';
  * `#ComputerSystem.Reset` requests per node, or `{ type: 'machines' }` and gets each machine's mounted media,
  * CD installs, boot targets and run state. BC_TEST_SIM_POOL_ID enrolls the machines into a metal pool, and
  * BC_TEST_SIM_HOST_ADDRESSES (comma-separated) gives machine i's first NIC the i-th address, as a DHCP lease would. Started by `simulatedSiteProcess.ts`. BC_TEST_SIM_DISK_BYTES and
- * BC_TEST_SIM_BMC_DELAY_MS shrink the machines' disks and BMC settle delays for fast loops.
+ * BC_TEST_SIM_BMC_DELAY_MS shrink the machines' disks and BMC settle delays for fast loops; BC_TEST_SIM_HEARTBEAT_MS
+ * makes the ramdisks heartbeat more often, so a test may find a dead one lost sooner (BC_AGENT_HEARTBEAT_TIMEOUT_MS).
  */
 const config = loadConfig();
 const hostAddresses = (process.env.BC_TEST_SIM_HOST_ADDRESSES ?? '').split(',').filter(Boolean);
@@ -25,6 +26,7 @@ const site = await startSimulatedSite(
     // Test-only knobs (smaller disks wipe faster, shorter BMC settle delays); unset means the service's defaults.
     ...(process.env.BC_TEST_SIM_DISK_BYTES ? { diskSizeBytes: Number(process.env.BC_TEST_SIM_DISK_BYTES) } : {}),
     ...(process.env.BC_TEST_SIM_BMC_DELAY_MS ? { bmcDelayMs: Number(process.env.BC_TEST_SIM_BMC_DELAY_MS) } : {}),
+    ...(process.env.BC_TEST_SIM_HEARTBEAT_MS ? { ramdiskHeartbeatIntervalMs: Number(process.env.BC_TEST_SIM_HEARTBEAT_MS) } : {}),
     ...(process.env.BC_TEST_SIM_POOL_ID ? { poolId: process.env.BC_TEST_SIM_POOL_ID } : {}),
     ...(hostAddresses.length > 0 ? { hostAddress: (i: number) => hostAddresses[i] } : {}),
   },

@@ -1,0 +1,189 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { apiClient } from '../support/apiClient.ts';
+import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
+import { stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
+import { readPrefix } from '../support/diskFile.ts';
+import { freePort } from '../support/freePort.ts';
+import { startImageServer } from '../support/imageServer.ts';
+import { startProcessStack } from '../support/processStack.ts';
+import { openReadModel } from '../support/readModelDb.ts';
+import { rebuiltAndLiveReadModels } from './readModelRebuild.ts';
+import { startSimulatedSiteProcess } from '../support/simulatedSiteProcess.ts';
+
+const siteId = 'sim';
+const nodeId = 'sim-m001';
+
+type Operation = 'deploy' | 'release';
+/** What is killed: a control-plane process of the stack, or the whole simulated site (site agent, BMCs, machine, ramdisk). */
+type Target = 'orchestrator' | 'commands' | 'projectors' | 'executor' | 'site';
+/**
+ * Fires once the agent command of `step` of the operation's workflow is published to the agents' stream (seen on
+ * NATS, not in a read model that a dead projector holds back).
+ */
+interface KillPoint {
+  operation: Operation;
+  step: number;
+  target: Target;
+}
+
+/**
+ * In order: each fires once its step's command is seen and the one before it fired (two on one step: the second once
+ * the first process is back). Deploy steps: boot.setOnce, power.set, wait.agentJoined, image.write, userdata.write,
+ * power.set; release steps: boot.setOnce, power.set, wait.agentJoined, disk.wipe, power.set. The projectors go last
+ * in each: the workflow runs on while they restart. (The executor's deploy kills are in executorCrash.e2e.test.ts.)
+ */
+const killPoints: readonly KillPoint[] = [
+  { operation: 'deploy', step: 0, target: 'orchestrator' },
+  { operation: 'deploy', step: 1, target: 'commands' },
+  // The image trickles in for seconds: the site and the ramdisk writing it die mid-write.
+  { operation: 'deploy', step: 3, target: 'site' },
+  { operation: 'deploy', step: 4, target: 'projectors' },
+  { operation: 'release', step: 0, target: 'orchestrator' },
+  { operation: 'release', step: 0, target: 'executor' },
+  { operation: 'release', step: 1, target: 'commands' },
+  // The wipe command is on its way to the ramdisk (or the wipe is running, or just done) when the site dies.
+  { operation: 'release', step: 3, target: 'site' },
+  { operation: 'release', step: 4, target: 'projectors' },
+];
+
+const terminal = new Set(['completed', 'failed', 'cancelled']);
+
+describe('kill -9 of each control-plane process and of the site, during a deploy and during a release', () => {
+  it(
+    'every workflow completes, no destructive agent command is published twice, the release has one attested wipe, and the read models rebuilt from the log equal the live ones',
+    // Well under 3 minutes on an idle 2-core machine; minutes more when it is shared.
+    { timeout: 600_000 },
+    async () => {
+      // 1 MiB at 256 KiB/s: each image.write runs about 4 s.
+      await using image = await startImageServer(1 << 20, { bytesPerSecond: 256 << 10 });
+      await using stack = await startProcessStack({
+        layout: 'isolated',
+        machines: 1,
+        env: {
+          // A fixed BMC port: the restarted site serves the machine at the address it was enrolled with.
+          BC_SIM_BMC_PORT_BASE: String(await freePort()),
+          BC_TEST_SIM_BMC_DELAY_MS: '50',
+          // The dead ramdisk is found lost after 6 s of silence; a live one heartbeats every second.
+          BC_TEST_SIM_HEARTBEAT_MS: '1000',
+          BC_AGENT_HEARTBEAT_TIMEOUT_MS: '6000',
+          // A killed orchestrator's lease lapses soon: the restarted one takes over.
+          BC_LEASE_MS: '3000',
+        },
+      });
+      const nc = await connectNats(stack.nats.url, 'process-crash-observer');
+      const sites = [stack.site];
+      const client = apiClient(stack.api, stack.token);
+      // The projector process(es), by the services they run (one per read model, or one for all).
+      const projectorProcesses = Object.values(stack.processes).filter((p) => p.services.some((s) => s.startsWith('projector')));
+      const { orchestrator, commands, executor } = stack.processes;
+      const restart: Record<Target, () => Promise<void>> = {
+        orchestrator: () => orchestrator.restart(),
+        commands: () => commands.restart(),
+        executor: () => executor.restart(),
+        projectors: async () => {
+          await Promise.all(projectorProcesses.map((p) => p.kill()));
+          await Promise.all(projectorProcesses.map((p) => p.restart()));
+        },
+        site: async () => {
+          const site = sites.at(-1)!;
+          const gone = new Promise((resolve) => site.child.once('exit', resolve));
+          site.child.kill('SIGKILL');
+          await gone;
+          sites.push(await startSimulatedSiteProcess(stack.env, 120_000));
+        },
+      };
+      try {
+        expect(projectorProcesses.length).toBeGreaterThan(0);
+        await client.waitForNodeState(nodeId, 'ready', 120_000).catch((err: Error) => {
+          throw new Error(`${err.message}\n${stack.logs()}`);
+        });
+        // Agent commands seen on their way into BC_AGENT_COMMANDS, as `<workflowId> s<index>`.
+        const commandsSeen = new Set<string>();
+        for (const subject of ['bc.site.*.cmd.>', 'bc.site.*.node.*.cmd'])
+          nc.subscribe(subject, {
+            callback: (_err, msg) => {
+              const { commandId } = msg.json<{ commandId: string }>();
+              commandsSeen.add(`${commandId.replace(/-s\d+-a\d+$/, '')} s${stepIndexOf(commandId)}`);
+            },
+          });
+
+        const fired: { point: KillPoint; atMs: number }[] = [];
+        const workflowIds = {} as Record<Operation, string>;
+        const run = async (operation: Operation, send: () => Promise<{ status: number; body: any }>, settled: string) => {
+          const sent = await send();
+          expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+          const workflowId: string = sent.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;
+          workflowIds[operation] = workflowId;
+          for (const point of killPoints.filter((p) => p.operation === operation)) {
+            for (const deadline = Date.now() + 120_000; !commandsSeen.has(`${workflowId} s${point.step}`); await sleep(5)) {
+              const { state } = workflowSteps(stack.dataDir, workflowId);
+              if (Date.now() > deadline || (state !== undefined && terminal.has(state)))
+                throw new Error(`${operation} is ${state} without reaching ${JSON.stringify(point)}; fired ${JSON.stringify(fired)}\n${stack.logs()}`);
+            }
+            fired.push({ point, atMs: Date.now() });
+            await restart[point.target]();
+          }
+          for (const deadline = Date.now() + 150_000; !terminal.has(workflowSteps(stack.dataDir, workflowId).state ?? 'running'); await sleep(100))
+            if (Date.now() > deadline) throw new Error(`${operation} did not finish; fired ${JSON.stringify(fired)}\n${stack.logs()}`);
+          await client.waitForNodeState(nodeId, settled, 60_000);
+        };
+
+        await run(
+          'deploy',
+          () => client.command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host', sshKeys: [] }),
+          'deployed',
+        );
+        expect(readPrefix(join(stack.dataDir, 'sim', siteId, 'machines', nodeId, 'disk0.img'), image.image.length).equals(image.image)).toBe(true);
+        // The site died mid-write: its ramdisk was found lost, the machine booted again and the write ran as attempt 2.
+        const deploySteps = workflowSteps(stack.dataDir, workflowIds.deploy).steps;
+        expect(deploySteps.map((s) => [s.step_id, s.attempts])).toEqual([
+          ['boot.setOnce', 2],
+          ['power.set', 2],
+          ['wait.agentJoined', 2],
+          ['image.write', 2],
+          ['userdata.write', 1],
+          ['power.set', 1],
+        ]);
+        await run('release', () => client.command('metal.undeploy', { nodeId }), 'ready');
+
+        // Every kill point fired before its workflow ended (by the log's clock); each killed process started once per kill.
+        expect(fired.map((f) => f.point)).toEqual(killPoints);
+        for (const operation of ['deploy', 'release'] as const) {
+          using db = openReadModel(stack.dataDir, 'workflows');
+          const { ended_at: endedAt } = db.prepare('SELECT ended_at FROM workflows WHERE workflow_id = ?').get(workflowIds[operation]) as { ended_at: string };
+          for (const f of fired.filter((x) => x.point.operation === operation)) expect(f.atMs, JSON.stringify(f.point)).toBeLessThan(Date.parse(endedAt));
+        }
+        const kills = (target: Target) => killPoints.filter((p) => p.target === target).length;
+        expect([orchestrator.starts, commands.starts, executor.starts, sites.length]).toEqual([
+          1 + kills('orchestrator'),
+          1 + kills('commands'),
+          1 + kills('executor'),
+          1 + kills('site'),
+        ]);
+        for (const p of projectorProcesses) expect(p.starts).toBe(1 + kills('projectors'));
+
+        // Every workflow completed; the release has exactly one attested wipe.
+        expect(workflowsByState(stack.dataDir)).toEqual({ inspect: { completed: 1 }, deploy: { completed: 1 }, release: { completed: 1 } });
+        expect(attestedWipesPerRelease(stack.dataDir)).toEqual([{ workflowId: workflowIds.release, attested: 1 }]);
+        // No destructive agent command twice in BC_AGENT_COMMANDS (each at most once per attempt of its step).
+        const twice = await destructiveCommandsTwice(nc, stack.dataDir);
+        expect(twice.destructiveStored).toBeGreaterThanOrEqual(6);
+        expect([twice.msgIdsStoredTwice, twice.overSent]).toEqual([[], []]);
+
+        // No event lost: the read models rebuilt from the log equal the live ones.
+        const { rebuilt, live } = await rebuiltAndLiveReadModels({ nc, dataDir: stack.dataDir, natsUrl: stack.nats.url, client });
+        expect(rebuilt).toEqual(live);
+        // When each kill landed (seconds after the first), for whoever reads the output.
+        console.info(
+          `process crash kills: ${fired.map((f) => `${f.point.operation} s${f.point.step} ${f.point.target} +${Math.round((f.atMs - fired[0]!.atMs) / 1000)}s`).join(', ')}`,
+        );
+      } finally {
+        await nc.close();
+        for (const site of sites.slice(1)) await site.stop();
+      }
+    },
+  );
+});
