@@ -18,6 +18,9 @@ const settled = new Set([
   'IDEMPOTENCY_KEY_REUSED',
 ]);
 
+/** A domain refusal that settles an engine command: retrying it with the same id cannot change the answer. */
+export const isSettledRefusal = (err: unknown): err is PlatformError => err instanceof PlatformError && settled.has(err.code);
+
 export interface EngineCommandOptions {
   /** Hears a domain refusal (the command is then settled and the send returns undefined). */
   onRefused?: (refusal: PlatformError) => void;
@@ -50,7 +53,7 @@ export async function sendEngineCommand(
         lease?.lost(err.message);
         throw err;
       }
-      if (err instanceof PlatformError && settled.has(err.code)) {
+      if (isSettledRefusal(err)) {
         log.info({ command: name, commandId, code: err.code, detail: err.message }, 'engine command refused; treating as settled');
         onRefused?.(err);
         return undefined;
