@@ -63,7 +63,8 @@ export class LeaseTermWatch {
       if (now - this.#lastTickMs > STALL_MS) this.#stalledAtMs = now;
       this.#lastTickMs = now;
     }, TICK_MS).unref();
-    this.#lastTickMs = this.now();
+    // A new watch's first entries are the last values, however old: like after a stop, half a lease passes first.
+    this.#stalledAtMs = this.#lastTickMs = this.now();
     try {
       const entries = await (await this.bucket()).watch();
       for await (const entry of entries) this.apply(entry);
