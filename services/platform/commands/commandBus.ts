@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import { AggregateRepository, type AggregateSnapshot } from './aggregateRepository.ts';
-import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
+import type { AggregateLoader, CommandContext, CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';
 import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 
@@ -115,8 +115,9 @@ export class CommandBus {
         return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
       }
 
-      const read = freshDependencies ? this.repository.load.bind(this.repository) : this.repository.latestSeen.bind(this.repository);
-      const dependencies = command.dependencies ? await command.dependencies(payload, async (agg, id) => (await read(agg, id)).state) : undefined;
+      const load: AggregateLoader = async (agg, id, options) =>
+        (freshDependencies || options?.fresh ? await this.repository.load(agg, id) : await this.repository.latestSeen(agg, id)).state;
+      const dependencies = command.dependencies ? await command.dependencies(payload, load) : undefined;
       let decided: readonly unknown[];
       try {
         decided = command.decide(payload, snapshot.state, { ...context, dependencies });

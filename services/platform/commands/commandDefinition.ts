@@ -34,9 +34,11 @@ export interface CommandContext {
 
 /**
  * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
- * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock.
+ * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock. `fresh`
+ * reads the log: for an aggregate another process writes (a workflow: the executor records its steps itself), whose
+ * newest facts this process may not have seen.
  */
-export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: string) => Promise<S2>;
+export type AggregateLoader = <S2>(aggregate: AggregateDefinition<S2, any>, id: string, options?: { fresh?: boolean }) => Promise<S2>;
 
 /**
  * A command: validated by `schema`, routed to one aggregate instance by `aggregateId`, decided purely by `decide`.
