@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { PluginPing } from '../../schemas/plugins/views.ts';
 import { pluginDurable, Subjects } from '../../schemas/subjects.ts';
-import { sendCommand } from '../commands/commandClient.ts';
+import { sendCommand } from '../platform/commands/sendCommand.ts';
 import { agentEndpointsOf, loadConfig, publicUrlOf, type Config } from '../platform/config.ts';
 import { openRuntime } from './runtime.ts';
 import { loadWorkflowConfig } from '../workflow/config.ts';

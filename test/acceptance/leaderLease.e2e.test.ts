@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Msg } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { LEASE_HEADER, parseLeaseStamp } from '../../schemas/lease.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { ERROR_CODE_HEADER } from '../../services/platform/commands/requestResponder.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { busCommands } from '../../services/api/commandCatalog.ts';

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { allCommands } from '../../services/api/commandCatalog.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';

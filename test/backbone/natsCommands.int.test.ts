@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { allCommands, inProcessOnlyCommandNames } from '../../services/api/commandCatalog.ts';
 import { Subjects } from '../../schemas/subjects.ts';

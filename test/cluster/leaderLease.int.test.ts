@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { formatLeaseStamp } from '../../schemas/lease.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { busCommands } from '../../services/api/commandCatalog.ts';
 import { LeaderLease, openLeaseBucket, readLease, type LeaseTerm } from '../../services/platform/lease/leaderLease.ts';

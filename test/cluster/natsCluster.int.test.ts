@@ -9,7 +9,7 @@ import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { Buckets } from '../../schemas/subjects.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { busCommands } from '../../services/api/commandCatalog.ts';
 import { loadConfig } from '../../services/platform/config.ts';

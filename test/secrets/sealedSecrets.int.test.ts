@@ -9,7 +9,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

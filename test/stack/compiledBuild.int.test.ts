@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildProduct } from '../../scripts/build/build.ts';
 import { compiledDir, compiledEntry, repoRoot, stampFile } from '../../scripts/build/compiledEntry.mjs';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';

@@ -7,7 +7,7 @@ import { signGrantRequest } from '../../schemas/secrets/grantCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { generateJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { hashSecret, mintToken } from '../../services/auth/bearer.ts';
-import { sendCommand } from '../../services/commands/commandClient.ts';
+import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { runDoctorCli } from '../support/doctorCli.ts';
 import { freePort } from '../support/freePort.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { sendCommand } from '../../../services/commands/commandClient.ts';
+import { sendCommand } from '../../../services/platform/commands/sendCommand.ts';
 import { PlatformError } from '../../../services/platform/errors.ts';
 
 /** When each machine reached each point of its cycle (ms since the epoch). */

@@ -14,6 +14,8 @@ export const CONTROL_PLANE = [
   'workflow-orchestrator',
   'workflow-executor',
   'api',
+  // Agents register with the join service (bc.trust.register.*): without it no site agent is ever known.
+  'join',
 ] as const;
 
 export interface Child {

@@ -1,5 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { sendCommand } from '../../../services/commands/commandClient.ts';
+import { sendCommand } from '../../../services/platform/commands/sendCommand.ts';
 import { PlatformError } from '../../../services/platform/errors.ts';
 import { FLAVOR, FLAVOR_ID, POOL_ID } from './stack.ts';
 

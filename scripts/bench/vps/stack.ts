@@ -7,7 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sealingAad } from '../../../schemas/secrets/sealed.ts';
 import { CommandBus } from '../../../services/platform/commands/commandBus.ts';
-import { sendCommand } from '../../../services/commands/commandClient.ts';
+import { sendCommand } from '../../../services/platform/commands/sendCommand.ts';
 import { openEventStore } from '../../../services/stack/runtime.ts';
 import { putSecret } from '../../../services/secrets/secret/put.ts';
 import { loadConfig } from '../../../services/platform/config.ts';

@@ -29,7 +29,8 @@ export const completeCancel = defineCommand({
   schema: CompleteCancel,
   aggregate: nodeAggregate,
   aggregateId: (command) => command.nodeId,
-  dependencies: async (command, load) => ({ workflow: await load(workflowRef, command.workflowId) }),
+  // Read from the log: the executor records the workflow's steps in its own process, this one may be behind.
+  dependencies: async (command, load) => ({ workflow: await load(workflowRef, command.workflowId, { fresh: true }) }),
   decide(command, state, { dependencies }): MetalEvent[] {
     const node = requireNode(state, command.nodeId);
     const current = node.current;

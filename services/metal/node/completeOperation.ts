@@ -28,7 +28,8 @@ export const completeOperation = defineCommand({
     const poolId = node.exists ? node.poolId : undefined;
     const pool = poolId === undefined ? undefined : await load(poolRef, poolId);
     return {
-      workflow: await load(workflowRef, command.workflowId),
+      // Read from the log: the executor records the workflow's steps in its own process, this one may be behind.
+      workflow: await load(workflowRef, command.workflowId, { fresh: true }),
       unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease,
     };
   },

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
-import type { EventStore } from '../eventStore/eventStore.ts';
+import type { EventStore, LogEntry } from '../eventStore/eventStore.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
 /** What a command already produced, so a retried command id answers the original result. */
@@ -24,7 +24,8 @@ const REMEMBERED_COMMANDS = 128;
 
 /**
  * Aggregate state cached in memory keyed by the last applied sequence. A load costs one direct get of the
- * subject's last sequence; only messages newer than the cached sequence are read and folded. Messages the event store
+ * subject's last message; only messages newer than the cached sequence are read and folded (the last one comes with
+ * that get, and the ones before it only when it was not appended right after the cached sequence). Messages the event store
  * did not write are skipped (the projectors and process managers dead-letter them).
  */
 export class AggregateRepository {
@@ -42,25 +43,35 @@ export class AggregateRepository {
   async load<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
     const subject = this.subjectOf(aggregate, id);
-    const lastSeq = await this.store.lastSequence(subject);
+    // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
+    // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
+    const last = await this.store.lastEntry(subject);
     let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    if (!last) return { state: aggregate.initialState, seq: 0, commands: new Map() };
+    const lastSeq = last.entry.seq;
     if (snapshot && snapshot.seq === lastSeq) return snapshot;
-    if (lastSeq === 0) return { state: aggregate.initialState, seq: 0, commands: new Map() };
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
-    for await (const entry of this.store.entriesAfter(subject, snapshot.seq)) {
-      // A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
-      // message until the next append, so the snapshot moves past it: the next append expects its sequence.
-      snapshot = entry.rejection ? { ...snapshot, seq: entry.seq } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
+    if (last.previousSeq !== snapshot.seq) {
+      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1)) snapshot = this.foldEntry(aggregate, snapshot, entry);
     }
+    snapshot = this.foldEntry(aggregate, snapshot, last.entry);
     this.remember(subject, snapshot);
     return snapshot;
   }
 
-  /** The initial snapshot for an aggregate this process holds nothing about; undefined when it has it cached. */
-  unseen<S>(aggregate: AggregateDefinition<S, any>, id: string): AggregateSnapshot<S> | undefined {
-    if (this.#cache.has(this.subjectOf(aggregate, id))) return undefined;
-    return { state: aggregate.initialState, seq: 0, commands: new Map() };
+  /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */
+  cachedOrInitial<S>(aggregate: AggregateDefinition<S, any>, id: string): AggregateSnapshot<S> {
+    const cached = this.#cache.get(this.subjectOf(aggregate, id)) as AggregateSnapshot<S> | undefined;
+    return cached ?? { state: aggregate.initialState, seq: 0, commands: new Map() };
+  }
+
+  /**
+   * A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
+   * message until the next append, so the snapshot moves past it: the next append expects its sequence.
+   */
+  private foldEntry<S>(aggregate: AggregateDefinition<S, any>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
+    return entry.rejection ? { ...snapshot, seq: entry.seq } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
   }
 
   /**

@@ -4,8 +4,8 @@ import type { CommandResult } from '../../../schemas/api.ts';
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
-import { AggregateRepository } from './aggregateRepository.ts';
-import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
+import { AggregateRepository, type AggregateSnapshot } from './aggregateRepository.ts';
+import type { AggregateLoader, CommandContext, CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';
 import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 
@@ -38,8 +38,8 @@ export function idempotentCommandId(actor: string, key: string): string {
 export const payloadDigest = (payload: unknown): string => createHash('sha256').update(canonicalJson(payload)).digest('base64url');
 
 /**
- * Runs commands: validate, load the aggregate from cache, decide, append with the expected sequence and the command
- * id as message id. Commands on one aggregate are serialised inside this process; conflicts with other processes
+ * Runs commands: validate, decide on the cached aggregate, append with the expected sequence and the command id as
+ * message id (a stale cache is refused by that expectation, then read and decided again). Commands on one aggregate are serialised inside this process; conflicts with other processes
  * are re-read and retried a bounded number of times.
  */
 export class CommandBus {
@@ -97,10 +97,11 @@ export class CommandBus {
     request: CommandRequest,
   ): Promise<CommandResult> {
     const aggregate = { type: `${command.aggregate.module}.${command.aggregate.type}`, id: aggregateId };
-    // An aggregate this process has never seen is most often a new one (a creation command): decide against the
-    // initial state and let the append's expected sequence 0 check that guess, saving a read. Only a decision that
-    // appends is checked that way; any other answer from a guess is decided again on the real state.
-    let guess = this.repository.unseen(command.aggregate, aggregateId);
+    // Decide first on what this process holds (its cached snapshot; the initial state for an aggregate it never saw,
+    // most often a new one) without asking the log: the append's expected sequence checks that guess, and a stale one
+    // is refused and read again. Only a decision that appends is checked that way; any other answer from a guess
+    // (a refusal, a no-op) is decided again on the real state. A process that wrote an aggregate last reads nothing.
+    let guess: AggregateSnapshot<unknown> | undefined = this.repository.cachedOrInitial(command.aggregate, aggregateId);
     // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
     // decided on them is decided once more on fresh reads, since another process may have changed them since.
     let freshDependencies = false;
@@ -114,8 +115,9 @@ export class CommandBus {
         return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
       }
 
-      const read = freshDependencies ? this.repository.load.bind(this.repository) : this.repository.latestSeen.bind(this.repository);
-      const dependencies = command.dependencies ? await command.dependencies(payload, async (agg, id) => (await read(agg, id)).state) : undefined;
+      const load: AggregateLoader = async (agg, id, options) =>
+        (freshDependencies || options?.fresh ? await this.repository.load(agg, id) : await this.repository.latestSeen(agg, id)).state;
+      const dependencies = command.dependencies ? await command.dependencies(payload, load) : undefined;
       let decided: readonly unknown[];
       try {
         decided = command.decide(payload, snapshot.state, { ...context, dependencies });

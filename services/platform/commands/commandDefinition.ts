@@ -61,10 +61,12 @@ export interface CommandContext {
 
 /**
  * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
- * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock. Another
- * module's aggregate is named by its contract reference (`schemas/<module>/…State.ts`), never by its definition.
+ * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock. `fresh`
+ * reads the log: for an aggregate another process writes (a workflow: the executor records its steps itself), whose
+ * newest facts this process may not have seen. Another module's aggregate is named by its contract reference
+ * (`schemas/<module>/…State.ts`), never by its definition.
  */
-export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string) => Promise<S2>;
+export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string, options?: { fresh?: boolean }) => Promise<S2>;
 
 /**
  * A command: validated by `schema`, routed to one aggregate instance by `aggregateId`, decided purely by `decide`.

@@ -113,14 +113,28 @@ export class EventStore {
   }
 
   /**
-   * Every message on `subject` with stream sequence greater than `afterSeq`, oldest first, via direct gets. Rejected
-   * messages come too: a reader must not use them, but they still occupy their position on the subject.
+   * The last message on `subject`, decoded (one direct get, the same one `lastSequence` costs), with the sequence the
+   * store appended it after: its `Nats-Expected-Last-Subject-Sequence`, which the MAC covers, so it is known only for a
+   * message the store wrote. Undefined when the subject has no message.
    */
-  async *entriesAfter(subject: string, afterSeq: number): AsyncGenerator<LogEntry> {
+  async lastEntry(subject: string): Promise<{ entry: LogEntry; previousSeq: number | undefined } | undefined> {
+    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }), UNAVAILABLE);
+    if (!msg) return undefined;
+    const entry = this.decode(fromStored(msg));
+    const previous = entry.rejection ? undefined : Number(msg.header.get(EventHeaders.expectedSeq));
+    return { entry, previousSeq: previous !== undefined && Number.isSafeInteger(previous) ? previous : undefined };
+  }
+
+  /**
+   * Every message on `subject` with stream sequence greater than `afterSeq` (and at most `throughSeq`, when given: the
+   * read then stops there without asking for one more), oldest first, via direct gets. Rejected messages come too: a
+   * reader must not use them, but they still occupy their position on the subject.
+   */
+  async *entriesAfter(subject: string, afterSeq: number, throughSeq = Infinity): AsyncGenerator<LogEntry> {
     let next = afterSeq + 1;
-    for (;;) {
+    while (next <= throughSeq) {
       const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next }), UNAVAILABLE);
-      if (!msg) return;
+      if (!msg || msg.seq > throughSeq) return;
       yield this.decode(fromStored(msg));
       next = msg.seq + 1;
     }

@@ -1,5 +1,6 @@
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { natsServers } from './serverList.ts';
+import { answerRequestsWithoutCancelError } from './answeredRequests.ts';
 
 /**
  * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
@@ -21,6 +22,7 @@ export async function connectNats(
   options: { waitForServer?: boolean; credentials?: NatsCredentials } = {},
 ): Promise<NatsConnection> {
   const credentials = options.credentials;
+  answerRequestsWithoutCancelError();
   return connect({
     // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).
     servers: natsServers(url),

@@ -12,7 +12,7 @@ import { decisionAggregate, type ExistingDecision } from '../../autonomy/decisio
 import type { PolicyCatalog } from '../../autonomy/policies.ts';
 import type { Sensor } from '../../autonomy/sensors/sensor.ts';
 import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
-import { sendCommand } from '../../commands/commandClient.ts';
+import { sendCommand } from '../../platform/commands/sendCommand.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';

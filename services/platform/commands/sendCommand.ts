@@ -1,9 +1,9 @@
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import type { CommandResult, Problem } from '../../schemas/api.ts';
-import { isErrorCode } from '../../schemas/errorCodes.ts';
-import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
-import { CommandHeaders } from '../../schemas/commandHeaders.ts';
+import type { CommandResult, Problem } from '../../../schemas/api.ts';
+import { isErrorCode } from '../../../schemas/errorCodes.ts';
+import { Subjects } from '../../../schemas/subjects.ts';
+import { PlatformError } from '../errors.ts';
+import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
 
 /** Sends a command over NATS request-reply; resolves its result or throws a PlatformError with the remote code. */
 export async function sendCommand(

@@ -1,0 +1,107 @@
+import { jetstream, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { AgentEndpoints, StepContext, StepDefinition } from '../../plugins/sdk/defineStep.ts';
+import { agentGateway, type AgentJoin } from '../agents/agentGateway.ts';
+import type { AgentLiveness } from '../agents/agentLiveness.ts';
+import type { StreamWatch } from '../agents/streamWatch.ts';
+import type { BlobStore } from '../blobs/blobStore.ts';
+import type { NodeAggregateState } from '../metal/node/node.ts';
+import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { MasterKey } from '../secrets/masterKey.ts';
+import { issueSecretTicket, type SecretTicketClaims } from '../secrets/secretTicket.ts';
+import type { CommandSender } from '../trust/joinToken/mint.ts';
+import type { ClaimedAttempt, StepCommandSender } from './attemptClaim.ts';
+import { enqueuePolicy } from './enqueuePolicy.ts';
+import { stepFacilities } from './stepFacilities.ts';
+import { bootedRamdiskOf } from './workflow/attestation.ts';
+
+/** What every attempt of an executor process shares: its connection, watches, caches and keys. */
+export interface StepContextDeps {
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  repository: AggregateRepository;
+  watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> };
+  liveness: AgentLiveness | undefined;
+  recheckMs: number;
+  log: Logger;
+  /** Runs `pki.createJoinToken` in-process for `ctx.pki`. */
+  mint: CommandSender;
+  blobs: () => Promise<BlobStore>;
+  masterKey: MasterKey | undefined;
+  agentEndpoints: AgentEndpoints | undefined;
+}
+
+/** One claimed attempt, about to run on its node. */
+export interface AttemptToRun {
+  claim: ClaimedAttempt;
+  stepIndex: number;
+  definition: StepDefinition<string, any, any>;
+  node: Extract<NodeAggregateState, { exists: true }>;
+  deadlineMs: number;
+  signal: AbortSignal;
+  /** Tells JetStream the work message is still being worked on. */
+  heartbeat(): void;
+  /** The attempt's engine commands (`workflow.rejectResult` for a refused agent result). */
+  send: StepCommandSender;
+}
+
+/**
+ * The context a step's `run` gets (all but its validated `input`): the node and workflow it runs for, the attempt's
+ * idempotency key and deadline, the facilities (join tokens, secrets, blobs, templates) and the agent gateway. The
+ * verified signed result the gateway hands back is kept as the attempt's evidence for `workflow.completeStep`.
+ */
+export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { context: Omit<StepContext<unknown>, 'input'>; evidence(): string | undefined } {
+  const { claim, stepIndex, node, definition } = run;
+  const { wf, attempt, attemptId } = claim;
+  const { workflowId } = wf;
+  const step = wf.steps[stepIndex]!;
+  const base = {
+    node: {
+      nodeId: node.nodeId,
+      siteId: node.siteId,
+      bmc: node.bmc,
+      macs: node.macs,
+      addresses: node.addresses ?? [],
+      productUuid: node.inventory?.productUuid ?? null,
+      poolId: node.poolId ?? null,
+    },
+    workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt, restartedAt: wf.restartedAt ?? null },
+    idempotencyKey: attemptId,
+    deadlineMs: run.deadlineMs,
+    heartbeat: run.heartbeat,
+    signal: run.signal,
+    log: deps.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
+    ...stepFacilities(deps.mint, deps.blobs, node),
+    // Without configuration, agents are assumed to reach the server this executor uses.
+    agentEndpoints: deps.agentEndpoints ?? { natsUrl: `nats://${deps.nc.getServer()}` },
+  };
+  let evidence: string | undefined;
+  const ids = { workflowId, stepIndex, attempt };
+  const platform = agentGateway(
+    {
+      js: jetstream(deps.nc),
+      jsm: deps.jsm,
+      repository: deps.repository,
+      ...deps.watches,
+      recheckMs: deps.recheckMs,
+      ...(deps.liveness ? { liveness: deps.liveness } : {}),
+      onVerified: (bytes) => (evidence = Buffer.from(bytes).toString('base64')),
+      onRejected: async ({ commandId, reason, seq, agentId }) => {
+        deps.log.warn({ workflowId, step: step.id, attempt, commandId, reason, agentId }, 'agent result refused; still waiting for a valid one');
+        await run.send(
+          'workflow.rejectResult',
+          { ...ids, commandId, reason, ...(agentId ? { agentId: agentId.slice(0, 200) } : {}) },
+          `${attemptId}-rej${seq}`,
+        );
+      },
+      // The start recorded a nonce (the claim refuses to run an attempt without one).
+      attemptNonce: claim.nonce!,
+      bootedRamdisk: bootedRamdiskOf(wf, stepIndex),
+      ...(deps.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(deps.masterKey!, claims) } : {}),
+      mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
+    },
+    base,
+  );
+  return { context: { ...base, platform }, evidence: () => evidence };
+}
