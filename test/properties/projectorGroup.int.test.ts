@@ -61,7 +61,12 @@ describe('projectors group', () => {
             for (const d of disruptions.filter((x) => x.beforeCommand % commands.length === i)) {
               if (d.kind === 'rebuild one') {
                 // Concurrent with the commands that follow; a second rebuild of the same read model is refused.
-                rebuilds.push(group.member(d.projection).rebuild().catch((err: Error) => expect(err.message).toMatch(/already rebuilding/)));
+                rebuilds.push(
+                  group
+                    .member(d.projection)
+                    .rebuild()
+                    .catch((err: Error) => expect(err.message).toMatch(/already rebuilding/)),
+                );
                 continue;
               }
               await Promise.all(rebuilds.splice(0));
