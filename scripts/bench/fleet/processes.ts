@@ -5,7 +5,7 @@ const serveScript = fileURLToPath(new URL('../../../services/stack/serve.ts', im
 const siteScript = fileURLToPath(new URL('./siteProcess.ts', import.meta.url));
 
 /** The control-plane services, one `serve.ts` process each, so each one's CPU is measured on its own. */
-export const CONTROL_PLANE = ['projectors', 'commands', 'workflow-orchestrator', 'workflow-executor', 'api'] as const;
+export const CONTROL_PLANE = ['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor', 'api'] as const;
 
 export interface Child {
   readonly name: string;
