@@ -16,7 +16,7 @@ const BATCH = 1_000;
  * How long the first message of a batch waits for more. Every batch costs each read model one SQLite commit and the
  * consumer one ack; at a few hundred events per second, a few milliseconds turn one batch per event into one per tens.
  */
-const WINDOW_MS = 5;
+const WINDOW_MS = 10;
 
 /** The durable every read model of the `projectors` process shares. */
 export const PROJECTORS_DURABLE = 'projectors';

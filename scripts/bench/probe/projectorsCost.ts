@@ -36,6 +36,8 @@ const { values, positionals } = parseArgs({
 });
 const commands = Number(values.commands);
 const rate = Number(values.rate);
+// PROBE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): flags for the projector processes.
+const nodeArgs = (process.env.PROBE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const topologies = positionals.length > 0 ? positionals : ['projectors', 'projector:nodes+projector:sites+projector:workflows+projector:secrets'];
 
 async function measure(topology: string) {
@@ -47,7 +49,9 @@ async function measure(topology: string) {
   const store = await openEventStore(nc, config);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   const env = { ...process.env, BC_NATS_URL: server.url, BC_NATS_AUTH: 'none', BC_DATA_DIR: config.dataDir, BC_LOG_LEVEL: 'warn' };
-  const processes = topology.split('+').map((services) => spawn(process.execPath, ['--import', 'tsx', values.serve!, ...services.split(',')], { env, stdio: 'ignore' }));
+  const processes = topology
+    .split('+')
+    .map((services) => spawn(process.execPath, [...nodeArgs, '--import', 'tsx', values.serve!, ...services.split(',')], { env, stdio: 'ignore' }));
   const models = topology.includes('projectors') ? allProjections.map((p) => p.name) : topology.split(/[+,]/).map((s) => s.replace('projector:', ''));
   const checkpoints = async () =>
     Promise.all(
@@ -86,7 +90,14 @@ async function measure(topology: string) {
   await server.stop();
   rmSync(root, { recursive: true, force: true });
   const total = cpu.reduce((a, b) => a + b, 0);
-  return { topology, messages: last, seconds: Math.round(seconds * 10) / 10, cpuSeconds: cpu.map((c) => Math.round(c * 100) / 100), total, msPerMessage: (1000 * total) / last };
+  return {
+    topology,
+    messages: last,
+    seconds: Math.round(seconds * 10) / 10,
+    cpuSeconds: cpu.map((c) => Math.round(c * 100) / 100),
+    total,
+    msPerMessage: (1000 * total) / last,
+  };
 }
 
 console.log(`serve.ts: ${values.serve}; ${commands} commands at ${rate}/s; load average ${loadavg()[0]!.toFixed(1)}`);
