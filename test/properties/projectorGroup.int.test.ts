@@ -112,7 +112,7 @@ describe('projectors group', () => {
     const slowNodes = defineProjection({
       ...nodesProjection,
       apply(db, event, metadata, position) {
-        const until = performance.now() + 3;
+        const until = performance.now() + 5;
         while (performance.now() < until);
         nodesProjection.apply(db, event, metadata, position);
       },
