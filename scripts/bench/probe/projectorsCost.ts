@@ -3,10 +3,12 @@
  * topology gets a fresh nats-server and data dir, the same command sequence (a site, node enrolments, maintenance
  * toggles) appended at `--rate` commands/s, and its projector processes (`serve.ts`) metered from /proc from the
  * moment they answer until every read model reached the end of the log.
- * `npx tsx scripts/bench/probe/projectorsCost.ts [--commands N] [--rate R] [--serve PATH] [topology…]`
+ * `npx tsx scripts/bench/probe/projectorsCost.ts [--commands N] [--rate R] [--baseline PATH] [--out FILE] [topology…]`
  * where a topology is `+`-joined process names, each a comma-joined list of services (`projectors`, or
- * `projector:nodes+projector:sites+…` for one process each). `--serve` runs another tree's serve.ts (a baseline).
+ * `projector:nodes+projector:sites+…` for one process each). A topology written `baseline:<topology>` runs the
+ * serve.ts of another tree (`--baseline`, e.g. a checkout of the commit before a change), in the same run.
  */
+import { writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,7 +33,8 @@ const { values, positionals } = parseArgs({
   options: {
     commands: { type: 'string', default: '3000' },
     rate: { type: 'string', default: '250' },
-    serve: { type: 'string', default: fileURLToPath(new URL('../../../services/stack/serve.ts', import.meta.url)) },
+    baseline: { type: 'string' },
+    out: { type: 'string', default: 'bench/results/projectorsCost.json' },
   },
 });
 const commands = Number(values.commands);
@@ -40,7 +43,13 @@ const rate = Number(values.rate);
 const nodeArgs = (process.env.PROBE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const topologies = positionals.length > 0 ? positionals : ['projectors', 'projector:nodes+projector:sites+projector:workflows+projector:secrets'];
 
-async function measure(topology: string) {
+const ownServe = fileURLToPath(new URL('../../../services/stack/serve.ts', import.meta.url));
+
+async function measure(named: string) {
+  const baseline = named.startsWith('baseline:');
+  const topology = named.replace(/^baseline:/, '');
+  const serve = baseline ? values.baseline : ownServe;
+  if (!serve) throw new Error(`${named} needs --baseline PATH (a serve.ts)`);
   const root = mkdtempSync(join(tmpdir(), 'bc-probe-projectors-'));
   const server = await startNatsServer({ storeDir: join(root, 'nats') });
   const nc = await connectNats(server.url, 'probe');
@@ -51,7 +60,7 @@ async function measure(topology: string) {
   const env = { ...process.env, BC_NATS_URL: server.url, BC_NATS_AUTH: 'none', BC_DATA_DIR: config.dataDir, BC_LOG_LEVEL: 'warn' };
   const processes = topology
     .split('+')
-    .map((services) => spawn(process.execPath, [...nodeArgs, '--import', 'tsx', values.serve!, ...services.split(',')], { env, stdio: 'ignore' }));
+    .map((services) => spawn(process.execPath, [...nodeArgs, '--import', 'tsx', serve, ...services.split(',')], { env, stdio: 'ignore' }));
   const models = topology.includes('projectors') ? allProjections.map((p) => p.name) : topology.split(/[+,]/).map((s) => s.replace('projector:', ''));
   const checkpoints = async () =>
     Promise.all(
@@ -91,7 +100,8 @@ async function measure(topology: string) {
   rmSync(root, { recursive: true, force: true });
   const total = cpu.reduce((a, b) => a + b, 0);
   return {
-    topology,
+    topology: named,
+    serve,
     messages: last,
     seconds: Math.round(seconds * 10) / 10,
     cpuSeconds: cpu.map((c) => Math.round(c * 100) / 100),
@@ -100,10 +110,18 @@ async function measure(topology: string) {
   };
 }
 
-console.log(`serve.ts: ${values.serve}; ${commands} commands at ${rate}/s; load average ${loadavg()[0]!.toFixed(1)}`);
+const loadAtStart = loadavg()[0]!;
+console.log(`${commands} commands at ${rate}/s; load average ${loadAtStart.toFixed(1)}`);
+const results = [];
 for (const topology of topologies) {
   const r = await measure(topology);
+  results.push(r);
   console.log(
     `${r.topology}: ${r.messages} messages in ${r.seconds} s; CPU s per process ${r.cpuSeconds.join(' / ')} = ${r.total.toFixed(2)} s; ${r.msPerMessage.toFixed(3)} ms per message; load ${loadavg()[0]!.toFixed(1)}`,
   );
 }
+writeFileSync(
+  values.out!,
+  `${JSON.stringify({ date: new Date().toISOString(), commands, rate, loadAverage: { start: loadAtStart, end: loadavg()[0] }, results }, null, 2)}\n`,
+);
+console.log(`written to ${values.out}`);
