@@ -1,9 +1,17 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { Projector } from './projector.ts';
+import type { Projection } from './projection.ts';
+import type { ProjectorStatus } from './readModelProjector.ts';
 
-/** Answers `bc.ctl.projector.<name>.rebuild` and `.status` for one projector; returns the subscriptions to close. */
-export function serveProjectorControl(nc: NatsConnection, projector: Projector): Subscription[] {
+/** What answers for one read model: a `Projector` of its own, or a read model of the shared `ProjectorGroup`. */
+export interface ControlledReadModel {
+  readonly projection: Projection;
+  rebuild(): Promise<void>;
+  status(): Promise<ProjectorStatus>;
+}
+
+/** Answers `bc.ctl.projector.<name>.rebuild` and `.status` for one read model; returns the subscriptions to close. */
+export function serveProjectorControl(nc: NatsConnection, projector: ControlledReadModel): Subscription[] {
   const name = projector.projection.name;
   const rebuild = nc.subscribe(Subjects.projectorControl(name, 'rebuild'), {
     callback: (_err, msg) => {

@@ -11,7 +11,7 @@ export function addDeadLetterCommands(program: Command, api: () => ApiClient, pr
   deadLetters
     .command('ls')
     .description('list quarantined messages, oldest first')
-    .option('--consumer <name>', 'only this consumer, e.g. projector_nodes')
+    .option('--consumer <name>', 'only this consumer, e.g. projectors')
     .option('--after <seq>', 'continue after this entry', '0')
     .option('--limit <n>', 'page size', '100')
     .action(async (o: { consumer?: string; after: string; limit: string }) => {

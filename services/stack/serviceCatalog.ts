@@ -1,5 +1,6 @@
 import { allProjections } from '../../projections/catalog.ts';
 import { Projector } from '../../projections/runtime/projector.ts';
+import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
@@ -42,7 +43,10 @@ type ServiceFactory = (runtime: Runtime) => Promise<RunningService>;
 const readerOf = (dataDir: string, name: string) => new ReadModelReader(new ReadModelFiles(dataDir, name));
 
 /** A `CommandSender` on an in-process bus: how a service runs the commands that are never served over NATS. */
-/** A projector process: builds one read model and answers `bc.ctl.projector.<name>.{rebuild,status}`. */
+/**
+ * Builds one read model on a durable of its own (`projector_<name>`) and answers `bc.ctl.projector.<name>.*`: a read
+ * model kept apart from `projectors` (which must then not run in the same deployment, or both write its file).
+ */
 function projectorService(name: string): ServiceFactory {
   const projection = allProjections.find((p) => p.name === name)!;
   return async ({ config, nc, store, log }) => {
@@ -57,6 +61,23 @@ function projectorService(name: string): ServiceFactory {
     };
   };
 }
+
+/**
+ * Builds every read model from one durable (`projectors`): each event is decoded and authenticated once, applied to
+ * each read model's own file, and answers `bc.ctl.projector.<name>.*` for each.
+ */
+const projectorsService: ServiceFactory = async ({ config, nc, store, log }) => {
+  const readModels = allProjections.map((projection) => ({ projection, files: new ReadModelFiles(config.dataDir, projection.name) }));
+  const group = new ProjectorGroup(store, readModels, log.child({ service: 'projectors' }));
+  await group.start();
+  const control = group.members.flatMap((member) => serveProjectorControl(nc, member));
+  return {
+    stop: async () => {
+      for (const sub of control) sub.unsubscribe();
+      await group.stop();
+    },
+  };
+};
 
 /**
  * A service that must have one active instance: it runs only while this process holds its leader lease, stamped
@@ -177,5 +198,6 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     log.info({ plugins: config.plugins }, 'plugins running');
     return { stop: async () => void (await Promise.all(running.map((p) => p.stop()))) };
   },
+  projectors: projectorsService,
   ...Object.fromEntries(allProjections.map((p) => [`projector:${p.name}`, projectorService(p.name)])),
 };

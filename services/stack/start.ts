@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { allProjections } from '../../projections/catalog.ts';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
 import { brokerDirOf, loadConfig } from '../platform/config.ts';
@@ -117,7 +116,7 @@ const run = async (group: string[], spawn?: SpawnServices) => {
   supervisor.run(group);
   supervisors.push(supervisor);
 };
-await run(allProjections.map((p) => `projector:${p.name}`));
+await run(['projectors']);
 await run(['commands']);
 await run(['secret-grants']);
 await run(['join']);

@@ -89,10 +89,10 @@ describe('better-compute CLI', () => {
     const poison = await jetstream(env.nc).publish('bc.evt.metal.node.x', '{"not":"an event batch"}');
     await waitForCheckpoint(env.projectors.get('nodes')!, poison.seq);
 
-    const ls = await cli(api, env.dataDir, 'dead-letters', 'ls', '--consumer', 'projector_nodes');
+    const ls = await cli(api, env.dataDir, 'dead-letters', 'ls', '--consumer', 'projectors');
     expect(ls.stdout).toMatch(/CONSUMER\s+STREAM\s+STREAMSEQ\s+SUBJECT\s+REASON/);
-    expect(ls.stdout).toMatch(new RegExp(`projector_nodes\\s+BC_EVENTS\\s+${poison.seq}\\s+bc\\.evt\\.metal\\.node\\.x\\s+MAC_MISSING`));
-    expect((await cli(api, env.dataDir, 'dead-letters', 'purge', '--consumer', 'projector_nodes')).stdout).toMatch(/purged 1 dead letter/);
-    expect(JSON.parse((await cli(api, env.dataDir, '--json', 'dead-letters', 'ls', '--consumer', 'projector_nodes')).stdout)).toEqual({ items: [] });
+    expect(ls.stdout).toMatch(new RegExp(`projectors\\s+BC_EVENTS\\s+${poison.seq}\\s+bc\\.evt\\.metal\\.node\\.x\\s+MAC_MISSING`));
+    expect((await cli(api, env.dataDir, 'dead-letters', 'purge', '--consumer', 'projectors')).stdout).toMatch(/purged 1 dead letter/);
+    expect(JSON.parse((await cli(api, env.dataDir, '--json', 'dead-letters', 'ls', '--consumer', 'projectors')).stdout)).toEqual({ items: [] });
   });
 });

@@ -64,7 +64,7 @@ describe('events not written by the event store', () => {
     expect(refused.statusCode).toBe(401);
     expect(refused.json().code).toBe('UNAUTHENTICATED');
     expect((await env.app.inject({ url: '/v1/tokens/t-forged' })).statusCode).toBe(404);
-    expect(await deadLettersOf(env, 'projector_tokens')).toEqual([expect.objectContaining({ streamSeq: seq, reason: 'MAC_MISSING' })]);
+    expect(await deadLettersOf(env, 'projectors')).toEqual([expect.objectContaining({ streamSeq: seq, reason: 'MAC_MISSING' })]);
   });
 
   it('forged maintenance on a node is not applied, and the node’s own commands carry on after it', async () => {
@@ -95,7 +95,7 @@ describe('events not written by the event store', () => {
 
     const history = (await env.app.inject({ url: '/v1/events?aggregate=metal.node/n1' })).json().items as { seq: number }[];
     expect(history.map((e) => e.seq)).toEqual([enrolled.seq, set.seq, cleared.seq]);
-    expect((await deadLettersOf(env, 'projector_nodes')).map((d) => d.streamSeq)).toEqual([forgedSeq]);
+    expect((await deadLettersOf(env, 'projectors')).map((d) => d.streamSeq)).toEqual([forgedSeq]);
   });
 
   it('a genuine batch published again, or copied to another subject, is refused or quarantined', async () => {
@@ -116,7 +116,7 @@ describe('events not written by the event store', () => {
     // Without the expectation it is stored, but its MAC no longer matches; on another node's subject neither.
     const stripped = await publishRaw(env, original!.subject, original!.data, { [EventHeaders.mac]: copied[EventHeaders.mac]! });
     const moved = await publishRaw(env, Subjects.aggregateEvents('metal', 'node', 'n2'), original!.data, copied);
-    expect(await deadLettersOf(env, 'projector_nodes')).toEqual([
+    expect(await deadLettersOf(env, 'projectors')).toEqual([
       expect.objectContaining({ streamSeq: stripped, reason: 'MAC_INVALID' }),
       expect.objectContaining({ streamSeq: moved, reason: 'MAC_INVALID' }),
     ]);

@@ -6,6 +6,9 @@ import { PlatformError } from '../../services/platform/errors.ts';
 import type { GeneratedCommand, Outcome } from '../arbitraries/backbone.ts';
 import { dumpTables, type TableDump } from './tables.ts';
 
+/** A read model of the shared group or a `Projector` of its own. */
+type Watched = Pick<Projector, 'projection' | 'durable' | 'status'>;
+
 /** Runs one generated command through a real bus and reduces the answer to the model's `Outcome`. */
 export async function runCommand(bus: CommandBus, command: GeneratedCommand): Promise<Outcome> {
   try {
@@ -20,7 +23,7 @@ export async function runCommand(bus: CommandBus, command: GeneratedCommand): Pr
 }
 
 /** Resolves once the projector's checkpoint reached `seq`; throws with its status (and its durable's, given the store) after `timeoutMs`. */
-export async function waitForCheckpoint(projector: Projector, seq: number, timeoutMs = 10_000, store?: EventStore): Promise<void> {
+export async function waitForCheckpoint(projector: Watched, seq: number, timeoutMs = 10_000, store?: EventStore): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await projector.status();
@@ -44,7 +47,7 @@ export async function waitForCheckpoint(projector: Projector, seq: number, timeo
   }
 }
 
-export function dumpProjectors(projectors: Iterable<Projector>): Record<string, TableDump> {
+export function dumpProjectors(projectors: Iterable<Watched & Pick<Projector, 'db'>>): Record<string, TableDump> {
   const out: Record<string, TableDump> = {};
   for (const p of projectors) out[p.projection.name] = dumpTables(p.db);
   return out;

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { allProjections } from '../../projections/catalog.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
+import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
+import type { Projector } from '../../projections/runtime/projector.ts';
 import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
 import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
@@ -13,6 +14,9 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { startTestNats, tempDir } from './natsServer.ts';
 
+/** A read model of the shared group, or one a test runs on a `Projector` of its own. */
+export type ReadModelHandle = Pick<Projector, 'projection' | 'db' | 'durable' | 'stop' | 'status' | 'rebuild'>;
+
 /** A real nats-server, the declared streams, a command bus and (optionally started) projectors, all disposable. */
 export async function startBackbone(options: { projectors?: boolean; config?: Partial<Config> } = {}) {
   const nats = await startTestNats();
@@ -23,18 +27,18 @@ export async function startBackbone(options: { projectors?: boolean; config?: Pa
   const store = await openEventStore(nc, config);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   const log = createLogger('test', 'silent');
-  const projectors = new Map<string, Projector>();
-  const readers = new Map<string, ReadModelReader>();
-  for (const projection of allProjections) {
-    const files = new ReadModelFiles(dir.path, projection.name);
-    projectors.set(projection.name, new Projector(store, projection, files, log));
-    readers.set(projection.name, new ReadModelReader(files));
-  }
+  // The read models as the `projectors` service builds them: one group, one durable; a test may stop one read model
+  // (`projectors.get(name).stop()`) or replace it with a `Projector` of its own.
+  const group = new ProjectorGroup(
+    store,
+    allProjections.map((projection) => ({ projection, files: new ReadModelFiles(dir.path, projection.name) })),
+    log,
+  );
+  const projectors = new Map<string, ReadModelHandle>(group.members.map((m) => [m.projection.name, m]));
+  const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(dir.path, p.name))]));
   if (options.projectors !== false) {
-    for (const p of projectors.values()) {
-      await p.start();
-      serveProjectorControl(nc, p);
-    }
+    await group.start();
+    for (const m of group.members) serveProjectorControl(nc, m);
   }
   return {
     nats,
@@ -48,6 +52,7 @@ export async function startBackbone(options: { projectors?: boolean; config?: Pa
     log,
     async [Symbol.asyncDispose]() {
       for (const r of readers.values()) r.close();
+      await group.stop().catch(() => undefined);
       for (const p of projectors.values()) await p.stop().catch(() => undefined);
       await nc.close();
       await nats[Symbol.asyncDispose]();

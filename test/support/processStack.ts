@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allProjections } from '../../projections/catalog.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { apiClient } from './apiClient.ts';
 import { freePort } from './freePort.ts';
@@ -8,7 +7,7 @@ import { startTestNats, tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
 import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
 
-const projectors = allProjections.map((p) => `projector:${p.name}`);
+const projectors = ['projectors'];
 const controlPlane = ['api', 'commands', 'join', ...projectors, 'workflow-orchestrator', 'workflow-executor', 'vps-reconciler'];
 
 /** Process groups: `split` gives the executor a process of its own (to kill); `single` is one process, fastest to start. */

@@ -8,7 +8,7 @@ export async function diagnoseStall(nc: NatsConnection, machines: Map<string, Ma
   const lines: string[] = [];
   const consumers: [string, string][] = [
     ['BC_EVENTS', 'workflow_orchestrator'],
-    ['BC_EVENTS', 'projector_nodes'],
+    ['BC_EVENTS', 'projectors'],
     ['BC_WORK', 'workflow_executor'],
     ['BC_AGENT_COMMANDS', `site_${siteId}`],
   ];

@@ -5,18 +5,7 @@ const serveScript = fileURLToPath(new URL('../../../services/stack/serve.ts', im
 const siteScript = fileURLToPath(new URL('./siteProcess.ts', import.meta.url));
 
 /** The control-plane services, one `serve.ts` process each, so each one's CPU is measured on its own. */
-export const CONTROL_PLANE = [
-  'projector:nodes',
-  'projector:sites',
-  'projector:workflows',
-  'projector:secrets',
-  'commands',
-  'workflow-orchestrator',
-  'workflow-executor',
-  'api',
-  // Agents register with the join service (bc.trust.register.*): without it no site agent is ever known.
-  'join',
-] as const;
+export const CONTROL_PLANE = ['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor', 'api'] as const;
 
 export interface Child {
   readonly name: string;

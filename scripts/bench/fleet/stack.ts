@@ -22,7 +22,7 @@ export interface FleetStack {
   stop(): Promise<void>;
 }
 
-const durables = ['projector_nodes', 'projector_sites', 'projector_workflows', 'workflow_orchestrator'];
+const durables = ['projectors', 'workflow_orchestrator'];
 
 /** One nats-server in `dir`, the streams, and every control-plane service as its own `serve.ts` process. */
 export async function startFleetStack(dir: string, options: FleetOptions): Promise<FleetStack> {
