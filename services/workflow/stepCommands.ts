@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { StepCommandSender } from './attemptClaim.ts';
-import { isSettledRefusal } from './commandSender.ts';
+import { isSettledRefusal } from '../platform/processManager/engineCommands.ts';
 
 /**
  * Runs an attempt's engine commands (`workflow.startStep`, `completeStep`, `failStep`, `rejectResult`) on the

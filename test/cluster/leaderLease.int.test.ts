@@ -7,7 +7,7 @@ import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { busCommands } from '../../services/api/commandCatalog.ts';
 import { LeaderLease, openLeaseBucket, readLease, type LeaseTerm } from '../../services/platform/lease/leaderLease.ts';
 import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
-import { sendEngineCommand } from '../../services/workflow/commandSender.ts';
+import { sendEngineCommand } from '../../services/platform/processManager/engineCommands.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 

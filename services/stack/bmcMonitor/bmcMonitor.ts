@@ -16,7 +16,7 @@ import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { exchangeAgentCommand } from '../../agents/agentExchange.ts';
 import { startResultWatch } from '../../agents/agentWatches.ts';
-import { sendEngineCommand } from '../../workflow/commandSender.ts';
+import { sendEngineCommand } from '../../platform/processManager/engineCommands.ts';
 import type { StreamWatch } from '../../agents/streamWatch.ts';
 import type { BmcMonitorConfig } from './bmcMonitorConfig.ts';
 
