@@ -112,14 +112,11 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       },
     };
   },
-  join: async ({ config, nc, store, log }) => {
+  join: async ({ config, nc, store, bus, log }) => {
     const material = config.natsAuth === 'operator' ? await loadOrCreateBrokerMaterial(brokerDirOf(config)) : undefined;
-    const joins = startJoinService(nc, store, log.child({ service: 'join' }), {
-      ...(material ? { broker: { material } } : {}),
-      commandRetries: config.commandRetries,
-    });
-    const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
-    const registrations = startRegistrationService(nc, store, log.child({ service: 'join' }), { commandRetries: config.commandRetries });
+    const joins = startJoinService(nc, store, log.child({ service: 'join' }), { ...(material ? { broker: { material } } : {}), bus });
+    const bootTokens = startBootTokenService(nc, store, log.child({ service: 'join' }), { bus });
+    const registrations = startRegistrationService(nc, store, log.child({ service: 'join' }), { bus });
     return {
       stop: async () => {
         await joins.stop();
@@ -170,8 +167,9 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await orchestrator.start();
     return orchestrator;
   }),
-  'workflow-executor': async ({ config, nc, store, log }) => {
+  'workflow-executor': async ({ config, nc, store, bus, log }) => {
     const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-executor' }), {
+      bus,
       masterKey: loadMasterKey(config),
       blobBaseUrl: publicUrlOf(config),
       agentEndpoints: agentEndpointsOf(config),

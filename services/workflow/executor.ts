@@ -68,9 +68,12 @@ export class WorkflowExecutor {
       blobBaseUrl?: string;
       /** How machines' agents reach the platform (`ctx.agentEndpoints`). */
       agentEndpoints?: AgentEndpoints;
+      /** The process's command bus (it must carry the workflow step commands and `pki.createJoinToken`). */
+      bus?: CommandBus;
     } = {},
   ) {
-    this.#bus = new CommandBus(store, [startStep, completeStep, failStep, rejectResult, createJoinToken], { retries: 5 });
+    // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
+    this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, createJoinToken], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
   }

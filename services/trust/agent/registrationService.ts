@@ -36,8 +36,9 @@ function parse(msg: Msg): AgentRegistrationRequest {
  * refuses any other agent id (`AGENT_IDENTITY_MISMATCH`) and a new key without the registered key's signature
  * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` under the subject's identity.
  */
-export function startRegistrationService(nc: NatsConnection, store: EventStore, log: Logger, options: { commandRetries?: number } = {}) {
-  const bus = new CommandBus(store, [registerAgent], { retries: options.commandRetries ?? 5 });
+export function startRegistrationService(nc: NatsConnection, store: EventStore, log: Logger, options: { bus?: CommandBus } = {}) {
+  // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
+  const bus = options.bus ?? new CommandBus(store, [registerAgent], { retries: 5 });
   const sub = serveRequests(
     nc,
     {

@@ -57,8 +57,9 @@ function parse(msg: Msg): { signed: SignedBootTokenRequest; request: BootTokenRe
  * is booting a ramdisk and waiting for it to join. The token travels only in this reply, to the site agent's own
  * inbox, and from there only onto the machine's kernel line; it expects the product UUID Redfish reported, if any.
  */
-export function startBootTokenService(nc: NatsConnection, store: EventStore, log: Logger, options: { now?: () => number; commandRetries?: number } = {}) {
-  const bus = new CommandBus(store, [createJoinToken], { retries: options.commandRetries ?? 5 });
+export function startBootTokenService(nc: NatsConnection, store: EventStore, log: Logger, options: { now?: () => number; bus?: CommandBus } = {}) {
+  // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
+  const bus = options.bus ?? new CommandBus(store, [createJoinToken], { retries: 5 });
   const repository = bus.repository;
   const now = options.now ?? Date.now;
 

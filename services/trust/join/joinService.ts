@@ -24,7 +24,8 @@ export interface JoinServiceOptions {
   broker?: { material: BrokerMaterial; jwtTtlSeconds?: number };
   /** Ack wait of the durables made for joining agents (default `AGENT_ACK_WAIT_MS`). */
   ackWaitMs?: number;
-  commandRetries?: number;
+  /** The process's command bus (it must carry `pki.useJoinToken` and `agent.register`). */
+  bus?: CommandBus;
 }
 
 export interface JoinService {
@@ -67,7 +68,8 @@ function agentIdOf(role: JoinRole, request: JoinRequest): string {
 const agentJwtTtlSeconds: Record<'site' | 'ramdisk' | 'node', number> = { site: 365 * 86_400, node: 365 * 86_400, ramdisk: 86_400 };
 
 export function startJoinService(nc: NatsConnection, store: EventStore, log: Logger, options: JoinServiceOptions = {}): JoinService {
-  const bus = new CommandBus(store, [useJoinToken, registerAgent], { retries: options.commandRetries ?? 5 });
+  // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
+  const bus = options.bus ?? new CommandBus(store, [useJoinToken, registerAgent], { retries: 5 });
   const jsm = jetstreamManager(nc);
 
   const join = async (msg: Msg): Promise<JoinAccepted | { ok: true; sealed: SealedJoinAnswer }> => {
