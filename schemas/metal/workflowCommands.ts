@@ -5,6 +5,7 @@ import { NodeOperation } from './workflow.ts';
 import { ResultRejection } from './workflowEvents.ts';
 
 const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
+const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
 const attempt = { workflowId: WorkflowId, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() };
 
 /** `workflow.start` (internal): resolve the operation's profile into steps and schedule the first. */
@@ -57,3 +58,11 @@ export type FailStep = z.infer<typeof FailStep>;
  */
 export const CancelWorkflow = z.object({ workflowId: WorkflowId, nodeId: ResourceId, reason: z.string().min(1).max(500) }).strict();
 export type CancelWorkflow = z.infer<typeof CancelWorkflow>;
+
+/** `workflow.approve`: one approver's signature over the batch digest (see `approvalMessage`). */
+export const ApproveBatch = z.object({ workflowId: WorkflowId, approverId: ResourceId, signature: Signature }).strict();
+export type ApproveBatch = z.infer<typeof ApproveBatch>;
+
+/** `workflow.reject`: one approver's signed refusal; the workflow fails and nothing destructive is sent. */
+export const RejectBatch = ApproveBatch.extend({ reason: z.string().min(1).max(500) }).strict();
+export type RejectBatch = z.infer<typeof RejectBatch>;

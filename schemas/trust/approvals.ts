@@ -4,8 +4,6 @@ import { ResourceId } from '../ids.ts';
 import { approvalText } from './approvalText.ts';
 
 const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
-const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
-const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 
 export const Approver = z.object({ approverId: ResourceId, publicKey: PublicKey }).strict();
 export type Approver = z.infer<typeof Approver>;
@@ -41,14 +39,6 @@ export const SetApprovers = z
   })
   .refine((c) => new Set(c.approvers.map((a) => a.approverId)).size === c.approvers.length, { message: 'approver ids repeat', path: ['approvers'] });
 export type SetApprovers = z.input<typeof SetApprovers>;
-
-/** `workflow.approve`: one approver's signature over the batch digest (see `approvalMessage`). */
-export const ApproveBatch = z.object({ workflowId: WorkflowId, approverId: ResourceId, signature: Signature }).strict();
-export type ApproveBatch = z.infer<typeof ApproveBatch>;
-
-/** `workflow.reject`: one approver's signed refusal; the workflow fails and nothing destructive is sent. */
-export const RejectBatch = ApproveBatch.extend({ reason: z.string().min(1).max(500) }).strict();
-export type RejectBatch = z.infer<typeof RejectBatch>;
 
 /** What an approver signs (`approvalText`), as bytes. */
 export const approvalMessage = (verdict: 'approve' | 'reject', digest: string) => Buffer.from(approvalText(verdict, digest), 'utf8');

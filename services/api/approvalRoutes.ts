@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApprovalView, getApproval, listApprovals } from '../../projections/workflows/approvals.ts';
 import { MinSeqQuery, Problem } from '../../schemas/api.ts';
-import { ApproveBatch, RejectBatch } from '../../schemas/trust/approvals.ts';
+import { ApproveBatch, RejectBatch } from '../../schemas/metal/workflowCommands.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';

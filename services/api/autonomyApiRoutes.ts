@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { controlsOf } from '../../projections/autonomy/queries.ts';
 import { Problem } from '../../schemas/api.ts';
-import { ApproveDecision, RejectDecision } from '../../schemas/autonomy/commands.ts';
+import { ApproveDecision, RejectDecision } from '../../schemas/autonomy/decisionCommands.ts';
 import { PassMarker } from '../../schemas/autonomy/signals.ts';
 import { PolicyView } from '../../schemas/autonomy/views.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';

@@ -1,5 +1,5 @@
 import { CONTROLS_ID } from '../../../schemas/autonomy/ids.ts';
-import { HaltAutonomy, PauseOwner, SetPolicy } from '../../../schemas/autonomy/commands.ts';
+import { HaltAutonomy, PauseOwner, SetPolicy } from '../../../schemas/autonomy/controlCommands.ts';
 import type { ControlEvent } from '../../../schemas/autonomy/controlEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';

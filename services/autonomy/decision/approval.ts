@@ -1,4 +1,4 @@
-import { ApproveDecision, RejectDecision } from '../../../schemas/autonomy/commands.ts';
+import { ApproveDecision, RejectDecision } from '../../../schemas/autonomy/decisionCommands.ts';
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';

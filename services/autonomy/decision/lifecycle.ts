@@ -1,4 +1,4 @@
-import { ExpireDecision, RecordOutcome, RecordStarted, RequireApproval } from '../../../schemas/autonomy/commands.ts';
+import { ExpireDecision, RecordOutcome, RecordStarted, RequireApproval } from '../../../schemas/autonomy/decisionCommands.ts';
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';

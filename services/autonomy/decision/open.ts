@@ -1,5 +1,5 @@
 import { CONTROLS_ID, decisionIdOf } from '../../../schemas/autonomy/ids.ts';
-import { OpenDecision } from '../../../schemas/autonomy/commands.ts';
+import { OpenDecision } from '../../../schemas/autonomy/decisionCommands.ts';
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { planDigestOf } from '../../../schemas/autonomy/plan.ts';
 import type { Disposition } from '../../../schemas/autonomy/policies.ts';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ObservedInstanceState } from '../../../schemas/vps/commands.ts';
+import type { ObservedInstanceState } from '../../../schemas/vps/instanceCommands.ts';
 import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstance } from '../../../plugins/sdk/provider.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import type { Effect } from '../../platform/processManager/processManager.ts';

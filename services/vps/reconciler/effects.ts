@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ObservedInstanceState } from '../../../schemas/vps/commands.ts';
+import type { ObservedInstanceState } from '../../../schemas/vps/instanceCommands.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import type { EngineCommand } from '../../platform/processManager/processManager.ts';
 import type { ReconciledInstance } from './model.ts';

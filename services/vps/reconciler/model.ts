@@ -1,4 +1,4 @@
-import type { DesiredInstanceState, ObservedInstanceState } from '../../../schemas/vps/commands.ts';
+import type { DesiredInstanceState, ObservedInstanceState } from '../../../schemas/vps/instanceCommands.ts';
 import type { VpsEvent } from '../../../schemas/vps/events.ts';
 
 /** What the tenant asked to create, from its `InstanceRequested`. */

@@ -1,5 +1,5 @@
 import { ProviderError } from '../../../plugins/sdk/provider.ts';
-import type { ObservedInstanceState } from '../../../schemas/vps/commands.ts';
+import type { ObservedInstanceState } from '../../../schemas/vps/instanceCommands.ts';
 import type { VpsEvent } from '../../../schemas/vps/events.ts';
 import type { Fold, Input, Reaction } from '../../platform/processManager/processManager.ts';
 import type { ReconcilerConfig } from './config.ts';

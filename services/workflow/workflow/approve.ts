@@ -1,4 +1,5 @@
-import { APPROVERS_ID, ApproveBatch } from '../../../schemas/trust/approvals.ts';
+import { ApproveBatch } from '../../../schemas/metal/workflowCommands.ts';
+import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { approversRef } from '../../../schemas/trust/approversState.ts';

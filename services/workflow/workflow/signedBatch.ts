@@ -1,4 +1,5 @@
-import { ApproveBatch, approvalMessage } from '../../../schemas/trust/approvals.ts';
+import { ApproveBatch } from '../../../schemas/metal/workflowCommands.ts';
+import { approvalMessage } from '../../../schemas/trust/approvals.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
 import { DomainError } from '../../platform/errors.ts';
 import type { ApproversState } from '../../../schemas/trust/approversState.ts';

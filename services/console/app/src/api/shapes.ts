@@ -14,12 +14,12 @@ export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/meta
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { ApprovalView } from '../../../../../projections/workflows/approvals.ts';
-export type { ApproveBatch, RejectBatch } from '../../../../../schemas/trust/approvals.ts';
+export type { ApproveBatch, RejectBatch } from '../../../../../schemas/metal/workflowCommands.ts';
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
 export type { PluginView, ProfileValidation, ProfileView } from '../../../../../schemas/plugins/views.ts';
 export type { SiteView } from '../../../../../schemas/site/views.ts';
 export type { BudgetView, ControlsView, DecisionView, PolicyView } from '../../../../../schemas/autonomy/views.ts';
-export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/commands.ts';
+export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/decisionCommands.ts';
 
 import type { z } from 'zod';
 import type { pageOf } from '../../../../../schemas/api.ts';

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { RemediationPlan } from './plan.ts';
-import { Category, Disposition, Owner, PolicyDeclaration } from './policies.ts';
+import { Category, PolicyDeclaration } from './policies.ts';
 import { NaturalKey, Signal } from './signals.ts';
 
-const DecisionId = z.string().regex(/^dec-[0-9a-f]{24}$/);
-const Episode = z.number().int().positive();
+export const DecisionId = z.string().regex(/^dec-[0-9a-f]{24}$/);
+/** A decision's episode: 1 for its first request, one more after each cooldown. */
+export const Episode = z.number().int().positive();
 const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
 
 /** `autonomy.openDecision` (engine): a signal bound to a category, with the declared policy and the resolved plan. */
@@ -49,19 +50,3 @@ export const RecordStarted = z
 export const RecordOutcome = z
   .object({ decisionId: DecisionId, episode: Episode, passId: z.string().max(64), signalPresent: z.boolean(), sensorOk: z.boolean() })
   .strict();
-
-/** `autonomy.consumeBudget` (engine): one remediation of `scope` in the window starting at `windowStart`. */
-export const ConsumeBudget = z
-  .object({
-    scope: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
-    windowStart: z.string().datetime(),
-    limit: z.number().int().nonnegative(),
-    decisionId: DecisionId,
-    episode: Episode,
-  })
-  .strict();
-export type ConsumeBudget = z.infer<typeof ConsumeBudget>;
-
-export const SetPolicy = z.object({ category: Category, disposition: Disposition.nullable() }).strict();
-export const PauseOwner = z.object({ owner: Owner, paused: z.boolean(), reason: z.string().max(300).optional() }).strict();
-export const HaltAutonomy = z.object({ halted: z.boolean(), reason: z.string().max(300).optional() }).strict();
