@@ -45,6 +45,7 @@ describe('API routes the console reads', () => {
       releasing: 0,
       wiping: 0,
       rescuing: 0,
+      remediating: 0,
       rescue: 0,
       failed: 0,
       retiring: 0,
