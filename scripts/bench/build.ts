@@ -67,8 +67,10 @@ try {
     }
     const row = { program: program.name, compiled: median(samples.compiled), tsx: median(samples.tsx) };
     results.push(row);
+    // A one-shot program has exited (and its /proc entry with it) by the time its CPU could be read.
+    const cpu = Number.isNaN(row.compiled.cpuMs) ? 'CPU not measured (exits first)' : `CPU ${row.compiled.cpuMs} vs ${row.tsx.cpuMs} ms`;
     console.log(
-      `  ${program.name.padEnd(30)} ready ${row.compiled.readyMs} ms vs ${row.tsx.readyMs} ms through tsx; CPU ${row.compiled.cpuMs} vs ${row.tsx.cpuMs} ms; RSS ${row.compiled.rssMiB} vs ${row.tsx.rssMiB} MiB`,
+      `  ${program.name.padEnd(30)} ready ${row.compiled.readyMs} ms vs ${row.tsx.readyMs} ms through tsx; ${cpu}; RSS ${row.compiled.rssMiB} vs ${row.tsx.rssMiB} MiB`,
     );
   }
 } finally {
