@@ -98,6 +98,23 @@ export async function waitForJetStream(nc: NatsConnection, timeoutMs = 60_000): 
   }
 }
 
+/**
+ * Runs a stream or bucket creation, retrying while a forming cluster cannot place its replicas yet ("no suitable
+ * peers for placement", 10005): the meta leader is elected before every peer has reported in.
+ */
+async function whenPlaceable<T>(create: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await create();
+    } catch (err) {
+      const unplaceable = (err as { code?: number }).code === 10005 || /no suitable peers/i.test(String(err));
+      if (!unplaceable || Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
+}
+
 /** Creates missing streams and brings existing ones to the declared config; safe to run on every start. */
 export async function ensureStreams(nc: NatsConnection, config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): Promise<JetStreamManager> {
   await waitForJetStream(nc);
@@ -108,7 +125,7 @@ export async function ensureStreams(nc: NatsConnection, config: Pick<Config, 'st
       throw err;
     });
     if (!existing) {
-      await jsm.streams.add(stream);
+      await whenPlaceable(() => jsm.streams.add(stream));
       continue;
     }
     const { name, storage: _storage, retention: _retention, ...mutable } = stream;
@@ -130,8 +147,8 @@ export const bucketStream = (bucket: { kind: 'kv' | 'object'; name: string }) =>
  * gets: a lease read goes to the stream leader, never to a replica that may lag behind a takeover.
  */
 async function ensureBuckets(nc: NatsConnection, jsm: JetStreamManager, replicas: number): Promise<void> {
-  await new Objm(nc).create(Buckets.blobs.name, { storage: StorageType.File, replicas });
-  await new Kvm(nc).create(Buckets.leases.name, { storage: StorageType.File, replicas, history: 1, allow_direct: false });
+  await whenPlaceable(() => new Objm(nc).create(Buckets.blobs.name, { storage: StorageType.File, replicas }));
+  await whenPlaceable(() => new Kvm(nc).create(Buckets.leases.name, { storage: StorageType.File, replicas, history: 1, allow_direct: false }));
   for (const bucket of Object.values(Buckets)) {
     const name = bucketStream(bucket);
     const info = await jsm.streams.info(name);
