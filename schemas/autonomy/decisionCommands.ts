@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Ed25519Signature } from '../ed25519.ts';
 import { RemediationPlan } from './plan.ts';
 import { Category, PolicyDeclaration } from './policies.ts';
 import { NaturalKey, Signal } from './signals.ts';
@@ -6,7 +7,6 @@ import { NaturalKey, Signal } from './signals.ts';
 export const DecisionId = z.string().regex(/^dec-[0-9a-f]{24}$/);
 /** A decision's episode: 1 for its first request, one more after each cooldown. */
 export const Episode = z.number().int().positive();
-const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
 
 /** `autonomy.openDecision` (engine): a signal bound to a category, with the declared policy and the resolved plan. */
 export const OpenDecision = z
@@ -22,7 +22,7 @@ export const ApproveDecision = z
   .object({
     decisionId: DecisionId,
     signature: z
-      .object({ approverId: z.string().max(63), signature: Signature })
+      .object({ approverId: z.string().max(63), signature: Ed25519Signature })
       .strict()
       .optional(),
   })

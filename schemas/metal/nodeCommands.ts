@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WorkflowId } from './workflowCommands.ts';
 import { BmcEndpoint } from '../agent/bmc.ts';
 import { ResourceId } from '../ids.ts';
 import { Inventory } from './inventory.ts';
@@ -57,7 +58,6 @@ const nodeOnly = z.object({ nodeId: ResourceId }).strict();
  * cannot name another); an operator may set it to act for a tenant. A node owned by another tenant answers NOT_FOUND.
  */
 const tenantScoped = z.object({ nodeId: ResourceId, tenantId: ResourceId.optional() }).strict();
-const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 
 /**
  * `metal.deploy`: write an image to a ready node and boot it (the built-in profile: `imageUrl` and `imageSha256`

@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { Ed25519Signature } from '../ed25519.ts';
 import { CommandNonce } from '../agent/agentCommand.ts';
 import { ResourceId } from '../ids.ts';
 import { NodeOperation } from './workflow.ts';
 import { ResultRejection } from './workflowEvents.ts';
 
-const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
-const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
+export const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 const attempt = { workflowId: WorkflowId, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() };
 
 /** `workflow.start` (internal): resolve the operation's profile into steps and schedule the first. */
@@ -60,7 +60,7 @@ export const CancelWorkflow = z.object({ workflowId: WorkflowId, nodeId: Resourc
 export type CancelWorkflow = z.infer<typeof CancelWorkflow>;
 
 /** `workflow.approve`: one approver's signature over the batch digest (see `approvalMessage`). */
-export const ApproveBatch = z.object({ workflowId: WorkflowId, approverId: ResourceId, signature: Signature }).strict();
+export const ApproveBatch = z.object({ workflowId: WorkflowId, approverId: ResourceId, signature: Ed25519Signature }).strict();
 export type ApproveBatch = z.infer<typeof ApproveBatch>;
 
 /** `workflow.reject`: one approver's signed refusal; the workflow fails and nothing destructive is sent. */

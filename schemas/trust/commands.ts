@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Ed25519Signature } from '../ed25519.ts';
 import { ResourceId } from '../ids.ts';
 import { AgentId } from './agentIds.ts';
 import { JoinTokenId } from './joinTokens.ts';
@@ -7,7 +8,6 @@ export const AgentRole = z.enum(['site', 'ramdisk', 'node']);
 export type AgentRole = z.infer<typeof AgentRole>;
 
 const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
-const Signature = z.string().regex(/^[A-Za-z0-9+/]{86}==$/, 'must be a base64 64-byte Ed25519 signature');
 
 /**
  * What an agent sends on its own registration subject (`Subjects.agentRegistration`): its Ed25519 public key (base64
@@ -21,7 +21,7 @@ export const AgentRegistrationRequest = z
     siteId: ResourceId,
     nodeId: ResourceId.optional(),
     publicKey: PublicKey,
-    rotationSignature: Signature.optional(),
+    rotationSignature: Ed25519Signature.optional(),
   })
   .strict();
 export type AgentRegistrationRequest = z.infer<typeof AgentRegistrationRequest>;
