@@ -4,6 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
+import { withinReplayDeadline } from '../../services/platform/nats/replayDeadline.ts';
 import { applyBatch, projectEntry, type ProjectedMessage } from './applyBatch.ts';
 import type { Projection } from './projection.ts';
 import { readCheckpoint } from './readModelDatabase.ts';
@@ -38,7 +39,7 @@ export async function replayInto(store: EventStore, db: Database, projection: Pr
   let msPerMessage = 1;
   let sliceStart = performance.now();
   try {
-    for await (const m of messages) {
+    for await (const m of withinReplayDeadline(messages, `${projection.name} replay`)) {
       const { message, rejection } = projectEntry(store.decode(m));
       if (rejection) await deadLetters.quarantine({ stream: Streams.events.name, seq: m.seq, subject: m.subject, data: m.data }, rejection);
       batch.push(message);

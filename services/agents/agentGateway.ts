@@ -36,6 +36,9 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
 
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
 
+/** How long `wait.agentJoined` waits on the join watch before asking it to reopen its consumer. */
+const JOIN_SLICE_MS = 20_000;
+
 /** Talks to agents for one step attempt; the attempt's idempotency key is the agent command's id. */
 export function agentGateway(
   deps: AgentGatewayDeps,
@@ -121,8 +124,10 @@ export function agentGateway(
       for (;;) {
         const left = ctx.deadlineMs - Date.now();
         if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `${role} agent of ${node.nodeId} did not join before the step timeout`, { retryAfterMs: 0 });
-        const join = await deps.joins.next(key, (j) => j.atMs >= since, left, ctx.signal);
+        const join = await deps.joins.next(key, (j) => j.atMs >= since, Math.min(left, JOIN_SLICE_MS), ctx.signal);
         if (join) return { agentId: join.agentId, keyId: join.keyId };
+        // Long without news: the join may be stored already while the watch's consumer stalled silently.
+        deps.joins.reopen();
       }
     },
   };

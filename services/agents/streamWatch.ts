@@ -12,6 +12,8 @@ export interface StreamWatchOptions<V> {
   extract(msg: JsMsg): Iterable<readonly [string, V]>;
   /** Keys remembered at most (oldest forgotten first): a long-lived process must not grow without bound. */
   maxKeys?: number;
+  /** A consumer younger than this is not reopened on a waiter's request (10 s by default). */
+  reopenAfterMs?: number;
   log: Logger;
 }
 
@@ -29,6 +31,7 @@ export class StreamWatch<V> {
   readonly #latest = new Map<string, V>();
   readonly #waiters = new Map<string, Set<(value: V) => void>>();
   #nextSeq = 0;
+  #openedAt = 0;
   #stopped = false;
   #messages: ConsumerMessages | undefined;
   #sessions: Promise<void> | undefined;
@@ -52,6 +55,17 @@ export class StreamWatch<V> {
         if (status.type === 'reconnect') await this.#messages?.close().catch(() => undefined);
       }
     })();
+  }
+
+  /**
+   * Reopens the consumer at the sequence after the last one seen, at most once per `reopenAfterMs`: for a waiter
+   * that waited long without news, in case the ordered consumer stalled without an error (nothing stored is read twice
+   * or missed either way).
+   */
+  reopen(): void {
+    if (Date.now() - this.#openedAt < (this.options.reopenAfterMs ?? 10_000)) return;
+    this.#openedAt = Date.now();
+    void this.#messages?.close().catch(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -103,6 +117,7 @@ export class StreamWatch<V> {
         : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: (from as Date).toISOString() };
     const consumer = await jetstream(this.nc).consumers.get(stream, { filter_subjects: filter, ...start });
     this.#messages = await consumer.consume({ max_messages: 1_000, expires: PULL_EXPIRES_MS });
+    this.#openedAt = Date.now();
     return this.#messages;
   }
 

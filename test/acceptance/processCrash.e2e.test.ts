@@ -27,6 +27,8 @@ interface KillPoint {
   operation: Operation;
   step: number;
   target: Target;
+  /** Also wait until the image is part-way served: the command alone may still be queued for the ramdisk. */
+  midDownload?: true;
 }
 
 /**
@@ -39,7 +41,7 @@ const killPoints: readonly KillPoint[] = [
   { operation: 'deploy', step: 0, target: 'orchestrator' },
   { operation: 'deploy', step: 1, target: 'commands' },
   // The image trickles in for seconds: the site and the ramdisk writing it die mid-write.
-  { operation: 'deploy', step: 3, target: 'site' },
+  { operation: 'deploy', step: 3, target: 'site', midDownload: true },
   { operation: 'deploy', step: 4, target: 'projectors' },
   { operation: 'release', step: 0, target: 'orchestrator' },
   { operation: 'release', step: 0, target: 'executor' },
@@ -117,12 +119,15 @@ describe('kill -9 of each control-plane process and of the site, during a deploy
           expect(sent.status, JSON.stringify(sent.body)).toBe(201);
           const workflowId: string = sent.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;
           workflowIds[operation] = workflowId;
+          const reached = (point: KillPoint) => commandsSeen.has(`${workflowId} s${point.step}`) && (!point.midDownload || image.bytesServed() > 0);
           for (const point of killPoints.filter((p) => p.operation === operation)) {
-            for (const deadline = Date.now() + 120_000; !commandsSeen.has(`${workflowId} s${point.step}`); await sleep(5)) {
+            for (const deadline = Date.now() + 120_000; !reached(point); await sleep(5)) {
               const { state } = workflowSteps(stack.dataDir, workflowId);
               if (Date.now() > deadline || (state !== undefined && terminal.has(state)))
                 throw new Error(`${operation} is ${state} without reaching ${JSON.stringify(point)}; fired ${JSON.stringify(fired)}\n${stack.logs()}`);
             }
+            if (point.midDownload && image.bytesServed() >= image.image.length)
+              throw new Error(`the image was served whole before the kill at ${JSON.stringify(point)}`);
             fired.push({ point, atMs: Date.now() });
             await restart[point.target]();
           }

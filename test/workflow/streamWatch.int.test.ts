@@ -59,4 +59,37 @@ describe('StreamWatch', () => {
       await nc.close();
     }
   });
+
+  it('reopened on request, picks up at the next sequence: nothing read twice, nothing missed', { timeout: 60_000 }, async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'watch-reopen-test');
+    try {
+      await ensureStreams(nc, loadConfig({}, { natsUrl: nats.url }));
+      const js = jetstream(nc);
+      const read: string[] = [];
+      const watch = new StreamWatch<string>(nc, {
+        stream: Streams.agentResults.name,
+        filter: Subjects.allAgentResults,
+        from: 'new',
+        extract: (msg) => (read.push(msg.string()), [[msg.subject, msg.string()]]),
+        reopenAfterMs: 0,
+        log: createLogger('test', 'silent'),
+      });
+      await watch.start();
+      const signal = new AbortController().signal;
+      const first = watch.next(subject('a'), () => true, 10_000, signal);
+      await js.publish(subject('a'), 'one');
+      expect(await first).toBe('one');
+      for (const value of ['two', 'three']) {
+        watch.reopen();
+        const next = watch.next(subject('a'), (v) => v === value, 10_000, signal);
+        await js.publish(subject('a'), value);
+        expect(await next).toBe(value);
+      }
+      expect(read).toEqual(['one', 'two', 'three']);
+      await watch.stop();
+    } finally {
+      await nc.close();
+    }
+  });
 });

@@ -7,6 +7,7 @@ import type { EventStore } from '../eventStore/eventStore.ts';
 import { knownEvents } from '../eventStore/knownEvents.ts';
 import type { LeaseTerm } from '../lease/leaderLease.ts';
 import type { Logger } from '../logger.ts';
+import { withinReplayDeadline } from '../nats/replayDeadline.ts';
 import { sendEngineCommand } from './engineCommands.ts';
 import type { Effect, ProcessManager, Reaction, Refusal } from './processManager.ts';
 import { ReactionQueues } from './reactionQueues.ts';
@@ -170,7 +171,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     const consumer = await this.store.js.consumers.get(Streams.events.name, { filter_subjects: this.pm.filter, deliver_policy: DeliverPolicy.All });
     const messages = await consumer.consume({ max_messages: 5_000 });
     try {
-      for await (const m of messages) {
+      for await (const m of withinReplayDeadline(messages, `${this.pm.durable} catching up`)) {
         if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.pm.catalog).events ?? []) this.fold(event);
         this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;

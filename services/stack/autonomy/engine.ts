@@ -17,6 +17,7 @@ import { PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { clearanceCommand, isHoldingAction, remediationCommands } from './remediations.ts';
+import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
 
 export interface AutonomyEngineOptions {
   policies: PolicyCatalog;
@@ -244,7 +245,7 @@ export class AutonomyEngine {
     const out: Signal[] = [];
     const messages = await consumer.consume({ max_messages: 1_000 });
     try {
-      for await (const m of messages) {
+      for await (const m of withinReplayDeadline(messages, `signals of pass ${marker.passId}`)) {
         const parsed = PublishedSignal.safeParse(m.json());
         if (parsed.success && parsed.data.passId === marker.passId) out.push(parsed.data.signal);
         if (out.length >= marker.signalCount || m.info.pending === 0) break;

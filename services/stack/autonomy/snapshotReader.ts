@@ -6,6 +6,7 @@ import { Streams, Subjects } from '../../../schemas/subjects.ts';
 import { listNodes } from '../../../projections/nodes/queries.ts';
 import { longLivedAgentKeys } from '../../../projections/agents/queries.ts';
 import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
+import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
 
 /** The read models a snapshot is built from (absent ones contribute nothing). */
 export interface SnapshotSources {
@@ -78,7 +79,7 @@ export async function readBmcObservations(nc: NatsConnection): Promise<BmcObserv
   const out: BmcObservation[] = [];
   const messages = await consumer.consume({ max_messages: 1_000 });
   try {
-    for await (const m of messages) {
+    for await (const m of withinReplayDeadline(messages, 'BMC observations')) {
       const parsed = BmcObservation.safeParse(m.json());
       if (parsed.success) out.push(parsed.data);
       if (m.info.pending === 0) break;

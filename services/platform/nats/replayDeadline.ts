@@ -1,0 +1,31 @@
+import { PlatformError } from '../errors.ts';
+
+/**
+ * How long a catch-up read of the log may wait for its next message. An ordered consumer that loses its server
+ * (a cluster node killed, a leader moving) is meant to recreate itself; when it does not, the `for await` over it
+ * waits forever, and a leader that starts by replaying holds its lease while doing nothing at all.
+ */
+export const REPLAY_IDLE_MS = 15_000;
+
+/**
+ * The messages of `source` as they come, failing as `UNAVAILABLE` once none has arrived for `idleMs`: the
+ * caller's start fails, and whoever supervises it (the lease, the projector's restart) tries again on a fresh
+ * consumer.
+ */
+export async function* withinReplayDeadline<T>(source: AsyncIterable<T>, what: string, idleMs = REPLAY_IDLE_MS): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    for (;;) {
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new PlatformError('UNAVAILABLE', `${what}: no message from the log for ${idleMs} ms`)), idleMs);
+      });
+      const next = await Promise.race([iterator.next(), stalled]);
+      clearTimeout(timer);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
