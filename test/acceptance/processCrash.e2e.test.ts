@@ -59,8 +59,8 @@ describe('kill -9 of each control-plane process and of the site, during a deploy
     // Well under 3 minutes on an idle 2-core machine; minutes more when it is shared.
     { timeout: 600_000 },
     async () => {
-      // 1 MiB at 256 KiB/s: each image.write runs about 4 s.
-      await using image = await startImageServer(1 << 20, { bytesPerSecond: 256 << 10 });
+      // 2 MiB at 256 KiB/s: each image.write runs about 8 s.
+      await using image = await startImageServer(2 << 20, { bytesPerSecond: 256 << 10 });
       await using stack = await startProcessStack({
         layout: 'isolated',
         machines: 1,
@@ -81,21 +81,31 @@ describe('kill -9 of each control-plane process and of the site, during a deploy
       // The projector process(es), by the services they run (one per read model, or one for all).
       const projectorProcesses = Object.values(stack.processes).filter((p) => p.services.some((s) => s.startsWith('projector')));
       const { orchestrator, commands, executor } = stack.processes;
-      const restart: Record<Target, () => Promise<void>> = {
-        orchestrator: () => orchestrator.restart(),
-        commands: () => commands.restart(),
-        executor: () => executor.restart(),
+      /**
+       * Each target's kill resolves once it is gone; its comeback (a restart that may take many seconds on a busy
+       * machine) runs on while the test waits for the next kill point, so a later kill is not held back behind it.
+       */
+      const crash: Record<Target, () => Promise<() => Promise<void>>> = {
+        orchestrator: async () => (await orchestrator.kill(), () => orchestrator.restart()),
+        commands: async () => (await commands.kill(), () => commands.restart()),
+        executor: async () => (await executor.kill(), () => executor.restart()),
         projectors: async () => {
           await Promise.all(projectorProcesses.map((p) => p.kill()));
-          await Promise.all(projectorProcesses.map((p) => p.restart()));
+          return async () => void (await Promise.all(projectorProcesses.map((p) => p.restart())));
         },
         site: async () => {
           const site = sites.at(-1)!;
           const gone = new Promise((resolve) => site.child.once('exit', resolve));
           site.child.kill('SIGKILL');
           await gone;
-          sites.push(await startSimulatedSiteProcess(stack.env, 120_000));
+          return async () => void sites.push(await startSimulatedSiteProcess(stack.env, 120_000));
         },
+      };
+      const comebacks = new Map<Target, Promise<void>>();
+      const kill = async (target: Target) => {
+        await comebacks.get(target);
+        const comeback = await crash[target]();
+        comebacks.set(target, comeback());
       };
       try {
         expect(projectorProcesses.length).toBeGreaterThan(0);
@@ -129,8 +139,9 @@ describe('kill -9 of each control-plane process and of the site, during a deploy
             if (point.midDownload && image.bytesServed() >= image.image.length)
               throw new Error(`the image was served whole before the kill at ${JSON.stringify(point)}`);
             fired.push({ point, atMs: Date.now() });
-            await restart[point.target]();
+            await kill(point.target);
           }
+          await Promise.all(comebacks.values());
           for (const deadline = Date.now() + 150_000; !terminal.has(workflowSteps(stack.dataDir, workflowId).state ?? 'running'); await sleep(100))
             if (Date.now() > deadline) throw new Error(`${operation} did not finish; fired ${JSON.stringify(fired)}\n${stack.logs()}`);
           await client.waitForNodeState(nodeId, settled, 60_000);

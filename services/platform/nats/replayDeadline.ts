@@ -15,17 +15,24 @@ export const REPLAY_IDLE_MS = 15_000;
 export async function* withinReplayDeadline<T>(source: AsyncIterable<T>, what: string, idleMs = REPLAY_IDLE_MS): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
   let timer: NodeJS.Timeout | undefined;
+  let waiting = false;
   try {
     for (;;) {
       const stalled = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new PlatformError('UNAVAILABLE', `${what}: no message from the log for ${idleMs} ms`)), idleMs);
       });
+      waiting = true;
       const next = await Promise.race([iterator.next(), stalled]);
+      waiting = false;
       clearTimeout(timer);
       if (next.done) return;
       yield next.value;
     }
   } finally {
     clearTimeout(timer);
+    // The source learns the reader is gone, as a plain `for await` would tell it (a nats.js consumer stops
+    // only then); when it is stuck on a next() it is not waited for.
+    const returned = iterator.return?.();
+    if (!waiting) await returned;
   }
 }
