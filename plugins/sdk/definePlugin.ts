@@ -26,6 +26,12 @@ export interface PluginDefinition<Id extends string = string> {
   readonly drivers: readonly DriverDescriptor[];
   readonly sensors: readonly Sensor[];
   readonly bindings: readonly Binding[];
+  /**
+   * The intervention categories this plugin declares, each once: its owner (what `autonomy.pause` names), default
+   * disposition, destructive or advisory, and whether it is an advancement (longer cooldown). Registered with the
+   * plugin, so `autonomy.setPolicy` and `autonomy.pause` accept them; a category built in or declared by another
+   * plugin is refused at registration (`ALREADY_EXISTS`).
+   */
   readonly policies: readonly PolicyDeclaration[];
 }
 
@@ -45,5 +51,7 @@ export function registrationOf(plugin: PluginDefinition): PluginRegistration {
     profiles: plugin.profiles.map((p) => ({ id: p.id, version: p.version, target: p.target, role: p.role, steps: [...p.steps] })),
     drivers: plugin.drivers.map((d) => ({ ...d })),
     providers: plugin.providers.map((p) => ({ id: p.id })),
+    // The categories are data: the control plane checks operators' policy and pause commands against them.
+    policies: plugin.policies.map((p) => ({ ...p })),
   };
 }

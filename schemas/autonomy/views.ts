@@ -45,8 +45,13 @@ export type DecisionHistoryEntry = z.infer<typeof DecisionHistoryEntry>;
 export const BudgetView = z.object({ budgetId: z.string(), scope: z.string(), windowStart: z.string(), limit: z.number().int(), consumed: z.number().int() });
 export type BudgetView = z.infer<typeof BudgetView>;
 
-/** A declared category with the disposition in force and whether its owner is paused. */
-export const PolicyView = PolicyDeclaration.extend({ effectiveDisposition: Disposition, overridden: z.boolean(), paused: z.boolean() });
+/** A declared category with who declared it (a plugin's id, null when built in), the disposition in force and whether its owner is paused. */
+export const PolicyView = PolicyDeclaration.extend({
+  pluginId: z.string().nullable(),
+  effectiveDisposition: Disposition,
+  overridden: z.boolean(),
+  paused: z.boolean(),
+});
 export type PolicyView = z.infer<typeof PolicyView>;
 
 export const ControlsView = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { agentCommandKinds } from '../agent/agentCommand.ts';
+import { PolicyDeclaration } from '../autonomy/policies.ts';
 import { ResourceId } from '../ids.ts';
 import { NodeOperation, ProfileId, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
 
@@ -53,7 +54,10 @@ export type ProfileDescriptor = z.infer<typeof ProfileDescriptor>;
 export const DriverDescriptor = z.object({ id: ResourceId, kind: z.string().min(1).max(64), description: z.string().max(500).default('') });
 export type DriverDescriptor = z.infer<typeof DriverDescriptor>;
 
-/** `plugins.register`: what a plugin process announces when it starts (again at every start, with its version). */
+/**
+ * `plugins.register`: what a plugin process announces when it starts (again at every start, with its version).
+ * `policies` are the intervention categories it declares for fleet autonomy (absent in registrations older than them).
+ */
 export const PluginRegistration = z
   .object({
     pluginId: ResourceId,
@@ -62,6 +66,7 @@ export const PluginRegistration = z
     profiles: z.array(ProfileDescriptor).max(256),
     drivers: z.array(DriverDescriptor).max(256),
     providers: z.array(z.object({ id: ResourceId })).max(64),
+    policies: z.array(PolicyDeclaration).max(64).default([]),
   })
   .strict();
 export type PluginRegistration = z.infer<typeof PluginRegistration>;

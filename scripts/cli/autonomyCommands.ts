@@ -88,8 +88,8 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
       const page = await api().get<{ items: PolicyView[] }>('/v1/autonomy/policies');
       print(page, () =>
         table(
-          page.items.map((p) => ({ ...p, paused: p.paused ? 'paused' : '' })),
-          ['category', 'owner', 'disposition', 'effectiveDisposition', 'kind', 'advancement', 'paused'],
+          page.items.map((p) => ({ ...p, paused: p.paused ? 'paused' : '', plugin: p.pluginId ?? '' })),
+          ['category', 'owner', 'disposition', 'effectiveDisposition', 'kind', 'advancement', 'paused', 'plugin'],
         ),
       );
     });

@@ -7,7 +7,8 @@ import { ApproveDecision, RejectDecision } from '../../schemas/autonomy/decision
 import { PassMarker } from '../../schemas/autonomy/signals.ts';
 import { PolicyView } from '../../schemas/autonomy/views.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { builtinPolicies } from '../autonomy/policies.ts';
+import { declaredPolicies } from '../autonomy/policies.ts';
+import { PluginCatalog } from '../plugins/pluginCatalog.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
@@ -21,18 +22,21 @@ const Decided = z.object({ decisionId: z.string(), seq: z.number().int(), duplic
 export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandBus }> = async (app, { ctx, bus }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const reader = readerOf(ctx, 'autonomy');
+  const plugins = new PluginCatalog(ctx.nc, ctx.store);
 
   api.get('/v1/autonomy/policies', {
     schema: {
       tags: ['autonomy'],
-      summary: 'Declared intervention categories, their dispositions in force and paused owners',
+      summary: 'Declared intervention categories (built in and those of registered plugins), their dispositions in force and paused owners',
       response: { 200: z.object({ items: z.array(PolicyView) }), '5xx': Problem },
     },
     handler: async () => {
       const controls = controlsOf(reader.db());
+      // The registry from the log (one small aggregate): a plugin registered a moment ago is listed already.
       return {
-        items: builtinPolicies.map((p) => ({
+        items: declaredPolicies(await plugins.registry()).map(({ declaration: p, pluginId }) => ({
           ...p,
+          pluginId,
           effectiveDisposition: controls.overrides[p.category] ?? p.disposition,
           overridden: p.category in controls.overrides,
           paused: controls.halted || controls.pausedOwners.includes(p.owner),

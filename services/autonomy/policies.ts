@@ -1,4 +1,6 @@
 import { HOUR_MS, type PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
+import type { PluginRegistryState } from '../../schemas/plugins/registryState.ts';
+import { PlatformError } from '../platform/errors.ts';
 
 const chainTimeoutMs = 4 * HOUR_MS;
 
@@ -51,13 +53,28 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
   },
 ];
 
+/** A declared category and who declared it: a plugin's id, null when built in. */
+export interface DeclaredPolicy {
+  readonly declaration: PolicyDeclaration;
+  readonly pluginId: string | null;
+}
+
+/** Every declared category: the built-in ones, then each registered plugin's (the registry refused any clash). */
+export function declaredPolicies(registry: PluginRegistryState): DeclaredPolicy[] {
+  return [
+    ...builtinPolicies.map((declaration) => ({ declaration, pluginId: null })),
+    ...[...registry.plugins.values()].flatMap((p) => p.policies.map((declaration) => ({ declaration, pluginId: p.pluginId }))),
+  ];
+}
+
 /** Declarations by category; a category missing here is refused (`NOT_PERMITTED`). */
 export class PolicyCatalog {
   readonly #byCategory: ReadonlyMap<string, PolicyDeclaration>;
   constructor(readonly declarations: readonly PolicyDeclaration[] = builtinPolicies) {
     const map = new Map<string, PolicyDeclaration>();
     for (const d of declarations) {
-      if (map.has(d.category)) throw new Error(`category ${d.category} is declared twice`);
+      // Two declarations (two plugins, or a plugin and a built-in lane) would give one category two owners.
+      if (map.has(d.category)) throw new PlatformError('ALREADY_EXISTS', `category ${d.category} is declared twice`);
       map.set(d.category, d);
     }
     this.#byCategory = map;

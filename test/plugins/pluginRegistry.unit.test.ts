@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PluginRegistered } from '../../schemas/plugins/events.ts';
 import type { PluginRegistration } from '../../schemas/plugins/registration.ts';
 import { registerPlugin } from '../../services/plugins/registry/register.ts';
 import { pluginRegistryAggregate, type PluginRegistryState } from '../../services/plugins/registry/registry.ts';
@@ -61,6 +62,32 @@ describe('plugin registry', () => {
     expect(codeOf(() => decide(empty, registration({ profiles: [{ ...registration().profiles[0]!, id: 'deploy' }] })))).toBe('ALREADY_EXISTS');
     const twice = registration().steps[0]!;
     expect(codeOf(() => decide(empty, registration({ steps: [twice, twice] })))).toBe('VALIDATION_FAILED');
+  });
+
+  it('refuses an intervention category that is built in, declared by another plugin, or listed twice', () => {
+    const category = {
+      category: 'disk-check',
+      owner: 'acme',
+      disposition: 'auto',
+      kind: 'advisory',
+      advancement: false,
+      approvalTimeoutMs: 60_000,
+      description: '',
+    } as const;
+    const state = fold(empty, registration({ policies: [category] }));
+    expect([...state.plugins.values()][0]!.policies).toEqual([category]);
+    // The same plugin again, with its category: nothing new.
+    expect(decide(state, registration({ policies: [category] }))).toEqual([]);
+    expect(codeOf(() => decide(state, registration({ pluginId: 'other', steps: [], profiles: [], policies: [{ ...category, owner: 'other' }] })))).toBe(
+      'ALREADY_EXISTS',
+    );
+    expect(codeOf(() => decide(empty, registration({ policies: [{ ...category, category: 'retry' }] })))).toBe('ALREADY_EXISTS');
+    expect(codeOf(() => decide(empty, registration({ policies: [category, category] })))).toBe('VALIDATION_FAILED');
+  });
+
+  it('reads a registration stored before plugins declared categories as declaring none', () => {
+    const { policies: _, ...older } = registration();
+    expect(PluginRegistered.schema.parse({ ...older, registeredAt: now }).policies).toEqual([]);
   });
 
   it('validates profiles against registered steps and resolves plugin steps to their plugin', () => {

@@ -3,16 +3,24 @@ import { PluginRegistration } from '../../../schemas/plugins/registration.ts';
 import type { PluginEvent } from '../../../schemas/plugins/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
+import { builtinPolicies } from '../../autonomy/policies.ts';
 import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';
 import { builtinSteps } from '../builtinSteps.ts';
 import { PLUGIN_REGISTRY_ID, ownerOf, pluginRegistryAggregate } from './registry.ts';
 
 const builtinProfileIds = new Set(builtinProfileCatalog.map((p) => p.id));
+const builtinIds: Record<'steps' | 'profiles' | 'policies', { has(id: string): boolean }> = {
+  steps: builtinSteps,
+  profiles: builtinProfileIds,
+  policies: new Set(builtinPolicies.map((p) => p.category)),
+};
+const noun = { steps: 'step id', profiles: 'profile id', policies: 'category' } as const;
 
 /**
- * `plugins.register`: a plugin process announces what it brings. A step or profile id that is built in or belongs to
- * another plugin is refused (`ALREADY_EXISTS`): work for a step id must have exactly one home. The same registration
- * again (a restart, a second replica) appends nothing.
+ * `plugins.register`: a plugin process announces what it brings. A step or profile id, or an intervention category,
+ * that is built in or belongs to another plugin is refused (`ALREADY_EXISTS`): work for a step id must have exactly
+ * one home, and a category exactly one declaration (one owner, one default disposition). The same registration again
+ * (a restart, a second replica) appends nothing.
  */
 export const registerPlugin = defineCommand({
   name: 'plugins.register',
@@ -26,21 +34,14 @@ export const registerPlugin = defineCommand({
       const { registeredAt: _, ...registered } = previous;
       if (isDeepStrictEqual(registered, command)) return [];
     }
-    for (const kind of ['steps', 'profiles'] as const) {
-      const ids = command[kind].map((item) => item.id);
+    for (const kind of ['steps', 'profiles', 'policies'] as const) {
+      const ids = kind === 'policies' ? command.policies.map((p) => p.category) : command[kind].map((item) => item.id);
       const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
       if (duplicate) throw new DomainError('VALIDATION_FAILED', `plugin ${command.pluginId} lists ${kind} "${duplicate}" twice`);
       for (const id of ids) {
-        const builtin = kind === 'steps' ? builtinSteps.has(id) : builtinProfileIds.has(id);
-        if (builtin)
-          throw new DomainError(
-            'ALREADY_EXISTS',
-            `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is built in; plugin ${command.pluginId} must use another`,
-          );
+        if (builtinIds[kind].has(id)) throw new DomainError('ALREADY_EXISTS', `${noun[kind]} "${id}" is built in; plugin ${command.pluginId} must use another`);
         const owner = ownerOf(state, kind, id);
-        if (owner && owner !== command.pluginId) {
-          throw new DomainError('ALREADY_EXISTS', `${kind === 'steps' ? 'step' : 'profile'} id "${id}" is registered by plugin ${owner}`);
-        }
+        if (owner && owner !== command.pluginId) throw new DomainError('ALREADY_EXISTS', `${noun[kind]} "${id}" is registered by plugin ${owner}`);
       }
     }
     return [{ type: 'PluginRegistered', data: { ...command, registeredAt: now } }];

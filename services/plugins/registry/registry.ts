@@ -1,27 +1,20 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { pluginEvents, type PluginEvent } from '../../../schemas/plugins/events.ts';
-import type { PluginRegistration } from '../../../schemas/plugins/registration.ts';
+import { PLUGIN_REGISTRY_ID, type PluginRegistryState, type RegisteredPlugin } from '../../../schemas/plugins/registryState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
-/** The one registry instance: every registration goes through it, so two plugins cannot claim one step id at once. */
-export const PLUGIN_REGISTRY_ID = 'catalog';
+export { PLUGIN_REGISTRY_ID, type PluginRegistryState, type RegisteredPlugin };
 
-export interface RegisteredPlugin extends PluginRegistration {
-  readonly registeredAt: string;
-}
-
-export interface PluginRegistryState {
-  /** The latest registration of each plugin. */
-  readonly plugins: ReadonlyMap<string, RegisteredPlugin>;
-}
-
-/** Which plugin owns a step id / profile id, if any. */
-export function ownerOf(state: PluginRegistryState, kind: 'steps' | 'profiles', id: string): string | undefined {
-  for (const plugin of state.plugins.values()) if (plugin[kind].some((item) => item.id === id)) return plugin.pluginId;
+/** Which plugin owns a step id, a profile id or an intervention category, if any. */
+export function ownerOf(state: PluginRegistryState, kind: 'steps' | 'profiles' | 'policies', id: string): string | undefined {
+  for (const plugin of state.plugins.values()) {
+    const ids = kind === 'policies' ? plugin.policies.map((p) => p.category) : plugin[kind].map((item) => item.id);
+    if (ids.includes(id)) return plugin.pluginId;
+  }
   return undefined;
 }
 
-/** The plugin registry (`bc.evt.plugins.registry.catalog`): the steps, profiles, drivers and providers plugins announced. */
+/** The plugin registry (`bc.evt.plugins.registry.catalog`): the steps, profiles, drivers, providers and intervention categories plugins announced. */
 export const pluginRegistryAggregate = defineAggregate<PluginRegistryState, PluginEvent>({
   module: 'plugins',
   type: 'registry',
