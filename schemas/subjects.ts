@@ -56,6 +56,12 @@ export const Subjects = {
    */
   agentRegistration: (agentId: string, userPublicKey: string) => `bc.trust.register.${agentId}.${userPublicKey}`,
   allAgentRegistrations: 'bc.trust.register.*.*',
+  /**
+   * Core request-reply: an agent asks whether a rotation of its key is pending (`AgentKeyStatus`, queue `join`). Named
+   * like its registration subject, so an agent's credentials allow exactly its own and the answer is about it alone.
+   */
+  agentKeyStatus: (agentId: string, userPublicKey: string) => `bc.trust.keyStatus.${agentId}.${userPublicKey}`,
+  allAgentKeyStatuses: 'bc.trust.keyStatus.*.*',
   /** A message a consumer quarantined, one subject per consumer and stream position: `bc.dlq.projector_nodes.42`. */
   deadLetter: (consumer: string, streamSeq: number) => `bc.dlq.${consumer}.${streamSeq}`,
   /** Every dead letter of one consumer. */

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { keyIdOf } from '../../schemas/agent/agentResultCodec.ts';
 
 export const AgentRoles = { site: 'site', ramdisk: 'ramdisk', node: 'node' } as const;
@@ -20,25 +20,54 @@ function rawPublicKey(privateKey: KeyObject): Uint8Array {
   return Buffer.from(jwk.x!, 'base64url');
 }
 
+/** Where the agent's key lives: `<stateDir>/identity.key`. */
+export const identityKeyFile = (stateDir: string) => join(stateDir, 'identity.key');
+
+/** The identity a private key makes (public key, key id). */
+export function identityOf(privateKey: KeyObject): AgentIdentity {
+  const publicKeyRaw = rawPublicKey(privateKey);
+  return { privateKey, publicKeyRaw, publicKeyBase64: Buffer.from(publicKeyRaw).toString('base64'), keyId: keyIdOf(publicKeyRaw) };
+}
+
 /**
- * Loads `<stateDir>/identity.key` (PKCS8 PEM, mode 0600) or creates it. The key survives restarts so the agent
- * keeps its registered id; it is written to a temp file and renamed so a crash never leaves half a key.
+ * Writes a private key (PKCS8 PEM, mode 0600) to `file` atomically: a temp file, fsynced, renamed over it, and the
+ * folder fsynced, so a crash or power loss leaves the old key or the new one, never half of one.
+ */
+export function writeKeyFile(file: string, privateKey: KeyObject): void {
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeFileSync(fd, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  syncFolder(dirname(file));
+}
+
+/** Makes a rename in `dir` durable. */
+export function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Loads `<stateDir>/identity.key` or creates it. The key survives restarts so the agent keeps its registered id. A
+ * rotation replaces it only once the control plane accepted the new key (`keyRotation.ts`).
  */
 export function loadOrCreateIdentity(stateDir: string): AgentIdentity {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const file = join(stateDir, 'identity.key');
-  let privateKey: KeyObject;
-  if (existsSync(file)) {
-    privateKey = createPrivateKey(readFileSync(file));
-  } else {
-    privateKey = generateKeyPairSync('ed25519').privateKey;
-    const tmp = `${file}.tmp`;
-    writeFileSync(tmp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, file);
-  }
-  const publicKeyRaw = rawPublicKey(privateKey);
-  return { privateKey, publicKeyRaw, publicKeyBase64: Buffer.from(publicKeyRaw).toString('base64'), keyId: keyIdOf(publicKeyRaw) };
+  const file = identityKeyFile(stateDir);
+  if (existsSync(file)) return identityOf(createPrivateKey(readFileSync(file)));
+  const privateKey = generateKeyPairSync('ed25519').privateKey;
+  writeKeyFile(file, privateKey);
+  return identityOf(privateKey);
 }
 
 /** `site-<siteId>`: one site agent per site. */

@@ -5,7 +5,11 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { startCommandConsumer } from './commandConsumer.ts';
 import { commandHeartbeats } from './commandHeartbeats.ts';
 import { runCommand, type AgentExecutor } from './commandRunner.ts';
+import { AgentKeyring } from './agentKeyring.ts';
 import { loadOrCreateIdentity } from './identity.ts';
+import type { KeyRotationDeps } from './keyRotation.ts';
+import { resumePendingRotation, watchKeyRotation } from './keyRotationWatch.ts';
+import { SigningGate } from './signingGate.ts';
 import { CommandJournal, type JournalOptions } from './journal.ts';
 import { registerAgent, registrationOf } from './registration.ts';
 import { ResultPublisher } from './resultPublisher.ts';
@@ -13,6 +17,7 @@ import { ResultPublisher } from './resultPublisher.ts';
 /** A running agent inside a machine: the ramdisk of one boot, or the node agent of an installed OS. */
 export interface MachineAgent {
   readonly agentId: string;
+  /** The key it signs with now (a node agent's rotation changes it). */
   readonly keyId: string;
   readonly publicKey: string;
   readonly registered: Promise<void>;
@@ -36,6 +41,11 @@ export interface MachineAgentSpec {
   readonly heartbeatIntervalMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   readonly joined?: { durable: string } | undefined;
+  /**
+   * A node agent's key outlives boots, so it rotates when the control plane asks (`keyRotationWatch.ts`): how often it
+   * asks, and in broker mode the user key of its credentials. A ramdisk's key lives for one boot: it never rotates.
+   */
+  readonly keyRotation?: { readonly intervalMs?: number; readonly userPublicKey?: string };
   readonly log: Logger;
 }
 
@@ -47,7 +57,8 @@ export interface MachineAgentSpec {
  */
 export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSpec): Promise<MachineAgent> {
   const { role, siteId, nodeId, executor, log } = spec;
-  const identity = loadOrCreateIdentity(spec.stateDir);
+  const identity = new AgentKeyring(loadOrCreateIdentity(spec.stateDir));
+  const gate = new SigningGate();
   const agentId = spec.agentIdOf(identity.keyId);
   const journal = new CommandJournal(spec.stateDir, spec.journal);
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
@@ -59,24 +70,40 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: spec.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
-    handle: (data, ctx) => runCommand(data, ctx, { agentId, journal, results, executor, log, heartbeats }),
+    handle: (data, ctx) => gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log, heartbeats })),
     log,
   });
   const stopRegistering = new AbortController();
+  const userPublicKey = spec.keyRotation?.userPublicKey;
+  const rotation: KeyRotationDeps | undefined =
+    role === 'node'
+      ? { nc, agent: { agentId, role, siteId, nodeId }, keyring: identity, stateDir: spec.stateDir, log, ...(userPublicKey ? { userPublicKey } : {}) }
+      : undefined;
+  // A rotation a crash interrupted is settled first: until then the control plane may hold either key.
+  const resumed = rotation ? resumePendingRotation(rotation, gate, stopRegistering.signal) : Promise.resolve();
   const registered = spec.joined
-    ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), log, stopRegistering.signal);
+    ? resumed
+    : resumed.then(() => registerAgent(nc, registrationOf(identity, { agentId, role, siteId, nodeId }), log, stopRegistering.signal));
+  const intervalMs = spec.keyRotation?.intervalMs;
+  const keyWatch = rotation
+    ? watchKeyRotation(rotation, { gate, after: registered, signal: stopRegistering.signal, ...(intervalMs ? { intervalMs } : {}) })
+    : undefined;
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   log.info({ agentId, nodeId, role }, `${role} agent started`);
   return {
     agentId,
-    keyId: identity.keyId,
-    publicKey: identity.publicKeyBase64,
+    get keyId() {
+      return identity.keyId;
+    },
+    get publicKey() {
+      return identity.publicKeyBase64;
+    },
     registered,
     idle: () => consumer.idle(),
     stop: async () => {
       stopRegistering.abort();
       await consumer.stop();
+      await keyWatch?.done;
       journal.close();
     },
   };

@@ -13,7 +13,8 @@ import type { AgentIdentity, AgentRole } from './identity.ts';
 /** The registration an agent sends: the public half of the identity, never the private key. */
 export type AgentRegistration = AgentRegistrationRequest & { role: AgentRole };
 
-const retryableCodes = new Set<string>(['UNAVAILABLE', 'INTERNAL', 'CONCURRENCY_CONFLICT']);
+/** Codes that say the registration was not decided (yet): asking again may get an answer. */
+export const retryableCodes: ReadonlySet<string> = new Set(['UNAVAILABLE', 'INTERNAL', 'CONCURRENCY_CONFLICT']);
 
 export function registrationOf(identity: AgentIdentity, agent: { agentId: string; role: AgentRole; siteId: string; nodeId?: string }): AgentRegistration {
   return { ...agent, publicKey: identity.publicKeyBase64 };

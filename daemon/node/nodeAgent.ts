@@ -3,6 +3,7 @@ import { cpus, hostname, totalmem } from 'node:os';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import { userPublicKeyOfCreds } from '../../services/platform/nats/agentCredentials.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
@@ -54,6 +55,8 @@ export interface NodeAgentOptions {
   ackWaitMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   joined?: { durable: string };
+  /** How often it asks whether its key is to be rotated, and in broker mode its credentials' user key. */
+  keyRotation?: { intervalMs?: number; userPublicKey?: string };
   log: Logger;
 }
 
@@ -75,6 +78,7 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
     executor: nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] }),
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
     joined: options.joined,
+    ...(options.keyRotation ? { keyRotation: options.keyRotation } : {}),
     log: options.log,
   });
 }
@@ -92,6 +96,8 @@ export interface NodeAgentLaunch {
   productUuid?: string;
   disks?: readonly string[];
   ackWaitMs?: number;
+  /** How often it asks whether its key is to be rotated (default 10 minutes). */
+  keyCheckIntervalMs?: number;
   log: Logger;
 }
 
@@ -105,6 +111,8 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
   const name = `bcd-node-${nodeId}`;
   const remembered = loadNodeMembership(stateDir);
   let joined: { durable: string } | undefined;
+  // Broker mode: the user key its credentials name, which names its registration and key-status subjects.
+  let userPublicKey: string | undefined;
   let nc: NatsConnection;
   if (launch.token) {
     const agent = await connectJoinedAgent({
@@ -127,12 +135,14 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
       ...(agent.credentials ? { credentials: agent.credentials } : {}),
     });
     joined = { durable: agent.durable };
+    userPublicKey = agent.userPublicKey;
     nc = agent.nc;
   } else if (remembered) {
     if (remembered.siteId !== siteId || remembered.nodeId !== nodeId) {
       throw new PlatformError('PRECONDITION_FAILED', `${stateDir} belongs to ${remembered.siteId}/${remembered.nodeId}, not ${siteId}/${nodeId}`);
     }
     joined = { durable: remembered.durable };
+    userPublicKey = remembered.credentials ? await userPublicKeyOfCreds(remembered.credentials.creds) : undefined;
     nc = await connectNats(launch.natsUrl, name, { waitForServer: true, ...(remembered.credentials ? { credentials: remembered.credentials } : {}) });
   } else {
     nc = await connectNats(launch.natsUrl, name, { waitForServer: true });
@@ -145,6 +155,7 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
       ...(launch.disks ? { disks: launch.disks } : {}),
       ...(launch.ackWaitMs ? { ackWaitMs: launch.ackWaitMs } : {}),
       ...(joined ? { joined } : {}),
+      keyRotation: { ...(launch.keyCheckIntervalMs ? { intervalMs: launch.keyCheckIntervalMs } : {}), ...(userPublicKey ? { userPublicKey } : {}) },
       log,
     });
     return { agent, nc };

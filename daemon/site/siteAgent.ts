@@ -4,7 +4,11 @@ import { Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { startCommandConsumer } from '../agent/commandConsumer.ts';
 import { runCommand } from '../agent/commandRunner.ts';
+import { AgentKeyring } from '../agent/agentKeyring.ts';
 import { loadOrCreateIdentity, siteAgentId } from '../agent/identity.ts';
+import type { KeyRotationDeps } from '../agent/keyRotation.ts';
+import { resumePendingRotation, watchKeyRotation } from '../agent/keyRotationWatch.ts';
+import { SigningGate } from '../agent/signingGate.ts';
 import { CommandJournal } from '../agent/journal.ts';
 import { registerAgent, registrationOf } from '../agent/registration.ts';
 import { ResultPublisher } from '../agent/resultPublisher.ts';
@@ -43,7 +47,12 @@ export interface SiteAgentOptions {
    * Set when the agent joined with a token (`connectJoinedAgent`): its key is registered and its durable made by the
    * control plane, and each machine's boot script carries a single-use join token asked for at fetch time.
    */
-  joined?: { durable: string };
+  joined?: { durable: string; userPublicKey?: string };
+  /**
+   * How often it asks whether the control plane wants its key rotated (`bc.trust.keyStatus.<agentId>.<user>`; default
+   * 10 minutes). Broker mode asks on `joined.userPublicKey`'s subject.
+   */
+  keyCheckIntervalMs?: number;
   /** Broker mode: the public join credential, served to machines at `/join.creds`. */
   joinCreds?: string;
   /**
@@ -62,6 +71,7 @@ export interface SiteAgentOptions {
 /** A running `bcd site`. */
 export interface SiteAgent {
   readonly agentId: string;
+  /** The key it signs with now (a rotation changes it). */
   readonly keyId: string;
   /** base64 raw Ed25519 public key, as registered. */
   readonly publicKey: string;
@@ -89,7 +99,9 @@ export interface SiteAgent {
 export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptions): Promise<SiteAgent> {
   const { siteId, log } = options;
   const agentId = siteAgentId(siteId);
-  const identity = loadOrCreateIdentity(options.stateDir);
+  // One keyring for everything that signs, so a rotation switches results, grants and boot tokens at once.
+  const identity = new AgentKeyring(loadOrCreateIdentity(options.stateDir));
+  const gate = new SigningGate();
   const journal = new CommandJournal(options.stateDir);
   const tokens = new BootTokens(options.stateDir);
   const images = new ImageCache(options.stateDir);
@@ -98,9 +110,26 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   // Resolved first: a wrong interface fails the start before anything registers or listens.
   const pxeAddress = options.pxe ? pxeAddressOf(options.pxe).address : undefined;
   const stopRegistering = new AbortController();
+  const userPublicKey = options.joined?.userPublicKey;
+  const rotation: KeyRotationDeps = {
+    nc,
+    agent: { agentId, role: 'site', siteId },
+    keyring: identity,
+    stateDir: options.stateDir,
+    log,
+    ...(userPublicKey ? { userPublicKey } : {}),
+  };
+  // A rotation a crash interrupted is settled first: until then the control plane may hold either key.
+  const resumed = resumePendingRotation(rotation, gate, stopRegistering.signal);
   const registered = options.joined
-    ? Promise.resolve()
-    : registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), log, stopRegistering.signal);
+    ? resumed
+    : resumed.then(() => registerAgent(nc, registrationOf(identity, { agentId, role: 'site', siteId }), log, stopRegistering.signal));
+  const keyWatch = watchKeyRotation(rotation, {
+    gate,
+    after: registered,
+    signal: stopRegistering.signal,
+    ...(options.keyCheckIntervalMs ? { intervalMs: options.keyCheckIntervalMs } : {}),
+  });
   registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
   // Secret headers of `site.httpProxy` are always granted per command (the executor's ticket names them), whatever
   // holds the BMC credentials; the grant service knows the agent once its key is registered.
@@ -172,7 +201,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     // is refused for good (UNKNOWN_AGENT), and the step would wait for another until its timeout.
     handle: async (data, ctx) => {
       await registered.catch(() => undefined);
-      return ctx.signal.aborted ? 'aborted' : runCommand(data, ctx, { agentId, journal, results, executor, log });
+      return ctx.signal.aborted ? 'aborted' : gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log }));
     },
     log,
   });
@@ -180,8 +209,12 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
 
   return {
     agentId,
-    keyId: identity.keyId,
-    publicKey: identity.publicKeyBase64,
+    get keyId() {
+      return identity.keyId;
+    },
+    get publicKey() {
+      return identity.publicKeyBase64;
+    },
     httpUrl,
     registered,
     bootUrlFor,
@@ -191,6 +224,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
       stopRegistering.abort();
       imageWatch.unsubscribe();
       await consumer.stop();
+      await keyWatch.done;
       await bootPath?.close();
       await server.close();
       journal.close();

@@ -60,6 +60,7 @@ beforeAll(async () => {
   cpJsm = await ensureStreams(cp, { streamReplicas: 1, duplicateWindowMs: 120_000 });
   // The command responder and the join service: replies go to agents' own inbox prefixes.
   cp.subscribe(Subjects.allAgentRegistrations, { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, subject: msg.subject })) });
+  cp.subscribe(Subjects.allAgentKeyStatuses, { callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, subject: msg.subject })) });
   cp.subscribe(Subjects.secretGrant, { callback: (_err, msg) => void msg.respond('grant') });
   cp.subscribe(Subjects.allJoins, { callback: (_err, msg) => void msg.respond(`welcome ${msg.subject}`) });
   await cp.flush();
@@ -132,6 +133,20 @@ describe('site agent', () => {
     const info = await cpJsm.consumers.info(commands, agentDurableFor(grant));
     expect(info.num_ack_pending).toBe(0);
     expect(info.ack_floor.stream_seq).toBe(sent.seq);
+  });
+
+  test("an agent asks for its own key status (a pending rotation) and cannot ask for or listen to another agent's", async () => {
+    const grant = { role: 'site', agentId: 'site-dc7', siteId: 'dc7' } as const;
+    await createAgentDurable(grant);
+    const { nc, publicKey } = await broker.connectAgent(grant);
+    const own = Subjects.agentKeyStatus('site-dc7', publicKey);
+    expect((await nc.request(own, '{}', { timeout: 5_000 })).json()).toEqual({ ok: true, subject: own });
+    for (const subject of [Subjects.agentKeyStatus('site-dc8', publicKey), Subjects.agentKeyStatus('site-dc7', 'anonymous')]) {
+      const denied = permissionViolation(nc, (s) => s === subject);
+      nc.publish(subject, '{}');
+      expect((await denied).operation).toBe('publish');
+    }
+    expect(await subscriptionEnd(nc, Subjects.allAgentKeyStatuses)).toBeInstanceOf(PermissionViolationError);
   });
 
   test("a site agent can neither pull, ack, read nor subscribe to another site's commands", async () => {

@@ -14,6 +14,7 @@ describe('permissionsFor', () => {
         'bc.site.dc1.res.>',
         '$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.res.>',
         `bc.trust.register.site-dc1.${user}`,
+        `bc.trust.keyStatus.site-dc1.${user}`,
         'bc.secrets.grant',
         'bc.trust.bootToken',
       ].sort(),
@@ -34,6 +35,14 @@ describe('permissionsFor', () => {
     expect(p.sub.allow).toEqual(['_INBOX_rd-n1.>']);
     expect(p.pub.allow).not.toContain('bc.secrets.grant');
     expect(p.pub.allow).not.toContain('bc.trust.bootToken');
+  });
+
+  test('an agent may ask only for its own key status (a pending rotation), on the subject of its own user key', () => {
+    const user = 'UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4';
+    const p = permissionsFor({ role: 'node', agentId: 'node-n1', siteId: 'dc1', nodeId: 'n1' }, user);
+    expect(p.pub.allow.filter((s) => s.startsWith('bc.trust.keyStatus.'))).toEqual([`bc.trust.keyStatus.node-n1.${user}`]);
+    expect(p.pub.allow.some((s) => s.includes('*') && s.startsWith('bc.trust.'))).toBe(false);
+    expect(p.sub.allow.some((s) => s.startsWith('bc.trust.'))).toBe(false);
   });
 
   test('a joiner publishes only join requests and reads only the join inbox', () => {

@@ -1,4 +1,4 @@
-import { fmtCreds } from '@nats-io/jwt';
+import { fmtCreds, parseCreds } from '@nats-io/jwt';
 import { createUser, fromSeed } from '@nats-io/nkeys';
 
 /**
@@ -15,4 +15,9 @@ export function createAgentUserKey(): { publicKey: string; seed: Uint8Array } {
 /** Agent side: the `.creds` text for a JWT the control plane issued and the agent's own seed. */
 export function credsText(jwt: string, seed: Uint8Array): string {
   return new TextDecoder().decode(fmtCreds(jwt, fromSeed(seed)));
+}
+
+/** Agent side: the user key a `.creds` text was issued to (its JWT's subject), which names the agent's own subjects. */
+export async function userPublicKeyOfCreds(creds: string): Promise<string> {
+  return (await parseCreds(new TextEncoder().encode(creds))).uc.sub;
 }

@@ -7,6 +7,7 @@ import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { startKeyStatusService } from './keyStatusService.ts';
 import { registerAgent, registrationOutcome } from './register.ts';
 
 /**
@@ -34,7 +35,8 @@ function parse(msg: Msg): AgentRegistrationRequest {
  * not tell a responder who sent a request, so the identity is the subject: under broker permissions an agent's JWT
  * may publish exactly `bc.trust.register.<its agentId>.<its user key>` (`permissionsFor`), and `agent.register`
  * refuses any other agent id (`AGENT_IDENTITY_MISMATCH`) and a new key without the registered key's signature
- * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` under the subject's identity.
+ * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` under the subject's identity. It also answers
+ * `bc.trust.keyStatus.<agentId>.<user>`, the agent's own pending rotation request (`keyStatusService.ts`).
  */
 export function startRegistrationService(nc: NatsConnection, store: EventStore, log: Logger, options: { bus?: CommandBus } = {}) {
   // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
@@ -55,5 +57,12 @@ export function startRegistrationService(nc: NatsConnection, store: EventStore, 
     },
     log,
   );
-  return { stop: async () => sub.unsubscribe() };
+  // The same agents ask, on a subject of their own, whether their key is to be rotated (`keyStatusService.ts`).
+  const status = startKeyStatusService(nc, bus.repository, log);
+  return {
+    stop: async () => {
+      sub.unsubscribe();
+      status.unsubscribe();
+    },
+  };
 }

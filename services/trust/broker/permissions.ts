@@ -99,7 +99,8 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
             JetStreamApi.directGetLast(results, ownResults),
             // Registration only of its own key, on a subject naming this agent and this user: the subject is the
             // identity the registration service sees (nats-server 2.9 tells a responder nothing of the sender).
-            ...(userPublicKey ? [Subjects.agentRegistration(grant.agentId, userPublicKey)] : []),
+            // Likewise its own key status (whether a rotation of its key is pending), and no other agent's.
+            ...(userPublicKey ? [Subjects.agentRegistration(grant.agentId, userPublicKey), Subjects.agentKeyStatus(grant.agentId, userPublicKey)] : []),
             ...requests,
             ...heartbeats,
           ],
