@@ -110,12 +110,25 @@ export function decodeSignedResult(bytes: Uint8Array): { result: AgentResultData
   return { result, resultBytes: envelope.result, signature: envelope.signature, keyId: envelope.keyId };
 }
 
+/** Imported public keys by their base64: a key is checked once per result and heartbeat, imported once. */
+const publicKeys = new Map<string, KeyObject>();
+const PUBLIC_KEYS_KEPT = 10_000;
+
+function ed25519PublicKey(publicKeyBase64: string): KeyObject {
+  let key = publicKeys.get(publicKeyBase64);
+  if (!key) {
+    const raw = Buffer.from(publicKeyBase64, 'base64');
+    key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+    if (publicKeys.size >= PUBLIC_KEYS_KEPT) publicKeys.delete(publicKeys.keys().next().value!);
+    publicKeys.set(publicKeyBase64, key);
+  }
+  return key;
+}
+
 /** True when `signature` is an Ed25519 signature of `message` by the raw 32-byte key `publicKeyBase64`. */
 export function signatureHolds(message: Uint8Array, signature: Uint8Array, publicKeyBase64: string): boolean {
   try {
-    const raw = Buffer.from(publicKeyBase64, 'base64');
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
-    return verify(null, message, key, signature);
+    return verify(null, message, ed25519PublicKey(publicKeyBase64), signature);
   } catch {
     return false;
   }

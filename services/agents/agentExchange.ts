@@ -46,7 +46,14 @@ export interface RejectedResult {
 export async function exchangeAgentCommand(
   deps: AgentExchangeDeps,
   command: AgentCommand,
-  options: { deadlineMs: number; signal: AbortSignal; onVerified?: (bytes: Uint8Array) => void; onRejected?: (rejected: RejectedResult) => Promise<void> },
+  options: {
+    deadlineMs: number;
+    signal: AbortSignal;
+    onVerified?: (bytes: Uint8Array) => void;
+    onRejected?: (rejected: RejectedResult) => Promise<void>;
+    /** The command was never sent before (its nonce is new): no direct get for a stored result before sending it. */
+    neverSent?: boolean;
+  },
 ): Promise<AcceptedResult> {
   const { commandId } = command;
   const resultSubject = resultSubjectOf(command);
@@ -70,7 +77,8 @@ export async function exchangeAgentCommand(
     return undefined;
   };
   // The subject carries the command's fresh nonce: whatever is stored there was published after the command was.
-  let accepted = await unjudgedStored();
+  // A result stored meanwhile by anything but the agent is still found: the watch sees it, the rechecks read it.
+  let accepted = options.neverSent ? undefined : await unjudgedStored();
   if (!accepted) await sendAgentCommand(deps, command);
   using liveness = AgentCommandKinds[command.kind].runsOn === 'node' ? deps.liveness?.follow(command) : undefined;
   while (!accepted) {

@@ -26,6 +26,8 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   onRejected(rejected: RejectedResult): Promise<void>;
   /** The attempt's nonce (recorded by `workflow.startStep`): each command's nonce derives from it. */
   attemptNonce: string;
+  /** The nonce was made for this run (`ClaimedAttempt.fresh`): a command's first exchange finds nothing stored. */
+  freshAttempt?: boolean;
   /** The ramdisk this workflow booted (`bootedRamdiskOf`): the only agent ramdisk-only kinds are addressed to. */
   bootedRamdisk: string | undefined;
   /** The enqueue check: throws when this attempt may not send `kind` (undeclared, or outside an approved batch). */
@@ -47,6 +49,8 @@ export function agentGateway(
   const { node, workflow } = ctx;
   /** Polled `site.httpProxy` requests of this attempt, by key: how many were sent and the newest settled answer. */
   const polls = new Map<string, { sent: number; settled: HttpProxyAnswer | null }>();
+  /** Command ids this gateway exchanged: only a first exchange of a fresh attempt's command skips the stored-result read. */
+  const exchanged = new Set<string>();
 
   const commandFor = (kind: AgentCommandKind, params: Record<string, unknown>, destructive: boolean, commandId: string) => {
     deps.mayEnqueue(kind);
@@ -81,11 +85,14 @@ export function agentGateway(
   return {
     async runAgentCommand(kind, params, destructive) {
       const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
+      const neverSent = deps.freshAttempt === true && !exchanged.has(command.commandId);
+      exchanged.add(command.commandId);
       const result = await exchangeAgentCommand(deps, command, {
         deadlineMs: ctx.deadlineMs,
         signal: ctx.signal,
         onVerified: deps.onVerified,
         onRejected: deps.onRejected,
+        neverSent,
       });
       if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);
       return { payload: result.payload, agentId: result.agentId };

@@ -19,6 +19,11 @@ export interface ClaimedAttempt {
   readonly startedAt: string | null;
   /** The nonce the attempt started with; null for an attempt started before attempts had nonces. */
   readonly nonce: string | null;
+  /**
+   * This claim started the attempt (its nonce was made here and just stored): no agent has seen a command of it, so
+   * nothing can be stored on its result subjects yet and a first exchange need not look there before sending.
+   */
+  readonly fresh: boolean;
 }
 
 /** `settled`: nothing left to do for the work message (ack); `awaiting-approval`: look again later (nak). */
@@ -62,6 +67,7 @@ export async function claimAttempt(repository: AggregateRepository, send: StepCo
       approval: plan.approval,
       startedAt: startedEvent?.startedAt ?? (running ? progress.attemptStartedAt : null),
       nonce: startedEvent?.nonce ?? (running ? progress.nonce : null),
+      fresh: startedEvent?.nonce !== undefined && !started.duplicate,
     };
   }
   return { kind: 'settled' };

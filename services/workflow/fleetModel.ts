@@ -30,6 +30,13 @@ export interface Caps {
  */
 export class FleetModel {
   readonly #queue: PendingOperation[] = [];
+  readonly #queued = new Set<string>();
+  /**
+   * Waiting operations per `<siteId>/<slot>`, and the uncapped ones: admission runs after every event, and while every
+   * slot with work waiting is full (a large fleet deploying) it answers from these without walking the queue.
+   */
+  readonly #waiting = new Map<string, { siteId: string; slot: 'deploys' | 'wipes'; count: number }>();
+  #waitingUncapped = 0;
   readonly #inFlight = new Map<string, { slot: 'deploys' | 'wipes' | null; siteId: string }>();
   /** `<siteId>/<slot>` → workflows in flight: admission runs after every event, so it must not scan. */
   readonly #slotsUsed = new Map<string, number>();
@@ -38,7 +45,7 @@ export class FleetModel {
   apply(event: PlatformEvent): void {
     switch (event.type) {
       case 'NodeOperationRequested':
-        if (!this.#queue.some((q) => q.workflowId === event.data.workflowId) && !this.workflows.has(event.data.workflowId)) this.#queue.push(event.data);
+        if (!this.#queued.has(event.data.workflowId) && !this.workflows.has(event.data.workflowId)) this.#enqueue(event.data);
         return;
       case 'WorkflowStarted': {
         const d = event.data;
@@ -81,16 +88,29 @@ export class FleetModel {
    * starts it decides (`admitted`), so a second look before their `WorkflowStarted` arrives does not over-admit.
    */
   admissible(caps: Caps): PendingOperation[] {
-    const taken = new Map<string, number>();
+    // Free slots per key, counting only as many as there are operations waiting for them.
+    const free = new Map<string, number>();
+    let freeTotal = 0;
+    for (const [key, { siteId, slot, count }] of this.#waiting) {
+      const n = Math.min(count, caps[slot] - this.inFlight(siteId, slot));
+      if (n > 0) (free.set(key, n), (freeTotal += n));
+    }
+    let uncapped = this.#waitingUncapped;
     const admissible: PendingOperation[] = [];
     for (const op of this.#queue) {
+      // Nothing further down the queue could be admitted.
+      if (freeTotal === 0 && uncapped === 0) break;
       const slot = cappedOperations[op.operation] ?? null;
-      if (slot) {
-        const key = `${op.siteId}/${slot}`;
-        const used = this.inFlight(op.siteId, slot) + (taken.get(key) ?? 0);
-        if (used >= caps[slot]) continue;
-        taken.set(key, (taken.get(key) ?? 0) + 1);
+      if (!slot) {
+        admissible.push(op);
+        uncapped--;
+        continue;
       }
+      const key = `${op.siteId}/${slot}`;
+      const n = free.get(key) ?? 0;
+      if (n === 0) continue;
+      free.set(key, n - 1);
+      freeTotal--;
       admissible.push(op);
     }
     return admissible;
@@ -130,8 +150,29 @@ export class FleetModel {
     if (f.slot) this.#slotsUsed.set(`${f.siteId}/${f.slot}`, this.inFlight(f.siteId, f.slot) - 1);
   }
 
+  #enqueue(op: PendingOperation): void {
+    this.#queue.push(op);
+    this.#queued.add(op.workflowId);
+    this.#countWaiting(op, 1);
+  }
+
   #dequeue(workflowId: string): void {
+    if (!this.#queued.delete(workflowId)) return;
     const i = this.#queue.findIndex((q) => q.workflowId === workflowId);
-    if (i >= 0) this.#queue.splice(i, 1);
+    this.#countWaiting(this.#queue[i]!, -1);
+    this.#queue.splice(i, 1);
+  }
+
+  #countWaiting(op: PendingOperation, by: 1 | -1): void {
+    const slot = cappedOperations[op.operation] ?? null;
+    if (!slot) {
+      this.#waitingUncapped += by;
+      return;
+    }
+    const key = `${op.siteId}/${slot}`;
+    const waiting = this.#waiting.get(key) ?? { siteId: op.siteId, slot, count: 0 };
+    waiting.count += by;
+    if (waiting.count > 0) this.#waiting.set(key, waiting);
+    else this.#waiting.delete(key);
   }
 }

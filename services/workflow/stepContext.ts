@@ -97,6 +97,7 @@ export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { co
       },
       // The start recorded a nonce (the claim refuses to run an attempt without one).
       attemptNonce: claim.nonce!,
+      freshAttempt: claim.fresh,
       bootedRamdisk: bootedRamdiskOf(wf, stepIndex),
       ...(deps.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(deps.masterKey!, claims) } : {}),
       mayEnqueue: enqueuePolicy(definition, wf, stepIndex),

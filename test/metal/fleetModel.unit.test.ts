@@ -1,6 +1,8 @@
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import type { PlatformEvent } from '../../schemas/events.ts';
-import { FleetModel } from '../../services/workflow/fleetModel.ts';
+import { cappedOperations } from '../../schemas/metal/workflow.ts';
+import { FleetModel, type Caps, type PendingOperation } from '../../services/workflow/fleetModel.ts';
 
 const requested = (nodeId: string, operation: 'deploy' | 'release' | 'inspect', siteId = 'dc1'): PlatformEvent => ({
   type: 'NodeOperationRequested',
@@ -59,4 +61,53 @@ describe('fleet model', () => {
     expect(model.inFlight('dc1', 'deploys')).toBe(0);
     expect(model.admit({ deploys: 1, wipes: 1 }).map((o) => o.nodeId)).toEqual(['c']);
   });
+
+  /** Admission as a plain walk of the whole queue: what `admissible` must keep answering without the walk. */
+  const walked = (model: FleetModel, caps: Caps): PendingOperation[] => {
+    const taken = new Map<string, number>();
+    return model.waiting().filter((op) => {
+      const slot = cappedOperations[op.operation];
+      if (!slot) return true;
+      const key = `${op.siteId}/${slot}`;
+      if (model.inFlight(op.siteId, slot) + (taken.get(key) ?? 0) >= caps[slot]) return false;
+      taken.set(key, (taken.get(key) ?? 0) + 1);
+      return true;
+    });
+  };
+  const nodeIds = ['a', 'b', 'c', 'd', 'e', 'f'];
+  const step = fc.oneof(
+    fc.record({
+      kind: fc.constant('request' as const),
+      node: fc.constantFrom(...nodeIds),
+      operation: fc.constantFrom('deploy', 'release', 'inspect') as fc.Arbitrary<'deploy' | 'release' | 'inspect'>,
+      site: fc.constantFrom('dc1', 'dc2'),
+    }),
+    fc.record({ kind: fc.constantFrom('admit' as const, 'complete' as const, 'cancel' as const), node: fc.constantFrom(...nodeIds) }),
+  );
+
+  test.prop([fc.array(step, { maxLength: 40 }), fc.record({ deploys: fc.integer({ min: 0, max: 3 }), wipes: fc.integer({ min: 0, max: 3 }) })])(
+    'admits exactly what a walk of the whole queue admits, whatever was requested, started, ended or cancelled',
+    (steps, caps) => {
+      const model = new FleetModel();
+      const requests = new Map<string, PlatformEvent>();
+      for (const s of steps) {
+        const workflowId = `wf-${s.node.padStart(12, '0')}`;
+        if (s.kind === 'request') {
+          const e = requested(s.node, s.operation, s.site);
+          if (!requests.has(s.node)) requests.set(s.node, e);
+          model.apply(e);
+        } else if (s.kind === 'admit') {
+          for (const op of model.admissible(caps)) if (op.nodeId === s.node) model.admitted(op);
+          if (requests.has(s.node) && !model.waiting().some((o) => o.workflowId === workflowId)) model.apply(startedFor(requests.get(s.node)!));
+        } else if (s.kind === 'complete') {
+          model.apply({ type: 'WorkflowCompleted', data: { workflowId } });
+          model.forget(workflowId);
+          requests.delete(s.node);
+        } else {
+          model.apply({ type: 'NodeCancelRequested', data: { nodeId: s.node, operation: 'deploy', workflowId, reason: 'x' } });
+        }
+        expect(model.admissible(caps)).toEqual(walked(model, caps));
+      }
+    },
+  );
 });

@@ -45,10 +45,13 @@ export class AggregateRepository {
     const subject = this.subjectOf(aggregate, id);
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
-    const last = await this.store.lastEntry(subject);
-    let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    const held = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    const last = await this.store.lastEntry(subject, held?.seq);
     if (!last) return { state: aggregate.initialState, seq: 0, commands: new Map() };
-    const lastSeq = last.entry.seq;
+    // The log's last message is the one the held snapshot ends with: it is the state as of this read.
+    if (last.held) return held!;
+    let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    const lastSeq = last.seq;
     if (snapshot && snapshot.seq === lastSeq) return snapshot;
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };

@@ -42,6 +42,11 @@ export interface RejectedMessage {
 
 export type LogEntry = StoredBatch | RejectedMessage;
 
+/** A subject's last message: decoded, or only its sequence when it is the one the caller said it holds. */
+export type LastEntry =
+  | { readonly seq: number; readonly held: true }
+  | { readonly seq: number; readonly held: false; readonly entry: LogEntry; readonly previousSeq: number | undefined };
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UNAVAILABLE = 'event store is unavailable';
@@ -115,14 +120,16 @@ export class EventStore {
   /**
    * The last message on `subject`, decoded (one direct get, the same one `lastSequence` costs), with the sequence the
    * store appended it after: its `Nats-Expected-Last-Subject-Sequence`, which the MAC covers, so it is known only for a
-   * message the store wrote. Undefined when the subject has no message.
+   * message the store wrote. Undefined when the subject has no message. When the last message is at `heldSeq` (the
+   * caller holds it already), only its sequence comes back: verifying and parsing it again would tell nothing new.
    */
-  async lastEntry(subject: string): Promise<{ entry: LogEntry; previousSeq: number | undefined } | undefined> {
+  async lastEntry(subject: string, heldSeq?: number): Promise<LastEntry | undefined> {
     const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }), UNAVAILABLE);
     if (!msg) return undefined;
+    if (msg.seq === heldSeq) return { seq: msg.seq, held: true };
     const entry = this.decode(fromStored(msg));
     const previous = entry.rejection ? undefined : Number(msg.header.get(EventHeaders.expectedSeq));
-    return { entry, previousSeq: previous !== undefined && Number.isSafeInteger(previous) ? previous : undefined };
+    return { seq: msg.seq, held: false, entry, previousSeq: previous !== undefined && Number.isSafeInteger(previous) ? previous : undefined };
   }
 
   /**

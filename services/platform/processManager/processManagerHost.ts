@@ -130,6 +130,8 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
       if (fresh) this.pm.evolve(this.pm.model, { type: 'event', event });
       for (const run of this.enqueue(this.pm.decide({ type: 'event', event }, this.pm.model))) runs.push(run);
     }
+    // Most events ask for nothing (a step started, an agent registered): folded, they are done.
+    if (runs.length === 0) return msg.ack();
     const heartbeat = setInterval(() => msg.working(), this.pm.ackWaitMs / 3);
     void Promise.all(runs)
       .then(
