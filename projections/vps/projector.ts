@@ -2,6 +2,9 @@ import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
 import { vpsMigrations } from './schema.ts';
 
+/** A reservation counts as used from the instance's first `running` observation on, until it is released. */
+const USED_ONCE_RUNNING = `quota_status = CASE quota_status WHEN 'reserved' THEN 'used' ELSE quota_status END`;
+
 /**
  * The `vps` read model: tenants and their quota, instances with their reservation, desired and observed state,
  * pools and who they are offered to, flavors and their offers, provider accounts (the token secret's id, never a
@@ -62,8 +65,9 @@ export const vpsProjection = defineProjection({
         });
         return;
       }
+      // Logs written before the reconciler stopped sending `vps.markQuotaUsed` hold this event.
       case 'QuotaUsed':
-        updateInstance(event.data.tenantId, event.data.instanceId, `quota_status = CASE quota_status WHEN 'reserved' THEN 'used' ELSE quota_status END`, {});
+        updateInstance(event.data.tenantId, event.data.instanceId, USED_ONCE_RUNNING, {});
         return;
       case 'QuotaReleased':
         updateInstance(event.data.tenantId, event.data.instanceId, `quota_status = 'released'`, {});
@@ -76,7 +80,7 @@ export const vpsProjection = defineProjection({
         updateInstance(
           d.tenantId,
           d.instanceId,
-          'observed = @observed, provider_instance_id = @providerInstanceId, addresses = @addresses, message = @message',
+          `observed = @observed, provider_instance_id = @providerInstanceId, addresses = @addresses, message = @message${d.observed === 'running' ? `, ${USED_ONCE_RUNNING}` : ''}`,
           {
             observed: d.observed,
             providerInstanceId: d.providerInstanceId,

@@ -31,7 +31,11 @@ export const InstanceRequested = defineEvent(
   }),
 );
 
-/** The instance ran at least once: its reservation counts as used (views only; the limit counts both alike). */
+/**
+ * The instance ran at least once: its reservation counts as used (views only; the limit counts both alike). No
+ * longer appended (the `vps` read model takes "used" from the instance's first `running` observation, which saves the
+ * tenant's subject a write per instance); kept so logs that hold it still read.
+ */
 export const QuotaUsed = defineEvent('QuotaUsed', z.object({ tenantId: z.string(), instanceId: z.string() }));
 
 /** The instance's reservation is given back, exactly the `resources` its `InstanceRequested` reserved. */

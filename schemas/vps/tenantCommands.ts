@@ -59,11 +59,9 @@ export const CreateInstance = z
   .strict();
 export type CreateInstance = z.infer<typeof CreateInstance>;
 
-/** One of a tenant's instances: what `releaseQuota`, `markQuotaUsed` and the desired-state verbs name. */
+/** One of a tenant's instances: what `releaseQuota` and the desired-state verbs name. */
 export const TenantInstance = z.object({ tenantId: ResourceId, instanceId: ResourceId }).strict();
 export type TenantInstance = z.infer<typeof TenantInstance>;
 
 /** Engine (reconciler): the instance is gone, or failed before anything was created; its reservation is given back. */
 export const ReleaseQuota = TenantInstance;
-/** Engine (reconciler): the instance ran at least once; its reservation now counts as used. */
-export const MarkQuotaUsed = TenantInstance;

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../services/platform/config.ts';
@@ -18,6 +18,8 @@ import { checkQuotas, duplicateServers } from './vps/verify.ts';
  * more than its quota (read model and tenant aggregates) and that no client token made two servers.
  */
 const options = parseVpsBenchOptions(process.argv.slice(2));
+// Read first, so a wrong path fails before the run rather than after it.
+const baseline = options.baseline === undefined ? undefined : baselineOf(JSON.parse(readFileSync(options.baseline, 'utf8')));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
 const dir = mkdtempSync(join(tmpdir(), 'bc-vps-bench-'));
 const stack = await startVpsBenchStack(dir, options);
@@ -92,11 +94,12 @@ const result = {
   runningPerSecond: watch.runningAt.size / reconcileSeconds,
   checks,
   errors,
+  ...(baseline ? { baseline } : {}),
 };
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 console.log(`
 VPS bench${options.quick ? ' (quick)' : ''}: ${int(options.commands)} vps.createInstance from ${options.tenants} tenants, ${options.concurrency} in flight
-  accepted commands/s          ${int(result.acceptedPerSecond)}   (${int(load.accepted)} accepted in ${load.seconds.toFixed(1)} s; all decided ${int(result.commandsPerSecond)}/s)
+  accepted commands/s          ${int(result.acceptedPerSecond)}   (${int(load.accepted)} accepted in ${load.seconds.toFixed(1)} s; all decided ${int(result.commandsPerSecond)}/s)${baseline ? `\n  baseline accepted/s          ${int(baseline.acceptedPerSecond)}   (${baseline.date}, load ${baseline.loadAverage.start} → ${baseline.loadAverage.end})` : ''}
   quota conflicts retried      ${int(load.conflictsRetried)}   (CONCURRENCY_CONFLICT across ${options.commandProcesses} commands processes)
   QUOTA_EXCEEDED refusals      ${int(load.quotaExceeded)}
   reconciler to running        ${int(watch.runningAt.size)} in ${reconcileSeconds.toFixed(1)} s from the first accept = ${result.runningPerSecond.toFixed(0)} instances/s
@@ -105,3 +108,16 @@ mkdirSync(dirname(options.out), { recursive: true });
 writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`written to ${options.out}`);
 process.exit(checks.every((c) => c.pass) ? 0 : 1);
+
+/** The figures of an earlier run to compare with: the machine is shared, so its load average comes along. */
+function baselineOf(earlier: {
+  date: string;
+  machine: { loadAverage: { start: number; end: number } };
+  acceptedPerSecond: number;
+  commandsPerSecond: number;
+  conflictsRetried: number;
+  runningPerSecond: number;
+}) {
+  const { date, machine, acceptedPerSecond, commandsPerSecond, conflictsRetried, runningPerSecond } = earlier;
+  return { date, loadAverage: machine.loadAverage, acceptedPerSecond, commandsPerSecond, conflictsRetried, runningPerSecond };
+}

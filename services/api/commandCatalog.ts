@@ -41,7 +41,7 @@ import { createPool } from '../vps/pool/create.ts';
 import { offerPool, withdrawPool } from '../vps/pool/offer.ts';
 import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
-import { markQuotaUsed, releaseQuota } from '../vps/tenant/quota.ts';
+import { releaseQuota } from '../vps/tenant/releaseQuota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -92,7 +92,6 @@ export const allCommands: readonly CommandDefinition[] = [
   setQuota,
   createInstance,
   releaseQuota,
-  markQuotaUsed,
   createPool,
   offerPool,
   withdrawPool,

@@ -79,7 +79,7 @@ const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
     .map((p) => ({ name: 'vps.createInstance', payload: { ...p, sshKeys: [SSH_KEY] } })),
   fc
     .record({
-      name: fc.constantFrom('vps.startInstance', 'vps.stopInstance', 'vps.deleteInstance', 'vps.releaseQuota', 'vps.markQuotaUsed'),
+      name: fc.constantFrom('vps.startInstance', 'vps.stopInstance', 'vps.deleteInstance', 'vps.releaseQuota'),
       tenantId: fc.constantFrom(...TENANTS),
       instanceId: fc.constantFrom(...INSTANCES),
     })

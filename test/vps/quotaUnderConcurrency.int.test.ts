@@ -103,7 +103,6 @@ describe('vps quota under concurrency', () => {
                 await send('vps.recordInstanceObserved', { ...ids, observed: 'provisioning' });
                 if (o.ran) {
                   await send('vps.recordInstanceObserved', { ...ids, observed: 'running', providerInstanceId: `p-${o.instanceId}` });
-                  await send('vps.markQuotaUsed', ids);
                 }
                 await send('vps.deleteInstance', ids);
                 await send('vps.recordInstanceObserved', { ...ids, observed: 'deleted' });

@@ -16,7 +16,6 @@ const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInst
   providerInstanceId: null,
   addresses: [],
   message: null,
-  quotaUsed: false,
   released: false,
   refused: false,
   ...overrides,
@@ -85,8 +84,23 @@ describe('vps reconciler converge', () => {
     const instance = instanceOf();
     await converge(instance, effects);
     expect(calls).toEqual(['findByClientToken', 'createInstance']);
-    expect(log).toEqual(['record provisioning', 'record provisioning']);
-    expect(instance.providerInstanceId).toBe('srv-1');
+    expect(log).toEqual(['record provisioning']);
+  });
+
+  it('records the provider id with the state after provisioning, finding the server again by its client token', async () => {
+    const calls: string[] = [];
+    let state: ProviderInstance['state'] = 'provisioning';
+    const server = () => ({ providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state, addresses: ['203.0.113.1'] });
+    const { effects, log } = effectsFor(fakeClient(calls, { findByClientToken: async () => server() }));
+    const instance = instanceOf({ observed: 'provisioning' });
+    await converge(instance, effects);
+    expect(log).toEqual([]);
+    expect(instance.providerInstanceId).toBeNull();
+    state = 'running';
+    await converge(instance, effects);
+    expect(calls).toEqual(['findByClientToken', 'findByClientToken']);
+    expect(log).toEqual(['record running']);
+    expect(instance).toMatchObject({ observed: 'running', providerInstanceId: 'srv-1', addresses: ['203.0.113.1'] });
   });
 
   it('creates nothing and gives the quota back when another tenant holds the instance id', async () => {
@@ -117,7 +131,7 @@ describe('vps reconciler converge', () => {
       stopInstance: async () => Promise.reject(new ProviderError('rejected', 'HTTP 409: busy')),
     });
     const { effects, log } = effectsFor(client);
-    await converge(instanceOf({ desired: 'stopped', observed: 'running', providerInstanceId: 'srv-1', quotaUsed: true }), effects);
+    await converge(instanceOf({ desired: 'stopped', observed: 'running', providerInstanceId: 'srv-1' }), effects);
     expect(log).toEqual(['record error (PROVIDER_REJECTED: HTTP 409: busy)']);
   });
 
@@ -128,14 +142,14 @@ describe('vps reconciler converge', () => {
     expect(log).toEqual([]);
   });
 
-  it('marks the quota used the first time it sees the instance running', async () => {
+  it('records running once, and sends nothing to the tenant when the instance runs (the read model counts it used)', async () => {
     const calls: string[] = [];
     const running: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'running', addresses: ['203.0.113.1'] };
     const { effects, log } = effectsFor(fakeClient(calls, { getInstance: async () => running }));
     const instance = instanceOf({ observed: 'provisioning', providerInstanceId: 'srv-1' });
     await converge(instance, effects);
     await converge(instance, effects);
-    expect(log).toEqual(['record running', 'markQuotaUsed']);
+    expect(log).toEqual(['record running']);
   });
 
   it('deletes an instance that never got past the request without asking the provider', async () => {
@@ -155,7 +169,7 @@ describe('vps reconciler converge', () => {
       deleteInstance: async () => void (gone = true),
     });
     const { effects, log } = effectsFor(client);
-    const instance = instanceOf({ desired: 'deleted', observed: 'running', providerInstanceId: 'srv-1', quotaUsed: true });
+    const instance = instanceOf({ desired: 'deleted', observed: 'running', providerInstanceId: 'srv-1' });
     await converge(instance, effects);
     await converge(instance, effects);
     expect(calls).toEqual(['getInstance', 'deleteInstance', 'getInstance']);

@@ -56,7 +56,7 @@ describe('reconciliation (decide/evolve of vps-reconciler)', () => {
     given([...world, requested])
       .when({ type: 'event', event: observed('provisioning') })
       .then([]);
-    given([...world, ev('QuotaUsed', { tenantId: 'tenant-a', instanceId: 'web-1' })])
+    given([...world, requested, observed('provisioning')])
       .when({ type: 'event', event: observed('running') })
       .then([]);
     given([]).when({ type: 'event', event: requested }).then([]);
@@ -110,7 +110,7 @@ describe('reconciliation (decide/evolve of vps-reconciler)', () => {
     expect(planPass(instance)).toEqual([]);
   });
 
-  it('applies its own successful reports and quota marks at once, and leaves a refused report to the log', () => {
+  it('applies its own successful reports and quota releases at once, and leaves a refused report to the log', () => {
     const spec = given([...world, requested]);
     const instance = spec.model.instances.get(KEY)!;
     const report: EngineCommand<ConvergeTask> = {
@@ -123,8 +123,8 @@ describe('reconciliation (decide/evolve of vps-reconciler)', () => {
     expect(instance.observed).toBeNull();
     evolveVps(spec.model, { type: 'sent', command: report }, backoff);
     expect(instance).toMatchObject({ observed: 'running', providerInstanceId: 'srv-1', addresses: ['203.0.113.1'], message: null });
-    const used = { kind: 'command', name: 'vps.markQuotaUsed', payload: { tenantId: 'tenant-a', instanceId: 'web-1' }, commandId: 'q' } as const;
-    evolveVps(spec.model, { type: 'sent', command: used }, backoff);
-    expect(instance.quotaUsed).toBe(true);
+    const release = { kind: 'command', name: 'vps.releaseQuota', payload: { tenantId: 'tenant-a', instanceId: 'web-1' }, commandId: 'q' } as const;
+    evolveVps(spec.model, { type: 'sent', command: release }, backoff);
+    expect(instance.released).toBe(true);
   });
 });

@@ -18,7 +18,7 @@ import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { poolAggregate } from '../../services/vps/pool/pool.ts';
 import { createTenant, setQuota } from '../../services/vps/tenant/create.ts';
 import { createInstance } from '../../services/vps/tenant/createInstance.ts';
-import { markQuotaUsed, releaseQuota } from '../../services/vps/tenant/quota.ts';
+import { releaseQuota } from '../../services/vps/tenant/releaseQuota.ts';
 import type { TenantState } from '../../schemas/vps/tenantState.ts';
 import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';
 import { thrownCode } from '../support/thrownCode.ts';
@@ -109,9 +109,9 @@ describe('vps.createInstance', () => {
     }
   });
 
-  it('counts used and reserved alike against the limit, and released not at all', () => {
+  it('counts used (a QuotaUsed of an older log) and reserved alike against the limit, and released not at all', () => {
     let state = request(request(tenant(quotaOf(2, 10, 100_000, 1_000)), 'vm1'), 'vm2');
-    state = apply(state, markQuotaUsed.decide({ tenantId: 't1', instanceId: 'vm1' }, state, ctx(undefined)));
+    state = apply(state, [{ type: 'QuotaUsed', data: { tenantId: 't1', instanceId: 'vm1' } }]);
     expect(usageOf(state)).toEqual({ used: { instances: 1, ...flavors.small }, reserved: { instances: 1, ...flavors.small } });
     expect(thrownCode(() => request(state, 'vm3'))).toBe('QUOTA_EXCEEDED');
     state = apply(state, releaseQuota.decide({ tenantId: 't1', instanceId: 'vm1' }, state, ctx(undefined)));
@@ -147,7 +147,7 @@ describe('vps.createInstance', () => {
   });
 });
 
-describe('vps.releaseQuota / vps.markQuotaUsed', () => {
+describe('vps.releaseQuota', () => {
   it('gives back exactly what the instance reserved, once', () => {
     const before = request(tenant(quotaOf(5, 10, 100_000, 1_000)), 'vm1', 'small');
     const both = request(before, 'vm2', 'large');
@@ -157,12 +157,11 @@ describe('vps.releaseQuota / vps.markQuotaUsed', () => {
     expect(thrownCode(() => releaseQuota.decide({ tenantId: 't1', instanceId: 'vm9' }, released, ctx(undefined)))).toBe('NOT_FOUND');
   });
 
-  it('marks a reservation used once, and never brings a released one back', () => {
+  it('gives back a reservation an older log marked used', () => {
     const state = request(tenant(), 'vm1');
-    const used = apply(state, markQuotaUsed.decide({ tenantId: 't1', instanceId: 'vm1' }, state, ctx(undefined)));
-    expect(markQuotaUsed.decide({ tenantId: 't1', instanceId: 'vm1' }, used, ctx(undefined))).toEqual([]);
+    const used = apply(state, [{ type: 'QuotaUsed', data: { tenantId: 't1', instanceId: 'vm1' } }]);
     const released = apply(used, releaseQuota.decide({ tenantId: 't1', instanceId: 'vm1' }, used, ctx(undefined)));
-    expect(markQuotaUsed.decide({ tenantId: 't1', instanceId: 'vm1' }, released, ctx(undefined))).toEqual([]);
+    expect(releaseQuota.decide({ tenantId: 't1', instanceId: 'vm1' }, released, ctx(undefined))).toEqual([]);
     expect(usageOf(released)).toEqual({ used: quotaOf(0, 0, 0, 0), reserved: quotaOf(0, 0, 0, 0) });
   });
 
@@ -300,7 +299,7 @@ describe('pools and provider accounts', () => {
 
 describe('vps command registry', () => {
   it('keeps engine commands off the operator list and lets tenants send only their instance verbs', () => {
-    for (const name of ['vps.releaseQuota', 'vps.markQuotaUsed', 'vps.recordInstanceObserved']) {
+    for (const name of ['vps.releaseQuota', 'vps.recordInstanceObserved']) {
       expect(engineCommandNames.has(name)).toBe(true);
       expect(operatorCommands.map((c) => c.name)).not.toContain(name);
     }

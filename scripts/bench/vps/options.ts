@@ -15,6 +15,10 @@ export interface VpsBenchOptions {
   bootMs: number;
   /** Give up on instances still not running after this long without progress. */
   stallSeconds: number;
+  /** Node flags for the control-plane processes (e.g. `--cpu-prof --cpu-prof-dir=DIR`), as `bench:fleet` takes them. */
+  cpNodeArgs: string[];
+  /** A result file of an earlier run (another commit, same machine) whose figures are written beside this run's. */
+  baseline: string | undefined;
   out: string;
 }
 
@@ -25,7 +29,7 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--out FILE]` */
+/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--cp-node-args ARGS] [--baseline FILE] [--out FILE]` */
 export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -38,6 +42,8 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
       'resync-ms': { type: 'string' },
       'boot-ms': { type: 'string' },
       stall: { type: 'string' },
+      'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
+      baseline: { type: 'string' },
       out: { type: 'string', default: 'bench/results/vps.json' },
     },
   });
@@ -55,6 +61,8 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
     resyncMs: positive('resync-ms', values['resync-ms'], 500),
     bootMs: positive('boot-ms', values['boot-ms'], 200),
     stallSeconds: positive('stall', values.stall, 60),
+    cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
+    baseline: values.baseline,
     out: values.out ?? 'bench/results/vps.json',
   };
 }

@@ -61,7 +61,7 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   const token = issueAccountToken();
   const cloud = await AcmeCloud.start({ token, bootMs: options.bootMs, pageSize: 100 });
   const names = [...Array.from({ length: options.commandProcesses }, () => 'commands'), 'projector:vps', 'vps-reconciler'];
-  const services = names.map((name) => startService(name, env));
+  const services = names.map((name) => startService(name, env, options.cpNodeArgs));
   const jsm = await jetstreamManager(nc);
   for (let i = 0; ; i++) {
     const dead = services.find((s) => s.proc.exitCode !== null);

@@ -105,26 +105,35 @@ export class CommandBus {
     // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
     // decided on them is decided once more on fresh reads, since another process may have changed them since.
     let freshDependencies = false;
+    // Dependencies are read once per freshness: a conflict on the append says the aggregate moved, not that they did.
+    let dependencies: { fresh: boolean; value: unknown } | undefined;
+    // The state just read, decided on once more with fresh dependencies without reading it again.
+    let reread: AggregateSnapshot<unknown> | undefined;
     for (let attempt = 0; ;) {
-      const snapshot = guess ?? (await this.repository.load(command.aggregate, aggregateId));
+      const snapshot = guess ?? reread ?? (await this.repository.load(command.aggregate, aggregateId));
       const guessed = guess !== undefined;
       guess = undefined;
+      reread = undefined;
       const applied = snapshot.commands.get(context.commandId);
       if (applied) {
         assertSameRequest(context.commandId, applied, { commandName: command.name, requestDigest: request.requestDigest });
         return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
       }
 
-      const load: AggregateLoader = async (agg, id, options) =>
-        (freshDependencies || options?.fresh ? await this.repository.load(agg, id) : await this.repository.latestSeen(agg, id)).state;
-      const dependencies = command.dependencies ? await command.dependencies(payload, load) : undefined;
+      if (command.dependencies && dependencies?.fresh !== freshDependencies) {
+        const fresh = freshDependencies;
+        const load: AggregateLoader = async (agg, id, options) =>
+          (fresh || options?.fresh ? await this.repository.load(agg, id) : await this.repository.latestSeen(agg, id)).state;
+        dependencies = { fresh, value: await command.dependencies(payload, load) };
+      }
       let decided: readonly unknown[];
       try {
-        decided = command.decide(payload, snapshot.state, { ...context, dependencies });
+        decided = command.decide(payload, snapshot.state, { ...context, dependencies: dependencies?.value });
       } catch (err) {
         if (guessed) continue;
         if (command.dependencies && !freshDependencies && err instanceof DomainError) {
           freshDependencies = true;
+          reread = snapshot;
           continue;
         }
         throw err;

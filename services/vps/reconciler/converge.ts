@@ -3,7 +3,7 @@ import type { ObservedInstanceState } from '../../../schemas/vps/instanceCommand
 import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstance } from '../../../plugins/sdk/provider.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import type { Effect } from '../../platform/processManager/processManager.ts';
-import { markQuotaUsed, observe, releaseQuota, type ConvergeTask } from './effects.ts';
+import { observe, releaseQuota, type ConvergeTask } from './effects.ts';
 import type { ReconciledInstance } from './model.ts';
 
 /** What a pass may ask of the world besides commands. */
@@ -77,8 +77,7 @@ export async function probe(instance: ReconciledInstance, access: ProviderAccess
       existed = true;
     }
     await powerToward(client, instance, current);
-    const used = current.state === 'running' && !instance.quotaUsed ? [markQuotaUsed(instance)] : [];
-    return [...report(instance, current.state, current), ...used];
+    return report(instance, current.state, current);
   } catch (error) {
     access.signal.throwIfAborted();
     if (error instanceof ProviderError && error.kind === 'transient') throw error;
@@ -110,8 +109,13 @@ async function powerToward(client: ProviderClient, instance: ReconciledInstance,
   if (instance.desired === 'running' && current.state === 'stopped') await client.startInstance(current.providerInstanceId);
 }
 
-/** Records what the provider shows, unless the model already says exactly that (a resync then appends nothing). */
+/**
+ * Records what the provider shows, unless the model already says exactly that (a resync then appends nothing). A
+ * server still in the state recorded before it was created (`provisioning`) is not worth a record of its own for its
+ * id: the next pass finds it again by its client token, and the id is recorded with its next state.
+ */
 function report(instance: ReconciledInstance, observed: ObservedInstanceState, current: ProviderInstance): Effects {
+  if (instance.providerInstanceId === null && observed === instance.observed) return [];
   const next = { observed, providerInstanceId: current.providerInstanceId, addresses: current.addresses, message: current.message ?? null };
   const known = { observed: instance.observed, providerInstanceId: instance.providerInstanceId, addresses: instance.addresses, message: instance.message };
   if (isDeepStrictEqual(next, known)) return [];

@@ -23,8 +23,8 @@ export interface ConvergeTask {
 export type ReconcilerCommand = EngineCommand<ConvergeTask>;
 
 /**
- * The engine commands the reconciler sends, as data for the process-manager host. Each is safe to repeat: quota
- * commands have ids derived from the instance; a report that changes nothing is a no-op of the decider.
+ * The engine commands the reconciler sends, as data for the process-manager host. Each is safe to repeat: the quota
+ * release has an id derived from the instance; a report that changes nothing is a no-op of the decider.
  */
 export function observe(instance: ReconciledInstance, observed: ObservedInstanceState, observation: Observation = {}, commandId?: string): ReconcilerCommand {
   const { tenantId, instanceId } = instance;
@@ -33,13 +33,6 @@ export function observe(instance: ReconciledInstance, observed: ObservedInstance
   // stopped → running), and the decider makes a repeated report that changes nothing a no-op anyway.
   return { kind: 'command', name: 'vps.recordInstanceObserved', payload, commandId: commandId ?? `observe-${randomUUID()}` };
 }
-
-export const markQuotaUsed = ({ tenantId, instanceId, key }: ReconciledInstance): ReconcilerCommand => ({
-  kind: 'command',
-  name: 'vps.markQuotaUsed',
-  payload: { tenantId, instanceId },
-  commandId: idFor('quota-used', key),
-});
 
 export const releaseQuota = ({ tenantId, instanceId, key }: ReconciledInstance): ReconcilerCommand => ({
   kind: 'command',

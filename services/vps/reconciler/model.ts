@@ -24,8 +24,6 @@ export interface ReconciledInstance {
   providerInstanceId: string | null;
   addresses: readonly string[];
   message: string | null;
-  /** The reservation counts as used (QuotaUsed seen or sent). */
-  quotaUsed: boolean;
   /** The reservation was given back: the instance is gone or never existed; nothing is left to do. */
   released: boolean;
   /** The instance id belongs to another tenant: this request gets nothing but its quota back. */
@@ -77,20 +75,16 @@ export class VpsModel {
             providerInstanceId: null,
             addresses: [],
             message: null,
-            quotaUsed: false,
             released: false,
             refused: false,
           });
         }
         return key;
       }
-      case 'QuotaUsed':
       case 'QuotaReleased': {
         const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (!instance) return undefined;
-        if (event.type === 'QuotaUsed') instance.quotaUsed = true;
-        else instance.released = true;
-        return instance.key;
+        if (instance) instance.released = true;
+        return instance?.key;
       }
       case 'InstanceDesiredStateSet': {
         const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));

@@ -12,7 +12,7 @@ export type Backoff = Pick<ReconcilerConfig, 'backoffMs' | 'maxBackoffMs'>;
 export const backoffDelay = (backoff: Backoff, failures: number) => Math.min(backoff.backoffMs * 2 ** (failures - 1), backoff.maxBackoffMs);
 
 /**
- * Folds the VPS events, and what came of the reconciler's own commands and passes: a report or quota mark that
+ * Folds the VPS events, and what came of the reconciler's own commands and passes: a report or quota release that
  * succeeded is applied at once, so the next pass does not wait for the event to come round through the consumer; a
  * report refused because another tenant owns the instance marks the request refused; a pass the provider could not
  * serve backs off, one that went through clears its backoff.
@@ -37,7 +37,6 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
       const { tenantId, instanceId } = payload as { tenantId: string; instanceId: string };
       const instance = model.instances.get(instanceKey(tenantId, instanceId));
       if (!instance) return;
-      if (name === 'vps.markQuotaUsed') instance.quotaUsed = true;
       if (name === 'vps.releaseQuota') instance.released = true;
       if (name !== 'vps.recordInstanceObserved') return;
       // Owned by another tenant: this request gets nothing but its quota back. Any other refusal (logged by the
@@ -56,7 +55,7 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
 
 /**
  * What the reconciler does, as data: a tenant's intent (a request, a new desired state) calls for a pass over that
- * instance; observations and quota marks are its own reports, already in the model. On start and every resync, every
+ * instance; observations and quota releases are its own reports, already in the model. On start and every resync, every
  * instance not at rest, or whose backoff is over, gets a pass unless one is already queued. Passes are keyed by
  * instance, so one instance's run one after another.
  */

@@ -1,4 +1,4 @@
-import { MarkQuotaUsed, ReleaseQuota } from '../../../schemas/vps/tenantCommands.ts';
+import { ReleaseQuota } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -25,22 +25,5 @@ export const releaseQuota = defineCommand({
     const reservation = requireReservation(state, command);
     if (reservation.status === 'released') return [];
     return [{ type: 'QuotaReleased', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
-  },
-});
-
-/**
- * `vps.markQuotaUsed` (engine: the reconciler, the first time it sees the instance running). A report arriving after
- * the release is a no-op: the reservation is gone and must not come back.
- */
-export const markQuotaUsed = defineCommand({
-  name: 'vps.markQuotaUsed',
-  exposure: ['engine'],
-  schema: MarkQuotaUsed,
-  aggregate: tenantAggregate,
-  aggregateId: (command) => command.tenantId,
-  decide(command, state): TenantEvent[] {
-    const reservation = requireReservation(state, command);
-    if (reservation.status !== 'reserved') return [];
-    return [{ type: 'QuotaUsed', data: { tenantId: command.tenantId, instanceId: command.instanceId } }];
   },
 });
