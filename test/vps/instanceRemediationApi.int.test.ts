@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { registrationOf } from '../../plugins/sdk/definePlugin.ts';
 import { startApi } from '../support/apiFixture.ts';
@@ -5,9 +8,10 @@ import { instanceProbePlugin } from './instanceRemediationFixture.ts';
 import { instancePayload, provisionMetalPool, quotaOf } from './vpsPayloads.ts';
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
 
 describe('vps.remediateInstance over HTTP', () => {
-  it('lets a tenant token remediate its own instance only, and documents the route in OpenAPI', { timeout: 60_000 }, async () => {
+  it('lets a tenant token remediate its own instance only, and documents the route in OpenAPI', { timeout: 120_000 }, async () => {
     await using env = await startApi();
     const { app } = env;
     await provisionMetalPool(env.bus, { 't-a': quotaOf(2, 4, 8_192, 100), 't-b': quotaOf(2, 4, 8_192, 100) });
@@ -35,8 +39,15 @@ describe('vps.remediateInstance over HTTP', () => {
     expect(await remediate({ tenantId: 't-b', instanceId: 'b-web', profile: 'instance-probe' }, a)).toMatchObject({ status: 403, body: { code: 'FORBIDDEN' } });
     // While its remediation runs, the tenant's instance is busy, with the stable code.
     expect(await remediate({ instanceId: 'a-web', profile: 'instance-broken' }, a)).toMatchObject({ status: 409, body: { code: 'INSTANCE_BUSY' } });
-    // An operator names the tenant.
-    expect((await remediate({ tenantId: 't-b', instanceId: 'b-web', profile: 'instance-probe' })).status).toBe(201);
+    // An operator names the tenant; `better-compute vps remediate` is that request (one process start: the CLI's own wiring).
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const api = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [bin, '--api', api, 'vps', 'remediate', 'b-web', '--tenant', 't-b', '--profile', 'instance-probe'],
+      { env: { ...process.env, BC_DATA_DIR: env.dataDir, BC_API_TOKEN: '' } },
+    );
+    expect(stdout).toMatch(/vps.remediateInstance: InstanceRemediationRequested \(seq \d+\)/);
     // The engine's ends of a remediation are not operator or tenant commands.
     const end = await app.inject({ method: 'POST', url: '/v1/commands/vps.completeRemediation', payload: {}, headers: bearer(a) });
     expect(end.statusCode).toBe(403);
