@@ -62,6 +62,10 @@ export const ErrorCodes = {
   NOT_PERMITTED: { status: 403, title: 'Autonomy may not act here: an undeclared category, or a target that is part of the control plane' },
   BUDGET_EXHAUSTED: { status: 409, title: 'The consent budget of this scope and window is used up' },
   PLAN_DIGEST_MISMATCH: { status: 409, title: 'The workflow is not the plan that was approved (digest differs)' },
+  INSTANCE_BUSY: {
+    status: 409,
+    title: 'Another operation runs on the instance: a remediation, or a create, start or stop the provider has not reached yet',
+  },
   UNSUPPORTED: { status: 422, title: "The operation is not supported for this node (e.g. rescue on an agentless pool's node)" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

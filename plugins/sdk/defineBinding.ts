@@ -1,4 +1,4 @@
-import { remediationPlan, type RemediationPlan } from '../../schemas/autonomy/plan.ts';
+import { instanceRemediationPlan, remediationPlan, type RemediationPlan } from '../../schemas/autonomy/plan.ts';
 import type { Signal } from '../../schemas/autonomy/signals.ts';
 
 /**
@@ -15,11 +15,15 @@ export interface Binding {
 
 export const defineBinding = (binding: Binding): Binding => Object.freeze(binding);
 
-/** A plan that runs `profile` (built in or a plugin's) on the signal's node as `metal.remediate`; the node returns to where it was. */
+/**
+ * A plan that runs `profile` (built in or a plugin's) on the signal's target and returns it to where it was: on a node
+ * as `metal.remediate`, on a VPS instance (a signal whose target is an `instance`) as `vps.remediateInstance`, which
+ * runs only profiles whose steps all run on the control plane.
+ */
 export const remediateWith =
   (profile: string) =>
   (signal: Signal): RemediationPlan =>
-    remediationPlan(signal.target.id, profile);
+    signal.target.type === 'instance' ? instanceRemediationPlan(signal.target.id, profile) : remediationPlan(signal.target.id, profile);
 
 /** A plan that only tells (for `notify` categories). */
 export const noRemediation = (signal: Signal): RemediationPlan => ({ action: 'none', target: signal.target, params: {} });

@@ -25,6 +25,22 @@ export interface StepNode {
   readonly poolId: string | null;
 }
 
+/**
+ * The VPS instance a step works on, when its workflow remediates an instance (`vps.remediateInstance`). Such a step
+ * has no node: reading `ctx.node`, the agent platform or join tokens fails the step (`UNSUPPORTED`, not retried).
+ */
+export interface StepInstance {
+  readonly instanceId: string;
+  readonly tenantId: string;
+  /** The pool the instance was created in. */
+  readonly poolId: string;
+  /** The provider's id for it, once the reconciler has seen it. */
+  readonly providerInstanceId: string | null;
+  readonly addresses: readonly string[];
+  /** What the reconciler last saw it be (`running`, `stopped`, …). */
+  readonly observed: string | null;
+}
+
 /** Platform facilities a built-in step may use; the plugin SDK will expose the same through its own context. */
 export interface StepPlatform {
   /** Sends one agent command (at most once per attempt) and resolves its verified result payload. */
@@ -51,6 +67,8 @@ export interface AgentEndpoints {
 
 export interface StepContext<I> {
   readonly node: StepNode;
+  /** Set when the workflow runs against a VPS instance instead of a node (see `StepInstance`). */
+  readonly instance?: StepInstance;
   /**
    * `restartedAt`: when the workflow last restarted from its boot because the agent inside the machine was lost (null
    * if never); an agent registered before then belongs to the lost boot.

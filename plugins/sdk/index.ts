@@ -15,7 +15,7 @@ import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
 import type { HttpProxyRequestInput, StepContext } from './defineStep.ts';
 
 export { defineStep } from './defineStep.ts';
-export type { AgentEndpoints, StepContext, StepDefinition, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from './defineStep.ts';
+export type { AgentEndpoints, StepContext, StepDefinition, StepInstance, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from './defineStep.ts';
 export { defineProfile, fromInput, fromStep, stepDefaults } from './defineProfile.ts';
 export type { Profile, ProfileStep } from './defineProfile.ts';
 export type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';

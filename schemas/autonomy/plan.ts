@@ -9,7 +9,7 @@ import { SignalTarget } from './signals.ts';
  */
 export const RemediationPlan = z
   .object({
-    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'metal.remediate', 'vps.recreate', 'agent.rotateKey']),
+    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'metal.remediate', 'vps.remediateInstance', 'vps.recreate', 'agent.rotateKey']),
     target: SignalTarget,
     params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   })
@@ -41,13 +41,22 @@ export const remediationPlan = (nodeId: string, profile: string): RemediationPla
   params: { profile },
 });
 
-/** The plan a workflow about to start carries out, as its approval named it. */
+/** The plan a profile remediation of a VPS instance runs (`vps.remediateInstance`). */
+export const instanceRemediationPlan = (instanceId: string, profile: string): RemediationPlan => ({
+  action: 'vps.remediateInstance',
+  target: { type: 'instance', id: instanceId },
+  params: { profile },
+});
+
+/** The plan a workflow about to start carries out, as its approval named it (`nodeId` is the instance's id for an instance). */
 export const workflowPlan = (
   action: RemediationPlan['action'],
   nodeId: string,
   operation: string,
   inputs: Readonly<Record<string, unknown>>,
-): RemediationPlan =>
-  action === 'metal.remediate'
-    ? remediationPlan(nodeId, typeof inputs.profile === 'string' ? inputs.profile : '')
-    : nodeOperationPlan(action, nodeId, operation);
+): RemediationPlan => {
+  const profile = typeof inputs.profile === 'string' ? inputs.profile : '';
+  if (action === 'metal.remediate') return remediationPlan(nodeId, profile);
+  if (action === 'vps.remediateInstance') return instanceRemediationPlan(nodeId, profile);
+  return nodeOperationPlan(action, nodeId, operation);
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ResourceId } from '../ids.ts';
 
 /** Where a step runs: in a control-plane executor, on the site agent (BMC), or on the agent inside the node. */
 export const StepRunsOn = z.enum(['control-plane', 'site', 'node']);
@@ -45,6 +46,14 @@ export const erasingOperations: ReadonlySet<NodeOperation> = new Set(['release',
 
 /** Operations that take a per-site capacity slot (see BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
 export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' | 'wipes'>>> = { deploy: 'deploys', release: 'wipes', retire: 'wipes' };
+
+/**
+ * The VPS instance a workflow runs against (absent: it runs against a node). Such a workflow's `nodeId` is the instance
+ * id and its `siteId` the instance's pool, so work subjects, read models and the orchestrator keep one shape; only
+ * control-plane steps run in it, and it ends with `vps.completeRemediation` / `vps.failRemediation` on the instance.
+ */
+export const InstanceTarget = z.object({ instanceId: ResourceId, tenantId: ResourceId }).strict();
+export type InstanceTarget = z.infer<typeof InstanceTarget>;
 
 /** Why a requested operation has not started yet. */
 export const WaitingReason = { capacity: 'waiting-for-capacity' } as const;

@@ -2,15 +2,22 @@ import { z } from 'zod';
 import { Ed25519Signature } from '../ed25519.ts';
 import { CommandNonce } from '../agent/agentCommand.ts';
 import { ResourceId } from '../ids.ts';
-import { NodeOperation } from './workflow.ts';
+import { InstanceTarget, NodeOperation } from './workflow.ts';
 import { ResultRejection } from './workflowEvents.ts';
 
 export const WorkflowId = z.string().regex(/^wf-[0-9a-f]{12}$/);
 const attempt = { workflowId: WorkflowId, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() };
 
-/** `workflow.start` (internal): resolve the operation's profile into steps and schedule the first. */
+/** `workflow.start` (internal): resolve the operation's profile into steps and schedule the first. `instance`: see `InstanceTarget`. */
 export const StartWorkflow = z
-  .object({ workflowId: WorkflowId, nodeId: ResourceId, siteId: ResourceId, operation: NodeOperation, inputs: z.record(z.string(), z.unknown()) })
+  .object({
+    workflowId: WorkflowId,
+    nodeId: ResourceId,
+    siteId: ResourceId,
+    operation: NodeOperation,
+    inputs: z.record(z.string(), z.unknown()),
+    instance: InstanceTarget.optional(),
+  })
   .strict();
 export type StartWorkflow = z.infer<typeof StartWorkflow>;
 

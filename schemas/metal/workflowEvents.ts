@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
-import { NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
+import { InstanceTarget, NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
 
 const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative() };
 
@@ -18,6 +18,8 @@ export const WorkflowStarted = defineEvent(
     steps: z.array(ResolvedStep).min(1),
     /** When the workflow began: `wait.agentJoined` only counts agents registered after it. */
     startedAt: z.string(),
+    /** Set when the workflow runs against a VPS instance (`InstanceTarget`); absent for a node. */
+    instance: InstanceTarget.optional(),
   }),
 );
 /** The step is due: the orchestrator publishes its work message. */

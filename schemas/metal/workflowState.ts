@@ -1,5 +1,5 @@
 import { aggregateRef } from '../aggregateRef.ts';
-import type { NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
+import type { InstanceTarget, NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
 
 export const StepStatus = { pending: 'pending', scheduled: 'scheduled', running: 'running', succeeded: 'succeeded', failed: 'failed' } as const;
 export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];
@@ -43,6 +43,8 @@ export type WorkflowState =
       readonly progress: readonly StepProgress[];
       readonly status: 'running' | 'completed' | 'failed' | 'cancelled';
       readonly startedAt: string;
+      /** The VPS instance the workflow runs against; absent for a node. */
+      readonly instance?: InstanceTarget;
       readonly approval?: ApprovalBatch | null;
       /** When the workflow last restarted from a boot (an agent was lost); agents registered before belong to an older boot. */
       readonly restartedAt?: string | null;

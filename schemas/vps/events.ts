@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { WipeMethod } from '../agent/diskWipe.ts';
 import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
+import { RemediableInstanceState } from './instanceRemediation.ts';
 import { PoolAgent, PoolClass } from './poolCommands.ts';
 import { Resources } from './tenantCommands.ts';
 
@@ -113,7 +114,40 @@ export const InstanceObserved = defineEvent(
   }),
 );
 
-export const instanceEvents = [InstanceDesiredStateSet, InstanceObserved] as const;
+/**
+ * A remediation of the instance was accepted (`vps.remediateInstance`): `workflowId` runs `profile` against it, and
+ * `returnTo` is the state it was in, where it goes back afterwards. Until it ends the reconciler leaves the instance be.
+ */
+export const InstanceRemediationRequested = defineEvent(
+  'InstanceRemediationRequested',
+  z.object({
+    instanceId: z.string(),
+    tenantId: z.string(),
+    poolId: z.string(),
+    workflowId: z.string(),
+    profile: z.string(),
+    returnTo: RemediableInstanceState,
+    inputs: z.record(z.string(), z.unknown()),
+  }),
+);
+/** The remediation's workflow completed: the instance is back in `returnTo` (its desired state again). */
+export const InstanceRemediationCompleted = defineEvent(
+  'InstanceRemediationCompleted',
+  z.object({ instanceId: z.string(), tenantId: z.string(), workflowId: z.string(), returnTo: RemediableInstanceState }),
+);
+/** The remediation failed (or could not start): the instance needs attention, and the reconciler leaves it be until someone acts. */
+export const InstanceRemediationFailed = defineEvent(
+  'InstanceRemediationFailed',
+  z.object({ instanceId: z.string(), tenantId: z.string(), workflowId: z.string(), reason: z.string(), failedStep: z.string().nullable() }),
+);
+
+export const instanceEvents = [
+  InstanceDesiredStateSet,
+  InstanceObserved,
+  InstanceRemediationRequested,
+  InstanceRemediationCompleted,
+  InstanceRemediationFailed,
+] as const;
 export type InstanceEvent = EventOf<(typeof instanceEvents)[number]>;
 
 /** Every event of the `vps` module. */

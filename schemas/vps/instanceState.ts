@@ -1,5 +1,20 @@
 import { aggregateRef } from '../aggregateRef.ts';
 import type { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
+import type { RemediableInstanceState } from './instanceRemediation.ts';
+
+/** The remediation running on the instance: its workflow and the state the instance returns to. */
+export interface InstanceRemediation {
+  readonly workflowId: string;
+  readonly profile: string;
+  readonly returnTo: RemediableInstanceState;
+}
+
+/** Why the instance needs attention: the remediation that failed on it. */
+export interface InstanceAttention {
+  readonly workflowId: string;
+  readonly reason: string;
+  readonly failedStep: string | null;
+}
 
 /**
  * An instance's desired and observed state. What it was created with lives in the tenant's `InstanceRequested`; the
@@ -13,6 +28,10 @@ export interface InstanceState {
   readonly providerInstanceId: string | null;
   readonly addresses: readonly string[];
   readonly message: string | null;
+  /** The remediation in flight, if any (absent on states folded before remediations existed: none). */
+  readonly remediation?: InstanceRemediation | null;
+  /** Set when a remediation failed; cleared when someone starts, stops, deletes or remediates the instance. */
+  readonly attention?: InstanceAttention | null;
 }
 
 /** Whether another tenant's events are on this instance's subject. */

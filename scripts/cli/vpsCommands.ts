@@ -17,7 +17,7 @@ const path = (id: string) => encodeURIComponent(id);
 const tenantOf = (o: { tenant?: string }) => (o.tenant ? { tenantId: o.tenant } : {});
 
 /**
- * `vps tenants|quota|instances|create-instance|start|stop|delete|create-tenant|set-quota|create-pool|offer-pool|
+ * `vps tenants|quota|instances|create-instance|start|stop|delete|remediate|create-tenant|set-quota|create-pool|offer-pool|
  * create-flavor|map-flavor|create-account`.
  */
 export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output): void {
@@ -97,6 +97,15 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
       .option('--tenant <tenantId>', 'tenant (implied by a tenant token)')
       .action(async (instanceId: string, o: { tenant?: string }) => send(name, { ...tenantOf(o), instanceId }));
   }
+  vps
+    .command('remediate <instanceId>')
+    .description('run a built-in or plugin profile (control-plane steps only) on a running or stopped instance, then return it to that state')
+    .option('--tenant <tenantId>', 'tenant (implied by a tenant token)')
+    .requiredOption('--profile <id>', 'the profile to run (a plugin profile whose steps run on the control plane)')
+    .option('--allow-destructive', 'allow a profile with destructive steps (refused otherwise)')
+    .action(async (instanceId: string, o: { tenant?: string; profile: string; allowDestructive?: boolean }) =>
+      send('vps.remediateInstance', { ...tenantOf(o), instanceId, profile: o.profile, allowDestructive: o.allowDestructive === true }),
+    );
   vps
     .command('create-tenant <tenantId>')
     .description('create a tenant (quota starts at zero)')

@@ -37,6 +37,8 @@ import { createProviderAccount } from '../vps/account/create.ts';
 import { createFlavor, mapFlavor } from '../vps/flavor/create.ts';
 import { deleteInstance, startInstance, stopInstance } from '../vps/instance/desiredState.ts';
 import { recordInstanceObserved } from '../vps/instance/observe.ts';
+import { completeInstanceRemediation, failInstanceRemediation } from '../vps/instance/remediation.ts';
+import { remediateInstance } from '../workflow/remediateInstance.ts';
 import { createPool } from '../vps/pool/create.ts';
 import { offerPool, withdrawPool } from '../vps/pool/offer.ts';
 import { createTenant, setQuota } from '../vps/tenant/create.ts';
@@ -102,6 +104,9 @@ export const allCommands: readonly CommandDefinition[] = [
   stopInstance,
   deleteInstance,
   recordInstanceObserved,
+  remediateInstance,
+  completeInstanceRemediation,
+  failInstanceRemediation,
   registerPlugin,
   ...autonomyEngineCommands,
   ...autonomyOperatorCommands,

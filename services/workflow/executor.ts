@@ -10,6 +10,7 @@ import type { Logger } from '../platform/logger.ts';
 import { isTransportFailure } from '../platform/nats/transportFailure.ts';
 import type { MasterKey } from '../secrets/masterKey.ts';
 import { nodeAggregate } from '../metal/node/node.ts';
+import { instanceRef } from '../../schemas/vps/instanceState.ts';
 import { type AgentJoin } from '../agents/agentGateway.ts';
 import { startAgentLiveness, type AgentLiveness } from '../agents/agentLiveness.ts';
 import { startAgentWatches } from '../agents/agentWatches.ts';
@@ -22,6 +23,7 @@ import type { WorkflowConfig } from './config.ts';
 import { ResultRejectedError, RetryableError, StepNotReadyError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import { claimAttempt, type ClaimedAttempt, type StepCommandSender } from './attemptClaim.ts';
 import { buildStepContext, type StepContextDeps } from './stepContext.ts';
+import { buildInstanceStepContext } from './instanceStepContext.ts';
 import { stepCommandSender } from './stepCommands.ts';
 import { startStep } from './workflow/startStep.ts';
 import { completeStep } from './workflow/completeStep.ts';
@@ -159,12 +161,15 @@ export class WorkflowExecutor {
     const { wf, attempt } = claim;
     const step = wf.steps[stepIndex]!;
     const definition = (this.options.steps ?? builtinSteps).get(step.id);
-    // The node is not the attempt's own: other processes change it (inventory, addresses), so it is read from the log.
-    const node = (await this.#bus.repository.load(nodeAggregate, wf.nodeId)).state;
+    // The node (or instance) is not the attempt's own: other processes change it, so it is read from the log.
+    const target = wf.instance;
+    const node = target ? undefined : (await this.#bus.repository.load(nodeAggregate, wf.nodeId)).state;
+    const instance = target ? (await this.#bus.repository.load(instanceRef, target.instanceId)).state : undefined;
     let evidence: (() => string | undefined) | undefined;
     try {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
-      if (!node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
+      if (node && !node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
+      if (target && instance?.tenantId !== target.tenantId) throw new TerminalError('NOT_FOUND', `instance ${target.instanceId} does not exist`);
       if (claim.approval === 'expired')
         throw new TerminalError(
           'APPROVAL_EXPIRED',
@@ -175,9 +180,17 @@ export class WorkflowExecutor {
         throw new RetryableError('PRECONDITION_FAILED', `attempt ${attempt} started without a nonce; retrying as a new attempt`, { retryAfterMs: 0 });
       const input = definition.input.safeParse(bindStepOutputs(step.params, wf, stepIndex));
       if (!input.success) throw new TerminalError('VALIDATION_FAILED', `step ${step.id} params are invalid: ${input.error.message}`);
-      const built = buildStepContext(this.contextDeps(), { claim, stepIndex, definition, node, deadlineMs, signal, heartbeat: () => msg.working(), send });
+      const heartbeat = () => msg.working();
+      const built =
+        node?.exists && !target
+          ? buildStepContext(this.contextDeps(), { claim, stepIndex, definition, node, deadlineMs, signal, heartbeat, send })
+          : {
+              context: buildInstanceStepContext(this.contextDeps(), { claim, stepIndex, target: target!, instance: instance!, deadlineMs, signal, heartbeat }),
+              evidence: () => undefined,
+            };
       evidence = built.evidence;
-      const output = await definition.run({ ...built.context, input: input.data });
+      // Assigned, not spread: an instance's context has a `node` getter that fails the step only when a step reads it.
+      const output = await definition.run(Object.assign(built.context, { input: input.data }));
       const checked = definition.output ? definition.output.safeParse(output) : { success: true as const, data: output };
       if (!checked.success)
         throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);

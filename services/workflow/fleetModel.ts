@@ -1,19 +1,21 @@
 import type { PlatformEvent } from '../../schemas/events.ts';
-import { cappedOperations, type NodeOperation, type ResolvedStep } from '../../schemas/metal/workflow.ts';
+import { cappedOperations, type InstanceTarget, type NodeOperation, type ResolvedStep } from '../../schemas/metal/workflow.ts';
 
-/** A requested operation whose workflow has not started yet. */
+/** A requested operation whose workflow has not started yet (on a node, or with `instance` on a VPS instance). */
 export interface PendingOperation {
   readonly workflowId: string;
   readonly nodeId: string;
   readonly siteId: string;
   readonly operation: NodeOperation;
   readonly inputs: Record<string, unknown>;
+  readonly instance?: InstanceTarget;
 }
 
 export interface TrackedWorkflow {
   readonly nodeId: string;
   readonly siteId: string;
   readonly operation: NodeOperation;
+  readonly instance?: InstanceTarget;
   readonly steps: readonly ResolvedStep[];
   readonly outputs: unknown[];
 }
@@ -47,11 +49,25 @@ export class FleetModel {
       case 'NodeOperationRequested':
         if (!this.#queued.has(event.data.workflowId) && !this.workflows.has(event.data.workflowId)) this.#enqueue(event.data);
         return;
+      // A remediation of a VPS instance: its workflow targets the instance (id as `nodeId`, pool as `siteId`).
+      case 'InstanceRemediationRequested': {
+        const { workflowId, instanceId, tenantId, poolId, inputs } = event.data;
+        if (this.#queue.some((q) => q.workflowId === workflowId) || this.workflows.has(workflowId)) return;
+        this.#queue.push({ workflowId, nodeId: instanceId, siteId: poolId, operation: 'remediate', inputs, instance: { instanceId, tenantId } });
+        return;
+      }
       case 'WorkflowStarted': {
         const d = event.data;
         this.#dequeue(d.workflowId);
         this.#occupy(d.workflowId, cappedOperations[d.operation] ?? null, d.siteId);
-        this.workflows.set(d.workflowId, { nodeId: d.nodeId, siteId: d.siteId, operation: d.operation, steps: d.steps, outputs: d.steps.map(() => null) });
+        this.workflows.set(d.workflowId, {
+          nodeId: d.nodeId,
+          siteId: d.siteId,
+          operation: d.operation,
+          steps: d.steps,
+          outputs: d.steps.map(() => null),
+          ...(d.instance ? { instance: d.instance } : {}),
+        });
         return;
       }
       case 'StepSucceeded': {
@@ -70,6 +86,7 @@ export class FleetModel {
         return;
       // An operation whose workflow could not start (its profile was refused) fails without a WorkflowFailed.
       case 'NodeOperationFailed':
+      case 'InstanceRemediationFailed':
         this.#dequeue(event.data.workflowId);
         this.#vacate(event.data.workflowId);
         return;

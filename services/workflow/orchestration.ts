@@ -8,7 +8,7 @@ import { FleetModel, type Caps, type PendingOperation } from './fleetModel.ts';
 export const ORCHESTRATOR_DURABLE = 'workflow_orchestrator';
 
 /** Commands that end a workflow for the orchestrator: once decided, its step details are no longer needed. */
-const ending = new Set(['metal.completeOperation', 'metal.completeCancel', 'metal.failOperation']);
+const ending = new Set(['metal.completeOperation', 'metal.completeCancel', 'metal.failOperation', 'vps.completeRemediation', 'vps.failRemediation']);
 
 const command = (name: string, payload: unknown, commandId: string, ifRefused?: EngineCommand['ifRefused']): EngineCommand => ({
   kind: 'command',
@@ -67,6 +67,7 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
         wf.operation === 'inspect' && inventoryAt >= 0
           ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt] }, `${workflowId}-inventory`)]
           : [];
+      if (wf.instance) return [{ key: workflowId, effects: [command('vps.completeRemediation', { ...wf.instance, workflowId }, `${workflowId}-done`)] }];
       return [{ key: workflowId, effects: [...inventory, command('metal.completeOperation', { nodeId: wf.nodeId, workflowId }, `${workflowId}-done`)] }];
     }
     case 'NodeCancelRequested': {
@@ -81,8 +82,11 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
       const { workflowId, reason, failedStep } = event.data;
       const wf = model.workflows.get(workflowId);
       if (!wf) return [];
-      const payload = { nodeId: wf.nodeId, workflowId, reason: reason.slice(0, 1000), failedStep };
-      return [{ key: workflowId, effects: [command('metal.failOperation', payload, `${workflowId}-failed`)] }];
+      const ended = { workflowId, reason: reason.slice(0, 1000), failedStep };
+      const failure = wf.instance
+        ? command('vps.failRemediation', { ...wf.instance, ...ended }, `${workflowId}-failed`)
+        : command('metal.failOperation', { nodeId: wf.nodeId, ...ended }, `${workflowId}-failed`);
+      return [{ key: workflowId, effects: [failure] }];
     }
     default:
       return [];
@@ -92,14 +96,20 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
 /** Refusals of a start that no retry can change: the profile is unknown or invalid, or it is not the plan approved. */
 const unstartable = new Set(['PRECONDITION_FAILED', 'PLAN_DIGEST_MISMATCH']);
 
-/** A start; one that can never be accepted fails the operation with the reason instead of waiting forever. */
+/** A start; one that can never be accepted fails the operation (or the instance's remediation) with the reason instead of waiting forever. */
 function startOf(op: PendingOperation): Reaction {
-  const { workflowId, nodeId, siteId, operation, inputs } = op;
-  const refused: EngineCommand['ifRefused'] = (refusal) =>
-    unstartable.has(refusal.code)
-      ? [command('metal.failOperation', { nodeId, workflowId, reason: refusal.message.slice(0, 1000), failedStep: null }, `${workflowId}-refused`)]
-      : undefined;
-  return { key: workflowId, effects: [command('workflow.start', { workflowId, nodeId, siteId, operation, inputs }, `${workflowId}-start`, refused)] };
+  const { workflowId, nodeId, siteId, operation, inputs, instance } = op;
+  const refused: EngineCommand['ifRefused'] = (refusal) => {
+    if (!unstartable.has(refusal.code)) return undefined;
+    const ended = { workflowId, reason: refusal.message.slice(0, 1000), failedStep: null };
+    return [
+      instance
+        ? command('vps.failRemediation', { ...instance, ...ended }, `${workflowId}-refused`)
+        : command('metal.failOperation', { nodeId, ...ended }, `${workflowId}-refused`),
+    ];
+  };
+  const start = { workflowId, nodeId, siteId, operation, inputs, ...(instance ? { instance } : {}) };
+  return { key: workflowId, effects: [command('workflow.start', start, `${workflowId}-start`, refused)] };
 }
 
 /** A crashed orchestrator's unacked events return after this. */

@@ -299,13 +299,14 @@ describe('pools and provider accounts', () => {
 
 describe('vps command registry', () => {
   it('keeps engine commands off the operator list and lets tenants send only their instance verbs', () => {
-    for (const name of ['vps.releaseQuota', 'vps.recordInstanceObserved']) {
+    for (const name of ['vps.releaseQuota', 'vps.recordInstanceObserved', 'vps.completeRemediation', 'vps.failRemediation']) {
       expect(engineCommandNames.has(name)).toBe(true);
       expect(operatorCommands.map((c) => c.name)).not.toContain(name);
     }
     expect([...tenantCommands].filter((n) => n.startsWith('vps.')).sort()).toEqual([
       'vps.createInstance',
       'vps.deleteInstance',
+      'vps.remediateInstance',
       'vps.startInstance',
       'vps.stopInstance',
     ]);

@@ -170,4 +170,48 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
     const again = given([]).when(event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1' })).reactions;
     expect(again).toEqual(once);
   });
+  it("starts an instance's remediation with its target and ends it on the instance, not on a node", () => {
+    const instance = { instanceId: 'web', tenantId: 't-a' };
+    const remediation = event('InstanceRemediationRequested', {
+      ...instance,
+      poolId: 'metal-a',
+      workflowId: 'wf-web',
+      profile: 'probe',
+      returnTo: 'running',
+      inputs: { profile: 'probe' },
+    }).event;
+    given([])
+      .when({ type: 'event', event: remediation })
+      .then([
+        {
+          key: 'wf-web',
+          effects: [
+            {
+              command: 'workflow.start',
+              payload: { workflowId: 'wf-web', nodeId: 'web', siteId: 'metal-a', operation: 'remediate', inputs: { profile: 'probe' }, instance },
+              commandId: 'wf-web-start',
+              refusable: true,
+            },
+          ],
+        },
+      ]);
+    const running = event('WorkflowStarted', { ...started('web', 'remediate', [step('probe')]).data, siteId: 'metal-a', instance }).event;
+    given([running])
+      .when(event('WorkflowCompleted', { workflowId: 'wf-web' }))
+      .then([{ key: 'wf-web', effects: [{ command: 'vps.completeRemediation', payload: { ...instance, workflowId: 'wf-web' }, commandId: 'wf-web-done' }] }]);
+    given([running])
+      .when(event('WorkflowFailed', { workflowId: 'wf-web', failedStep: 'probe', stepIndex: 0, code: 'X', reason: 'no answer' }))
+      .then([
+        {
+          key: 'wf-web',
+          effects: [
+            {
+              command: 'vps.failRemediation',
+              payload: { ...instance, workflowId: 'wf-web', reason: 'no answer', failedStep: 'probe' },
+              commandId: 'wf-web-failed',
+            },
+          ],
+        },
+      ]);
+  });
 });

@@ -1,5 +1,6 @@
 import type { ExistingDecision } from '../../autonomy/decision/decision.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
+import { instanceAggregate } from '../../vps/instance/instance.ts';
 import { recreateCommands } from './recreate.ts';
 
 export interface RemediationCommand {
@@ -33,6 +34,23 @@ export async function remediationCommands(decision: ExistingDecision, repository
           },
         },
       ];
+    case 'vps.remediateInstance': {
+      // The instance's own tenant is who it is remediated for: the decider then allows only that tenant's instance.
+      const { tenantId } = (await repository.load(instanceAggregate, plan.target.id)).state;
+      if (tenantId === null) return undefined;
+      return [
+        {
+          name: 'vps.remediateInstance',
+          payload: {
+            tenantId,
+            instanceId: plan.target.id,
+            profile: String(plan.params.profile),
+            allowDestructive: decision.policy.kind === 'destructive',
+            approvedPlanDigest: decision.planDigest,
+          },
+        },
+      ];
+    }
     case 'vps.recreate':
       return recreateCommands(repository, decision);
     case 'agent.rotateKey':

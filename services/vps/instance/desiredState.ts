@@ -31,7 +31,11 @@ const desiredStateCommand = <const N extends string>(name: N, desired: DesiredIn
         if (desired === 'deleted') return [];
         throw new DomainError('NOT_FOUND', `instance ${instanceId} not found`);
       }
-      if (state.desired === desired) return [];
+      // A remediation holds the instance until it ends (its steps may be stopping or starting it themselves).
+      if (state.remediation) throw new DomainError('INSTANCE_BUSY', `instance ${instanceId} is being remediated (workflow ${state.remediation.workflowId})`);
+      // The same desired state again is a no-op, unless a failed remediation left the instance needing attention: saying
+      // what it should be is how its tenant takes it back.
+      if (state.desired === desired && !state.attention) return [];
       if (state.desired === 'deleted')
         throw new DomainError('ILLEGAL_TRANSITION', `instance ${instanceId} is being deleted; it cannot be ${desired === 'running' ? 'started' : 'stopped'}`);
       return [{ type: 'InstanceDesiredStateSet', data: { instanceId, tenantId, desired } }];

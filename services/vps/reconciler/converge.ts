@@ -38,7 +38,8 @@ async function lookUp(client: ProviderClient, instance: ReconciledInstance): Pro
  */
 export function planPass(instance: ReconciledInstance): Effects {
   const task: Effect<ConvergeTask> = { kind: 'task', task: { converge: instance.key, step: 'probe' } };
-  if (instance.released || instance.refused) return [];
+  // A remediation holds the instance (its steps may act on it); a failed one left it for someone to look at.
+  if (instance.released || instance.refused || instance.held === true) return [];
   // Recorded gone but the reservation not yet given back (a crash in between): only the release is left.
   if (instance.observed === 'deleted') return [releaseQuota(instance)];
   // An error waits for the tenant to delete the instance: retrying would repeat what the provider refused.

@@ -28,6 +28,8 @@ export interface ReconciledInstance {
   released: boolean;
   /** The instance id belongs to another tenant: this request gets nothing but its quota back. */
   refused: boolean;
+  /** A remediation runs on the instance, or a failed one left it needing attention: the reconciler leaves it be. */
+  held?: boolean;
 }
 
 export interface ProviderAccount {
@@ -88,7 +90,18 @@ export class VpsModel {
       }
       case 'InstanceDesiredStateSet': {
         const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (instance) instance.desired = event.data.desired;
+        if (instance) Object.assign(instance, { desired: event.data.desired, held: false });
+        return instance?.key;
+      }
+      case 'InstanceRemediationRequested':
+      case 'InstanceRemediationFailed': {
+        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
+        if (instance) instance.held = true;
+        return instance?.key;
+      }
+      case 'InstanceRemediationCompleted': {
+        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
+        if (instance) Object.assign(instance, { desired: event.data.returnTo, held: false });
         return instance?.key;
       }
       case 'InstanceObserved': {
@@ -134,7 +147,7 @@ export class VpsModel {
 
 /** Nothing to do until the tenant asks for something else: no polling for these. */
 export function isAtRest(instance: ReconciledInstance): boolean {
-  if (instance.released || instance.refused) return true;
+  if (instance.released || instance.refused || instance.held === true) return true;
   // An error is the provider's or the operator's to fix; polling would only repeat it. A new desired state re-runs it.
   if (instance.observed === 'error') return true;
   return instance.observed === instance.desired;

@@ -62,8 +62,10 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
 export function decideVps(input: Input<VpsEvent>, model: VpsModel): Reaction<ConvergeTask>[] {
   if (input.type === 'event') {
     const { event } = input;
-    if (event.type !== 'InstanceRequested' && event.type !== 'InstanceDesiredStateSet') return [];
-    const pass = passOf(model, instanceKey(event.data.tenantId, event.data.instanceId));
+    // The end of a remediation calls for a pass too: the provider is checked, and the instance taken back to where it was.
+    if (!['InstanceRequested', 'InstanceDesiredStateSet', 'InstanceRemediationCompleted'].includes(event.type)) return [];
+    const { tenantId, instanceId } = event.data as { tenantId: string; instanceId: string };
+    const pass = passOf(model, instanceKey(tenantId, instanceId));
     return pass ? [pass] : [];
   }
   const reactions: Reaction<ConvergeTask>[] = [];

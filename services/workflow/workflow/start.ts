@@ -61,11 +61,26 @@ export const startWorkflow = defineCommand({
     // Checked again here, on the steps that will run: the profile may have changed since the remediation was requested.
     if (command.operation === 'remediate' && command.inputs[RemediationInputs.allowDestructive] !== true && steps.some((s) => s.destructive))
       throw new DomainError('PRECONDITION_FAILED', `profile "${profile.id}" has a destructive step and this remediation may not destroy`);
-    const { workflowId, nodeId, siteId, operation } = command;
+    // Checked again too: an instance has neither BMC nor site agent, and the profile may have gained such a step.
+    if (command.instance && steps.some((s) => s.runsOn !== 'control-plane'))
+      throw new DomainError(
+        'PRECONDITION_FAILED',
+        `profile "${profile.id}" has a step that runs on a site or node, and this workflow runs against an instance`,
+      );
+    const { workflowId, nodeId, siteId, operation, instance } = command;
     const events: WorkflowEvent[] = [
       {
         type: 'WorkflowStarted',
-        data: { workflowId, nodeId, siteId, operation, profile: { id: profile.id, version: profile.version }, steps, startedAt: now },
+        data: {
+          workflowId,
+          nodeId,
+          siteId,
+          operation,
+          profile: { id: profile.id, version: profile.version },
+          steps,
+          startedAt: now,
+          ...(instance ? { instance } : {}),
+        },
       },
     ];
     const { quorum } = dependencies;

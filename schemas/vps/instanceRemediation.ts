@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { ResourceId } from '../ids.ts';
+import { WorkflowId } from '../metal/workflowCommands.ts';
+import { ProfileId } from '../metal/workflow.ts';
+
+/** The states an instance may be remediated from and is returned to afterwards: at rest, as its tenant wants it. */
+export const RemediableInstanceState = z.enum(['running', 'stopped']);
+export type RemediableInstanceState = z.infer<typeof RemediableInstanceState>;
+
+/**
+ * `vps.remediateInstance` (operators, tenants for their own instances, the autonomy engine): run a built-in or plugin
+ * profile against the instance as a `remediate` workflow; the instance returns to the state it was in. Only
+ * control-plane steps can act on an instance (there is no BMC and no site agent for it); a profile with a site or node
+ * step is refused (`UNSUPPORTED`), one with a destructive step unless `allowDestructive` (`NOT_PERMITTED`). Refused with
+ * `INSTANCE_BUSY` while another operation runs on the instance: a remediation, or a start, stop or create the provider
+ * has not reached yet.
+ */
+export const RemediateInstance = z
+  .object({
+    tenantId: ResourceId,
+    instanceId: ResourceId,
+    profile: ProfileId,
+    allowDestructive: z.boolean().default(false),
+    inputs: z
+      .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean()]))
+      .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
+      .optional(),
+    approvedPlanDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+  })
+  .strict();
+export type RemediateInstance = z.infer<typeof RemediateInstance>;
+
+/** `vps.completeRemediation` (orchestrator): the instance's remediation workflow completed; it returns to its prior state. */
+export const CompleteInstanceRemediation = z.object({ tenantId: ResourceId, instanceId: ResourceId, workflowId: WorkflowId }).strict();
+export type CompleteInstanceRemediation = z.infer<typeof CompleteInstanceRemediation>;
+
+/**
+ * `vps.failRemediation` (orchestrator): the workflow failed, or could never start. The instance needs attention: the
+ * reconciler leaves it as the remediation left it until its tenant or an operator starts, stops, deletes or remediates it.
+ */
+export const FailInstanceRemediation = CompleteInstanceRemediation.extend({
+  reason: z.string().max(1_000),
+  failedStep: z.string().max(200).nullable(),
+}).strict();
+export type FailInstanceRemediation = z.infer<typeof FailInstanceRemediation>;
