@@ -9,6 +9,7 @@ import { stopwatch } from './figure.ts';
 import { delta, snapshot, sum } from './fleet/cpu.ts';
 import { diagnoseStall } from './fleet/diagnose.ts';
 import { FleetDriver } from './fleet/driver.ts';
+import { MemoryMeter } from './fleet/memory.ts';
 import { NatsTraffic } from './fleet/natsTraffic.ts';
 import { printFleetReport, type FleetResult } from './fleet/fleetReport.ts';
 import { parseFleetOptions } from './fleet/options.ts';
@@ -19,7 +20,8 @@ import { readStepStats } from './fleet/stepLatency.ts';
 /**
  * `npm run bench:fleet -- [--quick] [--machines N]`: N simulated machines on one site, enroll → inspect → ready →
  * deploy → deployed → release → ready, against a real nats-server and every control-plane service in its own
- * process. Prints machines per minute, steps per second, control-plane CPU per step and step scheduling latency.
+ * process. Prints machines per minute, steps per second, control-plane CPU per step, step scheduling latency and the
+ * memory of each process (peak and at the end).
  */
 const options = parseFleetOptions(process.argv.slice(2));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
@@ -44,6 +46,7 @@ const site = startSiteProcess(stack.env, {
 });
 pids['simulated site'] = site.pid;
 const cpu0 = snapshot(pids);
+const memory = new MemoryMeter({ ...pids, 'bench driver': process.pid });
 const setup = stopwatch();
 let setupSeconds = NaN;
 site.waitFor('SITE-READY', options.timeoutSeconds * 1000).then(
@@ -62,6 +65,7 @@ if (!completed) {
   for (const child of [...stack.services, site]) if (child.output().trim()) driver.errors.push(`output of ${child.name}: ${child.output().slice(-1500)}`);
 }
 const cpu = delta(cpu0, snapshot(pids));
+const memoryMiB = memory.stop();
 traffic.stop();
 const steps = await readStepStats(jetstream(stack.nc));
 
@@ -113,12 +117,15 @@ const result: FleetResult = {
   },
   completed,
   seconds: { setup: setupSeconds, cycle: cycleSeconds, total: total() },
+  setupSecondsPer1000Machines: (1000 * setupSeconds) / options.machines,
   machinesPerMinute: perMinute,
   stepsPerSecond,
   steps,
   cpuSeconds: cpu,
   controlPlaneCpuSeconds: cpCpu,
   controlPlaneCpuMsPerStep: msPerStep,
+  memoryMiB,
+  controlPlanePeakMiB: Math.round(cpNames.reduce((s, n) => s + (memoryMiB[n]?.peakMiB ?? 0), 0) * 10) / 10,
   targets: [
     {
       label: `${options.machines} machines full cycle`,

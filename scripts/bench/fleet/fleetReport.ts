@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { MachineInfo } from '../report.ts';
+import type { ProcessMemory } from './memory.ts';
 import type { StepStats } from './stepLatency.ts';
 
 export interface FleetResult {
@@ -13,12 +14,18 @@ export interface FleetResult {
   machines: { requested: number; enrolled: number; ready: number; deployed: number; released: number; failed: number };
   completed: boolean;
   seconds: { setup: number; cycle: number; total: number };
+  /** Setup (site, BMCs, every enroll answered) per 1,000 machines. */
+  setupSecondsPer1000Machines: number;
   machinesPerMinute: number;
   stepsPerSecond: number;
   steps: StepStats;
   cpuSeconds: Record<string, number>;
   controlPlaneCpuSeconds: number;
   controlPlaneCpuMsPerStep: number;
+  /** Resident memory per process (MiB): peak (`VmHWM`) and at the end of the cycle (`VmRSS`). */
+  memoryMiB: Record<string, ProcessMemory>;
+  /** Sum of the control-plane processes' peaks (an upper bound of their peak together). */
+  controlPlanePeakMiB: number;
   targets: { label: string; target: string; value: string; pass: boolean }[];
   /** NATS requests by kind during the run (bench's own excluded only where noted), and per succeeded step. */
   natsRequests: { kind: string; count: number; perStep: number }[];
@@ -50,6 +57,7 @@ export function printFleetReport(r: FleetResult, file: string): void {
       ['figure', 'value'],
       ['machines full cycle (released / failed)', `${r.machines.released} / ${r.machines.failed}${r.completed ? '' : ' (TIMED OUT)'}`],
       ['setup: site + BMCs + enroll commands (s)', f1(r.seconds.setup)],
+      ['setup per 1,000 machines (s)', f1(r.setupSecondsPer1000Machines)],
       ['cycle: first enroll -> last back to ready (s)', f1(r.seconds.cycle)],
       ['machines per minute (full cycle)', f1(r.machinesPerMinute)],
       [
@@ -64,8 +72,12 @@ export function printFleetReport(r: FleetResult, file: string): void {
       ],
       ['control-plane CPU (s)', f1(r.controlPlaneCpuSeconds)],
       ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2)],
+      ['control-plane memory, sum of peaks (MiB)', f1(r.controlPlanePeakMiB)],
     ]),
   );
+  console.log('\nresident memory per process (MiB, from /proc/<pid>/status):');
+  const memoryRows = Object.entries(r.memoryMiB).map(([k, v]) => [k, f1(v.peakMiB), f1(v.rssMiB)]);
+  console.log(table([['process', 'peak (VmHWM)', 'at end (VmRSS)'], ...memoryRows]));
   console.log('\nCPU seconds during the cycle, per process (control plane = every serve.ts child):');
   const cpuRows = Object.entries(r.cpuSeconds).map(([k, v]) => [
     k,

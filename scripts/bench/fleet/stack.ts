@@ -48,6 +48,32 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
   await ensureStreams(nc, loadConfig(env));
   const services = CONTROL_PLANE.map((name) => startService(name, env, options.cpNodeArgs));
   const api = `http://127.0.0.1:${httpPort}`;
+  try {
+    await waitUntilServing(nc, services, api);
+  } catch (err) {
+    // A service that failed to start must not leave its siblings running after the bench exits.
+    await Promise.all(services.map((s) => stopChild(s)));
+    await nc.close().catch(() => undefined);
+    await nats.stop();
+    throw err;
+  }
+  return {
+    nats,
+    natsPid: natsServerPid(join(dir, 'nats')),
+    nc,
+    services,
+    api,
+    env,
+    stop: async () => {
+      await Promise.all(services.map((s) => stopChild(s)));
+      await nc.close().catch(() => undefined);
+      await nats.stop();
+    },
+  };
+}
+
+/** Waits until the durable consumers exist and the command bus and HTTP API answer; throws if a service exits. */
+async function waitUntilServing(nc: NatsConnection, services: Child[], api: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   for (let i = 0; ; i++) {
     const dead = services.find((s) => s.proc.exitCode !== null);
@@ -72,21 +98,8 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
       (r) => r.ok,
       () => false,
     );
-    if (consumers.every(Boolean) && work && commands && http) break;
+    if (consumers.every(Boolean) && work && commands && http) return;
     if (i > 600) throw new Error(`control plane did not start:\n${services.map((s) => `${s.name}: ${s.output()}`).join('\n')}`);
     await sleep(100);
   }
-  return {
-    nats,
-    natsPid: natsServerPid(join(dir, 'nats')),
-    nc,
-    services,
-    api,
-    env,
-    stop: async () => {
-      await Promise.all(services.map((s) => stopChild(s)));
-      await nc.close().catch(() => undefined);
-      await nats.stop();
-    },
-  };
 }
