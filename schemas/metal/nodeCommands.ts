@@ -123,27 +123,27 @@ export const RetryNode = z
       .optional(),
   })
   .strict();
+/** What any remediation asks for, whatever it targets: the profile, its inputs, and the plan an approval covered. */
+export const RemediationRequest = z.object({
+  profile: ProfileId,
+  allowDestructive: z.boolean().default(false),
+  inputs: z
+    .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean()]))
+    .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
+    .optional(),
+  approvedPlanDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+});
+
 /**
  * `metal.remediate`: run a built-in or plugin `profile` (any role) on a ready or deployed node, then return the node
  * to the state it was in. A profile with a destructive step is refused unless `allowDestructive` (the autonomy engine
  * sets it only for categories declared destructive). `inputs` feed the profile's `fromInput(...)` params;
  * `approvedPlanDigest` as for `metal.retry`.
  */
-export const RemediateNode = z
-  .object({
-    nodeId: ResourceId,
-    profile: ProfileId,
-    allowDestructive: z.boolean().default(false),
-    inputs: z
-      .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean()]))
-      .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
-      .optional(),
-    approvedPlanDigest: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/)
-      .optional(),
-  })
-  .strict();
+export const RemediateNode = RemediationRequest.extend({ nodeId: ResourceId }).strict();
 export type RemediateNode = z.infer<typeof RemediateNode>;
 
 /** Inputs a remediation's workflow carries besides the profile's own: where the node returns, whether destruction was allowed. */

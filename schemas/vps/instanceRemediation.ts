@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
 import { WorkflowId } from '../metal/workflowCommands.ts';
-import { ProfileId } from '../metal/workflow.ts';
+import { RemediationRequest } from '../metal/nodeCommands.ts';
 
 /** The states an instance may be remediated from and is returned to afterwards: at rest, as its tenant wants it. */
 export const RemediableInstanceState = z.enum(['running', 'stopped']);
@@ -15,22 +15,7 @@ export type RemediableInstanceState = z.infer<typeof RemediableInstanceState>;
  * `INSTANCE_BUSY` while another operation runs on the instance: a remediation, or a start, stop or create the provider
  * has not reached yet.
  */
-export const RemediateInstance = z
-  .object({
-    tenantId: ResourceId,
-    instanceId: ResourceId,
-    profile: ProfileId,
-    allowDestructive: z.boolean().default(false),
-    inputs: z
-      .record(z.string().regex(/^[a-zA-Z][a-zA-Z0-9_]{0,63}$/), z.union([z.string().max(4_096), z.number(), z.boolean()]))
-      .refine((inputs) => Object.keys(inputs).length <= 32, 'at most 32 inputs')
-      .optional(),
-    approvedPlanDigest: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/)
-      .optional(),
-  })
-  .strict();
+export const RemediateInstance = RemediationRequest.extend({ tenantId: ResourceId, instanceId: ResourceId }).strict();
 export type RemediateInstance = z.infer<typeof RemediateInstance>;
 
 /** `vps.completeRemediation` (orchestrator): the instance's remediation workflow completed; it returns to its prior state. */
