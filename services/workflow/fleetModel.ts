@@ -52,8 +52,8 @@ export class FleetModel {
       // A remediation of a VPS instance: its workflow targets the instance (id as `nodeId`, pool as `siteId`).
       case 'InstanceRemediationRequested': {
         const { workflowId, instanceId, tenantId, poolId, inputs } = event.data;
-        if (this.#queue.some((q) => q.workflowId === workflowId) || this.workflows.has(workflowId)) return;
-        this.#queue.push({ workflowId, nodeId: instanceId, siteId: poolId, operation: 'remediate', inputs, instance: { instanceId, tenantId } });
+        if (this.#queued.has(workflowId) || this.workflows.has(workflowId)) return;
+        this.#enqueue({ workflowId, nodeId: instanceId, siteId: poolId, operation: 'remediate', inputs, instance: { instanceId, tenantId } });
         return;
       }
       case 'WorkflowStarted': {

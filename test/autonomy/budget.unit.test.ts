@@ -4,10 +4,13 @@ import { budgetIdOf, decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { consumeBudget } from '../../services/autonomy/budget/consume.ts';
 import { haltAutonomy, pauseOwner, setPolicy } from '../../services/autonomy/controls/commands.ts';
 import { budgetAggregate, controlsAggregate } from '../../services/autonomy/controls/controls.ts';
+import { declaredPolicies } from '../../services/autonomy/policies.ts';
 import { deciderSpec } from '../metal/spec.ts';
 
 const budget = deciderSpec(budgetAggregate);
 const controls = deciderSpec(controlsAggregate);
+/** The built-in declarations, with no plugin registered (what the command's dependencies read from the registry). */
+const builtIn = { dependencies: declaredPolicies({ plugins: new Map() }) };
 const windowStart = '2026-12-02T12:00:00.000Z';
 const take = (key: string, episode = 1) => ({ scope: 'metal', windowStart, limit: 2, decisionId: decisionIdOf('maintenance', key), episode });
 const consumed = (key: string, episode = 1): BudgetEvent => ({
@@ -35,20 +38,20 @@ describe('autonomy.consumeBudget', () => {
 describe('controls', () => {
   it('sets and clears overrides of declared categories only', () => {
     controls([])
-      .when(setPolicy, { category: 'retry', disposition: 'auto' })
+      .when(setPolicy, { category: 'retry', disposition: 'auto' }, builtIn)
       .then([{ type: 'PolicyDispositionSet', data: { category: 'retry', disposition: 'auto' } }]);
-    controls([]).when(setPolicy, { category: 'reimage', disposition: 'auto' }).thenRejects('NOT_PERMITTED');
-    controls([]).when(setPolicy, { category: 'retry', disposition: null }).then([]);
+    controls([]).when(setPolicy, { category: 'reimage', disposition: 'auto' }, builtIn).thenRejects('NOT_PERMITTED');
+    controls([]).when(setPolicy, { category: 'retry', disposition: null }, builtIn).then([]);
   });
 
   it('pauses known owners and halts, idempotently', () => {
     controls([])
-      .when(pauseOwner, { owner: 'metal', paused: true })
+      .when(pauseOwner, { owner: 'metal', paused: true }, builtIn)
       .then([{ type: 'OwnerPauseSet', data: { owner: 'metal', paused: true, reason: null } }]);
     controls([{ type: 'OwnerPauseSet', data: { owner: 'metal', paused: true, reason: null } }])
-      .when(pauseOwner, { owner: 'metal', paused: true })
+      .when(pauseOwner, { owner: 'metal', paused: true }, builtIn)
       .then([]);
-    controls([]).when(pauseOwner, { owner: 'nobody', paused: true }).thenRejects('NOT_PERMITTED');
+    controls([]).when(pauseOwner, { owner: 'nobody', paused: true }, builtIn).thenRejects('NOT_PERMITTED');
     const halted = controls([])
       .when(haltAutonomy, { halted: true, reason: 'incident' })
       .then([{ type: 'AutonomyHaltSet', data: { halted: true, reason: 'incident' } }]);
