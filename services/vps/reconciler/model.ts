@@ -83,35 +83,18 @@ export class VpsModel {
         }
         return key;
       }
-      case 'QuotaReleased': {
-        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (instance) instance.released = true;
-        return instance?.key;
-      }
-      case 'InstanceDesiredStateSet': {
-        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (instance) Object.assign(instance, { desired: event.data.desired, held: false });
-        return instance?.key;
-      }
+      case 'QuotaReleased':
+        return this.#update(event.data, { released: true });
+      case 'InstanceDesiredStateSet':
+        return this.#update(event.data, { desired: event.data.desired, held: false });
       case 'InstanceRemediationRequested':
-      case 'InstanceRemediationFailed': {
-        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (instance) instance.held = true;
-        return instance?.key;
-      }
-      case 'InstanceRemediationCompleted': {
-        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (instance) Object.assign(instance, { desired: event.data.returnTo, held: false });
-        return instance?.key;
-      }
+      case 'InstanceRemediationFailed':
+        return this.#update(event.data, { held: true });
+      case 'InstanceRemediationCompleted':
+        return this.#update(event.data, { desired: event.data.returnTo, held: false });
       case 'InstanceObserved': {
-        const instance = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId));
-        if (!instance) return undefined;
-        instance.observed = event.data.observed;
-        instance.providerInstanceId = event.data.providerInstanceId;
-        instance.addresses = event.data.addresses;
-        instance.message = event.data.message;
-        return instance.key;
+        const { observed, providerInstanceId, addresses, message } = event.data;
+        return this.#update(event.data, { observed, providerInstanceId, addresses, message });
       }
       case 'PoolCreated':
         this.pools.set(event.data.poolId, { accountId: event.data.accountId, class: event.data.class });
@@ -130,6 +113,13 @@ export class VpsModel {
       default:
         return undefined;
     }
+  }
+
+  /** Patches a known instance (an event for one never requested is ignored); returns its key. */
+  #update(ids: { tenantId: string; instanceId: string }, patch: Partial<ReconciledInstance>): string | undefined {
+    const instance = this.instances.get(instanceKey(ids.tenantId, ids.instanceId));
+    if (instance) Object.assign(instance, patch);
+    return instance?.key;
   }
 
   /** The account an instance's pool draws on; undefined for metal pools (not this reconciler's) or unknown pools. */
