@@ -27,29 +27,33 @@ const options = parseFleetOptions(process.argv.slice(2));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
 const total = stopwatch();
 const dir = mkdtempSync(join(tmpdir(), 'bc-fleet-'));
-const siteId = 'fleet';
 const image = await startImageServer(options.imageBytes);
 const stack = await startFleetStack(dir, options);
 console.log(`control plane up (${CONTROL_PLANE.join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
 
 const traffic = new NatsTraffic(stack.nc);
-const driver = new FleetDriver(stack.nc, siteId, options.machines, image);
+// Every site's node ids start with `fleet-` (`fleet-m001`, or `fleet-s2-m001` with several sites).
+const driver = new FleetDriver(stack.nc, 'fleet', options.machines, image);
 driver.start();
 const pids: Record<string, number> = Object.fromEntries(stack.services.map((s) => [s.name, s.pid]));
 if (stack.natsPid) pids['nats-server'] = stack.natsPid;
-const site = startSiteProcess(stack.env, {
-  natsUrl: stack.nats.url,
-  siteId,
-  machines: options.machines,
-  dataDir: join(dir, 'site'),
-  diskBytes: options.diskBytes,
-});
-pids['simulated site'] = site.pid;
+const siteIds = options.sites === 1 ? ['fleet'] : Array.from({ length: options.sites }, (_, i) => `fleet-s${i + 1}`);
+const sites = siteIds.map((siteId, i) =>
+  startSiteProcess(stack.env, {
+    natsUrl: stack.nats.url,
+    siteId,
+    machines: Math.floor(options.machines / options.sites) + (i < options.machines % options.sites ? 1 : 0),
+    dataDir: join(dir, siteId),
+    diskBytes: options.diskBytes,
+  }),
+);
+const siteNames = sites.map((_, i) => (sites.length === 1 ? 'simulated site' : `simulated site ${i + 1}`));
+sites.forEach((site, i) => (pids[siteNames[i]!] = site.pid));
 const cpu0 = snapshot(pids);
 const memory = new MemoryMeter({ ...pids, 'bench driver': process.pid });
 const setup = stopwatch();
 let setupSeconds = NaN;
-site.waitFor('SITE-READY', options.timeoutSeconds * 1000).then(
+Promise.all(sites.map((site) => site.waitFor('SITE-READY', options.timeoutSeconds * 1000))).then(
   () => (setupSeconds = setup()),
   (err: unknown) => driver.errors.push(`site: ${String(err).slice(0, 2000)}`),
 );
@@ -61,8 +65,8 @@ const progress = setInterval(() => {
 const completed = await driver.finished(options.timeoutSeconds * 1000, options.stallSeconds * 1000);
 clearInterval(progress);
 if (!completed) {
-  for (const line of await diagnoseStall(stack.nc, driver.machines, siteId)) driver.errors.push(`stall: ${line}`);
-  for (const child of [...stack.services, site]) if (child.output().trim()) driver.errors.push(`output of ${child.name}: ${child.output().slice(-1500)}`);
+  for (const line of await diagnoseStall(stack.nc, driver.machines, siteIds)) driver.errors.push(`stall: ${line}`);
+  for (const child of [...stack.services, ...sites]) if (child.output().trim()) driver.errors.push(`output of ${child.name}: ${child.output().slice(-1500)}`);
 }
 const cpu = delta(cpu0, snapshot(pids));
 const memoryMiB = memory.stop();
@@ -88,7 +92,7 @@ const natsVersion = (() => {
   }
 })();
 
-await stopChild(site);
+await Promise.all(sites.map((site) => stopChild(site)));
 await stack.stop();
 await image[Symbol.asyncDispose]();
 rmSync(dir, { recursive: true, force: true });
@@ -98,6 +102,7 @@ const result: FleetResult = {
   quick: options.quick,
   machine: machineInfo(natsVersion, loadAtStart),
   settings: {
+    sites: options.sites,
     BC_MAX_DEPLOYS_PER_SITE: options.cap,
     BC_MAX_WIPES_PER_SITE: options.cap,
     BC_EXECUTOR_CONCURRENCY: options.executorConcurrency,
@@ -106,7 +111,7 @@ const result: FleetResult = {
     diskMiB: options.diskBytes / 2 ** 20,
     imageKiB: options.imageBytes / 1024,
   },
-  topology: `${CONTROL_PLANE.length} separate serve.ts processes (${CONTROL_PLANE.join(', ')}); simulated site (agent, BMCs, ramdisks) in one more process`,
+  topology: `${CONTROL_PLANE.length} separate serve.ts processes (${CONTROL_PLANE.join(', ')}); ${sites.length === 1 ? 'simulated site (agent, BMCs, ramdisks) in one more process' : `${sites.length} simulated sites (agent, BMCs, ramdisks), a process each`}`,
   machines: {
     requested: options.machines,
     enrolled: driver.count('enrolled'),

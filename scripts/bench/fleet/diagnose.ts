@@ -3,14 +3,14 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { MachineTimes } from './driver.ts';
 
 /** When the fleet stalls: where the work sits (consumer states) and the last events of a few unfinished machines. */
-export async function diagnoseStall(nc: NatsConnection, machines: Map<string, MachineTimes>, siteId: string): Promise<string[]> {
+export async function diagnoseStall(nc: NatsConnection, machines: Map<string, MachineTimes>, siteIds: readonly string[]): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
   const lines: string[] = [];
   const consumers: [string, string][] = [
     ['BC_EVENTS', 'workflow_orchestrator'],
     ['BC_EVENTS', 'projectors'],
     ['BC_WORK', 'workflow_executor'],
-    ['BC_AGENT_COMMANDS', `site_${siteId}`],
+    ...siteIds.map((siteId): [string, string] => ['BC_AGENT_COMMANDS', `site_${siteId}`]),
   ];
   for (const [stream, name] of consumers) {
     const c = await jsm.consumers.info(stream, name).catch(() => undefined);

@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 export interface FleetOptions {
   quick: boolean;
   machines: number;
+  /** Simulated sites, one process each, the machines split between them (a site agent and its BMCs run on one core). */
+  sites: number;
   /** Per-site caps for deploys and release wipes (BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
   cap: number;
   executorConcurrency: number;
@@ -25,13 +27,14 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:fleet -- [--quick] [--machines N] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
+/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
 export function parseFleetOptions(argv: string[]): FleetOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
       machines: { type: 'string' },
+      sites: { type: 'string' },
       cap: { type: 'string' },
       concurrency: { type: 'string' },
       'recheck-ms': { type: 'string' },
@@ -45,6 +48,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
   return {
     quick,
     machines: positive('machines', values.machines, quick ? 100 : 1_000),
+    sites: positive('sites', values.sites, 1),
     cap: positive('cap', values.cap, 100),
     executorConcurrency: positive('concurrency', values.concurrency, 256),
     resultRecheckMs: positive('recheck-ms', values['recheck-ms'], 10_000),

@@ -4,6 +4,7 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
 import { wipeAttestationOf, workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
@@ -27,9 +28,12 @@ export const completeOperation = defineCommand({
     const node = await load(nodeAggregate, command.nodeId);
     const poolId = node.exists ? node.poolId : undefined;
     const pool = poolId === undefined ? undefined : await load(poolRef, poolId);
+    // Only the end of an erasing operation looks at its workflow (for the wipe's attestation). The node read here may be
+    // behind; the decision then refuses, and the bus decides again on fresh reads.
+    const erasing = node.exists && node.current?.workflowId === command.workflowId && erasingOperations.has(node.current.operation);
     return {
       // Read from the log: the executor records the workflow's steps in its own process, this one may be behind.
-      workflow: await load(workflowRef, command.workflowId, { fresh: true }),
+      workflow: erasing ? await load(workflowRef, command.workflowId, { fresh: true }) : undefined,
       unverifiedReleaseAllowed: pool?.exists === true && pool.policy.allowUnverifiedRelease,
     };
   },
@@ -41,6 +45,7 @@ export const completeOperation = defineCommand({
     const { operation } = current;
     const completed: MetalEvent = { type: 'NodeOperationCompleted', data: { nodeId, operation, workflowId: command.workflowId, ...returnOf(current) } };
     if (!erasingOperations.has(operation)) return [completed];
+    if (!dependencies.workflow) throw new DomainError('PRECONDITION_FAILED', `the workflow of ${operation} ${command.workflowId} was not read`);
     const wipe = wipeAttestationOf(dependencies.workflow);
     if (wipe.attested) return [completed];
     // An agentless pool that opted in takes its node back (or retires it) unwiped, and the log says so.

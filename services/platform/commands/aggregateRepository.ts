@@ -22,6 +22,15 @@ export interface AggregateSnapshot<S> {
 /** Command ids remembered per aggregate, beyond JetStream's time-bounded duplicate window. */
 const REMEMBERED_COMMANDS = 128;
 
+/** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
+export const LATEST_SEEN_MAX_AGE_MS = 1_000;
+
+interface Cached {
+  readonly snapshot: AggregateSnapshot<unknown>;
+  /** When the log last agreed with it (a read) or this process wrote it (an append). */
+  readonly checkedAtMs: number;
+}
+
 /**
  * Aggregate state cached in memory keyed by the last applied sequence. A load costs one direct get of the
  * subject's last message; only messages newer than the cached sequence are read and folded (the last one comes with
@@ -29,11 +38,12 @@ const REMEMBERED_COMMANDS = 128;
  * did not write are skipped (the projectors and process managers dead-letter them).
  */
 export class AggregateRepository {
-  readonly #cache = new Map<string, AggregateSnapshot<unknown>>();
+  readonly #cache = new Map<string, Cached>();
 
   constructor(
     private readonly store: EventStore,
     private readonly maxEntries = 100_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   subjectOf(aggregate: AggregateDefinition<any, any>, id: string): string {
@@ -45,27 +55,30 @@ export class AggregateRepository {
     const subject = this.subjectOf(aggregate, id);
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
-    const held = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    const held = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
     const last = await this.store.lastEntry(subject, held?.seq);
-    if (!last) return { state: aggregate.initialState, seq: 0, commands: new Map() };
+    if (!last) {
+      // An aggregate with no message is remembered too, so `latestSeen` need not ask again for one that does not exist.
+      if (held?.seq === 0) return this.confirmed(subject, held);
+      const empty = { state: aggregate.initialState, seq: 0, commands: new Map() };
+      return held ? empty : this.remember(subject, empty);
+    }
     // The log's last message is the one the held snapshot ends with: it is the state as of this read.
-    if (last.held) return held!;
-    let snapshot = this.#cache.get(subject) as AggregateSnapshot<S> | undefined;
+    if (last.held) return this.confirmed(subject, held!);
+    let snapshot = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
     const lastSeq = last.seq;
-    if (snapshot && snapshot.seq === lastSeq) return snapshot;
+    if (snapshot && snapshot.seq === lastSeq) return this.confirmed(subject, snapshot);
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
     if (last.previousSeq !== snapshot.seq) {
       for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1)) snapshot = this.foldEntry(aggregate, snapshot, entry);
     }
-    snapshot = this.foldEntry(aggregate, snapshot, last.entry);
-    this.remember(subject, snapshot);
-    return snapshot;
+    return this.remember(subject, this.foldEntry(aggregate, snapshot, last.entry));
   }
 
   /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */
   cachedOrInitial<S>(aggregate: AggregateDefinition<S, any>, id: string): AggregateSnapshot<S> {
-    const cached = this.#cache.get(this.subjectOf(aggregate, id)) as AggregateSnapshot<S> | undefined;
+    const cached = this.#cache.get(this.subjectOf(aggregate, id))?.snapshot as AggregateSnapshot<S> | undefined;
     return cached ?? { state: aggregate.initialState, seq: 0, commands: new Map() };
   }
 
@@ -78,14 +91,15 @@ export class AggregateRepository {
   }
 
   /**
-   * The state this process last saw, without asking the log; falls back to `load` for an aggregate it has never
-   * seen. For preconditions on facts that do not go back (a site that exists keeps existing), this saves a round
-   * trip per command.
+   * The state this process last saw, without asking the log when the log agreed with it (or this process wrote it)
+   * within `LATEST_SEEN_MAX_AGE_MS`; else `load`. For preconditions on facts that do not go back (a site that exists
+   * keeps existing) this saves a round trip per command, and bounds how late another process's change is seen (the
+   * approvers an operator just set, a plugin just registered).
    */
   async latestSeen<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
-    const cached = this.#cache.get(this.subjectOf(aggregate, id)) as AggregateSnapshot<S> | undefined;
-    return cached ?? this.load(aggregate, id);
+    const cached = this.#cache.get(this.subjectOf(aggregate, id));
+    return cached && this.now() - cached.checkedAtMs <= LATEST_SEEN_MAX_AGE_MS ? (cached.snapshot as AggregateSnapshot<S>) : this.load(aggregate, id);
   }
 
   /** Records a message this process just appended, so the next load needs no read beyond the sequence check. */
@@ -105,9 +119,17 @@ export class AggregateRepository {
     return { state, seq, commands };
   }
 
-  private remember(subject: string, snapshot: AggregateSnapshot<unknown>): void {
+  /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */
+  private confirmed<S>(subject: string, snapshot: AggregateSnapshot<S>): AggregateSnapshot<S> {
+    const cached = this.#cache.get(subject);
+    if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot, checkedAtMs: this.now() });
+    return snapshot;
+  }
+
+  private remember<S>(subject: string, snapshot: AggregateSnapshot<S>): AggregateSnapshot<S> {
     this.#cache.delete(subject);
-    this.#cache.set(subject, snapshot);
+    this.#cache.set(subject, { snapshot, checkedAtMs: this.now() });
     if (this.#cache.size > this.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
+    return snapshot;
   }
 }
