@@ -56,24 +56,26 @@ export class AggregateRepository {
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
     const held = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
+    // The log agreed with what this read returns at least as late as its start.
+    const readAt = this.now();
     const last = await this.store.lastEntry(subject, held?.seq);
     if (!last) {
       // An aggregate with no message is remembered too, so `latestSeen` need not ask again for one that does not exist.
-      if (held?.seq === 0) return this.confirmed(subject, held);
+      if (held?.seq === 0) return this.confirmed(subject, held, readAt);
       const empty = { state: aggregate.initialState, seq: 0, commands: new Map() };
-      return held ? empty : this.remember(subject, empty);
+      return held ? empty : this.remember(subject, empty, readAt);
     }
     // The log's last message is the one the held snapshot ends with: it is the state as of this read.
-    if (last.held) return this.confirmed(subject, held!);
+    if (last.held) return this.confirmed(subject, held!, readAt);
     let snapshot = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
     const lastSeq = last.seq;
-    if (snapshot && snapshot.seq === lastSeq) return this.confirmed(subject, snapshot);
+    if (snapshot && snapshot.seq === lastSeq) return this.confirmed(subject, snapshot, readAt);
     // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
     if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
     if (last.previousSeq !== snapshot.seq) {
       for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1)) snapshot = this.foldEntry(aggregate, snapshot, entry);
     }
-    return this.remember(subject, this.foldEntry(aggregate, snapshot, last.entry));
+    return this.remember(subject, this.foldEntry(aggregate, snapshot, last.entry), readAt);
   }
 
   /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */
@@ -120,15 +122,15 @@ export class AggregateRepository {
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */
-  private confirmed<S>(subject: string, snapshot: AggregateSnapshot<S>): AggregateSnapshot<S> {
+  private confirmed<S>(subject: string, snapshot: AggregateSnapshot<S>, checkedAtMs: number): AggregateSnapshot<S> {
     const cached = this.#cache.get(subject);
-    if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot, checkedAtMs: this.now() });
+    if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot, checkedAtMs });
     return snapshot;
   }
 
-  private remember<S>(subject: string, snapshot: AggregateSnapshot<S>): AggregateSnapshot<S> {
+  private remember<S>(subject: string, snapshot: AggregateSnapshot<S>, checkedAtMs = this.now()): AggregateSnapshot<S> {
     this.#cache.delete(subject);
-    this.#cache.set(subject, { snapshot, checkedAtMs: this.now() });
+    this.#cache.set(subject, { snapshot, checkedAtMs });
     if (this.#cache.size > this.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
     return snapshot;
   }

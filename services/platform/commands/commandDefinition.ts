@@ -61,7 +61,8 @@ export interface CommandContext {
 
 /**
  * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
- * seen (read from the log when it has seen none). Use it for facts that do not go back; it is not a lock. `fresh`
+ * seen, if the log agreed with it within the last second (else it is read from the log). Use it for facts that do not
+ * go back; it is not a lock. `fresh`
  * reads the log: for an aggregate another process writes (a workflow: the executor records its steps itself), whose
  * newest facts this process may not have seen. Another module's aggregate is named by its contract reference
  * (`schemas/<module>/…State.ts`), never by its definition.
