@@ -18,9 +18,9 @@ import { startFleetStack } from './fleet/stack.ts';
 import { readStepStats } from './fleet/stepLatency.ts';
 
 /**
- * `npm run bench:fleet -- [--quick] [--machines N]`: N simulated machines on one site, enroll → inspect → ready →
- * deploy → deployed → release → ready, against a real nats-server and every control-plane service in its own
- * process. Prints machines per minute, steps per second, control-plane CPU per step, step scheduling latency and the
+ * `npm run bench:fleet -- [--quick] [--machines N] [--sites N]`: N simulated machines (on one site, or split over
+ * `--sites` sites, a process each), enroll → inspect → ready → deploy → deployed → release → ready, against a real
+ * nats-server and every control-plane service in its own process. Prints machines per minute, steps per second, control-plane CPU per step, step scheduling latency and the
  * memory of each process (peak and at the end).
  */
 const options = parseFleetOptions(process.argv.slice(2));
