@@ -31,7 +31,8 @@ export const approveDecision = defineCommand({
   schema: ApproveDecision,
   aggregate: decisionAggregate,
   aggregateId: (command) => command.decisionId,
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID) }),
+  // From the log: an approver the operator just removed must not count.
+  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
   decide(command, state, { now, actor, dependencies }): DecisionEvent[] {
     const decision = pendingRequest(state, command.decisionId, now);
     const { quorum } = dependencies;

@@ -13,7 +13,8 @@ export const approveBatch = defineCommand({
   schema: ApproveBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID) }),
+  // From the log: an approver the operator just removed must not count.
+  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     const batch = signedBatch(state, command, 'approve', dependencies.quorum, Date.parse(now));
     if (batch.grantedBy.includes(command.approverId)) return [];

@@ -16,7 +16,8 @@ export const rejectBatch = defineCommand({
   schema: RejectBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID) }),
+  // From the log: an approver the operator just removed must not count.
+  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     const batch = signedBatch(state, command, 'reject', dependencies.quorum, Date.parse(now));
     const stepIndex = batch.stepIndexes[0]!;

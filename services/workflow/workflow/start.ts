@@ -40,7 +40,9 @@ export const startWorkflow = defineCommand({
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
   dependencies: async (_command, load) => ({
-    quorum: await load(approversRef, APPROVERS_ID),
+    // From the log: a workflow started on a quorum this process saw before the operator set or raised it would run its
+    // destructive steps without the approvals now required.
+    quorum: await load(approversRef, APPROVERS_ID, { fresh: true }),
     registry: await load(pluginRegistryAggregate, PLUGIN_REGISTRY_ID),
   }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
