@@ -167,7 +167,9 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const nodeJoined = async (vm: EmulatedMachine) => {
         await waitForLog(`${vm.id}'s bcd node joins`, vm.system.vm.paths.serial, /bc-host: seed wiped after joining/, 300_000);
         await expect.poll(async () => (await client.node(vm.id)).connected, { timeout: 60_000, interval: 1_000 }).toBe(true);
-        await expect.poll(() => nodeAgentPulling(nc!, siteId, vm.id), { timeout: 60_000, interval: 1_000 }).toBe(true);
+        // The agent pulls once its consumer loop is up, after it registered: inside a VM on a machine running the whole
+        // suite, that took over a minute once.
+        await expect.poll(() => nodeAgentPulling(nc!, siteId, vm.id), { timeout: 180_000, interval: 1_000 }).toBe(true);
         expect((await client.node(vm.id)).state).toBe('deployed');
       };
 
