@@ -47,8 +47,7 @@ const sites = siteIds.map((siteId, i) =>
     diskBytes: options.diskBytes,
   }),
 );
-const siteNames = sites.map((_, i) => (sites.length === 1 ? 'simulated site' : `simulated site ${i + 1}`));
-sites.forEach((site, i) => (pids[siteNames[i]!] = site.pid));
+sites.forEach((site, i) => (pids[sites.length === 1 ? 'simulated site' : `simulated site ${i + 1}`] = site.pid));
 const cpu0 = snapshot(pids);
 const memory = new MemoryMeter({ ...pids, 'bench driver': process.pid });
 const setup = stopwatch();

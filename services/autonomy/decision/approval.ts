@@ -2,8 +2,8 @@ import { ApproveDecision, RejectDecision } from '../../../schemas/autonomy/decis
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
-import { APPROVERS_ID, approvalMessage } from '../../../schemas/trust/approvals.ts';
-import { approversRef } from '../../../schemas/trust/approversState.ts';
+import { approvalMessage } from '../../../schemas/trust/approvals.ts';
+import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { decisionAggregate, plusMs, type DecisionState, type ExistingDecision } from './decision.ts';
@@ -31,8 +31,7 @@ export const approveDecision = defineCommand({
   schema: ApproveDecision,
   aggregate: decisionAggregate,
   aggregateId: (command) => command.decisionId,
-  // From the log: an approver the operator just removed must not count.
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
+  dependencies: async (_command, load) => ({ quorum: await currentQuorum(load) }),
   decide(command, state, { now, actor, dependencies }): DecisionEvent[] {
     const decision = pendingRequest(state, command.decisionId, now);
     const { quorum } = dependencies;

@@ -1,8 +1,7 @@
 import { ApproveBatch } from '../../../schemas/metal/workflowCommands.ts';
-import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { approversRef } from '../../../schemas/trust/approversState.ts';
+import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { workflowAggregate } from './workflow.ts';
 import { signedBatch } from './signedBatch.ts';
 
@@ -13,8 +12,7 @@ export const approveBatch = defineCommand({
   schema: ApproveBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  // From the log: an approver the operator just removed must not count.
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
+  dependencies: async (_command, load) => ({ quorum: await currentQuorum(load) }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     const batch = signedBatch(state, command, 'approve', dependencies.quorum, Date.parse(now));
     if (batch.grantedBy.includes(command.approverId)) return [];

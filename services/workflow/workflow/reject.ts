@@ -1,8 +1,7 @@
 import { RejectBatch } from '../../../schemas/metal/workflowCommands.ts';
-import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { approversRef } from '../../../schemas/trust/approversState.ts';
+import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { workflowAggregate, type WorkflowState } from './workflow.ts';
 import { signedBatch } from './signedBatch.ts';
 
@@ -16,8 +15,7 @@ export const rejectBatch = defineCommand({
   schema: RejectBatch,
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
-  // From the log: an approver the operator just removed must not count.
-  dependencies: async (_command, load) => ({ quorum: await load(approversRef, APPROVERS_ID, { fresh: true }) }),
+  dependencies: async (_command, load) => ({ quorum: await currentQuorum(load) }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
     const batch = signedBatch(state, command, 'reject', dependencies.quorum, Date.parse(now));
     const stepIndex = batch.stepIndexes[0]!;

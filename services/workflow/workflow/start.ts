@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { APPROVERS_ID } from '../../../schemas/trust/approvals.ts';
-import { approversRef } from '../../../schemas/trust/approversState.ts';
+import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { StartWorkflow } from '../../../schemas/metal/workflowCommands.ts';
 import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT, planDigestOf, RemediationPlan, workflowPlan } from '../../../schemas/autonomy/plan.ts';
 import { RemediationInputs } from '../../../schemas/metal/nodeCommands.ts';
@@ -40,9 +39,7 @@ export const startWorkflow = defineCommand({
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
   dependencies: async (_command, load) => ({
-    // From the log: a workflow started on a quorum this process saw before the operator set or raised it would run its
-    // destructive steps without the approvals now required.
-    quorum: await load(approversRef, APPROVERS_ID, { fresh: true }),
+    quorum: await currentQuorum(load),
     registry: await load(pluginRegistryAggregate, PLUGIN_REGISTRY_ID),
   }),
   decide(command, state, { now, dependencies }): WorkflowEvent[] {
