@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import { watchConnectionState } from '../platform/nats/connectionState.ts';
 import type { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
@@ -16,6 +17,17 @@ function cached<T>(fetch: () => Promise<T>, initial: T, ttlMs: number) {
     }
     return value;
   };
+}
+
+/**
+ * How long `/readyz` waits for any one NATS read. A read issued just before the server went away is held by the
+ * client until it reconnects; without a bound the probe would hang through the outage and then report it healthy.
+ */
+const READINESS_READ_BOUND_MS = 2_000;
+
+/** `read`'s value, or `fallback` when it fails or takes longer than the readiness bound. */
+function bounded<T>(read: Promise<T>, fallback: T): Promise<T> {
+  return Promise.race([read.catch(() => fallback), sleep(READINESS_READ_BOUND_MS, fallback, { ref: false })]);
 }
 
 /**
@@ -50,13 +62,21 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: De
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const natsConnected = connection.connected();
-    const { last, positions } = natsConnected ? await projectorPositions().catch(() => ({ last: -1, positions: [] })) : { last: -1, positions: [] };
+    const upSince = connection.upSinceMs();
+    const connectedAtStart = connection.connected();
+    const unread = { last: -1, positions: [] as Awaited<ReturnType<typeof projectorPositions>>['positions'] };
+    const [{ last, positions }, dead, leaders] = connectedAtStart
+      ? await Promise.all([
+          bounded(projectorPositions(), unread),
+          bounded(deadLetterCounts(), undefined),
+          // Who leads what: informative only (a standby stack with no leader yet is still ready to serve reads).
+          bounded(leaderList(), null),
+        ])
+      : [unread, undefined, null];
+    // Up for the whole probe: a connection that dropped while the reads were in flight answered nothing it can vouch for.
+    const natsConnected = connectedAtStart && connection.connected() && connection.upSinceMs() === upSince;
     const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
-    const dead = natsConnected ? await deadLetterCounts().catch(() => undefined) : undefined;
-    // Who leads what: informative only (a standby stack with no leader yet is still ready to serve reads).
-    const leaders = natsConnected ? await leaderList().catch(() => null) : null;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       nats: natsConnected,
