@@ -80,19 +80,7 @@ export function connectProvider<C>(
     const paths = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
     throw new ProviderError('configuration', `${provider.id}: invalid account config at ${paths}`, { cause: parsed.error });
   }
-  return provider.create({ config: parsed.data, token: account.token, fetch: requestScoped(account.fetch, account.signal), signal: account.signal });
-}
-
-/**
- * `fetch` with a signal of its own per request wherever the provider passes the account's signal. `fetch` adds an
- * abort listener to the signal it is given and drops it only when the request is collected, and it counts the
- * signal's listeners on every call: with one signal shared by every call of a busy account, each request walked
- * hundreds of listeners (measured: an eighth of the reconciler's CPU at 8,000 creates). A signal that follows the
- * account's (`AbortSignal.any`) is aborted with it and carries only its own request's listener.
- */
-function requestScoped(fetchImpl: typeof fetch, accountSignal: AbortSignal | undefined): typeof fetch {
-  if (!accountSignal) return fetchImpl;
-  return (input, init) => fetchImpl(input, init?.signal === accountSignal ? { ...init, signal: AbortSignal.any([accountSignal]) } : init);
+  return provider.create({ config: parsed.data, token: account.token, fetch: account.fetch, signal: account.signal });
 }
 
 /**

@@ -4,6 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../services/platform/config.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
+import { cpuMeter, natsServerPid } from './cpuMeter.ts';
 import { machineInfo } from './report.ts';
 import { benchQuota, createInstances, createTenants, RunningWatch } from './vps/driver.ts';
 import { parseVpsBenchOptions } from './vps/options.ts';
@@ -31,7 +32,11 @@ console.log(
 );
 
 const watch = new RunningWatch(stack.nc);
+// CPU per process over the command phase: what the accepted rate costs, and who else took the cores meanwhile.
+const processes = { nats: natsServerPid(join(dir, 'nats')), ...Object.fromEntries(stack.services.map((s, i) => [`${s.name}#${i}`, s.pid])) };
+const commandPhaseCpu = cpuMeter(processes);
 const load = await createInstances(stack.nc, options.commands, options.tenants, options.concurrency);
+const commandCpuSeconds = commandPhaseCpu();
 console.log(`  commands done in ${load.seconds.toFixed(1)} s; waiting for ${load.accepted} instances to run`);
 const progress = setInterval(() => console.log(`  running ${watch.runningAt.size}/${load.accepted}`), 5_000);
 const allRunning = await watch.until(load.accepted, options.stallSeconds * 1000);
@@ -44,6 +49,8 @@ const store = await openEventStore(stack.nc, loadConfig({}, { dataDir: stack.dat
 const quotas = await checkQuotas(store, stack.dataDir, options.tenants);
 const records = stack.cloud.records();
 const duplicates = duplicateServers(records);
+const providerRequests = Object.fromEntries([...stack.cloud.requestCounts].sort(([a], [b]) => a.localeCompare(b)));
+const providerRequestsPerInstance = [...stack.cloud.requestCounts.values()].reduce((a, b) => a + b, 0) / Math.max(1, load.accepted);
 const errors = [...load.otherErrors];
 if (!allRunning) for (const s of stack.services) if (s.output().trim()) errors.push(`output of ${s.name}: ${s.output().slice(-1500)}`);
 await stack.stop();
@@ -92,6 +99,9 @@ const result = {
   running: watch.runningAt.size,
   reconcileSeconds,
   runningPerSecond: watch.runningAt.size / reconcileSeconds,
+  providerRequests,
+  providerRequestsPerInstance,
+  commandCpuSeconds,
   checks,
   errors,
   ...(baseline ? { baseline } : {}),
@@ -103,6 +113,12 @@ VPS bench${options.quick ? ' (quick)' : ''}: ${int(options.commands)} vps.create
   quota conflicts retried      ${int(load.conflictsRetried)}   (CONCURRENCY_CONFLICT across ${options.commandProcesses} commands processes)
   QUOTA_EXCEEDED refusals      ${int(load.quotaExceeded)}
   reconciler to running        ${int(watch.runningAt.size)} in ${reconcileSeconds.toFixed(1)} s from the first accept = ${result.runningPerSecond.toFixed(0)} instances/s
+  CPU s in the command phase   ${Object.entries(commandCpuSeconds)
+    .map(([name, s]) => `${name} ${s.toFixed(1)}`)
+    .join(', ')}
+  provider requests/instance   ${providerRequestsPerInstance.toFixed(2)}   (${Object.entries(providerRequests)
+    .map(([route, n]) => `${route} ${int(n)}`)
+    .join(', ')})
 ${checks.map((c) => `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`).join('\n')}${errors.length ? `\nerrors:\n  ${errors.join('\n  ')}` : ''}`);
 mkdirSync(dirname(options.out), { recursive: true });
 writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);

@@ -4,6 +4,7 @@ import { runEffects, type EffectPorts } from '../../services/platform/processMan
 import { planPass, probe, type ProviderAccess } from '../../services/vps/reconciler/converge.ts';
 import type { ConvergeTask } from '../../services/vps/reconciler/effects.ts';
 import { isAtRest, VpsModel, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
+import { idFor } from '../../schemas/ids.ts';
 import { evolveVps } from '../../services/vps/reconciler/reconciliation.ts';
 
 const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInstance => ({
@@ -45,7 +46,7 @@ function fakeClient(calls: string[], answers: Partial<ProviderClient> = {}): Pro
  * One pass run the way the process-manager host runs it (`runEffects`): the plan, the provider probe, each command
  * "sent" to a log and folded into the model with the reconciler's own `evolveVps`.
  */
-function effectsFor(client: ProviderClient | (() => never), options: { refuse?: boolean } = {}) {
+function effectsFor(client: ProviderClient | (() => never), options: { refuse?: boolean; sentBefore?: string[] } = {}) {
   const log: string[] = [];
   const model = new VpsModel();
   const access: ProviderAccess = {
@@ -53,11 +54,16 @@ function effectsFor(client: ProviderClient | (() => never), options: { refuse?: 
     client: async () => (typeof client === 'function' ? client() : client),
     offerOf: () => 'a1.small',
   };
+  // Command ids the log holds: a repeated one is answered as the duplicate it is, appending nothing.
+  const sent = new Set<string>(options.sentBefore);
   const ports: EffectPorts<ConvergeTask> = {
-    async send({ name, payload }) {
+    async send({ name, payload, commandId }) {
       const { observed, message } = payload as { observed?: string; message?: string };
       log.push(name === 'vps.recordInstanceObserved' ? `record ${observed}${message ? ` (${message})` : ''}` : name.slice('vps.'.length));
-      return options.refuse && observed === 'provisioning' ? { code: 'ALREADY_EXISTS', message: 'owned by tenant-b' } : undefined;
+      if (options.refuse && observed === 'provisioning') return { refusal: { code: 'ALREADY_EXISTS', message: 'owned by tenant-b' } };
+      const appended = !sent.has(commandId);
+      sent.add(commandId);
+      return { appended };
     },
     publish: async () => undefined,
     perform: async (task) => {
@@ -78,13 +84,44 @@ function converge(instance: ReconciledInstance, { model, ports }: ReturnType<typ
 }
 
 describe('vps reconciler converge', () => {
-  it('records provisioning before it creates, and looks the client token up first', async () => {
+  it('records provisioning before it creates, and creates at once on the pass whose record appended it', async () => {
     const calls: string[] = [];
     const { effects, log } = effectsFor(fakeClient(calls));
     const instance = instanceOf();
     await converge(instance, effects);
-    expect(calls).toEqual(['findByClientToken', 'createInstance']);
+    expect(calls).toEqual(['createInstance']);
     expect(log).toEqual(['record provisioning']);
+    // The next pass no longer knows what the provider holds: it looks the client token up first.
+    await converge(instance, effects);
+    expect(calls).toEqual(['createInstance', 'findByClientToken', 'createInstance']);
+  });
+
+  it('looks the client token up before creating when the provisioning record was there before (a restarted reconciler)', async () => {
+    const calls: string[] = [];
+    const server: ProviderInstance = { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'running', addresses: ['203.0.113.1'] };
+    // The model lags the log: the request is replayed before the record an earlier process appended.
+    const { effects, log } = effectsFor(fakeClient(calls, { findByClientToken: async () => server }), {
+      sentBefore: [idFor('observe-provisioning', 'tenant-a/web-1')],
+    });
+    await converge(instanceOf(), effects);
+    expect(calls).toEqual(['findByClientToken']);
+    expect(log).toEqual(['record provisioning', 'record running']);
+  });
+
+  it('looks up again after a probe that failed: its create may have reached the provider', async () => {
+    const calls: string[] = [];
+    let failures = 1;
+    const client = fakeClient(calls, {
+      createInstance: async () => {
+        if (failures-- > 0) throw new ProviderError('transient', 'HTTP 503');
+        return { providerInstanceId: 'srv-1', clientToken: clientTokenOf('web-1'), state: 'provisioning', addresses: [] };
+      },
+    });
+    const { effects } = effectsFor(client);
+    const instance = instanceOf();
+    await expect(converge(instance, effects)).rejects.toThrow('HTTP 503');
+    await converge(instance, effects);
+    expect(calls).toEqual(['createInstance', 'findByClientToken', 'createInstance']);
   });
 
   it('records the provider id with the state after provisioning, finding the server again by its client token', async () => {

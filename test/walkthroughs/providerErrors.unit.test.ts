@@ -125,32 +125,3 @@ describe('clientTokenOf', () => {
     expect(clientTokenOf('inst-1')).not.toBe(clientTokenOf('inst-2'));
   });
 });
-
-describe('connectProvider', () => {
-  const probe = defineProvider({
-    id: 'probe',
-    configSchema: z.object({}),
-    create: (ctx) => {
-      const call = () => ctx.fetch('http://cloud.invalid/v1', { signal: ctx.signal }).then(() => undefined);
-      return { listOffers: async () => (await call(), []) } as unknown as ProviderClient;
-    },
-  });
-
-  test("gives each request a signal of its own that the account's signal aborts", async () => {
-    const account = new AbortController();
-    const seen: AbortSignal[] = [];
-    const fetchImpl = (async (_input: unknown, init?: RequestInit) => {
-      seen.push(init!.signal!);
-      return new Response('[]');
-    }) as typeof fetch;
-    const client = connectProvider(probe, { config: {}, token: 't', fetch: fetchImpl, signal: account.signal });
-    await client.listOffers();
-    await client.listOffers();
-    expect(seen).toHaveLength(2);
-    expect(seen[0]).not.toBe(account.signal);
-    expect(seen[0]).not.toBe(seen[1]);
-    expect(seen.map((s) => s.aborted)).toEqual([false, false]);
-    account.abort(new Error('stopping'));
-    expect(seen.map((s) => s.aborted)).toEqual([true, true]);
-  });
-});

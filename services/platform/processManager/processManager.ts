@@ -59,7 +59,8 @@ export type Fold<E, T = never> =
   | { readonly type: 'event'; readonly event: E }
   /** Folded as soon as the command is decided (before it is sent), so the next decision already counts it. */
   | { readonly type: 'decided'; readonly command: EngineCommand<T> }
-  | { readonly type: 'sent'; readonly command: EngineCommand<T>; readonly refusal?: Refusal }
+  /** `appended`: this send put events in the log (not a repeat of an earlier send, nor a decision that changed nothing). */
+  | { readonly type: 'sent'; readonly command: EngineCommand<T>; readonly refusal?: Refusal; readonly appended?: boolean }
   | { readonly type: 'performed'; readonly task: T; readonly error?: unknown; readonly now: number };
 
 /**

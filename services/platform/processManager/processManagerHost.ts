@@ -49,11 +49,11 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     this.#ports = {
       send: async (command) => {
         let refusal: Refusal | undefined;
-        await sendEngineCommand(nc, log, signal, command.name, command.payload, command.commandId, {
+        const result = await sendEngineCommand(nc, log, signal, command.name, command.payload, command.commandId, {
           ...(lease ? { lease } : {}),
           onRefused: (err) => (refusal = { code: err.code, message: err.message }),
         });
-        return refusal;
+        return refusal ? { refusal } : { appended: result !== undefined && !result.duplicate && result.events.length > 0 };
       },
       publish: async ({ subject, data, msgId }) => void (await js.publish(subject, JSON.stringify(data), { msgID: msgId })),
       perform: async (task) => {

@@ -2,8 +2,8 @@ import type { EngineCommand, Effect, Fold, Publication, Refusal } from './proces
 
 /** What running a reaction needs from its host; tests hand in fakes to run a process manager's reactions in memory. */
 export interface EffectPorts<T> {
-  /** Sends the command until it is answered; resolves the refusal, if it was refused. */
-  send(command: EngineCommand<T>): Promise<Refusal | undefined>;
+  /** Sends the command until it is answered: refused, or decided (appending events or not). */
+  send(command: EngineCommand<T>): Promise<{ refusal: Refusal } | { appended: boolean }>;
   publish(publication: Publication): Promise<void>;
   perform(task: T): Promise<readonly Effect<T>[]>;
   /** Whether a task's error is the model's to record (folded, the reaction carries on) rather than a failed reaction. */
@@ -22,8 +22,9 @@ export async function runEffects<T>(effects: readonly Effect<T>[], ports: Effect
   for (const effect of effects) {
     switch (effect.kind) {
       case 'command': {
-        const refusal = await ports.send(effect);
-        ports.fold(refusal ? { type: 'sent', command: effect, refusal } : { type: 'sent', command: effect });
+        const outcome = await ports.send(effect);
+        const refusal = 'refusal' in outcome ? outcome.refusal : undefined;
+        ports.fold(refusal ? { type: 'sent', command: effect, refusal } : { type: 'sent', command: effect, appended: 'appended' in outcome && outcome.appended });
         const instead = refusal ? effect.ifRefused?.(refusal) : undefined;
         if (instead) {
           for (const e of instead) if (e.kind === 'command') ports.fold({ type: 'decided', command: e });

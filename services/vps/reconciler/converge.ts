@@ -53,16 +53,18 @@ export function planPass(instance: ReconciledInstance): Effects {
 }
 
 /**
- * The provider part of a pass: a create is always preceded by a lookup of the client token, so a retried pass, or
- * one after a crash that lost the create's answer, finds the instance instead of making a second one. Answers what
- * to record. Transient provider errors are thrown for the caller to retry later; anything else the provider refuses
+ * The provider part of a pass: a create is preceded by a lookup of the client token, so a retried pass, or one after
+ * a crash that lost the create's answer, finds the instance instead of making a second one. The one exception is the
+ * first probe after this process appended `provisioning` itself (`nothingCreatedYet`): nothing is created before that
+ * record, so nothing can exist yet, and a replica racing it after the record sends the same client token, on which
+ * every provider's create is idempotent (the SDK's conformance suite holds them to it). Answers what to record. Transient provider errors are thrown for the caller to retry later; anything else the provider refuses
  * ends in `error` with its message.
  */
 export async function probe(instance: ReconciledInstance, access: ProviderAccess): Promise<Effects> {
   let existed = instance.providerInstanceId !== null;
   try {
     const client = await access.client(instance);
-    let current = await lookUp(client, instance);
+    let current = instance.nothingCreatedYet === true ? null : await lookUp(client, instance);
     existed ||= current !== null;
     if (instance.desired === 'deleted') {
       if (current !== null) {

@@ -1,8 +1,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { Agent } from 'undici';
 import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { vpsEvents } from '../../../schemas/vps/events.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import { pooledFetch } from '../../platform/http/pooledFetch.ts';
 import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { DefinitionsOf, ProcessManager } from '../../platform/processManager/processManager.ts';
@@ -27,7 +29,7 @@ export interface VpsReconcilerOptions {
   readonly providers: ReadonlyMap<string, ProviderDefinition<string, unknown>>;
   /** Provider account tokens (sealed secrets the composition root opens). */
   readonly tokens: ProviderTokens;
-  /** Default the global fetch; tests inject faults here. */
+  /** Default `pooledFetch` on a keep-alive pool of the reconciler's own; tests inject faults here. */
   readonly fetch?: typeof fetch;
   /** The leader lease it runs under (stamped on its commands). */
   readonly lease?: LeaseTerm;
@@ -44,11 +46,17 @@ export class VpsReconciler {
   readonly #host: ProcessManagerHost<VpsDefinitions, VpsModel, ConvergeTask>;
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
   readonly failure: Promise<Error>;
+  /** Aborts every provider call at stop. */
+  readonly #abort = new AbortController();
+  /** Keep-alive connections to the providers' APIs, unless a test hands in its own `fetch`. */
+  readonly #pool: Agent | undefined;
 
   constructor(nc: NatsConnection, store: EventStore, config: ReconcilerConfig, log: Logger, options: VpsReconcilerOptions) {
     const limit = new ConcurrencyLimit(config.concurrency);
-    const abort = new AbortController();
-    const clients = new ProviderClients(options.tokens, options.providers, { fetch: options.fetch ?? globalThis.fetch, signal: abort.signal });
+    const abort = this.#abort;
+    this.#pool = options.fetch ? undefined : new Agent({ connections: config.concurrency, keepAliveTimeout: 10_000 });
+    const fetchImpl = options.fetch ?? pooledFetch(this.#pool!);
+    const clients = new ProviderClients(options.tokens, options.providers, { fetch: fetchImpl, signal: abort.signal });
     const model = new VpsModel();
     const access: ProviderAccess = {
       signal: abort.signal,
@@ -94,10 +102,7 @@ export class VpsReconciler {
     };
     this.#host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease);
     this.failure = this.#host.failure;
-    this.#stopProviders = () => abort.abort();
   }
-
-  readonly #stopProviders: () => void;
 
   get model(): VpsModel {
     return this.#host.model;
@@ -108,7 +113,8 @@ export class VpsReconciler {
   }
 
   async stop(): Promise<void> {
-    this.#stopProviders();
+    this.#abort.abort();
     await this.#host.stop();
+    await this.#pool?.destroy();
   }
 }

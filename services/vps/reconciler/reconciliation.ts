@@ -27,6 +27,9 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
     case 'performed': {
       const key = input.task.converge;
       if (input.task.step !== 'probe') return;
+      // Whatever came of it, the probe may have created the server.
+      const probed = model.instances.get(key);
+      if (probed) probed.nothingCreatedYet = false;
       if (!(input.error instanceof ProviderError && input.error.kind === 'transient')) return void model.retries.delete(key);
       const failures = (model.retries.get(key)?.failures ?? 0) + 1;
       model.retries.set(key, { failures, at: input.now + backoffDelay(backoff, failures) });
@@ -44,6 +47,7 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
       if (input.refusal?.code === 'ALREADY_EXISTS') instance.refused = true;
       if (input.refusal) return;
       const observed = payload as Observation & { observed: ObservedInstanceState };
+      if (observed.observed === 'provisioning' && input.appended === true) instance.nothingCreatedYet = true;
       instance.observed = observed.observed;
       instance.providerInstanceId = observed.providerInstanceId ?? instance.providerInstanceId;
       instance.addresses = observed.addresses ?? instance.addresses;

@@ -83,6 +83,8 @@ export class AcmeCloud {
   private readonly pending = new Map<string, Pending>();
   private readonly createdPerToken = new Map<string, number>();
   private faults: { remaining: number; status: number } = { remaining: 0, status: 503 };
+  /** Requests answered, by method and route (`GET /v1/servers/:id`): what a client's polling costs the cloud. */
+  readonly requestCounts = new Map<string, number>();
   private boundPort = 0;
 
   private constructor(
@@ -150,6 +152,8 @@ export class AcmeCloud {
   }
 
   private route(req: IncomingMessage, bodyText: string): { status: number; body: unknown } {
+    const route = `${req.method} ${(req.url ?? '/').split('?')[0]!.replace(/^(\/v1\/servers\/)[^/]+/, '$1:id')}`;
+    this.requestCounts.set(route, (this.requestCounts.get(route) ?? 0) + 1);
     if (this.faults.remaining > 0) {
       this.faults.remaining--;
       throw new HttpError(this.faults.status, 'unavailable', 'injected failure');
