@@ -24,7 +24,9 @@ export async function runEffects<T>(effects: readonly Effect<T>[], ports: Effect
       case 'command': {
         const outcome = await ports.send(effect);
         const refusal = 'refusal' in outcome ? outcome.refusal : undefined;
-        ports.fold(refusal ? { type: 'sent', command: effect, refusal } : { type: 'sent', command: effect, appended: 'appended' in outcome && outcome.appended });
+        ports.fold(
+          refusal ? { type: 'sent', command: effect, refusal } : { type: 'sent', command: effect, appended: 'appended' in outcome && outcome.appended },
+        );
         const instead = refusal ? effect.ifRefused?.(refusal) : undefined;
         if (instead) {
           for (const e of instead) if (e.kind === 'command') ports.fold({ type: 'decided', command: e });
