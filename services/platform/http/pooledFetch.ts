@@ -29,6 +29,7 @@ export function pooledFetch(dispatcher: Dispatcher): typeof fetch {
         dispatcher,
         maxRedirections: 20,
       });
+      // Read to the end either way: the connection goes back to the pool only once its answer is consumed.
       const content = Buffer.from(await answer.body.arrayBuffer());
       bytes = NULL_BODY.has(answer.statusCode) || method === 'HEAD' ? null : content;
     } catch (cause) {

@@ -57,8 +57,9 @@ export function planPass(instance: ReconciledInstance): Effects {
  * a crash that lost the create's answer, finds the instance instead of making a second one. The one exception is the
  * first probe after this process appended `provisioning` itself (`nothingCreatedYet`): nothing is created before that
  * record, so nothing can exist yet, and a replica racing it after the record sends the same client token, on which
- * every provider's create is idempotent (the SDK's conformance suite holds them to it). Answers what to record. Transient provider errors are thrown for the caller to retry later; anything else the provider refuses
- * ends in `error` with its message.
+ * every provider's create is idempotent (the SDK's conformance suite holds them to it). Answers what to record.
+ * Transient provider errors are thrown for the caller to retry later; anything else the provider refuses ends in
+ * `error` with its message.
  */
 export async function probe(instance: ReconciledInstance, access: ProviderAccess): Promise<Effects> {
   let existed = instance.providerInstanceId !== null;

@@ -31,8 +31,8 @@ export interface ReconciledInstance {
   /** A remediation runs on the instance, or a failed one left it needing attention: the reconciler leaves it be. */
   held?: boolean;
   /**
-   * This process appended the `provisioning` record itself and has probed the provider for it since: nothing is
-   * created before that record, so no server can carry the instance's client token yet (see `probe`).
+   * This process appended the `provisioning` record itself and has not probed the provider since: nothing is created
+   * before that record, so no server can carry the instance's client token yet (see `probe`).
    */
   nothingCreatedYet?: boolean;
 }

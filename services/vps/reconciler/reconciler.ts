@@ -53,13 +53,13 @@ export class VpsReconciler {
 
   constructor(nc: NatsConnection, store: EventStore, config: ReconcilerConfig, log: Logger, options: VpsReconcilerOptions) {
     const limit = new ConcurrencyLimit(config.concurrency);
-    const abort = this.#abort;
+    const { signal } = this.#abort;
     this.#pool = options.fetch ? undefined : new Agent({ connections: config.concurrency, keepAliveTimeout: 10_000 });
     const fetchImpl = options.fetch ?? pooledFetch(this.#pool!);
-    const clients = new ProviderClients(options.tokens, options.providers, { fetch: fetchImpl, signal: abort.signal });
+    const clients = new ProviderClients(options.tokens, options.providers, { fetch: fetchImpl, signal });
     const model = new VpsModel();
     const access: ProviderAccess = {
-      signal: abort.signal,
+      signal,
       async client(instance) {
         const found = model.accountOf(instance);
         if (!found) throw new Error(`pool ${instance.spec.poolId} has no provider account`);
