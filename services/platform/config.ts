@@ -39,11 +39,6 @@ export const Config = z.object({
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
-  /**
-   * The nice value a process of background services only (`vps-reconciler`, `bmc-monitor`, `fleet-sensors`,
-   * `autonomy-engine`) runs at, so that under a burst they yield the cores to the command path; 0 keeps them level.
-   */
-  backgroundNice: z.coerce.number().int().min(0).max(19).default(10),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
   /** Machines in the simulated site (`npm start` defaults to 4; 0: no simulated site). */
   simMachines: z.coerce.number().int().min(0).max(10_000).default(0),
@@ -98,7 +93,6 @@ const envNames: Record<string, keyof Config> = {
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_READY_MAX_LAG: 'readyMaxLag',
-  BC_BACKGROUND_NICE: 'backgroundNice',
   BC_LOG_LEVEL: 'logLevel',
   BC_BROKER_DIR: 'brokerDir',
   BC_NATS_CREDS: 'natsCredsFile',

@@ -1,5 +1,4 @@
 import { loadConfig } from '../platform/config.ts';
-import { yieldCpuIfBackground } from './backgroundPriority.ts';
 import { openRuntime } from './runtime.ts';
 import { serviceCatalog, type RunningService } from './serviceCatalog.ts';
 
@@ -13,10 +12,7 @@ if (names.length === 0 || unknown.length > 0) {
   console.error(`usage: serve <service...>; unknown: ${unknown.join(', ') || '(none given)'}; known: ${Object.keys(serviceCatalog).join(', ')}`);
   process.exit(2);
 }
-const config = loadConfig();
-const nice = yieldCpuIfBackground(names, config.backgroundNice);
-const runtime = await openRuntime(config, names.join('+'));
-if (nice !== undefined) runtime.log.info({ services: names, nice }, 'background services: running at a lower CPU priority');
+const runtime = await openRuntime(loadConfig(), names.join('+'));
 const running: RunningService[] = [];
 for (const name of names) running.push(await serviceCatalog[name]!(runtime));
 runtime.log.info({ services: names }, 'services started');
