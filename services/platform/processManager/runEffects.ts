@@ -23,10 +23,8 @@ export async function runEffects<T>(effects: readonly Effect<T>[], ports: Effect
     switch (effect.kind) {
       case 'command': {
         const outcome = await ports.send(effect);
+        ports.fold({ type: 'sent', command: effect, ...outcome });
         const refusal = 'refusal' in outcome ? outcome.refusal : undefined;
-        ports.fold(
-          refusal ? { type: 'sent', command: effect, refusal } : { type: 'sent', command: effect, appended: 'appended' in outcome && outcome.appended },
-        );
         const instead = refusal ? effect.ifRefused?.(refusal) : undefined;
         if (instead) {
           for (const e of instead) if (e.kind === 'command') ports.fold({ type: 'decided', command: e });
