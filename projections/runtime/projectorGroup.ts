@@ -5,6 +5,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../services/platform/logger.ts';
+import { DURABLE_PULL } from '../../services/platform/nats/durablePull.ts';
 import { projectEntry, type ProjectedMessage } from './applyBatch.ts';
 import type { Projection } from './projection.ts';
 import type { ReadModelFiles } from './readModelFiles.ts';
@@ -128,7 +129,7 @@ export class ProjectorGroup implements ProjectorHost {
     this.#messages = await consumer.consume({
       max_messages: 2_000,
       // A durable deleted under us ends the session; it is then recreated from the position.
-      abort_on_missing_resource: true,
+      ...DURABLE_PULL,
       callback: (msg) => {
         if (this.#session !== session) return;
         // The filter covers the whole stream, so sequences arrive contiguous. A jump means a message was lost on

@@ -8,6 +8,7 @@ import { knownEvents } from '../eventStore/knownEvents.ts';
 import type { LeaseTerm } from '../lease/leaderLease.ts';
 import type { Logger } from '../logger.ts';
 import { withinReplayDeadline } from '../nats/replayDeadline.ts';
+import { DURABLE_PULL } from '../nats/durablePull.ts';
 import { sendEngineCommand } from './engineCommands.ts';
 import type { Effect, ProcessManager, Reaction, Refusal } from './processManager.ts';
 import { ReactionQueues } from './reactionQueues.ts';
@@ -93,7 +94,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, pm.durable);
     // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
-    this.#messages = await consumer.consume({ max_messages: pm.maxInFlight, abort_on_missing_resource: true });
+    this.#messages = await consumer.consume({ max_messages: pm.maxInFlight, ...DURABLE_PULL });
     const messages = this.#messages;
     this.#loop = (async () => {
       this.decideAlone({ type: 'resumed', now: Date.now() });
