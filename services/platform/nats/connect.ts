@@ -1,6 +1,7 @@
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { natsServers } from './serverList.ts';
 import { answerRequestsWithoutCancelError } from './answeredRequests.ts';
+import { coalesceSocketWrites } from './coalescedWrites.ts';
 
 /**
  * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
@@ -23,6 +24,7 @@ export async function connectNats(
 ): Promise<NatsConnection> {
   const credentials = options.credentials;
   answerRequestsWithoutCancelError();
+  coalesceSocketWrites();
   return connect({
     // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).
     servers: natsServers(url),
