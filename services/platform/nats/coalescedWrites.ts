@@ -13,7 +13,7 @@ const PATCHED = Symbol.for('bc.coalescedWrites');
 /**
  * nats.js 3.4 writes what a connection queued at the end of the current microtask queue: a process that handles one
  * message per I/O callback (an ack, a reply, a JetStream publish for each) makes one socket write, one syscall, per
- * message. Under load that was the largest single cost in the reconciler's and the commands service's profiles.
+ * message. Under load that was among the largest costs in the reconciler's and the commands service's profiles.
  * This moves the write to the end of the event loop's turn (`setImmediate`), so everything queued by the callbacks of
  * one poll phase goes out in one write. Order is unchanged (one buffer, drained in order); `flush()` and the
  * buffer-full path still write at once, and so does `close()`, which would otherwise drop what is queued (the

@@ -93,7 +93,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, pm.durable);
-    // A durable deleted under us ends the loop (the process restarts and recreates it) instead of waiting forever.
+    // A durable deleted under us ends the loop (the lease is given up and the host started afresh, which recreates it).
     this.#messages = await consumer.consume({ max_messages: pm.maxInFlight, ...DURABLE_PULL });
     const messages = this.#messages;
     this.#loop = (async () => {
