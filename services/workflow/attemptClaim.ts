@@ -1,6 +1,6 @@
 import { newNonce } from '../../schemas/agent/agentCommand.ts';
 import type { CommandResult } from '../../schemas/api.ts';
-import { stepAttemptId } from '../../schemas/metal/workflow.ts';
+import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { approvalStatus, workflowAggregate, type ApprovalStatus, type ExistingWorkflow, type WorkflowState } from './workflow/workflow.ts';
 
@@ -26,10 +26,13 @@ export interface ClaimedAttempt {
   readonly fresh: boolean;
 }
 
-/** `settled`: nothing left to do for the work message (ack); `awaiting-approval`: look again later (nak). */
-export type Claim = { readonly kind: 'settled' } | { readonly kind: 'awaiting-approval' } | ClaimedAttempt;
+/**
+ * `settled`: nothing left to do for the work message (ack); `awaiting-approval`: look again later (nak); `behind`: the
+ * log as read does not hold the scheduling the message was sent for yet (look again shortly).
+ */
+export type Claim = { readonly kind: 'settled' } | { readonly kind: 'awaiting-approval' } | { readonly kind: 'behind' } | ClaimedAttempt;
 
-type Plan = { kind: 'settled' } | { kind: 'awaiting-approval' } | { kind: 'start'; attempt: number; approval: ApprovalStatus };
+type Plan = { kind: 'settled' } | { kind: 'awaiting-approval' } | { kind: 'behind' } | { kind: 'start'; attempt: number; approval: ApprovalStatus };
 
 /**
  * Starts the due attempt of a step (`workflow.startStep`), or resumes the running one as itself. The executor that ran
@@ -39,10 +42,11 @@ type Plan = { kind: 'settled' } | { kind: 'awaiting-approval' } | { kind: 'start
  * starting is trusted that way; any other answer from it (already done, waiting for approval, a refused start) is
  * decided again on the log.
  */
-export async function claimAttempt(repository: AggregateRepository, send: StepCommandSender, workflowId: string, stepIndex: number): Promise<Claim> {
+export async function claimAttempt(repository: AggregateRepository, send: StepCommandSender, work: WorkMessage): Promise<Claim> {
+  const { workflowId, stepIndex } = work;
   for (const fresh of [false, true]) {
     const snapshot = fresh ? await repository.load(workflowAggregate, workflowId) : repository.cachedOrInitial(workflowAggregate, workflowId);
-    const plan = planAttempt(snapshot.state, stepIndex, Date.now());
+    const plan = planAttempt(snapshot.state, work, Date.now());
     if (plan.kind !== 'start') {
       if (fresh) return plan;
       continue;
@@ -73,12 +77,15 @@ export async function claimAttempt(repository: AggregateRepository, send: StepCo
   return { kind: 'settled' };
 }
 
-function planAttempt(wf: WorkflowState, stepIndex: number, nowMs: number): Plan {
-  const progress = wf.exists ? wf.progress[stepIndex] : undefined;
+function planAttempt(wf: WorkflowState, work: WorkMessage, nowMs: number): Plan {
+  const progress = wf.exists ? wf.progress[work.stepIndex] : undefined;
+  // The message is sent once its `StepScheduled` is stored, which counts the step's attempts one up. A read that does
+  // not show that (a direct get answered by a replica still catching up) is behind the log, not a reason to drop it.
+  if (!wf.exists || (progress?.status === 'pending' && progress.attempt < work.attempt)) return { kind: 'behind' };
   // Already decided (a duplicate or a stale redelivery): nothing left to do for this message.
-  if (!wf.exists || wf.status !== 'running' || !progress || progress.status === 'succeeded' || progress.status === 'pending') return { kind: 'settled' };
+  if (wf.status !== 'running' || !progress || progress.status === 'succeeded' || progress.status === 'pending') return { kind: 'settled' };
   // Quorum: a destructive step waits, unstarted, until its batch collected its signatures.
-  const approval = approvalStatus(wf, stepIndex, nowMs);
+  const approval = approvalStatus(wf, work.stepIndex, nowMs);
   if (approval === 'pending') return { kind: 'awaiting-approval' };
   // A running attempt is resumed as itself; a scheduled step (first run, or again after a restart from its boot) or a
   // failed one (retryable, else the workflow would be over) gets the next number.

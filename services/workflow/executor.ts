@@ -33,6 +33,12 @@ import { rejectResult } from './workflow/rejectResult.ts';
 export const EXECUTOR_DURABLE = 'workflow_executor';
 /** How often a destructive step waiting for its approval batch looks again. */
 const APPROVAL_RECHECK_MS = 3_000;
+/**
+ * A work message whose scheduling the log does not show yet (read from a replica still catching up) is looked at again
+ * this soon, up to this many deliveries (about 30 s) before it is taken for one that was never scheduled.
+ */
+const BEHIND_RECHECK_MS = 500;
+const BEHIND_MAX_DELIVERIES = 60;
 
 /**
  * `workflow-executor`: any number of processes share one durable consumer on `bc.work.control-plane.>`. Each work
@@ -138,11 +144,16 @@ export class WorkflowExecutor {
   private async runAttempt(msg: JsMsg, signal: AbortSignal): Promise<void> {
     const parsed = WorkMessage.safeParse(jsonOrUndefined(msg));
     if (!parsed.success) return msg.term('malformed work message');
-    const { workflowId, stepIndex } = parsed.data;
+    const { stepIndex } = parsed.data;
     const send = stepCommandSender(this.#bus, this.log, signal);
-    const claim = await claimAttempt(this.#bus.repository, send, workflowId, stepIndex);
+    const claim = await claimAttempt(this.#bus.repository, send, parsed.data);
     if (claim.kind === 'settled') return msg.ack();
     if (claim.kind === 'awaiting-approval') return msg.nak(APPROVAL_RECHECK_MS);
+    if (claim.kind === 'behind') {
+      if (msg.info.deliveryCount < BEHIND_MAX_DELIVERIES) return msg.nak(BEHIND_RECHECK_MS);
+      this.log.error({ work: parsed.data, deliveries: msg.info.deliveryCount }, 'the log never showed this step scheduled; dropping its work message');
+      return msg.term('step never scheduled');
+    }
     const step = claim.wf.steps[stepIndex]!;
     const deadlineMs = (claim.startedAt ? Date.parse(claim.startedAt) : Date.now()) + step.timeoutMs;
     const outcome = await this.runStep(msg, signal, claim, stepIndex, deadlineMs, send);
