@@ -131,8 +131,12 @@ export async function verifiedResult(
   } catch {
     throw new ResultRejectedError(command.commandId, 'MALFORMED');
   }
-  const agent = (await deps.repository.load(agentAggregate, agentId)).state;
-  const verdict = verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined));
+  const verdict = await deps.repository.judged(
+    agentAggregate,
+    agentId,
+    (agent) => verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined)),
+    (v) => v.ok,
+  );
   if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason, agentId);
   onVerified?.(bytes);
   return verdict.result;

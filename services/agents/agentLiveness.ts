@@ -5,6 +5,7 @@ import { Subjects } from '../../schemas/subjects.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import type { Logger } from '../platform/logger.ts';
 import { watchConnectionState, type ConnectionState } from '../platform/nats/connectionState.ts';
+import type { AgentState } from '../../schemas/trust/agentState.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
 import { RetryableError } from '../../plugins/sdk/stepErrors.ts';
 
@@ -73,9 +74,9 @@ export function startAgentLiveness(
     if (heartbeat.siteId !== command.siteId || heartbeat.nodeId !== command.nodeId) return false;
     // A command addressed to one agent (the ramdisk the workflow booted) lives only by that agent's heartbeats.
     if (command.agentId !== undefined && heartbeat.agentId !== command.agentId) return false;
-    const agent = (await deps.repository.load(agentAggregate, heartbeat.agentId)).state;
-    const ofThisNode = agent.exists && agent.role !== 'site' && agent.siteId === command.siteId && agent.nodeId === command.nodeId;
-    return ofThisNode && heartbeatSignedBy(signed, agent.publicKey);
+    const ofThisNode = (agent: AgentState) =>
+      agent.exists && agent.role !== 'site' && agent.siteId === command.siteId && agent.nodeId === command.nodeId && heartbeatSignedBy(signed, agent.publicKey);
+    return deps.repository.judged(agentAggregate, heartbeat.agentId, ofThisNode, (ok) => ok);
   };
 
   return {

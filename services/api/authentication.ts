@@ -45,7 +45,7 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
       }
     })();
     if (fromReadModel) return fromReadModel;
-    const { state } = await repository.load(tokenAggregate, tokenId);
+    const { state } = await repository.loadAccepting(tokenAggregate, tokenId, (token) => token.exists);
     return state.exists ? state : undefined;
   };
 

@@ -60,7 +60,8 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
 
   const grant = async (msg: Msg): Promise<SecretGrantReply> => {
     const { signed, request, requestBytes } = parseRequest(msg);
-    const agent = (await repository.load(agentRef, request.agentId)).state;
+    // A few requests per deploy: every read is the stream leader's, so no replica behind the log refuses a due grant.
+    const agent = (await repository.load(agentRef, request.agentId, 'leader')).state;
     if (!agent.exists) throw new PlatformError('GRANT_UNKNOWN_AGENT', `agent ${request.agentId} is not registered`);
     if (!grantRequestSignedBy(signed, agent.publicKey))
       throw new PlatformError('GRANT_FORGED', `request is not signed by the registered key of ${request.agentId}`);
@@ -68,7 +69,7 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
     if (Math.abs(ageMs) > maxAgeMs)
       throw new PlatformError('GRANT_STALE', `request issued ${Math.round(ageMs / 1000)} s ago; at most ${maxAgeMs / 1000} s either way`);
     const secretId = secretIdOf(request.ref)!;
-    const [node, secret] = await Promise.all([repository.load(nodeRef, request.nodeId), repository.load(secretAggregate, secretId)]);
+    const [node, secret] = await Promise.all([repository.load(nodeRef, request.nodeId, 'leader'), repository.load(secretAggregate, secretId, 'leader')]);
     const allowed = request.ticket
       ? authoriseTicketGrant(request, verifySecretTicket(masterKey, request.ticket), now(), agent, node.state, secret.state)
       : authoriseGrant(request, agent, node.state, secret.state);

@@ -31,6 +31,9 @@ export async function openRuntime(config: Config, processName: string): Promise<
 }
 
 /** The event log as a control-plane process sees it: batches written and verified with the control plane's event key. */
-export async function openEventStore(nc: NatsConnection, config: Pick<Config, 'dataDir' | 'eventKey' | 'eventKeyFile'>): Promise<EventStore> {
-  return EventStore.open(nc, loadEventMac(config));
+export async function openEventStore(
+  nc: NatsConnection,
+  config: Pick<Config, 'dataDir' | 'eventKey' | 'eventKeyFile' | 'streamReplicas'>,
+): Promise<EventStore> {
+  return EventStore.open(nc, loadEventMac(config), { replicas: config.streamReplicas });
 }

@@ -45,7 +45,11 @@ type Plan = { kind: 'settled' } | { kind: 'awaiting-approval' } | { kind: 'behin
 export async function claimAttempt(repository: AggregateRepository, send: StepCommandSender, work: WorkMessage): Promise<Claim> {
   const { workflowId, stepIndex } = work;
   for (const fresh of [false, true]) {
-    const snapshot = fresh ? await repository.load(workflowAggregate, workflowId) : repository.cachedOrInitial(workflowAggregate, workflowId);
+    // A read behind the message is read again at the stream leader before it is left for later.
+    const notBehind = (wf: WorkflowState) => planAttempt(wf, work, Date.now()).kind !== 'behind';
+    const snapshot = fresh
+      ? await repository.loadAccepting(workflowAggregate, workflowId, notBehind)
+      : repository.cachedOrInitial(workflowAggregate, workflowId);
     const plan = planAttempt(snapshot.state, work, Date.now());
     if (plan.kind !== 'start') {
       if (fresh) return plan;

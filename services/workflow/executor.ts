@@ -174,8 +174,9 @@ export class WorkflowExecutor {
     const definition = (this.options.steps ?? builtinSteps).get(step.id);
     // The node (or instance) is not the attempt's own: other processes change it, so it is read from the log.
     const target = wf.instance;
-    const node = target ? undefined : (await this.#bus.repository.load(nodeAggregate, wf.nodeId)).state;
-    const instance = target ? (await this.#bus.repository.load(instanceRef, target.instanceId)).state : undefined;
+    const repository = this.#bus.repository;
+    const node = target ? undefined : (await repository.loadAccepting(nodeAggregate, wf.nodeId, (n) => n.exists)).state;
+    const instance = target ? (await repository.loadAccepting(instanceRef, target.instanceId, (i) => i.tenantId === target.tenantId)).state : undefined;
     let evidence: (() => string | undefined) | undefined;
     try {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);

@@ -29,7 +29,8 @@ const fold = (events: WorkflowEvent[]): WorkflowState => events.reduce((s, e) =>
 /** A repository whose reads of the log answer `read` (as a replica at that point would), holding nothing cached. */
 function readingAs(read: WorkflowState): AggregateRepository {
   const snapshot = (state: WorkflowState) => ({ state, seq: 1, commands: new Map() });
-  return { cachedOrInitial: () => snapshot(workflowAggregate.initialState), load: async () => snapshot(read) } as unknown as AggregateRepository;
+  const load = async () => snapshot(read);
+  return { cachedOrInitial: () => snapshot(workflowAggregate.initialState), load, loadAccepting: load } as unknown as AggregateRepository;
 }
 
 function recordingSender() {

@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
-import type { EventStore, LogEntry } from '../eventStore/eventStore.ts';
+import { PlatformError } from '../errors.ts';
+import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
 /** What a command already produced, so a retried command id answers the original result. */
@@ -50,32 +51,68 @@ export class AggregateRepository {
     return Subjects.aggregateEvents(aggregate.module, aggregate.type, id);
   }
 
-  async load<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
+  /**
+   * The aggregate as of this read. A `replica` read that shows less than this process already holds, or a message
+   * whose predecessor it did not return, came from a replica still catching up (on a cluster): it is read again at
+   * the stream leader, so a load never answers older than what this process saw, nor a state with a message left out.
+   */
+  async load<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
     const subject = this.subjectOf(aggregate, id);
+    // Undefined when this read was the leader's already.
+    const behind = () => (from === 'leader' || !this.store.readsMayLag ? undefined : this.load(aggregate, id, 'leader'));
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
     const held = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
     // The log agreed with what this read returns at least as late as its start.
     const readAt = this.now();
-    const last = await this.store.lastEntry(subject, held?.seq);
+    const last = await this.store.lastEntry(subject, held?.seq, from);
     if (!last) {
+      if (held && held.seq > 0) return (await behind()) ?? this.remember(subject, { state: aggregate.initialState, seq: 0, commands: new Map() }, readAt);
       // An aggregate with no message is remembered too, so `latestSeen` need not ask again for one that does not exist.
-      if (held?.seq === 0) return this.confirmed(subject, held, readAt);
-      const empty = { state: aggregate.initialState, seq: 0, commands: new Map() };
-      return held ? empty : this.remember(subject, empty, readAt);
+      if (held) return this.confirmed(subject, held, readAt);
+      return this.remember(subject, { state: aggregate.initialState, seq: 0, commands: new Map() }, readAt);
     }
     // The log's last message is the one the held snapshot ends with: it is the state as of this read.
     if (last.held) return this.confirmed(subject, held!, readAt);
-    let snapshot = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
     const lastSeq = last.seq;
-    if (snapshot && snapshot.seq === lastSeq) return this.confirmed(subject, snapshot, readAt);
-    // A cached sequence beyond the log means the log was truncated or replaced: start over from it.
-    if (!snapshot || snapshot.seq > lastSeq) snapshot = { state: aggregate.initialState, seq: 0, commands: new Map() };
+    let snapshot = held;
+    if (snapshot && snapshot.seq > lastSeq) {
+      // Only the leader's word says the log was truncated or replaced: start over from it.
+      const fromLeader = await behind();
+      if (fromLeader) return fromLeader;
+      snapshot = undefined;
+    }
+    snapshot ??= { state: aggregate.initialState, seq: 0, commands: new Map() };
     if (last.previousSeq !== snapshot.seq) {
-      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1)) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1, from)) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      // Every message the store wrote names the one before it on the subject: a read that did not reach it missed some.
+      if (last.previousSeq !== undefined && snapshot.seq !== last.previousSeq) {
+        const fromLeader = await behind();
+        if (fromLeader) return fromLeader;
+        throw new PlatformError('UNAVAILABLE', `the log of ${subject} ends at ${lastSeq} but its read stopped at ${snapshot.seq}`);
+      }
     }
     return this.remember(subject, this.foldEntry(aggregate, snapshot, last.entry), readAt);
+  }
+
+  /**
+   * The aggregate, read again at the stream leader when `accepts` refuses what the first read shows: a replica that
+   * has not caught up with what another process just appended (an agent's registration, a workflow's next step) must
+   * not be the reason a request is refused. With one replica the first read was the leader's already.
+   */
+  async loadAccepting<S>(source: AggregateSource<S>, id: string, accepts: (state: S) => boolean): Promise<AggregateSnapshot<S>> {
+    const first = await this.load(source, id);
+    return accepts(first.state) || !this.store.readsMayLag ? first : this.load(source, id, 'leader');
+  }
+
+  /**
+   * `judge`'s verdict on the aggregate, judged again on the stream leader's read when `accepted` refuses the first
+   * (as `loadAccepting`), for a verdict that costs something to reach (a signature check) and says more than yes or no.
+   */
+  async judged<S, V>(source: AggregateSource<S>, id: string, judge: (state: S) => V, accepted: (verdict: V) => boolean): Promise<V> {
+    const first = judge((await this.load(source, id)).state);
+    return accepted(first) || !this.store.readsMayLag ? first : judge((await this.load(source, id, 'leader')).state);
   }
 
   /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult } from '../../../schemas/api.ts';
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
-import type { EventStore } from '../eventStore/eventStore.ts';
+import type { EventStore, ReadFrom } from '../eventStore/eventStore.ts';
 import { AggregateRepository, type AggregateSnapshot } from './aggregateRepository.ts';
 import type { AggregateLoader, CommandContext, CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';
@@ -105,13 +105,18 @@ export class CommandBus {
     // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
     // decided on them is decided once more on fresh reads, since another process may have changed them since.
     let freshDependencies = false;
-    // Dependencies are read once per freshness: a conflict on the append says the aggregate moved, not that they did.
-    let dependencies: { fresh: boolean; value: unknown } | undefined;
+    // Dependencies are read once per basis: a conflict on the append says the aggregate moved, not that they did.
+    let dependencies: { basis: 'cache' | ReadFrom; value: unknown } | undefined;
     // The state just read, decided on once more with fresh dependencies without reading it again.
     let reread: AggregateSnapshot<unknown> | undefined;
+    // Reads go to any replica until one may have answered behind the log: after a conflict, and before a refusal or
+    // a no-op is answered, the aggregate is read at the stream leader (on a cluster; with one replica they are one).
+    let from: ReadFrom = 'replica';
+    const readsMayLag = this.store.readsMayLag;
     for (let attempt = 0; ;) {
-      const snapshot = guess ?? reread ?? (await this.repository.load(command.aggregate, aggregateId));
+      const snapshot = guess ?? reread ?? (await this.repository.load(command.aggregate, aggregateId, from));
       const guessed = guess !== undefined;
+      const final = !guessed && (from === 'leader' || !readsMayLag);
       guess = undefined;
       reread = undefined;
       const applied = snapshot.commands.get(context.commandId);
@@ -120,11 +125,11 @@ export class CommandBus {
         return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
       }
 
-      if (command.dependencies && dependencies?.fresh !== freshDependencies) {
-        const fresh = freshDependencies;
+      const basis = freshDependencies ? from : 'cache';
+      if (command.dependencies && dependencies?.basis !== basis) {
         const load: AggregateLoader = async (agg, id, options) =>
-          (fresh || options?.fresh ? await this.repository.load(agg, id) : await this.repository.latestSeen(agg, id)).state;
-        dependencies = { fresh, value: await command.dependencies(payload, load) };
+          (basis === 'cache' && !options?.fresh ? await this.repository.latestSeen(agg, id) : await this.repository.load(agg, id, from)).state;
+        dependencies = { basis, value: await command.dependencies(payload, load) };
       }
       let decided: readonly unknown[];
       try {
@@ -136,10 +141,17 @@ export class CommandBus {
           reread = snapshot;
           continue;
         }
+        if (!final) {
+          from = 'leader';
+          continue;
+        }
         throw err;
       }
       if (decided.length === 0) {
-        if (guessed) continue;
+        if (!final) {
+          if (!guessed) from = 'leader';
+          continue;
+        }
         return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };
       }
 
@@ -164,7 +176,7 @@ export class CommandBus {
         if (ack.duplicate) {
           // Stored earlier under this id (another process, or a reply that got lost): answer what was stored, and
           // only when it is this very command: JetStream dedupes message ids across every subject of the stream.
-          const stored = await this.store.readAt(ack.seq);
+          const stored = await this.store.readAt(ack.seq, 'leader');
           const metadata = stored?.batch?.events[0]?.metadata;
           if (!stored?.batch || stored.subject !== subject) {
             throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${context.commandId} was used for another aggregate`);
@@ -188,6 +200,7 @@ export class CommandBus {
       } catch (err) {
         if (!(err instanceof ConcurrencyError)) throw err;
         if (guessed) continue;
+        if (readsMayLag) from = 'leader';
         if (attempt >= this.options.retries) throw err;
         await sleep(Math.random() * Math.min(1_000, 5 * 2 ** attempt));
         attempt++;

@@ -1,4 +1,13 @@
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiError,
+  type DirectMsgRequest,
+  type JetStreamClient,
+  type JetStreamManager,
+  type MsgRequest,
+  type StoredMsg,
+} from '@nats-io/jetstream';
 import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
@@ -47,6 +56,14 @@ export type LastEntry =
   | { readonly seq: number; readonly held: true }
   | { readonly seq: number; readonly held: false; readonly entry: LogEntry; readonly previousSeq: number | undefined };
 
+/**
+ * Who answers a read. `replica`: a direct get, taken by any replica of the stream (the one on the reader's server
+ * first); on a cluster, one still catching up answers without the latest appends (direct gets promise no
+ * read-your-writes: nats-server #3238). `leader`: the stream leader (`STREAM.MSG.GET`), which holds every append it
+ * acknowledged. With one replica they are the same server, and a direct get is used for both.
+ */
+export type ReadFrom = 'replica' | 'leader';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UNAVAILABLE = 'event store is unavailable';
@@ -64,10 +81,19 @@ export class EventStore {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly mac: EventMac,
+    /** True when the stream has more than one replica, so a `replica` read may answer behind the leader. */
+    readonly readsMayLag: boolean,
   ) {}
 
-  static async open(nc: NatsConnection, mac: EventMac): Promise<EventStore> {
-    return new EventStore(nc, jetstream(nc), await jetstreamManager(nc), mac);
+  static async open(nc: NatsConnection, mac: EventMac, options: { replicas?: number } = {}): Promise<EventStore> {
+    return new EventStore(nc, jetstream(nc), await jetstreamManager(nc), mac, (options.replicas ?? 1) > 1);
+  }
+
+  private get(query: DirectMsgRequest, from: ReadFrom): Promise<StoredMsg | null> {
+    // STREAM.MSG.GET takes `next_by_subj` as a direct get does (nats-server 2.9); the client's type leaves it out.
+    const read =
+      from === 'leader' && this.readsMayLag ? this.jsm.streams.getMessage(this.stream, query as MsgRequest) : this.jsm.direct.getMessage(this.stream, query);
+    return unavailableOnFailure(read, UNAVAILABLE);
   }
 
   /** The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). */
@@ -113,7 +139,7 @@ export class EventStore {
 
   /** The stream sequence of the last message on `subject`, 0 when it has none (one direct get). */
   async lastSequence(subject: string): Promise<number> {
-    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }), UNAVAILABLE);
+    const msg = await this.get({ last_by_subj: subject }, 'replica');
     return msg?.seq ?? 0;
   }
 
@@ -123,8 +149,8 @@ export class EventStore {
    * message the store wrote. Undefined when the subject has no message. When the last message is at `heldSeq` (the
    * caller holds it already), only its sequence comes back: verifying and parsing it again would tell nothing new.
    */
-  async lastEntry(subject: string, heldSeq?: number): Promise<LastEntry | undefined> {
-    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { last_by_subj: subject }), UNAVAILABLE);
+  async lastEntry(subject: string, heldSeq?: number, from: ReadFrom = 'replica'): Promise<LastEntry | undefined> {
+    const msg = await this.get({ last_by_subj: subject }, from);
     if (!msg) return undefined;
     if (msg.seq === heldSeq) return { seq: msg.seq, held: true };
     const entry = this.decode(fromStored(msg));
@@ -137,10 +163,10 @@ export class EventStore {
    * read then stops there without asking for one more), oldest first, via direct gets. Rejected messages come too: a
    * reader must not use them, but they still occupy their position on the subject.
    */
-  async *entriesAfter(subject: string, afterSeq: number, throughSeq = Infinity): AsyncGenerator<LogEntry> {
+  async *entriesAfter(subject: string, afterSeq: number, throughSeq = Infinity, from: ReadFrom = 'replica'): AsyncGenerator<LogEntry> {
     let next = afterSeq + 1;
     while (next <= throughSeq) {
-      const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { next_by_subj: subject, seq: next }), UNAVAILABLE);
+      const msg = await this.get({ next_by_subj: subject, seq: next }, from);
       if (!msg || msg.seq > throughSeq) return;
       yield this.decode(fromStored(msg));
       next = msg.seq + 1;
@@ -153,8 +179,8 @@ export class EventStore {
   }
 
   /** The message stored at `seq`, or undefined when the stream has none there. */
-  async readAt(seq: number): Promise<LogEntry | undefined> {
-    const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.stream, { seq }), UNAVAILABLE);
+  async readAt(seq: number, from: ReadFrom = 'replica'): Promise<LogEntry | undefined> {
+    const msg = await this.get({ seq }, from);
     return msg ? this.decode(fromStored(msg)) : undefined;
   }
 

@@ -65,17 +65,18 @@ export function startBootTokenService(nc: NatsConnection, store: EventStore, log
 
   const mint = async (msg: Msg): Promise<BootTokenReply> => {
     const { signed, request } = parse(msg);
-    const agent = (await repository.load(agentAggregate, request.agentId)).state;
+    // One request per boot: every read is the stream leader's, so no replica behind the log refuses a due boot.
+    const agent = (await repository.load(agentAggregate, request.agentId, 'leader')).state;
     if (!agent.exists || agent.role !== 'site') throw new PlatformError('BOOT_TOKEN_UNKNOWN_AGENT', `site agent ${request.agentId} is not registered`);
     if (!bootTokenRequestSignedBy(signed, agent.publicKey))
       throw new PlatformError('BOOT_TOKEN_FORGED', `request is not signed by the registered key of ${request.agentId}`);
     if (Math.abs(now() - Date.parse(request.issuedAt)) > BOOT_TOKEN_REQUEST_MAX_AGE_MS)
       throw new PlatformError('BOOT_TOKEN_STALE', 'boot token request is stale');
-    const node = (await repository.load(nodeRef, request.nodeId)).state;
+    const node = (await repository.load(nodeRef, request.nodeId, 'leader')).state;
     if (!node.exists || node.siteId !== agent.siteId)
       throw new PlatformError('BOOT_TOKEN_NOT_AUTHORISED', `node ${request.nodeId} is not at site ${agent.siteId}`);
     const workflowId = node.current?.workflowId;
-    const workflow = workflowId ? (await repository.load(workflowRef, workflowId)).state : undefined;
+    const workflow = workflowId ? (await repository.load(workflowRef, workflowId, 'leader')).state : undefined;
     if (!workflow || !awaitsRamdiskJoin(workflow)) throw new PlatformError('BOOT_TOKEN_NOT_DUE', `no workflow of ${request.nodeId} is waiting for a ramdisk`);
     const productUuid = node.inventory?.productUuid ?? undefined;
     const send = (name: string, payload: unknown, commandId: string) => bus.execute({ name, payload, commandId, actor: `boot:${request.agentId}` });
