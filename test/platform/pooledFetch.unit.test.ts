@@ -84,6 +84,27 @@ describe('pooledFetch', () => {
     expect(getEventListeners(account.signal, 'abort')).toHaveLength(0);
   });
 
+  it('reads a body once, by any reader, and hands out the stream, a blob or a clone as a Response of its own would', async () => {
+    const once = await fetchPooled(`${base}/echo`);
+    expect(once.bodyUsed).toBe(false);
+    expect(new TextDecoder().decode(await once.arrayBuffer())).toContain('"url":"/echo"');
+    expect(once.bodyUsed).toBe(true);
+    await expect(once.text()).rejects.toThrow(TypeError);
+    await expect(once.json()).rejects.toThrow(TypeError);
+    expect(() => once.clone()).toThrow(TypeError);
+
+    const streamed = await fetchPooled(`${base}/echo`);
+    const copy = streamed.clone();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of streamed.body!) chunks.push(chunk);
+    expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({ url: '/echo' });
+    expect(streamed.bodyUsed).toBe(true);
+    await expect(streamed.text()).rejects.toThrow(TypeError);
+    expect(await (await copy.blob()).text()).toContain('"url":"/echo"');
+    expect(copy.headers.get('content-type')).toBe('application/json');
+    expect(copy.status).toBe(201);
+  });
+
   it('hands what it does not carry to the global fetch: a Request object', async () => {
     const res = await fetchPooled(new Request(`${base}/echo`, { method: 'PUT', body: 'x' }));
     expect(await res.json()).toMatchObject({ method: 'PUT', body: 'x' });

@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { bufferedResponse } from './bufferedResponse.ts';
 
 /** Statuses whose response carries no body (the Fetch standard's null body statuses). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -36,7 +37,7 @@ export function pooledFetch(dispatcher: Dispatcher): typeof fetch {
       if (signal?.aborted) throw signal.reason;
       throw new TypeError('fetch failed', { cause });
     }
-    return new Response(bytes, { status: answer.statusCode, headers: responseHeaders(answer.headers) });
+    return bufferedResponse(bytes, { status: answer.statusCode, headers: responseHeaders(answer.headers) });
   };
 }
 
