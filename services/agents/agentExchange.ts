@@ -134,7 +134,7 @@ export async function verifiedResult(
   const verdict = await deps.repository.judged(
     agentAggregate,
     agentId,
-    (agent) => verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined)),
+    ({ state: agent }) => verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined)),
     (v) => v.ok,
   );
   if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason, agentId);

@@ -74,7 +74,7 @@ export function startAgentLiveness(
     if (heartbeat.siteId !== command.siteId || heartbeat.nodeId !== command.nodeId) return false;
     // A command addressed to one agent (the ramdisk the workflow booted) lives only by that agent's heartbeats.
     if (command.agentId !== undefined && heartbeat.agentId !== command.agentId) return false;
-    const ofThisNode = (agent: AgentState) =>
+    const ofThisNode = ({ state: agent }: { state: AgentState }) =>
       agent.exists && agent.role !== 'site' && agent.siteId === command.siteId && agent.nodeId === command.nodeId && heartbeatSignedBy(signed, agent.publicKey);
     return deps.repository.judged(agentAggregate, heartbeat.agentId, ofThisNode, (ok) => ok);
   };

@@ -44,9 +44,9 @@ type Plan = { kind: 'settled' } | { kind: 'awaiting-approval' } | { kind: 'behin
  */
 export async function claimAttempt(repository: AggregateRepository, send: StepCommandSender, work: WorkMessage): Promise<Claim> {
   const { workflowId, stepIndex } = work;
+  // A read behind the message is read again at the stream leader before it is left for later.
+  const notBehind = (wf: WorkflowState) => planAttempt(wf, work, Date.now()).kind !== 'behind';
   for (const fresh of [false, true]) {
-    // A read behind the message is read again at the stream leader before it is left for later.
-    const notBehind = (wf: WorkflowState) => planAttempt(wf, work, Date.now()).kind !== 'behind';
     const snapshot = fresh
       ? await repository.loadAccepting(workflowAggregate, workflowId, notBehind)
       : repository.cachedOrInitial(workflowAggregate, workflowId);

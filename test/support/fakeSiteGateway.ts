@@ -52,7 +52,7 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
       jsm: site.deps.jsm as never,
       repository: {
         load: async (agg: { type: string }) => ({ state: agg.type === 'site' ? { exists: true, siteId: 'dc1', name: 'DC', provisioningCidrs: [] } : agent }),
-        judged: async (_agg: unknown, _id: string, judge: (state: unknown) => unknown) => judge(agent),
+        judged: async (_agg: unknown, _id: string, judge: (state: unknown) => unknown) => judge({ state: agent }),
       } as never,
       results: {} as never,
       joins: {} as never,

@@ -61,7 +61,7 @@ function fakes(stored: StoredMsg | undefined) {
   const deps = {
     js: { publish: async (subject: string) => void published.push(subject) },
     jsm: { direct: { getMessage: async (_stream: string, q: { seq?: number }) => (reads.push(q.seq ?? 0), reads.length === 1 ? (stored ?? null) : null) } },
-    repository: { judged: async (_a: unknown, _id: string, judge: (s: typeof siteAgent) => unknown) => judge(siteAgent) },
+    repository: { judged: async (_a: unknown, _id: string, judge: (s: { state: typeof siteAgent }) => unknown) => judge({ state: siteAgent }) },
     results: { next: async () => signedResult() },
     recheckMs: 60_000,
   } as unknown as AgentExchangeDeps;

@@ -38,7 +38,7 @@ const siteAgent = agent('site-dc1', 'site', null);
 const registered = new Map([ramdisk, otherNode, siteAgent].map((a) => [a.state.exists ? a.state.agentId : '', a.state]));
 /** The registered keys, as the agent aggregate would load them. */
 const repository = {
-  judged: async (_aggregate: unknown, id: string, judge: (state: unknown) => unknown) => judge(registered.get(id) ?? { exists: false }),
+  judged: async (_aggregate: unknown, id: string, judge: (state: unknown) => unknown) => judge({ state: registered.get(id) ?? { exists: false } }),
 } as unknown as AggregateRepository;
 
 const command = { commandId: 'wf-0123456789ab-s3-a1', kind: 'image.write', siteId: 'dc1', nodeId: 'n1' } as AgentCommand;

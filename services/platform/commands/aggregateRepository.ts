@@ -101,18 +101,22 @@ export class AggregateRepository {
    * has not caught up with what another process just appended (an agent's registration, a workflow's next step) must
    * not be the reason a request is refused. With one replica the first read was the leader's already.
    */
-  async loadAccepting<S>(source: AggregateSource<S>, id: string, accepts: (state: S) => boolean): Promise<AggregateSnapshot<S>> {
-    const first = await this.load(source, id);
-    return accepts(first.state) || !this.store.readsMayLag ? first : this.load(source, id, 'leader');
+  loadAccepting<S>(source: AggregateSource<S>, id: string, accepts: (state: S) => boolean): Promise<AggregateSnapshot<S>> {
+    return this.judged(
+      source,
+      id,
+      (snapshot) => snapshot,
+      (snapshot) => accepts(snapshot.state),
+    );
   }
 
   /**
    * `judge`'s verdict on the aggregate, judged again on the stream leader's read when `accepted` refuses the first
-   * (as `loadAccepting`), for a verdict that costs something to reach (a signature check) and says more than yes or no.
+   * (see `loadAccepting`): for a verdict that costs something to reach (a signature check) and says more than yes or no.
    */
-  async judged<S, V>(source: AggregateSource<S>, id: string, judge: (state: S) => V, accepted: (verdict: V) => boolean): Promise<V> {
-    const first = judge((await this.load(source, id)).state);
-    return accepted(first) || !this.store.readsMayLag ? first : judge((await this.load(source, id, 'leader')).state);
+  async judged<S, V>(source: AggregateSource<S>, id: string, judge: (snapshot: AggregateSnapshot<S>) => V, accepted: (verdict: V) => boolean): Promise<V> {
+    const first = judge(await this.load(source, id));
+    return accepted(first) || !this.store.readsMayLag ? first : judge(await this.load(source, id, 'leader'));
   }
 
   /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */
