@@ -126,6 +126,18 @@ describe('reads answered by a replica behind the stream leader', () => {
     expect((refused as DomainError).code).toBe('ALREADY_EXISTS');
   });
 
+  it('starts over only when the leader, not a replica, shows a log shorter than what the process holds (a replaced stream)', async () => {
+    const log = new LaggingReplicaLog();
+    const bus = new CommandBus(log.asStore(), [createSite], { retries: 0 });
+    await bus.execute({ name: 'site.create', payload: site('dc1'), actor: 't' });
+    log.catchUp();
+    log.messages.length = 0;
+    log.replicaThrough = 0;
+    const loaded = await bus.repository.load(siteAggregate, 'dc1');
+    expect(loaded).toMatchObject({ seq: 0, state: { exists: false } });
+    expect(log.reads.leader).toBe(1);
+  });
+
   it('loadAccepting reads at the leader only when the replica’s state would be refused', async () => {
     const log = new LaggingReplicaLog();
     await new CommandBus(log.asStore(), [createSite], { retries: 0 }).execute({ name: 'site.create', payload: site('dc1'), actor: 't' });
