@@ -26,6 +26,8 @@ const REMEMBERED_COMMANDS = 128;
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
 export const LATEST_SEEN_MAX_AGE_MS = 1_000;
 
+const emptySnapshot = <S>(aggregate: AggregateDefinition<S, any>): AggregateSnapshot<S> => ({ state: aggregate.initialState, seq: 0, commands: new Map() });
+
 interface Cached {
   readonly snapshot: AggregateSnapshot<unknown>;
   /** When the log last agreed with it (a read) or this process wrote it (an append). */
@@ -68,10 +70,11 @@ export class AggregateRepository {
     const readAt = this.now();
     const last = await this.store.lastEntry(subject, held?.seq, from);
     if (!last) {
-      if (held && held.seq > 0) return (await behind()) ?? this.remember(subject, { state: aggregate.initialState, seq: 0, commands: new Map() }, readAt);
+      if (held?.seq === 0) return this.confirmed(subject, held, readAt);
+      // A log without the messages this process holds: a replica behind, or (the leader says so) a replaced stream.
+      const fromLeader = held ? await behind() : undefined;
       // An aggregate with no message is remembered too, so `latestSeen` need not ask again for one that does not exist.
-      if (held) return this.confirmed(subject, held, readAt);
-      return this.remember(subject, { state: aggregate.initialState, seq: 0, commands: new Map() }, readAt);
+      return fromLeader ?? this.remember(subject, emptySnapshot(aggregate), readAt);
     }
     // The log's last message is the one the held snapshot ends with: it is the state as of this read.
     if (last.held) return this.confirmed(subject, held!, readAt);
@@ -83,7 +86,7 @@ export class AggregateRepository {
       if (fromLeader) return fromLeader;
       snapshot = undefined;
     }
-    snapshot ??= { state: aggregate.initialState, seq: 0, commands: new Map() };
+    snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
       for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1, from)) snapshot = this.foldEntry(aggregate, snapshot, entry);
       // Every message the store wrote names the one before it on the subject: a read that did not reach it missed some.
@@ -122,7 +125,7 @@ export class AggregateRepository {
   /** The cached snapshot, trusted without asking the log; the initial state for an aggregate this process never saw. */
   cachedOrInitial<S>(aggregate: AggregateDefinition<S, any>, id: string): AggregateSnapshot<S> {
     const cached = this.#cache.get(this.subjectOf(aggregate, id))?.snapshot as AggregateSnapshot<S> | undefined;
-    return cached ?? { state: aggregate.initialState, seq: 0, commands: new Map() };
+    return cached ?? emptySnapshot(aggregate);
   }
 
   /**
