@@ -11,6 +11,16 @@ export const Subjects = {
   /** Command request-reply: `bc.cmd.metal.enroll`. */
   command: (name: string) => `bc.cmd.${name}`,
   allCommands: 'bc.cmd.>',
+  /**
+   * The same request sent to the responder that owns its aggregate's partition (`schemas/commandPartitions.ts`):
+   * `bc.cmdp.17.vps.createInstance`. Outside `bc.cmd.>`, so no message is both a partition's and the queue's.
+   */
+  partitionedCommand: (partition: number, name: string) => `bc.cmdp.${partition}.${name}`,
+  /** Every command of one partition: what its owner subscribes to. */
+  commandPartition: (partition: number) => `bc.cmdp.${partition}.>`,
+  allPartitionedCommands: 'bc.cmdp.>',
+  /** Core NATS, not stored: `commands` replicas announce themselves here to share the partitions out. */
+  commandResponders: 'bc.ctl.commands.responders',
   /** Step work: `bc.work.<executor>.<stepId>`, e.g. `bc.work.control-plane.power.setPower`. */
   work: (executor: string, stepId: string) => `bc.work.${executor}.${stepId}`,
   /** Step work of one plugin, taken by its replicas' shared durable: `bc.work.plugin.acme-autoinstall.autoinstall.renderIso`. */

@@ -1,55 +1,86 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { commandNameOf } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { isInProcessOnly } from '../../schemas/commandExposure.ts';
-import { serveRequests } from '../platform/commands/requestResponder.ts';
+import { serveRequests, type RequestService } from '../platform/commands/requestResponder.ts';
 import { CommandHeaders } from '../../schemas/commandHeaders.ts';
 import { LeaseFence } from './leaseFence.ts';
+import { DEFAULT_PARTITION_TIMING, ResponderPartitions, type PartitionTiming } from './responderPartitions.ts';
+
+export interface CommandResponder {
+  /** This replica's share of the partitions; undefined when it serves only the queue group. */
+  readonly partitions: ResponderPartitions | undefined;
+  /** Stops answering; the other replicas take its partitions at once. */
+  unsubscribe(): void;
+}
+
+export interface ServeCommandsOptions {
+  /**
+   * `false`: serve only the queue group of `bc.cmd.>`, never a partition, so replicas race on every aggregate (what
+   * the tests of optimistic concurrency across processes want). Default: take a share of the partitions.
+   */
+  partitions?: false | PartitionTiming;
+}
 
 /**
- * Answers `bc.cmd.<name>` requests (queue group `commands`, so replicas share them) with the same result an HTTP
- * command gets: `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header.
+ * Answers `bc.cmd.<name>` requests (queue group `commands`, so replicas share them) and the requests routed to the
+ * partitions this replica owns (`bc.cmdp.<partition>.<name>`), with the same result an HTTP command gets:
+ * `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header. `served` names the
+ * commands answered here (default: all the bus has); the bus may carry more, for the process's other entry points.
  */
-/**
- * `served` names the commands answered here (default: all the bus has); the bus may carry more, for the process's
- * other entry points.
- */
-export function serveCommands(nc: NatsConnection, bus: CommandBus, log: Logger, served?: ReadonlySet<string>): Subscription {
+export function serveCommands(
+  nc: NatsConnection,
+  bus: CommandBus,
+  log: Logger,
+  served?: ReadonlySet<string>,
+  options: ServeCommandsOptions = {},
+): CommandResponder {
   const fence = new LeaseFence(nc, log);
-  return serveRequests(
-    nc,
-    {
-      subject: Subjects.allCommands,
-      queue: 'commands',
-      what: 'command',
-      logRefusals: false,
-      handle: async (msg) => {
-        let payload: unknown;
-        try {
-          payload = msg.json();
-        } catch (err) {
-          throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
-        }
-        const name = msg.subject.slice(Subjects.command('').length);
-        if (served && !served.has(name)) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${name}"; known: ${[...served].join(', ')}`);
-        // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
-        if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
-          throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
-        const lease = msg.headers?.get(CommandHeaders.lease);
-        if (lease) await fence.check(lease, name);
-        const result = await bus.execute({
-          name,
-          payload,
-          commandId: msg.headers?.get(CommandHeaders.commandId) || undefined,
-          correlationId: msg.headers?.get(CommandHeaders.correlationId) || undefined,
-          causationId: msg.headers?.get(CommandHeaders.causationId) || undefined,
-          actor: 'nats:anonymous',
-        });
-        return { ok: true, result };
-      },
+  const service: RequestService = {
+    subject: Subjects.allCommands,
+    queue: 'commands',
+    what: 'command',
+    logRefusals: false,
+    handle: async (msg) => {
+      let payload: unknown;
+      try {
+        payload = msg.json();
+      } catch (err) {
+        throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
+      }
+      const name = commandNameOf(msg.subject);
+      if (served && !served.has(name)) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${name}"; known: ${[...served].join(', ')}`);
+      // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
+      if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
+        throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+      const lease = msg.headers?.get(CommandHeaders.lease);
+      if (lease) await fence.check(lease, name);
+      const result = await bus.execute({
+        name,
+        payload,
+        commandId: msg.headers?.get(CommandHeaders.commandId) || undefined,
+        correlationId: msg.headers?.get(CommandHeaders.correlationId) || undefined,
+        causationId: msg.headers?.get(CommandHeaders.causationId) || undefined,
+        actor: 'nats:anonymous',
+      });
+      return { ok: true, result };
     },
-    log,
-  );
+  };
+  const queue = serveRequests(nc, service, log);
+  const timing = options.partitions ?? DEFAULT_PARTITION_TIMING;
+  const partitions =
+    timing === false
+      ? undefined
+      : new ResponderPartitions(nc, (p) => serveRequests(nc, { ...service, subject: Subjects.commandPartition(p) }, log), log, timing);
+  partitions?.start();
+  return {
+    partitions,
+    unsubscribe() {
+      partitions?.stop();
+      queue.unsubscribe();
+    },
+  };
 }

@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Msg } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
+import { commandNameOf } from '../../schemas/commandPartitions.ts';
 import { LEASE_HEADER, parseLeaseStamp } from '../../schemas/lease.ts';
+import { Subjects } from '../../schemas/subjects.ts';
 import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { ERROR_CODE_HEADER } from '../../services/platform/commands/requestResponder.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
@@ -39,20 +41,20 @@ describe('leader lease of the workflow orchestrator', () => {
       // Every command on the wire with its stamp, and every answer to it (the test server is anonymous: the observer sees the inboxes).
       const requests = new Map<string, Seen>();
       const seen: Seen[] = [];
-      nc.subscribe('bc.cmd.>', {
-        callback: (_err, msg: Msg) => {
-          const stamp = msg.headers?.get(LEASE_HEADER);
-          const entry: Seen = {
-            name: msg.subject.slice('bc.cmd.'.length),
-            commandId: msg.headers?.get('Bc-Command-Id') ?? '',
-            term: stamp ? parseLeaseStamp(stamp)?.term : undefined,
-            nodeId: (msg.json() as { nodeId?: string }).nodeId,
-            at: Date.now(),
-          };
-          seen.push(entry);
-          if (msg.reply) requests.set(msg.reply, entry);
-        },
-      });
+      const observe = (_err: unknown, msg: Msg) => {
+        const stamp = msg.headers?.get(LEASE_HEADER);
+        const entry: Seen = {
+          name: commandNameOf(msg.subject),
+          commandId: msg.headers?.get('Bc-Command-Id') ?? '',
+          term: stamp ? parseLeaseStamp(stamp)?.term : undefined,
+          nodeId: (msg.json() as { nodeId?: string }).nodeId,
+          at: Date.now(),
+        };
+        seen.push(entry);
+        if (msg.reply) requests.set(msg.reply, entry);
+      };
+      // Commands travel on the queue subjects and, routed by aggregate, on the partition subjects.
+      for (const subject of [Subjects.allCommands, Subjects.allPartitionedCommands]) nc.subscribe(subject, { callback: observe });
       nc.subscribe('_INBOX.>', {
         callback: (_err, msg: Msg) => {
           const entry = requests.get(msg.subject);

@@ -18,9 +18,11 @@ export const allOk: SensorReport[] = firstLaneSensors.map((s) => ({ sensor: s.na
 /** A backbone with the command responder; engines are started by the test (one or several replicas). */
 export async function startAutonomy(options: { responders?: number; projectors?: boolean } = {}) {
   const env = await startBackbone({ projectors: options.projectors ?? false });
-  // More than one responder: two command buses (as two processes would) race on the same aggregates under OCC.
-  const responders = [serveCommands(env.nc, env.bus, env.log)];
-  for (let i = 1; i < (options.responders ?? 1); i++) responders.push(serveCommands(env.nc, new CommandBus(env.store, allCommands, { retries: 20 }), env.log));
+  // More than one responder: two command buses (as two processes would) race on the same aggregates under OCC. They
+  // serve only the queue group: routed by aggregate, one of them would decide every budget command alone.
+  const responders = [serveCommands(env.nc, env.bus, env.log, undefined, { partitions: false })];
+  for (let i = 1; i < (options.responders ?? 1); i++)
+    responders.push(serveCommands(env.nc, new CommandBus(env.store, allCommands, { retries: 20 }), env.log, undefined, { partitions: false }));
   const engines: AutonomyEngine[] = [];
   const disposeBackbone = env[Symbol.asyncDispose].bind(env);
   return Object.assign(env, {

@@ -1,4 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { commandNameOf } from '../../../schemas/commandPartitions.ts';
+import { Subjects } from '../../../schemas/subjects.ts';
 
 /**
  * Counts the NATS requests the system makes, by kind, from core subscriptions on the request subjects (a copy of
@@ -28,7 +30,7 @@ export class NatsTraffic {
       if (parts[2] === 'CONSUMER' && parts[3] === 'MSG') return `js CONSUMER.MSG.NEXT ${parts[5]}`;
       return `js ${parts.slice(2, 4).join('.')}${parts[4] && parts[2] !== 'INFO' ? ` ${parts[4]}` : ''}`;
     });
-    watch('bc.cmd.>', (s) => `cmd ${s.slice('bc.cmd.'.length)}`);
+    for (const commands of [Subjects.allCommands, Subjects.allPartitionedCommands]) watch(commands, (s) => `cmd ${commandNameOf(s)}`);
     watch('bc.work.>', () => 'publish bc.work (step work)');
     watch('bc.site.*.cmd.>', () => 'publish agent command (site)');
     watch('bc.site.*.node.*.cmd', () => 'publish agent command (ramdisk)');

@@ -85,8 +85,30 @@ export interface CommandDefinition<N extends string = string, P = any, S = any, 
   decide(payload: P, state: S, context: CommandContext & { readonly dependencies: D }): readonly NoInfer<E>[];
 }
 
+/** Every command defined in this process, by name: what a sender routes a NATS request by (`commandRouteKey`). */
+const definedCommands = new Map<string, CommandDefinition<string, any, any, any, any>>();
+
 export function defineCommand<const N extends string, P, S, E extends DomainEventLike, D = undefined>(
   command: CommandDefinition<N, P, S, E, D>,
 ): CommandDefinition<N, P, S, E, D> {
-  return Object.freeze(command);
+  const frozen = Object.freeze(command);
+  definedCommands.set(frozen.name, frozen);
+  return frozen;
+}
+
+/**
+ * The aggregate a command will be decided on (`<module>.<type>.<id>`), as far as a sender can tell before it is
+ * validated: the key its NATS request is routed by (`schemas/commandPartitions.ts`). Undefined when this process has
+ * not defined the command or the payload names no aggregate; a wrong key costs only the route, never the decision.
+ */
+export function commandRouteKey(name: string, payload: unknown, commandId: string): string | undefined {
+  const command = definedCommands.get(name);
+  if (command === undefined) return undefined;
+  let id: unknown;
+  try {
+    id = command.aggregateId(payload, { commandId, actor: '', now: '' });
+  } catch {
+    return undefined;
+  }
+  return typeof id === 'string' && id !== '' ? `${command.aggregate.module}.${command.aggregate.type}.${id}` : undefined;
 }

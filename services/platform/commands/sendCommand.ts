@@ -1,11 +1,17 @@
-import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, RequestError, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { CommandResult, Problem } from '../../../schemas/api.ts';
+import { commandPartitionOf } from '../../../schemas/commandPartitions.ts';
 import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../errors.ts';
 import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
+import { commandRouteKey } from './commandDefinition.ts';
 
-/** Sends a command over NATS request-reply; resolves its result or throws a PlatformError with the remote code. */
+/**
+ * Sends a command over NATS request-reply; resolves its result or throws a PlatformError with the remote code. A
+ * command this process has defined goes to the `commands` replica owning its aggregate's partition, or, when no
+ * replica owns it right now (no responders: nobody received it), to the queue group every replica serves.
+ */
 export async function sendCommand(
   nc: NatsConnection,
   name: string,
@@ -17,14 +23,28 @@ export async function sendCommand(
   if (options.correlationId) h.set(CommandHeaders.correlationId, options.correlationId);
   if (options.causationId) h.set(CommandHeaders.causationId, options.causationId);
   if (options.lease) h.set(CommandHeaders.lease, options.lease);
-  let reply;
+  const body = JSON.stringify(payload);
+  const timeout = options.timeoutMs ?? 10_000;
+  const routeKey = commandRouteKey(name, payload, options.commandId ?? '');
+  let reply: Msg;
   try {
-    reply = await nc.request(Subjects.command(name), JSON.stringify(payload), { headers: h, timeout: options.timeoutMs ?? 10_000 });
+    reply = routeKey === undefined ? await request(nc, Subjects.command(name), body, h, timeout) : await routed(nc, name, routeKey, body, h, timeout);
   } catch (err) {
     // No responder yet (the commands service is starting) or no answer in time: safe to retry with the same id.
     throw new PlatformError('UNAVAILABLE', `no answer to ${name} on ${Subjects.command(name)}`, { cause: err });
   }
-  const body = reply.json<{ ok: true; result: CommandResult } | { ok: false; error: Problem }>();
-  if (body.ok) return body.result;
-  throw new PlatformError(isErrorCode(body.error.code) ? body.error.code : 'INTERNAL', body.error.detail, { issues: body.error.issues });
+  const answer = reply.json<{ ok: true; result: CommandResult } | { ok: false; error: Problem }>();
+  if (answer.ok) return answer.result;
+  throw new PlatformError(isErrorCode(answer.error.code) ? answer.error.code : 'INTERNAL', answer.error.detail, { issues: answer.error.issues });
+}
+
+const request = (nc: NatsConnection, subject: string, body: string, headers: MsgHdrs, timeout: number) => nc.request(subject, body, { headers, timeout });
+
+async function routed(nc: NatsConnection, name: string, routeKey: string, body: string, headers: MsgHdrs, timeout: number): Promise<Msg> {
+  try {
+    return await request(nc, Subjects.partitionedCommand(commandPartitionOf(routeKey), name), body, headers, timeout);
+  } catch (err) {
+    if (!(err instanceof RequestError && err.isNoResponders())) throw err;
+    return request(nc, Subjects.command(name), body, headers, timeout);
+  }
 }
