@@ -63,7 +63,11 @@ export function commandNameOf(subject: string): string {
  * themselves at once; `alive`: the periodic beat; `leaving`: stopping, the others take its partitions now.
  */
 export const ResponderAnnouncement = z.object({
-  responderId: z.string().min(1).max(64),
+  responderId: z.string().min(1).max(300),
   state: z.enum(['hello', 'alive', 'leaving']),
 });
 export type ResponderAnnouncement = z.infer<typeof ResponderAnnouncement>;
+
+/** One `commands` replica as `GET /v1/services` shows it: the partitions it owns among the replicas the API has heard. */
+export const CommandResponderView = z.object({ responderId: z.string(), partitions: z.array(z.number().int().nonnegative()) });
+export type CommandResponderView = z.infer<typeof CommandResponderView>;

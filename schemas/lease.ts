@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CommandResponderView } from './commandPartitions.ts';
 
 /** The services that must run as one active instance: each takes a leader lease (`bc_leases` KV, one key each). */
 export const LeasedService = z.enum(['workflow-orchestrator', 'bmc-monitor', 'vps-reconciler', 'fleet-sensors']);
@@ -37,7 +38,7 @@ export const ServiceLeader = z.object({
 });
 export type ServiceLeader = z.infer<typeof ServiceLeader>;
 
-export const ServicesView = z.object({ leaders: z.array(ServiceLeader) });
+export const ServicesView = z.object({ leaders: z.array(ServiceLeader), commandResponders: z.array(CommandResponderView) });
 export type ServicesView = z.infer<typeof ServicesView>;
 
 export const formatLeaseStamp = (service: LeasedService, term: number) => `${service}/${term}`;

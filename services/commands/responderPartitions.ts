@@ -1,8 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { COMMAND_PARTITIONS, partitionOwner, ResponderAnnouncement } from '../../schemas/commandPartitions.ts';
+import { COMMAND_PARTITIONS, partitionOwner, type ResponderAnnouncement } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../platform/logger.ts';
+import { listenToResponders, RESPONDER_EXPIRY_MS, ResponderRoster } from './responderRoster.ts';
 
 export interface PartitionTiming {
   /** How often a responder says it is alive. */
@@ -11,8 +13,8 @@ export interface PartitionTiming {
   expiryMs: number;
 }
 
-/** Three beats may be lost before a responder's partitions move; a crash is seen sooner by the senders (no responders). */
-export const DEFAULT_PARTITION_TIMING: PartitionTiming = { beatMs: 2_000, expiryMs: 6_500 };
+/** A crash is seen sooner by the senders (no responders) than by the other replicas (three lost beats). */
+export const DEFAULT_PARTITION_TIMING: PartitionTiming = { beatMs: 2_000, expiryMs: RESPONDER_EXPIRY_MS };
 
 /**
  * One `commands` replica's share of the command partitions (`schemas/commandPartitions.ts`). The replicas announce
@@ -22,9 +24,10 @@ export const DEFAULT_PARTITION_TIMING: PartitionTiming = { beatMs: 2_000, expiry
  * of `bc.cmd.<name>`): either way every command is answered, only less often by the replica holding its aggregate.
  */
 export class ResponderPartitions {
-  readonly responderId = randomUUID();
-  /** Other responders, by id: when each was last heard. */
-  readonly #others = new Map<string, number>();
+  /** Named like a lease holder, so `nats sub bc.ctl.commands.responders` says which process is which. */
+  readonly responderId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** The other responders. */
+  readonly #others: ResponderRoster;
   readonly #owned = new Map<number, Subscription>();
   #announcements: Subscription | undefined;
   #beat: NodeJS.Timeout | undefined;
@@ -35,7 +38,9 @@ export class ResponderPartitions {
     private readonly serve: (partition: number) => Subscription,
     private readonly log: Logger,
     private readonly timing: PartitionTiming = DEFAULT_PARTITION_TIMING,
-  ) {}
+  ) {
+    this.#others = new ResponderRoster(timing.expiryMs);
+  }
 
   /** The partitions this responder serves now. */
   owned(): number[] {
@@ -44,31 +49,19 @@ export class ResponderPartitions {
 
   /** Every responder this one counts, itself included. */
   members(): string[] {
-    return [this.responderId, ...this.#others.keys()].sort();
+    return [this.responderId, ...this.#others.members()].sort();
   }
 
   start(): void {
-    const sub = this.nc.subscribe(Subjects.commandResponders);
+    const sub = listenToResponders(this.nc, this.log, (announcement) => this.#heard(announcement));
     this.#announcements = sub;
-    void (async () => {
-      for await (const msg of sub) {
-        let announcement: ResponderAnnouncement;
-        try {
-          announcement = ResponderAnnouncement.parse(msg.json());
-        } catch (err) {
-          this.log.warn({ err, subject: msg.subject }, 'ignoring a malformed responder announcement');
-          continue;
-        }
-        this.#heard(announcement);
-      }
-      // The connection closed: nothing more can be served or announced on it.
-      clearInterval(this.#beat);
-    })();
+    // The connection closed: nothing more can be served or announced on it.
+    void sub.closed.then(() => clearInterval(this.#beat));
     this.#announce('hello');
     this.#rebalance();
     this.#beat = setInterval(() => {
       this.#announce('alive');
-      this.#expire();
+      if (this.#others.expire()) this.#rebalance();
     }, this.timing.beatMs);
     this.#beat.unref();
   }
@@ -80,27 +73,11 @@ export class ResponderPartitions {
     this.#announce('leaving');
   }
 
-  #heard({ responderId, state }: ResponderAnnouncement): void {
-    if (responderId === this.responderId) return;
-    const wasMember = this.#others.has(responderId);
-    const isMember = state !== 'leaving';
-    if (isMember) this.#others.set(responderId, Date.now());
-    else this.#others.delete(responderId);
+  #heard(announcement: ResponderAnnouncement): void {
+    if (announcement.responderId === this.responderId) return;
     // A newcomer learns the members from their answers rather than after a whole beat.
-    if (state === 'hello') this.#announce('alive');
-    if (isMember !== wasMember) this.#rebalance();
-  }
-
-  #expire(): void {
-    const before = Date.now() - this.timing.expiryMs;
-    let changed = false;
-    for (const [id, heardAt] of this.#others) {
-      if (heardAt < before) {
-        this.#others.delete(id);
-        changed = true;
-      }
-    }
-    if (changed) this.#rebalance();
+    if (announcement.state === 'hello') this.#announce('alive');
+    if (this.#others.hear(announcement)) this.#rebalance();
   }
 
   #rebalance(): void {

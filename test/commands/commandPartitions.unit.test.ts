@@ -4,6 +4,7 @@ import { COMMAND_PARTITIONS, commandNameOf, commandPartitionOf, partitionOwner }
 import { Subjects } from '../../schemas/subjects.ts';
 import { commandRouteKey } from '../../services/platform/commands/commandDefinition.ts';
 import '../../services/api/commandCatalog.ts';
+import { ResponderRoster } from '../../services/commands/responderRoster.ts';
 
 const partitions = Array.from({ length: COMMAND_PARTITIONS }, (_, p) => p);
 const ownership = (members: readonly string[]) => partitions.map((p) => partitionOwner(members, p));
@@ -63,5 +64,18 @@ describe('command partitions', () => {
     expect(commandNameOf(Subjects.command('vps.createInstance'))).toBe('vps.createInstance');
     expect(commandNameOf(Subjects.partitionedCommand(17, 'vps.createInstance'))).toBe('vps.createInstance');
     expect(Subjects.partitionedCommand(17, 'vps.createInstance').startsWith(Subjects.allCommands.slice(0, -1))).toBe(false);
+  });
+
+  it('count a responder from its first word until it leaves or falls silent for the expiry', () => {
+    const roster = new ResponderRoster(6_500);
+    expect(roster.hear({ responderId: 'a', state: 'hello' }, 0)).toBe(true);
+    expect(roster.hear({ responderId: 'b', state: 'alive' }, 0)).toBe(true);
+    expect(roster.hear({ responderId: 'a', state: 'alive' }, 4_000)).toBe(false);
+    expect(roster.expire(6_500)).toBe(false);
+    expect(roster.view(6_501).map((r) => r.responderId)).toEqual(['a']);
+    expect(roster.view(6_501)[0]!.partitions).toEqual(partitions);
+    expect(roster.hear({ responderId: 'a', state: 'leaving' }, 6_600)).toBe(true);
+    expect(roster.hear({ responderId: 'a', state: 'leaving' }, 6_700)).toBe(false);
+    expect(roster.members()).toEqual([]);
   });
 });
