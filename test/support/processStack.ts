@@ -27,9 +27,13 @@ const layouts = {
     orchestrator: ['workflow-orchestrator', 'vps-reconciler'],
     executor: ['workflow-executor'],
   },
-  /** Two of each engine replica: one orchestrator leads (lease), both executors share the work. */
+  /**
+   * Two of each engine replica: one orchestrator leads (lease), both executors share the work, both `commands`
+   * replicas share the command partitions.
+   */
   replicated: {
     front: ['api', 'commands', 'join', 'vps-reconciler'],
+    commandsB: ['commands'],
     projectors,
     orchestratorA: ['workflow-orchestrator'],
     orchestratorB: ['workflow-orchestrator'],
