@@ -50,7 +50,7 @@ export function partitionOwner(responders: Iterable<string>, partition: number):
   return owner;
 }
 
-const PARTITIONED_PREFIX = 'bc.cmdp.';
+const PARTITIONED_PREFIX = Subjects.allPartitionedCommands.slice(0, -1);
 
 /** The command a request subject names: `bc.cmd.<name>` or `bc.cmdp.<partition>.<name>`. */
 export function commandNameOf(subject: string): string {
