@@ -104,8 +104,18 @@ describe('web console by role', () => {
     await signIn(page, rig.stack.api, token, '/');
     const revoked = await fetch(`${rig.stack.api}/v1/tokens/short-lived`, { method: 'DELETE', headers: { authorization: `Bearer ${rig.stack.adminToken}` } });
     expect(revoked.ok).toBe(true);
-    await page.getByRole('link', { name: 'Nodes' }).click();
-    await page.getByLabel('API token').waitFor({ timeout: 10_000 });
+    // The next request the console makes notices the revocation: the one this click makes, unless a background one
+    // (the live event stream reconnecting, a page reloading) came first and the link is already gone. Either way the
+    // console must end on the sign-in page with its notice.
+    const signInForm = page.getByLabel('API token');
+    await Promise.race([
+      page
+        .getByRole('link', { name: 'Nodes' })
+        .click({ timeout: 10_000 })
+        .catch(() => undefined),
+      signInForm.waitFor({ timeout: 10_000 }),
+    ]);
+    await signInForm.waitFor({ timeout: 10_000 });
     expect(await page.getByRole('status').textContent()).toMatch(/no longer valid/);
     expect(await page.evaluate("sessionStorage.getItem('bc-console-token')")).toBeNull();
     await screenshot('revoked');
