@@ -40,8 +40,9 @@ export class ResponderRoster {
   view(now = Date.now()): CommandResponderView[] {
     this.expire(now);
     const members = this.members();
+    if (members.length === 0) return [];
     const owned = new Map(members.map((m) => [m, [] as number[]]));
-    for (let partition = 0; partition < COMMAND_PARTITIONS; partition++) owned.get(partitionOwner(members, partition)!)?.push(partition);
+    for (let partition = 0; partition < COMMAND_PARTITIONS; partition++) owned.get(partitionOwner(members, partition)!)!.push(partition);
     return members.map((responderId) => ({ responderId, partitions: owned.get(responderId)! }));
   }
 }
