@@ -15,6 +15,8 @@ if (names.length === 0 || unknown.length > 0) {
 const runtime = await openRuntime(loadConfig(), names.join('+'));
 const running: RunningService[] = [];
 for (const name of names) running.push(await serviceCatalog[name]!(runtime));
+// The services' subscriptions are queued on the connection, not yet at the server: "started" promises they are served.
+await runtime.nc.flush();
 runtime.log.info({ services: names }, 'services started');
 // A service that stopped working leaves nothing useful running: exit, so the supervisor starts a fresh process.
 for (const [i, service] of running.entries()) {
