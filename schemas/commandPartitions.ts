@@ -50,6 +50,14 @@ export function partitionOwner(responders: Iterable<string>, partition: number):
   return owner;
 }
 
+/** Every partition, by the responder it belongs to among `responders` (each of them listed, with none if it owns none). */
+export function partitionsByOwner(responders: readonly string[]): Map<string, number[]> {
+  const owned = new Map(responders.map((r) => [r, [] as number[]]));
+  if (responders.length === 0) return owned;
+  for (let partition = 0; partition < COMMAND_PARTITIONS; partition++) owned.get(partitionOwner(responders, partition)!)!.push(partition);
+  return owned;
+}
+
 const PARTITIONED_PREFIX = Subjects.allPartitionedCommands.slice(0, -1);
 
 /** The command a request subject names: `bc.cmd.<name>` or `bc.cmdp.<partition>.<name>`. */

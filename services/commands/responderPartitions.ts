@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { COMMAND_PARTITIONS, partitionOwner, type ResponderAnnouncement } from '../../schemas/commandPartitions.ts';
+import { COMMAND_PARTITIONS, partitionsByOwner, type ResponderAnnouncement } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../platform/logger.ts';
 import { listenToResponders, RESPONDER_EXPIRY_MS, ResponderRoster } from './responderRoster.ts';
@@ -82,11 +82,11 @@ export class ResponderPartitions {
 
   #rebalance(): void {
     const members = this.members();
+    const mine = new Set(partitionsByOwner(members).get(this.responderId));
     for (let partition = 0; partition < COMMAND_PARTITIONS; partition++) {
-      const mine = partitionOwner(members, partition) === this.responderId;
       const sub = this.#owned.get(partition);
-      if (mine && !sub) this.#owned.set(partition, this.serve(partition));
-      else if (!mine && sub) this.#release(partition);
+      if (mine.has(partition) && !sub) this.#owned.set(partition, this.serve(partition));
+      else if (!mine.has(partition) && sub) this.#release(partition);
     }
     this.log.debug({ responderId: this.responderId, members: members.length, owned: this.#owned.size }, 'command partitions shared out');
   }

@@ -1,5 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { COMMAND_PARTITIONS, partitionOwner, ResponderAnnouncement, type CommandResponderView } from '../../schemas/commandPartitions.ts';
+import { partitionsByOwner, ResponderAnnouncement, type CommandResponderView } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../platform/logger.ts';
 
@@ -39,11 +39,7 @@ export class ResponderRoster {
   /** Who owns which partitions, as every responder that has heard the same members computes it. */
   view(now = Date.now()): CommandResponderView[] {
     this.expire(now);
-    const members = this.members();
-    if (members.length === 0) return [];
-    const owned = new Map(members.map((m) => [m, [] as number[]]));
-    for (let partition = 0; partition < COMMAND_PARTITIONS; partition++) owned.get(partitionOwner(members, partition)!)!.push(partition);
-    return members.map((responderId) => ({ responderId, partitions: owned.get(responderId)! }));
+    return [...partitionsByOwner(this.members())].map(([responderId, partitions]) => ({ responderId, partitions }));
   }
 }
 
