@@ -15,6 +15,12 @@ export interface InstanceReservation {
   readonly status: QuotaStatus;
 }
 
+/** Resources held against a tenant's quota: by instances running (`used`) and by those requested, not yet running. */
+export interface QuotaUsage {
+  readonly used: Resources;
+  readonly reserved: Resources;
+}
+
 /**
  * Released instances stay in `instances`, so a repeated create or release of the same id is recognised (and an id
  * is never reused by its tenant).
@@ -27,6 +33,8 @@ export type TenantState =
       readonly name: string;
       readonly quota: Resources;
       readonly instances: Readonly<Record<string, InstanceReservation>>;
+      /** What the instances hold against the quota, per status (released ones hold nothing), kept as they change. */
+      readonly usage: QuotaUsage;
     };
 
 /** The tenant's reservation for `instanceId` (own keys only: an id such as `constructor` is a valid instance id). */

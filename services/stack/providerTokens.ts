@@ -12,14 +12,15 @@ import type { ProviderTokens } from '../vps/reconciler/providerClients.ts';
  */
 export function sealedProviderTokens(store: EventStore, masterKey: MasterKey): ProviderTokens {
   const repository = new AggregateRepository(store, 10_000);
-  const load = async (secretId: string) => (await repository.load(secretAggregate, secretId)).state;
   return {
+    // Asked before every provider call: the log is read at most once per `LATEST_SEEN_MAX_AGE_MS` per token, so a
+    // rotated token is picked up that much later at most, instead of one read of the log per call.
     async versionOf(secretId) {
-      const secret = await load(secretId);
+      const secret = (await repository.latestSeen(secretAggregate, secretId)).state;
       return secret.exists ? secret.version : undefined;
     },
     async open(secretId, version) {
-      const secret = await load(secretId);
+      const secret = (await repository.load(secretAggregate, secretId)).state;
       // Rotated between the two reads: the version asked for is no longer what the log holds.
       if (!secret.exists || secret.version !== version) throw new Error(`secret ${secretId} is no longer at version ${version}`);
       return open(secret.sealed, masterKey, sealingAad(secretId, version)).toString('utf8');

@@ -19,11 +19,13 @@ export function processManagerSpec<E, M, T = never>(pm: {
 }) {
   return (given: readonly E[]) => {
     const model = pm.model();
-    for (const event of given) pm.evolve(model, { type: 'event', event });
+    // Each event as if carried by a message of its own, in log order.
+    let seq = 0;
+    for (const event of given) pm.evolve(model, { type: 'event', event, seq: ++seq });
     return {
       model,
       when(input: Input<E>) {
-        if (input.type === 'event') pm.evolve(model, { type: 'event', event: input.event });
+        if (input.type === 'event') pm.evolve(model, { type: 'event', event: input.event, seq: ++seq });
         const reactions = pm.decide(input, model);
         for (const r of reactions) for (const e of r.effects) if (e.kind === 'command') pm.evolve(model, { type: 'decided', command: e });
         return {

@@ -32,6 +32,17 @@ const actionArb = fc.oneof(
 );
 const quotaArb = fc.record({ instances: fc.nat(6), vcpus: fc.nat(12), memoryMib: fc.nat(24_576), diskGib: fc.nat(300) });
 
+/** The usage counted afresh from every reservation the tenant holds, to check the totals the fold keeps. */
+function recount(state: TenantState) {
+  const usage = { used: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 }, reserved: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 } };
+  if (!state.exists) return usage;
+  for (const r of Object.values(state.instances)) {
+    if (r.status === 'released') continue;
+    for (const d of resourceDimensions) usage[r.status][d] += r.resources[d];
+  }
+  return usage;
+}
+
 /** Runs an action the way the bus would: refusals append nothing. */
 function step(state: TenantState, action: { kind: string; id: number; flavor?: keyof typeof flavors }): TenantState {
   const context = { commandId: 'cmd-00000001', actor: 'test', now: '2026-12-02T12:00:00.000Z' };
@@ -56,7 +67,7 @@ function step(state: TenantState, action: { kind: string; id: number; flavor?: k
 
 describe('tenant quota decider', () => {
   test.prop([quotaArb, fc.array(actionArb, { maxLength: 40 })], { numRuns: 300 })(
-    'any sequence of creates, uses and releases keeps usage within the quota, and releasing everything returns it to zero',
+    'any sequence of creates, uses and releases keeps usage within the quota and equal to a recount of the reservations, and releasing everything returns it to zero',
     (quota, actions) => {
       let state = tenantAggregate.evolve(
         tenantAggregate.evolve(tenantAggregate.initialState, { type: 'TenantCreated', data: { tenantId: 't1', name: 'T1' } }),
@@ -68,6 +79,7 @@ describe('tenant quota decider', () => {
       for (const action of actions) {
         state = step(state, action);
         const { used, reserved } = usageOf(state);
+        expect({ used, reserved }).toEqual(recount(state));
         for (const d of resourceDimensions) expect(used[d] + reserved[d]).toBeLessThanOrEqual(quota[d]);
       }
       for (let id = 0; id < 8; id++) state = step(state, { kind: 'release', id });

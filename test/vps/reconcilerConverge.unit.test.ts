@@ -54,16 +54,17 @@ function effectsFor(client: ProviderClient | (() => never), options: { refuse?: 
     client: async () => (typeof client === 'function' ? client() : client),
     offerOf: () => 'a1.small',
   };
-  // Command ids the log holds: a repeated one is answered as the duplicate it is, appending nothing.
-  const sent = new Set<string>(options.sentBefore);
+  // Command ids the log holds, by the sequence of their message: a repeated one is answered as the duplicate it is,
+  // appending nothing.
+  const sent = new Map<string, number>((options.sentBefore ?? []).map((id, i) => [id, i + 1]));
   const ports: EffectPorts<ConvergeTask> = {
     async send({ name, payload, commandId }) {
       const { observed, message } = payload as { observed?: string; message?: string };
       log.push(name === 'vps.recordInstanceObserved' ? `record ${observed}${message ? ` (${message})` : ''}` : name.slice('vps.'.length));
       if (options.refuse && observed === 'provisioning') return { refusal: { code: 'ALREADY_EXISTS', message: 'owned by tenant-b' } };
       const appended = !sent.has(commandId);
-      sent.add(commandId);
-      return { appended };
+      if (appended) sent.set(commandId, sent.size + 1);
+      return { appended, seq: sent.get(commandId)! };
     },
     publish: async () => undefined,
     perform: async (task) => {

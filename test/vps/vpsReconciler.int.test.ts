@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { clientTokenOf, definePlugin, defineProvider } from 'better-compute/sdk';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
-import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
+import { AggregateRepository, LATEST_SEEN_MAX_AGE_MS } from '../../services/platform/commands/aggregateRepository.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { sealedProviderTokens } from '../../services/stack/providerTokens.ts';
 import { MasterKey } from '../../services/secrets/masterKey.ts';
@@ -86,6 +86,8 @@ async function startWorld() {
     until,
     repository,
     counted,
+    token,
+    masterKey,
     async [Symbol.asyncDispose]() {
       commands.unsubscribe();
       await cloud.close();
@@ -177,5 +179,38 @@ describe('vps reconciler', () => {
     }
     expect((await world.instance('web-3')).observed).toBe('deleted');
     expect(world.cloud.records()).toEqual([expect.objectContaining({ deleted: true, createdForToken: 1 })]);
+  });
+
+  it('calls the provider with a rotated token from at most a second after the rotation on', { timeout: 60_000 }, async () => {
+    await using world = await startWorld();
+    const rotated = 'acme-rotated-token';
+    const calls: { at: number; token: string }[] = [];
+    // Records the token of every call; the emulated account knows one token, so the rotated one is swapped for it.
+    const recording: typeof fetch = (input, init) => {
+      const headers = { ...(init?.headers as Record<string, string>) };
+      calls.push({ at: Date.now(), token: headers.authorization!.replace(/^Bearer /, '') });
+      return globalThis.fetch(input, { ...init, headers: { ...headers, authorization: `Bearer ${world.token}` } });
+    };
+    const reconciler = world.reconciler(recording);
+    await reconciler.start();
+    let rotatedAt: number;
+    try {
+      await world.run('vps.createInstance', instancePayload('tenant-a', 'web-1', 'small', 'acme-pool'));
+      await world.until('web-1 running', async () => (await world.instance('web-1')).observed === 'running');
+      rotatedAt = Date.now();
+      const sealed = seal(JSON.stringify(rotated), world.masterKey, sealingAad('acme-token', 2));
+      await world.run('secrets.put', { secretId: 'acme-token', kind: 'provider-token', version: 2, sealed });
+      await sleep(LATEST_SEEN_MAX_AGE_MS);
+      await world.run('vps.createInstance', instancePayload('tenant-a', 'web-2', 'small', 'acme-pool'));
+      await world.until('web-2 running', async () => (await world.instance('web-2')).observed === 'running');
+    } finally {
+      await reconciler.stop();
+    }
+    const before = calls.filter((c) => c.at < rotatedAt);
+    const after = calls.filter((c) => c.at >= rotatedAt + LATEST_SEEN_MAX_AGE_MS);
+    expect(before.length).toBeGreaterThan(0);
+    expect(new Set(before.map((c) => c.token))).toEqual(new Set([world.token]));
+    expect(after.length).toBeGreaterThan(0);
+    expect(new Set(after.map((c) => c.token))).toEqual(new Set([rotated]));
   });
 });

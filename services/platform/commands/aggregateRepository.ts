@@ -2,31 +2,24 @@ import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../errors.ts';
 import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
+import { RememberedCommands } from './rememberedCommands.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
-
-/** What a command already produced, so a retried command id answers the original result. */
-export interface AppliedCommand {
-  seq: number;
-  events: Pick<StoredEvent, 'type' | 'version' | 'data'>[];
-  /** Which command it was, and the digest of the client request behind it (idempotency keys only). */
-  commandName: string;
-  requestDigest: string | undefined;
-}
 
 export interface AggregateSnapshot<S> {
   readonly state: S;
   /** Stream sequence of the subject's last message this snapshot accounts for, folded or skipped (0: none). */
   readonly seq: number;
-  readonly commands: ReadonlyMap<string, AppliedCommand>;
+  readonly commands: RememberedCommands;
 }
-
-/** Command ids remembered per aggregate, beyond JetStream's time-bounded duplicate window. */
-const REMEMBERED_COMMANDS = 128;
 
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
 export const LATEST_SEEN_MAX_AGE_MS = 1_000;
 
-const emptySnapshot = <S>(aggregate: AggregateDefinition<S, any>): AggregateSnapshot<S> => ({ state: aggregate.initialState, seq: 0, commands: new Map() });
+const emptySnapshot = <S>(aggregate: AggregateDefinition<S, any>): AggregateSnapshot<S> => ({
+  state: aggregate.initialState,
+  seq: 0,
+  commands: RememberedCommands.none,
+});
 
 interface Cached {
   readonly snapshot: AggregateSnapshot<unknown>;
@@ -158,11 +151,9 @@ export class AggregateRepository {
   private fold<S>(aggregate: AggregateDefinition<S, DomainEventLike>, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
     let state = base.state;
     for (const stored of events) state = aggregate.evolve(state, aggregate.catalog.read(stored));
-    const commands = new Map(base.commands);
     const { commandId, commandName, requestDigest } = events[0]!.metadata;
-    commands.set(commandId, { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest });
-    if (commands.size > REMEMBERED_COMMANDS) commands.delete(commands.keys().next().value!);
-    return { state, seq, commands };
+    const applied = { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
+    return { state, seq, commands: base.commands.with(commandId, applied) };
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */

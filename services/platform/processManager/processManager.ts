@@ -56,11 +56,17 @@ export type Input<E> =
 
 /** What a process manager folds: the log's events, and what came of the effects it decided. */
 export type Fold<E, T = never> =
-  | { readonly type: 'event'; readonly event: E }
+  /** `seq`: the stream sequence of the message that carried it. */
+  | { readonly type: 'event'; readonly event: E; readonly seq: number }
   /** Folded as soon as the command is decided (before it is sent), so the next decision already counts it. */
   | { readonly type: 'decided'; readonly command: EngineCommand<T> }
-  /** `appended`: this send put events in the log (not a repeat of an earlier send, nor a decision that changed nothing). */
-  | { readonly type: 'sent'; readonly command: EngineCommand<T>; readonly refusal?: Refusal; readonly appended?: boolean }
+  /**
+   * `appended`: this send put events in the log (not a repeat of an earlier send, nor a decision that changed nothing).
+   * `seq` (unless refused): the stream sequence as of which the log holds what the command decided (its own message,
+   * the original of a repeat, or the aggregate's last message when it changed nothing). The log's own copy of that
+   * message reaches the consumer later, so a model applying the command at once knows which events it is ahead of.
+   */
+  | { readonly type: 'sent'; readonly command: EngineCommand<T>; readonly refusal?: Refusal; readonly appended?: boolean; readonly seq?: number }
   | { readonly type: 'performed'; readonly task: T; readonly error?: unknown; readonly now: number };
 
 /**

@@ -54,7 +54,9 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
           ...(lease ? { lease } : {}),
           onRefused: (err) => (refusal = { code: err.code, message: err.message }),
         });
-        return refusal ? { refusal } : { appended: result !== undefined && !result.duplicate && result.events.length > 0 };
+        if (refusal) return { refusal };
+        // `sendEngineCommand` answers undefined only for a refusal.
+        return { appended: !result!.duplicate && result!.events.length > 0, seq: result!.seq };
       },
       publish: async ({ subject, data, msgId }) => void (await js.publish(subject, JSON.stringify(data), { msgID: msgId })),
       perform: async (task) => {
@@ -128,7 +130,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
     const runs: Promise<void>[] = [];
     for (const { event } of read.events) {
-      if (fresh) this.pm.evolve(this.pm.model, { type: 'event', event });
+      if (fresh) this.fold(event, msg.seq);
       for (const run of this.enqueue(this.pm.decide({ type: 'event', event }, this.pm.model))) runs.push(run);
     }
     // Most events ask for nothing (a step started, an agent registered): folded, they are done.
@@ -175,7 +177,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     const messages = await consumer.consume({ max_messages: 5_000 });
     try {
       for await (const m of withinReplayDeadline(messages, `${this.pm.durable} catching up`)) {
-        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.pm.catalog).events ?? []) this.fold(event);
+        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.pm.catalog).events ?? []) this.fold(event, m.seq);
         this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;
       }
@@ -184,7 +186,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     }
   }
 
-  private fold(event: EventOf<D>): void {
-    this.pm.evolve(this.pm.model, { type: 'event', event });
+  private fold(event: EventOf<D>, seq: number): void {
+    this.pm.evolve(this.pm.model, { type: 'event', event, seq });
   }
 }

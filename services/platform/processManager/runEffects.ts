@@ -3,7 +3,7 @@ import type { EngineCommand, Effect, Fold, Publication, Refusal } from './proces
 /** What running a reaction needs from its host; tests hand in fakes to run a process manager's reactions in memory. */
 export interface EffectPorts<T> {
   /** Sends the command until it is answered: refused, or decided (appending events or not). */
-  send(command: EngineCommand<T>): Promise<{ refusal: Refusal } | { appended: boolean }>;
+  send(command: EngineCommand<T>): Promise<{ refusal: Refusal } | { appended: boolean; seq: number }>;
   publish(publication: Publication): Promise<void>;
   perform(task: T): Promise<readonly Effect<T>[]>;
   /** Whether a task's error is the model's to record (folded, the reaction carries on) rather than a failed reaction. */

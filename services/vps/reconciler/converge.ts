@@ -4,7 +4,7 @@ import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstanc
 import { idFor } from '../../../schemas/ids.ts';
 import type { Effect } from '../../platform/processManager/processManager.ts';
 import { observe, releaseQuota, type ConvergeTask } from './effects.ts';
-import type { ReconciledInstance } from './model.ts';
+import { isAtRest, type ReconciledInstance } from './model.ts';
 
 /** What a pass may ask of the world besides commands. */
 export interface ProviderAccess {
@@ -36,10 +36,12 @@ async function lookUp(client: ProviderClient, instance: ReconciledInstance): Pro
  * refused because another tenant owns it, the request gets only its quota back), then the provider part (`probe`)
  * follows as a task.
  */
-export function planPass(instance: ReconciledInstance): Effects {
+export function planPass(instance: ReconciledInstance, { polledAt }: Pick<ConvergeTask, 'polledAt'> = {}): Effects {
   const task: Effect<ConvergeTask> = { kind: 'task', task: { converge: instance.key, step: 'probe' } };
   // A remediation holds the instance (its steps may act on it); a failed one left it for someone to look at.
   if (instance.released || instance.refused || instance.held === true) return [];
+  // A poll queued behind the pass that brought the instance to rest, or that asked the provider after it was queued.
+  if (polledAt !== undefined && (isAtRest(instance) || (instance.probedAt ?? -Infinity) >= polledAt)) return [];
   // Recorded gone but the reservation not yet given back (a crash in between): only the release is left.
   if (instance.observed === 'deleted') return [releaseQuota(instance)];
   // An error waits for the tenant to delete the instance: retrying would repeat what the provider refused.

@@ -35,6 +35,14 @@ export interface ReconciledInstance {
    * before that record, so no server can carry the instance's client token yet (see `probe`).
    */
   nothingCreatedYet?: boolean;
+  /** When this process last asked the provider about it (ms since the epoch): the resync polls it once per period. */
+  probedAt?: number;
+  /**
+   * The stream sequence as of which `observed`, `providerInstanceId`, `addresses` and `message` are what the log says.
+   * The reconciler applies its own reports when they are answered; the log's copies of earlier ones may still be on
+   * their way to the consumer, and must not take the instance back to a state it has left.
+   */
+  observedSeq?: number;
 }
 
 export interface ProviderAccount {
@@ -65,8 +73,8 @@ export class VpsModel {
   /** Instances whose provider stayed unavailable: failures so far and when to try again (ms since the epoch). */
   readonly retries = new Map<string, { failures: number; at: number }>();
 
-  /** Applies one event; returns the key of the instance it concerns, if any. */
-  apply(event: VpsEvent): string | undefined {
+  /** Applies one event, carried by the message at stream sequence `seq`; returns the key of the instance it concerns, if any. */
+  apply(event: VpsEvent, seq: number): string | undefined {
     switch (event.type) {
       case 'InstanceRequested': {
         const { tenantId, instanceId, poolId, flavorId, image, sshKeys, userData } = event.data;
@@ -99,7 +107,9 @@ export class VpsModel {
         return this.#update(event.data, { desired: event.data.returnTo, held: false });
       case 'InstanceObserved': {
         const { observed, providerInstanceId, addresses, message } = event.data;
-        return this.#update(event.data, { observed, providerInstanceId, addresses, message });
+        const known = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId))?.observedSeq ?? 0;
+        if (seq <= known) return undefined;
+        return this.#update(event.data, { observed, providerInstanceId, addresses, message, observedSeq: seq });
       }
       case 'PoolCreated':
         this.pools.set(event.data.poolId, { accountId: event.data.accountId, class: event.data.class });

@@ -76,11 +76,11 @@ export class VpsReconciler {
       tickMs: config.resyncMs,
       model,
       evolve: (m, input) => evolveVps(m, input, config),
-      decide: decideVps,
+      decide: (input, m) => decideVps(input, m, config),
       async perform(task, m, signal) {
         const instance = m.instances.get(task.converge);
         if (!instance) return [];
-        if (task.step === 'plan') return planPass(instance);
+        if (task.step === 'plan') return planPass(instance, task);
         // A pass that waited for a slot past a stop calls no provider.
         return limit.run(async () => {
           signal.throwIfAborted();

@@ -20,7 +20,7 @@ export const backoffDelay = (backoff: Backoff, failures: number) => Math.min(bac
 export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, backoff: Backoff): void {
   switch (input.type) {
     case 'event':
-      model.apply(input.event);
+      model.apply(input.event, input.seq);
       return;
     case 'decided':
       return;
@@ -29,7 +29,7 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
       if (input.task.step !== 'probe') return;
       // Whatever came of it, the probe may have created the server.
       const probed = model.instances.get(key);
-      if (probed) probed.nothingCreatedYet = false;
+      if (probed) Object.assign(probed, { nothingCreatedYet: false, probedAt: input.now });
       if (!(input.error instanceof ProviderError && input.error.kind === 'transient')) return void model.retries.delete(key);
       const failures = (model.retries.get(key)?.failures ?? 0) + 1;
       model.retries.set(key, { failures, at: input.now + backoffDelay(backoff, failures) });
@@ -52,6 +52,7 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
       instance.providerInstanceId = observed.providerInstanceId ?? instance.providerInstanceId;
       instance.addresses = observed.addresses ?? instance.addresses;
       instance.message = observed.message ?? null;
+      if (input.seq !== undefined) instance.observedSeq = Math.max(instance.observedSeq ?? 0, input.seq);
       return;
     }
   }
@@ -60,10 +61,10 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
 /**
  * What the reconciler does, as data: a tenant's intent (a request, a new desired state) calls for a pass over that
  * instance; observations and quota releases are its own reports, already in the model. On start and every resync, every
- * instance not at rest, or whose backoff is over, gets a pass unless one is already queued. Passes are keyed by
- * instance, so one instance's run one after another.
+ * instance not at rest and not asked about within the last `resyncMs`, or whose backoff is over, gets a pass unless one
+ * is already queued. Passes are keyed by instance, so one instance's run one after another.
  */
-export function decideVps(input: Input<VpsEvent>, model: VpsModel): Reaction<ConvergeTask>[] {
+export function decideVps(input: Input<VpsEvent>, model: VpsModel, { resyncMs }: Pick<ReconcilerConfig, 'resyncMs'>): Reaction<ConvergeTask>[] {
   if (input.type === 'event') {
     const { event } = input;
     // The end of a remediation calls for a pass too: the provider is checked, and the instance taken back to where it was.
@@ -75,16 +76,19 @@ export function decideVps(input: Input<VpsEvent>, model: VpsModel): Reaction<Con
   const reactions: Reaction<ConvergeTask>[] = [];
   for (const [key, instance] of model.instances) {
     const retry = model.retries.get(key);
-    if (instance.released || instance.refused || (retry ? retry.at > input.now : isAtRest(instance))) continue;
-    const pass = passOf(model, key);
+    if (instance.released || instance.refused) continue;
+    // A server just created is not polled on the next tick already, which may come a moment later.
+    const polledLately = instance.probedAt !== undefined && input.now - instance.probedAt < resyncMs;
+    if (retry ? retry.at > input.now : isAtRest(instance) || polledLately) continue;
+    const pass = passOf(model, key, retry === undefined ? input.now : undefined);
     if (pass) reactions.push({ ...pass, coalesce: true });
   }
   return reactions;
 }
 
-function passOf(model: VpsModel, key: string): Reaction<ConvergeTask> | undefined {
+function passOf(model: VpsModel, key: string, polledAt?: number): Reaction<ConvergeTask> | undefined {
   const instance = model.instances.get(key);
   if (!instance || !model.accountOf(instance)) return undefined;
   // What the pass does is planned when it runs (`planPass`), on the model as the passes before it left it.
-  return { key, effects: [{ kind: 'task', task: { converge: key, step: 'plan' } }] };
+  return { key, effects: [{ kind: 'task', task: { converge: key, step: 'plan', ...(polledAt === undefined ? {} : { polledAt }) } }] };
 }
