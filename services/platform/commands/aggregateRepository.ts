@@ -141,16 +141,25 @@ export class AggregateRepository {
     return cached && this.now() - cached.checkedAtMs <= LATEST_SEEN_MAX_AGE_MS ? (cached.snapshot as AggregateSnapshot<S>) : this.load(aggregate, id);
   }
 
-  /** Records a message this process just appended, so the next load needs no read beyond the sequence check. */
+  /**
+   * Records a message this process just appended, so the next load needs no read beyond the sequence check. Its events
+   * were validated at the current version by `catalog.write` just before: they are folded as they are, not parsed again.
+   */
   applyAppended<S>(aggregate: AggregateDefinition<S, any>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
-    const snapshot = this.fold(aggregate, base, seq, events);
+    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }));
     this.remember(this.subjectOf(aggregate, id), snapshot);
     return snapshot;
   }
 
-  private fold<S>(aggregate: AggregateDefinition<S, DomainEventLike>, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
+  private fold<S>(
+    aggregate: AggregateDefinition<S, DomainEventLike>,
+    base: AggregateSnapshot<S>,
+    seq: number,
+    events: StoredEvent[],
+    read: (stored: StoredEvent) => DomainEventLike = (stored) => aggregate.catalog.read(stored),
+  ): AggregateSnapshot<S> {
     let state = base.state;
-    for (const stored of events) state = aggregate.evolve(state, aggregate.catalog.read(stored));
+    for (const stored of events) state = aggregate.evolve(state, read(stored));
     const { commandId, commandName, requestDigest } = events[0]!.metadata;
     const applied = { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
     return { state, seq, commands: base.commands.with(commandId, applied) };
