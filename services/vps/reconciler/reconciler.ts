@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Agent } from 'undici';
 import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
@@ -54,6 +55,8 @@ export class VpsReconciler {
   constructor(nc: NatsConnection, store: EventStore, config: ReconcilerConfig, log: Logger, options: VpsReconcilerOptions) {
     const limit = new ConcurrencyLimit(config.concurrency);
     const { signal } = this.#abort;
+    // Every provider call in flight (up to `concurrency`) listens on this one signal: not a leak, so no warning at 11.
+    setMaxListeners(0, signal);
     this.#pool = options.fetch ? undefined : new Agent({ connections: config.concurrency, keepAliveTimeout: 10_000 });
     const fetchImpl = options.fetch ?? pooledFetch(this.#pool!);
     const clients = new ProviderClients(options.tokens, options.providers, { fetch: fetchImpl, signal });
