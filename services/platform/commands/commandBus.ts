@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
 import type { EventStore, ReadFrom } from '../eventStore/eventStore.ts';
 import { AggregateRepository, type AggregateSnapshot } from './aggregateRepository.ts';
-import type { AggregateLoader, CommandContext, CommandDefinition } from './commandDefinition.ts';
+import { resolveAggregate, type AggregateLoader, type CommandContext, type CommandDefinition } from './commandDefinition.ts';
 import { KeyedMutex } from './keyedMutex.ts';
 import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 
@@ -127,8 +127,11 @@ export class CommandBus {
 
       const basis = freshDependencies ? from : 'cache';
       if (command.dependencies && dependencies?.basis !== basis) {
-        const load: AggregateLoader = async (agg, id, options) =>
-          (basis === 'cache' && !options?.fresh ? await this.repository.latestSeen(agg, id) : await this.repository.load(agg, id, from)).state;
+        const load: AggregateLoader = async (agg, id, options) => {
+          if (basis !== 'cache' || options?.fresh) return (await this.repository.load(agg, id, from)).state;
+          const held = options?.settled ? this.repository.cachedOrInitial(resolveAggregate(agg), id) : undefined;
+          return (held && held.seq > 0 ? held : await this.repository.latestSeen(agg, id)).state;
+        };
         dependencies = { basis, value: await command.dependencies(payload, load) };
       }
       let decided: readonly unknown[];

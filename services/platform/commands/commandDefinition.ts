@@ -67,7 +67,12 @@ export interface CommandContext {
  * newest facts this process may not have seen. Another module's aggregate is named by its contract reference
  * (`schemas/<module>/…State.ts`), never by its definition.
  */
-export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string, options?: { fresh?: boolean }) => Promise<S2>;
+/**
+ * Loads another aggregate's state for a decision. `fresh`: read from the log even on the first try (a precondition
+ * that must not be a second old). `settled`: only what never changes once the aggregate exists is read (a workflow's
+ * node and steps), so any snapshot this process holds will do, without asking the log.
+ */
+export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string, options?: { fresh?: boolean; settled?: boolean }) => Promise<S2>;
 
 /**
  * A command: validated by `schema`, routed to one aggregate instance by `aggregateId`, decided purely by `decide`.

@@ -19,9 +19,10 @@ export const completeStep = defineCommand({
   aggregate: workflowAggregate,
   aggregateId: (command) => command.workflowId,
   dependencies: async (command, load) => {
-    // A wipe is checked against the inventory of the node the workflow runs on.
-    const wf = await load(workflowAggregate, command.workflowId);
-    const node = wf.exists ? await load(nodeRef, wf.nodeId) : undefined;
+    // A wipe is checked against the inventory of the node the workflow runs on; no other step reads the node.
+    const wf = await load(workflowAggregate, command.workflowId, { settled: true });
+    const wipe = wf.exists && wf.steps[command.stepIndex]?.id === 'disk.wipe';
+    const node = wipe ? await load(nodeRef, wf.nodeId) : undefined;
     return { signer: await signerOf(command.signedResult, load), inventory: node?.exists ? (node.inventory ?? null) : null };
   },
   decide(command, state, { dependencies }): WorkflowEvent[] {
