@@ -81,11 +81,14 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
     .description('declared categories with the disposition in force; --set <category>=<auto|notify|require|block|default> changes one')
     .option('--set <assignment>', 'e.g. retry=auto, or retry=default to return to the declaration')
     .action(async (o: { set?: string }) => {
+      let minSeq = '';
       if (o.set) {
         const [category, disposition] = o.set.split('=');
-        await api().command('autonomy.setPolicy', { category, disposition: disposition === 'default' ? null : disposition });
+        const set = await api().command<{ seq: number }>('autonomy.setPolicy', { category, disposition: disposition === 'default' ? null : disposition });
+        // The table that follows shows the change: the read model is read once it applied it.
+        minSeq = `?minSeq=${set.seq}`;
       }
-      const page = await api().get<{ items: PolicyView[] }>('/v1/autonomy/policies');
+      const page = await api().get<{ items: PolicyView[] }>(`/v1/autonomy/policies${minSeq}`);
       print(page, () =>
         table(
           page.items.map((p) => ({ ...p, paused: p.paused ? 'paused' : '', plugin: p.pluginId ?? '' })),

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { controlsOf } from '../../projections/autonomy/queries.ts';
-import { Problem } from '../../schemas/api.ts';
+import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ApproveDecision, RejectDecision } from '../../schemas/autonomy/decisionCommands.ts';
 import { PassMarker } from '../../schemas/autonomy/signals.ts';
 import { PolicyView } from '../../schemas/autonomy/views.ts';
@@ -28,9 +28,11 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
     schema: {
       tags: ['autonomy'],
       summary: 'Declared intervention categories (built in and those of registered plugins), their dispositions in force and paused owners',
-      response: { 200: z.object({ items: z.array(PolicyView) }), '5xx': Problem },
+      querystring: MinSeqQuery,
+      response: { 200: z.object({ items: z.array(PolicyView) }), '4xx': Problem, '5xx': Problem },
     },
-    handler: async () => {
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, ctx.config.readYourWritesTimeoutMs);
       const controls = controlsOf(reader.db());
       // The registry from the log (one small aggregate): a plugin registered a moment ago is listed already.
       return {

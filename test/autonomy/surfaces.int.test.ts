@@ -84,7 +84,7 @@ describe('autonomy surfaces', () => {
         'DecisionRemediationStarted',
       ]);
       expect((await env.app.inject({ url: `/v1/autonomy/budgets?minSeq=${last}` })).json().items).toMatchObject([{ scope: 'metal', limit: 3, consumed: 1 }]);
-      const policies = (await env.app.inject({ url: '/v1/autonomy/policies' })).json().items;
+      const policies = (await env.app.inject({ url: `/v1/autonomy/policies?minSeq=${last}` })).json().items;
       expect(policies.find((p: { category: string }) => p.category === 'recreate')).toMatchObject({
         disposition: 'require',
         effectiveDisposition: 'block',
@@ -119,5 +119,16 @@ describe('autonomy surfaces', () => {
       await engine.stop();
       responder.unsubscribe();
     }
+  });
+  it('lists policies only once the read model applied the sequence asked for (read-your-writes after a change)', async () => {
+    await using env = await startApi({ config: { readYourWritesTimeoutMs: 500 } });
+    const set = await env.app.inject({ method: 'POST', url: '/v1/commands/autonomy.setPolicy', payload: { category: 'retry', disposition: 'auto' } });
+    const { seq } = set.json<{ seq: number }>();
+    const items = (await env.app.inject({ url: `/v1/autonomy/policies?minSeq=${seq}` })).json().items;
+    expect(items.find((p: { category: string }) => p.category === 'retry')).toMatchObject({ disposition: 'require', effectiveDisposition: 'auto' });
+    const ahead = await env.app.inject({ url: `/v1/autonomy/policies?minSeq=${seq + 1_000}` });
+    expect(ahead.statusCode).toBe(504);
+    expect(ahead.json()).toMatchObject({ code: 'READ_MODEL_BEHIND' });
+    expect((await env.app.inject({ url: '/v1/autonomy/policies?minSeq=-1' })).statusCode).toBe(400);
   });
 });

@@ -123,7 +123,7 @@ export class ApiClient {
     this.get<{ items: DecisionView[] }>('/v1/autonomy/decisions', { status, minSeq }, signal);
   budgets = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: BudgetView[] }>('/v1/autonomy/budgets', { minSeq }, signal);
   autonomyControls = (minSeq?: number, signal?: AbortSignal) => this.get<ControlsView>('/v1/autonomy/controls', { minSeq }, signal);
-  autonomyPolicies = (signal?: AbortSignal) => this.get<{ items: PolicyView[] }>('/v1/autonomy/policies', undefined, signal);
+  autonomyPolicies = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: PolicyView[] }>('/v1/autonomy/policies', { minSeq }, signal);
   approveDecision = (decisionId: string, body: Omit<ApproveDecision, 'decisionId'>) =>
     this.post<DecisionVerdict>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/approve`, body);
   rejectDecision = (decisionId: string, body: Omit<RejectDecision, 'decisionId'>) =>

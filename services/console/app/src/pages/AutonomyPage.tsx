@@ -24,7 +24,7 @@ export function AutonomyPage() {
   const decisions = useResource(`decisions:${status}`, (minSeq, signal) => client.decisions(status || undefined, minSeq, signal));
   const budgets = useResource('budgets', (minSeq, signal) => client.budgets(minSeq, signal));
   const controls = useResource('autonomy-controls', (minSeq, signal) => client.autonomyControls(minSeq, signal));
-  const policies = useResource('autonomy-policies', (_minSeq, signal) => client.autonomyPolicies(signal));
+  const policies = useResource('autonomy-policies', (minSeq, signal) => client.autonomyPolicies(minSeq, signal));
   useLiveReload(decisions, subjectOf.autonomy);
   useLiveReload(budgets, subjectOf.autonomy);
   useLiveReload(controls, subjectOf.autonomy);
