@@ -73,4 +73,26 @@ describe('claiming the attempt a work message is for', () => {
     expect(claim.kind).toBe('settled');
     expect(sent).toEqual([]);
   });
+
+  it("starts from the snapshot this process's own append leaves, when the work message is handled before the append's answer was folded", async () => {
+    const { sent, send } = recordingSender();
+    let held = { state: fold([started, scheduled(0, 1)]), seq: 1, commands: new Map() };
+    const reads: string[] = [];
+    const repository = {
+      cachedOrInitial: () => held,
+      load: async () => (reads.push('load'), held),
+      loadAccepting: async () => (reads.push('loadAccepting'), held),
+    } as unknown as AggregateRepository;
+    // The answer to the `completeStep` that scheduled step 1 is still on its way through promise continuations.
+    void Promise.resolve()
+      .then(() => undefined)
+      .then(() => undefined)
+      .then(() => {
+        held = { state: fold([started, scheduled(0, 1), scheduled(1, 1)]), seq: 2, commands: new Map() };
+      });
+    const claim = await claimAttempt(repository, send, { workflowId, stepIndex: 1, attempt: 1 });
+    expect(claim.kind).toBe('claimed');
+    expect(sent.map((s) => [s.name, (s.payload as { stepIndex: number }).stepIndex])).toEqual([['workflow.startStep', 1]]);
+    expect(reads).not.toContain('loadAccepting');
+  });
 });
