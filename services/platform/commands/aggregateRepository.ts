@@ -81,7 +81,10 @@ export class AggregateRepository {
     }
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
-      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1, from)) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      // The read stops at the message the last one names as its predecessor: reading on to `lastSeq - 1` would fetch
+      // the last message once more, since the subject holds nothing between the two.
+      const through = last.previousSeq ?? lastSeq - 1;
+      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, through, from)) snapshot = this.foldEntry(aggregate, snapshot, entry);
       // Every message the store wrote names the one before it on the subject: a read that did not reach it missed some.
       if (last.previousSeq !== undefined && snapshot.seq !== last.previousSeq) {
         const fromLeader = await behind();
