@@ -120,6 +120,7 @@ describe('autonomy surfaces', () => {
       responder.unsubscribe();
     }
   });
+
   it('lists policies only once the read model applied the sequence asked for (read-your-writes after a change)', async () => {
     await using env = await startApi({ config: { readYourWritesTimeoutMs: 500 } });
     const set = await env.app.inject({ method: 'POST', url: '/v1/commands/autonomy.setPolicy', payload: { category: 'retry', disposition: 'auto' } });
