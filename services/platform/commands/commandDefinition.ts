@@ -62,15 +62,11 @@ export interface CommandContext {
 /**
  * Reads another aggregate's state for a precondition such as "the site exists": the latest state this process has
  * seen, if the log agreed with it within the last second (else it is read from the log). Use it for facts that do not
- * go back; it is not a lock. `fresh`
- * reads the log: for an aggregate another process writes (a workflow: the executor records its steps itself), whose
- * newest facts this process may not have seen. Another module's aggregate is named by its contract reference
- * (`schemas/<module>/…State.ts`), never by its definition.
- */
-/**
- * Loads another aggregate's state for a decision. `fresh`: read from the log even on the first try (a precondition
- * that must not be a second old). `settled`: only what never changes once the aggregate exists is read (a workflow's
- * node and steps), so any snapshot this process holds will do, without asking the log.
+ * go back; it is not a lock. `fresh` reads the log: for an aggregate another process writes (a workflow: the executor
+ * records its steps itself), whose newest facts this process may not have seen. `settled`: only what never changes
+ * once the aggregate exists is read (a workflow's node and steps), so any snapshot this process holds will do, without
+ * asking the log. Another module's aggregate is named by its contract reference (`schemas/<module>/…State.ts`), never
+ * by its definition.
  */
 export type AggregateLoader = <S2>(aggregate: AggregateSource<S2>, id: string, options?: { fresh?: boolean; settled?: boolean }) => Promise<S2>;
 
