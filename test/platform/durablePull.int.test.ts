@@ -7,7 +7,7 @@ import { startTestNats } from '../support/natsServer.ts';
 describe('a durable consumer loop on DURABLE_PULL', () => {
   // Regression (consumerLoss e2e in CI): a durable deleted between the owner's consumer info and its first pull left
   // the loop waiting 30 s, the client's default, for two missed heartbeats.
-  it('ends within its pull expiry when the durable was deleted before the first pull reached the server', { timeout: 30_000 }, async () => {
+  it('ends within three heartbeat intervals when the durable was deleted before the first pull reached the server', { timeout: 30_000 }, async () => {
     await using nats = await startTestNats();
     const nc = await connectNats(nats.url, 'test');
     try {
@@ -22,7 +22,8 @@ describe('a durable consumer loop on DURABLE_PULL', () => {
         for await (const msg of messages) msg.ack();
       })();
       await expect(ended).rejects.toThrow(/consumer not found/);
-      expect(Date.now() - started).toBeLessThan(DURABLE_PULL.expires + 5_000);
+      // Two missed heartbeats, the first check possibly on the boundary, and room for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(3 * DURABLE_PULL.idle_heartbeat + 5_000);
     } finally {
       await nc.close();
     }
