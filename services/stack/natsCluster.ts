@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../platform/logger.ts';
 import { startNatsServer, type NatsServerProcess } from '../platform/nats/embeddedServer.ts';
+import { pickListenPorts } from '../platform/listenPort.ts';
 import type { RestartBackoffOptions } from '../platform/restartBackoff.ts';
 import type { BrokerMaterial } from '../trust/broker/brokerMaterial.ts';
 import { renderClusterBlock, renderServerConfig, type ClusterRoutes } from '../trust/broker/serverConfig.ts';
@@ -119,21 +119,9 @@ async function loadOrCreateLayout(dir: string, size: number, host: string): Prom
     const layout = ClusterLayout.parse(JSON.parse(readFileSync(file, 'utf8')));
     if (layout.nodes.length === size && layout.host === host) return layout;
   }
-  const nodes = [];
-  for (let i = 1; i <= size; i++) nodes.push({ name: `bc-n${i}`, clientPort: await freePort(host), clusterPort: await freePort(host) });
+  const ports = await pickListenPorts(host, 2 * size);
+  const nodes = Array.from({ length: size }, (_, i) => ({ name: `bc-n${i + 1}`, clientPort: ports[2 * i]!, clusterPort: ports[2 * i + 1]! }));
   const layout: ClusterLayout = { name: 'bc', host, nodes };
   writeFileSync(file, `${JSON.stringify(layout, null, 2)}\n`);
   return layout;
-}
-
-/** A TCP port that was free a moment ago (the servers need their route ports before any of them runs). */
-function freePort(host: string): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }

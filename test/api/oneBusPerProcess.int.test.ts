@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { allCommands } from '../../services/api/commandCatalog.ts';
@@ -7,14 +6,7 @@ import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+import { freePort } from '../support/freePort.ts';
 
 describe('one command bus per process', () => {
   it('serialises commands on one aggregate sent through HTTP and NATS to the same process (regression: one bus per entry point raced)', async () => {

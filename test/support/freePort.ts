@@ -1,13 +1,6 @@
-import { createServer } from 'node:net';
+import { pickListenPorts } from '../../services/platform/listenPort.ts';
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
+/** A TCP port on 127.0.0.1 that was free a moment ago, below the ephemeral range (no other test's dial can take it). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  return (await pickListenPorts('127.0.0.1', 1))[0]!;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { RestartBackoff, type RestartBackoffOptions } from '../restartBackoff.ts';
+import { pickListenPorts } from '../listenPort.ts';
 
 export interface NatsServerProcess {
   readonly url: string;
@@ -35,8 +36,8 @@ export class NatsServerMissingError extends Error {
 }
 
 /**
- * Runs a local `nats-server -js` child with its store under `storeDir`. Port -1 asks the server for a free port,
- * which it reports through a ports file; a restart reuses the port it got first.
+ * Runs a local `nats-server -js` child with its store under `storeDir`, on `port` or else on a free port below the
+ * ephemeral range (`pickListenPorts`: a restart must get it back); a restart reuses that port.
  */
 export async function startNatsServer(options: {
   storeDir: string;
@@ -54,7 +55,7 @@ export async function startNatsServer(options: {
   const host = options.host ?? '127.0.0.1';
   const storeDir = options.storeDir;
   const portsDir = join(storeDir, 'ports');
-  let port = options.port ?? -1;
+  let port = options.port ?? (await pickListenPorts(host, 1))[0]!;
   let child: ChildProcess | undefined;
   /** Processes this module is stopping on purpose: their exit is not a crash. */
   const stopping = new WeakSet<ChildProcess>();
@@ -114,7 +115,16 @@ export async function startNatsServer(options: {
     clearTimeout(timer);
   };
 
-  await launch();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      // A picked port can be taken between the pick and the server's bind: pick again.
+      if (options.port !== undefined || attempt === 3 || !String(err).includes('address already in use')) throw err;
+      port = (await pickListenPorts(host, 1))[0]!;
+    }
+  }
   return {
     get url() {
       return `nats://${host}:${port}`;
