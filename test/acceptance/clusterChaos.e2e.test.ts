@@ -3,6 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { openLeaseBucket, readLease } from '../../services/platform/lease/leaderLease.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { isTransportFailure } from '../../services/platform/nats/transportFailure.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
 import { startImageServer } from '../support/imageServer.ts';
@@ -52,7 +53,8 @@ describe('chaos on a 3-node cluster', () => {
           throw new Error(`${String(err)}; kills ${JSON.stringify(kills)}; open steps ${JSON.stringify(open)}\n${stack.logs()}`);
         }
       };
-      const leaderPid = async () => Number((await readLease(await openLeaseBucket(nc), 'workflow-orchestrator'))?.record.holder.split(':')[1]);
+      const leaderPid = async () =>
+        Number((await whileFailingOver(async () => readLease(await openLeaseBucket(nc), 'workflow-orchestrator')))?.record.holder.split(':')[1]);
       try {
         for (const m of machines) await client.waitForNodeState(m, 'ready', budget(150_000, 10_000));
 
@@ -68,7 +70,7 @@ describe('chaos on a 3-node cluster', () => {
           if (Date.now() > deadline) throw new Error(`deploys stalled after kills ${JSON.stringify(kills)}\n${stack.logs()}`);
           const done = succeededSteps('deploy');
           if (kills.length === 0 && done >= Math.ceil(total / 6)) {
-            const leader = (await jsm.streams.info('BC_EVENTS')).cluster?.leader;
+            const leader = (await whileFailingOver(() => jsm.streams.info('BC_EVENTS'))).cluster?.leader;
             await cluster.nodes.find((n) => n.name === leader)!.server.kill();
             kills.push(`nats ${leader} at ${done}`);
           } else if (kills.length === 1 && done >= Math.ceil(total / 3)) {
@@ -117,6 +119,20 @@ describe('chaos on a 3-node cluster', () => {
     },
   );
 });
+
+/**
+ * The observer's own reads while the cluster elects leaders again after a kill (the node it is connected to may be
+ * the one killed): a timeout or an unavailable answer is tried again, as the services do, for 30 s.
+ */
+async function whileFailingOver<T>(read: () => Promise<T>): Promise<T> {
+  for (const deadline = Date.now() + 30_000; ; await sleep(250)) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!isTransportFailure(err) || Date.now() > deadline) throw err;
+    }
+  }
+}
 
 function isAlive(pid: number): boolean {
   try {
