@@ -3,9 +3,9 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { openLeaseBucket, readLease } from '../../services/platform/lease/leaderLease.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
-import { isTransportFailure } from '../../services/platform/nats/transportFailure.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
+import { whileFailingOver } from '../support/failover.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { startProcessStack } from '../support/processStack.ts';
 import { openReadModel } from '../support/readModelDb.ts';
@@ -119,20 +119,6 @@ describe('chaos on a 3-node cluster', () => {
     },
   );
 });
-
-/**
- * The observer's own reads while the cluster elects leaders again after a kill (the node it is connected to may be
- * the one killed): a timeout or an unavailable answer is tried again, as the services do, for 30 s.
- */
-async function whileFailingOver<T>(read: () => Promise<T>): Promise<T> {
-  for (const deadline = Date.now() + 30_000; ; await sleep(250)) {
-    try {
-      return await read();
-    } catch (err) {
-      if (!isTransportFailure(err) || Date.now() > deadline) throw err;
-    }
-  }
-}
 
 function isAlive(pid: number): boolean {
   try {

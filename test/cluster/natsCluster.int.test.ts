@@ -21,6 +21,7 @@ import { openEventStore } from '../../services/stack/runtime.ts';
 import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import { issueJoinCredentials, issueServiceCredentials } from '../../services/trust/broker/userCredentials.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
+import { whileFailingOver } from '../support/failover.ts';
 import { startTestCluster } from '../support/natsCluster.ts';
 import { tempDir } from '../support/natsServer.ts';
 
@@ -40,18 +41,6 @@ async function replication(jsm: JetStreamManager) {
       };
     }),
   );
-}
-
-/** Retries a command with the same id while the cluster elects new leaders (UNAVAILABLE / timeouts are safe to retry). */
-async function retrying<T>(what: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await what();
-    } catch (err) {
-      if (attempt > 100) throw err;
-      await sleep(200);
-    }
-  }
 }
 
 describe('a 3-node NATS cluster', () => {
@@ -92,7 +81,9 @@ describe('a 3-node NATS cluster', () => {
         await victim.server.kill();
         for (let i = 0; i < 5; i++) {
           seq = (
-            await retrying(() => sendCommand(nc, 'metal.enroll', enrollPayload(`after-${i}`), { commandId: `cluster-enroll-after-${i}`, timeoutMs: 5_000 }))
+            await whileFailingOver(() =>
+              sendCommand(nc, 'metal.enroll', enrollPayload(`after-${i}`), { commandId: `cluster-enroll-after-${i}`, timeoutMs: 5_000 }),
+            )
           ).seq;
         }
         await reader.waitFor(seq, 60_000);
@@ -108,7 +99,7 @@ describe('a 3-node NATS cluster', () => {
         // The node comes back with its store and catches up: every replica of every stream current again.
         await victim.server.restart();
         for (let i = 0; ; i++) {
-          const state = await retrying(() => replication(jsm));
+          const state = await whileFailingOver(() => replication(jsm));
           if (state.every((s) => s.current === 2)) break;
           if (i > 240) throw new Error(`replicas not current after the restart: ${JSON.stringify(state)}`);
           await sleep(250);
@@ -157,6 +148,6 @@ describe('a 3-node NATS cluster', () => {
 });
 
 async function jsetstreamInfo(nc: Parameters<typeof jetstreamManager>[0]) {
-  const info = await retrying(async () => (await jetstreamManager(nc)).streams.info('BC_EVENTS'));
+  const info = await whileFailingOver(async () => (await jetstreamManager(nc)).streams.info('BC_EVENTS'));
   return { leader: info.cluster?.leader ?? '', messages: info.state.messages };
 }
