@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 
-/** Where the kernel's ephemeral range starts when it cannot be read (Linux's default). */
-const DEFAULT_EPHEMERAL_LOW = 32_768;
 /** Below this sit the well-known and commonly configured service ports. */
 const LOWEST = 10_000;
+/** Above this sit the simulated site's BMC ports (`BC_SIM_BMC_PORT_BASE`, 18620 and up, a port per machine). */
+const HIGHEST = 18_000;
 
 /**
- * `count` distinct TCP ports on `host` that were free a moment ago, all below the kernel's ephemeral range.
+ * `count` distinct TCP ports on `host` that were free a moment ago, in 10000-18000 and below the kernel's ephemeral
+ * range.
  *
  * A port a server must come back to after a crash cannot come from that range: while the server is down, its
  * clients and route peers keep dialling it from ephemeral source ports, and a dial to a closed loopback port in the
@@ -15,7 +16,7 @@ const LOWEST = 10_000;
  * and the restart then fails with "address already in use". Every port is held until all are chosen, so they differ.
  */
 export async function pickListenPorts(host: string, count: number): Promise<number[]> {
-  const high = ephemeralLow() - 1;
+  const high = Math.min(HIGHEST, ephemeralLow() - 1);
   const held: Server[] = [];
   try {
     for (let tries = 0; held.length < count; tries++) {
@@ -29,12 +30,13 @@ export async function pickListenPorts(host: string, count: number): Promise<numb
   }
 }
 
+/** Where the kernel's ephemeral range starts; a range that leaves no room below it is not worked around. */
 function ephemeralLow(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(low) && low > LOWEST + 100 ? low : DEFAULT_EPHEMERAL_LOW;
+    return Number.isInteger(low) && low > LOWEST + 1_000 ? low : HIGHEST + 1;
   } catch {
-    return DEFAULT_EPHEMERAL_LOW;
+    return HIGHEST + 1;
   }
 }
 
