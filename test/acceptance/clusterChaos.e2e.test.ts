@@ -75,7 +75,9 @@ describe('chaos on a 3-node cluster', () => {
             kills.push(`nats ${leader} at ${done}`);
           } else if (kills.length === 1 && done >= Math.ceil(total / 3)) {
             const pid = await leaderPid();
-            const leading = [stack.processes.orchestratorA, stack.processes.orchestratorB].find((p) => p.pid === pid)!;
+            const leading = [stack.processes.orchestratorA, stack.processes.orchestratorB].find((p) => p.pid === pid);
+            // Between two terms (the lease lapsed while the cluster failed over) no orchestrator holds it: look again.
+            if (!leading) continue;
             await leading.kill();
             kills.push(`orchestrator ${pid} at ${done}`);
           } else if (kills.length === 2 && done >= Math.ceil(total / 2)) {
