@@ -10,7 +10,7 @@ const HIGHEST = 18_000;
  * `count` distinct TCP ports on `host` that were free a moment ago, in 10000-18000 and below the kernel's ephemeral
  * range.
  *
- * A port a server must come back to after a crash cannot come from that range: while the server is down, its
+ * A port a server must come back to after a crash cannot come from the ephemeral range: while the server is down, its
  * clients and route peers keep dialling it from ephemeral source ports, and a dial to a closed loopback port in the
  * range can be given that very port as its source (a TCP self-connect), or any outgoing connection can take it,
  * and the restart then fails with "address already in use". Every port is held until all are chosen, so they differ.

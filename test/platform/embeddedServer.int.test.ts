@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -51,6 +53,45 @@ describe('embedded nats-server', () => {
     // A stop is not a crash: nothing starts it again.
     await sleep(600);
     expect(await natsReachable(server.url)).toBe(false);
+  });
+
+  it('picks another port when the one it picked was taken before the server bound it, and not a port it was given', async () => {
+    using dir = tempDir();
+    // A nats-server that finds its port taken once (as when another process binds it between pick and start).
+    const binary = join(dir.path, 'nats-server-once-refused');
+    const launches = join(dir.path, 'launches');
+    writeFileSync(
+      binary,
+      [
+        '#!/bin/sh',
+        `echo "$*" >> '${launches}'`,
+        `if [ ! -e '${dir.path}/refused' ]; then touch '${dir.path}/refused'; echo '[FTL] Error listening on port: bind: address already in use' >&2; exit 1; fi`,
+        'exec nats-server "$@"',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const server = await startNatsServer({ storeDir: join(dir.path, 'store'), binary });
+    try {
+      const ports = readFileSync(launches, 'utf8')
+        .trim()
+        .split('\n')
+        .map((args) => Number(/-p (\d+)/.exec(args)![1]));
+      expect(ports).toHaveLength(2);
+      expect(ports[1]).not.toBe(ports[0]);
+      expect(server.port).toBe(ports[1]);
+      expect(await natsReachable(server.url)).toBe(true);
+    } finally {
+      await server.stop();
+    }
+
+    const taken = createServer();
+    await new Promise<void>((ok) => taken.listen(server.port, '127.0.0.1', ok));
+    try {
+      await expect(startNatsServer({ storeDir: join(dir.path, 'store'), port: server.port })).rejects.toThrow(/address already in use/);
+    } finally {
+      taken.close();
+    }
   });
 
   it('says how to install nats-server when the binary is missing', async () => {
