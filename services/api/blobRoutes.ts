@@ -5,6 +5,7 @@ import { Problem } from '../../schemas/api.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
 import { publicUrlOf } from '../platform/config.ts';
+import { openOnFirstUse } from '../platform/openOnFirstUse.ts';
 import type { ApiContext } from './apiContext.ts';
 
 /**
@@ -14,7 +15,7 @@ import type { ApiContext } from './apiContext.ts';
  */
 export const blobRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
-  let blobs: Promise<BlobStore> | undefined;
+  const blobs = openOnFirstUse(() => BlobStore.open(ctx.nc, publicUrlOf(ctx.config)));
   api.get('/v1/blobs/:nodeId/:capability/:sha256', {
     schema: {
       tags: ['blobs'],
@@ -23,8 +24,7 @@ export const blobRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, {
       response: { 200: z.any().describe('application/octet-stream'), '4xx': Problem, '5xx': Problem },
     },
     handler: async (req, reply) => {
-      blobs ??= BlobStore.open(ctx.nc, publicUrlOf(ctx.config));
-      const bytes = await (await blobs).read(req.params.nodeId, req.params.capability, req.params.sha256);
+      const bytes = await (await blobs()).read(req.params.nodeId, req.params.capability, req.params.sha256);
       return reply
         .header('content-type', 'application/octet-stream')
         .header('cache-control', 'private, max-age=3600')

@@ -4,6 +4,7 @@ import { parseLeaseStamp } from '../../schemas/lease.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { openLeaseBucket, readLease } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
+import { openOnFirstUse } from '../platform/openOnFirstUse.ts';
 import { LeaseTermWatch } from './leaseTermWatch.ts';
 
 /**
@@ -18,21 +19,26 @@ import { LeaseTermWatch } from './leaseTermWatch.ts';
  * half a lease old); 2.9 has no multi-subject expectation that would put the term into the append itself.
  */
 export class LeaseFence {
-  #kv: Promise<KV> | undefined;
+  readonly #bucket: () => Promise<KV>;
   readonly #watch: LeaseTermWatch;
 
   constructor(
-    private readonly nc: NatsConnection,
+    nc: NatsConnection,
     private readonly log: Logger,
   ) {
-    this.#watch = new LeaseTermWatch(() => this.bucket(), log);
+    this.#bucket = openOnFirstUse(() =>
+      openLeaseBucket(nc).catch((err: unknown) => {
+        throw new PlatformError('UNAVAILABLE', 'the lease bucket could not be opened', { cause: err });
+      }),
+    );
+    this.#watch = new LeaseTermWatch(this.#bucket, log);
   }
 
   async check(header: string, commandName: string): Promise<void> {
     const stamp = parseLeaseStamp(header);
     if (!stamp) throw new PlatformError('VALIDATION_FAILED', `Bc-Lease ${JSON.stringify(header.slice(0, 100))} is not <service>/<term>`);
     if (this.#watch.freshTerm(stamp.service) === stamp.term) return;
-    const lease = await readLease(await this.bucket(), stamp.service).catch((err: unknown) => {
+    const lease = await readLease(await this.#bucket(), stamp.service).catch((err: unknown) => {
       throw new PlatformError('UNAVAILABLE', `the ${stamp.service} lease could not be read`, { cause: err });
     });
     if (lease && stamp.term >= lease.term) return;
@@ -46,13 +52,5 @@ export class LeaseFence {
         ? `${commandName} is stamped with ${stamp.service} term ${stamp.term}; the lease is at term ${lease.term} (held by ${lease.record.holder})`
         : `${commandName} is stamped with ${stamp.service} term ${stamp.term}; nobody holds that lease now`,
     );
-  }
-
-  private bucket(): Promise<KV> {
-    this.#kv ??= openLeaseBucket(this.nc).catch((err: unknown) => {
-      this.#kv = undefined;
-      throw new PlatformError('UNAVAILABLE', 'the lease bucket could not be opened', { cause: err });
-    });
-    return this.#kv;
   }
 }

@@ -16,6 +16,7 @@ import { startAgentLiveness, type AgentLiveness } from '../agents/agentLiveness.
 import { startAgentWatches } from '../agents/agentWatches.ts';
 import type { StreamWatch } from '../agents/streamWatch.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
+import { openOnFirstUse } from '../platform/openOnFirstUse.ts';
 import { builtinSteps } from '../plugins/builtinSteps.ts';
 import { bindStepOutputs } from './stepOutputs.ts';
 import type { AgentEndpoints, StepDefinition } from '../../plugins/sdk/defineStep.ts';
@@ -56,7 +57,8 @@ export class WorkflowExecutor {
   #messages: ConsumerMessages | undefined;
   /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
   #jsm: JetStreamManager | undefined;
-  #blobs: Promise<BlobStore> | undefined;
+  /** Opened on first use: most steps never store an artefact. */
+  readonly #blobs = openOnFirstUse(() => BlobStore.open(this.nc, this.options.blobBaseUrl ?? 'http://127.0.0.1:8080'));
   #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
   #liveness: AgentLiveness | undefined;
 
@@ -109,12 +111,6 @@ export class WorkflowExecutor {
       max_messages: this.config.executorConcurrency,
       callback: (msg) => void this.handle(msg),
     });
-  }
-
-  /** Opened on first use: most steps never store an artefact. */
-  private blobs(): Promise<BlobStore> {
-    this.#blobs ??= BlobStore.open(this.nc, this.options.blobBaseUrl ?? 'http://127.0.0.1:8080');
-    return this.#blobs;
   }
 
   /** Stops taking work and abandons running attempts without acking them, as a crash would. */
@@ -269,7 +265,7 @@ export class WorkflowExecutor {
       recheckMs: this.config.resultRecheckMs,
       log: this.log,
       mint: (name, payload, commandId) => this.#bus.execute({ name, payload, commandId, causationId: commandId, actor: 'workflow-executor' }),
-      blobs: () => this.blobs(),
+      blobs: this.#blobs,
       masterKey: this.options.masterKey,
       agentEndpoints: this.options.agentEndpoints,
     };

@@ -1,20 +1,19 @@
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { LeasedService, type ServiceLeader } from '../../../schemas/lease.ts';
+import { openOnFirstUse } from '../openOnFirstUse.ts';
 import { openLeaseBucket, readLease } from './leaderLease.ts';
 
 /** Who holds each leader lease now, read from the lease bucket (services nobody leads are left out). */
 export class LeaseReader {
-  #kv: Promise<KV> | undefined;
+  readonly #kv: () => Promise<KV>;
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(nc: NatsConnection) {
+    this.#kv = openOnFirstUse(() => openLeaseBucket(nc));
+  }
 
   async leaders(now = Date.now()): Promise<ServiceLeader[]> {
-    this.#kv ??= openLeaseBucket(this.nc).catch((err: unknown) => {
-      this.#kv = undefined;
-      throw err;
-    });
-    const kv = await this.#kv;
+    const kv = await this.#kv();
     const leaders: ServiceLeader[] = [];
     for (const service of LeasedService.options) {
       const lease = await readLease(kv, service);
