@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
@@ -10,15 +10,8 @@ import { startBackbone } from '../support/backboneFixture.ts';
  * subjects lie in between.
  */
 describe('catching up on an aggregate another process appended to', () => {
-  let backbone: Awaited<ReturnType<typeof startBackbone>>;
-  beforeAll(async () => {
-    backbone = await startBackbone({ projectors: false });
-  });
-  afterAll(async () => {
-    await backbone[Symbol.asyncDispose]();
-  });
-
   test('reads each missed message once and the last one once', async () => {
+    await using backbone = await startBackbone({ projectors: false });
     const run = (name: string, payload: unknown) => backbone.bus.execute({ name, payload, actor: 'test' });
     await run('site.create', { siteId: 'dc1', name: 'DC 1' });
     await run('metal.enroll', enrollPayload('n1'));
