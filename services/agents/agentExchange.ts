@@ -85,7 +85,7 @@ export async function exchangeAgentCommand(
     options.signal.throwIfAborted();
     const left = options.deadlineMs - Date.now();
     if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `no valid result of ${commandId} arrived before the step timeout`, { retryAfterMs: 0 });
-    liveness?.check();
+    await liveness?.check();
     // The watch wakes us; a look at the stream now and then covers a result stored while this process was away.
     const woken = await deps.results.next(
       resultSubject,

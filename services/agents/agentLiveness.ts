@@ -11,8 +11,8 @@ import { RetryableError } from '../../plugins/sdk/stepErrors.ts';
 
 /** One waiting attempt's view of its agent (disposed when the wait ends): `AGENT_LOST` once it was silent too long. */
 export interface LivenessCheck extends Disposable {
-  /** Throws `RetryableError('AGENT_LOST')` when no heartbeat verified for the timeout. */
-  check(): void;
+  /** Rejects with `RetryableError('AGENT_LOST')` when no heartbeat verified for the timeout. */
+  check(): Promise<void>;
   /** How long the wait may sleep before the next `check()` could find the agent lost. */
   msUntilDue(): number;
 }
@@ -24,17 +24,28 @@ export interface AgentLiveness {
 
 interface Followed {
   readonly command: AgentCommand;
+  /** When the latest heartbeat that verified arrived (or the wait started). */
   lastAliveMs: number;
+  /** The latest heartbeat, not verified yet: verified when the next one arrives, or when the wait comes due. */
+  unverified: (OpenedHeartbeat & { receivedAtMs: number }) | undefined;
+  /** The verifications started for this wait, settled. */
+  settled: Promise<void>;
 }
+
+type OpenedHeartbeat = { heartbeat: AgentHeartbeat; signed: SignedAgentHeartbeat };
 
 /**
  * Follows the heartbeats agents inside machines publish while they run a command (`bc.site.*.hb.*`, one core
  * subscription per executor process) for the commands this process waits on. A heartbeat counts only when it names
  * the awaited command and verifies against the registered key of an agent of that very node (a ramdisk or node
  * agent, never a site agent; the addressed agent only, when the command names one): a stranger, or an installed
- * host's agent, cannot keep a dead ramdisk's step waiting. The clock starts when the wait
- * starts and again whenever this process's own connection comes back, so an outage on the control plane's side is
- * never blamed on the agent.
+ * host's agent, cannot keep a dead ramdisk's step waiting. The clock starts when the wait starts and again whenever
+ * this process's own connection comes back, so an outage on the control plane's side is never blamed on the agent.
+ *
+ * A heartbeat is verified (a read of the agent and an Ed25519 check) only once it could matter: when the next one
+ * arrives, or when the wait comes due and would otherwise find the agent lost. A command answered within one
+ * heartbeat interval, as most are, costs none. None is ever dropped unverified, so a flood of forged heartbeats costs
+ * what it did before and cannot push a valid one out.
  */
 export function startAgentLiveness(
   nc: NatsConnection,
@@ -54,23 +65,28 @@ export function startAgentLiveness(
       const opened = openAgentHeartbeat(data);
       const entry = opened ? followed.get(opened.heartbeat.commandId) : undefined;
       if (opened && entry) {
-        const receivedAtMs = now();
-        verified(entry.command, opened).then(
-          (ok) => {
-            if (ok) entry.lastAliveMs = Math.max(entry.lastAliveMs, receivedAtMs);
-            else
-              deps.log.warn(
-                { commandId: entry.command.commandId, agentId: opened.heartbeat.agentId },
-                'heartbeat refused: not signed by an agent of this node',
-              );
-          },
-          (err: unknown) => deps.log.debug({ err, commandId: entry.command.commandId }, 'heartbeat not verified now'),
-        );
+        void settle(entry);
+        entry.unverified = { ...opened, receivedAtMs: now() };
       }
     },
   });
 
-  const verified = async (command: AgentCommand, { heartbeat, signed }: { heartbeat: AgentHeartbeat; signed: SignedAgentHeartbeat }): Promise<boolean> => {
+  /** Verifies the heartbeat `entry` holds unverified, if any; resolves once every verification started settled. */
+  const settle = (entry: Followed): Promise<void> => {
+    const beat = entry.unverified;
+    entry.unverified = undefined;
+    if (!beat) return entry.settled;
+    const verification = verified(entry.command, beat).then(
+      (ok) => {
+        if (ok) entry.lastAliveMs = Math.max(entry.lastAliveMs, beat.receivedAtMs);
+        else deps.log.warn({ commandId: entry.command.commandId, agentId: beat.heartbeat.agentId }, 'heartbeat refused: not signed by an agent of this node');
+      },
+      (err: unknown) => deps.log.debug({ err, commandId: entry.command.commandId }, 'heartbeat not verified now'),
+    );
+    return (entry.settled = Promise.all([entry.settled, verification]).then(() => undefined));
+  };
+
+  const verified = async (command: AgentCommand, { heartbeat, signed }: OpenedHeartbeat): Promise<boolean> => {
     if (heartbeat.siteId !== command.siteId || heartbeat.nodeId !== command.nodeId) return false;
     // A command addressed to one agent (the ramdisk the workflow booted) lives only by that agent's heartbeats.
     if (command.agentId !== undefined && heartbeat.agentId !== command.agentId) return false;
@@ -81,15 +97,16 @@ export function startAgentLiveness(
 
   return {
     follow(command) {
-      const entry: Followed = { command, lastAliveMs: now() };
+      const entry: Followed = { command, lastAliveMs: now(), unverified: undefined, settled: Promise.resolve() };
       followed.set(command.commandId, entry);
       const silentSince = () => Math.max(entry.lastAliveMs, connection.upSinceMs());
+      const silentMs = () => now() - silentSince();
       return {
-        check() {
+        async check() {
           if (!connection.connected()) return;
-          const silentMs = now() - silentSince();
-          if (silentMs >= deps.timeoutMs) {
-            throw new RetryableError('AGENT_LOST', `no heartbeat from the agent running ${command.commandId} for ${Math.round(silentMs / 1000)} s`, {
+          if (silentMs() >= deps.timeoutMs) await settle(entry);
+          if (silentMs() >= deps.timeoutMs) {
+            throw new RetryableError('AGENT_LOST', `no heartbeat from the agent running ${command.commandId} for ${Math.round(silentMs() / 1000)} s`, {
               retryAfterMs: 0,
             });
           }

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
@@ -43,6 +44,24 @@ const repository = {
 
 const command = { commandId: 'wf-0123456789ab-s3-a1', kind: 'image.write', siteId: 'dc1', nodeId: 'n1' } as AgentCommand;
 
+/** A heartbeat of `command` signed by the node's registered ramdisk. */
+const beatOfRamdisk = (nc: NatsConnection) =>
+  nc.publish(
+    Subjects.agentHeartbeat('dc1', 'n1'),
+    JSON.stringify(
+      signAgentHeartbeat(
+        {
+          agentId: ramdisk.state.exists ? ramdisk.state.agentId : '',
+          siteId: 'dc1',
+          nodeId: 'n1',
+          commandId: command.commandId,
+          sentAt: new Date().toISOString(),
+        },
+        ramdisk.signer,
+      ),
+    ),
+  );
+
 describe('agent liveness', () => {
   it('keeps a heartbeating ramdisk alive past the timeout and finds it lost once it falls silent', async () => {
     await using nats = await startTestNats();
@@ -51,30 +70,63 @@ describe('agent liveness', () => {
     const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
     try {
       using check = liveness.follow(command);
-      const beat = () =>
-        beats.publish(
-          Subjects.agentHeartbeat('dc1', 'n1'),
-          JSON.stringify(
-            signAgentHeartbeat(
-              {
-                agentId: ramdisk.state.exists ? ramdisk.state.agentId : '',
-                siteId: 'dc1',
-                nodeId: 'n1',
-                commandId: command.commandId,
-                sentAt: new Date().toISOString(),
-              },
-              ramdisk.signer,
-            ),
-          ),
-        );
       for (let i = 0; i < 8; i++) {
-        beat();
+        beatOfRamdisk(beats);
         await sleep(200);
-        expect(() => check.check()).not.toThrow();
+        await expect(check.check()).resolves.toBeUndefined();
       }
       expect(check.msUntilDue()).toBeGreaterThan(0);
       await sleep(TIMEOUT_MS + 100);
-      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
+    } finally {
+      await liveness.stop();
+      await beats.close();
+      await nc.close();
+    }
+  });
+
+  it('verifies a heartbeat only once it could matter: at the next heartbeat, or when the wait comes due', async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'liveness-test');
+    const beats = await connectNats(nats.url, 'ramdisk');
+    let reads = 0;
+    const counting = {
+      judged: (...args: Parameters<AggregateRepository['judged']>) => (reads++, repository.judged(...args)),
+    } as unknown as AggregateRepository;
+    const liveness = startAgentLiveness(nc, { repository: counting, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
+    try {
+      // A command answered within one heartbeat interval: its one heartbeat is never read.
+      {
+        using short = liveness.follow(command);
+        beatOfRamdisk(beats);
+        await beats.flush();
+        await sleep(100);
+        await expect(short.check()).resolves.toBeUndefined();
+      }
+      expect(reads).toBe(0);
+      using check = liveness.follow(command);
+      await sleep(TIMEOUT_MS / 2);
+      beatOfRamdisk(beats);
+      await beats.flush();
+      await sleep(100);
+      expect(reads).toBe(0);
+      await sleep(TIMEOUT_MS / 2);
+      // Due: the heartbeat still held is verified now, and keeps the agent alive for a timeout from its arrival.
+      expect(check.msUntilDue()).toBeLessThanOrEqual(50);
+      await expect(check.check()).resolves.toBeUndefined();
+      expect(reads).toBe(1);
+      // The next heartbeat has the one before it verified; the last one waits for the wait to come due again.
+      beatOfRamdisk(beats);
+      await beats.flush();
+      await sleep(TIMEOUT_MS / 2);
+      beatOfRamdisk(beats);
+      await beats.flush();
+      await expect.poll(() => reads).toBe(2);
+      await sleep(TIMEOUT_MS / 2);
+      await expect(check.check()).resolves.toBeUndefined();
+      expect(reads).toBe(3);
+      await sleep(TIMEOUT_MS);
+      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
     } finally {
       await liveness.stop();
       await beats.close();
@@ -110,7 +162,7 @@ describe('agent liveness', () => {
         nc.publish(Subjects.agentHeartbeat('dc1', 'n1'), '{"not":"a heartbeat"}');
         await sleep(100);
       }
-      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
     } finally {
       await liveness.stop();
       await nc.close();
@@ -128,13 +180,13 @@ describe('agent liveness', () => {
       using check = liveness.follow(command);
       up = false;
       await sleep(TIMEOUT_MS + 100);
-      expect(() => check.check()).not.toThrow();
+      await expect(check.check()).resolves.toBeUndefined();
       // Back: the agent gets a full timeout from the reconnect to be heard again.
       up = true;
       upSince = Date.now();
-      expect(() => check.check()).not.toThrow();
+      await expect(check.check()).resolves.toBeUndefined();
       await sleep(TIMEOUT_MS + 100);
-      expect(() => check.check()).toThrowError(expect.objectContaining({ code: 'AGENT_LOST' }) as never);
+      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
     } finally {
       await liveness.stop();
       await nc.close();
