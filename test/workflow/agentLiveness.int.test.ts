@@ -62,82 +62,82 @@ const beatOfRamdisk = (nc: NatsConnection) =>
     ),
   );
 
-describe('agent liveness', () => {
-  it('keeps a heartbeating ramdisk alive past the timeout and finds it lost once it falls silent', async () => {
-    await using nats = await startTestNats();
-    const nc = await connectNats(nats.url, 'liveness-test');
-    const beats = await connectNats(nats.url, 'ramdisk');
-    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
-    try {
-      using check = liveness.follow(command);
-      for (let i = 0; i < 8; i++) {
-        beatOfRamdisk(beats);
-        await sleep(200);
-        await expect(check.check()).resolves.toBeUndefined();
-      }
-      expect(check.msUntilDue()).toBeGreaterThan(0);
-      await sleep(TIMEOUT_MS + 100);
-      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
-    } finally {
+/** A nats-server, the executor's connection with liveness on it, and a connection for the agent's heartbeats. */
+async function livenessFixture(options: { repository?: AggregateRepository; connection?: ConnectionState } = {}) {
+  const nats = await startTestNats();
+  const nc = await connectNats(nats.url, 'liveness-test');
+  const beats = await connectNats(nats.url, 'ramdisk');
+  const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent'), ...options });
+  return {
+    liveness,
+    beats,
+    async [Symbol.asyncDispose]() {
       await liveness.stop();
       await beats.close();
       await nc.close();
+      await nats[Symbol.asyncDispose]();
+    },
+  };
+}
+
+describe('agent liveness', () => {
+  it('keeps a heartbeating ramdisk alive past the timeout and finds it lost once it falls silent', async () => {
+    await using env = await livenessFixture();
+    using check = env.liveness.follow(command);
+    for (let i = 0; i < 8; i++) {
+      beatOfRamdisk(env.beats);
+      await sleep(200);
+      await expect(check.check()).resolves.toBeUndefined();
     }
+    expect(check.msUntilDue()).toBeGreaterThan(0);
+    await sleep(TIMEOUT_MS + 100);
+    await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
   });
 
   it('verifies a heartbeat only once it could matter: at the next heartbeat, or when the wait comes due', async () => {
-    await using nats = await startTestNats();
-    const nc = await connectNats(nats.url, 'liveness-test');
-    const beats = await connectNats(nats.url, 'ramdisk');
     let reads = 0;
     const counting = {
       judged: (...args: Parameters<AggregateRepository['judged']>) => (reads++, repository.judged(...args)),
     } as unknown as AggregateRepository;
-    const liveness = startAgentLiveness(nc, { repository: counting, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
-    try {
-      // A command answered within one heartbeat interval: its one heartbeat is never read.
-      {
-        using short = liveness.follow(command);
-        beatOfRamdisk(beats);
-        await beats.flush();
-        await sleep(100);
-        await expect(short.check()).resolves.toBeUndefined();
-      }
-      expect(reads).toBe(0);
-      using check = liveness.follow(command);
-      await sleep(TIMEOUT_MS / 2);
+    await using env = await livenessFixture({ repository: counting });
+    const { liveness, beats } = env;
+    // A command answered within one heartbeat interval: its one heartbeat is never read.
+    {
+      using short = liveness.follow(command);
       beatOfRamdisk(beats);
       await beats.flush();
       await sleep(100);
-      expect(reads).toBe(0);
-      await sleep(TIMEOUT_MS / 2);
-      // Due: the heartbeat still held is verified now, and keeps the agent alive for a timeout from its arrival.
-      expect(check.msUntilDue()).toBeLessThanOrEqual(50);
-      await expect(check.check()).resolves.toBeUndefined();
-      expect(reads).toBe(1);
-      // The next heartbeat has the one before it verified; the last one waits for the wait to come due again.
-      beatOfRamdisk(beats);
-      await beats.flush();
-      await sleep(TIMEOUT_MS / 2);
-      beatOfRamdisk(beats);
-      await beats.flush();
-      await expect.poll(() => reads).toBe(2);
-      await sleep(TIMEOUT_MS / 2);
-      await expect(check.check()).resolves.toBeUndefined();
-      expect(reads).toBe(3);
-      await sleep(TIMEOUT_MS);
-      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
-    } finally {
-      await liveness.stop();
-      await beats.close();
-      await nc.close();
+      await expect(short.check()).resolves.toBeUndefined();
     }
+    expect(reads).toBe(0);
+    using check = liveness.follow(command);
+    await sleep(TIMEOUT_MS / 2);
+    beatOfRamdisk(beats);
+    await beats.flush();
+    await sleep(100);
+    expect(reads).toBe(0);
+    await sleep(TIMEOUT_MS / 2);
+    // Due: the heartbeat still held is verified now, and keeps the agent alive for a timeout from its arrival.
+    expect(check.msUntilDue()).toBeLessThanOrEqual(50);
+    await expect(check.check()).resolves.toBeUndefined();
+    expect(reads).toBe(1);
+    // The next heartbeat has the one before it verified; the last one waits for the wait to come due again.
+    beatOfRamdisk(beats);
+    await beats.flush();
+    await sleep(TIMEOUT_MS / 2);
+    beatOfRamdisk(beats);
+    await beats.flush();
+    await expect.poll(() => reads).toBe(2);
+    await sleep(TIMEOUT_MS / 2);
+    await expect(check.check()).resolves.toBeUndefined();
+    expect(reads).toBe(3);
+    await sleep(TIMEOUT_MS);
+    await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
   });
 
   it('counts only heartbeats for this command signed by an agent of this very node', async () => {
-    await using nats = await startTestNats();
-    const nc = await connectNats(nats.url, 'liveness-test');
-    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent') });
+    await using env = await livenessFixture();
+    const { liveness, beats } = env;
     const forger = agent('ramdisk-n1-aaaaaaaa', 'ramdisk', 'n1');
     const idOf = (a: ReturnType<typeof agent>) => (a.state.exists ? a.state.agentId : '');
     const strangers = [
@@ -147,49 +147,38 @@ describe('agent liveness', () => {
       { agentId: idOf(ramdisk), signer: ramdisk.signer, nodeId: 'n1', commandId: 'wf-0123456789ab-s4-a1' },
       { agentId: 'ramdisk-n1-unknown0', signer: forger.signer, nodeId: 'n1', commandId: command.commandId },
     ];
-    try {
-      using check = liveness.follow(command);
-      const until = Date.now() + TIMEOUT_MS + 300;
-      while (Date.now() < until) {
-        for (const s of strangers) {
-          nc.publish(
-            Subjects.agentHeartbeat('dc1', s.nodeId),
-            JSON.stringify(
-              signAgentHeartbeat({ agentId: s.agentId, siteId: 'dc1', nodeId: s.nodeId, commandId: s.commandId, sentAt: new Date().toISOString() }, s.signer),
-            ),
-          );
-        }
-        nc.publish(Subjects.agentHeartbeat('dc1', 'n1'), '{"not":"a heartbeat"}');
-        await sleep(100);
+    using check = liveness.follow(command);
+    const until = Date.now() + TIMEOUT_MS + 300;
+    while (Date.now() < until) {
+      for (const s of strangers) {
+        beats.publish(
+          Subjects.agentHeartbeat('dc1', s.nodeId),
+          JSON.stringify(
+            signAgentHeartbeat({ agentId: s.agentId, siteId: 'dc1', nodeId: s.nodeId, commandId: s.commandId, sentAt: new Date().toISOString() }, s.signer),
+          ),
+        );
       }
-      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
-    } finally {
-      await liveness.stop();
-      await nc.close();
+      beats.publish(Subjects.agentHeartbeat('dc1', 'n1'), '{"not":"a heartbeat"}');
+      await sleep(100);
     }
+    await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
   });
 
   it('never blames the agent for silence while the control plane itself is disconnected', async () => {
-    await using nats = await startTestNats();
-    const nc = await connectNats(nats.url, 'liveness-test');
     let up = true;
     let upSince = Date.now();
     const connection: ConnectionState = { connected: () => up, upSinceMs: () => upSince };
-    const liveness = startAgentLiveness(nc, { repository, timeoutMs: TIMEOUT_MS, log: createLogger('test', 'silent'), connection });
-    try {
-      using check = liveness.follow(command);
-      up = false;
-      await sleep(TIMEOUT_MS + 100);
-      await expect(check.check()).resolves.toBeUndefined();
-      // Back: the agent gets a full timeout from the reconnect to be heard again.
-      up = true;
-      upSince = Date.now();
-      await expect(check.check()).resolves.toBeUndefined();
-      await sleep(TIMEOUT_MS + 100);
-      await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
-    } finally {
-      await liveness.stop();
-      await nc.close();
-    }
+    await using env = await livenessFixture({ connection });
+    const { liveness } = env;
+    using check = liveness.follow(command);
+    up = false;
+    await sleep(TIMEOUT_MS + 100);
+    await expect(check.check()).resolves.toBeUndefined();
+    // Back: the agent gets a full timeout from the reconnect to be heard again.
+    up = true;
+    upSince = Date.now();
+    await expect(check.check()).resolves.toBeUndefined();
+    await sleep(TIMEOUT_MS + 100);
+    await expect(check.check()).rejects.toMatchObject({ code: 'AGENT_LOST' });
   });
 });
