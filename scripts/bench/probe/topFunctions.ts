@@ -1,6 +1,7 @@
 /**
  * Summarises a V8 `.cpuprofile` (from `node --cpu-prof`): self time by function and by package, to find where a
- * measured figure's CPU goes. `npx tsx scripts/bench/probe/topFunctions.ts FILE.cpuprofile [rows]`
+ * measured figure's CPU goes. `npx tsx scripts/bench/probe/topFunctions.ts FILE.cpuprofile [rows] [skipSeconds]`;
+ * `skipSeconds` leaves out the profile's first seconds (a service's start-up, which the benches do not count).
  */
 import { readFileSync } from 'node:fs';
 
@@ -15,12 +16,18 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, rowsArg] = process.argv.slice(2);
-if (!file) throw new Error('usage: topFunctions.ts FILE.cpuprofile [rows]');
+const [file, rowsArg, skipArg] = process.argv.slice(2);
+if (!file) throw new Error('usage: topFunctions.ts FILE.cpuprofile [rows] [skipSeconds]');
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const skipUs = Number(skipArg ?? 0) * 1e6;
+let elapsedUs = 0;
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0;
+  elapsedUs += delta;
+  if (elapsedUs > skipUs) self.set(id, (self.get(id) ?? 0) + delta);
+});
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
 const where = (url: string) => {
