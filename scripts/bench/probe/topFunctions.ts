@@ -21,7 +21,9 @@ if (!file) throw new Error('usage: topFunctions.ts FILE.cpuprofile [rows] [skipS
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
-const skipUs = Number(skipArg ?? 0) * 1e6;
+const skipSeconds = Number(skipArg ?? 0);
+if (!(skipSeconds >= 0)) throw new Error(`skipSeconds must be a number of seconds, not "${skipArg}"`);
+const skipUs = skipSeconds * 1e6;
 let elapsedUs = 0;
 profile.samples.forEach((id, i) => {
   const delta = profile.timeDeltas[i] ?? 0;
