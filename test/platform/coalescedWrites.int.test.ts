@@ -1,4 +1,8 @@
+import { setImmediate as turnEnd, setTimeout as sleep } from 'node:timers/promises';
+import { AckPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
+import { ACK_DELAY_MS } from '../../services/platform/nats/coalescedWrites.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startTestNats } from '../support/natsServer.ts';
 
@@ -56,6 +60,32 @@ describe('coalesced socket writes on a connection from connectNats', () => {
     }
   });
 
+  it('lets an ack queued alone wait up to ACK_DELAY_MS, and sends one queued with other bytes along with them', async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'acker');
+    try {
+      const alone = await pendingMessage(nc, 'alone');
+      const writes = countWrites(nc);
+      alone.ack();
+      await turnEnd();
+      expect(writes()).toBe(0);
+      await sleep(ACK_DELAY_MS * 3);
+      expect(writes()).toBe(1);
+      expect(await ackPending(nc, 'alone')).toBe(0);
+
+      const accompanied = await pendingMessage(nc, 'accompanied');
+      const before = writes();
+      accompanied.ack();
+      nc.publish('elsewhere', 'a reply or an append');
+      await turnEnd();
+      // Both went in the turn's write; the consumer-info request below is the next one.
+      expect(writes() - before).toBe(1);
+      expect(await ackPending(nc, 'accompanied')).toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
+
   it('answers requests as before', async () => {
     await using nats = await startTestNats();
     const nc = await connectNats(nats.url, 'echo');
@@ -68,3 +98,20 @@ describe('coalesced socket writes on a connection from connectNats', () => {
     }
   });
 });
+
+/** One message of a fresh stream, delivered to a durable consumer with explicit acks and not acked yet. */
+async function pendingMessage(nc: NatsConnection, name: string): Promise<JsMsg> {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name, subjects: [`${name}.>`] });
+  await jetstream(nc).publish(`${name}.one`, 'one');
+  await jsm.consumers.add(name, { durable_name: name, ack_policy: AckPolicy.Explicit, ack_wait: 60_000_000_000 });
+  const msg = await (await jetstream(nc).consumers.get(name, name)).next({ expires: 5_000 });
+  if (!msg) throw new Error(`no message on ${name}`);
+  // What the fetch still queued (its inbox's unsubscription) goes out now, not with the ack under test.
+  await nc.flush();
+  return msg;
+}
+
+async function ackPending(nc: NatsConnection, name: string): Promise<number> {
+  return (await (await jetstreamManager(nc)).consumers.info(name, name)).num_ack_pending;
+}
