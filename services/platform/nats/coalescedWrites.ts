@@ -1,7 +1,7 @@
 import { ProtocolHandler, TE } from '@nats-io/nats-core/internal';
 
 interface ProtocolInternals {
-  outbound: { length(): number; size(): number; fill(...buffers: Uint8Array[]): void };
+  outbound: { size(): number; fill(...buffers: Uint8Array[]): void };
   pendingLimit: number;
   flushPending(): void;
   sendCommand(cmd: string | Uint8Array, ...payloads: Uint8Array[]): void;
