@@ -7,17 +7,13 @@ import type { EventStore } from '../../services/platform/eventStore/eventStore.t
 import type { Logger } from '../../services/platform/logger.ts';
 import { DURABLE_PULL } from '../../services/platform/nats/durablePull.ts';
 import { projectEntry, type ProjectedMessage } from './applyBatch.ts';
+import { BatchWindow } from './batchWindow.ts';
 import type { Projection } from './projection.ts';
 import type { ReadModelFiles } from './readModelFiles.ts';
 import { ReadModelProjector, type ProjectorHost } from './readModelProjector.ts';
 
 /** Messages applied in one transaction per read model at most, unless more arrived while one was being stored. */
 const BATCH = 1_000;
-/**
- * How long the first message of a batch waits for more. Every batch costs each read model one SQLite commit and the
- * consumer one ack; at a few hundred events per second, a few milliseconds turn one batch per event into one per tens.
- */
-const WINDOW_MS = 10;
 
 /** The durable every read model of the `projectors` process shares. */
 export const PROJECTORS_DURABLE = 'projectors';
@@ -35,6 +31,7 @@ export class ProjectorGroup implements ProjectorHost {
   #messages: ConsumerMessages | undefined;
   #pending: JsMsg[] = [];
   #flushTimer: NodeJS.Timeout | undefined;
+  readonly #window = new BatchWindow();
   /** A batch waiting for its dead letters to be stored; later messages wait in `#pending` until it is applied. */
   #quarantining: Promise<void> | undefined;
   #session: symbol | undefined;
@@ -142,7 +139,7 @@ export class ProjectorGroup implements ProjectorHost {
         this.#expectedNext = msg.seq + 1;
         this.#pending.push(msg);
         if (this.#pending.length >= BATCH) this.flush();
-        else this.#flushTimer ??= setTimeout(() => this.flush(), WINDOW_MS);
+        else this.#flushTimer ??= setTimeout(() => this.flush(), this.#window.forFirstMessage());
       },
     });
     void this.#messages.closed().then(() => {
@@ -177,6 +174,7 @@ export class ProjectorGroup implements ProjectorHost {
     const msgs = this.#pending;
     const session = this.#session;
     this.#pending = [];
+    this.#window.flushed();
     const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
     if (entries.every((e) => !e.rejection)) return this.apply(session, msgs, entries);
     this.#quarantining = this.quarantine(msgs, entries)
