@@ -13,7 +13,7 @@ import { MemoryMeter } from './fleet/memory.ts';
 import { NatsTraffic } from './fleet/natsTraffic.ts';
 import { printFleetReport, type FleetResult } from './fleet/fleetReport.ts';
 import { parseFleetOptions } from './fleet/options.ts';
-import { CONTROL_PLANE, startSiteProcess, stopChild } from './fleet/processes.ts';
+import { startSiteProcess, stopChild } from './fleet/processes.ts';
 import { startFleetStack } from './fleet/stack.ts';
 import { readStepStats } from './fleet/stepLatency.ts';
 
@@ -29,7 +29,7 @@ const total = stopwatch();
 const dir = mkdtempSync(join(tmpdir(), 'bc-fleet-'));
 const image = await startImageServer(options.imageBytes);
 const stack = await startFleetStack(dir, options);
-console.log(`control plane up (${CONTROL_PLANE.join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
+console.log(`control plane up (${stack.services.map((s) => s.name).join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
 
 const traffic = new NatsTraffic(stack.nc);
 // Every site's node ids start with `fleet-` (`fleet-m001`, or `fleet-s2-m001` with several sites).
@@ -77,7 +77,7 @@ const firstEnroll = Math.min(...times.map((t) => t.enrolled ?? Infinity));
 const lastRelease = Math.max(...times.map((t) => t.released ?? 0));
 const cycleSeconds = (lastRelease - firstEnroll) / 1000;
 const released = driver.count('released');
-const cpNames = [...CONTROL_PLANE];
+const cpNames = stack.services.map((s) => s.name);
 const cpCpu = sum(cpu, cpNames);
 const msPerStep = (1000 * cpCpu) / Math.max(1, steps.stepsSucceeded);
 const stepsPerSecond = steps.stepsSucceeded / ((steps.lastEventMs - steps.firstEventMs) / 1000);
@@ -102,6 +102,7 @@ const result: FleetResult = {
   machine: machineInfo(natsVersion, loadAtStart),
   settings: {
     sites: options.sites,
+    layout: options.layout,
     BC_MAX_DEPLOYS_PER_SITE: options.cap,
     BC_MAX_WIPES_PER_SITE: options.cap,
     BC_EXECUTOR_CONCURRENCY: options.executorConcurrency,
@@ -110,7 +111,7 @@ const result: FleetResult = {
     diskMiB: options.diskBytes / 2 ** 20,
     imageKiB: options.imageBytes / 1024,
   },
-  topology: `${CONTROL_PLANE.length} separate serve.ts processes (${CONTROL_PLANE.join(', ')}); ${sites.length === 1 ? 'simulated site (agent, BMCs, ramdisks) in one more process' : `${sites.length} simulated sites (agent, BMCs, ramdisks), a process each`}`,
+  topology: `${options.layout} layout: ${cpNames.length} serve.ts process(es) (${cpNames.join('; ')}); ${sites.length === 1 ? 'simulated site (agent, BMCs, ramdisks) in one more process' : `${sites.length} simulated sites (agent, BMCs, ramdisks), a process each`}`,
   machines: {
     requested: options.machines,
     enrolled: driver.count('enrolled'),

@@ -40,6 +40,11 @@ export const Config = z.object({
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
+  /**
+   * How `npm start` groups its services into processes (`services/stack/processLayout.ts`). `compact` (default): the
+   * services every step passes through share one process; `split`: every service in a process of its own.
+   */
+  processLayout: z.enum(['compact', 'split']).default('compact'),
   /** Machines in the simulated site (`npm start` defaults to 4; 0: no simulated site). */
   simMachines: z.coerce.number().int().min(0).max(10_000).default(0),
   simSiteId: z.string().default('sim'),
@@ -98,6 +103,7 @@ const envNames: Record<string, keyof Config> = {
   BC_NATS_CREDS: 'natsCredsFile',
   BC_API_AUTH: 'apiAuth',
   BC_API_RATE_LIMIT_PER_MINUTE: 'apiRateLimitPerMinute',
+  BC_PROCESS_LAYOUT: 'processLayout',
   BC_SIM_MACHINES: 'simMachines',
   BC_SIM_SITE_ID: 'simSiteId',
   BC_SIM_BMC_PORT_BASE: 'simBmcPortBase',
@@ -152,5 +158,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (given) throw new ConfigError('RETIRED_SETTING', `${given} is no longer read; use ${retired.replacement}`);
   }
   if (env.BC_CONFIG && !existsSync(env.BC_CONFIG)) throw new ConfigError('CONFIG_FILE_MISSING', `BC_CONFIG names ${env.BC_CONFIG}, which does not exist`);
-  return Config.parse({ ...fromFile, ...fromEnv, ...overrides });
+  const parsed = Config.safeParse({ ...fromFile, ...fromEnv, ...overrides });
+  if (parsed.success) return parsed.data;
+  const envNameOf = (key: PropertyKey) => Object.entries(envNames).find(([, k]) => k === key)?.[0];
+  const problems = parsed.error.issues.map((issue) => {
+    const key = issue.path[0];
+    const env = key === undefined ? undefined : envNameOf(key);
+    return `${env ? `${env} (${String(key)})` : issue.path.join('.') || 'config'}: ${issue.message}`;
+  });
+  throw new ConfigError('INVALID_SETTING', `invalid configuration: ${problems.join('; ')}`);
 }

@@ -5,6 +5,8 @@ import { PlatformError } from './errors.ts';
 export const ConfigReason = {
   /** A setting that no longer exists was given (its replacement is in the message). */
   RETIRED_SETTING: 'VALIDATION_FAILED',
+  /** A setting has a value it cannot take (the message names each one and what it must be). */
+  INVALID_SETTING: 'VALIDATION_FAILED',
   /** `BC_CONFIG` names a file that does not exist. */
   CONFIG_FILE_MISSING: 'VALIDATION_FAILED',
   /** No NATS server is configured and no running stack of this data dir recorded one. */

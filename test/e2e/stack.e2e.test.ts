@@ -35,6 +35,12 @@ describe('npm start', () => {
     const stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '2', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
     try {
       expect(natsServerPids(dir.path)).toHaveLength(1);
+      // BC_PROCESS_LAYOUT=compact, the default: the step path shares one process; the API and the rest keep their own.
+      const groups = stack.serveGroups();
+      expect(groups).toContainEqual(['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor']);
+      expect(groups).toContainEqual(['api']);
+      expect(groups).toContainEqual(['bmc-monitor']);
+      expect(groups.flat()).toHaveLength(new Set(groups.flat()).size);
       await expect.poll(async () => (await json(get(stack, '/v1/nodes?siteId=sim'))).items.length, { timeout: 90_000 }).toBe(2);
       expect((await post(stack, 'site.create', { siteId: 'dc1', name: 'DC 1' })).status).toBe(201);
       const results = await Promise.all(['a1', 'a2', 'a3'].map((id) => json(post(stack, 'metal.enroll', enroll(id)))));
@@ -53,9 +59,12 @@ describe('npm start', () => {
     await using nats = await startTestNats();
     using dir = tempDir();
     // The test's server lets anyone in: the stack uses it only when told to run without broker auth.
-    const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_NATS_AUTH: 'none', BC_SIM_MACHINES: '0' };
+    // Every service in a process of its own (`split`), which keeps data across restarts the same way.
+    const env = { BC_DATA_DIR: dir.path, BC_NATS_URL: nats.url, BC_NATS_AUTH: 'none', BC_SIM_MACHINES: '0', BC_PROCESS_LAYOUT: 'split' };
     const port = await freePort();
     const first = await startStackProcess(env, port);
+    expect(first.serveGroups()).toContainEqual(['workflow-executor']);
+    expect(first.serveGroups().every((group) => group.length === 1 || group.join('+') === 'fleet-sensors+autonomy-engine')).toBe(true);
     await post(first, 'site.create', { siteId: 'dc1', name: 'DC 1' });
     const seq = (await json(post(first, 'metal.enroll', enroll('keep-1')))).seq;
     expect((await get(first, `/v1/nodes/keep-1?minSeq=${seq}`)).status).toBe(200);

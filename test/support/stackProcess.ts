@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
@@ -37,5 +38,23 @@ export async function startStackProcess(env: Record<string, string>, httpPort: n
   }
   // `npm start` bootstraps its admin token into the data dir (the API is ready only after that).
   const token = env.BC_DATA_DIR ? (readAdminToken(env.BC_DATA_DIR) ?? '') : '';
-  return { api, token, child, output: () => output, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
+  return {
+    api,
+    token,
+    child,
+    output: () => output,
+    serveGroups: () => serveGroupsOf(child.pid!),
+    stop,
+    [Symbol.asyncDispose]: async () => void (await stop()),
+  };
+}
+
+/** The services each `serve` child of the stack process `pid` runs, one array per process (from their command lines). */
+function serveGroupsOf(pid: number): string[][] {
+  const children = readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean));
+  return children.flatMap((child) => {
+    const argv = readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const serve = argv.findIndex((arg) => /services\/stack\/serve\.(ts|js)$/.test(arg));
+    return serve < 0 ? [] : [argv.slice(serve + 1)];
+  });
 }

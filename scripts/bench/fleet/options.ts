@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { ProcessLayout } from '../../../services/stack/processLayout.ts';
 
 export interface FleetOptions {
   quick: boolean;
@@ -16,6 +17,8 @@ export interface FleetOptions {
   /** Stop early when no node event arrived for this long (a stalled fleet). */
   stallSeconds: number;
   out: string;
+  /** How the control-plane services are grouped into processes, as `npm start` does with BC_PROCESS_LAYOUT. */
+  layout: ProcessLayout;
   /** Extra node flags for the control-plane children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
   cpNodeArgs: string[];
 }
@@ -27,7 +30,7 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
+/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--layout compact|split] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
 export function parseFleetOptions(argv: string[]): FleetOptions {
   const { values } = parseArgs({
     args: argv,
@@ -40,11 +43,14 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
       'recheck-ms': { type: 'string' },
       timeout: { type: 'string' },
       stall: { type: 'string' },
+      layout: { type: 'string', default: 'compact' },
       out: { type: 'string', default: 'bench/results/fleet.json' },
       'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
     },
   });
   const quick = values.quick === true;
+  const layout = values.layout!;
+  if (layout !== 'compact' && layout !== 'split') throw new Error(`--layout must be compact or split, got "${layout}"`);
   return {
     quick,
     machines: positive('machines', values.machines, quick ? 100 : 1_000),
@@ -56,6 +62,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     imageBytes: 256 << 10,
     timeoutSeconds: positive('timeout', values.timeout, quick ? 120 : 900),
     stallSeconds: positive('stall', values.stall, 60),
+    layout,
     out: values.out!,
     cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
   };

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 const serveScript = fileURLToPath(new URL('../../../services/stack/serve.ts', import.meta.url));
 const siteScript = fileURLToPath(new URL('./siteProcess.ts', import.meta.url));
 
-/** The control-plane services, one `serve.ts` process each, so each one's CPU is measured on its own. */
+/** The control-plane services the fleet needs, in `serve.ts` processes grouped as `--layout` says. */
 export const CONTROL_PLANE = ['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor', 'api'] as const;
 
 export interface Child {
@@ -42,8 +42,9 @@ function launch(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
   };
 }
 
-export function startService(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
-  return launch(name, [...nodeArgs, '--import', 'tsx', serveScript, name], env);
+/** One `serve.ts` process running `group`; the child is named after its services (`projectors+commands+…`). */
+export function startServices(group: readonly string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Child {
+  return launch(group.join('+'), [...nodeArgs, '--import', 'tsx', serveScript, ...group], env);
 }
 
 export function startSiteProcess(

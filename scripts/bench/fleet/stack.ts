@@ -10,7 +10,8 @@ import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { natsServerPid } from '../cpuMeter.ts';
 import { freePort } from '../../../test/support/freePort.ts';
 import type { FleetOptions } from './options.ts';
-import { CONTROL_PLANE, startService, stopChild, type Child } from './processes.ts';
+import { processGroups } from '../../../services/stack/processLayout.ts';
+import { CONTROL_PLANE, startServices, stopChild, type Child } from './processes.ts';
 
 export interface FleetStack {
   nats: NatsServerProcess;
@@ -24,7 +25,7 @@ export interface FleetStack {
 
 const durables = ['projectors', 'workflow_orchestrator'];
 
-/** One nats-server in `dir`, the streams, and every control-plane service as its own `serve.ts` process. */
+/** One nats-server in `dir`, the streams, and the control-plane services in `serve.ts` processes as `options.layout` groups them. */
 export async function startFleetStack(dir: string, options: FleetOptions): Promise<FleetStack> {
   const nats = await startNatsServer({ storeDir: join(dir, 'nats') });
   const nc = await connectNats(nats.url, 'fleet-bench');
@@ -46,7 +47,10 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
     BC_RESULT_RECHECK_MS: String(options.resultRecheckMs),
   };
   await ensureStreams(nc, loadConfig(env));
-  const services = CONTROL_PLANE.map((name) => startService(name, env, options.cpNodeArgs));
+  const services = processGroups(
+    options.layout,
+    CONTROL_PLANE.map((name) => [name]),
+  ).map((group) => startServices(group, env, options.cpNodeArgs));
   const api = `http://127.0.0.1:${httpPort}`;
   try {
     await waitUntilServing(nc, services, api);

@@ -17,7 +17,7 @@ import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { MasterKey } from '../../../services/secrets/masterKey.ts';
 import { seal } from '../../../services/secrets/sealing.ts';
 import { AcmeCloud, issueAccountToken } from '../../../test/walkthroughs/acme-cloud/cloud.ts';
-import { startService, stopChild, type Child } from '../fleet/processes.ts';
+import { startServices, stopChild, type Child } from '../fleet/processes.ts';
 import type { VpsBenchOptions } from './options.ts';
 
 const PLUGIN_MODULE = fileURLToPath(new URL('../../../test/walkthroughs/acme-cloud/plugin.ts', import.meta.url));
@@ -61,7 +61,7 @@ export async function startVpsBenchStack(dir: string, options: VpsBenchOptions):
   const token = issueAccountToken();
   const cloud = await AcmeCloud.start({ token, bootMs: options.bootMs, pageSize: 100 });
   const names = [...Array.from({ length: options.commandProcesses }, () => 'commands'), 'projector:vps', 'vps-reconciler'];
-  const services = names.map((name) => startService(name, env, options.cpNodeArgs));
+  const services = names.map((name) => startServices([name], env, options.cpNodeArgs));
   const jsm = await jetstreamManager(nc);
   for (let i = 0; ; i++) {
     const dead = services.find((s) => s.proc.exitCode !== null);
