@@ -2,6 +2,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { commandNameOf } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
+import { toPlatformError } from '../platform/problem.ts';
+import type { CommandChannel } from '../platform/commands/commandChannel.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { isInProcessOnly } from '../../schemas/commandExposure.ts';
@@ -13,6 +15,8 @@ import { DEFAULT_PARTITION_TIMING, ResponderPartitions, type PartitionTiming } f
 export interface CommandResponder {
   /** This replica's share of the partitions; undefined when it serves only the queue group. */
   readonly partitions: ResponderPartitions | undefined;
+  /** The same service for this process's own engine commands: the same checks and answers, without NATS. */
+  readonly local: CommandChannel;
   /** Stops answering; the other replicas take its partitions at once. */
   unsubscribe(): void;
 }
@@ -39,6 +43,19 @@ export function serveCommands(
   options: ServeCommandsOptions = {},
 ): CommandResponder {
   const fence = new LeaseFence(nc, log);
+  const execute = async (
+    name: string,
+    payload: unknown,
+    context: { commandId?: string; correlationId?: string; causationId?: string; lease?: string; actor: string },
+  ) => {
+    if (served && !served.has(name)) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${name}"; known: ${[...served].join(', ')}`);
+    // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
+    if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
+      throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
+    if (context.lease) await fence.check(context.lease, name);
+    const { commandId, correlationId, causationId, actor } = context;
+    return bus.execute({ name, payload, commandId, correlationId, causationId, actor });
+  };
   const service: RequestService = {
     subject: Subjects.allCommands,
     queue: 'commands',
@@ -51,22 +68,27 @@ export function serveCommands(
       } catch (err) {
         throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
       }
-      const name = commandNameOf(msg.subject);
-      if (served && !served.has(name)) throw new PlatformError('UNKNOWN_COMMAND', `unknown command "${name}"; known: ${[...served].join(', ')}`);
-      // Whatever the broker lets through: credential commands never run on a message that names no verified sender.
-      if (isInProcessOnly(bus.definition(name)?.exposure ?? []))
-        throw new PlatformError('COMMAND_NOT_SERVED_OVER_NATS', `${name} is not served over NATS; use the HTTP API`);
-      const lease = msg.headers?.get(CommandHeaders.lease);
-      if (lease) await fence.check(lease, name);
-      const result = await bus.execute({
-        name,
-        payload,
-        commandId: msg.headers?.get(CommandHeaders.commandId) || undefined,
-        correlationId: msg.headers?.get(CommandHeaders.correlationId) || undefined,
-        causationId: msg.headers?.get(CommandHeaders.causationId) || undefined,
+      const header = (name: string) => msg.headers?.get(name) || undefined;
+      const result = await execute(commandNameOf(msg.subject), payload, {
+        commandId: header(CommandHeaders.commandId),
+        correlationId: header(CommandHeaders.correlationId),
+        causationId: header(CommandHeaders.causationId),
+        lease: header(CommandHeaders.lease),
         actor: 'nats:anonymous',
       });
       return { ok: true, result };
+    },
+  };
+  // What a request would answer, as the thrown error a remote caller rebuilds from the reply (`sendCommand`).
+  const local: CommandChannel = {
+    send: async (name, payload, options) => {
+      try {
+        return await execute(name, payload, { ...options, actor: options.actor ?? 'in-process' });
+      } catch (err) {
+        const error = toPlatformError(err);
+        if (error.code === 'INTERNAL') log.error({ err, command: name }, 'command failed');
+        throw error;
+      }
     },
   };
   const queue = serveRequests(nc, service, log);
@@ -78,6 +100,7 @@ export function serveCommands(
   partitions?.start();
   return {
     partitions,
+    local,
     unsubscribe() {
       partitions?.stop();
       queue.unsubscribe();

@@ -6,7 +6,7 @@ export type ProcessLayout = Config['processLayout'];
  * The services every step passes through: a step's messages go from one to the next (append, deliver, work, claim,
  * command, fold), so in processes of their own each message wakes another process and crosses the loopback socket once
  * more. Sharing one process, they share its event loop, its NATS connection (one socket write carries what several of
- * them send in one turn) and its aggregate cache. In the fleet bench that halved their CPU per step (bench/README.md).
+ * them send in one turn) and its aggregate cache. In the fleet bench that cut their CPU per step by a third (bench/README.md).
  */
 const stepPath: ReadonlySet<string> = new Set(['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor']);
 

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { allCommands } from '../api/commandCatalog.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
+import { natsCommandChannel, ProcessCommandChannel } from '../platform/commands/commandChannel.ts';
 import type { Config } from '../platform/config.ts';
 import { loadEventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
@@ -19,6 +20,8 @@ export interface Runtime {
    * point by the command's `exposure`, not by the bus.
    */
   readonly bus: CommandBus;
+  /** Where the process's engine commands go: its own `commands` service while it runs one, else NATS. */
+  readonly commands: ProcessCommandChannel;
   readonly log: Logger;
 }
 
@@ -27,7 +30,8 @@ export async function openRuntime(config: Config, processName: string): Promise<
   const nc = await connectControlPlane(config, processName);
   await ensureStreams(nc, config);
   const store = await openEventStore(nc, config);
-  return { config, nc, store, bus: new CommandBus(store, allCommands, { retries: config.commandRetries }), log };
+  const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
+  return { config, nc, store, bus, commands: new ProcessCommandChannel(natsCommandChannel(nc)), log };
 }
 
 /** The event log as a control-plane process sees it: batches written and verified with the control plane's event key. */

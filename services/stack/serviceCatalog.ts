@@ -97,9 +97,16 @@ function leased(service: LeasedService, start: (runtime: Runtime, lease: LeaseTe
 /** Every service a process can run, by the name `serve` takes. */
 export const serviceCatalog: Record<string, ServiceFactory> = {
   // The process's bus; what is served on `bc.cmd.>` is decided by each command's exposure.
-  commands: async ({ nc, bus, log }) => {
+  commands: async ({ nc, bus, commands, log }) => {
     const sub = serveCommands(nc, bus, log, new Set(busCommands.map((c) => c.name)));
-    return { stop: async () => sub.unsubscribe() };
+    // This process's own engine commands (the orchestrator's, under the compact layout) are decided here too.
+    const backToNats = commands.serveLocally(sub.local);
+    return {
+      stop: async () => {
+        backToNats();
+        sub.unsubscribe();
+      },
+    };
   },
   api: async ({ config, nc, store, bus, log }) => {
     const readers = new Map(allProjections.map((p) => [p.name, new ReadModelReader(new ReadModelFiles(config.dataDir, p.name))]));
@@ -162,8 +169,8 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await engine.start();
     return engine;
   },
-  'workflow-orchestrator': leased('workflow-orchestrator', async ({ nc, store, log }, lease) => {
-    const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }), lease);
+  'workflow-orchestrator': leased('workflow-orchestrator', async ({ nc, store, commands, log }, lease) => {
+    const orchestrator = new WorkflowOrchestrator(nc, store, loadWorkflowConfig(), log.child({ service: 'workflow-orchestrator' }), lease, commands);
     await orchestrator.start();
     return orchestrator;
   }),
@@ -178,12 +185,13 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     return executor;
   },
   // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS.
-  'vps-reconciler': leased('vps-reconciler', async ({ config, nc, store, log }, lease) => {
+  'vps-reconciler': leased('vps-reconciler', async ({ config, nc, store, commands, log }, lease) => {
     const providers = providersOf(await loadPluginModules(config.plugins));
     const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), {
       providers,
       tokens: sealedProviderTokens(store, loadMasterKey(config)),
       lease,
+      commands,
     });
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');

@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { eventCatalog } from '../../schemas/events.ts';
 import type { DefinitionsOf } from '../platform/processManager/processManager.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { CommandChannel } from '../platform/commands/commandChannel.ts';
 import type { LeaseTerm } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 import { ProcessManagerHost } from '../platform/processManager/processManagerHost.ts';
@@ -28,8 +29,11 @@ export class WorkflowOrchestrator {
     log: Logger,
     /** The leader lease this orchestrator runs under (stamped on its commands); none in tests that run it alone. */
     lease?: LeaseTerm,
+    /** Where its commands go (default: NATS). */
+    commands?: CommandChannel,
   ) {
-    this.#host = new ProcessManagerHost(nc, store, orchestration({ deploys: config.maxDeploysPerSite, wipes: config.maxWipesPerSite }), log, lease);
+    const caps = { deploys: config.maxDeploysPerSite, wipes: config.maxWipesPerSite };
+    this.#host = new ProcessManagerHost(nc, store, orchestration(caps), log, lease, commands);
     this.failure = this.#host.failure;
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
+import { natsCommandChannel, ProcessCommandChannel } from '../../services/platform/commands/commandChannel.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
@@ -31,6 +32,7 @@ describe('one command bus per process', () => {
       store: backbone.store,
       log: backbone.log,
       bus: new CommandBus(backbone.store, allCommands, { retries: 0 }),
+      commands: new ProcessCommandChannel(natsCommandChannel(backbone.nc)),
     };
     const services = [await serviceCatalog.commands!(runtime), await serviceCatalog.api!(runtime)];
     try {
@@ -60,7 +62,14 @@ describe('one command bus per process', () => {
     await using backbone = await startBackbone({ projectors: false });
     const httpPort = await freePort();
     const config = { ...backbone.config, httpPort, httpHost: '127.0.0.1', apiAuth: 'off' as const };
-    const runtime: Runtime = { config, nc: backbone.nc, store: backbone.store, log: backbone.log, bus: backbone.bus };
+    const runtime: Runtime = {
+      config,
+      nc: backbone.nc,
+      store: backbone.store,
+      log: backbone.log,
+      bus: backbone.bus,
+      commands: new ProcessCommandChannel(natsCommandChannel(backbone.nc)),
+    };
     const services = [await serviceCatalog.commands!(runtime), await serviceCatalog.api!(runtime)];
     try {
       const put = await fetch(`http://127.0.0.1:${httpPort}/v1/commands/secrets.put`, {

@@ -8,6 +8,7 @@ import { busCommands } from '../../services/api/commandCatalog.ts';
 import { LeaderLease, openLeaseBucket, readLease, type LeaseTerm } from '../../services/platform/lease/leaderLease.ts';
 import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
 import { sendEngineCommand } from '../../services/platform/processManager/engineCommands.ts';
+import { natsCommandChannel } from '../../services/platform/commands/commandChannel.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 
@@ -102,7 +103,9 @@ describe('leader lease', () => {
       // A leader's engine command refused for its term gives the lease up.
       const stale: LeaseTerm = { ...a.terms[0]!, signal: new AbortController().signal, lost: (reason) => events.push(`stale lost: ${reason.slice(0, 20)}`) };
       await expect(
-        sendEngineCommand(env.nc, env.log, new AbortController().signal, 'site.create', { siteId: 'dc3', name: 'DC 3' }, 'lease-site-5', { lease: stale }),
+        sendEngineCommand(natsCommandChannel(env.nc), env.log, new AbortController().signal, 'site.create', { siteId: 'dc3', name: 'DC 3' }, 'lease-site-5', {
+          lease: stale,
+        }),
       ).rejects.toMatchObject({ code: 'LEASE_SUPERSEDED' });
       expect(events.some((e) => e.startsWith('stale lost'))).toBe(true);
       await b.lease.stop();

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { CommandResult } from '../../../schemas/api.ts';
 import { formatLeaseStamp } from '../../../schemas/lease.ts';
-import { sendCommand } from '../commands/sendCommand.ts';
+import type { CommandChannel } from '../commands/commandChannel.ts';
 import { PlatformError } from '../errors.ts';
 import type { LeaseTerm } from '../lease/leaderLease.ts';
 import type { Logger } from '../logger.ts';
@@ -27,6 +26,8 @@ export interface EngineCommandOptions {
   onRefused?: (refusal: PlatformError) => void;
   /** The leader lease the sender acts under: stamped on the command; a refusal of its term gives the lease up. */
   lease?: LeaseTerm;
+  /** Who sends it (recorded when the command is decided in this process). */
+  actor?: string;
 }
 
 /**
@@ -35,7 +36,7 @@ export interface EngineCommandOptions {
  * A leader's command refused with LEASE_SUPERSEDED ends its term (`lease.lost`) and throws: another instance leads.
  */
 export async function sendEngineCommand(
-  nc: NatsConnection,
+  channel: CommandChannel,
   log: Logger,
   signal: AbortSignal,
   name: string,
@@ -43,11 +44,11 @@ export async function sendEngineCommand(
   commandId: string,
   options: EngineCommandOptions = {},
 ): Promise<CommandResult | undefined> {
-  const { lease, onRefused } = options;
+  const { lease, onRefused, actor } = options;
   const stamp = lease ? formatLeaseStamp(lease.service, lease.term) : undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await sendCommand(nc, name, payload, { commandId, causationId: commandId, ...(stamp ? { lease: stamp } : {}) });
+      return await channel.send(name, payload, { commandId, causationId: commandId, ...(stamp ? { lease: stamp } : {}), ...(actor ? { actor } : {}) });
     } catch (err) {
       if (err instanceof PlatformError && err.code === 'LEASE_SUPERSEDED') {
         log.warn({ command: name, commandId, detail: err.message }, 'command refused: this instance no longer holds its lease');

@@ -9,6 +9,7 @@ import type { LeaseTerm } from '../lease/leaderLease.ts';
 import type { Logger } from '../logger.ts';
 import { withinReplayDeadline } from '../nats/replayDeadline.ts';
 import { DURABLE_PULL } from '../nats/durablePull.ts';
+import { natsCommandChannel, type CommandChannel } from '../commands/commandChannel.ts';
 import { sendEngineCommand } from './engineCommands.ts';
 import type { Effect, ProcessManager, Reaction, Refusal } from './processManager.ts';
 import { ReactionQueues } from './reactionQueues.ts';
@@ -43,6 +44,8 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     private readonly log: Logger,
     /** The leader lease the host runs under: its term is stamped on every command it sends. */
     lease?: LeaseTerm,
+    /** Where its commands go: default NATS; the process's own channel when it may run a `commands` service too. */
+    commands: CommandChannel = natsCommandChannel(nc),
   ) {
     this.#deadLetters = new DeadLetterQueue(nc, pm.durable, log);
     const js = jetstream(nc);
@@ -50,8 +53,9 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     this.#ports = {
       send: async (command) => {
         let refusal: Refusal | undefined;
-        const result = await sendEngineCommand(nc, log, signal, command.name, command.payload, command.commandId, {
+        const result = await sendEngineCommand(commands, log, signal, command.name, command.payload, command.commandId, {
           ...(lease ? { lease } : {}),
+          actor: lease?.service ?? pm.durable,
           onRefused: (err) => (refusal = { code: err.code, message: err.message }),
         });
         if (refusal) return { refusal };

@@ -16,6 +16,7 @@ import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { exchangeAgentCommand } from '../../agents/agentExchange.ts';
 import { startResultWatch } from '../../agents/agentWatches.ts';
+import { natsCommandChannel } from '../../platform/commands/commandChannel.ts';
 import { sendEngineCommand } from '../../platform/processManager/engineCommands.ts';
 import type { StreamWatch } from '../../agents/streamWatch.ts';
 import type { BmcMonitorConfig } from './bmcMonitorConfig.ts';
@@ -145,6 +146,14 @@ export class BmcMonitor {
     if (lost) this.log.warn({ nodeId: node.nodeId, failures, detail: payload.detail }, 'BMC lost: node goes into maintenance');
     else this.log.info({ nodeId: node.nodeId }, 'BMC answers again: maintenance it caused is cleared');
     const commandId = `bmch-${createHash('sha256').update(`${node.nodeId}/${Date.now()}`).digest('hex').slice(0, 32)}`;
-    await sendEngineCommand(this.nc, this.log, this.#abort.signal, 'metal.reportBmcHealth', payload, commandId, this.lease ? { lease: this.lease } : {});
+    await sendEngineCommand(
+      natsCommandChannel(this.nc),
+      this.log,
+      this.#abort.signal,
+      'metal.reportBmcHealth',
+      payload,
+      commandId,
+      this.lease ? { lease: this.lease } : {},
+    );
   }
 }

@@ -6,6 +6,7 @@ import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { vpsEvents } from '../../../schemas/vps/events.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import { pooledFetch } from '../../platform/http/pooledFetch.ts';
+import type { CommandChannel } from '../../platform/commands/commandChannel.ts';
 import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { DefinitionsOf, ProcessManager } from '../../platform/processManager/processManager.ts';
@@ -34,6 +35,8 @@ export interface VpsReconcilerOptions {
   readonly fetch?: typeof fetch;
   /** The leader lease it runs under (stamped on its commands). */
   readonly lease?: LeaseTerm;
+  /** Where its commands go (default: NATS). */
+  readonly commands?: CommandChannel;
 }
 
 /**
@@ -103,7 +106,7 @@ export class VpsReconciler {
       },
       absorbs: (error) => error instanceof ProviderError && error.kind === 'transient',
     };
-    this.#host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease);
+    this.#host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease, options.commands);
     this.failure = this.#host.failure;
   }
 
