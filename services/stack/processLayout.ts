@@ -8,7 +8,8 @@ export type ProcessLayout = Config['processLayout'];
  * more. Sharing one process, they share its event loop, its NATS connection (one socket write carries what several of
  * them send in one turn) and its aggregate cache. In the fleet bench that cut their CPU per step by a third (bench/README.md).
  */
-const stepPath: ReadonlySet<string> = new Set(['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor']);
+export const stepPathServices = ['projectors', 'commands', 'join', 'workflow-orchestrator', 'workflow-executor'] as const;
+const stepPath: ReadonlySet<string> = new Set(stepPathServices);
 
 /**
  * The process groups to run, in start order. `split` keeps the groups as given. `compact` merges every group made

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
+import { stepPathServices } from '../../services/stack/processLayout.ts';
 import { apiClient } from './apiClient.ts';
 import { freePort } from './freePort.ts';
 import { startTestCluster } from './natsCluster.ts';
@@ -19,6 +20,11 @@ const layouts = {
     executor: ['workflow-executor'],
   },
   single: { controlPlane },
+  /** As `npm start` groups them under BC_PROCESS_LAYOUT=compact: the step path in one process (first: it answers commands). */
+  compact: {
+    stepPath: stepPathServices,
+    front: ['api', 'vps-reconciler'],
+  },
   /** `split` with the commands service in a process of its own (first: the site enrolls through it), to kill alone. */
   isolated: {
     commands: ['commands'],

@@ -9,7 +9,7 @@ export interface FleetResult {
   quick: boolean;
   machine: MachineInfo;
   settings: Record<string, unknown>;
-  /** How the control plane ran: separate `serve.ts` processes, one per service. */
+  /** How the control plane ran: its layout and `serve.ts` processes. */
   topology: string;
   machines: { requested: number; enrolled: number; ready: number; deployed: number; released: number; failed: number };
   completed: boolean;
@@ -30,6 +30,19 @@ export interface FleetResult {
   /** NATS requests by kind during the run (bench's own excluded only where noted), and per succeeded step. */
   natsRequests: { kind: string; count: number; perStep: number }[];
   errors: string[];
+  /** The same fleet run right after under another layout (`--baseline-layout`), and this run's ratios to it. */
+  baseline?: {
+    layout: string;
+    controlPlaneCpuMsPerStep: number;
+    controlPlanePeakMiB: number;
+    cpuSeconds: Record<string, number>;
+    memoryMiB: Record<string, ProcessMemory>;
+    schedulingMs: StepStats['scheduling'];
+    cycleSeconds: number;
+    released: number;
+    cpuRatio: number;
+    memoryRatio: number;
+  };
 }
 
 function table(rows: string[][]): string {
@@ -92,6 +105,18 @@ export function printFleetReport(r: FleetResult, file: string): void {
   );
   console.log('\nNATS requests by kind (counted from core subscriptions on the request subjects):');
   console.log(table([['kind', 'count', 'per step'], ...r.natsRequests.slice(0, 16).map((n) => [n.kind, String(n.count), n.perStep.toFixed(2)])]));
+  if (r.baseline) {
+    const b = r.baseline;
+    console.log(`\nagainst the ${b.layout} layout, run right after (${b.released} released in a cycle of ${f1(b.cycleSeconds)} s):`);
+    console.log(
+      table([
+        ['figure', String(r.settings.layout), b.layout, 'ratio'],
+        ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2), b.controlPlaneCpuMsPerStep.toFixed(2), b.cpuRatio.toFixed(2)],
+        ['control-plane memory, sum of peaks (MiB)', f1(r.controlPlanePeakMiB), f1(b.controlPlanePeakMiB), b.memoryRatio.toFixed(2)],
+        ['step scheduling p50 / p99 (ms)', `${r.steps.scheduling.p50} / ${r.steps.scheduling.p99}`, `${b.schedulingMs.p50} / ${b.schedulingMs.p99}`, ''],
+      ]),
+    );
+  }
   console.log('\ntargets:');
   console.log(table([['target', 'limit', 'measured', 'result'], ...r.targets.map((t) => [t.label, t.target, t.value, t.pass ? 'PASS' : 'FAIL'])]));
   if (Math.max(m.loadAverage.start, m.loadAverage.end) > m.cpus) {

@@ -19,6 +19,8 @@ export interface FleetOptions {
   out: string;
   /** How the control-plane services are grouped into processes, as `npm start` does with BC_PROCESS_LAYOUT. */
   layout: ProcessLayout;
+  /** Run the same fleet again right after under this layout, as the baseline of the first run. */
+  baselineLayout: ProcessLayout | undefined;
   /** Extra node flags for the control-plane children, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
   cpNodeArgs: string[];
 }
@@ -30,7 +32,12 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--layout compact|split] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
+function processLayoutOption(name: string, value: string): ProcessLayout {
+  if (value !== 'compact' && value !== 'split') throw new Error(`--${name} must be compact or split, got "${value}"`);
+  return value;
+}
+
+/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--layout compact|split] [--baseline-layout compact|split] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
 export function parseFleetOptions(argv: string[]): FleetOptions {
   const { values } = parseArgs({
     args: argv,
@@ -44,13 +51,14 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
       timeout: { type: 'string' },
       stall: { type: 'string' },
       layout: { type: 'string', default: 'compact' },
+      'baseline-layout': { type: 'string' },
       out: { type: 'string', default: 'bench/results/fleet.json' },
       'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
     },
   });
   const quick = values.quick === true;
-  const layout = values.layout!;
-  if (layout !== 'compact' && layout !== 'split') throw new Error(`--layout must be compact or split, got "${layout}"`);
+  const layout = processLayoutOption('layout', values.layout!);
+  const baselineLayout = values['baseline-layout'] === undefined ? undefined : processLayoutOption('baseline-layout', values['baseline-layout']);
   return {
     quick,
     machines: positive('machines', values.machines, quick ? 100 : 1_000),
@@ -63,6 +71,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     timeoutSeconds: positive('timeout', values.timeout, quick ? 120 : 900),
     stallSeconds: positive('stall', values.stall, 60),
     layout,
+    baselineLayout,
     out: values.out!,
     cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
   };
