@@ -79,7 +79,8 @@ const scenarios: Record<string, Scenario> = {
   },
   /**
    * The default layout's shared process (projectors, commands, join, orchestrator, executor): all five die at once,
-   * while the ramdisk writes the image and while the wipe command is out.
+   * four times: at the deploy's power.set, while the ramdisk writes the image, at the release's first step, and while
+   * the wipe command is out.
    */
   'the step path sharing one process (BC_PROCESS_LAYOUT=compact)': {
     layout: 'compact',
