@@ -12,6 +12,26 @@ export const stepPathServices = ['projectors', 'commands', 'join', 'workflow-orc
 const stepPath: ReadonlySet<string> = new Set(stepPathServices);
 
 /**
+ * What `npm start` runs, one group per process in the `split` layout, in start order (projectors first: commands wait
+ * for their read-your-writes; the sensors and engine share one; plugins only when `BC_PLUGINS` names some).
+ */
+export function stackServiceGroups(withPlugins: boolean): string[][] {
+  return [
+    ['projectors'],
+    ['commands'],
+    ['secret-grants'],
+    ['join'],
+    ['workflow-orchestrator'],
+    ['workflow-executor'],
+    ['bmc-monitor'],
+    ['vps-reconciler'],
+    ['fleet-sensors', 'autonomy-engine'],
+    ['api'],
+    ...(withPlugins ? [['plugins']] : []),
+  ];
+}
+
+/**
  * The process groups to run, in start order. `split` keeps the groups as given. `compact` merges every group made
  * only of step-path services into one process, started first (projectors before the services whose commands wait for
  * them). The rest keep processes of their own: the API, so a request's latency does not wait behind a busy step path;

@@ -12,7 +12,7 @@ import { PlatformError } from '../platform/errors.ts';
 import { removeStackRecord, writeStackRecord } from '../platform/stackRecord.ts';
 import { prepareStackBroker } from '../trust/broker/stackBroker.ts';
 import { assertBrokerAuth, brokerMaterialExists } from './controlPlaneConnection.ts';
-import { processGroups } from './processLayout.ts';
+import { processGroups, stackServiceGroups } from './processLayout.ts';
 import { Supervisor, spawnProgram, type SpawnServices } from './supervisor.ts';
 
 /**
@@ -117,20 +117,7 @@ const run = async (group: string[], spawn?: SpawnServices) => {
   supervisor.run(group);
   supervisors.push(supervisor);
 };
-const serviceGroups = [
-  ['projectors'],
-  ['commands'],
-  ['secret-grants'],
-  ['join'],
-  ['workflow-orchestrator'],
-  ['workflow-executor'],
-  ['bmc-monitor'],
-  ['vps-reconciler'],
-  ['fleet-sensors', 'autonomy-engine'],
-  ['api'],
-  ...(config.plugins.length > 0 ? [['plugins']] : []),
-];
-for (const group of processGroups(config.processLayout, serviceGroups)) await run(group);
+for (const group of processGroups(config.processLayout, stackServiceGroups(config.plugins.length > 0))) await run(group);
 // The simulated site is dev and test code: started by path as a program of its own, never imported by the product.
 const simulatedSite = new URL('../../daemon/simulator/serveSimulatedSite.ts', import.meta.url);
 if (config.simMachines > 0) await run(['simulated-site'], spawnProgram(simulatedSite, false));

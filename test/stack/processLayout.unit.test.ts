@@ -1,22 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../services/platform/config.ts';
-import { processGroups } from '../../services/stack/processLayout.ts';
+import { processGroups, stackServiceGroups } from '../../services/stack/processLayout.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 import { tempDir } from '../support/natsServer.ts';
 
-const stackGroups = [
-  ['projectors'],
-  ['commands'],
-  ['secret-grants'],
-  ['join'],
-  ['workflow-orchestrator'],
-  ['workflow-executor'],
-  ['bmc-monitor'],
-  ['vps-reconciler'],
-  ['fleet-sensors', 'autonomy-engine'],
-  ['api'],
-  ['plugins'],
-];
+const stackGroups = stackServiceGroups(true);
 
 describe('processGroups', () => {
   it('compact: the step path shares one process, started first (projectors first within it); every other group keeps its own', () => {

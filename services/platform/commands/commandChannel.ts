@@ -21,8 +21,7 @@ export interface CommandChannel {
 
 /** NATS request-reply to the `commands` replicas (`sendCommand`). */
 export const natsCommandChannel = (nc: NatsConnection): CommandChannel => ({
-  send: (name, payload, { commandId, causationId, lease }) =>
-    sendCommand(nc, name, payload, { ...(commandId ? { commandId } : {}), ...(causationId ? { causationId } : {}), ...(lease ? { lease } : {}) }),
+  send: (name, payload, { actor: _unverifiable, ...options }) => sendCommand(nc, name, payload, options),
 });
 
 /**

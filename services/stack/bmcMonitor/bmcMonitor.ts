@@ -16,7 +16,7 @@ import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { exchangeAgentCommand } from '../../agents/agentExchange.ts';
 import { startResultWatch } from '../../agents/agentWatches.ts';
-import { natsCommandChannel } from '../../platform/commands/commandChannel.ts';
+import { natsCommandChannel, type CommandChannel } from '../../platform/commands/commandChannel.ts';
 import { sendEngineCommand } from '../../platform/processManager/engineCommands.ts';
 import type { StreamWatch } from '../../agents/streamWatch.ts';
 import type { BmcMonitorConfig } from './bmcMonitorConfig.ts';
@@ -35,6 +35,7 @@ export class BmcMonitor {
   readonly #failures = new Map<string, number>();
   readonly #perNode = new KeyedMutex();
   readonly #repository: AggregateRepository;
+  readonly #commands: CommandChannel;
   #results: StreamWatch<StoredMsg> | undefined;
   #jsm: JetStreamManager | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -51,6 +52,7 @@ export class BmcMonitor {
     private readonly lease?: LeaseTerm,
   ) {
     this.#repository = new AggregateRepository(store);
+    this.#commands = natsCommandChannel(nc);
     // Every probe in flight waits on this one signal.
     setMaxListeners(0, this.#abort.signal);
   }
@@ -146,14 +148,6 @@ export class BmcMonitor {
     if (lost) this.log.warn({ nodeId: node.nodeId, failures, detail: payload.detail }, 'BMC lost: node goes into maintenance');
     else this.log.info({ nodeId: node.nodeId }, 'BMC answers again: maintenance it caused is cleared');
     const commandId = `bmch-${createHash('sha256').update(`${node.nodeId}/${Date.now()}`).digest('hex').slice(0, 32)}`;
-    await sendEngineCommand(
-      natsCommandChannel(this.nc),
-      this.log,
-      this.#abort.signal,
-      'metal.reportBmcHealth',
-      payload,
-      commandId,
-      this.lease ? { lease: this.lease } : {},
-    );
+    await sendEngineCommand(this.#commands, this.log, this.#abort.signal, 'metal.reportBmcHealth', payload, commandId, this.lease ? { lease: this.lease } : {});
   }
 }
