@@ -1,5 +1,14 @@
 import { setMaxListeners } from 'node:events';
-import { AckPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg, type StoredMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type StoredMsg,
+} from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -57,6 +66,7 @@ export class WorkflowExecutor {
   #messages: ConsumerMessages | undefined;
   /** Made once: `js.jetstreamManager()` costs an account-info request each time it is called. */
   #jsm: JetStreamManager | undefined;
+  readonly #js: JetStreamClient;
   /** Opened on first use: most steps never store an artefact. */
   readonly #blobs = openOnFirstUse(() => BlobStore.open(this.nc, this.options.blobBaseUrl ?? 'http://127.0.0.1:8080'));
   #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
@@ -86,6 +96,7 @@ export class WorkflowExecutor {
     this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, createJoinToken], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
+    this.#js = jetstream(nc);
   }
 
   async start(): Promise<void> {
@@ -106,7 +117,7 @@ export class WorkflowExecutor {
     }
     this.#watches = await startAgentWatches(this.nc, this.store, this.log);
     this.#liveness = startAgentLiveness(this.nc, { repository: this.#bus.repository, timeoutMs: this.config.agentHeartbeatTimeoutMs, log: this.log });
-    const consumer = await jetstream(this.nc).consumers.get(Streams.work.name, durable);
+    const consumer = await this.#js.consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
       max_messages: this.config.executorConcurrency,
       callback: (msg) => void this.handle(msg),
@@ -258,6 +269,7 @@ export class WorkflowExecutor {
   private contextDeps(): StepContextDeps {
     return {
       nc: this.nc,
+      js: this.#js,
       jsm: this.#jsm!,
       repository: this.#bus.repository,
       watches: this.#watches!,

@@ -1,4 +1,4 @@
-import { jetstream, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEndpoints, StepContext, StepDefinition } from '../../plugins/sdk/defineStep.ts';
 import { agentGateway, type AgentJoin } from '../agents/agentGateway.ts';
@@ -19,6 +19,7 @@ import { bootedRamdiskOf } from './workflow/attestation.ts';
 /** What every attempt of an executor process shares: its connection, watches, caches and keys. */
 export interface StepContextDeps {
   nc: NatsConnection;
+  js: JetStreamClient;
   jsm: JetStreamManager;
   repository: AggregateRepository;
   watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> };
@@ -80,7 +81,7 @@ export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { co
   const ids = { workflowId, stepIndex, attempt };
   const platform = agentGateway(
     {
-      js: jetstream(deps.nc),
+      js: deps.js,
       jsm: deps.jsm,
       repository: deps.repository,
       ...deps.watches,

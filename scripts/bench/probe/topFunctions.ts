@@ -1,6 +1,6 @@
 /**
- * Summarises a V8 `.cpuprofile` (from `node --cpu-prof`): self time by function and by package, to find where a
- * measured figure's CPU goes. `npx tsx scripts/bench/probe/topFunctions.ts FILE.cpuprofile [rows] [skipSeconds]`;
+ * Summarises a V8 `.cpuprofile` (from `node --cpu-prof`): self time by function and by package, and inclusive time
+ * per repository file, to find where a measured figure's CPU goes. `npx tsx scripts/bench/probe/topFunctions.ts FILE.cpuprofile [rows] [skipSeconds]`;
  * `skipSeconds` leaves out the profile's first seconds (a service's start-up, which the benches do not count).
  */
 import { readFileSync } from 'node:fs';
@@ -32,10 +32,13 @@ profile.samples.forEach((id, i) => {
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
+/** The checkout the profile was taken in (run this from it): its files are ours, the rest libraries or the runtime. */
+const root = `${process.cwd()}/`;
+const ours = (url: string) => url.split(root)[1];
 const where = (url: string) => {
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (m) return m[1]!;
-  if (url.includes('/work/main/')) return url.split('/work/main/')[1]!.split('/').slice(0, 2).join('/');
+  if (ours(url)) return ours(url)!.split('/').slice(0, 2).join('/');
   return url ? (url.startsWith('node:') ? 'node-internal' : url) : '(native/vm)';
 };
 const fns = new Map<string, number>();
@@ -48,7 +51,7 @@ for (const [id, us] of self) {
   fns.set(key, (fns.get(key) ?? 0) + us);
   const p = ['(idle)', '(garbage collector)', '(program)'].includes(f.functionName) ? f.functionName : where(f.url);
   pkgs.set(p, (pkgs.get(p) ?? 0) + us);
-  const fileKey = f.url ? f.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/\/work\/main\//, '') : f.functionName;
+  const fileKey = f.url ? f.url.replace(/^.*node_modules\//, '').replace(`file://${root}`, '') : f.functionName;
   files.set(fileKey, (files.get(fileKey) ?? 0) + us);
 }
 const print = (title: string, m: Map<string, number>, rows: number) => {
@@ -61,3 +64,19 @@ console.log(`${file}: ${(total / 1e6).toFixed(2)} s sampled`);
 print('self time by package/area', pkgs, 15);
 print('self time by file', files, 20);
 print('self time by function', fns, Number(rowsArg ?? 30));
+
+// Inclusive time per file of ours: a sample counts once for every repository file on its stack, so a service's entry
+// file shows what its calls cost in libraries and the runtime too.
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const inclusive = new Map<string, number>();
+for (const [id, us] of self) {
+  const seen = new Set<string>();
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const url = byId.get(at)!.callFrame.url;
+    const file = ours(url);
+    if (file && !file.startsWith('node_modules/')) seen.add(file);
+  }
+  for (const f of seen) inclusive.set(f, (inclusive.get(f) ?? 0) + us);
+}
+print('inclusive time by repository file', inclusive, Number(rowsArg ?? 30));

@@ -13,6 +13,7 @@ import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { ConcurrencyError, PlatformError, unavailableOnFailure } from '../errors.ts';
+import { DecodedEntries } from './decodedEntries.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
 
 /** JetStream API error for a failed `Nats-Expected-Last-Subject-Sequence` check. */
@@ -75,6 +76,7 @@ const UNAVAILABLE = 'event store is unavailable';
  */
 export class EventStore {
   readonly stream = Streams.events.name;
+  readonly #decoded = new DecodedEntries<StoredBatch>();
 
   private constructor(
     readonly nc: NatsConnection,
@@ -96,9 +98,15 @@ export class EventStore {
     return unavailableOnFailure(read, UNAVAILABLE);
   }
 
-  /** The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). */
+  /**
+   * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). A message
+   * this process decoded lately comes back as the same frozen entry (`DecodedEntries`).
+   */
   decode(message: RawLogMessage): LogEntry {
     const { seq, subject, headers: hdrs, data } = message;
+    const mac = hdrs?.get(EventHeaders.mac) ?? '';
+    const decoded = mac ? this.#decoded.find(seq, subject, mac) : undefined;
+    if (decoded) return decoded;
     const messageId = hdrs?.get(EventHeaders.messageId) || null;
     const rejection = this.mac.verify(subject, hdrs, data);
     if (rejection) return { seq, subject, messageId, rejection };
@@ -109,7 +117,7 @@ export class EventStore {
       return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not JSON' } };
     }
     if (!parsed.success) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
-    return { seq, subject, messageId, batch: parsed.data };
+    return this.#decoded.remember(mac, { seq, subject, messageId, batch: parsed.data });
   }
 
   /**
