@@ -24,6 +24,7 @@ if (options.baselineLayout) {
     released: baseline.machines.released,
     cpuRatio: result.controlPlaneCpuMsPerStep / baseline.controlPlaneCpuMsPerStep,
     memoryRatio: result.controlPlanePeakMiB / baseline.controlPlanePeakMiB,
+    referenceWork: baseline.machine.referenceWork,
   };
 }
 printFleetReport(result, options.out);

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { Figure, Target } from './figure.ts';
+import type { ReferenceWork } from './referenceWork.ts';
 
 export interface MachineInfo {
   cpus: number;
@@ -12,9 +13,11 @@ export interface MachineInfo {
   natsServer: string;
   /** 1-minute load average when the bench started and when it ended: above the CPU count, figures are noisy. */
   loadAverage: { start: number; end: number };
+  /** How fast the machine ran during the bench (`ReferenceSampler`), where the bench measured it. */
+  referenceWork?: ReferenceWork;
 }
 
-export function machineInfo(natsServer: string, loadAtStart: number): MachineInfo {
+export function machineInfo(natsServer: string, loadAtStart: number, referenceWork?: ReferenceWork): MachineInfo {
   return {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -23,6 +26,7 @@ export function machineInfo(natsServer: string, loadAtStart: number): MachineInf
     node: process.version,
     natsServer,
     loadAverage: { start: loadAtStart, end: Math.round(loadavg()[0]! * 100) / 100 },
+    ...(referenceWork ? { referenceWork } : {}),
   };
 }
 
@@ -60,6 +64,11 @@ function table(rows: string[][]): string {
   const right = new Set([1, 2, 3, 4, 8]);
   const line = (r: string[]) => r.map((cell, c) => (right.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ');
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].map((l) => l.trimEnd()).join('\n');
+}
+
+/** The machine's speed during a run, for a report: the reference work's CPU µs per item. */
+export function describeReferenceWork({ microsPerItem: m, samples }: ReferenceWork): string {
+  return `reference work ${m.median.toFixed(1)} µs per item (median of ${samples} samples, ${m.min.toFixed(1)}-${m.max.toFixed(1)}): compare CPU figures of two runs after dividing each by its median`;
 }
 
 /** Prints the results table and writes them, with the machine, to `file`. */

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { loadConfig } from '../../services/platform/config.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { cpuMeter, natsServerPid } from './cpuMeter.ts';
-import { machineInfo } from './report.ts';
+import { ReferenceSampler } from './referenceWork.ts';
+import { describeReferenceWork, machineInfo } from './report.ts';
 import { benchQuota, createInstances, createTenants, RunningWatch } from './vps/driver.ts';
 import { parseVpsBenchOptions } from './vps/options.ts';
 import { startVpsBenchStack } from './vps/stack.ts';
@@ -22,6 +23,8 @@ const options = parseVpsBenchOptions(process.argv.slice(2));
 // Read first, so a wrong path fails before the run rather than after it.
 const baseline = options.baseline === undefined ? undefined : baselineOf(JSON.parse(readFileSync(options.baseline, 'utf8')));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+// Sampled only before and after: the bench's clients share its process, and the command phase lasts seconds.
+const reference = new ReferenceSampler();
 const dir = mkdtempSync(join(tmpdir(), 'bc-vps-bench-'));
 const stack = await startVpsBenchStack(dir, options);
 const perTenant = options.commands / options.tenants;
@@ -83,10 +86,11 @@ const checks = [
   },
   { label: 'every accepted instance running', pass: allRunning, value: `${watch.runningAt.size} / ${load.accepted}` },
 ];
+const machineSpeed = reference.stop();
 const result = {
   date: new Date().toISOString(),
   quick: options.quick,
-  machine: machineInfo(natsVersion, loadAtStart),
+  machine: machineInfo(natsVersion, loadAtStart, machineSpeed),
   settings: { ...options, quota },
   topology: `${options.commandProcesses} commands + projector:vps + vps-reconciler as serve.ts processes; bench clients and the Acme emulator in the bench process`,
   commands: options.commands,
@@ -119,6 +123,7 @@ VPS bench${options.quick ? ' (quick)' : ''}: ${int(options.commands)} vps.create
   provider requests/instance   ${providerRequestsPerInstance.toFixed(2)}   (${Object.entries(providerRequests)
     .map(([route, n]) => `${route} ${int(n)}`)
     .join(', ')})
+  machine speed                ${describeReferenceWork(machineSpeed)}
 ${checks.map((c) => `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`).join('\n')}${errors.length ? `\nerrors:\n  ${errors.join('\n  ')}` : ''}`);
 mkdirSync(dirname(options.out), { recursive: true });
 writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);

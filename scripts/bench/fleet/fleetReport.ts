@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { MachineInfo } from '../report.ts';
+import type { ReferenceWork } from '../referenceWork.ts';
+import { describeReferenceWork, type MachineInfo } from '../report.ts';
 import type { ProcessMemory } from './memory.ts';
 import type { StepStats } from './stepLatency.ts';
 
@@ -42,6 +43,8 @@ export interface FleetResult {
     released: number;
     cpuRatio: number;
     memoryRatio: number;
+    /** How fast the machine ran during the baseline run. */
+    referenceWork: ReferenceWork | undefined;
   };
 }
 
@@ -63,8 +66,9 @@ export function printFleetReport(r: FleetResult, file: string): void {
   console.log(
     `settings: ${Object.entries(r.settings)
       .map(([k, v]) => `${k}=${String(v)}`)
-      .join(' ')}\n`,
+      .join(' ')}`,
   );
+  console.log(`machine speed: ${m.referenceWork ? describeReferenceWork(m.referenceWork) : 'not measured'}\n`);
   console.log(
     table([
       ['figure', 'value'],
@@ -114,6 +118,16 @@ export function printFleetReport(r: FleetResult, file: string): void {
         ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2), b.controlPlaneCpuMsPerStep.toFixed(2), b.cpuRatio.toFixed(2)],
         ['control-plane memory, sum of peaks (MiB)', f1(r.controlPlanePeakMiB), f1(b.controlPlanePeakMiB), b.memoryRatio.toFixed(2)],
         ['step scheduling p50 / p99 (ms)', `${r.steps.scheduling.p50} / ${r.steps.scheduling.p99}`, `${b.schedulingMs.p50} / ${b.schedulingMs.p99}`, ''],
+        ...(m.referenceWork && b.referenceWork
+          ? [
+              [
+                'reference work, median (µs per item)',
+                f1(m.referenceWork.microsPerItem.median),
+                f1(b.referenceWork.microsPerItem.median),
+                (m.referenceWork.microsPerItem.median / b.referenceWork.microsPerItem.median).toFixed(2),
+              ],
+            ]
+          : []),
       ]),
     );
   }

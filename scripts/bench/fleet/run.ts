@@ -4,6 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { startImageServer } from '../../../test/support/imageServer.ts';
+import { ReferenceSampler } from '../referenceWork.ts';
 import { machineInfo } from '../report.ts';
 import { stopwatch } from '../figure.ts';
 import { delta, snapshot, sum } from './cpu.ts';
@@ -24,6 +25,7 @@ import { readStepStats } from './stepLatency.ts';
  */
 export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+  const reference = new ReferenceSampler(20_000);
   const total = stopwatch();
   const dir = mkdtempSync(join(tmpdir(), 'bc-fleet-'));
   const image = await startImageServer(options.imageBytes);
@@ -98,7 +100,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   return {
     date: new Date().toISOString(),
     quick: options.quick,
-    machine: machineInfo(natsVersion, loadAtStart),
+    machine: machineInfo(natsVersion, loadAtStart, reference.stop()),
     settings: {
       sites: options.sites,
       layout: options.layout,
