@@ -52,11 +52,12 @@ export interface ReferenceWork {
 
 /**
  * How fast the machine ran during a bench: a fixed piece of work like a control-plane step's (JSON, a zod parse, an
- * event MAC and an Ed25519 verify per item), timed in this process's CPU µs when the bench starts, every
- * `intervalMs` while it runs, if given (about 90 ms of work each time, in the bench's own process), and when it ends. The same work takes more CPU while the
- * host is busier (a shared VM's neighbours take cycles and caches, and time stolen from a guest counts as its own):
- * on the 2-vCPU VM of 2026-12-05 it ranged 85-125 µs within minutes, as much as the figures of one commit moved. Two
- * runs' CPU figures compare once each is divided by its median.
+ * event MAC and an Ed25519 verify per item), timed in this process's CPU µs when the bench starts, every `intervalMs`
+ * while it runs if given (about 90 ms of work each time, in the bench's own process), and when it ends. The same work
+ * takes more CPU while the machine is busier (a shared VM's neighbours take cycles and caches, time stolen from a guest
+ * counts as its own, and the run's own processes share the cores): on the 2-vCPU VM of 2026-12-05 it took 84-92 µs
+ * idle and 84-199 µs during fleet runs, whose medians (103-134) moved with their CPU per step (2.91-3.62 ms for one
+ * commit). Two runs' CPU figures compare better once each is divided by its median.
  */
 export class ReferenceSampler {
   readonly #samples = [referenceMicrosPerItem()];

@@ -100,7 +100,7 @@ export class EventStore {
 
   /**
    * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). A message
-   * this process decoded lately comes back as the same frozen entry (`DecodedEntries`).
+   * this process decoded lately comes back as the same entry (`DecodedEntries`).
    */
   decode(message: RawLogMessage): LogEntry {
     const { seq, subject, headers: hdrs, data } = message;
