@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
-import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
+import { attestedWipesPerRelease, deployAttemptsAfterLostWrite, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
 import { stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
 import { readPrefix } from '../support/diskFile.ts';
 import { freePort } from '../support/freePort.ts';
@@ -68,14 +68,7 @@ const scenarios: Record<string, Scenario> = {
       { operation: 'release', step: 4, target: 'projectors' },
     ],
     // The site died mid-write: its ramdisk was found lost, the machine booted again and the write ran as attempt 2.
-    deployAttempts: [
-      ['boot.setOnce', 2],
-      ['power.set', 2],
-      ['wait.agentJoined', 2],
-      ['image.write', 2],
-      ['userdata.write', 1],
-      ['power.set', 1],
-    ],
+    deployAttempts: deployAttemptsAfterLostWrite,
   },
   /**
    * The default layout's shared process (projectors, commands, join, orchestrator, executor): all five die at once,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { apiClient } from '../support/apiClient.ts';
+import { deployAttemptsAfterLostWrite } from '../support/crashEvidence.ts';
 import { deployEvidence } from '../support/deployEvidence.ts';
 import { readPrefix } from '../support/diskFile.ts';
 import { freePort } from '../support/freePort.ts';
@@ -49,14 +50,7 @@ describe('the site agent and its machines killed in the middle of image.write', 
       const workflow = await client.getJson(`/v1/workflows/${workflowId}`);
       expect(workflow.state).toBe('completed');
       // The boot ran again (attempt 2 of each boot step), and the write succeeded as its second attempt.
-      expect(workflow.steps.map((s: { stepId: string; attempts: number }) => [s.stepId, s.attempts])).toEqual([
-        ['boot.setOnce', 2],
-        ['power.set', 2],
-        ['wait.agentJoined', 2],
-        ['image.write', 2],
-        ['userdata.write', 1],
-        ['power.set', 1],
-      ]);
+      expect(workflow.steps.map((s: { stepId: string; attempts: number }) => [s.stepId, s.attempts])).toEqual(deployAttemptsAfterLostWrite);
       const { items } = (await client.getJson(`/v1/events?aggregate=metal.workflow/${workflowId}`)) as {
         items: { type: string; data: Record<string, unknown>; metadata: { time: string } }[];
       };

@@ -3,6 +3,19 @@ import { storedAgentCommands, type StoredAgentCommand } from './agentEvidence.ts
 import { stepIndexOf } from './deployEvidence.ts';
 import { openReadModel } from './readModelDb.ts';
 
+/**
+ * A deploy's attempts per step once its ramdisk was lost mid-write: the workflow rewound to its boot (attempt 2 of each
+ * boot step), the write ran again as attempt 2, and the rest once.
+ */
+export const deployAttemptsAfterLostWrite: readonly (readonly [string, number])[] = [
+  ['boot.setOnce', 2],
+  ['power.set', 2],
+  ['wait.agentJoined', 2],
+  ['image.write', 2],
+  ['userdata.write', 1],
+  ['power.set', 1],
+];
+
 /** Workflows per operation and state, from the workflows read model: `{ deploy: { completed: 4 } }`. */
 export function workflowsByState(dataDir: string): Record<string, Record<string, number>> {
   using db = openReadModel(dataDir, 'workflows');
