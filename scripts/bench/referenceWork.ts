@@ -57,7 +57,9 @@ export interface ReferenceWork {
  * takes more CPU while the machine is busier (a shared VM's neighbours take cycles and caches, time stolen from a guest
  * counts as its own, and the run's own processes share the cores): on the 2-vCPU VM of 2026-12-05 it took 84-92 µs
  * idle and 84-199 µs during fleet runs, whose medians (103-134) moved with their CPU per step (2.91-3.62 ms for one
- * commit). Two runs' CPU figures compare better once each is divided by its median.
+ * commit). Two runs' CPU figures on one machine compare better once each is divided by its median. Between machines
+ * it does not hold: a faster one that afternoon measured 73-76 µs and 1.28-1.67 ms, since what differs most between
+ * hosts (a wake-up of the nats-server across the VM, a socket write) is what this work leaves out.
  */
 export class ReferenceSampler {
   readonly #samples = [referenceMicrosPerItem()];

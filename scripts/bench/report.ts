@@ -68,7 +68,7 @@ function table(rows: string[][]): string {
 
 /** The machine's speed during a run, for a report: the reference work's CPU µs per item. */
 export function describeReferenceWork({ microsPerItem: m, samples }: ReferenceWork): string {
-  return `reference work ${m.median.toFixed(1)} µs per item (median of ${samples} samples, ${m.min.toFixed(1)}-${m.max.toFixed(1)}): compare CPU figures of two runs after dividing each by its median`;
+  return `reference work ${m.median.toFixed(1)} µs per item (median of ${samples} samples, ${m.min.toFixed(1)}-${m.max.toFixed(1)}): compare CPU figures of two runs on one machine after dividing each by its median`;
 }
 
 /** Prints the results table and writes them, with the machine, to `file`. */
