@@ -30,6 +30,7 @@ import { registerAgent } from '../trust/agent/register.ts';
 import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
+import { countRefusals } from '../trust/refusals/countRefusals.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
 import { rejectBatch } from '../workflow/workflow/reject.ts';
 import { setApprovers } from '../trust/approvers/setApprovers.ts';
@@ -83,6 +84,7 @@ export const allCommands: readonly CommandDefinition[] = [
   createJoinToken,
   createSiteToken,
   useJoinToken,
+  countRefusals,
   putSecret,
   deleteSecret,
   createToken,
