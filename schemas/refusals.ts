@@ -1,10 +1,13 @@
 import { z } from 'zod';
 
+/** The longest source name a count keeps (longer ones are cut: a source may be a name the refused party chose). */
+export const COUNTED_SOURCE_MAX = 200;
+
 /** Refusals of one source within a counted span, by reason (each reason an error code). */
 export const CountedSource = z
   .object({
     /** Who or what was refused, as the refusing service names it (a claimed agent id, a NATS identity, a signer). */
-    source: z.string().min(1).max(200),
+    source: z.string().min(1).max(COUNTED_SOURCE_MAX),
     refused: z.number().int().positive(),
     reasons: z.record(z.string().max(64), z.number().int().positive()),
   })

@@ -1,4 +1,4 @@
-import { COUNTED_SOURCES_MAX, type CountedSource, type RefusalCount } from '../../schemas/refusals.ts';
+import { COUNTED_SOURCE_MAX, COUNTED_SOURCES_MAX, type CountedSource, type RefusalCount } from '../../schemas/refusals.ts';
 
 export interface RefusalTallyOptions {
   /** Length of one window. Default 60 s. */
@@ -58,7 +58,9 @@ export class RefusalTally {
    * A request from `source` that may be refused. The record is reserved at once, so concurrent requests of one
    * source cannot all be granted one.
    */
-  admit(source: string, nowMs: number): RefusalTicket {
+  admit(named: string, nowMs: number): RefusalTicket {
+    // A source may be a name the refused party chose: cut to what a count keeps, and never empty.
+    const source = named.slice(0, COUNTED_SOURCE_MAX) || 'unnamed';
     const window = this.#current(nowMs);
     const record = !window.recorded.has(source) && window.recorded.size < this.#recordsPerWindow;
     if (record) window.recorded.add(source);

@@ -74,6 +74,14 @@ describe('RefusalTally', () => {
     expect(tally.take(WINDOW_MS * 2)).toBeUndefined();
   });
 
+  it('counts a source under a name a count can hold: cut to 200 characters, never empty', () => {
+    const tally = new RefusalTally({ windowMs: WINDOW_MS, recordsPerWindow: 0 });
+    tally.admit('x'.repeat(5_000), 0).refused('MALFORMED');
+    tally.admit('', 0).refused('MALFORMED');
+    const count = tally.take(0, { final: true })!;
+    expect(RefusalCount.parse(count).sources.map((s) => s.source)).toEqual(['unnamed', 'x'.repeat(200)]);
+  });
+
   it('gives a record back when the request was not refused, and grants one source one record per window', () => {
     const tally = new RefusalTally({ windowMs: WINDOW_MS, recordsPerWindow: 1 });
     const first = tally.admit('a', 0);
