@@ -22,6 +22,7 @@ import { cancelWorkflow } from '../workflow/workflow/cancel.ts';
 import { completeStep } from '../workflow/workflow/completeStep.ts';
 import { failStep } from '../workflow/workflow/failStep.ts';
 import { rejectResult } from '../workflow/workflow/rejectResult.ts';
+import { countRejectedResults } from '../workflow/workflow/countRejectedResults.ts';
 import { startStep } from '../workflow/workflow/startStep.ts';
 import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
@@ -79,6 +80,7 @@ export const allCommands: readonly CommandDefinition[] = [
   failStep,
   cancelWorkflow,
   rejectResult,
+  countRejectedResults,
   registerAgent,
   rotateAgentKey,
   createJoinToken,
