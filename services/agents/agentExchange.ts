@@ -81,7 +81,6 @@ export async function exchangeAgentCommand(
       const ticket = rejections.admit(err.agentId || 'unreadable', Date.now());
       ticket.refused(err.reason);
       if (ticket.record) await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq, agentId: err.agentId });
-      else await reportCounted(false);
       return undefined;
     }
   };

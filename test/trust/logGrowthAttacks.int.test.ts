@@ -32,6 +32,7 @@ async function eventsAfter(seq: number): Promise<{ subject: string; events: Stor
   const out: { subject: string; events: StoredEvent[] }[] = [];
   for (let s = seq + 1, last = await lastSeq(); s <= last; s++) {
     const m = await jsm.streams.getMessage(Streams.events.name, { seq: s });
+    if (!m) continue;
     out.push({ subject: m.subject, events: (JSON.parse(Buffer.from(m.data).toString('utf8')) as { events: StoredEvent[] }).events });
   }
   return out;

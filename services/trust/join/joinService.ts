@@ -68,9 +68,10 @@ function agentIdOf(role: JoinRole, request: JoinRequest): string {
 /**
  * `join`: answers `bc.join.<role>` (queue group `join`). A joiner presents a single-use token; the service spends it
  * (`pki.useJoinToken`: the append's expected sequence makes a second use impossible, and a refusal is audited as
- * `JoinRefused` with its code, or counted in `RefusalsCounted` beyond the first per claimed place and window), creates the agent's durable (agents only look it up), registers the agent's key
- * (`agent.register`, so results verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is
- * hashed on arrival and never logged, appended or answered.
+ * `JoinRefused` with its code, or counted in `RefusalsCounted` beyond the first per claimed place and window),
+ * creates the agent's durable (agents only look it up), registers the agent's key (`agent.register`, so results
+ * verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is hashed on arrival and
+ * never logged, appended or answered.
  */
 /**
  * How long an agent's NATS credentials live. Site and node agents are long-lived daemons: they are cut off by
