@@ -79,21 +79,26 @@ describe('log growth by unauthenticated and tenant credentials', () => {
     async () => {
       // The attacker holds what every booting machine is handed: the public join credential.
       const attacker = await connect({ servers: engine.broker.server.url, ...brokerConnectOptions(await issueJoinCredentials(engine.broker.material)) });
-      const attempts = 400;
+      const attempts = 1_000;
+      // The requests are made up front (a few keys serve them all): the flood then only sends.
+      const publicKeys = [0, 1, 2, 3].map((i) => loadOrCreateIdentity(`${engine.dataDir}/joiners/${i}`).publicKeyBase64);
+      const userKeys = [0, 1, 2, 3].map(() => createAgentUserKey().publicKey);
+      const replyKeys = [0, 1, 2, 3].map(() => ephemeralKeyPair().publicKeyBase64);
+      const bodies = Array.from({ length: attempts }, (_, i) =>
+        JSON.stringify({
+          token: `bcj_jt-${randomBytes(10).toString('hex')}_${randomBytes(32).toString('base64url')}`,
+          publicKey: publicKeys[i % 4],
+          userPublicKey: userKeys[i % 4],
+          siteId: i % 2 === 0 ? 'dc1' : `s${i % 40}`,
+          replyKey: replyKeys[i % 4],
+        }),
+      );
       const before = await lastSeq();
       const started = Date.now();
       // A genuine site agent joins while the attack runs.
       const genuine = engine.joinAgent('site', 'dc2');
       const answers = await flood(attempts, 50, async (i) => {
-        const token = `bcj_jt-${randomBytes(10).toString('hex')}_${randomBytes(32).toString('base64url')}`;
-        const body = {
-          token,
-          publicKey: loadOrCreateIdentity(`${engine.dataDir}/joiners/${i % 4}`).publicKeyBase64,
-          userPublicKey: createAgentUserKey().publicKey,
-          siteId: i % 2 === 0 ? 'dc1' : `s${i % 40}`,
-          replyKey: ephemeralKeyPair().publicKeyBase64,
-        };
-        const reply = await attacker.request(Subjects.join('site'), JSON.stringify(body), { timeout: 30_000, noMux: true });
+        const reply = await attacker.request(Subjects.join('site'), bodies[i]!, { timeout: 30_000, noMux: true });
         return (reply.json() as { error?: { code: string } }).error?.code;
       });
       const elapsedMs = Date.now() - started;
