@@ -6,6 +6,7 @@ import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
 import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
+import { AGENT_RESULT_MAX_MSG_BYTES } from '../../services/platform/nats/streams.ts';
 import { createAgentUserKey } from '../../services/platform/nats/agentCredentials.ts';
 import { NODE_AGENT_MAX_PAYLOAD } from '../../services/trust/broker/permissions.ts';
 import { issueJoinCredentials } from '../../services/trust/broker/userCredentials.ts';
@@ -180,7 +181,7 @@ describe('log growth by unauthenticated and tenant credentials', () => {
       expect(published.filter(Boolean).length).toBeGreaterThan(40);
       const jsm = await jetstreamManager(engine.nc);
       const results = await jsm.streams.info(Streams.agentResults.name);
-      expect(results.config).toMatchObject({ max_bytes: RESULTS_MAX_BYTES, max_msg_size: 1 << 20, discard: 'old' });
+      expect(results.config).toMatchObject({ max_bytes: RESULTS_MAX_BYTES, max_msg_size: AGENT_RESULT_MAX_MSG_BYTES, discard: 'old' });
       expect(results.state.bytes).toBeLessThanOrEqual(RESULTS_MAX_BYTES);
 
       // A message larger than a node agent may send, written on the wire as a hostile client would: the broker refuses it.

@@ -29,7 +29,7 @@ const ms = (n: number) => n * 1_000_000;
 export const DEAD_LETTERS_KEPT = 100_000;
 
 /** The largest agent result stored: nats-server's default `max_payload`, which a site's relayed HTTP answer may reach. */
-export const AGENT_RESULT_MAX_BYTES = 1 << 20;
+export const AGENT_RESULT_MAX_MSG_BYTES = 1 << 20;
 
 /** What sizes the declared streams: replicas, the duplicate window and the agent results' bound from configuration. */
 export type StreamSettings = Pick<Config, 'streamReplicas' | 'duplicateWindowMs'> & Partial<Pick<Config, 'agentResultsMaxBytes'>>;
@@ -66,7 +66,7 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
       retention: 'limits' as StreamConfig['retention'],
       max_age: ms(30 * 24 * 3600_000),
       max_bytes: config.agentResultsMaxBytes ?? AGENT_RESULTS_MAX_BYTES_DEFAULT,
-      max_msg_size: AGENT_RESULT_MAX_BYTES,
+      max_msg_size: AGENT_RESULT_MAX_MSG_BYTES,
     },
     { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
     // One entry per consumer and position (a consumer that quarantines the same message again replaces its entry),
