@@ -10,6 +10,7 @@ import { completeStep } from '../../services/workflow/workflow/completeStep.ts';
 import { failStep } from '../../services/workflow/workflow/failStep.ts';
 import { rejectResult } from '../../services/workflow/workflow/rejectResult.ts';
 import { countRejectedResults } from '../../services/workflow/workflow/countRejectedResults.ts';
+import type { RefusalCount } from '../../schemas/refusals.ts';
 import { startStep } from '../../services/workflow/workflow/startStep.ts';
 import { wipeAttestationOf, workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
@@ -156,7 +157,7 @@ describe('workflow deciders and evolve', () => {
 
   it('countRejectedResults records one count of refused results and leaves the attempt running', () => {
     const wipe = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
-    const count = {
+    const count: RefusalCount = {
       from: '2026-01-01T00:00:00.000Z',
       to: '2026-01-01T00:00:02.000Z',
       refused: 298,
