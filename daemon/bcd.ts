@@ -38,7 +38,7 @@ async function main(args: BcdArgs): Promise<void> {
       })
     : undefined;
   const nc = joined?.nc ?? (await connectNats(args.natsUrl, name, { waitForServer: true }));
-  const joinedAs = joined ? { joined: { durable: joined.durable, ...(joined.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}) } } : {};
+  const joinedAs = joined ? { joined: { durable: joined.durable, userPublicKey: joined.userPublicKey } } : {};
   const joinCreds = args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {};
   const agent =
     args.command === 'site'

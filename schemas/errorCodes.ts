@@ -55,6 +55,7 @@ export const ErrorCodes = {
   BOOT_TOKEN_FORGED: { status: 403, title: "A boot join token request is not signed by the site agent's registered key" },
   BOOT_TOKEN_STALE: { status: 403, title: 'A boot join token request was issued too long ago (or in the future)' },
   BOOT_TOKEN_NOT_AUTHORISED: { status: 403, title: "The node is not at the requesting agent's site" },
+  BROKER_PERMISSION_DENIED: { status: 403, title: 'The broker does not let this credential publish on the subject: the request can never be answered' },
   COMMAND_NOT_SERVED_OVER_NATS: {
     status: 403,
     title: 'This command mints or holds credentials: it is accepted only by the HTTP API (or in-process), never over NATS',

@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
@@ -18,6 +18,10 @@ export async function askKeyStatus(nc: NatsConnection, agentId: string, options:
   try {
     body = (await nc.request(subject, '', { timeout: options.timeoutMs ?? 5_000 })).json();
   } catch (err) {
+    // Refused by the broker (credentials for another user key than the subject names): asking again changes nothing.
+    if (err instanceof Error && err.cause instanceof PermissionViolationError) {
+      throw new PlatformError('BROKER_PERMISSION_DENIED', `the broker refuses this credential ${subject}`, { cause: err });
+    }
     throw new PlatformError('UNAVAILABLE', `no answer on ${subject}`, { cause: err });
   }
   const reply = AgentKeyStatusReply.safeParse(body);
@@ -76,7 +80,13 @@ export function watchKeyRotation(
     )
       return;
     while (!signal.aborted) {
-      await checkOnce().catch((err: unknown) => deps.log.warn({ err, agentId: deps.agent.agentId }, 'key status not answered; asking again later'));
+      await checkOnce().catch((err: unknown) => {
+        // A credential that may not ask can never rotate: an error, not a hiccup (the control plane's sensor sees the
+        // request go unanswered, `agent-key-rotation-stalled`).
+        if (err instanceof PlatformError && err.code === 'BROKER_PERMISSION_DENIED') {
+          deps.log.error({ err, agentId: deps.agent.agentId, code: err.code }, 'key rotation cannot run: the broker refuses the key status subject');
+        } else deps.log.warn({ err, agentId: deps.agent.agentId }, 'key status not answered; asking again later');
+      });
       await sleep(intervalMs, undefined, { signal }).catch(() => undefined);
     }
   })();

@@ -36,6 +36,8 @@ export interface SimulatedSiteOptions {
   ramdiskHeartbeatIntervalMs?: number;
   /** Default true: run `bcd site` for this site in-process. */
   siteAgent?: boolean;
+  /** How often the site agent asks whether its key is to be rotated (default 10 minutes). */
+  keyCheckIntervalMs?: number;
   /**
    * Store the BMC credentials as sealed secrets (`secrets.put`, sealed with this master key) and have the site agent
    * obtain them by grant. Unset: they go in a lab credentials file of the site agent (`credentials.json`, tests only).
@@ -104,7 +106,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
   let siteAgentNc: NatsConnection | undefined;
   if (options.siteAgent ?? true) {
     const natsUrl = options.natsUrl ?? `nats://${nc.getServer()}`;
-    let joined: { durable: string } | undefined;
+    let joined: { durable: string; userPublicKey: string | undefined } | undefined;
     let agentNc = nc;
     if (options.join) {
       // A site token names an existing site: create it first (a restart re-sends the same command id).
@@ -122,7 +124,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       });
       agentNc = agent.nc;
       siteAgentNc = agent.nc;
-      joined = { durable: agent.durable };
+      joined = { durable: agent.durable, userPublicKey: agent.userPublicKey };
     }
     siteAgent = await startSiteAgent(agentNc, {
       siteId: options.siteId,
@@ -133,6 +135,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       credentials: options.secrets ? 'granted' : { labFile: join(agentDir, 'credentials.json') },
       ...(joined ? { joined } : {}),
       ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
+      ...(options.keyCheckIntervalMs ? { keyCheckIntervalMs: options.keyCheckIntervalMs } : {}),
       log: log.child({ agent: 'site' }),
     });
   }

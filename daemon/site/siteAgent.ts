@@ -47,7 +47,14 @@ export interface SiteAgentOptions {
    * Set when the agent joined with a token (`connectJoinedAgent`): its key is registered and its durable made by the
    * control plane, and each machine's boot script carries a single-use join token asked for at fetch time.
    */
-  joined?: { durable: string; userPublicKey?: string };
+  joined?: {
+    durable: string;
+    /**
+     * Broker mode: the user key its credentials were issued to, which names its own key-status and registration
+     * subjects (the broker refuses any other). Undefined only without broker auth.
+     */
+    userPublicKey: string | undefined;
+  };
   /**
    * How often it asks whether the control plane wants its key rotated (`bc.trust.keyStatus.<agentId>.<user>`; default
    * 10 minutes). Broker mode asks on `joined.userPublicKey`'s subject.

@@ -11,6 +11,8 @@ export interface SensorSettings {
   staleQueueMs: number;
   /** Agent keys older than this should be rotated. */
   keyRotationAgeMs: number;
+  /** A rotation asked for this long ago and not carried out is stalled (the agent asks every 10 minutes). */
+  keyRotationStallMs: number;
 }
 
 export const defaultSensorSettings: SensorSettings = {
@@ -18,6 +20,7 @@ export const defaultSensorSettings: SensorSettings = {
   overdueFactor: 3,
   staleQueueMs: 30 * 60_000,
   keyRotationAgeMs: 90 * 24 * 3_600_000,
+  keyRotationStallMs: 30 * 60_000,
 };
 
 /**

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 
-/** An agent and since when its current key is in use. */
+/** An agent, since when its current key is in use, and whether its replacement was asked for. */
 export interface AgentKeyAge {
   readonly agentId: string;
   readonly role: 'site' | 'ramdisk' | 'node';
@@ -9,6 +9,8 @@ export interface AgentKeyAge {
   readonly keyId: string;
   readonly keySince: string;
   readonly rotations: number;
+  /** When a rotation of the current key was asked for (null: none pending). */
+  readonly rotationRequestedAt: string | null;
 }
 
 interface AgentRow {
@@ -19,6 +21,7 @@ interface AgentRow {
   key_id: string;
   key_since: string;
   rotations: number;
+  rotation_requested_at: string | null;
 }
 
 /**
@@ -27,7 +30,9 @@ interface AgentRow {
  */
 export function longLivedAgentKeys(db: Database): AgentKeyAge[] {
   const rows = db
-    .prepare(`SELECT agent_id, role, site_id, node_id, key_id, key_since, rotations FROM agents WHERE role IN ('site', 'node') ORDER BY agent_id`)
+    .prepare(
+      `SELECT agent_id, role, site_id, node_id, key_id, key_since, rotations, rotation_requested_at FROM agents WHERE role IN ('site', 'node') ORDER BY agent_id`,
+    )
     .all() as AgentRow[];
   return rows.map((r) => ({
     agentId: r.agent_id,
@@ -37,5 +42,6 @@ export function longLivedAgentKeys(db: Database): AgentKeyAge[] {
     keyId: r.key_id,
     keySince: r.key_since,
     rotations: r.rotations,
+    rotationRequestedAt: r.rotation_requested_at,
   }));
 }

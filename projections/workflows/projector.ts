@@ -87,6 +87,9 @@ export const workflowsProjection = defineProjection({
       case 'AgentResultRejected':
         step('rejected_results = rejected_results + 1', event.data.workflowId, event.data.stepIndex);
         return touch(event.data.workflowId);
+      case 'AgentResultsRejectedCounted':
+        step('rejected_results = rejected_results + ?', event.data.refused, event.data.workflowId, event.data.stepIndex);
+        return touch(event.data.workflowId);
       case 'WorkflowRewound':
         // The boot and the steps after it run again; their rows show the attempts so far until they do.
         statement(db, `UPDATE workflow_steps SET state = 'pending', output = NULL WHERE workflow_id = ? AND step_index BETWEEN ? AND ?`).run(

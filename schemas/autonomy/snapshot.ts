@@ -47,7 +47,15 @@ export const SnapshotInstance = z.object({
 });
 export type SnapshotInstance = z.infer<typeof SnapshotInstance>;
 
-export const SnapshotAgent = z.object({ agentId: z.string(), role: z.string(), siteId: z.string(), nodeId: z.string().nullable(), keySince: z.string() });
+export const SnapshotAgent = z.object({
+  agentId: z.string(),
+  role: z.string(),
+  siteId: z.string(),
+  nodeId: z.string().nullable(),
+  keySince: z.string(),
+  /** When the control plane asked it to replace its current key (`AgentKeyRotationRequested`); null: not asked. */
+  rotationRequestedAt: z.string().nullable(),
+});
 export type SnapshotAgent = z.infer<typeof SnapshotAgent>;
 
 export const FleetSnapshot = z.object({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Ed25519Signature } from '../ed25519.ts';
 import { CommandNonce } from '../agent/agentCommand.ts';
 import { ResourceId } from '../ids.ts';
+import { RefusalCount } from '../refusals.ts';
 import { InstanceTarget, NodeOperation } from './workflow.ts';
 import { ResultRejection } from './workflowEvents.ts';
 
@@ -43,6 +44,13 @@ export type CompleteStep = z.infer<typeof CompleteStep>;
  */
 export const RejectResult = z.object({ ...attempt, commandId: z.string().max(200), reason: ResultRejection, agentId: z.string().max(200).optional() }).strict();
 export type RejectResult = z.infer<typeof RejectResult>;
+
+/**
+ * `workflow.countRejectedResults` (executor): results on the running attempt's subject that were refused without a
+ * record of their own, counted per window. Recorded as `AgentResultsRejectedCounted`.
+ */
+export const CountRejectedResults = RefusalCount.extend({ ...attempt, commandId: z.string().max(200) }).strict();
+export type CountRejectedResults = z.infer<typeof CountRejectedResults>;
 
 /**
  * `workflow.failStep` (executor): the attempt failed. Fails the workflow when not retryable or when the step's

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { RefusalCount } from '../refusals.ts';
 import { InstanceTarget, NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
 
 const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative() };
@@ -46,6 +47,12 @@ export const AgentResultRejected = defineEvent(
   'AgentResultRejected',
   z.object({ ...step, commandId: z.string(), reason: ResultRejection, agentId: z.string().optional() }),
 );
+/**
+ * Results refused on a command's subject beyond the first few of each signer (`RefusalTally`), counted instead of
+ * recorded one by one: whoever can publish on the subject cannot grow the log with its attempts. `source` is the
+ * signer a result names (`unreadable` when it names none); `reasons` are `ResultRejection`s.
+ */
+export const AgentResultsRejectedCounted = defineEvent('AgentResultsRejectedCounted', RefusalCount.extend({ ...step, commandId: z.string() }));
 /**
  * The workflow sends destructive commands and the fleet has a quorum rule: these steps wait until `threshold`
  * distinct approvers signed `digest` (sha256 of the workflow, node and items), before `expiresAt`.
@@ -107,6 +114,7 @@ export const workflowEvents = [
   StepSucceeded,
   StepFailed,
   AgentResultRejected,
+  AgentResultsRejectedCounted,
   ApprovalRequested,
   ApprovalGranted,
   ApprovalRejected,

@@ -33,9 +33,17 @@ export type AgentRegistrationRequest = z.infer<typeof AgentRegistrationRequest>;
  * - `caller`: the agent id the broker bound the request to (its registration subject); it must be `agentId`;
  * - `joinTokenId`: the token the join service just spent for this agent and this key.
  * A new agent registers on either. A different key for a known agent needs `joinTokenId` (a token not used for it
- * before) or `rotationSignature` by the registered key.
+ * before) or `rotationSignature` by the registered key. A refusal is recorded on the caller's own subject.
  */
-export const RegisterAgent = AgentRegistrationRequest.extend({ caller: AgentId.optional(), joinTokenId: JoinTokenId.optional() }).strict();
+export const RegisterAgent = AgentRegistrationRequest.extend({
+  caller: AgentId.optional(),
+  joinTokenId: JoinTokenId.optional(),
+  /**
+   * False when the sending service counts this caller's refusals instead of recording each (`RefusalTally`): a
+   * refusal is then answered with its code and appends nothing.
+   */
+  recordRefusal: z.boolean().default(true),
+}).strict();
 export type RegisterAgent = z.infer<typeof RegisterAgent>;
 
 /** What the registered key signs to hand an agent id over to a new key: that agent, that key, no other. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { JoinExpectation, JoinRefusal, JoinRole } from './joinTokens.ts';
+import { CountRefusals } from './refusals.ts';
 
 const AgentKey = z.object({
   agentId: z.string(),
@@ -77,5 +78,15 @@ export const JoinRefused = defineEvent(
 export const joinTokenEvents = [JoinTokenCreated, JoinTokenUsed, JoinRefused] as const;
 export type JoinTokenEvent = EventOf<(typeof joinTokenEvents)[number]>;
 
-export const trustEvents = [...agentEvents, ...joinTokenEvents] as const;
+/**
+ * Refusals counted rather than recorded one by one (`bc.evt.trust.refusals.<kind>`): what the join and registration
+ * services refused beyond the first refusal of each source in a window. An attack shows as one count per window,
+ * with its busiest sources, and does not grow the log with its attempts.
+ */
+export const RefusalsCounted = defineEvent('RefusalsCounted', CountRefusals);
+
+export const refusalEvents = [RefusalsCounted] as const;
+export type RefusalEvent = EventOf<(typeof refusalEvents)[number]>;
+
+export const trustEvents = [...agentEvents, ...joinTokenEvents, ...refusalEvents] as const;
 export type TrustEvent = EventOf<(typeof trustEvents)[number]>;

@@ -87,6 +87,11 @@ export const UseJoinToken = z
       .guid()
       .transform((s) => s.toLowerCase())
       .optional(),
+    /**
+     * False when the join service counts this joiner's refusals instead of recording each (`RefusalTally`): a refusal
+     * is then answered with its code and appends nothing.
+     */
+    recordRefusal: z.boolean().default(true),
   })
   .strict();
 export type UseJoinToken = z.infer<typeof UseJoinToken>;

@@ -57,7 +57,10 @@ export function addBrokerCommands(program: Command, print: Output): void {
         const [host, port] = [o.listen.slice(0, o.listen.lastIndexOf(':')), Number(o.listen.slice(o.listen.lastIndexOf(':') + 1))];
         if (!host || !Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--listen ${o.listen} is not host:port`);
         const cluster = clusterOption(o);
-        const material = await loadOrCreateBrokerMaterial(dir);
+        const maxBytes = process.env.BC_JETSTREAM_MAX_BYTES ? Number(process.env.BC_JETSTREAM_MAX_BYTES) : -1;
+        if (!Number.isInteger(maxBytes) || maxBytes === 0 || maxBytes < -1) throw new Error('BC_JETSTREAM_MAX_BYTES must be a positive number of bytes');
+        // The account's JetStream storage limit goes into the config the server starts from.
+        const material = await loadOrCreateBrokerMaterial(dir, { jetStream: { diskStorage: maxBytes } });
         await issueJoinCredentials(material);
         const file = writeServerConfig(resolve(o.out), material, {
           host,

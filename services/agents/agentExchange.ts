@@ -2,7 +2,9 @@ import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jets
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult, verifyAgentResult, type VerifiedAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import type { RefusalCount } from '../../schemas/refusals.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import { RefusalTally } from '../platform/refusalTally.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
 import type { AgentLiveness } from './agentLiveness.ts';
 import { ResultRejectedError, RetryableError } from '../../plugins/sdk/stepErrors.ts';
@@ -32,14 +34,20 @@ export interface RejectedResult {
   readonly agentId: string | undefined;
 }
 
+/** Refused results of one exchange recorded one by one per window, each the first of its signer; the rest are counted. */
+const REJECTIONS_RECORDED_PER_WINDOW = 3;
+const REJECTION_WINDOW_MS = 60_000;
+
 /**
  * Sends one agent command and resolves its signed result once it verifies against the registered key of the agent
  * that signed it and matches the command (its nonce included). The command id is the JetStream message id, so a
  * repeated exchange of the same command stores it once; a verified result already stored (a resumed attempt) is used
  * without publishing at all. Waiting costs no polling: the process-wide result watch wakes the caller.
  *
- * A result that does not verify is handed to `onRejected` and refused; the wait goes on for a valid one (garbage on
- * the subject cannot end the step). Throws `RetryableError('STEP_TIMEOUT')` past `deadlineMs`, and
+ * A result that does not verify is refused; the wait goes on for a valid one (garbage on the subject cannot end the
+ * step). The first refusal of each signer in a window (at most a few) goes to `onRejected`, to be recorded; the others
+ * are counted and handed to `onRejectedCount` once per window and when the exchange ends, so whoever can publish on
+ * the subject cannot grow the log with its attempts. Throws `RetryableError('STEP_TIMEOUT')` past `deadlineMs`, and
  * `RetryableError('AGENT_LOST')` when the agent inside the machine stops heartbeating (`agentLiveness.ts`). The
  * result's own `ok` is the caller's to judge (the bytes go to `onVerified` either way, as evidence).
  */
@@ -51,6 +59,7 @@ export async function exchangeAgentCommand(
     signal: AbortSignal;
     onVerified?: (bytes: Uint8Array) => void;
     onRejected?: (rejected: RejectedResult) => Promise<void>;
+    onRejectedCount?: (count: RefusalCount) => Promise<void>;
     /** The command was never sent before (its nonce is new): no direct get for a stored result before sending it. */
     neverSent?: boolean;
   },
@@ -58,13 +67,20 @@ export async function exchangeAgentCommand(
   const { commandId } = command;
   const resultSubject = resultSubjectOf(command);
   const judged = new Set<number>();
+  const rejections = new RefusalTally({ windowMs: REJECTION_WINDOW_MS, recordsPerWindow: REJECTIONS_RECORDED_PER_WINDOW });
+  const reportCounted = async (final: boolean) => {
+    const count = rejections.take(Date.now(), { final });
+    if (count) await options.onRejectedCount?.(count);
+  };
   const judge = async (msg: StoredMsg): Promise<AcceptedResult | undefined> => {
     judged.add(msg.seq);
     try {
       return await verifiedResult(deps, command, msg.data, options.onVerified);
     } catch (err) {
       if (!(err instanceof ResultRejectedError)) throw err;
-      await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq, agentId: err.agentId });
+      const ticket = rejections.admit(err.agentId || 'unreadable', Date.now());
+      ticket.refused(err.reason);
+      if (ticket.record) await options.onRejected?.({ commandId, reason: err.reason, seq: msg.seq, agentId: err.agentId });
       return undefined;
     }
   };
@@ -78,24 +94,30 @@ export async function exchangeAgentCommand(
   };
   // The subject carries the command's fresh nonce: whatever is stored there was published after the command was.
   // A result stored meanwhile by anything but the agent is still found: the watch sees it, the rechecks read it.
-  let accepted = options.neverSent ? undefined : await unjudgedStored();
-  if (!accepted) await sendAgentCommand(deps, command);
-  using liveness = AgentCommandKinds[command.kind].runsOn === 'node' ? deps.liveness?.follow(command) : undefined;
-  while (!accepted) {
-    options.signal.throwIfAborted();
-    const left = options.deadlineMs - Date.now();
-    if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `no valid result of ${commandId} arrived before the step timeout`, { retryAfterMs: 0 });
-    await liveness?.check();
-    // The watch wakes us; a look at the stream now and then covers a result stored while this process was away.
-    const woken = await deps.results.next(
-      resultSubject,
-      (m) => !judged.has(m.seq),
-      Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left),
-      options.signal,
-    );
-    accepted = woken ? await judge(woken) : await unjudgedStored();
+  try {
+    let accepted = options.neverSent ? undefined : await unjudgedStored();
+    if (!accepted) await sendAgentCommand(deps, command);
+    using liveness = AgentCommandKinds[command.kind].runsOn === 'node' ? deps.liveness?.follow(command) : undefined;
+    while (!accepted) {
+      options.signal.throwIfAborted();
+      const left = options.deadlineMs - Date.now();
+      if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `no valid result of ${commandId} arrived before the step timeout`, { retryAfterMs: 0 });
+      await liveness?.check();
+      // The watch wakes us; a look at the stream now and then covers a result stored while this process was away.
+      const woken = await deps.results.next(
+        resultSubject,
+        (m) => !judged.has(m.seq),
+        Math.min(left, deps.recheckMs, liveness?.msUntilDue() ?? left),
+        options.signal,
+      );
+      accepted = woken ? await judge(woken) : await unjudgedStored();
+      await reportCounted(false);
+    }
+    return accepted;
+  } finally {
+    // What was counted and not yet reported is reported before the attempt's outcome is: the step is still running.
+    await reportCounted(true).catch(() => undefined);
   }
-  return accepted;
 }
 
 /** The subject `command`'s result is published on. */

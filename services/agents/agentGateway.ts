@@ -1,6 +1,7 @@
 import { AgentCommand, AgentCommandKinds, commandNonce, ramdiskOnlyKinds, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import { exchangeAgentCommand, sendAgentCommand, storedResult, verifiedResult, type AgentExchangeDeps, type RejectedResult } from './agentExchange.ts';
 import type { StepContext, StepPlatform } from '../../plugins/sdk/defineStep.ts';
+import type { RefusalCount } from '../../schemas/refusals.ts';
 import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
 import { siteAggregate } from '../site/site/site.ts';
@@ -24,6 +25,8 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   onVerified(bytes: Uint8Array): void;
   /** Records a result that did not verify; the attempt keeps waiting for a valid one. */
   onRejected(rejected: RejectedResult): Promise<void>;
+  /** Records how many more did not verify without a record of their own (one count per window). */
+  onRejectedCount(commandId: string, count: RefusalCount): Promise<void>;
   /** The attempt's nonce (recorded by `workflow.startStep`): each command's nonce derives from it. */
   attemptNonce: string;
   /** The nonce was made for this run (`ClaimedAttempt.fresh`): a command's first exchange finds nothing stored. */
@@ -92,6 +95,7 @@ export function agentGateway(
         signal: ctx.signal,
         onVerified: deps.onVerified,
         onRejected: deps.onRejected,
+        onRejectedCount: (count) => deps.onRejectedCount(command.commandId, count),
         neverSent,
       });
       if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);

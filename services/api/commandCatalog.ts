@@ -22,6 +22,7 @@ import { cancelWorkflow } from '../workflow/workflow/cancel.ts';
 import { completeStep } from '../workflow/workflow/completeStep.ts';
 import { failStep } from '../workflow/workflow/failStep.ts';
 import { rejectResult } from '../workflow/workflow/rejectResult.ts';
+import { countRejectedResults } from '../workflow/workflow/countRejectedResults.ts';
 import { startStep } from '../workflow/workflow/startStep.ts';
 import { deleteSecret } from '../secrets/secret/delete.ts';
 import { putSecret } from '../secrets/secret/put.ts';
@@ -30,6 +31,7 @@ import { registerAgent } from '../trust/agent/register.ts';
 import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
+import { countRefusals } from '../trust/refusals/countRefusals.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
 import { rejectBatch } from '../workflow/workflow/reject.ts';
 import { setApprovers } from '../trust/approvers/setApprovers.ts';
@@ -78,11 +80,13 @@ export const allCommands: readonly CommandDefinition[] = [
   failStep,
   cancelWorkflow,
   rejectResult,
+  countRejectedResults,
   registerAgent,
   rotateAgentKey,
   createJoinToken,
   createSiteToken,
   useJoinToken,
+  countRefusals,
   putSecret,
   deleteSecret,
   createToken,

@@ -7,7 +7,7 @@ import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
-import type { Tenancy } from './tenancy.ts';
+import { tenantView, type Tenancy } from './tenancy.ts';
 
 const AggregateRef = z
   .string()
@@ -30,7 +30,8 @@ const SubjectFilter = z
 
 /**
  * An aggregate's history (upcast to current versions) and a live SSE stream of the log. A tenant sees only batches
- * `Tenancy.canSee` allows: an aggregate with nothing visible is NOT_FOUND, and the stream skips what is not theirs.
+ * `Tenancy.canSee` allows, each event as `tenantView` shows it: an aggregate with nothing visible is NOT_FOUND, and the
+ * stream skips what is not theirs.
  */
 export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy }> = async (app, { ctx, tenancy }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -51,7 +52,8 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
       for await (const stored of ctx.store.readAfter(Subjects.aggregateEvents(module, type, id), req.query.afterSeq)) {
         if (tenantId && !(await tenancy.canSee(tenantId, stored.seq, stored.subject, stored.batch.events))) continue;
         for (const event of stored.batch.events) {
-          const current = eventCatalog.has(event.type) ? eventCatalog.read(event) : { type: event.type, data: event.data };
+          const read = eventCatalog.has(event.type) ? eventCatalog.read(event) : { type: event.type, data: event.data };
+          const current = tenantId ? tenantView(read) : read;
           const version = eventCatalog.definition(event.type)?.version ?? event.version;
           items.push({ seq: stored.seq, subject: stored.subject, type: current.type, version, data: current.data, metadata: event.metadata });
         }
@@ -91,7 +93,7 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
         const { batch } = ctx.store.decode(m);
         if (!batch) continue;
         if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.events))) continue;
-        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: batch.events });
+        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: tenantId ? batch.events.map(tenantView) : batch.events });
         reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
       }
     },

@@ -71,6 +71,17 @@ export class Tenancy {
 }
 
 /**
+ * An event as a tenant reads it: without the attempt nonce of `StepStarted`, from which the subjects and nonces of the
+ * attempt's agent commands derive. A tenant's host holds a node-agent credential that may publish results for its
+ * machine; knowing the nonce before the command goes out would let it publish on the very subject the executor reads.
+ */
+export function tenantView<E extends { type: string; data: unknown }>(event: E): E {
+  if (event.type !== 'StepStarted' || typeof event.data !== 'object' || event.data === null || !('nonce' in event.data)) return event;
+  const { nonce: _nonce, ...data } = event.data as Record<string, unknown>;
+  return { ...event, data };
+}
+
+/**
  * Tenant requests: the resource a route's `:nodeId` or `:workflowId` names must be the tenant's (checked after
  * validation, before the handler), and workflow lists keep only the tenant's workflows (a node's history includes
  * its earlier owners').

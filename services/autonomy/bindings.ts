@@ -18,6 +18,8 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'queue-stale', category: 'observation', plan: none }),
   defineBinding({ signal: 'instance-error', category: 'recreate', plan: (s) => ({ action: 'vps.recreate', target: s.target, params: {} }) }),
   defineBinding({ signal: 'agent-key-old', category: 'rotate-key', plan: (s) => ({ action: 'agent.rotateKey', target: s.target, params: {} }) }),
+  // Nothing the control plane can run makes an agent rotate: the owner is told.
+  defineBinding({ signal: 'agent-key-rotation-stalled', category: 'observation', plan: none }),
 ];
 
 /**

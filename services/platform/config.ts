@@ -5,6 +5,13 @@ import { ConfigError } from './configError.ts';
 import { readStackRecord } from './stackRecord.ts';
 
 /**
+ * `BC_AGENT_RESULTS_MAX_BYTES` unset: 256 MiB of agent results at most. A result is read within moments of being stored
+ * (older ones serve only resumed attempts), and nats-server reserves a bounded stream's size from its `max_file_store`
+ * (75 % of the free disk by default), so it stays modest.
+ */
+export const AGENT_RESULTS_MAX_BYTES_DEFAULT = 256 << 20;
+
+/**
  * Runtime configuration: defaults, overridden by an optional JSON file (`BC_CONFIG`, or `<dataDir>/config.json`),
  * overridden by environment variables. The same code runs on one embedded server or a 3-node cluster
  * (`streamReplicas: 3`).
@@ -36,6 +43,20 @@ export const Config = z.object({
    */
   leaseMs: z.coerce.number().int().min(300).max(600_000).default(10_000),
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
+  /**
+   * The most `BC_AGENT_RESULTS` keeps (oldest results dropped first): agents, tenants' hosts among them, publish there,
+   * so it is bounded whatever they send. Reserved from the account's storage when that has a limit.
+   */
+  agentResultsMaxBytes: z.coerce
+    .number()
+    .int()
+    .min(1 << 20)
+    .default(AGENT_RESULTS_MAX_BYTES_DEFAULT),
+  /**
+   * Operator mode: the JetStream file storage the application account may use in all (its account JWT's
+   * `disk_storage`). Unset: no account limit (the server's own `max_file_store` applies).
+   */
+  jetStreamMaxBytes: z.coerce.number().int().positive().optional(),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
@@ -96,6 +117,8 @@ const envNames: Record<string, keyof Config> = {
   BC_STREAM_REPLICAS: 'streamReplicas',
   BC_LEASE_MS: 'leaseMs',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
+  BC_AGENT_RESULTS_MAX_BYTES: 'agentResultsMaxBytes',
+  BC_JETSTREAM_MAX_BYTES: 'jetStreamMaxBytes',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_READY_MAX_LAG: 'readyMaxLag',
   BC_LOG_LEVEL: 'logLevel',

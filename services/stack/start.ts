@@ -57,7 +57,10 @@ if (config.natsAuth === 'operator' && external !== undefined && !brokerMaterialE
     ),
   );
 }
-const broker = config.natsAuth === 'operator' ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}) }) : undefined;
+const broker =
+  config.natsAuth === 'operator'
+    ? await prepareStackBroker({ brokerDir, ...(external === undefined ? { storeDir } : {}), jetStreamMaxBytes: config.jetStreamMaxBytes })
+    : undefined;
 
 // The API serves the web console from dist/console: build it now unless it is built from these very sources. Without
 // it the API still runs; `/` then says how to build it.

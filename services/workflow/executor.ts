@@ -39,6 +39,7 @@ import { startStep } from './workflow/startStep.ts';
 import { completeStep } from './workflow/completeStep.ts';
 import { failStep } from './workflow/failStep.ts';
 import { rejectResult } from './workflow/rejectResult.ts';
+import { countRejectedResults } from './workflow/countRejectedResults.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
 /** How often a destructive step waiting for its approval batch looks again. */
@@ -93,7 +94,7 @@ export class WorkflowExecutor {
     } = {},
   ) {
     // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-    this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, createJoinToken], { retries: 5 });
+    this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
     this.#js = jetstream(nc);

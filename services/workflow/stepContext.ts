@@ -43,7 +43,7 @@ export interface AttemptToRun {
   signal: AbortSignal;
   /** Tells JetStream the work message is still being worked on. */
   heartbeat(): void;
-  /** The attempt's engine commands (`workflow.rejectResult` for a refused agent result). */
+  /** The attempt's engine commands (`workflow.rejectResult` and `countRejectedResults` for refused agent results). */
   send: StepCommandSender;
 }
 
@@ -95,6 +95,11 @@ export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { co
           { ...ids, commandId, reason, ...(agentId ? { agentId: agentId.slice(0, 200) } : {}) },
           `${attemptId}-rej${seq}`,
         );
+      },
+      onRejectedCount: async (commandId, count) => {
+        deps.log.warn({ workflowId, step: step.id, attempt, commandId, refused: count.refused, sources: count.sources.slice(0, 5) }, 'agent results refused');
+        const span = `${Date.parse(count.from).toString(36)}-${Date.parse(count.to).toString(36)}`;
+        await run.send('workflow.countRejectedResults', { ...ids, commandId, ...count }, `${attemptId}-rejc-${span}`);
       },
       // The start recorded a nonce (the claim refuses to run an attempt without one).
       attemptNonce: claim.nonce!,

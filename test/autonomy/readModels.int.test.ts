@@ -39,7 +39,12 @@ describe('the read models the key-age and step-overdue sensors read', () => {
     const snapshot = await readSnapshot(env.nc, { workflows, agents }, { now: later, stepTimeoutMs: 3_600_000, controlPlaneNodes: [] });
     expect(snapshot.runningSteps).toEqual([expect.objectContaining({ stepId: 'inventory.read', timeoutMs: 300_000 })]);
     expect(snapshot.agents.map((a) => a.agentId)).toEqual(['site-dc1']);
-    const { signals } = runPass(firstLaneSensors, snapshot, { ...defaultSensorSettings, overdueFactor: 1, keyRotationAgeMs: 300_000 });
+    expect(snapshot.agents[0]!.rotationRequestedAt).toEqual(expect.any(String));
+    const settings = { ...defaultSensorSettings, overdueFactor: 1, keyRotationAgeMs: 300_000 };
+    const { signals } = runPass(firstLaneSensors, snapshot, settings);
     expect(signals.map((s) => `${s.kind} ${s.target.id}`)).toEqual(['agent-key-old site-dc1', `step-overdue ${snapshot.runningSteps[0]!.workflowId}`]);
+    // The agent never carried the rotation out: past the stall time, its lane is a failing signal of its own.
+    const stalled = runPass(firstLaneSensors, snapshot, { ...settings, keyRotationStallMs: 300_000 }).signals;
+    expect(stalled.map((s) => `${s.kind} ${s.target.id}`)).toContain('agent-key-rotation-stalled site-dc1');
   });
 });

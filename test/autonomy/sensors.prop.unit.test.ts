@@ -67,6 +67,7 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
       siteId,
       nodeId: fc.constant(null),
       keySince: fc.integer({ min: 0, max: 200 * 24 * HOUR_MS }).map(iso),
+      rotationRequestedAt: fc.option(fc.integer({ min: 0, max: 2 * HOUR_MS }).map(iso), { nil: null }),
     }),
     { selector: (a) => a.agentId, maxLength: 10 },
   ),
@@ -133,11 +134,16 @@ describe('sensors (acceptance 1)', () => {
       ],
       runningSteps: [{ workflowId: 'wf-000000000001', nodeId: 'n3', siteId: 'dc1', stepId: 'image.write', startedAt: iso(HOUR_MS), timeoutMs: 60_000 }],
       instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: 'provider says no' }],
-      agents: [{ agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, keySince: iso(100 * 24 * HOUR_MS) }],
+      agents: [
+        { agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, keySince: iso(100 * 24 * HOUR_MS), rotationRequestedAt: null },
+        // Asked 40 minutes ago to rotate, and it has not: its lane cannot act.
+        { agentId: 'site-dc2', role: 'site', siteId: 'dc2', nodeId: null, keySince: iso(HOUR_MS), rotationRequestedAt: iso(40 * 60_000) },
+      ],
     };
     const { signals, reports } = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
     expect(signals.map((s) => `${s.kind}/${s.key}`)).toEqual([
       'agent-key-old/site-dc1',
+      'agent-key-rotation-stalled/site-dc2',
       'bmc-unreachable/n2',
       'instance-error/i1',
       'node-failed/n1',

@@ -122,6 +122,19 @@ describe('metal read models', () => {
       { type: 'StepStarted', data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 1 } },
       { type: 'AgentResultRejected', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, reason: 'FORGED' } },
       {
+        type: 'AgentResultsRejectedCounted',
+        data: {
+          workflowId: wf,
+          stepIndex: 3,
+          commandId: `${wf}-s3-a1`,
+          from: '2026-01-01T00:00:00.000Z',
+          to: '2026-01-01T00:00:01.000Z',
+          refused: 41,
+          sources: [{ source: 'unreadable', refused: 41, reasons: { MALFORMED: 41 } }],
+          otherSources: 0,
+        },
+      },
+      {
         type: 'StepFailed',
         data: { workflowId: wf, stepIndex: 3, stepId: 'disk.wipe', attempt: 1, code: 'AGENT_RESULT_REJECTED', message: 'x', retryable: true },
       },
@@ -131,13 +144,13 @@ describe('metal read models', () => {
     ];
     const db = project(workflowsProjection, events);
     const view = getWorkflow(db, wf)!;
-    expect(view).toMatchObject({ state: 'completed', operation: 'release', profile: { id: 'release', version: 1 }, endedAt: '2026-12-02T12:00:06.000Z' });
+    expect(view).toMatchObject({ state: 'completed', operation: 'release', profile: { id: 'release', version: 1 }, endedAt: '2026-12-02T12:00:07.000Z' });
     expect(view.steps[3]).toMatchObject({
       stepId: 'disk.wipe',
       state: 'succeeded',
       attempts: 2,
       output: { attested: true },
-      rejectedResults: 1,
+      rejectedResults: 42,
       destructive: true,
       errorCode: null,
     });

@@ -9,6 +9,8 @@ import { startWorkflow } from '../../services/workflow/workflow/start.ts';
 import { completeStep } from '../../services/workflow/workflow/completeStep.ts';
 import { failStep } from '../../services/workflow/workflow/failStep.ts';
 import { rejectResult } from '../../services/workflow/workflow/rejectResult.ts';
+import { countRejectedResults } from '../../services/workflow/workflow/countRejectedResults.ts';
+import type { RefusalCount } from '../../schemas/refusals.ts';
 import { startStep } from '../../services/workflow/workflow/startStep.ts';
 import { wipeAttestationOf, workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
@@ -150,6 +152,27 @@ describe('workflow deciders and evolve', () => {
     expect(given([...wipe, ...rejected]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}] });
     given(wipe)
       .when(rejectResult, { ...ids(3, 2), commandId: `${wf}-s3-a2`, reason: 'MALFORMED' })
+      .thenRejects('ILLEGAL_TRANSITION');
+  });
+
+  it('countRejectedResults records one count of refused results and leaves the attempt running', () => {
+    const wipe = [...started, ...[0, 1, 2].flatMap((i) => [stepStarted(i), stepSucceeded(i), scheduled(i + 1)]), stepStarted(3)];
+    const count: RefusalCount = {
+      from: '2026-01-01T00:00:00.000Z',
+      to: '2026-01-01T00:00:02.000Z',
+      refused: 298,
+      sources: [
+        { source: 'node-n1', refused: 150, reasons: { NOT_AUTHORISED: 150 } },
+        { source: 'unreadable', refused: 148, reasons: { MALFORMED: 148 } },
+      ],
+      otherSources: 0,
+    };
+    const counted = given(wipe)
+      .when(countRejectedResults, { ...ids(3), commandId: `${wf}-s3-a1`, ...count })
+      .then([{ type: 'AgentResultsRejectedCounted', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, ...count } }]);
+    expect(given([...wipe, ...counted]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}] });
+    given(wipe)
+      .when(countRejectedResults, { ...ids(3, 2), commandId: `${wf}-s3-a2`, ...count })
       .thenRejects('ILLEGAL_TRANSITION');
   });
 });

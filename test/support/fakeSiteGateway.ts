@@ -59,6 +59,7 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
       recheckMs: 1_000,
       onVerified: () => undefined,
       onRejected: async () => undefined,
+      onRejectedCount: async () => undefined,
       attemptNonce: 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ',
       bootedRamdisk: undefined,
       mayEnqueue: () => undefined,

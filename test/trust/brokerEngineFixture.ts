@@ -21,6 +21,7 @@ import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
 import { loadOrCreateIdentity, type AgentIdentity } from '../../daemon/agent/identity.ts';
 import { connectJoinedAgent, type JoinedAgent } from '../../daemon/agent/joinedConnection.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
+import type { RefusalTallyOptions } from '../../services/platform/refusalTally.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { startTestBroker } from './brokerFixture.ts';
 
@@ -30,10 +31,27 @@ import { startTestBroker } from './brokerFixture.ts';
  * signing agents' JWTs, the registration, boot-token and grant services, the orchestrator and one executor. Agents
  * come in only as real ones do: a token, the public join credential, then their own JWT.
  */
-export async function startBrokerEngine() {
-  const broker = await startTestBroker();
+export async function startBrokerEngine(
+  options: {
+    /** How the join and registration services count refusals (default: theirs). */
+    refusals?: RefusalTallyOptions;
+    /** `BC_AGENT_RESULTS_MAX_BYTES` (default 256 MiB). */
+    agentResultsMaxBytes?: number;
+    /** The account's JetStream storage limit (default none). */
+    jetStreamMaxBytes?: number;
+  } = {},
+) {
+  const broker = await startTestBroker(options.jetStreamMaxBytes ? { jetStream: { diskStorage: options.jetStreamMaxBytes } } : {});
   const dir = tempDir('bc-broker-engine-');
-  const config = loadConfig({}, { dataDir: dir.path, natsUrl: broker.server.url, logLevel: 'silent' });
+  const config = loadConfig(
+    {},
+    {
+      dataDir: dir.path,
+      natsUrl: broker.server.url,
+      logLevel: 'silent',
+      ...(options.agentResultsMaxBytes ? { agentResultsMaxBytes: options.agentResultsMaxBytes } : {}),
+    },
+  );
   const log = createLogger('broker-engine', process.env.BC_TEST_LOG ?? 'silent');
   const service = await issueServiceCredentials(broker.material, 'test-control-plane');
   const nc = await connect({ servers: broker.server.url, name: 'control-plane', ...brokerConnectOptions(service) });
@@ -43,9 +61,10 @@ export async function startBrokerEngine() {
   const masterKey = loadMasterKey(config);
   const workflowConfig = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultRecheckMs: 500 });
   const responder = serveCommands(nc, new CommandBus(store, busCommands, { retries: config.commandRetries }), log);
-  const joins = startJoinService(nc, store, log, { broker: { material: broker.material } });
+  const refusals = options.refusals ? { refusals: options.refusals } : {};
+  const joins = startJoinService(nc, store, log, { broker: { material: broker.material }, ...refusals });
   const bootTokens = startBootTokenService(nc, store, log);
-  const registrations = startRegistrationService(nc, store, log);
+  const registrations = startRegistrationService(nc, store, log, refusals);
   const grants = startGrantService(nc, store, masterKey, log);
   const orchestrator = new WorkflowOrchestrator(nc, store, workflowConfig, log);
   await orchestrator.start();

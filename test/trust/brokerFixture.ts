@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer, type NatsServerProcess } from '../../services/platform/nats/embeddedServer.ts';
 import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
-import { loadOrCreateBrokerMaterial, type BrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
+import { loadOrCreateBrokerMaterial, type BrokerMaterial, type BrokerMaterialOptions } from '../../services/trust/broker/brokerMaterial.ts';
 import type { RoleGrant } from '../../services/trust/broker/permissions.ts';
 import { writeServerConfig } from '../../services/trust/broker/serverConfig.ts';
 import { createAgentUserKey, credsText } from '../../services/platform/nats/agentCredentials.ts';
@@ -20,10 +20,13 @@ export interface TestBroker extends AsyncDisposable {
   restart(): Promise<void>;
 }
 
-/** A nats-server in operator mode with the broker config of fresh material, in a temp dir removed on dispose. */
-export async function startTestBroker(): Promise<TestBroker> {
+/**
+ * A nats-server in operator mode with the broker config of fresh material (with `options`, e.g. the account's
+ * JetStream limits), in a temp dir removed on dispose.
+ */
+export async function startTestBroker(options: BrokerMaterialOptions = {}): Promise<TestBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'bc-broker-'));
-  const material = await loadOrCreateBrokerMaterial(join(dir, 'broker'));
+  const material = await loadOrCreateBrokerMaterial(join(dir, 'broker'), options);
   const configPath = join(dir, 'nats.conf');
   const storeDir = join(dir, 'store');
   const rewrite = () => writeServerConfig(configPath, material, { storeDir, resolverDir: join(dir, 'resolver') });

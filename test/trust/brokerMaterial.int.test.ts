@@ -32,6 +32,10 @@ describe('loadOrCreateBrokerMaterial', () => {
     expect(app.limits?.disk_storage).toBe(1 << 30);
     expect(app.revocations).toEqual({ UREVOKED: 1 });
     expect(limited.appAccount.publicKey).toBe(first.appAccount.publicKey);
+    // Loaded without limits (the doctor, a plugin's credentials): the stored limit stays, it is not reset to unlimited.
+    const reloaded = await loadOrCreateBrokerMaterial(dir.path);
+    expect(decode<Account>(reloaded.appAccount.jwt).nats.limits?.disk_storage).toBe(1 << 30);
+    expect(reloaded.appAccount.jwt).toBe(limited.appAccount.jwt);
   });
 
   test('the material, its JSON and the rendered config never show a seed', async () => {

@@ -84,4 +84,24 @@ describe('agent exchange', () => {
     expect(reads).toEqual([1]);
     expect(published).toEqual([]);
   });
+
+  it('records the first refused result of each signer and counts the others once, however many there are', async () => {
+    const { deps } = fakes(undefined);
+    let delivered = 0;
+    const garbage = (seq: number) => ({ seq, subject: resultSubjectOf(command), data: Buffer.from(`garbage ${seq}`) }) as unknown as StoredMsg;
+    // The watch hands over 500 unreadable results before the signed one.
+    (deps as { results: unknown }).results = { next: async () => (++delivered <= 500 ? garbage(delivered) : { ...signedResult(), seq: 1_000 }) };
+    const recorded: unknown[] = [];
+    const counts: { refused: number; sources: { source: string }[] }[] = [];
+    const result = await exchangeAgentCommand(deps, command, {
+      deadlineMs: Date.now() + 60_000,
+      signal: new AbortController().signal,
+      neverSent: true,
+      onRejected: async (r) => void recorded.push(r),
+      onRejectedCount: async (c) => void counts.push(c),
+    });
+    expect(result.payload).toEqual({ state: 'On' });
+    expect(recorded).toEqual([{ commandId: command.commandId, reason: 'MALFORMED', seq: 1, agentId: undefined }]);
+    expect(counts).toEqual([expect.objectContaining({ refused: 499, sources: [{ source: 'unreadable', refused: 499, reasons: { MALFORMED: 499 } }] })]);
+  });
 });

@@ -112,23 +112,37 @@ export const vpsSensor = defineSensor({
   },
 });
 
-/** An agent whose key is older than the rotation age. */
+/**
+ * An agent whose key is older than the rotation age; and one asked to rotate that has not, long after it should have
+ * asked (every 10 minutes) and done so: its rotation lane cannot act (the agent is gone, or may not ask), which is a
+ * failing signal for an operator, not a warning in the agent's own log.
+ */
 export const agentKeySensor = defineSensor({
   name: 'agent-keys',
-  emits: ['agent-key-old'],
+  emits: ['agent-key-old', 'agent-key-rotation-stalled'],
   assess(snapshot, settings) {
-    const signals: Signal[] = snapshot.agents
-      .filter((a) => age(snapshot.at, a.keySince) > settings.keyRotationAgeMs)
-      .map((a) => ({
-        kind: 'agent-key-old',
-        sensor: 'agent-keys',
-        key: a.agentId,
-        target: { type: 'agent' as const, id: a.agentId },
-        siteId: a.siteId,
-        detail: `${a.role} agent key in use for ${Math.floor(age(snapshot.at, a.keySince) / 86_400_000)} days`,
-        facts: {},
-        controlPlane: false,
-      }));
+    const signals: Signal[] = [];
+    for (const a of snapshot.agents) {
+      const target = { type: 'agent' as const, id: a.agentId };
+      if (age(snapshot.at, a.keySince) > settings.keyRotationAgeMs) {
+        const detail = `${a.role} agent key in use for ${Math.floor(age(snapshot.at, a.keySince) / 86_400_000)} days`;
+        signals.push({ kind: 'agent-key-old', sensor: 'agent-keys', key: a.agentId, target, siteId: a.siteId, detail, facts: {}, controlPlane: false });
+      }
+      const asked = a.rotationRequestedAt === null ? 0 : age(snapshot.at, a.rotationRequestedAt);
+      if (asked > settings.keyRotationStallMs) {
+        const detail = `${a.role} agent was asked to rotate its key ${Math.floor(asked / 60_000)} min ago and has not`;
+        signals.push({
+          kind: 'agent-key-rotation-stalled',
+          sensor: 'agent-keys',
+          key: a.agentId,
+          target,
+          siteId: a.siteId,
+          detail,
+          facts: {},
+          controlPlane: false,
+        });
+      }
+    }
     return { assessed: snapshot.agents.length, signals };
   },
 });

@@ -1,6 +1,7 @@
 import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { problemOf, toPlatformError } from '../problem.ts';
 import type { Logger } from '../logger.ts';
+import type { PlatformError } from '../errors.ts';
 import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
 
 /** The header every refusal repeats its stable code in, so a client can branch without parsing the body. */
@@ -12,8 +13,11 @@ export interface RequestService {
   queue: string;
   /** What a request is, for the log: `"join"` gives "join failed" / "join refused". */
   what: string;
-  /** Whether refusals (non-INTERNAL codes) are logged at warn: routine for commands, notable for trust requests. */
-  logRefusals: boolean;
+  /**
+   * Whether refusals (non-INTERNAL codes) are logged at warn: routine for commands, notable for trust requests. A
+   * function decides per refusal (a service that counts repeated refusals logs only the ones it records).
+   */
+  logRefusals: boolean | ((error: PlatformError) => boolean);
   /** Resolves the `{ ok: true, … }` answer, or throws: the error becomes `{ ok: false, error: <problem> }`. */
   handle(msg: Msg): Promise<object>;
 }
@@ -26,7 +30,8 @@ export function serveRequests(nc: NatsConnection, service: RequestService, log: 
     } catch (err) {
       const error = toPlatformError(err);
       if (error.code === 'INTERNAL') log.error({ err, subject: msg.subject }, `${service.what} failed`);
-      else if (service.logRefusals) log.warn({ code: error.code, reason: error.message, subject: msg.subject }, `${service.what} refused`);
+      else if (typeof service.logRefusals === 'function' ? service.logRefusals(error) : service.logRefusals)
+        log.warn({ code: error.code, reason: error.message, subject: msg.subject }, `${service.what} refused`);
       const h = natsHeaders();
       h.set(ERROR_CODE_HEADER, error.code);
       msg.respond(JSON.stringify({ ok: false, error: problemOf(error, msg.subject) }), { headers: h });

@@ -4,7 +4,7 @@ import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Buckets, Streams } from '../../../schemas/subjects.ts';
-import type { Config } from '../config.ts';
+import { AGENT_RESULTS_MAX_BYTES_DEFAULT, type Config } from '../config.ts';
 
 type DeclaredStream = Pick<
   StreamConfig,
@@ -20,6 +20,7 @@ type DeclaredStream = Pick<
   | 'max_bytes'
   | 'max_age'
   | 'max_msgs_per_subject'
+  | 'max_msg_size'
 >;
 
 const ms = (n: number) => n * 1_000_000;
@@ -27,8 +28,14 @@ const ms = (n: number) => n * 1_000_000;
 /** Dead letters kept at most (oldest dropped first). */
 export const DEAD_LETTERS_KEPT = 100_000;
 
+/** The largest agent result stored: nats-server's default `max_payload`, which a site's relayed HTTP answer may reach. */
+export const AGENT_RESULT_MAX_MSG_BYTES = 1 << 20;
+
+/** What sizes the declared streams: replicas, the duplicate window and the agent results' bound from configuration. */
+export type StreamSettings = Pick<Config, 'streamReplicas' | 'duplicateWindowMs'> & Partial<Pick<Config, 'agentResultsMaxBytes'>>;
+
 /** The streams the platform declares, with replicas and the duplicate window from configuration. */
-export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): DeclaredStream[] {
+export function declaredStreams(config: StreamSettings): DeclaredStream[] {
   const common = {
     storage: 'file' as StreamConfig['storage'],
     num_replicas: config.streamReplicas,
@@ -38,6 +45,7 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
     max_msgs: -1,
     max_bytes: -1,
     max_msgs_per_subject: -1,
+    max_msg_size: -1,
   };
   return [
     { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits' as StreamConfig['retention'], max_age: 0 },
@@ -48,12 +56,17 @@ export function declaredStreams(config: Pick<Config, 'streamReplicas' | 'duplica
       retention: 'limits' as StreamConfig['retention'],
       max_age: ms(7 * 24 * 3600_000),
     },
+    // Every agent may publish here, an installed host's node agent (its tenant) among them: the stream is bounded so no
+    // credential fills the disk. No per-subject limit: the oldest message of a subject would go first, and a host that
+    // reads its machine's command could then push the ramdisk's genuine answer out with a few of its own.
     {
       ...common,
       name: Streams.agentResults.name,
       subjects: [...Streams.agentResults.subjects],
       retention: 'limits' as StreamConfig['retention'],
       max_age: ms(30 * 24 * 3600_000),
+      max_bytes: config.agentResultsMaxBytes ?? AGENT_RESULTS_MAX_BYTES_DEFAULT,
+      max_msg_size: AGENT_RESULT_MAX_MSG_BYTES,
     },
     { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
     // One entry per consumer and position (a consumer that quarantines the same message again replaces its entry),
@@ -116,7 +129,7 @@ async function whenPlaceable<T>(create: () => Promise<T>, timeoutMs = 60_000): P
 }
 
 /** Creates missing streams and brings existing ones to the declared config; safe to run on every start. */
-export async function ensureStreams(nc: NatsConnection, config: Pick<Config, 'streamReplicas' | 'duplicateWindowMs'>): Promise<JetStreamManager> {
+export async function ensureStreams(nc: NatsConnection, config: StreamSettings): Promise<JetStreamManager> {
   await waitForJetStream(nc);
   const jsm = await jetstreamManager(nc);
   for (const stream of declaredStreams(config)) {

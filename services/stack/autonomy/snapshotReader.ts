@@ -106,7 +106,14 @@ export async function readSnapshot(
     runningSteps: read(sources.workflows, (db) => runningStepsOf(db, options.stepTimeoutMs)),
     instances: read(sources.vps, instancesOf),
     agents: read(sources.agents, (db) =>
-      longLivedAgentKeys(db).map((a) => ({ agentId: a.agentId, role: a.role, siteId: a.siteId, nodeId: a.nodeId, keySince: a.keySince })),
+      longLivedAgentKeys(db).map((a) => ({
+        agentId: a.agentId,
+        role: a.role,
+        siteId: a.siteId,
+        nodeId: a.nodeId,
+        keySince: a.keySince,
+        rotationRequestedAt: a.rotationRequestedAt,
+      })),
     ),
   };
 }

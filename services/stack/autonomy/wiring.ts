@@ -43,6 +43,7 @@ export function createFleetSensors(
     overdueFactor: config.overdueFactor,
     staleQueueMs: config.staleQueueMs,
     keyRotationAgeMs: config.keyRotationAgeMs,
+    keyRotationStallMs: config.keyRotationStallMs,
   };
   return new FleetSensors(
     nc,

@@ -20,14 +20,16 @@ const tokenAuthorises = (token: JoinTokenState | null, agentId: string, keyId: s
  * - a `joinTokenId` counts only for the agent and key the join service spent it for, and once;
  * - a known agent's key is replaced only with such a token or the registered key's `rotationSignature`
  *   (`AGENT_KEY_UNPROVEN`).
- * A refusal is appended as `AgentRegistrationRefused` (the audit, with the actor) and nothing changes.
+ * A refusal is appended as `AgentRegistrationRefused` (the audit, with the actor) on the subject of the agent that
+ * asked (`caller`), never on the one it named: no credential can grow another agent's history. With
+ * `recordRefusal: false` (the registration service counts this caller's refusals) it throws its code instead.
  */
 export const registerAgent = defineCommand({
   name: 'agent.register',
   exposure: ['agent'],
   schema: RegisterAgent,
   aggregate: agentAggregate,
-  aggregateId: (command) => command.agentId,
+  aggregateId: (command) => command.caller ?? command.agentId,
   dependencies: async (command, load) => (command.joinTokenId ? load(joinTokenAggregate, command.joinTokenId) : null),
   decide(command, state, { dependencies: token }): AgentEvent[] {
     if (Buffer.from(command.publicKey, 'base64').length !== 32) throw new DomainError('VALIDATION_FAILED', 'publicKey must be 32 raw bytes');
@@ -45,8 +47,12 @@ export const registerAgent = defineCommand({
       throw new DomainError('VALIDATION_FAILED', `agent id for role ${command.role} must be ${expected ?? '(nodeId required)'}`);
     }
     const key = { agentId: command.agentId, role: command.role, siteId: command.siteId, nodeId, publicKey: command.publicKey, keyId };
-    const refuse = (reason: AgentRegistrationRefusal): AgentEvent[] => [{ type: 'AgentRegistrationRefused', data: { ...key, reason } }];
+    const refuse = (reason: AgentRegistrationRefusal): AgentEvent[] => {
+      if (!command.recordRefusal) throw new DomainError(reason, `registration of ${command.agentId} refused: ${reason}`);
+      return [{ type: 'AgentRegistrationRefused', data: { ...key, reason } }];
+    };
     const { joinTokenId } = command;
+    // Decided on the caller's own aggregate: `state` is the named agent's only when the two are one.
     if (command.caller !== undefined && command.caller !== command.agentId) return refuse('AGENT_IDENTITY_MISMATCH');
     if (joinTokenId !== undefined && !tokenAuthorises(token, command.agentId, keyId)) return refuse('AGENT_KEY_UNPROVEN');
     const byToken = joinTokenId !== undefined ? { joinTokenId } : {};

@@ -7,6 +7,9 @@ import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { RefusalTallyOptions } from '../../platform/refusalTally.ts';
+import { countRefusals } from '../refusals/countRefusals.ts';
+import { startRefusalCounting } from '../refusals/refusalCounting.ts';
 import { startKeyStatusService } from './keyStatusService.ts';
 import { registerAgent, registrationOutcome } from './register.ts';
 
@@ -35,24 +38,42 @@ function parse(msg: Msg): AgentRegistrationRequest {
  * not tell a responder who sent a request, so the identity is the subject: under broker permissions an agent's JWT
  * may publish exactly `bc.trust.register.<its agentId>.<its user key>` (`permissionsFor`), and `agent.register`
  * refuses any other agent id (`AGENT_IDENTITY_MISMATCH`) and a new key without the registered key's signature
- * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` under the subject's identity. It also answers
+ * (`AGENT_KEY_UNPROVEN`), each audited as `AgentRegistrationRefused` on the asking agent's subject under its identity,
+ * or, beyond its first refusal in a window, counted (`RefusalsCounted`). It also answers
  * `bc.trust.keyStatus.<agentId>.<user>`, the agent's own pending rotation request (`keyStatusService.ts`).
  */
-export function startRegistrationService(nc: NatsConnection, store: EventStore, log: Logger, options: { bus?: CommandBus } = {}) {
+export function startRegistrationService(
+  nc: NatsConnection,
+  store: EventStore,
+  log: Logger,
+  options: { bus?: CommandBus; refusals?: RefusalTallyOptions } = {},
+) {
   // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-  const bus = options.bus ?? new CommandBus(store, [registerAgent], { retries: 5 });
+  const bus = options.bus ?? new CommandBus(store, [registerAgent, countRefusals], { retries: 5 });
+  // Each credential's first refusal in a window is recorded (on its own subject, under its identity); the rest are
+  // counted, so no agent grows the log with the rate of its requests.
+  const refusals = startRefusalCounting(bus, 'registration', log, options.refusals);
   const sub = serveRequests(
     nc,
     {
       subject: Subjects.allAgentRegistrations,
       queue: 'join',
       what: 'agent registration',
-      logRefusals: true,
+      logRefusals: refusals.logs,
       handle: async (msg) => {
         const [, , , caller, user] = msg.subject.split('.') as [string, string, string, string, string];
-        const request = parse(msg);
-        const result = await bus.execute({ name: registerAgent.name, payload: { ...request, caller }, actor: registrationActor(caller, user) });
-        return { ok: true, result: registrationOutcome(result) };
+        const actor = registrationActor(caller, user);
+        const ticket = refusals.admit(actor);
+        try {
+          const request = parse(msg);
+          const result = registrationOutcome(
+            await bus.execute({ name: registerAgent.name, payload: { ...request, caller, recordRefusal: ticket.record }, actor }),
+          );
+          ticket.passed();
+          return { ok: true, result };
+        } catch (err) {
+          throw refusals.failed(ticket, err);
+        }
       },
     },
     log,
@@ -63,6 +84,7 @@ export function startRegistrationService(nc: NatsConnection, store: EventStore, 
     stop: async () => {
       sub.unsubscribe();
       status.unsubscribe();
+      await refusals.stop();
     },
   };
 }

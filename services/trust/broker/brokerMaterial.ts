@@ -15,6 +15,10 @@ export interface AppAccountJetStreamLimits {
 export interface BrokerMaterialOptions {
   /** Account name of the application account in its JWT (default `BC`). */
   appAccountName?: string;
+  /**
+   * The application account's JetStream limits (unlimited where unset). Given, they replace the stored ones (the
+   * account is re-signed when they differ); absent, the stored account is left as it is.
+   */
   jetStream?: Partial<AppAccountJetStreamLimits>;
 }
 
@@ -109,7 +113,7 @@ const files = {
 /**
  * Creates the trust chain under `dir` on first use and loads the same one afterwards (idempotent; concurrent first
  * calls agree because each key file is created exclusively). The application account JWT is re-signed only when
- * the requested JetStream limits differ from the stored ones, keeping its revocations.
+ * JetStream limits are requested and differ from the stored ones, keeping its revocations.
  */
 export async function loadOrCreateBrokerMaterial(dir: string, options: BrokerMaterialOptions = {}): Promise<BrokerMaterial> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -143,7 +147,7 @@ export async function loadOrCreateBrokerMaterial(dir: string, options: BrokerMat
     { operatorSigning, appSigning, systemAccount: system },
   );
   const stored = decode<Account>(appJwt).nats.limits ?? {};
-  const drifted = Object.entries(wanted).some(([key, value]) => (stored as Record<string, unknown>)[key] !== value);
+  const drifted = options.jetStream !== undefined && Object.entries(wanted).some(([key, value]) => (stored as Record<string, unknown>)[key] !== value);
   if (drifted) appJwt = (await material.reissueAppAccount((claims) => ({ ...claims, limits: { ...claims.limits, ...wanted } }))).jwt;
   return material;
 }

@@ -112,6 +112,19 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
   }
 }
 
+/** The largest message an agent inside a machine (a ramdisk, an installed host's `bcd node`) may publish. */
+export const NODE_AGENT_MAX_PAYLOAD = 128 << 10;
+
+/**
+ * The largest message a role may publish (the user JWT's `payload` limit: the server refuses a larger message and
+ * closes the connection), or undefined for the server's `max_payload` (1 MiB by default). An agent inside a machine
+ * sends small results (wipe and inventory reports), heartbeats and requests only, and it may be a tenant's host; a
+ * site agent relays HTTP answers of up to 1 MiB (`HTTP_PROXY_MAX_RESPONSE_BYTES`).
+ */
+export function maxPayloadFor(grant: RoleGrant): number | undefined {
+  return grant.role === 'node' ? NODE_AGENT_MAX_PAYLOAD : undefined;
+}
+
 function assertTokens(grant: RoleGrant): void {
   const ids = grant.role === 'site' ? [grant.agentId, grant.siteId] : grant.role === 'node' ? [grant.agentId, grant.siteId, grant.nodeId] : [];
   for (const id of ids) {

@@ -21,12 +21,17 @@ export interface StackBroker {
 }
 
 /**
- * Prepares operator mode under `brokerDir`: creates or loads the trust chain, renders the embedded nats-server's
- * config when `storeDir` names its store (store and resolver under `storeDir`/`brokerDir`) and writes the public join
+ * Prepares operator mode under `brokerDir`: creates or loads the trust chain (with the account's JetStream storage
+ * limit, `BC_JETSTREAM_MAX_BYTES`, for the embedded server), renders the embedded nats-server's config when `storeDir` names its store (store and resolver under `storeDir`/`brokerDir`) and writes the public join
  * credential. Existing JetStream data of an anonymous-mode store lives in another account and is not carried over.
  */
-export async function prepareStackBroker(options: { brokerDir: string; storeDir?: string }): Promise<StackBroker> {
-  const material = await loadOrCreateBrokerMaterial(options.brokerDir);
+export async function prepareStackBroker(options: { brokerDir: string; storeDir?: string; jetStreamMaxBytes?: number | undefined }): Promise<StackBroker> {
+  // The embedded server starts from this material's account JWT, so its JetStream limit is the configured one; an
+  // external server runs from the config `broker init` rendered and keeps the limit it was given there.
+  const material = await loadOrCreateBrokerMaterial(
+    options.brokerDir,
+    options.storeDir === undefined ? {} : { jetStream: { diskStorage: options.jetStreamMaxBytes ?? -1 } },
+  );
   const configFile =
     options.storeDir === undefined
       ? undefined

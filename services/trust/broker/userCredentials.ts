@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createUser, fromPublic } from '@nats-io/nkeys';
 import type { BrokerMaterial } from './brokerMaterial.ts';
 import { BrokerTrustError } from './errors.ts';
-import { inboxPrefixFor, permissionsFor, type RoleGrant } from './permissions.ts';
+import { inboxPrefixFor, maxPayloadFor, permissionsFor, type RoleGrant } from './permissions.ts';
 
 /** A user JWT the broker accepts, and when it stops accepting it. */
 export interface IssuedUser {
@@ -38,7 +38,8 @@ export async function issueUserJwt(
   if (material.revocations()[userPublicKey] !== undefined) throw new BrokerTrustError('USER_REVOKED', `user key ${userPublicKey} is revoked`);
   const ttl = options.ttlSeconds ?? defaultTtlSeconds;
   const expiresAt = Math.floor(Date.now() / 1000) + ttl;
-  const claims: Partial<User> = { ...permissionsFor(grant, userPublicKey), tags: tagsOf(grant) };
+  const payload = maxPayloadFor(grant);
+  const claims: Partial<User> = { ...permissionsFor(grant, userPublicKey), ...(payload ? { payload } : {}), tags: tagsOf(grant) };
   const jwt = await encodeUser(options.name ?? nameOf(grant), userPublicKey, material.appAccount.publicKey, claims, {
     signer: material.appSigningKey,
     exp: expiresAt,

@@ -1,22 +1,24 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { createHash } from 'node:crypto';
-import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/agentIds.ts';
 import { JoinRequest, type JoinAccepted } from '../../../schemas/trust/join.ts';
 import { sealJoinAnswer, type SealedJoinAnswer } from '../../../schemas/trust/joinReplySeal.ts';
-import { hashJoinSecret, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
+import { hashJoinSecret, JoinRefusal, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
 import { issuesOf, PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { RefusalTallyOptions } from '../../platform/refusalTally.ts';
 import { registerAgent, registrationOutcome } from '../agent/register.ts';
 import type { BrokerMaterial } from '../broker/brokerMaterial.ts';
 import type { RoleGrant } from '../broker/permissions.ts';
 import { issueUserJwt } from '../broker/userCredentials.ts';
 import { useJoinToken } from '../joinToken/use.ts';
+import { countRefusals } from '../refusals/countRefusals.ts';
+import { startRefusalCounting } from '../refusals/refusalCounting.ts';
 import { ensureAgentDurable } from './agentDurable.ts';
 
 export interface JoinServiceOptions {
@@ -24,8 +26,10 @@ export interface JoinServiceOptions {
   broker?: { material: BrokerMaterial; jwtTtlSeconds?: number };
   /** Ack wait of the durables made for joining agents (default `AGENT_ACK_WAIT_MS`). */
   ackWaitMs?: number;
-  /** The process's command bus (it must carry `pki.useJoinToken` and `agent.register`). */
+  /** The process's command bus (it must carry `pki.useJoinToken`, `agent.register` and `trust.countRefusals`). */
   bus?: CommandBus;
+  /** How refused joins are counted rather than recorded one by one (default: 60 s windows, 20 records each). */
+  refusals?: RefusalTallyOptions;
 }
 
 export interface JoinService {
@@ -34,17 +38,25 @@ export interface JoinService {
 
 type AgentGrant = Extract<RoleGrant, { role: 'site' | 'node' }>;
 
-function parseRequest(msg: Msg): JoinRequest {
+/**
+ * The request, or why it cannot be one, and whom a refusal of it is counted against: the place it claims to join
+ * (role, site and node as it names them; untrusted and only ever counted), or `unreadable`.
+ */
+function readRequest(msg: Msg): { request: JoinRequest; source: string } | { error: PlatformError; source: string } {
+  const role = (msg.subject.split('.')[2] ?? '').slice(0, 20);
   let body: unknown;
   try {
     body = msg.json();
   } catch (cause) {
-    throw new PlatformError('MALFORMED_JSON', 'join request is not valid JSON', { cause });
+    return { error: new PlatformError('MALFORMED_JSON', 'join request is not valid JSON', { cause }), source: `${role}:unreadable` };
   }
   const parsed = JoinRequest.safeParse(body);
   // The issues name paths and rules only; zod does not quote the rejected input, so the token cannot leak here.
-  if (!parsed.success) throw new PlatformError('VALIDATION_FAILED', 'invalid join request', { issues: issuesOf(parsed.error) });
-  return parsed.data;
+  if (!parsed.success) {
+    return { error: new PlatformError('VALIDATION_FAILED', 'invalid join request', { issues: issuesOf(parsed.error) }), source: `${role}:unreadable` };
+  }
+  const { siteId, nodeId } = parsed.data;
+  return { request: parsed.data, source: `${role}:${siteId}${nodeId ? `/${nodeId}` : ''}` };
 }
 
 function agentIdOf(role: JoinRole, request: JoinRequest): string {
@@ -56,9 +68,10 @@ function agentIdOf(role: JoinRole, request: JoinRequest): string {
 /**
  * `join`: answers `bc.join.<role>` (queue group `join`). A joiner presents a single-use token; the service spends it
  * (`pki.useJoinToken`: the append's expected sequence makes a second use impossible, and a refusal is audited as
- * `JoinRefused` with its code), creates the agent's durable (agents only look it up), registers the agent's key
- * (`agent.register`, so results verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is
- * hashed on arrival and never logged, appended or answered.
+ * `JoinRefused` with its code, or counted in `RefusalsCounted` beyond the first per claimed place and window),
+ * creates the agent's durable (agents only look it up), registers the agent's key (`agent.register`, so results
+ * verify and `wait.agentJoined` sees it) and in broker mode signs its user JWT. The token is hashed on arrival and
+ * never logged, appended or answered.
  */
 /**
  * How long an agent's NATS credentials live. Site and node agents are long-lived daemons: they are cut off by
@@ -69,17 +82,27 @@ const agentJwtTtlSeconds: Record<'site' | 'ramdisk' | 'node', number> = { site: 
 
 export function startJoinService(nc: NatsConnection, store: EventStore, log: Logger, options: JoinServiceOptions = {}): JoinService {
   // A process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-  const bus = options.bus ?? new CommandBus(store, [useJoinToken, registerAgent], { retries: 5 });
+  const bus = options.bus ?? new CommandBus(store, [useJoinToken, registerAgent, countRefusals], { retries: 5 });
   const jsm = jetstreamManager(nc);
+  // The join credential is public: a refused join is recorded for the first attempt of each claimed place in a window
+  // and counted otherwise, so nobody grows the log (or the log file) with the rate of their attempts.
+  const refusals = startRefusalCounting(bus, 'join', log, options.refusals);
 
   const join = async (msg: Msg): Promise<JoinAccepted | { ok: true; sealed: SealedJoinAnswer }> => {
-    const request = parseRequest(msg);
-    const accepted = await admit(msg, request);
-    // Every joiner holds the same public join credential and may read the join inboxes: seal the answer to its key.
-    return request.replyKey ? { ok: true, sealed: sealJoinAnswer(accepted, request.replyKey, request.publicKey) } : accepted;
+    const read = readRequest(msg);
+    const ticket = refusals.admit(read.source);
+    try {
+      if ('error' in read) throw read.error;
+      const accepted = await admit(msg, read.request, ticket.record);
+      ticket.passed();
+      // Every joiner holds the same public join credential and may read the join inboxes: seal the answer to its key.
+      return read.request.replyKey ? { ok: true, sealed: sealJoinAnswer(accepted, read.request.replyKey, read.request.publicKey) } : accepted;
+    } catch (err) {
+      throw refusals.failed(ticket, err);
+    }
   };
 
-  const admit = async (msg: Msg, request: JoinRequest): Promise<JoinAccepted> => {
+  const admit = async (msg: Msg, request: JoinRequest, recordRefusal: boolean): Promise<JoinAccepted> => {
     const role = JoinRole.safeParse(msg.subject.split('.')[2]);
     if (!role.success) throw new PlatformError('VALIDATION_FAILED', `no join role ${msg.subject}`);
     if (options.broker && !request.userPublicKey) throw new PlatformError('VALIDATION_FAILED', 'broker mode: a join names the userPublicKey of the agent');
@@ -90,6 +113,7 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     const attempt = createHash('sha256')
       .update(`${presented?.tokenId}|${request.publicKey}|${request.userPublicKey ?? ''}|${role.data}`)
       .digest('base64url');
+    // Refused: JoinRefused was appended, or (not recordRefusal) the decider threw the refusal's code.
     const use = await bus.execute({
       name: useJoinToken.name,
       commandId: `join-${attempt.slice(0, 40)}`,
@@ -102,13 +126,12 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
         agentId,
         keyId,
         ...(request.productUuid ? { productUuid: request.productUuid } : {}),
+        recordRefusal,
       },
     });
-    const refused = use.events.find((e) => e.type === 'JoinRefused')?.data as { reason?: string } | undefined;
-    if (refused || !use.events.some((e) => e.type === 'JoinTokenUsed')) {
-      const code = isErrorCode(refused?.reason) ? refused.reason : 'INTERNAL';
-      throw new PlatformError(code, `join refused: ${code}`);
-    }
+    const refused = JoinRefusal.safeParse((use.events.find((e) => e.type === 'JoinRefused')?.data as { reason?: string } | undefined)?.reason);
+    if (refused.success) throw new PlatformError(refused.data, `join refused: ${refused.data}`);
+    if (!use.events.some((e) => e.type === 'JoinTokenUsed')) throw new PlatformError('INTERNAL', 'join refused: INTERNAL');
     const grant: AgentGrant =
       role.data === 'site' ? { role: 'site', agentId, siteId: request.siteId } : { role: 'node', agentId, siteId: request.siteId, nodeId: request.nodeId! };
     // The durable exists before the key is registered: registration lets the workflow send the next command, which a
@@ -139,7 +162,12 @@ export function startJoinService(nc: NatsConnection, store: EventStore, log: Log
     return { ok: true, agentId, jwt: issued.jwt, expiresAt: issued.expiresAt, inboxPrefix: issued.inboxPrefix, durable };
   };
 
-  const sub = serveRequests(nc, { subject: Subjects.allJoins, queue: 'join', what: 'join', logRefusals: true, handle: join }, log);
+  const sub = serveRequests(nc, { subject: Subjects.allJoins, queue: 'join', what: 'join', logRefusals: refusals.logs, handle: join }, log);
   log.info({ subject: Subjects.allJoins, broker: options.broker !== undefined }, 'join requests served');
-  return { stop: async () => sub.unsubscribe() };
+  return {
+    stop: async () => {
+      sub.unsubscribe();
+      await refusals.stop();
+    },
+  };
 }

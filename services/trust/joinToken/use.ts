@@ -2,6 +2,7 @@ import { sameJoinHash, UNIDENTIFIED_JOIN, UseJoinToken, type JoinRefusal } from 
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
 import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
 /**
@@ -29,7 +30,8 @@ export function refusalOf(command: UseJoinToken, state: JoinTokenState, now: str
 /**
  * `pki.useJoinToken` (join service only): appends `JoinTokenUsed`, or `JoinRefused` with the reason (the audit of a
  * refused join is on the token's own subject, `unidentified` for text that names no token). Either way the command
- * succeeds; the join service answers the joiner from the event. Concurrent uses of one token race on the append's
+ * succeeds; the join service answers the joiner from the event. A refusal the join service counts instead
+ * (`recordRefusal: false`) throws its code and appends nothing. Concurrent uses of one token race on the append's
  * expected sequence, so at most one `JoinTokenUsed` is ever written.
  */
 export const useJoinToken = defineCommand({
@@ -43,6 +45,7 @@ export const useJoinToken = defineCommand({
     const reason = refusalOf(command, state, context.now, context.dependencies);
     if (reason === undefined)
       return [{ type: 'JoinTokenUsed', data: { tokenId: command.tokenId!, agentId: command.agentId, ...(command.keyId ? { keyId: command.keyId } : {}) } }];
+    if (!command.recordRefusal) throw new DomainError(reason, `join refused: ${reason}`);
     const { role, siteId, agentId } = command;
     return [{ type: 'JoinRefused', data: { tokenId: command.tokenId ?? null, reason, role, siteId, nodeId: command.nodeId ?? null, agentId } }];
   },

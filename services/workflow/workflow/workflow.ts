@@ -57,6 +57,7 @@ export const workflowAggregate = defineAggregate<WorkflowState, WorkflowEvent>({
         return withStep(state, event.data.stepIndex, { status: 'failed', attempt, error: { code, message, retryable } });
       }
       case 'AgentResultRejected':
+      case 'AgentResultsRejectedCounted':
         return state;
       case 'ApprovalRequested': {
         const { digest, items, threshold, approverIds, expiresAt } = event.data;
