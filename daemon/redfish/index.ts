@@ -4,12 +4,11 @@ export { Inventory, InventoryCpus, InventoryDisk, InventoryNic } from '../../sch
 export { MacAddress } from '../../schemas/metal/macAddress.ts';
 export { spkiSha256 } from './pin.ts';
 export { PowerActions, PowerStates, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
-export { OneTimeBootTargets, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
+export { OneTimeBootTargets, type BootClearResult, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
 export type { BiosAttributes, BiosAttributeValue, BiosWriteResult } from './bios.ts';
 export type { BiosApplyResult } from './biosApply.ts';
 export type { RaidApplyResult, RaidPlan, RaidVolume } from './raidApply.ts';
-export { remoteMediaSwitches } from './remoteMedia.ts';
-export type { MediaResult } from './virtualMedia.ts';
+export type { EjectResult, MediaResult } from './virtualMedia.ts';
 export type { UpdateResult } from './update.ts';
 export type { CreateVolumeSpec, VolumeInfo } from './volumes.ts';
 export type { RedfishTiming } from './clientContext.ts';

@@ -20,11 +20,12 @@ export function findAction(resource: Json, name: string): ActionRef | undefined 
 }
 
 /**
- * A vendor action whose name ends with `suffix`, wherever the vendor put it: `Actions.Oem.<Vendor>` (the
- * schema's place) or `Oem.<Vendor>.Actions` (iLO's place).
+ * A vendor action whose name ends with `suffix`, wherever the vendor put it: directly in `Actions.Oem` (AMI's
+ * `#VirtualMedia.EnableRMedia`), in `Actions.Oem.<Vendor>`, or in `Oem.<Vendor>.Actions` (iLO's place).
  */
 export function findOemAction(resource: Json, suffix: string): ActionRef | undefined {
-  const groups = [...Object.values(obj(obj(resource.Actions).Oem)), ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions))];
+  const oemActions = obj(obj(resource.Actions).Oem);
+  const groups = [oemActions, ...Object.values(oemActions), ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions))];
   for (const group of groups) {
     for (const [name, action] of Object.entries(obj(group))) {
       const ref = name.endsWith(suffix) ? toRef(name, action) : undefined;

@@ -9,6 +9,7 @@ import { AuthGate } from './auth.ts';
 import { shapeTree } from './dialectTree.ts';
 import { redfishTreePath } from './fixtures.ts';
 import { VirtualMediaModel } from './media.ts';
+import { RemoteMediaModel } from './remoteMedia.ts';
 import { quirksOf, type BmcDialectName, type BmcQuirks } from './quirks.ts';
 import { BaseMessages, redfishError, type SimResponse } from './responses.ts';
 import { route, type SimModels } from './router.ts';
@@ -155,6 +156,8 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
   const timers = new Timers();
   const requestLog: RequestLogEntry[] = [];
   const media = new VirtualMediaModel(store, options.mediaDelayMs ?? 0, timers, quirks.insertFlags === 'imageOnly');
+  const remoteMedia = new RemoteMediaModel(store, topology.mediaCollectionKeys, timers, options.mediaDelayMs ?? 0, () => media.dropAll(topology.mediaKeys));
+  if (quirks.remoteMedia === 'disabled') remoteMedia.disable();
   const systems = topology.systems.map((t) => new SystemModel(store, t, media, timers, { powerDelayMs: options.powerDelayMs ?? 0, quirks }));
   const first = systems[0]!;
   if (options.onBoot) first.onBoot(options.onBoot);
@@ -165,6 +168,7 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     auth: new AuthGate(options.username, options.password),
     systems: new Map(systems.map((system) => [system.topology.key, system])),
     media,
+    remoteMedia,
     tasks: new TaskModel(store, topology.tasksKey, topology.transferProtocols, timers, {
       durationMs: options.taskDurationMs ?? 50,
       outcome: options.taskOutcome ?? 'Completed',
