@@ -96,6 +96,22 @@ describe('site executor: per-node BMC options', () => {
     }
   });
 
+  it('ends the network boot at boot.clear: disarms the node, and sets the override the AMI BMC kept as Continuous back to none', async () => {
+    const sim = await bmc({ tree: 'gigabyte-ami-h262', dialect: 'ami-megarac' });
+    const state = mkdtempSync(join(tmpdir(), 'bc-arms-'));
+    try {
+      const arms = new PxeArms(state);
+      const node = { address: sim.url, credentialsRef: 'secret:n1' };
+      expect(await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe' } }), arms)).toMatchObject({ enabled: 'Continuous' });
+      expect(arms.armed()).toEqual(['n1']);
+      expect(await run([], agentCommand('boot.clear', { bmc: node }), arms)).toEqual({ changed: true, before: { target: 'Pxe', enabled: 'Continuous' } });
+      expect(arms.armed()).toEqual([]);
+      expect(sim.state.bootOverride).toEqual({ target: 'None', enabled: 'Disabled' });
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+
   it('drives the system the address names on a multi-system BMC', async () => {
     const sim = await bmc({ systems: 2 });
     await run([], agentCommand('power.set', { bmc: { address: sim.addressOf(sim.systems[1]!), credentialsRef: 'secret:n1' }, params: { action: 'off' } }));

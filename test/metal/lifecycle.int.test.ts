@@ -138,7 +138,9 @@ describe('metal lifecycle', () => {
     expect(await env.nodeState('n5')).toMatchObject({ state: 'retiring' });
     await env.waitForNode('n5', (s) => s.exists && s.state === 'retired');
     const workflowId = (retire.events[0]!.data as { workflowId: string }).workflowId;
-    expect([...agent.executed.keys()].filter((id) => id.startsWith(workflowId)).sort()).toEqual(['s0', 's1', 's3', 's4'].map((s) => `${workflowId}-${s}-a1`));
+    expect([...agent.executed.keys()].filter((id) => id.startsWith(workflowId)).sort()).toEqual(
+      ['s0', 's1', 's3', 's4', 's5'].map((s) => `${workflowId}-${s}-a1`),
+    );
     const last = await env.store.streamLastSequence();
     const workflows = env.readers.get('workflows')!;
     await workflows.waitFor(last, 5_000);
@@ -152,6 +154,7 @@ describe('metal lifecycle', () => {
       { step_id: 'power.set', state: 'succeeded', attested: null },
       { step_id: 'wait.agentJoined', state: 'succeeded', attested: null },
       { step_id: 'disk.wipe', state: 'succeeded', attested: 1 },
+      { step_id: 'boot.clear', state: 'succeeded', attested: null },
       { step_id: 'power.set', state: 'succeeded', attested: null },
     ]);
     await expect(env.bus.execute({ name: 'metal.rescue', payload: { nodeId: 'n5' }, actor: 'test' })).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
