@@ -64,6 +64,7 @@ const defaultTiming: RedfishTiming = {
   taskTimeoutMs: 60 * 60_000,
   resetObserveMs: 60_000,
   bootVerifyMs: 30_000,
+  updateVerifyMs: 60_000,
   transientRetries: 4,
   maxRetryAfterMs: 30_000,
 };

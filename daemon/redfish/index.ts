@@ -1,6 +1,6 @@
 export { createRedfishClient, type RedfishClient, type RedfishClientOptions } from './client.ts';
 export { RedfishError, RedfishErrorCodes, isRedfishError, type RedfishErrorCode } from './errors.ts';
-export { Inventory, InventoryCpus, InventoryDisk, InventoryNic } from '../../schemas/metal/inventory.ts';
+export { Inventory, InventoryCpus, InventoryDisk, InventoryFirmware, InventoryNic } from '../../schemas/metal/inventory.ts';
 export { MacAddress } from '../../schemas/metal/macAddress.ts';
 export { spkiSha256 } from './pin.ts';
 export { PowerActions, PowerStates, type PowerAction, type PowerState, type SetPowerResult } from './power.ts';
@@ -9,7 +9,7 @@ export type { BiosAttributes, BiosAttributeValue, BiosWriteResult } from './bios
 export type { BiosApplyResult } from './biosApply.ts';
 export type { RaidApplyResult, RaidPlan, RaidVolume } from './raidApply.ts';
 export type { EjectResult, MediaResult } from './virtualMedia.ts';
-export type { UpdateResult } from './update.ts';
+export type { FirmwareChange, UpdateResult } from './update.ts';
 export type { CreateVolumeSpec, VolumeInfo } from './volumes.ts';
 export type { RedfishTiming } from './clientContext.ts';
 export type { RedfishTlsOptions } from './transport.ts';

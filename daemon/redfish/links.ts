@@ -1,5 +1,5 @@
 import { RedfishError } from './errors.ts';
-import type { RedfishHttp } from './http.ts';
+import type { RedfishHttp, RedfishResource } from './http.ts';
 import { arr, isObject, linkOf, obj, str, strings, type Json } from './json.ts';
 
 export interface ActionRef {
@@ -65,6 +65,11 @@ export async function members(http: RedfishHttp, collectionUri: string): Promise
     next = str(page.body['Members@odata.nextLink']);
   }
   return uris;
+}
+
+/** Display id: the resource's Id, else the last segment of its URI (DMTF drives carry no Id). */
+export function idOf(resource: RedfishResource): string {
+  return str(resource.body.Id) ?? decodeURIComponent(resource.uri.replace(/\/+$/, '').split('/').pop() ?? resource.uri);
 }
 
 export function requireLink(resource: Json, what: string, ...path: string[]): string {

@@ -83,6 +83,7 @@ export function clientFor(sim: BmcSimulator, options: Partial<RedfishClientOptio
       taskTimeoutMs: 5_000,
       resetObserveMs: 500,
       bootVerifyMs: 500,
+      updateVerifyMs: 300,
       ...options.timing,
     },
   });

@@ -14,4 +14,5 @@ export type { SystemIdentity } from './treeShape.ts';
 export { setHostAddress } from './hostAddress.ts';
 export { RedfishTrees, SiteMachineTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
 export { TaskOutcomes, type TaskOutcome } from './tasks.ts';
+export type { FirmwareImage } from './firmware.ts';
 export type { SimPowerState } from './power.ts';
