@@ -79,7 +79,10 @@ describe('metal lifecycle', () => {
     expect(history.items.map((w) => w.operation)).toEqual(['release', 'deploy', 'inspect']);
     const release = await app.inject({ url: `/v1/workflows/${wipes[0]!.workflow_id}` });
     expect(release.statusCode).toBe(200);
-    expect(release.json()).toMatchObject({ state: 'completed', steps: [{}, {}, {}, { stepId: 'disk.wipe', output: { attested: true } }, {}] });
+    expect(release.json()).toMatchObject({
+      state: 'completed',
+      steps: [{}, {}, {}, { stepId: 'disk.wipe', output: { attested: true } }, { stepId: 'boot.clear' }, {}],
+    });
     await app.close();
   });
 
@@ -174,8 +177,8 @@ describe('metal lifecycle', () => {
     await env.waitForNode('n3', (s) => s.exists && s.state === 'deployed');
 
     const counts = await commandCounts(env);
-    // inventory.read, then boot.setOnce, power.set, image.write, userdata.write, power.set (wait.agentJoined is no agent command).
-    expect(counts.size).toBe(6);
+    // inventory.read, then boot.setOnce, power.set, image.write, userdata.write, boot.clear, power.set (wait.agentJoined is no agent command).
+    expect(counts.size).toBe(7);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect([...agent.executed.values()].every((n) => n === 1)).toBe(true);
     const last = await env.store.streamLastSequence();
