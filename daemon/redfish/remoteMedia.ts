@@ -15,7 +15,6 @@ const SWITCH_ACTION = 'EnableRMedia';
 const SWITCH_PARAMETER = 'RMediaState';
 
 interface RemoteMediaSwitch {
-  manager: RedfishResource;
   action: ActionRef;
   /** `RMediaStatus` where the firmware reports it; undefined where it does not. */
   status: string | undefined;
@@ -36,7 +35,7 @@ async function switches(ctx: ClientContext): Promise<RemoteMediaSwitch[]> {
   for (const uri of await ctx.discovery.managers()) {
     const manager = await optional(() => ctx.http.get(uri));
     const action = manager ? findOemAction(manager.body, SWITCH_ACTION) : undefined;
-    if (manager && action) found.push({ manager, action, status: reportedStatus(manager) });
+    if (manager && action) found.push({ action, status: reportedStatus(manager) });
   }
   return found;
 }

@@ -2,7 +2,7 @@ import { discoverTopology, membersOf } from './topology.ts';
 import type { BmcQuirks } from './quirks.ts';
 import { graftEnableRMedia } from './remoteMedia.ts';
 import { duplicateNics, moveMediaUnderSystems } from './treeShape.ts';
-import { isPlainObject, linkId, touch, type Json, type TreeStore } from './treeStore.ts';
+import { isPlainObject, linkId, touch, type TreeStore } from './treeStore.ts';
 
 /** Changes the tree the way the quirks say the BMC serves it, before anything reads its topology. */
 export function shapeTree(store: TreeStore, quirks: BmcQuirks, systemCount: number): void {

@@ -3,10 +3,10 @@ import type { Timers } from './timers.ts';
 import { isPlainObject, linkId, toKey, touch, type Json, type TreeStore } from './treeStore.ts';
 
 /** The action's name and parameter as the Gigabyte H262 tree declares them (fixtures/redfish/gigabyte-ami-h262, Managers/Self). */
-export const ENABLE_RMEDIA_ACTION = '#VirtualMedia.EnableRMedia';
+const ENABLE_RMEDIA_ACTION = '#VirtualMedia.EnableRMedia';
 const PARAMETER = 'RMediaState';
 
-/** That tree's `Managers/Self/Oem/Ami/VirtualMedia.EnableRMediaActionInfo`, for a manager at `managerUri`. */
+/** That tree's `Managers/Self/Oem/Ami/VirtualMedia.EnableRMediaActionInfo`, served at `infoUri`. */
 function enableRMediaActionInfo(infoUri: string): Json {
   return {
     '@odata.context': '/redfish/v1/$metadata#ActionInfo.ActionInfo',

@@ -5,11 +5,11 @@ import { patchSystem } from './boot.ts';
 import type { VirtualMediaModel } from './media.ts';
 import type { RemoteMediaModel } from './remoteMedia.ts';
 import type { BmcQuirks } from './quirks.ts';
-import { BaseMessages, methodNotAllowed, notFound, redfishError, success, type SimResponse } from './responses.ts';
+import { BaseMessages, methodNotAllowed, notFound, redfishError, type SimResponse } from './responses.ts';
 import type { SystemModel } from './system.ts';
 import type { TaskModel } from './tasks.ts';
 import type { SimTopology } from './topology.ts';
-import { etagOf, ifMatchOk, isPlainObject, parentKey, touch, type Json, type TreeStore } from './treeStore.ts';
+import { etagOf, ifMatchOk, parentKey, type Json, type TreeStore } from './treeStore.ts';
 import type { VolumeModel } from './volumes.ts';
 
 export interface SimRequest {
@@ -47,7 +47,7 @@ function systemWith(m: SimModels, match: (s: SystemModel) => boolean): SystemMod
 /** The methods a resource answers (RFC 9110 `Allow`): what a client such as python-sushy reads before writing. */
 export function allowedMethods(m: SimModels, key: string): string[] | undefined {
   if (m.topology.actions.has(key)) return ['POST'];
-  if (!m.store.get(key)) return undefined;
+  if (!m.store.get(key) || m.remoteMedia.hides(key)) return undefined;
   const methods = ['GET', 'HEAD'];
   if (patchable(m, key)) methods.push('PATCH');
   if (key === m.topology.sessionsKey || m.topology.volumeCollectionKeys.has(key)) methods.push('POST');
