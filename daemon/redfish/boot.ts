@@ -1,7 +1,8 @@
 import type { BootMode, ClientContext } from './clientContext.ts';
 import { patchResource } from './context.ts';
 import { isRedfishError, RedfishError } from './errors.ts';
-import { obj, str, strings, type Json } from './json.ts';
+import { linkOf, obj, str, strings, type Json } from './json.ts';
+import { optional } from './links.ts';
 import { pollWithin } from './poll.ts';
 
 export const OneTimeBootTargets = ['Pxe', 'Cd', 'UefiHttp'] as const;
@@ -16,15 +17,40 @@ export interface BootOverrideResult {
   mode: string | null;
 }
 
-/** AMI boards (MegaRAC) ship in Legacy mode; every other family defaults to UEFI. */
-async function defaultMode(ctx: ClientContext): Promise<BootMode> {
-  const family = await ctx.discovery.family();
-  return family !== undefined && /^(ami|american megatrends)/.test(family) ? 'Legacy' : 'UEFI';
+export interface BootClearResult {
+  /** false when no override was armed. */
+  changed: boolean;
+  /** The override as it was. */
+  before: { target: string | null; enabled: string | null };
+}
+
+/**
+ * BIOS attributes that hold the firmware's boot mode, by vendor: `BootMode` (HPE iLO `Uefi`/`LegacyBios`, Dell
+ * `Uefi`/`Bios`, the DMTF mockup), `BootModeSelect` (Supermicro), `FBO001` (AMI Aptio on Gigabyte boards: "Boot mode
+ * select", `LEGACY`/`UEFI`, in the H262 tree's attribute registry), `BootModes_SystemBootMode` (Lenovo XClarity).
+ */
+const biosBootModeAttributes = ['BootMode', 'BootModeSelect', 'FBO001', 'BootModes_SystemBootMode'];
+
+function bootModeOf(value: unknown): BootMode | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (/uefi/i.test(value)) return 'UEFI';
+  return /legacy|^bios$/i.test(value) ? 'Legacy' : undefined;
+}
+
+/**
+ * The boot mode the BIOS is set to, where an attribute says so. `BootSourceOverrideMode` is no witness: the H262's AMI
+ * BMC reads `Legacy` there while its BIOS boots UEFI.
+ */
+async function biosBootMode(ctx: ClientContext, system: Json): Promise<BootMode | undefined> {
+  const biosUri = linkOf(system, 'Bios');
+  const attributes = biosUri === undefined ? {} : obj((await optional(() => ctx.http.get(biosUri)))?.body.Attributes);
+  return biosBootModeAttributes.map((name) => bootModeOf(attributes[name])).find((mode) => mode !== undefined);
 }
 
 /**
  * Arms a boot override that the next power-on or reset consumes (`BootSourceOverrideEnabled: Once`), in the boot mode
- * asked for (the node's, else the family default) where the BMC lets a client set it. BMCs differ in what they report
+ * asked for (the command's, else the node's, else the one the BIOS reports; else the BMC's is left as it is) where
+ * the BMC lets a client set it. BMCs differ in what they report
  * after: some show `Continuous` for a `Once` request, some arm it later (202 and a task, or just later), some answer 200
  * and ignore it. So the override is read back for up to `bootVerifyMs`, and the step fails
  * (`REDFISH_BOOT_OVERRIDE_MISMATCH`) only when the target itself is not the one asked for.
@@ -41,9 +67,9 @@ export async function setOneTimeBoot(ctx: ClientContext, target: OneTimeBootTarg
   }
   const patch: Json = { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: 'Once' };
   // HTTP boot exists only in UEFI mode.
-  const wantedMode = target === 'UefiHttp' ? 'UEFI' : (mode ?? ctx.bootMode ?? (await defaultMode(ctx)));
+  const wantedMode = target === 'UefiHttp' ? 'UEFI' : (mode ?? ctx.bootMode ?? (await biosBootMode(ctx, system.body)));
   const modes = boot['BootSourceOverrideMode@Redfish.AllowableValues'];
-  const modeSettable = 'BootSourceOverrideMode' in boot && (!Array.isArray(modes) || strings(modes).includes(wantedMode));
+  const modeSettable = wantedMode !== undefined && 'BootSourceOverrideMode' in boot && (!Array.isArray(modes) || strings(modes).includes(wantedMode));
   if (modeSettable && boot.BootSourceOverrideMode !== wantedMode) patch.BootSourceOverrideMode = wantedMode;
   try {
     await patchResource(ctx, system.uri, { Boot: patch }, system.etag);
@@ -67,4 +93,34 @@ export async function setOneTimeBoot(ctx: ClientContext, target: OneTimeBootTarg
     );
   }
   return { target, enabled: str(after.BootSourceOverrideEnabled) ?? null, mode: str(after.BootSourceOverrideMode) ?? null };
+}
+
+/**
+ * Ends the boot override: `BootSourceOverrideEnabled: Disabled`, and the target back to `None` where the BMC lists it.
+ * A BMC that keeps a `Once` request as `Continuous` (AMI MegaRAC) would otherwise boot the network or the CD at every
+ * restart after the workflow. Read back like an arm; an override that stays armed is REDFISH_BOOT_OVERRIDE_MISMATCH.
+ */
+export async function clearBootOverride(ctx: ClientContext): Promise<BootClearResult> {
+  const system = await ctx.discovery.system();
+  const boot = obj(system.body.Boot);
+  const before = { target: str(boot.BootSourceOverrideTarget) ?? null, enabled: str(boot.BootSourceOverrideEnabled) ?? null };
+  const ended = (b: Json) =>
+    b.BootSourceOverrideEnabled === 'Disabled' || (b.BootSourceOverrideEnabled === undefined && [undefined, 'None'].includes(str(b.BootSourceOverrideTarget)));
+  if (ended(boot)) return { changed: false, before };
+  const patch: Json = { BootSourceOverrideEnabled: 'Disabled' };
+  const targets = boot['BootSourceOverrideTarget@Redfish.AllowableValues'];
+  if (!Array.isArray(targets) || strings(targets).includes('None')) patch.BootSourceOverrideTarget = 'None';
+  await patchResource(ctx, system.uri, { Boot: patch }, system.etag);
+  const shown = await pollWithin(async () => obj((await ctx.discovery.system()).body.Boot), ended, {
+    intervalMs: ctx.timing.pollIntervalMs,
+    timeoutMs: ctx.timing.bootVerifyMs,
+  });
+  if (!shown.done) {
+    const after = shown.value;
+    throw new RedfishError(
+      'REDFISH_BOOT_OVERRIDE_MISMATCH',
+      `BMC accepted the end of the boot override but still reports ${str(after.BootSourceOverrideEnabled) ?? '?'} ${str(after.BootSourceOverrideTarget) ?? '?'} after ${ctx.timing.bootVerifyMs} ms`,
+    );
+  }
+  return { changed: true, before };
 }

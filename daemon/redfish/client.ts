@@ -1,6 +1,6 @@
 import { getBiosAttributes, setBiosAttributes, type BiosAttributes, type BiosWriteResult } from './bios.ts';
 import { applyBiosSettings, type BiosApplyResult } from './biosApply.ts';
-import { setOneTimeBoot, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
+import { clearBootOverride, setOneTimeBoot, type BootClearResult, type BootMode, type BootOverrideResult, type OneTimeBootTarget } from './boot.ts';
 import type { ClientContext, RedfishTiming } from './clientContext.ts';
 import { Discovery } from './discovery.ts';
 import { RedfishError } from './errors.ts';
@@ -12,7 +12,7 @@ import { getInventory } from './readInventory.ts';
 import { retryingTransient } from './transient.ts';
 import { createTransport, type RedfishTlsOptions } from './transport.ts';
 import { simpleUpdate, type UpdateResult } from './update.ts';
-import { ejectMedia, insertMedia, type MediaResult } from './virtualMedia.ts';
+import { ejectMedia, insertMedia, type EjectResult, type MediaResult } from './virtualMedia.ts';
 import { createVolume, deleteVolume, listVolumes, type CreateVolumeSpec, type VolumeInfo } from './volumes.ts';
 
 export interface RedfishClientOptions {
@@ -30,7 +30,7 @@ export interface RedfishClientOptions {
   timeoutMs: number;
   /** Wait budgets for state changes that the BMC confirms only by polling. */
   timing?: Partial<RedfishTiming>;
-  /** The boot mode for boot overrides; default UEFI, or Legacy on AMI boards. */
+  /** The boot mode for boot overrides; default: what the BIOS reports (see `boot.ts`). */
   bootMode?: BootMode;
 }
 
@@ -38,8 +38,10 @@ export interface RedfishClient {
   getPowerState(): Promise<PowerState>;
   setPower(action: PowerAction): Promise<SetPowerResult>;
   setOneTimeBoot(target: OneTimeBootTarget, mode?: BootMode): Promise<BootOverrideResult>;
+  /** Sets the boot override back to none (a `Continuous` one would boot the same way at every restart). */
+  clearBootOverride(): Promise<BootClearResult>;
   insertMedia(imageUrl: string): Promise<MediaResult>;
-  ejectMedia(): Promise<MediaResult>;
+  ejectMedia(): Promise<EjectResult>;
   getInventory(): Promise<Inventory>;
   getBiosAttributes(): Promise<BiosAttributes>;
   setBiosAttributes(attrs: BiosAttributes): Promise<BiosWriteResult>;
@@ -62,6 +64,7 @@ const defaultTiming: RedfishTiming = {
   taskTimeoutMs: 60 * 60_000,
   resetObserveMs: 60_000,
   bootVerifyMs: 30_000,
+  updateVerifyMs: 60_000,
   transientRetries: 4,
   maxRetryAfterMs: 30_000,
 };
@@ -97,6 +100,7 @@ export function createRedfishClient(options: RedfishClientOptions): RedfishClien
     getPowerState: () => getPowerState(ctx),
     setPower: (action) => setPower(ctx, action),
     setOneTimeBoot: (target, mode) => setOneTimeBoot(ctx, target, mode),
+    clearBootOverride: () => clearBootOverride(ctx),
     insertMedia: (imageUrl) => insertMedia(ctx, imageUrl),
     ejectMedia: () => ejectMedia(ctx),
     getInventory: () => getInventory(ctx),

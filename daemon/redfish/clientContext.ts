@@ -13,6 +13,8 @@ export interface RedfishTiming {
   resetObserveMs: number;
   /** How long an accepted boot override may take to show its target (BMCs that arm it later). */
   bootVerifyMs: number;
+  /** How long a firmware update the BMC answered without a task may take to show a new version. */
+  updateVerifyMs: number;
   /** Further attempts after a 429 or 503 answer. */
   transientRetries: number;
   /** The longest wait a `Retry-After` is honoured for. */

@@ -1,6 +1,6 @@
 import { RedfishError } from './errors.ts';
 import { serviceRootPath, toPath, type RedfishHttp, type RedfishResource } from './http.ts';
-import { arr, linkOf, obj, str, type Json } from './json.ts';
+import { arr, linkOf, obj, type Json } from './json.ts';
 import { members, optional, requireLink } from './links.ts';
 
 /**
@@ -11,7 +11,9 @@ import { members, optional, requireLink } from './links.ts';
 export class Discovery {
   private rootBody: Json | undefined;
   private systemUriCache: string | undefined;
-  private mediaUrisCache: string[] | undefined;
+  private systemCount: number | undefined;
+  private managerUrisCache: string[] | undefined;
+  private mediaCollectionsCache: string[] | undefined;
 
   constructor(
     private readonly http: RedfishHttp,
@@ -35,11 +37,10 @@ export class Discovery {
   async systemUri(): Promise<string> {
     if (this.systemUriCache === undefined) {
       const systems = await members(this.http, requireLink(await this.root(), 'Systems', 'Systems'));
-      const canonical = (uri: string) => toPath(uri).replace(/\/+$/, '').toLowerCase();
       let chosen: string | undefined;
       if (this.preferredSystemUri !== undefined) {
-        const wanted = canonical(this.preferredSystemUri);
-        chosen = systems.find((s) => canonical(s) === wanted);
+        const wanted = this.preferredSystemUri;
+        chosen = systems.find((s) => sameUri(s, wanted));
         if (chosen === undefined) throw new RedfishError('REDFISH_NOT_FOUND', `BMC lists no ComputerSystem ${toPath(this.preferredSystemUri)}`);
       } else if (systems.length > 1) {
         throw new RedfishError('REDFISH_SYSTEM_AMBIGUOUS', `BMC serves ${systems.length} systems; the address must name one (…/redfish/v1/Systems/<id>)`);
@@ -48,55 +49,63 @@ export class Discovery {
         if (chosen === undefined) throw new RedfishError('REDFISH_NOT_FOUND', 'BMC lists no ComputerSystem');
       }
       this.systemUriCache = chosen;
+      this.systemCount = systems.length;
     }
     return this.systemUriCache;
   }
 
   /**
-   * Who made the BMC, lower-case, where behaviour differs by family: `ServiceRoot.Vendor` (Redfish 1.5+), else the
-   * vendor key of the root's or the system's `Oem` section (`Ami`, `Hpe`, `Dell`, …). undefined when nothing says.
+   * The managers of our system: those its `Links.ManagedBy` names, else those whose `Links.ManagerForServers` names it,
+   * else (a BMC serving this one system and linking neither way) every manager the service lists. Never another
+   * system's manager: virtual media mounted there boots another machine.
    */
-  async family(): Promise<string | undefined> {
-    const root = await this.root();
-    const vendor = str(root.Vendor) ?? Object.keys(obj(root.Oem))[0] ?? Object.keys(obj((await this.system()).body.Oem))[0];
-    return vendor?.toLowerCase();
-  }
-
-  /** The managers of our system (Links.ManagedBy) first, then any others the service lists. */
   async managers(): Promise<string[]> {
-    return this.managerUris((await this.system()).body);
+    if (this.managerUrisCache === undefined) {
+      const system = await this.system();
+      const managedBy = arr(obj(system.body.Links).ManagedBy).flatMap((m) => linkOf(m) ?? []);
+      const managersLink = linkOf(await this.root(), 'Managers');
+      const listed = managedBy.length > 0 || managersLink === undefined ? [] : await members(this.http, managersLink);
+      const ours = async (uri: string) => {
+        const manager = await optional(() => this.http.get(uri));
+        return arr(obj(manager?.body.Links).ManagerForServers).some((s) => sameUri(linkOf(s), system.uri));
+      };
+      const managing: string[] = [];
+      for (const uri of listed) if (await ours(uri)) managing.push(uri);
+      const chosen = managedBy.length > 0 ? managedBy : managing.length > 0 ? managing : this.systemCount === 1 ? listed : [];
+      this.managerUrisCache = [...new Set(chosen)];
+    }
+    return this.managerUrisCache;
   }
 
   async system(): Promise<RedfishResource> {
     return this.http.get(await this.systemUri());
   }
 
-  /** The managers responsible for our system first (Links.ManagedBy), then any others the service lists. */
-  private async managerUris(system: Json): Promise<string[]> {
-    const managedBy = arr(obj(system.Links).ManagedBy)
-      .map((m) => linkOf(m))
-      .filter((u): u is string => u !== undefined);
-    const managersLink = linkOf(await this.root(), 'Managers');
-    const listed = managersLink === undefined ? [] : await members(this.http, managersLink);
-    return [...new Set([...managedBy, ...listed])];
-  }
-
-  /** Virtual media under the managers (the classic place) and under the system (ComputerSystem >= 1.13). */
+  /**
+   * Virtual media slots of our system: under the system itself (ComputerSystem >= 1.13), then under its own managers.
+   * The collections are found once; their members are listed at every call, because some BMCs show slots only once
+   * remote media is switched on (AMI MegaRAC).
+   */
   async virtualMediaUris(): Promise<string[]> {
-    if (this.mediaUrisCache === undefined) {
-      const system = (await this.system()).body;
+    if (this.mediaCollectionsCache === undefined) {
       const collections: string[] = [];
-      const onSystem = linkOf(system, 'VirtualMedia');
+      const onSystem = linkOf((await this.system()).body, 'VirtualMedia');
       if (onSystem !== undefined) collections.push(onSystem);
-      for (const managerUri of await this.managerUris(system)) {
+      for (const managerUri of await this.managers()) {
         const manager = await optional(() => this.http.get(managerUri));
         const link = manager ? linkOf(manager.body, 'VirtualMedia') : undefined;
         if (link !== undefined) collections.push(link);
       }
-      const uris: string[] = [];
-      for (const collection of collections) uris.push(...((await optional(() => members(this.http, collection))) ?? []));
-      this.mediaUrisCache = [...new Set(uris)];
+      this.mediaCollectionsCache = collections;
     }
-    return this.mediaUrisCache;
+    const uris: string[] = [];
+    for (const collection of this.mediaCollectionsCache) uris.push(...((await optional(() => members(this.http, collection))) ?? []));
+    return [...new Set(uris)];
   }
+}
+
+/** Two links to one resource: BMCs differ in case and trailing slashes between a link and the resource's own URI. */
+function sameUri(a: string | undefined, b: string): boolean {
+  const canonical = (uri: string) => toPath(uri).replace(/\/+$/, '').toLowerCase();
+  return a !== undefined && canonical(a) === canonical(b);
 }

@@ -16,6 +16,7 @@ export const RedfishErrorCodes = {
   REDFISH_BOOT_OVERRIDE_MISMATCH: 'The BMC accepted a boot override but reports another target',
   REDFISH_RESET_NOT_OBSERVED: 'The BMC accepted a reset but the machine showed no sign of one, nor of a power-off',
   REDFISH_BIOS_NOT_APPLIED: 'BIOS settings did not show up as current after the reset that should apply them',
+  REDFISH_UPDATE_NOT_APPLIED: 'The BMC answered a firmware update without a task, and no firmware version changed',
   REDFISH_REDIRECT_REFUSED: 'The BMC redirected somewhere other than https on the same host',
 } as const;
 

@@ -1,5 +1,5 @@
 import { RedfishError } from './errors.ts';
-import type { RedfishHttp } from './http.ts';
+import type { RedfishHttp, RedfishResource } from './http.ts';
 import { arr, isObject, linkOf, obj, str, strings, type Json } from './json.ts';
 
 export interface ActionRef {
@@ -20,11 +20,12 @@ export function findAction(resource: Json, name: string): ActionRef | undefined 
 }
 
 /**
- * A vendor action whose name ends with `suffix`, wherever the vendor put it: `Actions.Oem.<Vendor>` (the
- * schema's place) or `Oem.<Vendor>.Actions` (iLO's place).
+ * A vendor action whose name ends with `suffix`, wherever the vendor put it: directly in `Actions.Oem` (AMI's
+ * `#VirtualMedia.EnableRMedia`), in `Actions.Oem.<Vendor>`, or in `Oem.<Vendor>.Actions` (iLO's place).
  */
 export function findOemAction(resource: Json, suffix: string): ActionRef | undefined {
-  const groups = [...Object.values(obj(obj(resource.Actions).Oem)), ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions))];
+  const oemActions = obj(obj(resource.Actions).Oem);
+  const groups = [oemActions, ...Object.values(oemActions), ...Object.values(obj(resource.Oem)).map((vendor) => obj(obj(vendor).Actions))];
   for (const group of groups) {
     for (const [name, action] of Object.entries(obj(group))) {
       const ref = name.endsWith(suffix) ? toRef(name, action) : undefined;
@@ -64,6 +65,11 @@ export async function members(http: RedfishHttp, collectionUri: string): Promise
     next = str(page.body['Members@odata.nextLink']);
   }
   return uris;
+}
+
+/** Display id: the resource's Id, else the last segment of its URI (DMTF drives carry no Id). */
+export function idOf(resource: RedfishResource): string {
+  return str(resource.body.Id) ?? decodeURIComponent(resource.uri.replace(/\/+$/, '').split('/').pop() ?? resource.uri);
 }
 
 export function requireLink(resource: Json, what: string, ...path: string[]): string {

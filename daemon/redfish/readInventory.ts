@@ -3,17 +3,13 @@ import type { ClientContext } from './clientContext.ts';
 import type { RedfishResource } from './http.ts';
 import { Inventory, InventoryCpus, type InventoryDisk, type InventoryNic } from '../../schemas/metal/inventory.ts';
 import { arr, linkOf, num, obj, str, text, type Json } from './json.ts';
-import { members, optional } from './links.ts';
+import { firmwareComponents } from './firmware.ts';
+import { idOf, members, optional } from './links.ts';
 
 const guid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function isAbsent(resource: Json): boolean {
   return obj(resource.Status).State === 'Absent';
-}
-
-/** Display id: the resource's Id, else the last segment of its URI (DMTF drives carry no Id). */
-function idOf(resource: RedfishResource): string {
-  return str(resource.body.Id) ?? decodeURIComponent(resource.uri.replace(/\/+$/, '').split('/').pop() ?? resource.uri);
 }
 
 function normaliseMac(value: unknown): string | undefined {
@@ -135,5 +131,6 @@ export async function getInventory(ctx: ClientContext): Promise<Inventory> {
     memoryMiB: await readMemoryMiB(ctx, system),
     disks: await readDisks(ctx, system),
     nics: await readNics(ctx, system),
+    firmware: (await firmwareComponents(ctx)).map((component) => component.firmware),
   });
 }

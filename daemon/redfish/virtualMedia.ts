@@ -4,8 +4,8 @@ import { isRedfishError, RedfishError } from './errors.ts';
 import type { RedfishResource } from './http.ts';
 import { str, strings, type Json } from './json.ts';
 import { allowableValues, findAction, findOemAction } from './links.ts';
-import { pollUntil } from './poll.ts';
-import { enableRemoteMedia } from './remoteMedia.ts';
+import { pollUntil, pollWithin } from './poll.ts';
+import { enableRemoteMedia, remoteMediaOff } from './remoteMedia.ts';
 
 export interface MediaResult {
   /** false when the slot already held exactly this image (insert) or nothing (eject). */
@@ -13,16 +13,19 @@ export interface MediaResult {
   mediaUri: string;
 }
 
+/** An eject's result: `mediaUri` is null when remote media is switched off (AMI MegaRAC) and so no slot exists. */
+export type EjectResult = Omit<MediaResult, 'mediaUri'> & { mediaUri: string | null };
+
 function isInserted(media: Json): boolean {
   if (typeof media.Inserted === 'boolean') return media.Inserted;
   return typeof media.Image === 'string' && media.Image !== '';
 }
 
 /**
- * The slot a host can boot an ISO from: one whose MediaTypes include CD or DVD, else one that lists no MediaTypes at
- * all (AMI MegaRAC lists none; its CD slot is the one named so, else the first).
+ * The slot a host can boot an ISO from, among our system's own slots: one whose MediaTypes include CD or DVD, else one
+ * that lists no MediaTypes at all (AMI MegaRAC lists none; its CD slot is the one named so, else the first).
  */
-async function cdMedia(ctx: ClientContext): Promise<RedfishResource> {
+async function findCdMedia(ctx: ClientContext): Promise<RedfishResource | undefined> {
   const untyped: RedfishResource[] = [];
   for (const uri of await ctx.discovery.virtualMediaUris()) {
     const media = await ctx.http.get(uri);
@@ -30,10 +33,28 @@ async function cdMedia(ctx: ClientContext): Promise<RedfishResource> {
     if (types.includes('CD') || types.includes('DVD')) return media;
     if (types.length === 0) untyped.push(media);
   }
-  const named = untyped.find((m) => /cd|dvd/i.test(`${str(m.body.Id) ?? ''} ${str(m.body.Name) ?? ''}`));
-  const chosen = named ?? untyped[0];
-  if (!chosen) throw new RedfishError('REDFISH_UNSUPPORTED', 'BMC has no CD/DVD virtual media');
-  return chosen;
+  return untyped.find((m) => /cd|dvd/i.test(`${str(m.body.Id) ?? ''} ${str(m.body.Name) ?? ''}`)) ?? untyped[0];
+}
+
+const noCdMedia = () => new RedfishError('REDFISH_UNSUPPORTED', 'BMC has no CD/DVD virtual media for this system');
+
+/** The CD slot, after switching remote media on where the BMC keeps it off (the slot may appear only then). */
+async function cdMediaSwitchedOn(ctx: ClientContext): Promise<RedfishResource> {
+  const shown = await findCdMedia(ctx);
+  if (!(await enableRemoteMedia(ctx, shown !== undefined))) {
+    if (!shown) throw noCdMedia();
+    return shown;
+  }
+  const appeared = await pollWithin(
+    () => findCdMedia(ctx),
+    (m) => m !== undefined,
+    {
+      intervalMs: ctx.timing.pollIntervalMs,
+      timeoutMs: ctx.timing.mediaTimeoutMs,
+    },
+  );
+  if (!appeared.value) throw new RedfishError('REDFISH_UNSUPPORTED', 'Remote media was switched on but no CD/DVD slot appeared');
+  return appeared.value;
 }
 
 /**
@@ -78,9 +99,8 @@ export async function insertMedia(ctx: ClientContext, imageUrl: string): Promise
   } catch (cause) {
     throw new RedfishError('REDFISH_BAD_REQUEST', 'Virtual media image must be an absolute URL', { cause });
   }
-  const media = await cdMedia(ctx);
+  const media = await cdMediaSwitchedOn(ctx);
   if (isInserted(media.body) && media.body.Image === imageUrl) return { changed: false, mediaUri: media.uri };
-  await enableRemoteMedia(ctx);
   if (isInserted(media.body)) await eject(ctx, media);
 
   const standard = findAction(media.body, '#VirtualMedia.InsertMedia');
@@ -99,8 +119,13 @@ export async function insertMedia(ctx: ClientContext, imageUrl: string): Promise
   return { changed: true, mediaUri: media.uri };
 }
 
-export async function ejectMedia(ctx: ClientContext): Promise<MediaResult> {
-  const media = await cdMedia(ctx);
+/** Takes the image out of the CD slot. With remote media switched off there is no slot, and nothing to take out. */
+export async function ejectMedia(ctx: ClientContext): Promise<EjectResult> {
+  const media = await findCdMedia(ctx);
+  if (!media) {
+    if (await remoteMediaOff(ctx)) return { changed: false, mediaUri: null };
+    throw noCdMedia();
+  }
   if (!isInserted(media.body)) return { changed: false, mediaUri: media.uri };
   await eject(ctx, media);
   return { changed: true, mediaUri: media.uri };

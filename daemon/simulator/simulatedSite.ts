@@ -12,7 +12,7 @@ import { mintJoinToken, type CommandSender } from '../../services/trust/joinToke
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
 import { startSiteAgent, type SiteAgent } from '../site/siteAgent.ts';
-import { RedfishTrees, setHostAddress } from './bmc/index.ts';
+import { SiteMachineTrees, setHostAddress } from './bmc/index.ts';
 import { startSimulatedMachine, type SimulatedMachine } from './machine.ts';
 
 export interface SimulatedSiteOptions {
@@ -80,7 +80,7 @@ const ENROLMENTS_IN_FLIGHT = 32;
  * command subjects an operator uses.
  */
 export async function startSimulatedSite(nc: NatsConnection, options: SimulatedSiteOptions, log: Logger): Promise<SimulatedSite> {
-  const trees = Object.values(RedfishTrees);
+  const trees = Object.values(SiteMachineTrees);
   const dataDir = resolve(options.dataDir ?? join(process.env.BC_DATA_DIR ?? './.data', 'sim', options.siteId));
   const agentDir = join(dataDir, 'site-agent');
   mkdirSync(agentDir, { recursive: true });

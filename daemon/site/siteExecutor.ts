@@ -28,7 +28,8 @@ export interface SiteExecutorOptions {
   mediaUrl?: (imageUrl: string) => string;
   /**
    * The site's network boot path, told which machines to answer: `boot.setOnce Pxe` arms the node with the MACs its
-   * BMC reports (before the override is set, so the machine's DHCP can never come first); any other target disarms.
+   * BMC reports (before the override is set, so the machine's DHCP can never come first); any other target, and
+   * `boot.clear` (the ramdisk has booted), disarm.
    */
   pxe?: { arm(nodeId: string, macs: readonly string[]): void; disarm(nodeId: string): void };
   log: Logger;
@@ -84,6 +85,10 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
           log.info({ nodeId: command.nodeId, macs }, 'network boot armed');
         } else pxe?.disarm(command.nodeId);
         return client.setOneTimeBoot(params.target as 'Pxe' | 'Cd' | 'UefiHttp', params.mode as BootMode | undefined);
+      case 'boot.clear':
+        // The network boot is over whatever the BMC answers next.
+        pxe?.disarm(command.nodeId);
+        return client.clearBootOverride();
       case 'media.insert':
         return client.insertMedia(mediaUrl(params.imageUrl as string));
       case 'media.eject':

@@ -47,10 +47,10 @@ export const renderIso = defineStep({
   },
 });
 
-/** Mount the seed, boot it once, wait for the installed host's agent, take the media out again. */
+/** Mount the seed, boot it once, wait for the installed host's agent, end the CD boot and take the media out again. */
 export const ubuntuAutoinstall = defineProfile({
   id: 'ubuntu-24.04-autoinstall',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'deploy',
   steps: [
@@ -59,6 +59,8 @@ export const ubuntuAutoinstall = defineProfile({
     { id: 'boot.setOnce', runsOn: 'site', params: { target: 'Cd' } },
     { id: 'power.set', runsOn: 'site', params: { action: 'cycle' } },
     { id: 'wait.agentJoined', runsOn: 'control-plane', params: { role: 'node' }, timeoutMs: 1_800_000, retry: { maxAttempts: 1 } },
+    // Off the CD for good: a BMC that kept the override as Continuous would boot the seed at every restart.
+    { id: 'boot.clear', runsOn: 'site' },
     { id: 'media.eject', runsOn: 'site' },
   ],
 });

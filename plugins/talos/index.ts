@@ -58,7 +58,7 @@ export const waitTalosReady = defineStep({
  */
 export const talos18 = defineProfile({
   id: 'talos-1.8',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'deploy',
   steps: [
@@ -72,6 +72,8 @@ export const talos18 = defineProfile({
       timeoutMs: 900_000,
       retry: { maxAttempts: 1 },
     },
+    // Off the CD for good: a BMC that kept the override as Continuous would boot the installer at every restart.
+    { id: 'boot.clear', runsOn: 'site' },
     { id: 'media.eject', runsOn: 'site' },
   ],
 });

@@ -12,6 +12,7 @@ export const AgentCommandKinds = {
   'power.set': { runsOn: 'site', destructive: true },
   'power.get': { runsOn: 'site', destructive: false },
   'boot.setOnce': { runsOn: 'site', destructive: false },
+  'boot.clear': { runsOn: 'site', destructive: false },
   'media.insert': { runsOn: 'site', destructive: false },
   'media.eject': { runsOn: 'site', destructive: false },
   'inventory.read': { runsOn: 'site', destructive: false },
@@ -118,8 +119,13 @@ export const RaidVolumeSpec = z.union([
 export const AgentCommandParams = {
   'power.set': z.object({ action: PowerAction }),
   'power.get': z.object({}),
-  /** `mode` (default: the node's `bootMode`, else UEFI, or Legacy on AMI boards) is set where the BMC allows it. */
+  /** `mode` (default: the node's `bootMode`, else the mode the BIOS reports) is set where the BMC allows it. */
   'boot.setOnce': z.object({ target: BootTarget, mode: BootMode.optional() }),
+  /**
+   * Ends the boot the workflow set up: the site stops answering the node's PXE requests, and the BMC's boot override
+   * is set back to none (BMCs that keep a one-time override as `Continuous` would boot it again at every restart).
+   */
+  'boot.clear': z.object({}),
   'media.insert': z.object({ imageUrl: z.string().url() }),
   'media.eject': z.object({}),
   'inventory.read': z.object({}),

@@ -59,7 +59,7 @@ export const BmcEndpoint = z
     credentialsRef: SecretRef,
     auth: BmcAuth.optional(),
     tls: BmcTls.optional(),
-    /** Default: UEFI, or Legacy on BMC families whose boards default to it (AMI). */
+    /** Default: the mode the machine's BIOS reports; where it reports none, the BMC's override mode is left as it is. */
     bootMode: BootMode.optional(),
   })
   .strict();

@@ -31,6 +31,19 @@ export const InventoryCpus = z.object({
 });
 export type InventoryCpus = z.infer<typeof InventoryCpus>;
 
+/**
+ * One firmware component the BMC lists (`UpdateService.FirmwareInventory`, or `SoftwareInventory` on BMCs that keep
+ * firmware there): BMC, BIOS, CPLD, NIC and drive firmware with their versions. The BMC's list, not the system's alone:
+ * a BMC serving several systems lists theirs too.
+ */
+export const InventoryFirmware = z.object({
+  id: z.string().min(1),
+  name: z.string().nullable(),
+  version: z.string().nullable(),
+  updateable: z.boolean().optional(),
+});
+export type InventoryFirmware = z.infer<typeof InventoryFirmware>;
+
 export const Inventory = z.object({
   manufacturer: z.string().nullable(),
   model: z.string().nullable(),
@@ -41,6 +54,8 @@ export const Inventory = z.object({
   memoryMiB: z.number().int().nonnegative().nullable(),
   disks: z.array(InventoryDisk),
   nics: z.array(InventoryNic),
+  /** Absent from inventories recorded before firmware was read, and where the agent reporting it cannot see it. */
+  firmware: z.array(InventoryFirmware).optional(),
 });
 export type Inventory = z.infer<typeof Inventory>;
 

@@ -4,6 +4,7 @@ import type { StepContext, StepPlatform } from '../../plugins/sdk/defineStep.ts'
 import type { RefusalCount } from '../../schemas/refusals.ts';
 import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import { checkProxyRequest } from './httpProxyPolicy.ts';
+import { permanentAgentFailures } from '../../schemas/agent/permanentFailures.ts';
 import { siteAggregate } from '../site/site/site.ts';
 import { poolAggregate } from '../vps/pool/pool.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
@@ -98,7 +99,12 @@ export function agentGateway(
         onRejectedCount: (count) => deps.onRejectedCount(command.commandId, count),
         neverSent,
       });
-      if (!result.ok) throw new RetryableError('AGENT_FAILED', `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`);
+      if (!result.ok) {
+        const failure = `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`;
+        // The same BMC gives the same answer: no attempt or backoff is spent on it.
+        if (permanentAgentFailures.has(result.errorCode)) throw new TerminalError('AGENT_FAILED', failure);
+        throw new RetryableError('AGENT_FAILED', failure);
+      }
       return { payload: result.payload, agentId: result.agentId };
     },
 

@@ -59,6 +59,7 @@ describe('metal.cancel on a running stack', () => {
         ['wait.agentJoined', 'succeeded'],
         ['image.write', 'succeeded'],
         ['userdata.write', 'pending'],
+        ['boot.clear', 'pending'],
         ['power.set', 'pending'],
       ]);
       // The write was not cut in half: the whole image is on the disk, and its journal says finished.

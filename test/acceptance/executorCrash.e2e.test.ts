@@ -69,8 +69,16 @@ describe('workflow executor SIGKILLed throughout a deploy', () => {
         const evidence = await deployEvidence({ nc, dataDir: stack.dataDir, siteId, nodeId, workflowId });
         expect(evidence.state).toBe('completed');
         const destructiveSteps = evidence.steps.filter((s) => s.destructive === 1).map((s) => s.step_index);
-        expect(evidence.steps.map((s) => s.step_id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'power.set']);
-        expect(destructiveSteps).toEqual([1, 3, 5]);
+        expect(evidence.steps.map((s) => s.step_id)).toEqual([
+          'boot.setOnce',
+          'power.set',
+          'wait.agentJoined',
+          'image.write',
+          'userdata.write',
+          'boot.clear',
+          'power.set',
+        ]);
+        expect(destructiveSteps).toEqual([1, 3, 6]);
         // Every boundary and every destructive command was a kill point; the executor process was started once per kill.
         for (const s of evidence.steps) expect(covered.has(`s${s.step_index}:succeeded`), `kill at s${s.step_index}:succeeded`).toBe(true);
         for (const i of destructiveSteps) expect(covered.has(`s${i}:command`), `kill inside s${i}`).toBe(true);

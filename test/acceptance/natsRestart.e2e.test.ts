@@ -10,7 +10,7 @@ import { startProcessStack } from '../support/processStack.ts';
 const siteId = 'sim';
 const nodeId = 'sim-m001';
 /** Restart the nats-server inside these steps: both power cycles and the image write. */
-const restartWhenRunning = [1, 3, 5];
+const restartWhenRunning = [1, 3, 6];
 
 describe('nats-server restarted during a deploy', () => {
   it('deploy completes across nats-server restarts inside its destructive steps, with every command and event kept once', { timeout: 240_000 }, async () => {
@@ -59,13 +59,13 @@ describe('nats-server restarted during a deploy', () => {
       const evidence = await deployEvidence({ nc, dataDir: stack.dataDir, siteId, nodeId, workflowId });
       expect(evidence.state).toBe('completed');
       expect(evidence.steps.map((s) => [s.step_id, s.state, s.rejected_results])).toEqual(
-        ['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'power.set'].map((id) => [id, 'succeeded', 0]),
+        ['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'boot.clear', 'power.set'].map((id) => [id, 'succeeded', 0]),
       );
       // Each message id once in BC_AGENT_COMMANDS; each destructive step reached an agent as one command, executed once, ok.
       const perMsgId = new Map<string, number>();
       for (const c of evidence.allStored) perMsgId.set(c.msgId, (perMsgId.get(c.msgId) ?? 0) + 1);
       expect([...perMsgId.values()].filter((n) => n !== 1)).toEqual([]);
-      for (const i of [1, 3, 5]) {
+      for (const i of restartWhenRunning) {
         const attempt = evidence.steps[i]!.attempts;
         expect(evidence.stored.filter((c) => stepIndexOf(c.commandId) === i).map((c) => c.commandId)).toEqual([`${workflowId}-s${i}-a${attempt}`]);
         const rows = evidence.journal.filter((r) => stepIndexOf(r.commandId) === i);

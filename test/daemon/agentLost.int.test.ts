@@ -77,6 +77,7 @@ describe('a ramdisk that dies in the middle of image.write', () => {
         ['succeeded', 2],
         ['succeeded', 1],
         ['succeeded', 1],
+        ['succeeded', 1],
       ]);
       expect((wf.progress[2]!.output as { agentId: string }).agentId).not.toBe(lostRamdisk);
       expect(machine.bootScripts).toHaveLength(2);

@@ -8,6 +8,8 @@ import { AgentCommandParams, type AgentCommand } from '../../schemas/agent/agent
 import { createLogger } from '../../services/platform/logger.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from '../../daemon/simulator/bmc/index.ts';
 import { siteExecutor } from '../../daemon/site/siteExecutor.ts';
+import { agentErrorCodeOf } from '../../daemon/agent/errors.ts';
+import { permanentAgentFailures } from '../../schemas/agent/permanentFailures.ts';
 import { agentCommand } from './harness.ts';
 
 const PASSWORD = 'site-exec-Pa55';
@@ -94,6 +96,42 @@ describe('site executor: per-node BMC options', () => {
     } finally {
       rmSync(state, { recursive: true, force: true });
     }
+  });
+
+  it('ends the network boot at boot.clear: disarms the node, and sets the override the AMI BMC kept as Continuous back to none', async () => {
+    const sim = await bmc({ tree: 'gigabyte-ami-h262', dialect: 'ami-megarac' });
+    const state = mkdtempSync(join(tmpdir(), 'bc-arms-'));
+    try {
+      const arms = new PxeArms(state);
+      const node = { address: sim.url, credentialsRef: 'secret:n1' };
+      expect(await run([], agentCommand('boot.setOnce', { bmc: node, params: { target: 'Pxe' } }), arms)).toMatchObject({ enabled: 'Continuous' });
+      expect(arms.armed()).toEqual(['n1']);
+      expect(await run([], agentCommand('boot.clear', { bmc: node }), arms)).toEqual({ changed: true, before: { target: 'Pxe', enabled: 'Continuous' } });
+      expect(arms.armed()).toEqual([]);
+      expect(sim.state.bootOverride).toEqual({ target: 'None', enabled: 'Disabled' });
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  });
+
+  it('reports what the outside trees refuse under codes the control plane does not retry', async () => {
+    const fail = (command: AgentCommand) =>
+      run([], command).then(
+        () => 'succeeded',
+        (error: unknown) => agentErrorCodeOf(error),
+      );
+    // OpenBMC offers no SimpleUpdate (HttpPushUri only).
+    const openbmc = await bmc({ tree: 'openbmc-stock' });
+    const firmware = agentCommand('firmware.update', {
+      bmc: { address: openbmc.url, credentialsRef: 'secret:n1' },
+      params: { imageUrl: 'http://127.0.0.1:9/fw.bin' },
+    });
+    // An AMI BMC that answers 200 to the override and keeps its own.
+    const ami = await bmc({ tree: 'gigabyte-ami-h262', dialect: { bootOverride: 'ignored' } });
+    const boot = agentCommand('boot.setOnce', { bmc: { address: ami.url, credentialsRef: 'secret:n1' }, params: { target: 'Pxe' } });
+    const codes = [await fail(firmware), await fail(boot)];
+    expect(codes).toEqual(['REDFISH_UNSUPPORTED', 'REDFISH_BOOT_OVERRIDE_MISMATCH']);
+    expect(codes.every((code) => permanentAgentFailures.has(code))).toBe(true);
   });
 
   it('drives the system the address names on a multi-system BMC', async () => {

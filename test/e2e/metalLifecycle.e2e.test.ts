@@ -78,7 +78,8 @@ describe('metal lifecycle on npm start with the simulated site', () => {
       const retired = await cli(stack.api, stack.token, 'metal', 'retire', nodeId, '--wait');
       expect(retired).toMatch(/^retire completed/m);
       expect(retired).toMatch(/disk\.wipe\s+node\s+succeeded .*destructive \(attested\)/);
-      expect(retired).toMatch(/4\. power\.set\s+site\s+succeeded/);
+      expect(retired).toMatch(/4\. boot\.clear\s+site\s+succeeded/);
+      expect(retired).toMatch(/5\. power\.set\s+site\s+succeeded/);
       expect(await node()).toMatchObject({ state: 'retired', connected: false, schedulable: false, role: null });
       expect(readPrefix(disk, 1 << 20).equals(Buffer.alloc(1 << 20))).toBe(true);
       const refused = await fetch(`${stack.api}/v1/commands/metal.rescue`, {

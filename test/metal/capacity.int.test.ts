@@ -38,6 +38,16 @@ describe('workflow engine limits', () => {
     await env.bus.execute({ name: 'metal.retry', payload: { nodeId: 'f1' }, actor: 'test' });
     await env.waitForNode('f1', (s) => s.exists && s.state === 'inspecting');
   });
+
+  it('fails the step at its first attempt when the agent reports a permanent Redfish failure', async () => {
+    await using env = await startEngine();
+    await using agent = await startFakeAgent(env.nc, 'dc1', { failKinds: ['inventory.read'], failCode: 'REDFISH_UNSUPPORTED' });
+    await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
+    await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('p1'), actor: 'test' });
+    const failed = await env.waitForNode('p1', (s) => s.exists && s.state === 'failed', 30_000);
+    expect(failed.exists && failed.failed?.reason).toMatch(/REDFISH_UNSUPPORTED/);
+    expect([...agent.executed.keys()]).toEqual([expect.stringMatching(/-s0-a1$/)]);
+  });
 });
 
 describe('orchestrator restart', () => {

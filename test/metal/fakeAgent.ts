@@ -48,12 +48,12 @@ export const fakeWipeReport = {
  * A site agent plus the ramdisk agents it "boots": it consumes every agent command, registers a fresh ramdisk key
  * when a PXE-flagged node is power-cycled, and publishes signed results. `forgeWipe` signs wipe results with an
  * unregistered key; `wipeReport` replaces the wipe's (correctly signed) payload; `delayMs` holds a kind's result back
- * (to stop an executor mid-step); `failKinds` answer `ok: false`.
+ * (to stop an executor mid-step); `failKinds` answer `ok: false`, with `failCode` (default DRIVER_ERROR).
  */
 export async function startFakeAgent(
   nc: NatsConnection,
   siteId: string,
-  options: { forgeWipe?: boolean; wipeReport?: unknown; delayMs?: Partial<Record<string, number>>; failKinds?: string[] } = {},
+  options: { forgeWipe?: boolean; wipeReport?: unknown; delayMs?: Partial<Record<string, number>>; failKinds?: string[]; failCode?: string } = {},
 ) {
   const js = jetstream(nc);
   const site = newSigner();
@@ -94,7 +94,7 @@ export async function startFakeAgent(
         siteId,
         agentId,
         ok,
-        errorCode: ok ? '' : 'DRIVER_ERROR',
+        errorCode: ok ? '' : (options.failCode ?? 'DRIVER_ERROR'),
         errorMessage: ok ? '' : 'simulated failure',
         payload: ok ? payload : null,
         executedAtMs: Date.now(),

@@ -79,7 +79,10 @@ describe('metal lifecycle', () => {
     expect(history.items.map((w) => w.operation)).toEqual(['release', 'deploy', 'inspect']);
     const release = await app.inject({ url: `/v1/workflows/${wipes[0]!.workflow_id}` });
     expect(release.statusCode).toBe(200);
-    expect(release.json()).toMatchObject({ state: 'completed', steps: [{}, {}, {}, { stepId: 'disk.wipe', output: { attested: true } }, {}] });
+    expect(release.json()).toMatchObject({
+      state: 'completed',
+      steps: [{}, {}, {}, { stepId: 'disk.wipe', output: { attested: true } }, { stepId: 'boot.clear' }, {}],
+    });
     await app.close();
   });
 
@@ -138,7 +141,9 @@ describe('metal lifecycle', () => {
     expect(await env.nodeState('n5')).toMatchObject({ state: 'retiring' });
     await env.waitForNode('n5', (s) => s.exists && s.state === 'retired');
     const workflowId = (retire.events[0]!.data as { workflowId: string }).workflowId;
-    expect([...agent.executed.keys()].filter((id) => id.startsWith(workflowId)).sort()).toEqual(['s0', 's1', 's3', 's4'].map((s) => `${workflowId}-${s}-a1`));
+    expect([...agent.executed.keys()].filter((id) => id.startsWith(workflowId)).sort()).toEqual(
+      ['s0', 's1', 's3', 's4', 's5'].map((s) => `${workflowId}-${s}-a1`),
+    );
     const last = await env.store.streamLastSequence();
     const workflows = env.readers.get('workflows')!;
     await workflows.waitFor(last, 5_000);
@@ -152,6 +157,7 @@ describe('metal lifecycle', () => {
       { step_id: 'power.set', state: 'succeeded', attested: null },
       { step_id: 'wait.agentJoined', state: 'succeeded', attested: null },
       { step_id: 'disk.wipe', state: 'succeeded', attested: 1 },
+      { step_id: 'boot.clear', state: 'succeeded', attested: null },
       { step_id: 'power.set', state: 'succeeded', attested: null },
     ]);
     await expect(env.bus.execute({ name: 'metal.rescue', payload: { nodeId: 'n5' }, actor: 'test' })).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
@@ -171,8 +177,8 @@ describe('metal lifecycle', () => {
     await env.waitForNode('n3', (s) => s.exists && s.state === 'deployed');
 
     const counts = await commandCounts(env);
-    // inventory.read, then boot.setOnce, power.set, image.write, userdata.write, power.set (wait.agentJoined is no agent command).
-    expect(counts.size).toBe(6);
+    // inventory.read, then boot.setOnce, power.set, image.write, userdata.write, boot.clear, power.set (wait.agentJoined is no agent command).
+    expect(counts.size).toBe(7);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect([...agent.executed.values()].every((n) => n === 1)).toBe(true);
     const last = await env.store.streamLastSequence();

@@ -50,7 +50,7 @@ describe('quorum for destructive commands', () => {
     const { workflowId, wf } = await readyWithQuorum(env, [alice!, bob!, carol!], 2);
     const { digest, stepIndexes, threshold } = (await wf()).approval!;
     expect(threshold).toBe(2);
-    expect(stepIndexes).toEqual([1, 3, 5]); // power.set, image.write, power.set
+    expect(stepIndexes).toEqual([1, 3, 6]); // power.set, image.write, power.set
 
     // The non-destructive first step runs; the first destructive one waits unstarted, and nothing destructive is sent.
     await expect.poll(async () => (await wf()).progress[0]!.status, { timeout: 10_000 }).toBe('succeeded');

@@ -22,7 +22,7 @@ const steps = resolveSteps(builtinProfiles.deploy, { imageUrl: 'https://i/x.raw'
 const ids = (stepIndex: number, attempt = 1) => ({ workflowId: wf, stepIndex, attempt });
 const workflowStarted: WorkflowEvent = {
   type: 'WorkflowStarted',
-  data: { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'deploy', profile: { id: 'deploy', version: 1 }, steps, startedAt: now },
+  data: { workflowId: wf, nodeId: 'n1', siteId: 'dc1', operation: 'deploy', profile: { id: 'deploy', version: 2 }, steps, startedAt: now },
 };
 const scheduled = (i: number, attempt = 1): WorkflowEvent => ({ type: 'StepScheduled', data: { ...ids(i, attempt), stepId: steps[i]!.id } });
 /** The nonce every attempt of these tests starts with. */
@@ -69,6 +69,7 @@ describe('restart from the boot when the agent is lost', () => {
       ['pending', 1],
       ['pending', 1],
       ['pending', 1],
+      ['pending', 0],
       ['pending', 0],
       ['pending', 0],
     ]);
@@ -172,12 +173,12 @@ describe('workflow.cancel', () => {
   });
 
   it('comes too late while the last step runs: the operation completes', () => {
-    const last = [...upTo(5), stepStarted(5)];
+    const last = [...upTo(6), stepStarted(6)];
     const requested = given(last)
       .when(cancelWorkflow, cancel)
       .then(() => undefined);
     given([...last, ...requested])
-      .when(completeStep, { ...ids(5), output: {} })
+      .when(completeStep, { ...ids(6), output: {} })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
   });
 });

@@ -4,7 +4,9 @@ import { commandNonce } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
-import { builtinProfiles } from '../../services/metal/profiles/builtin.ts';
+import { builtinProfileCatalog, builtinProfiles } from '../../services/metal/profiles/builtin.ts';
+import { ubuntuAutoinstall } from '../../plugins/acme-autoinstall/index.ts';
+import { talos18 } from '../../plugins/talos/index.ts';
 import { startWorkflow } from '../../services/workflow/workflow/start.ts';
 import { completeStep } from '../../services/workflow/workflow/completeStep.ts';
 import { failStep } from '../../services/workflow/workflow/failStep.ts';
@@ -40,25 +42,38 @@ describe('profiles', () => {
   it('resolve the built-in operations into their steps with defaults filled in', () => {
     expect(resolveSteps(builtinProfiles.inspect, {}).map((s) => [s.id, s.runsOn])).toEqual([['inventory.read', 'site']]);
     const deploy = resolveSteps(builtinProfiles.deploy, { imageUrl: 'https://i/x.raw', imageSha256: 'a'.repeat(64), sshKeys: ['k'] });
-    expect(deploy.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'power.set']);
+    expect(deploy.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'image.write', 'userdata.write', 'boot.clear', 'power.set']);
     expect(deploy[0]!.params).toEqual({ target: 'Pxe' });
     expect(deploy[3]).toMatchObject({ runsOn: 'node', destructive: true, params: { imageUrl: 'https://i/x.raw', sha256: 'a'.repeat(64) } });
     expect(deploy[4]!.params).toEqual({ sshKeys: ['k'] });
-    expect(deploy[5]!.params).toEqual({ action: 'cycle' });
+    expect(deploy[6]!.params).toEqual({ action: 'cycle' });
     expect(deploy[2]).toMatchObject({ runsOn: 'control-plane', retry: { maxAttempts: 1, backoffMs: 2_000 } });
-    expect(steps.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'disk.wipe', 'power.set']);
+    expect(steps.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'disk.wipe', 'boot.clear', 'power.set']);
     expect(steps[3]).toMatchObject({ destructive: true, params: { mode: 'zero' } });
     expect(steps.at(-1)!.params).toEqual({ action: 'off' });
-    expect(resolveSteps(builtinProfiles.rescue, {}).map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined']);
+    expect(resolveSteps(builtinProfiles.rescue, {}).map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'boot.clear']);
+  });
+
+  it('end every boot override they set, after the boot it was for and before any later power step', () => {
+    const setting = [...builtinProfileCatalog, ubuntuAutoinstall, talos18].filter((p) => p.steps.some((s) => s.id === 'boot.setOnce'));
+    expect(setting.map((p) => p.id).sort()).toEqual(['deploy', 'deploy-configured', 'release', 'rescue', 'retire', 'talos-1.8', 'ubuntu-24.04-autoinstall']);
+    for (const profile of setting) {
+      const ids = profile.steps.map((s) => s.id);
+      const boot = ids.indexOf('power.set', ids.indexOf('boot.setOnce'));
+      const clear = ids.indexOf('boot.clear');
+      // A BMC that keeps a one-time override as Continuous boots it again at every restart until this step.
+      expect(clear, profile.id).toBeGreaterThan(boot);
+      expect(ids.slice(boot + 1, clear).includes('power.set'), profile.id).toBe(false);
+    }
   });
 });
 
 describe('workflow deciders and evolve', () => {
   it('start freezes the resolved steps and schedules the first; starting again is a no-op', () => {
-    expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 2 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
+    expect(started[0]).toMatchObject({ data: { profile: { id: 'release', version: 3 }, steps, startedAt: '2026-12-02T12:00:00.000Z' } });
     expect(started[1]).toEqual(scheduled(0));
     given(started).when(startWorkflow, start, noQuorum).then([]);
-    expect(given(started).state).toMatchObject({ status: 'running', progress: [{ status: 'scheduled', attempt: 0 }, { status: 'pending' }, {}, {}, {}] });
+    expect(given(started).state).toMatchObject({ status: 'running', progress: [{ status: 'scheduled', attempt: 0 }, { status: 'pending' }, {}, {}, {}, {}] });
   });
 
   it('startStep starts the due attempt, resumes the running one, and refuses others', () => {
@@ -86,11 +101,11 @@ describe('workflow deciders and evolve', () => {
     given(started)
       .when(completeStep, { ...ids(0), output: {} })
       .thenRejects('ILLEGAL_TRANSITION');
-    const allButLast = [...started, ...[0, 1, 2, 3].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 3 ? { attested: true } : {}), scheduled(i + 1)])];
-    const done = given([...allButLast, stepStarted(4)])
-      .when(completeStep, { ...ids(4), output: {} })
+    const allButLast = [...started, ...[0, 1, 2, 3, 4].flatMap((i) => [stepStarted(i), stepSucceeded(i, i === 3 ? { attested: true } : {}), scheduled(i + 1)])];
+    const done = given([...allButLast, stepStarted(5)])
+      .when(completeStep, { ...ids(5), output: {} })
       .then((e) => expect(e.map((x) => x.type)).toEqual(['StepSucceeded', 'WorkflowCompleted']));
-    const state = given([...allButLast, stepStarted(4), ...done]).state;
+    const state = given([...allButLast, stepStarted(5), ...done]).state;
     expect(state).toMatchObject({ status: 'completed' });
     expect(wipeAttestationOf(state)).toEqual({ attested: true });
     expect(wipeAttestationOf(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toEqual({
@@ -149,7 +164,7 @@ describe('workflow deciders and evolve', () => {
     const rejected = given(wipe)
       .when(rejectResult, { ...ids(3), commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' })
       .then([{ type: 'AgentResultRejected', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, reason: 'NOT_AUTHORISED' } }]);
-    expect(given([...wipe, ...rejected]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}] });
+    expect(given([...wipe, ...rejected]).state).toMatchObject({ status: 'running', progress: [{}, {}, {}, { status: 'running', attempt: 1 }, {}, {}] });
     given(wipe)
       .when(rejectResult, { ...ids(3, 2), commandId: `${wf}-s3-a2`, reason: 'MALFORMED' })
       .thenRejects('ILLEGAL_TRANSITION');

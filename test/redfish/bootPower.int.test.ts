@@ -39,10 +39,12 @@ describe.each(trees)('boot override dialects on $tree', (facts) => {
     expect(sim.state.bootOverrideMode).toBe('Legacy');
   });
 
-  it('defaults an AMI board to Legacy, and a per-command mode wins', async () => {
+  it('keeps the mode the BIOS reports on an AMI board (no Legacy guessed from the vendor), and a per-command mode wins', async () => {
     const sim = await simulate(facts.tree, { dialect: { vendor: 'AMI' } });
-    expect(await clientFor(sim).setOneTimeBoot('Pxe')).toMatchObject({ mode: 'Legacy' });
-    expect(await clientFor(sim).setOneTimeBoot('Cd', 'UEFI')).toMatchObject({ mode: 'UEFI' });
+    // Both trees' BIOS says `BootMode: Uefi`, which the override already reads: no mode is written.
+    expect(await clientFor(sim).setOneTimeBoot('Pxe')).toMatchObject({ mode: 'UEFI' });
+    expect(await clientFor(sim).setOneTimeBoot('Cd', 'Legacy')).toMatchObject({ mode: 'Legacy' });
+    expect(bootPatches(sim, facts.systemUri).map((b) => b.BootSourceOverrideMode)).toEqual([undefined, 'Legacy']);
   });
 
   it('arms the override without the mode when the BMC refuses to have the mode written', async () => {

@@ -31,16 +31,18 @@ describe.each(trees)('virtual media dialects on $tree', (facts) => {
     expect(sim.insertedMedia()).toBe(image);
   });
 
-  it('switches remote media on before the first insert where the BMC keeps it off', async () => {
-    const sim = await simulate(facts.tree, { dialect: { vendor: 'AMI', remoteMedia: 'disabled' } });
+  it("switches remote media on by AMI's OEM action before the first insert where the BMC keeps it off", async () => {
+    const sim = await simulate(facts.tree, { dialect: { vendor: 'AMI', remoteMedia: 'disabled' }, mediaDelayMs: 20 });
     const managerUri = facts.cdMediaUri.replace(/\/VirtualMedia\/.*$/, '');
-    expect(sim.resource(managerUri)).toMatchObject({ Oem: { Ami: { VirtualMedia: { RMediaStatus: 'Disabled' } } } });
-    await clientFor(sim).insertMedia(image);
-    expect(requestsTo(sim, 'PATCH', managerUri).map((r) => r.body)).toEqual([{ Oem: { Ami: { VirtualMedia: { RMediaStatus: 'Enabled' } } } }]);
+    expect(sim.resource(`${managerUri}/VirtualMedia`)).toMatchObject({ Members: [] });
+    const { mediaUri } = await clientFor(sim).insertMedia(image);
+    expect(mediaUri).toBe(facts.cdMediaUri);
+    expect(requestsTo(sim, 'POST', `${managerUri}/Actions/Oem/Ami/VirtualMedia.EnableRMedia`).map((r) => r.body)).toEqual([{ RMediaState: 'Enable' }]);
+    expect(requestsTo(sim, 'PATCH', managerUri)).toEqual([]);
     expect(sim.insertedMedia()).toBe(image);
   });
 
-  it('is refused by the simulated BMC while remote media is off (what the switch is for)', async () => {
+  it('hides the slots while remote media is off (what the switch is for)', async () => {
     const sim = await simulate(facts.tree, { dialect: { vendor: 'AMI', remoteMedia: 'disabled' } });
     const basic = `Basic ${Buffer.from('bc-admin:sim-Pa55word!').toString('base64')}`;
     const res = await fetch(`${sim.url}${facts.cdMediaUri}`, {
@@ -48,7 +50,7 @@ describe.each(trees)('virtual media dialects on $tree', (facts) => {
       headers: { Authorization: basic },
       body: JSON.stringify({ Image: image, Inserted: true }),
     });
-    expect(res.status).toBe(409);
+    expect(res.status).toBe(404);
     expect(sim.insertedMedia()).not.toBe(image);
   });
 });

@@ -13,6 +13,7 @@ export const deployAttemptsAfterLostWrite: readonly (readonly [string, number])[
   ['wait.agentJoined', 2],
   ['image.write', 2],
   ['userdata.write', 1],
+  ['boot.clear', 1],
   ['power.set', 1],
 ];
 

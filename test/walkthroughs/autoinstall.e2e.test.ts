@@ -77,6 +77,7 @@ describe.each([
           'boot.setOnce',
           'power.set',
           'wait.agentJoined',
+          'boot.clear',
           'media.eject',
         ]);
         const { url, sha256 } = wf.steps[0].output as { url: string; sha256: string };

@@ -110,7 +110,14 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
       const deployWfId = deploy.body.events[0].data.workflowId as string;
       await waitFor('deployed');
       const deployWf = await client.getJson(`/v1/workflows/${deployWfId}`);
-      expect(deployWf.steps.map((s: { stepId: string }) => s.stepId)).toEqual(['media.insert', 'boot.setOnce', 'power.set', 'wait.talosReady', 'media.eject']);
+      expect(deployWf.steps.map((s: { stepId: string }) => s.stepId)).toEqual([
+        'media.insert',
+        'boot.setOnce',
+        'power.set',
+        'wait.talosReady',
+        'boot.clear',
+        'media.eject',
+      ]);
       expect(deployWf.steps[3].output).toEqual({ version: 'v1.8.3' });
       // The step kept polling through the 503s (one request at a time, across its not-ready reruns) until the 200.
       const statuses = talosApi.requests.map((r) => r.status);
@@ -148,7 +155,7 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
           expect(commands.length).toBeGreaterThan(0);
           expect([...new Set(commands.map((m) => m.subject))]).toEqual([`bc.site.${SITE}.cmd.${nodeId}`]);
           expect(new Set(commands.map((m) => m.command.kind))).toEqual(
-            new Set(['inventory.read', 'media.insert', 'boot.setOnce', 'power.set', 'site.httpProxy', 'media.eject']),
+            new Set(['inventory.read', 'media.insert', 'boot.setOnce', 'power.set', 'site.httpProxy', 'boot.clear', 'media.eject']),
           );
         } finally {
           await nc.close();

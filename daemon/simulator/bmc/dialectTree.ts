@@ -1,11 +1,8 @@
 import { discoverTopology, membersOf } from './topology.ts';
 import type { BmcQuirks } from './quirks.ts';
-import { remoteMediaSwitch } from './router.ts';
+import { graftEnableRMedia } from './remoteMedia.ts';
 import { duplicateNics, moveMediaUnderSystems } from './treeShape.ts';
-import { isPlainObject, linkId, touch, type Json, type TreeStore } from './treeStore.ts';
-
-/** The vendor's key in `Oem` sections: `AMI` → `Ami`, as the vendors spell it there. */
-const oemKey = (vendor: string) => `${vendor.charAt(0).toUpperCase()}${vendor.slice(1).toLowerCase()}`;
+import { isPlainObject, linkId, touch, type TreeStore } from './treeStore.ts';
 
 /** Changes the tree the way the quirks say the BMC serves it, before anything reads its topology. */
 export function shapeTree(store: TreeStore, quirks: BmcQuirks, systemCount: number): void {
@@ -26,17 +23,9 @@ export function shapeTree(store: TreeStore, quirks: BmcQuirks, systemCount: numb
       if (slot) delete slot.MediaTypes;
     }
   }
+  // AMI's switch, as the H262 tree has it, on every manager (RemoteMediaModel starts it off).
   if (quirks.remoteMedia === 'disabled') {
-    const vendor = oemKey(quirks.vendor ?? (typeof root.Vendor === 'string' ? root.Vendor : 'Ami'));
-    for (const manager of membersOf(store, store.resolve(linkId(root.Managers))?.doc)) {
-      if (remoteMediaSwitch(manager.doc)) continue;
-      const oem: Json = isPlainObject(manager.doc.Oem) ? manager.doc.Oem : {};
-      const own: Json = isPlainObject(oem[vendor]) ? oem[vendor] : {};
-      own.VirtualMedia = { ...(isPlainObject(own.VirtualMedia) ? own.VirtualMedia : {}), RMediaStatus: 'Disabled' };
-      oem[vendor] = own;
-      manager.doc.Oem = oem;
-      touch(manager.doc);
-    }
+    for (const manager of membersOf(store, store.resolve(linkId(root.Managers))?.doc)) graftEnableRMedia(store, manager.doc);
   }
   if (quirks.duplicateMacs) duplicateNics(store);
   touch(root);

@@ -3,8 +3,14 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The mockup trees shipped in `daemon/simulator/fixtures/redfish` (sources and licences in its README). */
-export const RedfishTrees = ['dmtf-public-tower', 'hpe-ilo5-dl325'] as const;
+export const RedfishTrees = ['dmtf-public-tower', 'hpe-ilo5-dl325', 'gigabyte-ami-h262', 'intel-s2600', 'openbmc-stock'] as const;
 export type RedfishTreeName = (typeof RedfishTrees)[number];
+
+/**
+ * The trees a simulated site builds its machines from: each system lists NICs (the MACs a node is enrolled and PXE-armed
+ * by) and a CD slot. The Intel and OpenBMC captures list neither.
+ */
+export const SiteMachineTrees = ['dmtf-public-tower', 'hpe-ilo5-dl325'] as const satisfies readonly RedfishTreeName[];
 
 const bundledFixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures/redfish');
 

@@ -12,6 +12,7 @@ export {
 export { BmcDialects, defaultQuirks, type BmcDialectName, type BmcQuirks } from './quirks.ts';
 export type { SystemIdentity } from './treeShape.ts';
 export { setHostAddress } from './hostAddress.ts';
-export { RedfishTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
+export { RedfishTrees, SiteMachineTrees, redfishFixturesRoot, redfishTreePath, type RedfishTreeName } from './fixtures.ts';
 export { TaskOutcomes, type TaskOutcome } from './tasks.ts';
+export type { FirmwareImage } from './firmware.ts';
 export type { SimPowerState } from './power.ts';

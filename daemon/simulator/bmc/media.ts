@@ -9,6 +9,15 @@ function hpeOem(media: Json): Json | undefined {
   return isPlainObject(oem?.Hpe) ? oem.Hpe : undefined;
 }
 
+function emptied(media: Json): void {
+  media.Image = null;
+  media.ImageName = null;
+  media.Inserted = false;
+  media.ConnectedVia = 'NotConnected';
+  const hpe = hpeOem(media);
+  if (hpe && 'BootOnNextServerReset' in hpe) hpe.BootOnNextServerReset = false;
+}
+
 /**
  * Virtual media slots. The BMC mounts asynchronously (it has to fetch the image), so Image/Inserted/ConnectedVia
  * change only after `delayMs`; `intended` tracks accepted-but-not-yet-visible requests so a second insert during
@@ -58,19 +67,18 @@ export class VirtualMediaModel {
   }
 
   private unmount(key: string, media: Json): void {
-    this.schedule(
-      key,
-      media,
-      () => {
-        media.Image = null;
-        media.ImageName = null;
-        media.Inserted = false;
-        media.ConnectedVia = 'NotConnected';
-        const hpe = hpeOem(media);
-        if (hpe && 'BootOnNextServerReset' in hpe) hpe.BootOnNextServerReset = false;
-      },
-      false,
-    );
+    this.schedule(key, media, () => emptied(media), false);
+  }
+
+  /** Takes out at once whatever the slots hold (remote media switched off). */
+  dropAll(keys: readonly string[]): void {
+    for (const key of keys) {
+      const media = this.store.get(key);
+      if (!media) continue;
+      this.intended.delete(key);
+      emptied(media);
+      touch(media);
+    }
   }
 
   /** InsertMedia (standard) and HpeiLOVirtualMedia.InsertVirtualMedia share this: both take `Image`. */

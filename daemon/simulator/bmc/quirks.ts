@@ -29,7 +29,11 @@ export interface BmcQuirks {
   mediaUnder: 'tree' | 'system';
   /** `imageOnly`: an insert (action or PATCH) that carries `Inserted` or `WriteProtected` is refused with 400. */
   insertFlags: 'accepted' | 'imageOnly';
-  /** `disabled`: inserts are refused (409) until the manager's `Oem.<vendor>.VirtualMedia.RMediaStatus` is `Enabled`. */
+  /**
+   * `disabled`: remote media starts off, as AMI MegaRAC ships: the media collections list no slots (the slots answer 404)
+   * until the manager's OEM action `#VirtualMedia.EnableRMedia` is posted with `RMediaState: Enable`. Trees without the
+   * action get it as the AMI tree declares it (`remoteMedia.ts`).
+   */
   remoteMedia: 'enabled' | 'disabled';
   /** Every action (reset, media, volume create and delete) answers 202 with a task monitor and happens when the task ends. */
   asyncActions: boolean;

@@ -3,12 +3,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthGate } from './auth.ts';
 import { patchSystem } from './boot.ts';
 import type { VirtualMediaModel } from './media.ts';
+import type { RemoteMediaModel } from './remoteMedia.ts';
 import type { BmcQuirks } from './quirks.ts';
-import { BaseMessages, methodNotAllowed, notFound, redfishError, success, type SimResponse } from './responses.ts';
+import { BaseMessages, methodNotAllowed, notFound, redfishError, type SimResponse } from './responses.ts';
 import type { SystemModel } from './system.ts';
 import type { TaskModel } from './tasks.ts';
 import type { SimTopology } from './topology.ts';
-import { etagOf, ifMatchOk, isPlainObject, parentKey, touch, type Json, type TreeStore } from './treeStore.ts';
+import { etagOf, ifMatchOk, parentKey, type Json, type TreeStore } from './treeStore.ts';
 import type { VolumeModel } from './volumes.ts';
 
 export interface SimRequest {
@@ -28,17 +29,9 @@ export interface SimModels {
   /** By ComputerSystem key. */
   systems: ReadonlyMap<string, SystemModel>;
   media: VirtualMediaModel;
+  remoteMedia: RemoteMediaModel;
   tasks: TaskModel;
   volumes: VolumeModel;
-}
-
-/** Where a manager keeps its remote-media switch (`BmcQuirks.remoteMedia`): `Oem.<Vendor>.VirtualMedia.RMediaStatus`. */
-export function remoteMediaSwitch(manager: Json | undefined): Json | undefined {
-  for (const vendor of Object.values(isPlainObject(manager?.Oem) ? manager.Oem : {})) {
-    const media = isPlainObject(vendor) && isPlainObject(vendor.VirtualMedia) ? vendor.VirtualMedia : undefined;
-    if (media && 'RMediaStatus' in media) return media;
-  }
-  return undefined;
 }
 
 function isOpen(m: SimModels, method: string, key: string): boolean {
@@ -54,7 +47,7 @@ function systemWith(m: SimModels, match: (s: SystemModel) => boolean): SystemMod
 /** The methods a resource answers (RFC 9110 `Allow`): what a client such as python-sushy reads before writing. */
 export function allowedMethods(m: SimModels, key: string): string[] | undefined {
   if (m.topology.actions.has(key)) return ['POST'];
-  if (!m.store.get(key)) return undefined;
+  if (!m.store.get(key) || m.remoteMedia.hides(key)) return undefined;
   const methods = ['GET', 'HEAD'];
   if (patchable(m, key)) methods.push('PATCH');
   if (key === m.topology.sessionsKey || m.topology.volumeCollectionKeys.has(key)) methods.push('POST');
@@ -67,27 +60,17 @@ function patchable(m: SimModels, key: string): boolean {
   return (
     m.systems.has(key) ||
     systemWith(m, (s) => s.topology.biosSettingsKey === key || (s.topology.biosSettingsKey === undefined && s.topology.biosKey === key)) !== undefined ||
-    m.topology.mediaKeys.includes(key) ||
-    (m.topology.managerKeys.includes(key) && remoteMediaSwitch(m.store.get(key)) !== undefined)
+    m.topology.mediaKeys.includes(key)
   );
 }
 
 function get(m: SimModels, req: SimRequest, key: string): SimResponse {
   if (m.topology.actions.has(key)) return methodNotAllowed(req.method, req.path);
-  const doc = m.store.get(key);
+  const doc = m.remoteMedia.hides(key) ? undefined : m.store.get(key);
   if (!doc) return notFound(req.path);
   if (m.quirks.ifMatch !== 'requiredUnpublished') return { status: 200, body: doc, headers: { ETag: etagOf(doc) } };
   const { ['@odata.etag']: _unpublished, ...body } = doc;
   return { status: 200, body };
-}
-
-/** Media inserts are refused while a manager's remote-media switch is off (AMI MegaRAC's default). */
-function remoteMediaOff(m: SimModels): SimResponse | undefined {
-  const off = m.topology.managerKeys.some((key) => {
-    const sw = remoteMediaSwitch(m.store.get(key));
-    return sw !== undefined && sw.RMediaStatus !== 'Enabled';
-  });
-  return off ? redfishError(409, BaseMessages.OperationNotAllowed, 'Remote media support is disabled on this manager.') : undefined;
 }
 
 function post(m: SimModels, req: SimRequest, key: string): SimResponse {
@@ -104,9 +87,13 @@ function post(m: SimModels, req: SimRequest, key: string): SimResponse {
       return system ? later('Reset', () => system.power.reset(req.body)) : notFound(req.path);
     }
     case 'insertMedia':
-      return remoteMediaOff(m) ?? later('Insert media', () => m.media.insert(action.mediaKey, req.body));
+      if (m.remoteMedia.hides(action.mediaKey)) return notFound(req.path);
+      return later('Insert media', () => m.media.insert(action.mediaKey, req.body));
     case 'ejectMedia':
+      if (m.remoteMedia.hides(action.mediaKey)) return notFound(req.path);
       return later('Eject media', () => m.media.eject(action.mediaKey));
+    case 'remoteMedia':
+      return m.remoteMedia.switch(req.body, action.allowed);
     case 'simpleUpdate':
       return m.tasks.simpleUpdate(req.body);
     case undefined:
@@ -116,20 +103,8 @@ function post(m: SimModels, req: SimRequest, key: string): SimResponse {
   return m.store.get(key) ? methodNotAllowed('POST', req.path) : notFound(req.path);
 }
 
-/** PATCH of a manager: only its remote-media switch is writable. */
-function patchManager(doc: Json, body: Json): SimResponse {
-  const sw = remoteMediaSwitch(doc);
-  const wanted = sw ? remoteMediaSwitch(body)?.RMediaStatus : undefined;
-  if (!sw || (wanted !== 'Enabled' && wanted !== 'Disabled')) {
-    return redfishError(400, BaseMessages.PropertyNotWritable, 'Only Oem/<Vendor>/VirtualMedia/RMediaStatus can be written on this manager.');
-  }
-  sw.RMediaStatus = wanted;
-  touch(doc);
-  return success();
-}
-
 function patch(m: SimModels, req: SimRequest, key: string): SimResponse {
-  const doc = m.store.get(key);
+  const doc = m.remoteMedia.hides(key) ? undefined : m.store.get(key);
   if (!doc) return notFound(req.path);
   const ifMatch = typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined;
   if (ifMatch === undefined && m.quirks.ifMatch === 'requiredUnpublished') {
@@ -146,8 +121,7 @@ function patch(m: SimModels, req: SimRequest, key: string): SimResponse {
     const apply = () => patchSystem(doc, req.body, m.quirks);
     result = m.quirks.bootOverride === 'deferred' && 'Boot' in req.body ? m.tasks.defer('Boot override', apply) : apply();
   } else if (biosOf) result = biosOf.bios.patch(doc, req.body);
-  else if (topology.mediaKeys.includes(key)) result = remoteMediaOff(m) ?? m.media.patch(key, doc, req.body);
-  else if (topology.managerKeys.includes(key) && remoteMediaSwitch(doc)) result = patchManager(doc, req.body);
+  else if (topology.mediaKeys.includes(key)) result = m.media.patch(key, doc, req.body);
   else return methodNotAllowed('PATCH', req.path);
   if (result.status >= 300 || m.quirks.ifMatch === 'requiredUnpublished') return result;
   return { ...result, headers: { ...result.headers, ETag: etagOf(doc) } };

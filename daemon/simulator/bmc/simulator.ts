@@ -8,7 +8,9 @@ import { isAbsolute } from 'node:path';
 import { AuthGate } from './auth.ts';
 import { shapeTree } from './dialectTree.ts';
 import { redfishTreePath } from './fixtures.ts';
+import { FirmwareModel, type FirmwareImage } from './firmware.ts';
 import { VirtualMediaModel } from './media.ts';
+import { RemoteMediaModel } from './remoteMedia.ts';
 import { quirksOf, type BmcDialectName, type BmcQuirks } from './quirks.ts';
 import { BaseMessages, redfishError, type SimResponse } from './responses.ts';
 import { route, type SimModels } from './router.ts';
@@ -38,6 +40,8 @@ export interface BmcSimulatorOptions {
   systemOverrides?: Json;
   /** Extra documents by `@odata.id` (e.g. an ActionInfo the tree lacks). */
   extraResources?: Record<string, Json>;
+  /** The firmware packages SimpleUpdate may be given, by image URI: the component each is for and its version. */
+  firmwareImages?: Record<string, FirmwareImage>;
   /** Fired on the first system's boots. */
   onBoot?: BootListener;
   /** How this BMC departs from the textbook: a named dialect or quirks one by one (see `quirks.ts`). */
@@ -155,9 +159,12 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
   const timers = new Timers();
   const requestLog: RequestLogEntry[] = [];
   const media = new VirtualMediaModel(store, options.mediaDelayMs ?? 0, timers, quirks.insertFlags === 'imageOnly');
+  const remoteMedia = new RemoteMediaModel(store, topology.mediaCollectionKeys, timers, options.mediaDelayMs ?? 0, () => media.dropAll(topology.mediaKeys));
+  if (quirks.remoteMedia === 'disabled') remoteMedia.disable();
   const systems = topology.systems.map((t) => new SystemModel(store, t, media, timers, { powerDelayMs: options.powerDelayMs ?? 0, quirks }));
   const first = systems[0]!;
   if (options.onBoot) first.onBoot(options.onBoot);
+  const firmware = new FirmwareModel(store, options.firmwareImages ?? {});
   const models: SimModels = {
     store,
     topology,
@@ -165,10 +172,18 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
     auth: new AuthGate(options.username, options.password),
     systems: new Map(systems.map((system) => [system.topology.key, system])),
     media,
-    tasks: new TaskModel(store, topology.tasksKey, topology.transferProtocols, timers, {
-      durationMs: options.taskDurationMs ?? 50,
-      outcome: options.taskOutcome ?? 'Completed',
-    }),
+    remoteMedia,
+    tasks: new TaskModel(
+      store,
+      topology.tasksKey,
+      topology.transferProtocols,
+      timers,
+      {
+        durationMs: options.taskDurationMs ?? 50,
+        outcome: options.taskOutcome ?? 'Completed',
+      },
+      firmware,
+    ),
     volumes: new VolumeModel(store),
   };
   let requests = 0;
@@ -266,7 +281,7 @@ export async function startBmcSimulator(options: BmcSimulatorOptions): Promise<B
         return models.auth.sessionCount;
       },
       get appliedFirmware() {
-        return [...models.tasks.appliedImages];
+        return [...firmware.applied];
       },
     },
     onBoot: (fn) => first.onBoot(fn),

@@ -1,4 +1,5 @@
 import { BaseMessages, badValue, redfishError, type SimResponse } from './responses.ts';
+import type { FirmwareModel } from './firmware.ts';
 import type { Timers } from './timers.ts';
 import { addMember, childUri, touch, type Json, type TreeStore } from './treeStore.ts';
 
@@ -8,11 +9,10 @@ export type TaskOutcome = (typeof TaskOutcomes)[number];
 /**
  * UpdateService.SimpleUpdate as BMCs implement it: 202 Accepted, a Task in the TaskService, and the task
  * progressing Running -> final state on its own. Clients must poll the task; the action reply says nothing
- * about whether the flash worked.
+ * about whether the flash worked. A BMC without a TaskService answers 204 once it has flashed.
  */
 export class TaskModel {
   private nextId = 1000;
-  readonly appliedImages: string[] = [];
 
   constructor(
     private readonly store: TreeStore,
@@ -20,6 +20,7 @@ export class TaskModel {
     private readonly transferProtocols: readonly string[] | undefined,
     private readonly timers: Timers,
     private readonly behaviour: { durationMs: number; outcome: TaskOutcome },
+    private readonly firmware: FirmwareModel,
   ) {}
 
   simpleUpdate(body: Json): SimResponse {
@@ -33,7 +34,7 @@ export class TaskModel {
     }
     const task = this.newTask(`Firmware update from ${image}`);
     if (!task) {
-      this.appliedImages.push(image);
+      this.firmware.flash(image);
       return { status: 204 };
     }
     this.timers.after(Math.floor(this.behaviour.durationMs / 2), () => {
@@ -94,7 +95,7 @@ export class TaskModel {
     task.EndTime = new Date().toISOString();
     if (this.behaviour.outcome === 'Completed') {
       task.PercentComplete = 100;
-      this.appliedImages.push(image);
+      this.firmware.flash(image);
     } else {
       task.TaskStatus = 'Critical';
       task.Messages = [{ MessageId: 'Update.1.0.ApplyFailed', Message: `Applying ${image} failed.`, Severity: 'Critical' }];

@@ -1,7 +1,12 @@
 import { isPlainObject, linkId, toKey, type Json, type TreeStore } from './treeStore.ts';
 
 export type ActionRoute =
-  { kind: 'reset'; systemKey: string } | { kind: 'insertMedia'; mediaKey: string } | { kind: 'ejectMedia'; mediaKey: string } | { kind: 'simpleUpdate' };
+  | { kind: 'reset'; systemKey: string }
+  | { kind: 'insertMedia'; mediaKey: string }
+  | { kind: 'ejectMedia'; mediaKey: string }
+  | { kind: 'simpleUpdate' }
+  /** AMI's remote-media switch (`remoteMedia.ts`), with the `RMediaState` values its ActionInfo allows. */
+  | { kind: 'remoteMedia'; allowed: string[] | undefined };
 
 /** Where one ComputerSystem's live behaviour sits in the tree. */
 export interface SystemTopology {
@@ -26,6 +31,8 @@ export interface SimTopology {
   managerKeys: string[];
   /** Every virtual media slot, under managers and systems. */
   mediaKeys: string[];
+  /** The collections those slots are members of. */
+  mediaCollectionKeys: string[];
   volumeCollectionKeys: Set<string>;
   transferProtocols: string[] | undefined;
   actions: Map<string, ActionRoute>;
@@ -75,7 +82,9 @@ function mediaActionKeys(media: Json, standard: string, oemSuffix: string): stri
   return keys;
 }
 
-function mediaOf(store: TreeStore, collection: { doc: Json } | undefined, actions: Map<string, ActionRoute>): string[] {
+/** The slots of a media collection (recorded in `collections`), with their actions routed. */
+function mediaOf(store: TreeStore, collection: { key: string; doc: Json } | undefined, actions: Map<string, ActionRoute>, collections: Set<string>): string[] {
+  if (collection) collections.add(collection.key);
   const keys: string[] = [];
   for (const media of membersOf(store, collection?.doc)) {
     keys.push(media.key);
@@ -87,12 +96,23 @@ function mediaOf(store: TreeStore, collection: { doc: Json } | undefined, action
   return keys;
 }
 
+/** A manager's OEM action whose name ends with `EnableRMedia`, directly under `Actions.Oem` where AMI puts it. */
+function remoteMediaAction(store: TreeStore, manager: Json, actions: Map<string, ActionRoute>): void {
+  const oem = isPlainObject(manager.Actions) && isPlainObject(manager.Actions.Oem) ? manager.Actions.Oem : {};
+  for (const [name, action] of Object.entries(oem)) {
+    const key = name.endsWith('EnableRMedia') ? targetKey(action) : undefined;
+    if (key !== undefined) actions.set(key, { kind: 'remoteMedia', allowed: allowableValues(store, action, 'RMediaState') });
+  }
+}
+
 export function discoverTopology(store: TreeStore): SimTopology {
   const root = store.get('');
   if (!root) throw new Error('tree has no service root index.json');
   const actions = new Map<string, ActionRoute>();
+  const mediaCollections = new Set<string>();
   const managers = membersOf(store, follow(store, root, 'Managers')?.doc);
-  const managerMedia = new Map(managers.map((m) => [m.key, mediaOf(store, follow(store, m.doc, 'VirtualMedia'), actions)]));
+  const managerMedia = new Map(managers.map((m) => [m.key, mediaOf(store, follow(store, m.doc, 'VirtualMedia'), actions, mediaCollections)]));
+  for (const manager of managers) remoteMediaAction(store, manager.doc, actions);
 
   const systems = membersOf(store, follow(store, root, 'Systems')?.doc).map((system): SystemTopology => {
     const sysActions = isPlainObject(system.doc.Actions) ? system.doc.Actions : {};
@@ -105,7 +125,7 @@ export function discoverTopology(store: TreeStore): SimTopology {
       const key = volumes === undefined ? undefined : toKey(volumes);
       return key === undefined ? [] : [key];
     });
-    const own = mediaOf(store, follow(store, system.doc, 'VirtualMedia'), actions);
+    const own = mediaOf(store, follow(store, system.doc, 'VirtualMedia'), actions, mediaCollections);
     const links = isPlainObject(system.doc.Links) ? system.doc.Links : {};
     const managedBy = (Array.isArray(links.ManagedBy) ? links.ManagedBy : []).flatMap((m) => store.resolve(linkId(m))?.key ?? []);
     const fromManagers = (managedBy.length > 0 ? managedBy : managers.map((m) => m.key)).flatMap((key) => managerMedia.get(key) ?? []);
@@ -135,6 +155,7 @@ export function discoverTopology(store: TreeStore): SimTopology {
     tasksKey: follow(store, follow(store, root, 'Tasks')?.doc, 'Tasks')?.key,
     managerKeys: managers.map((m) => m.key),
     mediaKeys: [...new Set([...managerMedia.values(), ...systems.map((s) => s.mediaKeys)].flat())],
+    mediaCollectionKeys: [...mediaCollections],
     volumeCollectionKeys: new Set(systems.flatMap((s) => s.volumeCollectionKeys)),
     transferProtocols: allowableValues(store, simpleUpdate, 'TransferProtocol'),
     actions,

@@ -19,6 +19,13 @@ const bootRamdisk: readonly ProfileStep[] = [
   { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 1 } },
 ];
 
+/**
+ * Ends the network boot `bootRamdisk` set up, before the workflow's last power step: the site stops answering the
+ * node's PXE requests and the boot override is set back to none. A BMC that kept the override as `Continuous` (AMI
+ * MegaRAC) would otherwise PXE-boot the ramdisk again at the deploy's last restart, and at every one after.
+ */
+const endNetworkBoot = agent('boot.clear');
+
 export const inspectProfile = defineProfile({
   id: 'inspect',
   version: 1,
@@ -29,13 +36,14 @@ export const inspectProfile = defineProfile({
 
 export const deployProfile = defineProfile({
   id: 'deploy',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'deploy',
   steps: [
     ...bootRamdisk,
     agent('image.write', { imageUrl: fromInput('imageUrl'), sha256: fromInput('imageSha256') }, { timeoutMs: 1_800_000 }),
     agent('userdata.write', { userData: fromInput('userData'), sshKeys: fromInput('sshKeys', []) }),
+    endNetworkBoot,
     agent('power.set', { action: 'cycle' }),
   ],
 });
@@ -47,7 +55,7 @@ export const deployProfile = defineProfile({
  */
 export const configuredDeployProfile = defineProfile({
   id: 'deploy-configured',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'deploy',
   steps: [
@@ -67,12 +75,13 @@ export const WIPE_METHOD_INPUT = 'wipeMethod';
 const wipeAndPowerOff: readonly ProfileStep[] = [
   ...bootRamdisk,
   agent('disk.wipe', { mode: fromInput(WIPE_METHOD_INPUT, 'zero') }, { timeoutMs: 3_600_000, retry: { maxAttempts: 2 } }),
+  endNetworkBoot,
   agent('power.set', { action: 'off' }),
 ];
 
 export const releaseProfile = defineProfile({
   id: 'release',
-  version: 2,
+  version: 3,
   target: 'metal',
   role: 'release',
   steps: [...wipeAndPowerOff],
@@ -81,7 +90,7 @@ export const releaseProfile = defineProfile({
 /** A retired machine keeps no tenant data: it is wiped like a release, and stays off. */
 export const retireProfile = defineProfile({
   id: 'retire',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'retire',
   steps: [...wipeAndPowerOff],
@@ -89,10 +98,10 @@ export const retireProfile = defineProfile({
 
 export const rescueProfile = defineProfile({
   id: 'rescue',
-  version: 1,
+  version: 2,
   target: 'metal',
   role: 'rescue',
-  steps: [...bootRamdisk],
+  steps: [...bootRamdisk, endNetworkBoot],
 });
 
 /**
