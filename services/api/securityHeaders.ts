@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
  * plugins, no `<base>`. An injected inline script or a script from elsewhere does not run, which is what keeps the
  * token in `sessionStorage` out of reach of markup an attacker might get into a page.
  */
-export const contentSecurityPolicy = {
+const contentSecurityPolicy = {
   'default-src': ["'self'"],
   'base-uri': ["'none'"],
   'connect-src': ["'self'"],

@@ -3,9 +3,8 @@ import { join } from 'node:path';
 
 /**
  * The creation mask of a control-plane process and of the nats-server it starts: what they create (read models and
- * their `-wal`/`-shm`, the JetStream store, keys, credentials) is the owner's only, folders 0700 and files 0600. The
- * data dir holds the master and event keys' neighbours: event payloads with tenants' SSH keys and user data, sealed
- * secrets, the broker's trust chain.
+ * their `-wal`/`-shm`, the JetStream store, keys, credentials) is the owner's only, folders 0700 and files 0600: the
+ * log and the read models hold tenants' SSH keys and user data, sealed secrets and the broker's trust chain sit beside.
  */
 export const PRIVATE_UMASK = 0o077;
 
