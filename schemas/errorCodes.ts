@@ -67,6 +67,10 @@ export const ErrorCodes = {
     status: 409,
     title: 'Another operation runs on the instance: a remediation, or a create, start or stop the provider has not reached yet',
   },
+  BROKER_AUTH_REQUIRED: {
+    status: 403,
+    title: 'Broker auth is off (BC_NATS_AUTH=none): secret grants and steps whose results are attestations (disk.wipe, image.write) are refused',
+  },
   UNSUPPORTED: { status: 422, title: "The operation is not supported for this node (e.g. rescue on an agentless pool's node)" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { closeSync, openSync } from 'node:fs';
 import type { Database as Db } from 'better-sqlite3';
 import type { Projection } from './projection.ts';
 import { statement } from './statements.ts';
@@ -11,6 +12,8 @@ export interface Checkpoint {
 
 /** Opens a read model file for writing: WAL, migrations to the projection's version, checkpoint table. */
 export function openWriter(file: string, projection: Projection): Db {
+  // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files it creates the database file's mode.
+  closeSync(openSync(file, 'a', 0o600));
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

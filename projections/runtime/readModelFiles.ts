@@ -1,6 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { makePrivateDir, restrictTree } from '../../services/platform/privateTree.ts';
 
 /**
  * The files of one read model: `<dataDir>/readmodels/<name>/`, with `CURRENT` naming the live database file. A
@@ -16,7 +17,10 @@ export class ReadModelFiles {
   ) {
     this.dir = join(dataDir, 'readmodels', name);
     this.pointer = join(this.dir, 'CURRENT');
-    mkdirSync(this.dir, { recursive: true });
+    // The owner's only (0700/0600), including what an older version or another umask left readable to others.
+    makePrivateDir(join(dataDir, 'readmodels'));
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    restrictTree(this.dir);
   }
 
   /** Path of the live database file; creates the pointer for a first file when there is none. */
@@ -39,7 +43,7 @@ export class ReadModelFiles {
   swapTo(file: string): void {
     const previous = existsSync(this.pointer) ? readFileSync(this.pointer, 'utf8').trim() : undefined;
     const tmp = `${this.pointer}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${file.split('/').pop()}\n`);
+    writeFileSync(tmp, `${file.split('/').pop()}\n`, { mode: 0o600 });
     renameSync(tmp, this.pointer);
     const keep = new Set([file.split('/').pop(), previous]);
     for (const entry of readdirSync(this.dir)) {

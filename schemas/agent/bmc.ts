@@ -41,7 +41,8 @@ export type BootMode = z.infer<typeof BootMode>;
  * command for the node drives that system only.
  */
 const BmcAddress = z
-  .url({ protocol: /^https?$/ })
+  // `abort`: the checks below parse the address, which throws on one that is no URL.
+  .url({ protocol: /^https?$/, abort: true })
   .refine((address) => /^(\/|\/redfish\/v1\/?|\/redfish\/v1\/Systems\/[^/?#]+\/?)$/i.test(new URL(address).pathname), {
     message: 'must be the BMC (https://host), its Redfish root (/redfish/v1) or one system (/redfish/v1/Systems/<id>)',
   })

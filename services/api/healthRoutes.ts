@@ -31,7 +31,29 @@ function bounded<T>(read: Promise<T>, fallback: T): Promise<T> {
 }
 
 /**
- * `/healthz` (process alive), `/readyz` (NATS up, read models within the lag bound; `warnings` names each insecure
+ * The log's last sequence when this process started, read once (again and again until NATS answers). Readiness is
+ * measured against it: read models that sit behind what the log held at start are still catching up, however small
+ * the lag bound, which would otherwise call a fresh process on a short log "ready" with every read model at 0.
+ */
+function startMark(read: () => Promise<number>): (() => number | undefined) & { stop(): void } {
+  let mark: number | undefined;
+  let stopped = false;
+  void (async () => {
+    for (let delayMs = 250; mark === undefined && !stopped; delayMs = Math.min(delayMs * 2, 5_000)) {
+      mark = await bounded(read(), undefined);
+      if (mark === undefined) await sleep(delayMs, undefined, { ref: false });
+    }
+  })();
+  return Object.assign(() => mark, {
+    stop: () => {
+      stopped = true;
+    },
+  });
+}
+
+/**
+ * `/healthz` (process alive), `/readyz` (NATS up; every read model caught up with the log as it was when this
+ * process started, its checkpoint at least `startSeq`, and since then within the lag bound; `warnings` names each insecure
  * mode the stack runs in, and dead letters are reported, neither making it unready: a forged message cannot take the
  * API out of service), `/metrics` (Prometheus).
  */
@@ -44,6 +66,8 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: De
   const warnings = readinessWarnings(ctx.config);
   const leaderList = cached(() => leases.leaders(), [], 1_000);
   const connection = watchConnectionState(ctx.nc);
+  const startSeq = startMark(() => ctx.store.streamLastSequence());
+  app.addHook('onClose', async () => startSeq.stop());
 
   const projectorPositions = async () => {
     const last = await streamLastSeq();
@@ -75,12 +99,18 @@ export const healthRoutes: FastifyPluginAsync<{ ctx: ApiContext; deadLetters: De
       : [unread, undefined, null];
     // Up for the whole probe: a connection that dropped while the reads were in flight answered nothing it can vouch for.
     const natsConnected = connectedAtStart && connection.connected() && connection.upSinceMs() === upSince;
-    const caughtUp = positions.length === ctx.readers.size && positions.every((p) => p.lag !== null && p.lag <= ctx.config.readyMaxLag);
+    const mark = startSeq();
+    const caughtUp =
+      mark !== undefined &&
+      positions.length === ctx.readers.size &&
+      positions.every((p) => p.checkpoint !== null && p.checkpoint >= mark && p.lag !== null && p.lag <= ctx.config.readyMaxLag);
     const ready = natsConnected && last >= 0 && caughtUp;
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 'ready' : 'not-ready',
       nats: natsConnected,
       streamLastSeq: last,
+      // null: the log's position at start is not known yet (NATS has not answered since the process started).
+      startSeq: mark ?? null,
       projections: positions,
       warnings,
       // null: the dead letter stream could not be read.

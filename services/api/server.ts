@@ -35,6 +35,7 @@ import { consoleDistDir } from '../console/consoleBuild.ts';
 import { consoleRoutes } from './consoleRoutes.ts';
 import { nodeHistoryRoutes } from './nodeHistoryRoutes.ts';
 import { sessionRoutes } from './sessionRoutes.ts';
+import { installSecurityHeaders } from './securityHeaders.ts';
 
 /**
  * The HTTP query/command API. Every error leaves as problem+json with a stable code. Every `/v1/*` route but the
@@ -64,6 +65,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
     return reply.code(404).type('application/problem+json').send(problemOf(err, req.url));
   });
 
+  // First: its hook runs before authentication and the rate limit, so their refusals carry the headers too.
+  await installSecurityHeaders(app);
   // The process's bus sends the commands of the edge routes (tokens, approvals) too; its repository serves token look-ups.
   installAuthentication(app, ctx, ctx.bus.repository);
   const tenancy = installTenancy(app, ctx);

@@ -22,6 +22,11 @@ export interface GrantServiceOptions {
   /** Requests issued longer ago than this (or this far in the future) are GRANT_STALE. Default 60 s. */
   maxAgeMs?: number;
   now?: () => number;
+  /**
+   * The broker's auth (`BC_NATS_AUTH`). Under `none` every request is refused (`BROKER_AUTH_REQUIRED`): anyone may
+   * register the first key of an agent nobody registered yet, so a valid signature proves no identity. Default `operator`.
+   */
+  natsAuth?: 'operator' | 'none';
 }
 
 function parseRequest(msg: Msg): { signed: SignedSecretGrantRequest; request: SecretGrantRequest; requestBytes: Buffer } {
@@ -59,6 +64,9 @@ export function startGrantService(nc: NatsConnection, store: EventStore, masterK
   const maxAgeMs = options.maxAgeMs ?? GRANT_REQUEST_MAX_AGE_MS;
 
   const grant = async (msg: Msg): Promise<SecretGrantReply> => {
+    if (options.natsAuth === 'none') {
+      throw new PlatformError('BROKER_AUTH_REQUIRED', 'secret grants are not served while broker auth is off (BC_NATS_AUTH=none)');
+    }
     const { signed, request, requestBytes } = parseRequest(msg);
     // A few requests per deploy: every read is the stream leader's, so no replica behind the log refuses a due grant.
     const agent = (await repository.load(agentRef, request.agentId, 'leader')).state;

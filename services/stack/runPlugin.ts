@@ -39,6 +39,7 @@ export async function runPlugin(plugin: PluginDefinition, options: { config?: Co
       work: { durable: pluginDurable(plugin.id), filterSubject: Subjects.pluginWorkFilter(plugin.id) },
       blobBaseUrl: publicUrlOf(config),
       agentEndpoints: agentEndpointsOf(config),
+      natsAuth: config.natsAuth,
     });
     await executor.start();
     const ping = PluginPing.parse({ pluginId: plugin.id, instanceId, version: plugin.version, startedAt });

@@ -7,6 +7,7 @@ import { loadEventMac } from '../platform/eventStore/eventMac.ts';
 import { EventStore } from '../platform/eventStore/eventStore.ts';
 import { createLogger, type Logger } from '../platform/logger.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
+import { retryWhileUnreachable } from '../platform/nats/retryWhileUnreachable.ts';
 import { connectControlPlane } from './controlPlaneConnection.ts';
 
 /** What every service process needs: configuration, a NATS connection, the event log, its command bus and a logger. */
@@ -27,9 +28,10 @@ export interface Runtime {
 
 export async function openRuntime(config: Config, processName: string): Promise<Runtime> {
   const log = createLogger(processName, config.logLevel);
-  const nc = await connectControlPlane(config, processName);
-  await ensureStreams(nc, config);
-  const store = await openEventStore(nc, config);
+  // Each step waits out a server that is not up yet or too loaded to answer in time; a refusal still ends the process.
+  const nc = await retryWhileUnreachable('connect', () => connectControlPlane(config, processName), log);
+  await retryWhileUnreachable('declare the streams', () => ensureStreams(nc, config), log);
+  const store = await retryWhileUnreachable('open the event log', () => openEventStore(nc, config), log);
   const bus = new CommandBus(store, allCommands, { retries: config.commandRetries });
   return { config, nc, store, bus, commands: new ProcessCommandChannel(natsCommandChannel(nc)), log };
 }

@@ -1,4 +1,5 @@
 import { loadConfig } from '../platform/config.ts';
+import { usePrivateUmask } from '../platform/privateTree.ts';
 import { openRuntime } from './runtime.ts';
 import { serviceCatalog, type RunningService } from './serviceCatalog.ts';
 
@@ -12,6 +13,8 @@ if (names.length === 0 || unknown.length > 0) {
   console.error(`usage: serve <service...>; unknown: ${unknown.join(', ') || '(none given)'}; known: ${Object.keys(serviceCatalog).join(', ')}`);
   process.exit(2);
 }
+// What the services create (read models, their -wal/-shm) is the owner's only, however the process was started.
+usePrivateUmask();
 const runtime = await openRuntime(loadConfig(), names.join('+'));
 const running: RunningService[] = [];
 for (const name of names) running.push(await serviceCatalog[name]!(runtime));

@@ -132,7 +132,8 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       },
     };
   },
-  'secret-grants': async ({ config, nc, store, log }) => startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' })),
+  'secret-grants': async ({ config, nc, store, log }) =>
+    startGrantService(nc, store, loadMasterKey(config), log.child({ service: 'secret-grants' }), { natsAuth: config.natsAuth }),
   'bmc-monitor': leased('bmc-monitor', async ({ config, nc, store, log }, lease) => {
     const nodes = new ReadModelReader(new ReadModelFiles(config.dataDir, 'nodes'));
     const monitor = new BmcMonitor(nc, store, nodes, loadBmcMonitorConfig(), log.child({ service: 'bmc-monitor' }), lease);
@@ -180,6 +181,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       masterKey: loadMasterKey(config),
       blobBaseUrl: publicUrlOf(config),
       agentEndpoints: agentEndpointsOf(config),
+      natsAuth: config.natsAuth,
     });
     await executor.start();
     return executor;

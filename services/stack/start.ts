@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { ensureConsoleBuilt } from '../console/consoleBuild.ts';
@@ -9,6 +8,7 @@ import { NatsServerMissingError, startNatsServer, type NatsServerProcess } from 
 import { NatsAccessError } from '../platform/nats/natsAccessError.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
 import { PlatformError } from '../platform/errors.ts';
+import { makePrivateDir, usePrivateUmask } from '../platform/privateTree.ts';
 import { removeStackRecord, writeStackRecord } from '../platform/stackRecord.ts';
 import { prepareStackBroker } from '../trust/broker/stackBroker.ts';
 import { assertBrokerAuth, brokerMaterialExists } from './controlPlaneConnection.ts';
@@ -23,6 +23,8 @@ import { Supervisor, spawnProgram, type SpawnServices } from './supervisor.ts';
  * agents join with tokens. The server and mode are recorded in `<dataDir>/stack.json` for the data dir's other tools.
  */
 const env = { BC_SIM_MACHINES: '4', ...process.env };
+// Everything the stack and its children create is the owner's only (folders 0700, files 0600).
+usePrivateUmask();
 const startup = createLogger('stack', 'info');
 const fail = (err: unknown): never => {
   if (!(err instanceof PlatformError)) throw err;
@@ -38,7 +40,7 @@ const config = (() => {
   }
 })();
 const dataDir = resolve(config.dataDir);
-mkdirSync(dataDir, { recursive: true });
+makePrivateDir(dataDir);
 const log = createLogger('stack', config.logLevel);
 const storeDir = join(dataDir, 'nats');
 const brokerDir = resolve(brokerDirOf(config));

@@ -40,6 +40,7 @@ import { completeStep } from './workflow/completeStep.ts';
 import { failStep } from './workflow/failStep.ts';
 import { rejectResult } from './workflow/rejectResult.ts';
 import { countRejectedResults } from './workflow/countRejectedResults.ts';
+import { refuseAttestedWorkflowWithoutBrokerAuth } from './anonymousBrokerPolicy.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
 /** How often a destructive step waiting for its approval batch looks again. */
@@ -91,6 +92,8 @@ export class WorkflowExecutor {
       agentEndpoints?: AgentEndpoints;
       /** The process's command bus (it must carry the workflow step commands and `pki.createJoinToken`). */
       bus?: CommandBus;
+      /** The broker's auth (`BC_NATS_AUTH`): under `none` attestation-bearing workflows are refused. Default `operator`. */
+      natsAuth?: 'operator' | 'none';
     } = {},
   ) {
     // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
@@ -179,7 +182,8 @@ export class WorkflowExecutor {
   ): Promise<Outcome> {
     const { wf, attempt } = claim;
     const step = wf.steps[stepIndex]!;
-    const definition = (this.options.steps ?? builtinSteps).get(step.id);
+    const steps = this.options.steps ?? builtinSteps;
+    const definition = steps.get(step.id);
     // The node (or instance) is not the attempt's own: other processes change it, so it is read from the log.
     const target = wf.instance;
     const repository = this.#bus.repository;
@@ -188,6 +192,7 @@ export class WorkflowExecutor {
     let evidence: (() => string | undefined) | undefined;
     try {
       if (!definition) throw new TerminalError('PRECONDITION_FAILED', `no step implementation "${step.id}"`);
+      refuseAttestedWorkflowWithoutBrokerAuth(this.options.natsAuth ?? 'operator', wf, steps);
       if (node && !node.exists) throw new TerminalError('NOT_FOUND', `node ${wf.nodeId} does not exist`);
       if (target && instance?.tenantId !== target.tenantId) throw new TerminalError('NOT_FOUND', `instance ${target.instanceId} does not exist`);
       if (claim.approval === 'expired')

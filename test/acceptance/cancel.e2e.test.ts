@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { deployEvidence } from '../support/deployEvidence.ts';
@@ -20,7 +19,7 @@ describe('metal.cancel on a running stack', () => {
     // ~8 s per download: the cancel lands while the image is being written.
     await using image = await startImageServer(4 << 20, { bytesPerSecond: 512 << 10 });
     await using stack = await startProcessStack({ layout: 'single', machines: 1 });
-    const nc = await connectNats(stack.nats.url, 'cancel-observer');
+    const nc = await stack.connect('cancel-observer');
     try {
       const admin = apiClient(stack.api, stack.token);
       await admin.waitForNodeState(nodeId, 'ready', 60_000);

@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { openLeaseBucket, readLease } from '../../services/platform/lease/leaderLease.ts';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { attestedWipesPerRelease, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
 import { whileFailingOver } from '../support/failover.ts';
@@ -28,7 +27,7 @@ describe('chaos on a 3-node cluster', () => {
       await using image = await startImageServer();
       await using stack = await startProcessStack({ layout: 'replicated', machines: MACHINES, cluster: true, env: { BC_LEASE_MS: '5000' } });
       const cluster = stack.cluster!;
-      const nc = await connectNats(stack.nats.url, 'chaos-observer');
+      const nc = await stack.connect('chaos-observer');
       const client = apiClient(stack.api, stack.token);
       const succeededSteps = (operation: string) => {
         using db = openReadModel(stack.dataDir, 'workflows');

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { deployEvidence, stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
 import { startImageServer } from '../support/imageServer.ts';
@@ -18,7 +17,7 @@ describe('workflow executor SIGKILLed throughout a deploy', () => {
     async () => {
       await using image = await startImageServer();
       await using stack = await startProcessStack({ layout: 'split', machines: 1 });
-      const nc = await connectNats(stack.nats.url, 'acceptance-observer');
+      const nc = await stack.connect('acceptance-observer');
       try {
         const client = apiClient(stack.api, stack.token);
         await client.waitForNodeState(nodeId, 'ready', 60_000);

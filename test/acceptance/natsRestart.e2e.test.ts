@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { storedAgentCommandAt, storedAgentCommands } from '../support/agentEvidence.ts';
 import { deployEvidence, stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
@@ -20,6 +19,10 @@ describe('nats-server restarted during a deploy', () => {
     await client.waitForNodeState(nodeId, 'ready', 60_000);
     const resetsBefore = (await stack.site.resets())[nodeId] ?? [];
 
+    // Where the deploy's commands will start, read before it is sent: the first may be stored before a late read.
+    const observer = await stack.connect('acceptance-trigger');
+    const restartedAt: number[] = [];
+    let nextSeq = (await storedAgentCommands(observer)).reduce((max, c) => Math.max(max, c.seq), 0) + 1;
     const deploy = await client.command('metal.deploy', { nodeId, imageUrl: image.url, imageSha256: image.sha256, role: 'host', sshKeys: [] });
     expect(deploy.status, JSON.stringify(deploy.body)).toBe(201);
     const workflowId: string = deploy.body.events.find((e: { type: string }) => e.type === 'NodeOperationRequested').data.workflowId;
@@ -27,9 +30,6 @@ describe('nats-server restarted during a deploy', () => {
     // Restart points: a destructive command of this workflow stored in the agents' stream (the agent is about to run
     // it, the executor waits for its result). Read from the stream by sequence, so a command published while the
     // observer is still reconnecting after the previous restart is not missed.
-    const observer = await connectNats(stack.nats.url, 'acceptance-trigger');
-    const restartedAt: number[] = [];
-    let nextSeq = (await storedAgentCommands(observer)).reduce((max, c) => Math.max(max, c.seq), 0) + 1;
     const deadline = Date.now() + 180_000;
     try {
       for (;;) {
@@ -54,7 +54,7 @@ describe('nats-server restarted during a deploy', () => {
     expect(restartedAt).toEqual(restartWhenRunning);
     await client.waitForNodeState(nodeId, 'deployed', 30_000);
 
-    const nc = await connectNats(stack.nats.url, 'acceptance-observer');
+    const nc = await stack.connect('acceptance-observer');
     try {
       const evidence = await deployEvidence({ nc, dataDir: stack.dataDir, siteId, nodeId, workflowId });
       expect(evidence.state).toBe('completed');

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { attestedWipesPerRelease, deployAttemptsAfterLostWrite, destructiveCommandsTwice, workflowsByState } from '../support/crashEvidence.ts';
 import { stepIndexOf, workflowSteps } from '../support/deployEvidence.ts';
@@ -116,7 +115,7 @@ async function crashScenario({ layout, killPoints, deployAttempts }: Scenario): 
       BC_LEASE_MS: '3000',
     },
   });
-  const nc = await connectNats(stack.nats.url, 'process-crash-observer');
+  const nc = await stack.connect('process-crash-observer');
   const sites = [stack.site];
   const client = apiClient(stack.api, stack.token);
   // The projector process(es), by the services they run (one per read model, or one for all).

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { heartbeatSeen } from '../support/agentHeartbeats.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { deployAttemptsAfterLostWrite } from '../support/crashEvidence.ts';
@@ -25,7 +24,7 @@ describe('the site agent and its machines killed in the middle of image.write', 
       // A fixed BMC port: the restarted site serves the machine at the address it was enrolled with.
       env: { BC_SIM_BMC_PORT_BASE: String(await freePort()), BC_AGENT_HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) },
     });
-    const nc = await connectNats(stack.nats.url, 'site-crash-observer');
+    const nc = await stack.connect('site-crash-observer');
     try {
       const client = apiClient(stack.api, stack.token);
       await client.waitForNodeState(nodeId, 'ready', 60_000);

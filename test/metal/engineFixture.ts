@@ -8,14 +8,14 @@ import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
 /** A backbone with the command responder, the registration service, the orchestrator and one executor running in-process. */
-export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
+export async function startEngine(overrides: Partial<WorkflowConfig> = {}, executorOptions: ConstructorParameters<typeof WorkflowExecutor>[4] = {}) {
   const env = await startBackbone();
   const config = loadWorkflowConfig({}, { workAckWaitMs: 1_500, resultRecheckMs: 500, ...overrides });
   const responder = serveCommands(env.nc, env.bus, env.log);
   const registrations = startRegistrationService(env.nc, env.store, env.log);
   let orchestrator = new WorkflowOrchestrator(env.nc, env.store, config, env.log);
   await orchestrator.start();
-  let executor = new WorkflowExecutor(env.nc, env.store, config, env.log);
+  let executor = new WorkflowExecutor(env.nc, env.store, config, env.log, executorOptions);
   await executor.start();
   const disposeBackbone = env[Symbol.asyncDispose].bind(env);
   const nodeState = async (nodeId: string) => (await env.bus.repository.load(nodeAggregate, nodeId)).state;
@@ -37,7 +37,7 @@ export async function startEngine(overrides: Partial<WorkflowConfig> = {}) {
     async restartExecutor(downMs = 200) {
       await executor.stop();
       await sleep(downMs);
-      executor = new WorkflowExecutor(env.nc, env.store, config, env.log);
+      executor = new WorkflowExecutor(env.nc, env.store, config, env.log, executorOptions);
       await executor.start();
     },
     nodeState,

@@ -1,10 +1,17 @@
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Inboxes } from '../../schemas/subjects.ts';
 import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { stepPathServices } from '../../services/stack/processLayout.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { startNatsServer } from '../../services/platform/nats/embeddedServer.ts';
+import { prepareStackBroker } from '../../services/trust/broker/stackBroker.ts';
+import { issueJoinCredentials } from '../../services/trust/broker/userCredentials.ts';
 import { apiClient } from './apiClient.ts';
 import { freePort } from './freePort.ts';
 import { startTestCluster } from './natsCluster.ts';
-import { startTestNats, tempDir } from './natsServer.ts';
+import { tempDir } from './natsServer.ts';
 import { startServeProcess, type ServeProcess } from './serveProcess.ts';
 import { startSimulatedSiteProcess } from './simulatedSiteProcess.ts';
 
@@ -61,14 +68,23 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
   /** On a 3-node JetStream cluster of the test's own (streams and buckets with 3 replicas) instead of one server. */
   cluster?: boolean;
 }) {
-  const cluster = options.cluster ? await startTestCluster() : undefined;
-  const nats = cluster ? { url: cluster.url, [Symbol.asyncDispose]: () => cluster[Symbol.asyncDispose]() } : await startTestNats();
   const dir = tempDir('bc-acc-');
+  // Operator mode, as `npm start` runs: without broker auth the executor refuses deploys, releases and retirements.
+  const brokerDir = join(dir.path, 'broker');
+  const broker = await prepareStackBroker({ brokerDir, storeDir: join(dir.path, 'nats') });
+  const cluster = options.cluster ? await startTestCluster({ broker: broker.material }) : undefined;
+  if (cluster) await issueJoinCredentials(broker.material);
+  const nats = cluster
+    ? { url: cluster.url, [Symbol.asyncDispose]: () => cluster[Symbol.asyncDispose]() }
+    : await startNatsServer({ storeDir: join(dir.path, 'nats'), configFile: broker.configFile! }).then((server) =>
+        Object.assign(server, { [Symbol.asyncDispose]: () => server.stop() }),
+      );
   const httpPort = await freePort();
   const env: Record<string, string> = {
     BC_NATS_URL: nats.url,
-    // The test's own nats-server accepts anyone: say so, or every process refuses it.
-    BC_NATS_AUTH: 'none',
+    BC_NATS_AUTH: 'operator',
+    // Each process issues its control-plane credentials from the trust chain here.
+    BC_BROKER_DIR: brokerDir,
     BC_DATA_DIR: dir.path,
     BC_HTTP_PORT: String(httpPort),
     BC_SIM_MACHINES: String(options.machines),
@@ -77,6 +93,9 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     ...(cluster ? { BC_STREAM_REPLICAS: '3' } : {}),
     ...options.env,
   };
+  /** A connection of the test's own, with control-plane credentials (the server lets no one in without). */
+  const connect = async (name: string): Promise<NatsConnection> =>
+    connectNats(nats.url, name, { credentials: { creds: await broker.serviceCreds(name), inboxPrefix: Inboxes.controlPlane } });
   const started: { stop(): Promise<void> }[] = [];
   const dispose = async () => {
     for (const p of started.reverse()) await p.stop().catch(() => undefined);
@@ -107,7 +126,8 @@ export async function startProcessStack<L extends keyof typeof layouts>(options:
     await waitForOk(`${api}/readyz`);
     const all = processes as Record<string, ServeProcess>;
     return {
-      nats: nats as L extends 'replicated' ? { url: string } : Awaited<ReturnType<typeof startTestNats>>,
+      nats: nats as unknown as L extends 'replicated' ? { url: string } : Awaited<ReturnType<typeof startNatsServer>>,
+      connect,
       cluster,
       dataDir: dir.path,
       api,

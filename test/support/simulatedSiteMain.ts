@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
-import { loadConfig, natsUrlOf } from '../../services/platform/config.ts';
+import { brokerDirOf, loadConfig, natsUrlOf } from '../../services/platform/config.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 
 /**
@@ -29,6 +30,13 @@ const site = await startSimulatedSite(
     ...(process.env.BC_TEST_SIM_HEARTBEAT_MS ? { ramdiskHeartbeatIntervalMs: Number(process.env.BC_TEST_SIM_HEARTBEAT_MS) } : {}),
     ...(process.env.BC_TEST_SIM_POOL_ID ? { poolId: process.env.BC_TEST_SIM_POOL_ID } : {}),
     ...(hostAddresses.length > 0 ? { hostAddress: (i: number) => hostAddresses[i] } : {}),
+    // Under broker permissions agents join with tokens, as `npm start`'s simulated site does.
+    ...(config.natsAuth === 'operator'
+      ? {
+          join: { joinCreds: readFileSync(join(brokerDirOf(config), 'join.creds'), 'utf8') },
+          inProcess: (name: string, payload: unknown, commandId: string) => runtime.bus.execute({ name, payload, commandId, actor: 'simulated-site' }),
+        }
+      : {}),
   },
   runtime.log.child({ site: config.simSiteId }),
 );

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import acmeAutoinstall from '../../plugins/acme-autoinstall/index.ts';
 import { readIso9660 } from '../../daemon/simulator/isoImage.ts';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';
 import { startProcessStack } from '../support/processStack.ts';
@@ -47,7 +46,7 @@ describe.each([
     let inProcess: RunningPlugin | undefined;
     const processPlugin = mode === 'separate process' ? await startPluginProcess('plugins/acme-autoinstall/index.ts', stack.env) : undefined;
     if (!processPlugin) inProcess = await runPlugin(acmeAutoinstall, { env: { ...stack.env, BC_LOG_LEVEL: 'warn' } });
-    const nc = await connectNats(stack.nats.url, 'walkthrough');
+    const nc = await stack.connect('walkthrough');
     try {
       expect((await post('/v1/profiles/validate', { profileId: PROFILE })).body).toEqual({ profileId: PROFILE, ok: true, issues: [] });
       const plugins = await client.getJson('/v1/plugins');

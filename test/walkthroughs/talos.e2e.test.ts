@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The plugin and what it runs on: public entry points only, as an outside package would use them.
 import { runPlugin, type RunningPlugin } from 'better-compute/sdk/worker';
 import talos from '../../plugins/talos/index.ts';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startPluginProcess } from '../support/pluginProcess.ts';
 import { streamMessages } from '../support/plaintextScan.ts';
 import { startIsoServer, startTalosApi } from './talosApi.ts';
@@ -147,7 +146,7 @@ describe.each(machines)('walkthrough: Talos on an agentless pool, plugin $mode',
 
       if (heavy) {
         // Every agent command about this node went to the site agent's subject; none to a node (ramdisk/OS) subject.
-        const nc = await connectNats(stack.nats.url, 'talos-walkthrough');
+        const nc = await stack.connect('talos-walkthrough');
         try {
           const commands = (await streamMessages(nc, 'BC_AGENT_COMMANDS'))
             .map((m) => ({ subject: m.subject, command: JSON.parse(m.data) as { nodeId: string; kind: string } }))

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.ts';
 import { RestartBackoff, type RestartBackoffOptions } from '../restartBackoff.ts';
+import { makePrivateDir, PRIVATE_UMASK, restrictTree } from '../privateTree.ts';
 import { pickListenPorts } from '../listenPort.ts';
 
 export interface NatsServerProcess {
@@ -62,11 +63,21 @@ export async function startNatsServer(options: {
   let supervision: { log: Logger; backoff: RestartBackoff } | undefined;
 
   const launch = async () => {
-    mkdirSync(portsDir, { recursive: true });
+    // The store holds the whole log: the owner's only, what exists and what the server will create.
+    makePrivateDir(storeDir);
+    restrictTree(storeDir);
+    mkdirSync(portsDir, { recursive: true, mode: 0o700 });
     for (const f of readdirSync(portsDir)) rmSync(join(portsDir, f), { force: true });
     const store = options.configFile ? ['-c', options.configFile] : ['-js', '-sd', storeDir];
     const args = [...store, '-a', host, '-p', String(port), '--ports_file_dir', portsDir, ...(options.extraArgs ?? [])];
-    const proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The child inherits the creation mask at spawn: set it for that moment only.
+    const umask = process.umask(PRIVATE_UMASK);
+    let proc: ChildProcess;
+    try {
+      proc = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    } finally {
+      process.umask(umask);
+    }
     child = proc;
     let stderr = '';
     proc.stderr?.on('data', (d: Buffer) => {
