@@ -3,6 +3,7 @@ import { connectNats } from '../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from './agent/identity.ts';
 import { connectJoinedAgent } from './agent/joinedConnection.ts';
 import { connectLongLivedAgent } from './agent/longLivedConnection.ts';
+import { recordLastError } from './agent/lastError.ts';
 import { loadMembership } from './agent/membership.ts';
 import { PlatformError } from '../services/platform/errors.ts';
 import { createLogger } from '../services/platform/logger.ts';
@@ -146,6 +147,8 @@ try {
 main(parsed).then(
   () => process.exit(0),
   (err: unknown) => {
+    // The next start reports it in its heartbeats: a crash loop shows why, not only that the agent is silent.
+    recordLastError(parsed.stateDir, err);
     process.stderr.write(`bcd: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },

@@ -48,6 +48,8 @@ export interface NodeAgentOptions {
   /** Disks `inventory.report` sizes (files in simulation). */
   disks?: readonly string[];
   ackWaitMs?: number;
+  /** How often it says it is alive (default 10 s). */
+  heartbeatIntervalMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   joined?: { durable: string };
   /** How often it asks whether its key is to be rotated, and in broker mode its credentials' user key. */
@@ -72,6 +74,7 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
     agentIdOf: () => nodeAgentId(nodeId),
     executor: nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] }),
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
+    ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,
     ...(options.keyRotation ? { keyRotation: options.keyRotation } : {}),
     log: options.log,

@@ -11,6 +11,8 @@ export interface SensorSettings {
   staleQueueMs: number;
   /** Agent keys older than this should be rotated. */
   keyRotationAgeMs: number;
+  /** A deployed host whose `bcd node` has not heartbeated for this long (since it was deployed, at the earliest) is silent. */
+  hostSilentMs: number;
 }
 
 export const defaultSensorSettings: SensorSettings = {
@@ -18,6 +20,7 @@ export const defaultSensorSettings: SensorSettings = {
   overdueFactor: 3,
   staleQueueMs: 30 * 60_000,
   keyRotationAgeMs: 90 * 24 * 3_600_000,
+  hostSilentMs: 3 * 60_000,
 };
 
 /**

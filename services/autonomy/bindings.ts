@@ -18,6 +18,8 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'queue-stale', category: 'observation', plan: none }),
   defineBinding({ signal: 'instance-error', category: 'recreate', plan: (s) => ({ action: 'vps.recreate', target: s.target, params: {} }) }),
   defineBinding({ signal: 'agent-key-old', category: 'rotate-key', plan: (s) => ({ action: 'agent.rotateKey', target: s.target, params: {} }) }),
+  // Notify only: a tenant is root on its host and can silence its own agent at will; no silence may make the platform act on the host.
+  defineBinding({ signal: 'host-silent', category: 'observation', plan: none }),
 ];
 
 /**

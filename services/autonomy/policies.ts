@@ -31,7 +31,7 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
     kind: 'advisory',
     advancement: false,
     approvalTimeoutMs: chainTimeoutMs,
-    description: 'A step far past its timeout, or work waiting too long',
+    description: "A step far past its timeout, work waiting too long, or a deployed host's agent silent",
   },
   {
     category: 'recreate',

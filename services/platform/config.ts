@@ -38,6 +38,11 @@ export const Config = z.object({
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
+  /**
+   * A node's agent counts as alive (`connected`) while its last verified heartbeat is at most this old; agents beat
+   * every 10 s. Also what `fleet-sensors` measures a host's silence from.
+   */
+  agentPresenceWindowMs: z.coerce.number().int().min(100).default(30_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
   /**
@@ -97,6 +102,7 @@ const envNames: Record<string, keyof Config> = {
   BC_LEASE_MS: 'leaseMs',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_COMMAND_RETRIES: 'commandRetries',
+  BC_AGENT_PRESENCE_WINDOW_MS: 'agentPresenceWindowMs',
   BC_READY_MAX_LAG: 'readyMaxLag',
   BC_LOG_LEVEL: 'logLevel',
   BC_BROKER_DIR: 'brokerDir',
