@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { connectNats } from '../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from './agent/identity.ts';
 import { connectJoinedAgent } from './agent/joinedConnection.ts';
+import { connectLongLivedAgent } from './agent/longLivedConnection.ts';
+import { recordLastError } from './agent/lastError.ts';
+import { loadMembership } from './agent/membership.ts';
 import { PlatformError } from '../services/platform/errors.ts';
 import { createLogger } from '../services/platform/logger.ts';
 import { BcdUsageError, bcdUsage, parseBcdArgs, type BcdArgs } from './bcdArgs.ts';
@@ -16,68 +19,90 @@ import { startSiteAgent } from './site/siteAgent.ts';
  */
 async function main(args: BcdArgs): Promise<void> {
   if (args.command === 'node') return runNode(args);
-  const log = createLogger(`bcd-${args.command}`);
-  // Installed before anything starts: a signal during start-up waits for the agent and then stops it.
-  let signalled: ((signal: string) => void) | undefined;
-  const received = new Promise<string>((resolve) => (signalled = resolve));
-  process.once('SIGINT', () => signalled?.('SIGINT'));
-  process.once('SIGTERM', () => signalled?.('SIGTERM'));
-
-  const name = args.command === 'site' ? `bcd-site-${args.siteId}` : `bcd-ramdisk-${args.nodeId}`;
+  if (args.command === 'site') return runSite(args);
+  const log = createLogger('bcd-ramdisk');
+  const received = stopSignal();
+  const name = `bcd-ramdisk-${args.nodeId}`;
   const joined = args.join.token
     ? await connectJoinedAgent({
         natsUrl: args.natsUrl,
         name,
-        role: args.command,
+        role: 'ramdisk',
         token: args.join.token,
         identity: loadOrCreateIdentity(args.stateDir),
         siteId: args.siteId,
-        ...(args.command === 'ramdisk' ? { nodeId: args.nodeId, ...productUuidOfHost() } : {}),
+        nodeId: args.nodeId,
+        ...productUuidOfHost(),
         ...(args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {}),
         log,
       })
     : undefined;
   const nc = joined?.nc ?? (await connectNats(args.natsUrl, name, { waitForServer: true }));
-  const joinedAs = joined ? { joined: { durable: joined.durable, userPublicKey: joined.userPublicKey } } : {};
-  const joinCreds = args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {};
-  const agent =
-    args.command === 'site'
-      ? await startSiteAgent(nc, {
-          siteId: args.siteId,
-          stateDir: args.stateDir,
-          natsUrl: args.natsUrl,
-          http: { ...(args.httpHost ? { host: args.httpHost } : {}), port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
-          ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
-          ...(args.pxe ? { pxe: args.pxe } : {}),
-          ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),
-          ...(args.ramdiskArgs ? { ramdiskArgs: args.ramdiskArgs } : {}),
-          ...joinedAs,
-          ...joinCreds,
-          log,
-        })
-      : await startRamdiskAgent(nc, {
-          siteId: args.siteId,
-          nodeId: args.nodeId,
-          stateDir: args.stateDir,
-          disks: args.disks,
-          ...(args.siteUrl ? { siteCacheUrl: args.siteUrl } : {}),
-          ...joinedAs,
-          log,
-        });
-  const signal = await received;
-  log.info({ signal }, 'bcd stopping');
+  const agent = await startRamdiskAgent(nc, {
+    siteId: args.siteId,
+    nodeId: args.nodeId,
+    stateDir: args.stateDir,
+    disks: args.disks,
+    ...(args.siteUrl ? { siteCacheUrl: args.siteUrl } : {}),
+    ...(joined ? { joined: { durable: joined.durable, ...(joined.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}) } } : {}),
+    log,
+  });
+  log.info({ signal: await received }, 'bcd stopping');
   await agent.stop();
   await nc.drain();
+}
+
+/**
+ * `bcd site`: joins once with its token and keeps the membership (durable, credentials) in --state, so a restart after
+ * a crash resumes on its own credentials without a new token (see `connectLongLivedAgent`).
+ */
+async function runSite(args: Extract<BcdArgs, { command: 'site' }>): Promise<void> {
+  const log = createLogger('bcd-site');
+  const received = stopSignal();
+  const joinCreds = args.join.credsFile ? readFileSync(args.join.credsFile, 'utf8') : undefined;
+  const { nc, joined } = await connectLongLivedAgent({
+    role: 'site',
+    siteId: args.siteId,
+    natsUrl: args.natsUrl,
+    name: `bcd-site-${args.siteId}`,
+    stateDir: args.stateDir,
+    ...(args.join.token ? { token: args.join.token } : {}),
+    ...(joinCreds ? { joinCreds } : {}),
+    log,
+  });
+  const agent = await startSiteAgent(nc, {
+    siteId: args.siteId,
+    stateDir: args.stateDir,
+    natsUrl: args.natsUrl,
+    http: { ...(args.httpHost ? { host: args.httpHost } : {}), port: args.httpPort, ...(args.advertiseUrl ? { advertiseUrl: args.advertiseUrl } : {}) },
+    ...(args.labCredentialsFile ? { credentials: { labFile: args.labCredentialsFile } } : {}),
+    ...(args.pxe ? { pxe: args.pxe } : {}),
+    ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),
+    ...(args.ramdiskArgs ? { ramdiskArgs: args.ramdiskArgs } : {}),
+    ...(joined ? { joined: { durable: joined.durable, userPublicKey: joined.userPublicKey } } : {}),
+    // Served to the site's machines at /join.creds, for their own joins.
+    ...(joinCreds ? { joinCreds } : {}),
+    log,
+  });
+  log.info({ signal: await received }, 'bcd stopping');
+  await agent.stop();
+  await nc.drain();
+}
+
+/** Resolves with the first SIGINT/SIGTERM; installed before anything starts, so a signal during start-up waits for the agent and then stops it. */
+function stopSignal(): Promise<string> {
+  return new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
 }
 
 /** `bcd node`: joins once (the membership is kept in --state, so a reboot resumes without a token), then serves. */
 async function runNode(args: Extract<BcdArgs, { command: 'node' }>): Promise<void> {
   const log = createLogger('bcd-node');
-  let signalled: ((signal: string) => void) | undefined;
-  const received = new Promise<string>((resolve) => (signalled = resolve));
-  process.once('SIGINT', () => signalled?.('SIGINT'));
-  process.once('SIGTERM', () => signalled?.('SIGTERM'));
-  const joinCreds = args.join.credsFile ? await readJoinCreds(args.join.credsFile) : undefined;
+  const received = stopSignal();
+  // Only a join needs the public join credential: a host resuming its membership must not depend on the site serving it.
+  const joinCreds = args.join.credsFile && !loadMembership(args.stateDir) ? await readJoinCreds(args.join.credsFile) : undefined;
   const { agent, nc } = await launchNodeAgent({
     siteId: args.siteId,
     nodeId: args.nodeId,
@@ -88,8 +113,7 @@ async function runNode(args: Extract<BcdArgs, { command: 'node' }>): Promise<voi
     ...productUuidOfHost(),
     log,
   });
-  const signal = await received;
-  log.info({ signal }, 'bcd stopping');
+  log.info({ signal: await received }, 'bcd stopping');
   await agent.stop();
   await nc.drain();
 }
@@ -123,6 +147,8 @@ try {
 main(parsed).then(
   () => process.exit(0),
   (err: unknown) => {
+    // The next start reports it in its heartbeats: a crash loop shows why, not only that the agent is silent.
+    recordLastError(parsed.stateDir, err);
     process.stderr.write(`bcd: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },

@@ -4,6 +4,7 @@ import type { SitePxeSettings } from './site/pxe/siteBootPath.ts';
 
 export const bcdUsage = `usage:
   bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [pxe] [join]
+              (first start: --join-token; later starts resume from the membership kept in --state)
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
 pxe: [--pxe-interface <if>] [--pxe-address <ip>] [--dhcp-pool <first>-<last> [--dhcp-router <ip>]] [--tftp-root <dir>] [--ramdisk-dir <dir>] [--ramdisk-args '<kernel args>']
@@ -108,7 +109,9 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
     token: (values['join-token'] as string | undefined) ?? (env.BC_JOIN_TOKEN || undefined),
     credsFile: (values['join-creds'] as string | undefined) ?? (env.BC_JOIN_CREDS || undefined),
   };
-  if (join.credsFile && !join.token) throw new BcdUsageError('--join-creds needs a join token (--join-token or BC_JOIN_TOKEN)');
+  // bcd site and bcd node resume a kept membership without a token (the join credential is then unused); a ramdisk
+  // lives for one boot and always joins.
+  if (command === 'ramdisk' && join.credsFile && !join.token) throw new BcdUsageError('--join-creds needs a join token (--join-token or BC_JOIN_TOKEN)');
   const stateDir = required(values, 'state');
   if (command === 'site') {
     if (values.node !== undefined || values.disk !== undefined || values['all-disks'] !== undefined || values['site-url'] !== undefined) {

@@ -40,7 +40,7 @@ export const Subjects = {
    */
   agentResult: (siteId: string, nodeId: string, commandId: string, nonce: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}.${nonce}`,
   allAgentResults: 'bc.site.*.res.>',
-  /** Core NATS, not stored: an agent inside one machine says it is still running a command (`AgentHeartbeat`). */
+  /** Core NATS, not stored: an agent inside one machine says it is alive, or still running a command (`AgentHeartbeat`). */
   agentHeartbeat: (siteId: string, nodeId: string) => `bc.site.${siteId}.hb.${nodeId}`,
   allAgentHeartbeats: 'bc.site.*.hb.*',
   /** Control requests to a projector process (rebuild, status). */

@@ -1,7 +1,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { keyIdOf } from '../../schemas/agent/agentResultCodec.ts';
+import { writeFileDurably } from './durableFile.ts';
 
 export const AgentRoles = { site: 'site', ramdisk: 'ramdisk', node: 'node' } as const;
 export type AgentRole = (typeof AgentRoles)[keyof typeof AgentRoles];
@@ -29,32 +30,9 @@ export function identityOf(privateKey: KeyObject): AgentIdentity {
   return { privateKey, publicKeyRaw, publicKeyBase64: Buffer.from(publicKeyRaw).toString('base64'), keyId: keyIdOf(publicKeyRaw) };
 }
 
-/**
- * Writes a private key (PKCS8 PEM, mode 0600) to `file` atomically: a temp file, fsynced, renamed over it, and the
- * folder fsynced, so a crash or power loss leaves the old key or the new one, never half of one.
- */
+/** Writes a private key (PKCS8 PEM, mode 0600) to `file` durably: a crash or power loss leaves the old key or the new one. */
 export function writeKeyFile(file: string, privateKey: KeyObject): void {
-  const tmp = `${file}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeFileSync(fd, privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  syncFolder(dirname(file));
-}
-
-/** Makes a rename in `dir` durable. */
-export function syncFolder(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeFileDurably(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 }
 
 /**

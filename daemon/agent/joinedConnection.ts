@@ -22,6 +22,11 @@ export interface JoinedAgentOptions {
   productUuid?: string;
   /** Broker mode: the public join credential (`join.creds` text). Unset: the server takes anonymous connections. */
   joinCreds?: string;
+  /**
+   * Broker mode: the NATS user key to join with (default: a fresh one). A long-lived agent passes the one it kept in
+   * its state folder (`pendingJoinUserKey`), so a join answered just before a power loss can be sent again.
+   */
+  userKey?: { publicKey: string; seed: Uint8Array };
   log: Logger;
 }
 
@@ -43,7 +48,7 @@ export interface JoinedAgent {
  */
 export async function connectJoinedAgent(options: JoinedAgentOptions): Promise<JoinedAgent> {
   const { log } = options;
-  const userKey = options.joinCreds ? createAgentUserKey() : undefined;
+  const userKey = options.joinCreds ? (options.userKey ?? createAgentUserKey()) : undefined;
   const joinConnection = options.joinCreds
     ? await connect({
         servers: natsServers(options.natsUrl),

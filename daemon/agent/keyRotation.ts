@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import type { AgentKeyring } from './agentKeyring.ts';
-import { identityKeyFile, identityOf, syncFolder, writeKeyFile, type AgentIdentity } from './identity.ts';
+import { syncFolder } from './durableFile.ts';
+import { identityKeyFile, identityOf, writeKeyFile, type AgentIdentity } from './identity.ts';
 import { retryableCodes, rotationSignature, sendRegistration } from './registration.ts';
 
 /** Where a rotation keeps the new key until the control plane accepted it: `<stateDir>/identity.key.next`. */

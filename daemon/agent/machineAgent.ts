@@ -4,6 +4,8 @@ import { AgentDurables, Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { startCommandConsumer } from './commandConsumer.ts';
 import { commandHeartbeats } from './commandHeartbeats.ts';
+import { lastErrorOf, readLastError } from './lastError.ts';
+import { startPresenceHeartbeats } from './presenceHeartbeats.ts';
 import { runCommand, type AgentExecutor } from './commandRunner.ts';
 import { AgentKeyring } from './agentKeyring.ts';
 import { loadOrCreateIdentity } from './identity.ts';
@@ -37,7 +39,7 @@ export interface MachineAgentSpec {
   readonly journal?: JournalOptions;
   readonly executor: AgentExecutor;
   readonly ackWaitMs?: number;
-  /** How often it says it is alive while a command runs (default 10 s). */
+  /** How often it says it is alive, and still working while a command runs (default 10 s each). */
   readonly heartbeatIntervalMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   readonly joined?: { durable: string } | undefined;
@@ -57,6 +59,8 @@ export interface MachineAgentSpec {
  */
 export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSpec): Promise<MachineAgent> {
   const { role, siteId, nodeId, executor, log } = spec;
+  const startedAt = new Date();
+  let lastError = readLastError(spec.stateDir);
   const identity = new AgentKeyring(loadOrCreateIdentity(spec.stateDir));
   const gate = new SigningGate();
   const agentId = spec.agentIdOf(identity.keyId);
@@ -88,7 +92,28 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
   const keyWatch = rotation
     ? watchKeyRotation(rotation, { gate, after: registered, signal: stopRegistering.signal, ...(intervalMs ? { intervalMs } : {}) })
     : undefined;
-  registered.catch((err: unknown) => log.error({ err, agentId }, 'agent registration refused'));
+  registered.catch((err: unknown) => {
+    lastError = lastErrorOf(err);
+    log.error({ err, agentId }, 'agent registration refused');
+  });
+  // From the moment its key is known to the control plane (earlier beats could not verify): alive, command or not.
+  let presence: { stop(): void } | undefined;
+  let stopped = false;
+  void registered.then(
+    () => {
+      if (stopped) return;
+      presence = startPresenceHeartbeats(nc, {
+        agentId,
+        siteId,
+        nodeId,
+        identity,
+        startedAt,
+        lastError: () => lastError,
+        ...(spec.heartbeatIntervalMs ? { intervalMs: spec.heartbeatIntervalMs } : {}),
+      });
+    },
+    () => undefined,
+  );
   log.info({ agentId, nodeId, role }, `${role} agent started`);
   return {
     agentId,
@@ -101,6 +126,8 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     registered,
     idle: () => consumer.idle(),
     stop: async () => {
+      stopped = true;
+      presence?.stop();
       stopRegistering.abort();
       await consumer.stop();
       await keyWatch?.done;

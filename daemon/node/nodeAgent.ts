@@ -1,17 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { cpus, hostname, totalmem } from 'node:os';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
-import { userPublicKeyOfCreds } from '../../services/platform/nats/agentCredentials.ts';
-import { connectNats } from '../../services/platform/nats/connect.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
-import { loadOrCreateIdentity } from '../agent/identity.ts';
-import { connectJoinedAgent } from '../agent/joinedConnection.ts';
+import { connectLongLivedAgent } from '../agent/longLivedConnection.ts';
 import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import { sizeOfDisk } from '../ramdisk/blockDevices.ts';
-import { loadNodeMembership, saveNodeMembership } from './nodeMembership.ts';
 
 /** `node-<nodeId>`: one installed OS per node, the id the join service gives a `node` join. */
 export const nodeAgentId = (nodeId: string) => `node-${nodeId}`;
@@ -53,6 +48,8 @@ export interface NodeAgentOptions {
   /** Disks `inventory.report` sizes (files in simulation). */
   disks?: readonly string[];
   ackWaitMs?: number;
+  /** How often it says it is alive (default 10 s). */
+  heartbeatIntervalMs?: number;
   /** Set when the agent joined (now or on an earlier boot): the control plane registered its key and made its durable. */
   joined?: { durable: string };
   /** How often it asks whether its key is to be rotated, and in broker mode its credentials' user key. */
@@ -77,6 +74,7 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
     agentIdOf: () => nodeAgentId(nodeId),
     executor: nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] }),
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
+    ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,
     ...(options.keyRotation ? { keyRotation: options.keyRotation } : {}),
     log: options.log,
@@ -88,7 +86,7 @@ export interface NodeAgentLaunch {
   nodeId: string;
   natsUrl: string;
   stateDir: string;
-  /** The single-use join token of the first start; later starts resume the membership kept in `stateDir`. */
+  /** The single-use join token of the first start; later starts resume the membership kept in `stateDir` (and ignore it). */
   token?: string;
   /** Broker mode: the public join credential (`join.creds` text). */
   joinCreds?: string;
@@ -102,51 +100,24 @@ export interface NodeAgentLaunch {
 }
 
 /**
- * What `bcd node` does at start: join with the token (role `node`) and remember the membership, or, without a token,
- * resume the membership of an earlier start. Without either, it registers itself (no-join mode, like the other
+ * What `bcd node` does at start: resume the membership of an earlier start, or join with the token (role `node`) and
+ * keep the membership (`connectLongLivedAgent`). Without either, it registers itself (no-join mode, like the other
  * agents). Returns the agent and the connection it runs on (the caller closes it after `agent.stop()`).
  */
 export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent: NodeAgent; nc: NatsConnection }> {
   const { siteId, nodeId, stateDir, log } = launch;
-  const name = `bcd-node-${nodeId}`;
-  const remembered = loadNodeMembership(stateDir);
-  let joined: { durable: string } | undefined;
-  // Broker mode: the user key its credentials name, which names its registration and key-status subjects.
-  let userPublicKey: string | undefined;
-  let nc: NatsConnection;
-  if (launch.token) {
-    const agent = await connectJoinedAgent({
-      natsUrl: launch.natsUrl,
-      name,
-      role: 'node',
-      token: launch.token,
-      identity: loadOrCreateIdentity(stateDir),
-      siteId,
-      nodeId,
-      ...(launch.productUuid ? { productUuid: launch.productUuid } : {}),
-      ...(launch.joinCreds ? { joinCreds: launch.joinCreds } : {}),
-      log,
-    });
-    saveNodeMembership(stateDir, {
-      siteId,
-      nodeId,
-      agentId: agent.agentId,
-      durable: agent.durable,
-      ...(agent.credentials ? { credentials: agent.credentials } : {}),
-    });
-    joined = { durable: agent.durable };
-    userPublicKey = agent.userPublicKey;
-    nc = agent.nc;
-  } else if (remembered) {
-    if (remembered.siteId !== siteId || remembered.nodeId !== nodeId) {
-      throw new PlatformError('PRECONDITION_FAILED', `${stateDir} belongs to ${remembered.siteId}/${remembered.nodeId}, not ${siteId}/${nodeId}`);
-    }
-    joined = { durable: remembered.durable };
-    userPublicKey = remembered.credentials ? await userPublicKeyOfCreds(remembered.credentials.creds) : undefined;
-    nc = await connectNats(launch.natsUrl, name, { waitForServer: true, ...(remembered.credentials ? { credentials: remembered.credentials } : {}) });
-  } else {
-    nc = await connectNats(launch.natsUrl, name, { waitForServer: true });
-  }
+  const { nc, joined } = await connectLongLivedAgent({
+    role: 'node',
+    siteId,
+    nodeId,
+    natsUrl: launch.natsUrl,
+    name: `bcd-node-${nodeId}`,
+    stateDir,
+    ...(launch.token ? { token: launch.token } : {}),
+    ...(launch.joinCreds ? { joinCreds: launch.joinCreds } : {}),
+    ...(launch.productUuid ? { productUuid: launch.productUuid } : {}),
+    log,
+  });
   try {
     const agent = await startNodeAgent(nc, {
       siteId,
@@ -154,8 +125,11 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
       stateDir,
       ...(launch.disks ? { disks: launch.disks } : {}),
       ...(launch.ackWaitMs ? { ackWaitMs: launch.ackWaitMs } : {}),
-      ...(joined ? { joined } : {}),
-      keyRotation: { ...(launch.keyCheckIntervalMs ? { intervalMs: launch.keyCheckIntervalMs } : {}), ...(userPublicKey ? { userPublicKey } : {}) },
+      ...(joined ? { joined: { durable: joined.durable } } : {}),
+      keyRotation: {
+        ...(launch.keyCheckIntervalMs ? { intervalMs: launch.keyCheckIntervalMs } : {}),
+        ...(joined?.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}),
+      },
       log,
     });
     return { agent, nc };

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileDurably } from '../agent/durableFile.ts';
 
 /**
  * One unguessable token per machine (32 random bytes, base64url), persisted in `<stateDir>/boot-tokens.json` so
@@ -21,8 +22,7 @@ export class BootTokens {
     if (existing) return existing;
     const token = randomBytes(32).toString('base64url');
     this.#tokens[nodeId] = token;
-    writeFileSync(`${this.#file}.tmp`, JSON.stringify(this.#tokens, null, 2), { mode: 0o600 });
-    renameSync(`${this.#file}.tmp`, this.#file);
+    writeFileDurably(this.#file, JSON.stringify(this.#tokens, null, 2), { mode: 0o600 });
     return token;
   }
 

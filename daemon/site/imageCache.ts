@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { writeFileDurably } from '../agent/durableFile.ts';
 import { AgentError } from '../agent/errors.ts';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -31,8 +32,7 @@ export class ImageCache {
     if (!SHA256.test(sha256)) throw new AgentError('INVALID_COMMAND', 'sha256 must be 64 lower-case hex digits');
     if (this.#sources[sha256] === sourceUrl) return;
     this.#sources[sha256] = sourceUrl;
-    writeFileSync(`${this.#sourcesFile}.tmp`, JSON.stringify(this.#sources, null, 2));
-    renameSync(`${this.#sourcesFile}.tmp`, this.#sourcesFile);
+    writeFileDurably(this.#sourcesFile, JSON.stringify(this.#sources, null, 2), { mode: 0o644 });
   }
 
   known(sha256: string): boolean {

@@ -74,8 +74,16 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
 
   const run = async (client: RedfishClient, command: AgentCommand, params: Record<string, unknown>): Promise<unknown> => {
     switch (command.kind) {
-      case 'power.set':
-        return client.setPower(params.action as 'on' | 'off' | 'cycle' | 'softOff');
+      case 'power.set': {
+        const result = await client.setPower(params.action as 'on' | 'off' | 'cycle' | 'softOff');
+        // The one case a machine may boot twice: said loudly, it names the BMC that hides its resets.
+        if (result.observed === 'offThenOn')
+          log.warn(
+            { nodeId: command.nodeId, bmc: command.bmc?.address, resetTypes: result.resetTypes },
+            'the BMC showed no power transition and no reset evidence after the restart it accepted: forced off and on instead',
+          );
+        return result;
+      }
       case 'power.get':
         return { powerState: await client.getPowerState() };
       case 'boot.setOnce':

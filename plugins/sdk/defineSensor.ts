@@ -13,6 +13,8 @@ export interface SensorSettings {
   keyRotationAgeMs: number;
   /** A rotation asked for this long ago and not carried out is stalled (the agent asks every 10 minutes). */
   keyRotationStallMs: number;
+  /** A deployed host whose `bcd node` has not heartbeated for this long (since it was deployed, at the earliest) is silent. */
+  hostSilentMs: number;
 }
 
 export const defaultSensorSettings: SensorSettings = {
@@ -21,6 +23,7 @@ export const defaultSensorSettings: SensorSettings = {
   staleQueueMs: 30 * 60_000,
   keyRotationAgeMs: 90 * 24 * 3_600_000,
   keyRotationStallMs: 30 * 60_000,
+  hostSilentMs: 3 * 60_000,
 };
 
 /**

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
+import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
 import { BmcOptions, type BmcConnection } from '../../schemas/agent/bmc.ts';
 import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 
@@ -40,34 +41,48 @@ const agentRunsIn: Record<'ramdisk' | 'node', readonly NodeState[]> = {
   node: ['deployed'],
 };
 
-const toView = (r: NodeRow): NodeView => ({
-  nodeId: r.node_id,
-  siteId: r.site_id,
-  state: r.state,
-  maintenance: r.maintenance === 1,
-  maintenanceReason: r.maintenance_reason,
-  maintenanceSource: r.maintenance_source,
-  tenantId: r.owner_tenant_id,
-  role: r.role,
-  bmcAddress: r.bmc_address,
-  bmcCredentialsRef: r.bmc_credentials_ref,
-  ...bmcViewOf(BmcOptions.parse(JSON.parse(r.bmc_options))),
-  hardwareProfile: r.hardware_profile,
-  macs: JSON.parse(r.macs) as string[],
-  enrolledAt: r.enrolled_at,
-  updatedAt: r.updated_at,
-  lastSeq: r.last_seq,
-  operation: r.current_operation,
-  workflowId: r.current_workflow_id,
-  waitingReason: r.waiting_reason,
-  failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
-  inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
-  addresses: JSON.parse(r.addresses) as string[],
-  poolId: r.pool_id,
-  agent: r.agent,
-  connected: r.agent !== 'none' && r.agent_role !== null && agentRunsIn[r.agent_role].includes(r.state),
-  schedulable: r.agent !== 'none' && r.state === 'ready' && r.maintenance === 0,
-});
+/**
+ * `connected`: an agent whose role runs in the node's state registered since the machine last restarted (the
+ * projection's `agent_role`) and an agent of that role heartbeats within the window (`presence`): a registration
+ * alone says nothing of an agent that died since. Without `presence` (a reader that hears no heartbeats) never.
+ */
+function connectedOf(r: NodeRow, heard: ReturnType<AgentPresenceLookup['presenceOf']>): boolean {
+  if (r.agent === 'none' || r.agent_role === null || !agentRunsIn[r.agent_role].includes(r.state)) return false;
+  return heard !== undefined && heard.alive && agentRunsIn[heard.presence.role].includes(r.state);
+}
+
+const toView = (r: NodeRow, presence?: AgentPresenceLookup): NodeView => {
+  const heard = r.agent === 'none' ? undefined : presence?.presenceOf(r.node_id);
+  return {
+    nodeId: r.node_id,
+    siteId: r.site_id,
+    state: r.state,
+    maintenance: r.maintenance === 1,
+    maintenanceReason: r.maintenance_reason,
+    maintenanceSource: r.maintenance_source,
+    tenantId: r.owner_tenant_id,
+    role: r.role,
+    bmcAddress: r.bmc_address,
+    bmcCredentialsRef: r.bmc_credentials_ref,
+    ...bmcViewOf(BmcOptions.parse(JSON.parse(r.bmc_options))),
+    hardwareProfile: r.hardware_profile,
+    macs: JSON.parse(r.macs) as string[],
+    enrolledAt: r.enrolled_at,
+    updatedAt: r.updated_at,
+    lastSeq: r.last_seq,
+    operation: r.current_operation,
+    workflowId: r.current_workflow_id,
+    waitingReason: r.waiting_reason,
+    failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
+    inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
+    addresses: JSON.parse(r.addresses) as string[],
+    poolId: r.pool_id,
+    agent: r.agent,
+    connected: connectedOf(r, heard),
+    lastHeartbeat: heard?.presence ?? null,
+    schedulable: r.agent !== 'none' && r.state === 'ready' && r.maintenance === 0,
+  };
+};
 
 function bmcViewOf(options: BmcOptions): Pick<NodeView, 'bmcAuth' | 'bmcTls' | 'bmcBootMode'> {
   return { bmcAuth: options.auth ?? 'auto', bmcTls: options.tls?.mode ?? 'system', bmcBootMode: options.bootMode ?? null };
@@ -80,15 +95,16 @@ export function getBmcConnection(db: Database, nodeId: string): BmcConnection | 
   return row && { address: row.bmc_address, credentialsRef: row.bmc_credentials_ref, ...BmcOptions.parse(JSON.parse(row.bmc_options)) };
 }
 
-export function getNode(db: Database, nodeId: string): NodeView | undefined {
+export function getNode(db: Database, nodeId: string, presence?: AgentPresenceLookup): NodeView | undefined {
   const row = db.prepare('SELECT * FROM nodes WHERE node_id = ?').get(nodeId) as NodeRow | undefined;
-  return row && toView(row);
+  return row && toView(row, presence);
 }
 
 /** Nodes ordered by id, filtered by site, state, pool and/or owning tenant, `limit` per page, resumed after `cursor`. */
 export function listNodes(
   db: Database,
   filter: { siteId?: string; state?: NodeState; poolId?: string; tenantId?: string | null; cursor?: string; limit: number },
+  presence?: AgentPresenceLookup,
 ): { items: NodeView[]; nextCursor: string | null } {
   const after = filter.cursor ? decodeCursor(filter.cursor) : '';
   const rows = db
@@ -108,5 +124,5 @@ export function listNodes(
     }) as NodeRow[];
   const page = rows.slice(0, filter.limit);
   const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
-  return { items: page.map(toView), nextCursor };
+  return { items: page.map((row) => toView(row, presence)), nextCursor };
 }

@@ -5,13 +5,20 @@ import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { FleetSummary } from '../../schemas/metal/fleetViews.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { NodeView } from '../../schemas/metal/views.ts';
+import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { fleetSummary } from './fleetSummary.ts';
 import { getNode, listNodes } from './queries.ts';
 
-/** `GET /v1/nodes`, `GET /v1/nodes/:nodeId` and `GET /v1/fleet/summary`, with `?minSeq=` read-your-writes. */
-export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
+/**
+ * `GET /v1/nodes`, `GET /v1/nodes/:nodeId` and `GET /v1/fleet/summary`, with `?minSeq=` read-your-writes. `connected`
+ * and `lastHeartbeat` come from `presence`, the agents' heartbeats this process hears.
+ */
+export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number; presence?: AgentPresenceLookup }> = async (
+  app,
+  { reader, waitTimeoutMs, presence },
+) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/nodes', {
@@ -31,7 +38,7 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
-      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null });
+      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null }, presence);
     },
   });
 
@@ -45,7 +52,7 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
-      const node = getNode(reader.db(), req.params.nodeId);
+      const node = getNode(reader.db(), req.params.nodeId, presence);
       if (!node) throw new PlatformError('NOT_FOUND', `node ${req.params.nodeId} not found`);
       return node;
     },

@@ -6,13 +6,28 @@ import { AgentId } from '../trust/agentIds.ts';
 import { AgentCommandId } from './agentCommand.ts';
 import { signatureHolds } from './agentResultCodec.ts';
 
+/** The last error an agent met that stopped it or its registration: its stable code, a short message and when. */
+export const AgentLastError = z.object({ code: z.string().max(64), message: z.string().max(200), at: z.iso.datetime() }).strict();
+export type AgentLastError = z.infer<typeof AgentLastError>;
+
 /**
- * "Still working on `commandId`": what an agent inside a machine publishes every few seconds while a command runs
- * (core NATS, `bc.site.<siteId>.hb.<nodeId>`, not stored). The executor waiting for the result counts the agent
- * lost when none verifies for `BC_AGENT_HEARTBEAT_TIMEOUT_MS`.
+ * What an agent inside a machine (a ramdisk, `bcd node`) publishes on `bc.site.<siteId>.hb.<nodeId>` (core NATS, not
+ * stored): "alive" every few seconds for as long as it runs (no `commandId`), and "still working on `commandId`"
+ * while a command runs. The executor waiting for a result counts the agent lost when none naming its command verifies
+ * for `BC_AGENT_HEARTBEAT_TIMEOUT_MS`; a node is `connected` while one verified within `BC_AGENT_PRESENCE_WINDOW_MS`.
+ * `startedAt` (when this agent process started) and `lastError` (what stopped the previous one, or its registration)
+ * make a crash-looping agent visible.
  */
 export const AgentHeartbeat = z
-  .object({ agentId: AgentId, siteId: ResourceId, nodeId: ResourceId, commandId: AgentCommandId, sentAt: z.iso.datetime() })
+  .object({
+    agentId: AgentId,
+    siteId: ResourceId,
+    nodeId: ResourceId,
+    commandId: AgentCommandId.optional(),
+    sentAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().optional(),
+    lastError: AgentLastError.optional(),
+  })
   .strict();
 export type AgentHeartbeat = z.infer<typeof AgentHeartbeat>;
 

@@ -13,6 +13,8 @@ export const SnapshotNode = z.object({
   failure: z.object({ operation: z.string().nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
   waitingReason: z.string().nullable(),
   updatedAt: z.string(),
+  /** Whether the node runs `bcd` (the default) or is agentless (`none`, from its pool): only the former heartbeat. */
+  agent: z.enum(['none', 'bcd']),
   /** One of the control plane's own machines (`BC_CONTROL_PLANE_NODES`): never a remediation target. */
   controlPlane: z.boolean(),
 });
@@ -58,6 +60,10 @@ export const SnapshotAgent = z.object({
 });
 export type SnapshotAgent = z.infer<typeof SnapshotAgent>;
 
+/** The last verified heartbeat of a node's agent that `fleet-sensors` heard (`AgentPresence`), reduced. */
+export const SnapshotHeartbeat = z.object({ nodeId: z.string(), agentId: z.string(), role: z.enum(['ramdisk', 'node']), heardAt: z.string() });
+export type SnapshotHeartbeat = z.infer<typeof SnapshotHeartbeat>;
+
 export const FleetSnapshot = z.object({
   at: z.string(),
   nodes: z.array(SnapshotNode),
@@ -65,5 +71,11 @@ export const FleetSnapshot = z.object({
   runningSteps: z.array(SnapshotStep),
   instances: z.array(SnapshotInstance),
   agents: z.array(SnapshotAgent),
+  heartbeats: z.array(SnapshotHeartbeat),
+  /**
+   * Since when `heartbeats` holds every heartbeat that verified (the listener's start, or its connection's last
+   * return): silence before it means nothing. Null: no heartbeats were listened to, so nobody's silence is known.
+   */
+  heartbeatsSince: z.string().nullable(),
 });
 export type FleetSnapshot = z.infer<typeof FleetSnapshot>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from './inventory.ts';
 import { BmcAuth, BootMode } from '../agent/bmc.ts';
+import { AgentPresence } from '../agent/agentPresence.ts';
 import { nodeStates } from './nodeState.ts';
 import { NodeOperation } from './workflow.ts';
 
@@ -45,8 +46,13 @@ export const NodeView = z.object({
   poolId: z.string().nullable(),
   /** Whether the node runs `bcd` (`bcd`, the default) or is agentless (`none`, from its pool). */
   agent: z.enum(['none', 'bcd']),
-  /** An agent of this node (ramdisk or installed OS) registered and the node is in a state where it runs. Always false for agentless nodes. */
+  /**
+   * An agent of this node (ramdisk or installed OS) that runs in the node's state registered and heartbeats: its last
+   * verified heartbeat is within `BC_AGENT_PRESENCE_WINDOW_MS`. Always false for agentless nodes.
+   */
   connected: z.boolean(),
+  /** The last verified heartbeat of an agent of this node that this API process heard (since it started); null: none. */
+  lastHeartbeat: AgentPresence.nullable(),
   /** Ready, in service and able to run an agent: what reservations may take. Never true for agentless nodes. */
   schedulable: z.boolean(),
 });

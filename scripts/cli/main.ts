@@ -38,7 +38,7 @@ nodes
     print(
       page,
       () =>
-        table(page.items, ['nodeId', 'siteId', 'state', 'maintenance', 'hardwareProfile', 'bmcAddress']) +
+        table(page.items, ['nodeId', 'siteId', 'state', 'connected', 'maintenance', 'hardwareProfile', 'bmcAddress']) +
         (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''),
     );
   });

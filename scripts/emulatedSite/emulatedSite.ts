@@ -48,13 +48,20 @@ export interface EmulatedSiteOptions {
   log: Logger;
 }
 
-/** A `bcd site` process in the site namespace, restartable (the state dir persists) and killable as a crash would. */
+/**
+ * A `bcd site` process in the site namespace, restartable (the state dir persists, with the membership its first join
+ * kept: a restart needs no token) and killable as a crash would.
+ */
 export interface BcdSiteProcess {
   readonly logFile: string;
   readonly stateDir: string;
   readonly starts: number;
+  /** Holds the pid of the running process (rewritten at each start). */
+  readonly pidFile: string;
   kill(signal?: NodeJS.Signals): Promise<void>;
   start(): void;
+  /** Called when it exits without being killed through `kill` (a crash): what a supervisor restarts it on. */
+  onCrash(listener: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 }
 
 export interface EmulatedSite {
@@ -83,6 +90,8 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
   writeFileSync(logFile, '');
   let child: ChildProcess | undefined;
   let starts = 0;
+  const crashListeners: ((code: number | null, signal: NodeJS.Signals | null) => void)[] = [];
+  const killedOnPurpose = new WeakSet<ChildProcess>();
   const args = [
     'netns',
     'exec',
@@ -108,11 +117,16 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     credentialsFile,
     ...(options.ramdiskArgs ? ['--ramdisk-args', options.ramdiskArgs] : []),
   ];
+  const pidFile = join(runDir, 'bcd-site.pid');
   return {
     logFile,
     stateDir,
+    pidFile,
     get starts() {
       return starts;
+    },
+    onCrash(listener) {
+      crashListeners.push(listener);
     },
     start() {
       starts += 1;
@@ -122,7 +136,12 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
         ...(options.siteJoinToken ? { BC_JOIN_TOKEN: options.siteJoinToken } : {}),
         ...(options.siteJoinCreds ? { BC_JOIN_CREDS: options.siteJoinCreds } : {}),
       };
-      child = spawn('ip', args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const started = spawn('ip', args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = started;
+      writeFileSync(pidFile, `${started.pid}\n`);
+      started.once('exit', (code, signal) => {
+        if (!killedOnPurpose.has(started)) for (const listener of crashListeners) listener(code, signal);
+      });
       const keep = (chunk: Buffer) => appendFileSync(logFile, chunk);
       child.stdout!.on('data', keep);
       child.stderr!.on('data', keep);
@@ -131,6 +150,7 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
       if (!child) return;
       // `ip netns exec` execs the command: the pid is bcd's own, so the signal reaches bcd itself.
       const running = child;
+      killedOnPurpose.add(running);
       running.kill(signal);
       // A graceful stop that hangs (NATS unreachable while draining) still ends: the site is torn down after it.
       const force = setTimeout(() => running.kill('SIGKILL'), 8_000);

@@ -1,12 +1,13 @@
 /**
  * `npm run site:emulated -- --machines N [--site <id>]`: an emulated site against the stack `npm start` runs (found
  * through `<BC_DATA_DIR>/stack.json`). It makes the site's namespaces, bridge and uplink, N QEMU VMs behind one
- * VM-backed BMC and `bcd site` on the bridge (joined with a site token), relays NATS from the uplink to the stack's
- * server, and enrols the machines; the CLI deploys and releases them from there. Ctrl-C removes everything it made.
+ * VM-backed BMC and `bcd site` on the bridge (joined with a site token, then restarted on its own kept credentials
+ * whenever it exits), relays NATS from the uplink to the stack's server, and enrols the machines; the CLI deploys and
+ * releases them from there. Ctrl-C removes everything it made but the logs.
  * Needs root and the Debian packages in scripts/emulatedSite/requiredPackages.txt.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -75,9 +76,21 @@ const stop = async (code: number) => {
   await site?.stop().catch((err: unknown) => log.warn({ err }, 'emulated site did not stop cleanly'));
   await relay?.close();
   if (net) destroySiteNetwork(net);
-  rmSync(runDir, { recursive: true, force: true });
+  removeAllButLogs(runDir);
+  process.stdout.write(`The serial logs of the VMs, bcd site's and dnsmasq's are kept in ${runDir}.\n`);
   process.exit(code);
 };
+
+/** Disks, fetched media, state and credentials go; the logs stay for a look at what happened. */
+function removeAllButLogs(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      removeAllButLogs(path);
+      if (readdirSync(path).length === 0) rmSync(path, { recursive: true });
+    } else if (!entry.name.endsWith('.log')) rmSync(path, { force: true });
+  }
+}
 process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
 
@@ -111,6 +124,14 @@ try {
     ...(siteJoinCreds ? { siteJoinCreds } : {}),
     log,
   });
+  // Supervised: a bcd site that exits on its own (a crash) is started again, on the membership it kept (no token).
+  // Ctrl-C stops it through `site.stop()`, which is no crash.
+  const supervised = site.bcdSite;
+  supervised.onCrash((code, signal) => {
+    if (stopping) return;
+    log.warn({ code, signal, log: supervised.logFile }, 'bcd site exited; starting it again in 2 s');
+    setTimeout(() => stopping || supervised.start(), 2_000);
+  });
   for (const vm of site.machines) {
     const enrolled = await api('POST', '/v1/commands/metal.enroll', {
       nodeId: vm.id,
@@ -126,7 +147,8 @@ try {
       '',
       `Emulated site ${siteId} is up: ${machines} VM(s) on bridge ${net.bridge} (namespace ${net.netns}), bcd site at ${site.siteUrl}.`,
       ...site.machines.map((vm) => `  ${vm.id}  mac ${vm.mac}  disk ${vm.disk}  serial log ${vm.system.vm.paths.serial}`),
-      `bcd site log: ${site.bcdSite.logFile}`,
+      `bcd site log: ${site.bcdSite.logFile}. It is restarted whenever it exits, on the membership it keeps in`,
+      `${site.bcdSite.stateDir} (no new token): \`kill $(cat ${site.bcdSite.pidFile})\` restarts it.`,
       // The deploy's node seed names the stack's agent NATS URL and is fetched from its public URL (a step artefact).
       `A deployed host's bcd node joins if the stack was started with BC_AGENT_NATS_URL=nats://${net.hostIp}:4222,`,
       `BC_HTTP_HOST=0.0.0.0 and BC_PUBLIC_URL=http://${net.hostIp}:<api port> (start this command with --octet ${octet}).`,

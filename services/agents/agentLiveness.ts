@@ -63,7 +63,8 @@ export function startAgentLiveness(
         return;
       }
       const opened = openAgentHeartbeat(data);
-      const entry = opened ? followed.get(opened.heartbeat.commandId) : undefined;
+      const commandId = opened?.heartbeat.commandId;
+      const entry = commandId ? followed.get(commandId) : undefined;
       if (opened && entry) {
         void settle(entry);
         entry.unverified = { ...opened, receivedAtMs: now() };

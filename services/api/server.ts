@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
+import { startAgentPresence } from '../agents/agentPresence.ts';
 import { siteRoutes } from '../../projections/sites/routes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { vpsRoutes } from '../../projections/vps/routes.ts';
@@ -87,7 +88,10 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(healthRoutes, { ctx, deadLetters, leases });
   await app.register(deadLetterRoutes, { deadLetters });
   await app.register(projectionAdminRoutes, { ctx });
-  await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs });
+  // `connected` is what this process hears of the agents' heartbeats (in memory: heartbeats are not events).
+  const presence = startAgentPresence(ctx.nc, { repository: ctx.bus.repository, windowMs: ctx.config.agentPresenceWindowMs, log });
+  app.addHook('onClose', () => presence.stop());
+  await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });

@@ -20,6 +20,8 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'agent-key-old', category: 'rotate-key', plan: (s) => ({ action: 'agent.rotateKey', target: s.target, params: {} }) }),
   // Nothing the control plane can run makes an agent rotate: the owner is told.
   defineBinding({ signal: 'agent-key-rotation-stalled', category: 'observation', plan: none }),
+  // Notify only: a tenant is root on its host and can silence its own agent at will; no silence may make the platform act on the host.
+  defineBinding({ signal: 'host-silent', category: 'observation', plan: none }),
 ];
 
 /**

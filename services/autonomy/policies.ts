@@ -31,7 +31,7 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
     kind: 'advisory',
     advancement: false,
     approvalTimeoutMs: chainTimeoutMs,
-    description: 'A step far past its timeout, work waiting too long, or a key rotation an agent never carried out',
+    description: "A step far past its timeout, work waiting too long, a key rotation an agent never carried out, or a deployed host's agent silent",
   },
   {
     category: 'recreate',

@@ -59,6 +59,11 @@ export const Config = z.object({
   jetStreamMaxBytes: z.coerce.number().int().positive().optional(),
   commandRetries: z.coerce.number().int().min(0).max(50).default(5),
   readYourWritesTimeoutMs: z.coerce.number().int().positive().default(5_000),
+  /**
+   * A node's agent counts as alive (`connected`) while its last verified heartbeat is at most this old; agents beat
+   * every 10 s. Also what `fleet-sensors` measures a host's silence from.
+   */
+  agentPresenceWindowMs: z.coerce.number().int().min(100).default(30_000),
   readyMaxLag: z.coerce.number().int().nonnegative().default(1_000),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_048_576),
   /**
@@ -120,6 +125,7 @@ const envNames: Record<string, keyof Config> = {
   BC_AGENT_RESULTS_MAX_BYTES: 'agentResultsMaxBytes',
   BC_JETSTREAM_MAX_BYTES: 'jetStreamMaxBytes',
   BC_COMMAND_RETRIES: 'commandRetries',
+  BC_AGENT_PRESENCE_WINDOW_MS: 'agentPresenceWindowMs',
   BC_READY_MAX_LAG: 'readyMaxLag',
   BC_LOG_LEVEL: 'logLevel',
   BC_BROKER_DIR: 'brokerDir',

@@ -31,6 +31,8 @@ import type { LeasedService } from '../../schemas/lease.ts';
 import { LeaderLease, type LeaseTerm } from '../platform/lease/leaderLease.ts';
 import { loadAutonomyConfig } from './autonomy/config.ts';
 import { autonomyExtensionsOf, createAutonomyEngine, startFleetSensors } from './autonomy/wiring.ts';
+import { startAgentPresence } from '../agents/agentPresence.ts';
+import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 
 export interface RunningService {
   stop(): Promise<void>;
@@ -147,7 +149,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
   }),
   // Sensors over a snapshot of the read models every BC_SENSOR_TICK_MS; signals and pass markers on BC_SIGNALS. One
   // active instance: a second would publish every pass twice.
-  'fleet-sensors': leased('fleet-sensors', async ({ config, nc, log }) => {
+  'fleet-sensors': leased('fleet-sensors', async ({ config, nc, store, log }) => {
     const readers = {
       nodes: readerOf(config.dataDir, 'nodes'),
       workflows: readerOf(config.dataDir, 'workflows'),
@@ -155,10 +157,13 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       agents: readerOf(config.dataDir, 'agents'),
     };
     const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
-    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }), extensions);
+    // Heard from the moment this instance leads: a host's silence is measured from then at the earliest.
+    const presence = startAgentPresence(nc, { repository: new AggregateRepository(store), windowMs: config.agentPresenceWindowMs, log });
+    const sensors = startFleetSensors(nc, readers, loadAutonomyConfig(), log.child({ service: 'fleet-sensors' }), extensions, presence);
     return {
       stop: async () => {
         await sensors.stop();
+        await presence.stop();
         for (const r of Object.values(readers)) r.close();
       },
     };

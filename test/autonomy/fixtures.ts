@@ -53,4 +53,13 @@ export function openedRetry(nodeId = 'n1', episode = 1, expiresAt = '2026-12-02T
   };
 }
 
-export const emptySnapshot = (at = NOW): FleetSnapshot => ({ at, nodes: [], bmc: [], runningSteps: [], instances: [], agents: [] });
+export const emptySnapshot = (at = NOW): FleetSnapshot => ({
+  at,
+  nodes: [],
+  bmc: [],
+  runningSteps: [],
+  instances: [],
+  agents: [],
+  heartbeats: [],
+  heartbeatsSince: null,
+});

@@ -31,6 +31,7 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
       ),
       waitingReason: fc.constantFrom(null, 'waiting-for-capacity'),
       updatedAt: fc.integer({ min: 0, max: 3 * HOUR_MS }).map(iso),
+      agent: fc.constantFrom('bcd' as const, 'none' as const),
       controlPlane: fc.boolean(),
     }),
     { selector: (n) => n.nodeId, maxLength: 25 },
@@ -71,6 +72,16 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
     }),
     { selector: (a) => a.agentId, maxLength: 10 },
   ),
+  heartbeats: fc.uniqueArray(
+    fc.record({
+      nodeId,
+      agentId: nodeId.map((n) => `node-${n}`),
+      role: fc.constantFrom('node' as const, 'ramdisk' as const),
+      heardAt: fc.integer({ min: 0, max: HOUR_MS }).map(iso),
+    }),
+    { selector: (h) => h.nodeId, maxLength: 25 },
+  ),
+  heartbeatsSince: fc.option(fc.integer({ min: 0, max: 2 * HOUR_MS }).map(iso), { nil: null }),
 });
 
 const shuffled = <T>(items: readonly T[], seed: number): T[] => {
@@ -93,6 +104,7 @@ describe('sensors (acceptance 1)', () => {
       runningSteps: shuffled(snapshot.runningSteps, seed + 2),
       instances: shuffled(snapshot.instances, seed + 3),
       agents: shuffled(snapshot.agents, seed + 4),
+      heartbeats: shuffled(snapshot.heartbeats, seed + 5),
     };
     const a = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
     const b = runPass(firstLaneSensors, reordered, defaultSensorSettings);
@@ -114,6 +126,7 @@ describe('sensors (acceptance 1)', () => {
           failure: { operation: 'deploy', reason: 'boom', failedStep: 'image.write' },
           waitingReason: null,
           updatedAt: NOW,
+          agent: 'bcd',
           controlPlane: false,
         },
         {
@@ -125,9 +138,28 @@ describe('sensors (acceptance 1)', () => {
           failure: null,
           waitingReason: 'waiting-for-capacity',
           updatedAt: iso(HOUR_MS),
+          agent: 'bcd',
           controlPlane: false,
         },
+        ...(['n4', 'n5', 'n6'] as const).map((id) => ({
+          nodeId: id,
+          siteId: 'dc1',
+          state: 'deployed',
+          maintenance: false,
+          maintenanceSource: null,
+          failure: null,
+          waitingReason: null,
+          updatedAt: iso(HOUR_MS),
+          agent: id === 'n6' ? ('none' as const) : ('bcd' as const),
+          controlPlane: false,
+        })),
       ],
+      // n4's bcd node beats; n5's last beat is 10 min old; n6 is agentless and never beats.
+      heartbeats: [
+        { nodeId: 'n4', agentId: 'node-n4', role: 'node', heardAt: iso(5_000) },
+        { nodeId: 'n5', agentId: 'node-n5', role: 'node', heardAt: iso(10 * 60_000) },
+      ],
+      heartbeatsSince: iso(HOUR_MS),
       bmc: [
         { nodeId: 'n2', siteId: 'dc1', consecutiveFailures: 3, lastError: 'ECONNREFUSED', at: NOW },
         { nodeId: 'n1', siteId: 'dc1', consecutiveFailures: 2, lastError: 'ECONNREFUSED', at: NOW },
@@ -145,6 +177,7 @@ describe('sensors (acceptance 1)', () => {
       'agent-key-old/site-dc1',
       'agent-key-rotation-stalled/site-dc2',
       'bmc-unreachable/n2',
+      'host-silent/n5',
       'instance-error/i1',
       'node-failed/n1',
       'queue-stale/dc1',

@@ -35,14 +35,19 @@ describe('parseBcdArgs', () => {
     expect(usage(['node', ...base, '--node', 'n1', '--lab-credentials-file', '/x'])).toBe('USAGE');
   });
 
-  it('takes a join token from --join-token or BC_JOIN_TOKEN, and join credentials only with a token', () => {
+  it('takes a join token from --join-token or BC_JOIN_TOKEN, and join credentials alone only for a restart of site or node', () => {
     const base = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
     expect(parseBcdArgs([...base, '--join-token', 'bcj_a', '--join-creds', '/etc/bc/join.creds']).join).toEqual({
       token: 'bcj_a',
       credsFile: '/etc/bc/join.creds',
     });
     expect(parseBcdArgs(base, { BC_JOIN_TOKEN: 'bcj_env', BC_JOIN_CREDS: '/j' }).join).toEqual({ token: 'bcj_env', credsFile: '/j' });
-    expect(() => parseBcdArgs([...base, '--join-creds', '/j'])).toThrow(BcdUsageError);
+    // A restart keeps its environment: the credential is unused once the membership is kept (connectLongLivedAgent).
+    expect(parseBcdArgs([...base, '--join-creds', '/j']).join).toEqual({ token: undefined, credsFile: '/j' });
+    expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--join-creds', '/j']).join.credsFile).toBe('/j');
+    expect(() => parseBcdArgs(['ramdisk', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--all-disks', '--join-creds', '/j'])).toThrow(
+      BcdUsageError,
+    );
   });
 
   it('parses bcd site network boot flags: proxy DHCP by default, a pool only when given, all refused elsewhere', () => {
@@ -127,7 +132,6 @@ describe('parseBcdArgs', () => {
     [['node', '--site', 'dc1', '--node', 'N.1', '--nats', 'n', '--state', 's']],
     [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--disk', '/dev/sda']],
     [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--http-port', '80']],
-    [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--join-creds', '/j']],
   ])('rejects bcd node %j with a usage error', (argv) => {
     expect(usage(argv)).toBe('USAGE');
   });

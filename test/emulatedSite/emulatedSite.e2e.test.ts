@@ -166,6 +166,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
        */
       const nodeJoined = async (vm: EmulatedMachine) => {
         await waitForLog(`${vm.id}'s bcd node joins`, vm.system.vm.paths.serial, /bc-host: seed wiped after joining/, 300_000);
+        // connected: its bcd node's heartbeats reach the API (not merely: an agent of the node registered once).
         await expect.poll(async () => (await client.node(vm.id)).connected, { timeout: 60_000, interval: 1_000 }).toBe(true);
         // The agent pulls once its consumer loop is up, after it registered: inside a VM on a machine running the whole
         // suite, that took over a minute once.
@@ -233,10 +234,23 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         await waitForLog(`${vm.id} boots its disk`, vm.system.vm.paths.serial, /SYSLINUX/, 120_000);
       }
       await Promise.all(site.machines.map(nodeJoined));
+      // Each deploy's last power cycle was seen happening (the VM BMC's LastResetTime), so no ForceOff + On booted the
+      // host a second time under its agent's feet.
+      for (const workflowId of firstDeploys) {
+        const cycles = workflowSteps(dataDir, workflowId).steps.filter((st) => st.step_id === 'power.set');
+        expect(cycles.map((st) => JSON.parse(st.output!) as { resetTypes: string[] }).flatMap((o) => o.resetTypes)).not.toContain('ForceOff');
+      }
+      const heardAtJoin = await Promise.all(site.machines.map(async (vm) => (await client.node(vm.id)).lastHeartbeat));
       const bootLog = readFileSync(site.bcdSite.logFile, 'utf8');
       expect(bootLog).toMatch(/network boot armed/);
       expect(bootLog).toMatch(/"boot":"http"/);
 
+      // Alive all along, on the same agent process: no crash loop, no restart, no error since it joined.
+      for (const [i, vm] of site.machines.entries()) {
+        const now = await client.node(vm.id);
+        expect(now).toMatchObject({ connected: true, lastHeartbeat: { agentId: `node-${vm.id}`, role: 'node', lastError: null } });
+        expect(now.lastHeartbeat.startedAt).toBe(heardAtJoin[i].startedAt);
+      }
       await Promise.all([release(vm1), release(vm2)]);
       for (const vm of site.machines) {
         await client.waitForNodeState(vm.id, 'ready', 480_000, 1_000);
@@ -266,7 +280,21 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const reported = steps.filter((s) => s.step_id === 'power.set').flatMap((s) => (JSON.parse(s.output!) as { resetTypes: string[] }).resetTypes);
       expect(vm1.resets.slice(resetsBefore)).toEqual(reported);
       expect(prefixEquals(vm1.disk, imageBytes.subarray(0, BOOT_PREFIX))).toBe(true);
-      // The redeployed host joins again, with the new deploy's seed (its old membership went with the wipe).
+      // The redeployed host's first boot loses its power at a random moment around its join (the BMC's ForceOff is
+      // QEMU's end: the guest's page cache is gone), and is powered on again: its bcd node always comes back, joining
+      // with the new deploy's seed (its old membership went with the wipe) or resuming the membership it kept.
+      await waitForLog('vm1 starts bcd node', vm1.system.vm.paths.serial, /bc-host: starting bcd node/, 300_000);
+      const cutAfterMs = randomInt(0, 20_000);
+      await new Promise((r) => setTimeout(r, cutAfterMs));
+      await vm1.system.reset('ForceOff');
+      await vm1.system.reset('On');
+      await nodeJoined(vm1).catch((err: unknown) => {
+        throw new Error(`power cut ${cutAfterMs} ms after bcd node started: ${String(err)}`);
+      });
+      // Stopped (the host powered off), it is no longer connected once the window has passed, and nothing else happened.
+      await vm1.system.reset('ForceOff');
+      await expect.poll(async () => (await client.node(vm1.id)).connected, { timeout: 90_000, interval: 1_000 }).toBe(false);
+      await vm1.system.reset('On');
       await nodeJoined(vm1);
       await release(vm1);
       await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);

@@ -11,7 +11,7 @@ export function heartbeatSeen(nc: NatsConnection, siteId: string, nodeId: string
     const sub = nc.subscribe(Subjects.agentHeartbeat(siteId, nodeId), {
       callback: (_err, msg) => {
         const heartbeat = openAgentHeartbeat(msg.json())?.heartbeat;
-        if (!heartbeat?.commandId.endsWith(commandIdSuffix)) return;
+        if (!heartbeat?.commandId?.endsWith(commandIdSuffix)) return;
         sub.unsubscribe();
         resolve(heartbeat);
       },

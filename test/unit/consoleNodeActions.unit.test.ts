@@ -31,6 +31,7 @@ const node = (patch: Partial<NodeView>): NodeView => ({
   poolId: null,
   agent: 'bcd',
   connected: false,
+  lastHeartbeat: null,
   schedulable: true,
   ...patch,
 });

@@ -33,6 +33,8 @@ export class QemuVm {
   #exited: Promise<void> | undefined;
   #stopping = false;
   #lastShutdownReason: string | undefined;
+  #lastResetAt: Date | undefined;
+  #lastExitAt: Date | undefined;
 
   constructor(readonly options: QemuVmOptions) {
     const { runDir, name, firmware } = options.config;
@@ -50,6 +52,25 @@ export class QemuVm {
 
   get qmp(): QmpClient | undefined {
     return this.#qmp;
+  }
+
+  /**
+   * When the machine last came out of reset: the start of a QEMU process (a cold power-on) or a `RESET` event of the
+   * running one (`system_reset`, or a guest reboot where QEMU runs without `-no-reboot`). What a BMC reports as
+   * `LastResetTime`; kept while the machine is off.
+   */
+  get lastResetAt(): Date | undefined {
+    return this.#lastResetAt;
+  }
+
+  /** When the last QEMU process ended (the machine lost power); undefined before the first. */
+  get lastExitAt(): Date | undefined {
+    return this.#lastExitAt;
+  }
+
+  /** QEMU still runs but is on its way out: asked to quit, or the guest shut down (`SHUTDOWN` event). */
+  get stopping(): boolean {
+    return this.#child !== undefined && (this.#stopping || this.#lastShutdownReason !== undefined);
   }
 
   /** Powers on: starts QEMU booting `target`, with `cdImage` in the CD drive; resolves once QMP answers. */
@@ -80,6 +101,7 @@ export class QemuVm {
         this.#qmp?.close();
         this.#qmp = undefined;
         this.#child = undefined;
+        this.#lastExitAt = new Date();
         resolve();
         if (reason !== 'host') this.options.onExit?.(reason);
       });
@@ -91,8 +113,11 @@ export class QemuVm {
       await this.stop();
       throw err;
     }
+    // QMP answers once QEMU runs (started without -S): its vCPUs are executing the firmware from the reset vector.
+    this.#lastResetAt = new Date();
     this.#qmp.onEvent((event) => {
       if (event.event === 'SHUTDOWN') this.#lastShutdownReason = String(event.data.reason ?? '');
+      if (event.event === 'RESET') this.#lastResetAt = new Date(event.timestamp.seconds * 1000 + Math.floor(event.timestamp.microseconds / 1000));
     });
   }
 

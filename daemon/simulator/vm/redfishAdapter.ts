@@ -42,6 +42,7 @@ function systemDocument(system: SystemBackend): unknown {
   const path = `${root}/Systems/${system.id}`;
   const inv = system.inventory();
   const boot = system.bootOverride();
+  const evidence = system.resetEvidence();
   return {
     '@odata.id': path,
     '@odata.type': '#ComputerSystem.v1_20_0.ComputerSystem',
@@ -53,6 +54,9 @@ function systemDocument(system: SystemBackend): unknown {
     SerialNumber: system.id,
     UUID: inv.uuid,
     PowerState: system.powerState(),
+    // What a client tells a restart that happened by, beside PowerState (whose Off lasts only while the BMC answers).
+    ...(evidence.lastResetTime ? { LastResetTime: evidence.lastResetTime } : {}),
+    ...(evidence.bootProgress ? { BootProgress: { LastState: evidence.bootProgress.lastState, LastStateTime: evidence.bootProgress.lastStateTime } } : {}),
     Status: { State: 'Enabled', Health: 'OK' },
     ProcessorSummary: { Count: inv.cpus, Model: 'QEMU TCG vCPU' },
     MemorySummary: { TotalSystemMemoryGiB: inv.memoryMiB / 1024 },

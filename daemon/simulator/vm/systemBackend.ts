@@ -3,7 +3,19 @@
  * JSON tree; the VM backend keeps it in a QEMU process. (The BMC simulator's own per-system interface is being
  * restructured; `redfishAdapter.ts` is the one place that joins the two.)
  */
-export type SystemPowerState = 'On' | 'Off';
+/** `PoweringOn` / `PoweringOff` while the host is on its way (a QEMU process starting, or ending), as DSP0268 allows. */
+export type SystemPowerState = 'On' | 'Off' | 'PoweringOn' | 'PoweringOff';
+
+/**
+ * What a BMC shows of the host's resets besides PowerState (DSP0268 `LastResetTime`, `BootProgress`), from what the
+ * host really did; a client tells a restart that happened from one that was ignored by it.
+ */
+export interface ResetEvidence {
+  /** When the host last came out of reset (ISO 8601); null before its first power-on. */
+  lastResetTime: string | null;
+  /** The last boot progress the host reached that the BMC knows of, and when; null before its first power-on. */
+  bootProgress: { lastState: 'None' | 'PrimaryProcessorInitializationStarted'; lastStateTime: string } | null;
+}
 
 /** DSP0268 ResetType values the backend acts on. */
 export const SystemResetTypes = ['On', 'ForceOff', 'GracefulShutdown', 'ForceRestart', 'GracefulRestart', 'PowerCycle', 'Nmi'] as const;
@@ -48,6 +60,7 @@ export class SystemRefusal extends Error {
 export interface SystemBackend {
   readonly id: string;
   powerState(): SystemPowerState;
+  resetEvidence(): ResetEvidence;
   /** Acts on the system; `SystemRefusal('INVALID_IN_STATE')` for e.g. ForceOff of a system that is off. */
   reset(type: SystemResetType): Promise<void>;
   bootOverride(): BootOverride;

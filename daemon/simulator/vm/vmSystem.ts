@@ -9,6 +9,7 @@ import { QemuVm, type VmExit } from './qemuVm.ts';
 import {
   SystemRefusal,
   type BootOverride,
+  type ResetEvidence,
   type SystemBackend,
   type SystemInventory,
   type SystemPowerState,
@@ -41,6 +42,8 @@ export class VmSystem implements SystemBackend {
   #queue: Promise<unknown> = Promise.resolve();
   #powerOnAfterShutdown = false;
   #closed = false;
+  /** Set while a power-on starts QEMU (until QMP answers). */
+  #poweringOn = false;
   /** Disk sizes as of the last power-on (or `refreshDiskSizes`). */
   readonly #sizes = new Map<string, number>();
 
@@ -56,7 +59,25 @@ export class VmSystem implements SystemBackend {
   }
 
   powerState(): SystemPowerState {
+    if (this.#poweringOn) return 'PoweringOn';
+    if (this.vm.stopping) return 'PoweringOff';
     return this.vm.running ? 'On' : 'Off';
+  }
+
+  /**
+   * From QEMU's own life: its start (or `RESET` event) is the reset, and it is all a BMC can say of the boot's progress
+   * (the vCPUs run the firmware); a machine off is `None` since its QEMU ended. A restart (PowerCycle, ForceRestart, a
+   * guest reboot) is a new QEMU, so `LastResetTime` moves with every one of them, as a real BMC's does.
+   */
+  resetEvidence(): ResetEvidence {
+    const reset = this.vm.lastResetAt?.toISOString() ?? null;
+    const exited = this.vm.lastExitAt?.toISOString();
+    if (reset === null) return { lastResetTime: null, bootProgress: null };
+    const off = !this.vm.running && exited !== undefined;
+    return {
+      lastResetTime: reset,
+      bootProgress: off ? { lastState: 'None', lastStateTime: exited } : { lastState: 'PrimaryProcessorInitializationStarted', lastStateTime: reset },
+    };
   }
 
   bootOverride(): BootOverride {
@@ -146,7 +167,12 @@ export class VmSystem implements SystemBackend {
     if (this.#override.enabled !== 'Disabled') target = this.#override.target;
     if (this.#override.enabled === 'Once') this.#override = { ...this.#override, enabled: 'Disabled' };
     await this.refreshDiskSizes();
-    await this.vm.start({ target, ...(this.#media.inserted && this.#media.file ? { cdImage: this.#media.file } : {}) });
+    this.#poweringOn = true;
+    try {
+      await this.vm.start({ target, ...(this.#media.inserted && this.#media.file ? { cdImage: this.#media.file } : {}) });
+    } finally {
+      this.#poweringOn = false;
+    }
     this.options.log.info({ system: this.id, boot: target }, 'VM powered on');
   }
 

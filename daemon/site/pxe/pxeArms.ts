@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileDurably } from '../../agent/durableFile.ts';
 
 /** One node the control plane set to boot PXE: its NICs' MACs (lower-case, colon-separated), and since when. */
 interface Arm {
@@ -58,7 +59,6 @@ export class PxeArms {
   }
 
   #save(): void {
-    writeFileSync(`${this.#file}.tmp`, JSON.stringify(this.#arms, null, 2), { mode: 0o600 });
-    renameSync(`${this.#file}.tmp`, this.#file);
+    writeFileDurably(this.#file, JSON.stringify(this.#arms, null, 2), { mode: 0o600 });
   }
 }

@@ -25,6 +25,7 @@ export class SimulatedFleet {
       failure: failed.has(nodeId) ? { operation: 'deploy', reason: 'image.write failed', failedStep: 'image.write' } : null,
       waitingReason: null,
       updatedAt: new Date().toISOString(),
+      agent: 'bcd' as const,
       controlPlane: false,
     }));
   }
@@ -50,7 +51,8 @@ export class SimulatedFleet {
       lastError: this.#lostBmc.has(n.nodeId) ? 'ECONNREFUSED' : null,
       at: now.toISOString(),
     }));
-    return { at: now.toISOString(), nodes: this.nodes, bmc, runningSteps: [], instances: [], agents: [] };
+    // No heartbeats listened to: the bench measures the BMC and failure lanes, not host liveness.
+    return { at: now.toISOString(), nodes: this.nodes, bmc, runningSteps: [], instances: [], agents: [], heartbeats: [], heartbeatsSince: null };
   }
 
   #pick(ids: readonly string[], n: number): string[] {

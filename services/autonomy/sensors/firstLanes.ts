@@ -147,4 +147,38 @@ export const agentKeySensor = defineSensor({
   },
 });
 
-export const firstLaneSensors = [bmcSensor, nodeStateSensor, workSensor, vpsSensor, agentKeySensor] as const;
+/**
+ * A deployed host whose `bcd node` has not heartbeated for `hostSilentMs`: its agent died, hangs or crash-loops, or the
+ * host is down. Silence is counted from the latest of its last verified heartbeat, the node's last change (a deploy
+ * that just completed: the host is still booting) and the moment the heartbeats were first listened to (nobody's
+ * silence before that is known); with no heartbeats listened to at all, nothing is judged.
+ */
+export const hostSilentSensor = defineSensor({
+  name: 'host-liveness',
+  emits: ['host-silent'],
+  assess(snapshot, settings) {
+    const since = snapshot.heartbeatsSince;
+    if (since === null) return { assessed: 0, signals: [] };
+    const heard = new Map(snapshot.heartbeats.filter((h) => h.role === 'node').map((h) => [h.nodeId, h.heardAt]));
+    const hosts = snapshot.nodes.filter((n) => n.state === 'deployed' && n.agent === 'bcd');
+    const signals: Signal[] = [];
+    for (const n of hosts) {
+      const lastHeard = heard.get(n.nodeId);
+      const silentFor = Math.min(age(snapshot.at, since), age(snapshot.at, n.updatedAt), lastHeard ? age(snapshot.at, lastHeard) : Infinity);
+      if (silentFor <= settings.hostSilentMs) continue;
+      signals.push({
+        kind: 'host-silent',
+        sensor: 'host-liveness',
+        key: n.nodeId,
+        target: { type: 'node', id: n.nodeId },
+        siteId: n.siteId,
+        detail: `deployed host's bcd node silent for ${Math.round(silentFor / 1000)} s${lastHeard ? ` (last heartbeat ${lastHeard})` : ' (no heartbeat heard)'}`,
+        facts: {},
+        controlPlane: n.controlPlane,
+      });
+    }
+    return { assessed: hosts.length, signals };
+  },
+});
+
+export const firstLaneSensors = [bmcSensor, nodeStateSensor, workSensor, vpsSensor, agentKeySensor, hostSilentSensor] as const;

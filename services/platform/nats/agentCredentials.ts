@@ -12,6 +12,11 @@ export function createAgentUserKey(): { publicKey: string; seed: Uint8Array } {
   return { publicKey: key.getPublicKey(), seed: key.getSeed() };
 }
 
+/** Agent side: the user key of a seed it kept (an agent that must resend the very join it sent before a power loss). */
+export function agentUserKeyOfSeed(seed: Uint8Array): { publicKey: string; seed: Uint8Array } {
+  return { publicKey: fromSeed(seed).getPublicKey(), seed };
+}
+
 /** Agent side: the `.creds` text for a JWT the control plane issued and the agent's own seed. */
 export function credsText(jwt: string, seed: Uint8Array): string {
   return new TextDecoder().decode(fmtCreds(jwt, fromSeed(seed)));

@@ -40,6 +40,12 @@ export const AutonomyConfig = z.object({
     .int()
     .min(1)
     .default(30 * 60_000),
+  /** A deployed host's `bcd node` silent this long (since the deploy at the earliest) is `host-silent` (`BC_HOST_SILENT_MS`). */
+  hostSilentMs: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3 * 60_000),
   /** After a remediation started, how long before its outcome is judged (`BC_AUTONOMY_SETTLE_MS`). */
   settleMs: z.coerce.number().int().min(0).default(90_000),
   /** Remediations per owner per window (`BC_AUTONOMY_BUDGET`) and the window (`BC_AUTONOMY_BUDGET_WINDOW_MS`). */
@@ -59,6 +65,7 @@ export function loadAutonomyConfig(env: NodeJS.ProcessEnv = process.env, overrid
     staleQueueMs: 'BC_SENSOR_STALE_QUEUE_MS',
     keyRotationAgeMs: 'BC_AGENT_KEY_ROTATION_MS',
     keyRotationStallMs: 'BC_AGENT_KEY_ROTATION_STALL_MS',
+    hostSilentMs: 'BC_HOST_SILENT_MS',
     settleMs: 'BC_AUTONOMY_SETTLE_MS',
     budget: 'BC_AUTONOMY_BUDGET',
     budgetWindowMs: 'BC_AUTONOMY_BUDGET_WINDOW_MS',

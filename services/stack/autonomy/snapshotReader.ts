@@ -7,6 +7,7 @@ import { listNodes } from '../../../projections/nodes/queries.ts';
 import { longLivedAgentKeys } from '../../../projections/agents/queries.ts';
 import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
+import type { AgentPresenceView } from '../../agents/agentPresence.ts';
 
 /** The read models a snapshot is built from (absent ones contribute nothing). */
 export interface SnapshotSources {
@@ -31,6 +32,7 @@ function nodesOf(db: Database, controlPlane: ReadonlySet<string>): SnapshotNode[
         failure: n.failure ? { operation: n.failure.operation, reason: n.failure.reason, failedStep: n.failure.failedStep } : null,
         waitingReason: n.waitingReason,
         updatedAt: n.updatedAt,
+        agent: n.agent,
         controlPlane: controlPlane.has(n.nodeId),
       });
     }
@@ -94,8 +96,9 @@ export async function readBmcObservations(nc: NatsConnection): Promise<BmcObserv
 export async function readSnapshot(
   nc: NatsConnection,
   sources: SnapshotSources,
-  options: { now: Date; stepTimeoutMs: number; controlPlaneNodes: readonly string[] },
+  options: { now: Date; stepTimeoutMs: number; controlPlaneNodes: readonly string[]; presence?: AgentPresenceView },
 ): Promise<FleetSnapshot> {
+  const { presence } = options;
   // A read model that cannot be read fails the whole pass (no marker): an empty snapshot would make every signal look
   // absent and every sensor ok, and outcome validation would then call remediations effective. Fail closed.
   const read = <T>(reader: ReadModelReader | undefined, f: (db: Database) => T[]): T[] => (reader ? reader.query(f) : []);
@@ -115,5 +118,7 @@ export async function readSnapshot(
         rotationRequestedAt: a.rotationRequestedAt,
       })),
     ),
+    heartbeats: (presence?.all() ?? []).map(({ nodeId, presence: p }) => ({ nodeId, agentId: p.agentId, role: p.role, heardAt: p.heardAt })),
+    heartbeatsSince: presence ? new Date(presence.listeningSinceMs()).toISOString() : null,
   };
 }

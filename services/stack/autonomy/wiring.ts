@@ -7,6 +7,7 @@ import { firstLaneSensors } from '../../autonomy/sensors/firstLanes.ts';
 import type { Sensor } from '../../autonomy/sensors/sensor.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { AgentPresenceView } from '../../agents/agentPresence.ts';
 import type { AutonomyConfig } from './config.ts';
 import { AutonomyEngine, type AutonomyEngineOptions } from './engine.ts';
 import { FleetSensors } from './fleetSensors.ts';
@@ -30,13 +31,14 @@ export function autonomyExtensionsOf(plugins: readonly Partial<Pick<PluginDefini
   };
 }
 
-/** The first lanes' sensors and the plugins' over the given read models, ticking every `tickMs`. */
+/** The first lanes' sensors and the plugins' over the given read models and heard heartbeats, ticking every `tickMs`. */
 export function createFleetSensors(
   nc: NatsConnection,
   sources: SnapshotSources,
   config: AutonomyConfig,
   log: Logger,
   extensions: AutonomyExtensions = noExtensions,
+  presence?: AgentPresenceView,
 ): FleetSensors {
   const settings = {
     bmcFailuresBeforeSignal: config.bmcFailuresBeforeSignal,
@@ -44,6 +46,7 @@ export function createFleetSensors(
     staleQueueMs: config.staleQueueMs,
     keyRotationAgeMs: config.keyRotationAgeMs,
     keyRotationStallMs: config.keyRotationStallMs,
+    hostSilentMs: config.hostSilentMs,
   };
   return new FleetSensors(
     nc,
@@ -51,7 +54,13 @@ export function createFleetSensors(
       sensors: [...firstLaneSensors, ...extensions.sensors],
       settings,
       tickMs: config.tickMs,
-      snapshot: (now) => readSnapshot(nc, sources, { now, stepTimeoutMs: config.stepTimeoutMs, controlPlaneNodes: config.controlPlaneNodes }),
+      snapshot: (now) =>
+        readSnapshot(nc, sources, {
+          now,
+          stepTimeoutMs: config.stepTimeoutMs,
+          controlPlaneNodes: config.controlPlaneNodes,
+          ...(presence ? { presence } : {}),
+        }),
     },
     log,
   );
@@ -63,8 +72,9 @@ export function startFleetSensors(
   config: AutonomyConfig,
   log: Logger,
   extensions: AutonomyExtensions = noExtensions,
+  presence?: AgentPresenceView,
 ): FleetSensors {
-  const sensors = createFleetSensors(nc, sources, config, log, extensions);
+  const sensors = createFleetSensors(nc, sources, config, log, extensions, presence);
   sensors.start();
   return sensors;
 }

@@ -44,6 +44,7 @@ function vmSystem(id: string): VmSystem {
   return system;
 }
 
+const basic = { authorization: `Basic ${Buffer.from('admin:pw').toString('base64')}` };
 const client = (id: string): RedfishClient =>
   createRedfishClient({ baseUrl: `${bmc.url}/redfish/v1/Systems/${id}`, username: 'admin', password: 'pw', auth: 'basic', timeoutMs: 20_000 });
 
@@ -81,6 +82,35 @@ describe('VM-backed BMC', () => {
     await redfish.setPower('off');
     expect(await redfish.getPowerState()).toBe('Off');
     expect(systems[0]!.vm.running).toBe(false);
+  });
+
+  it('regression (a deployed VM booted twice): a power cycle of a running VM shows its reset and is never followed by ForceOff + On', async () => {
+    const system = systems[0]!;
+    const redfish = createRedfishClient({
+      baseUrl: bmc.systemUrl('vm1'),
+      username: 'admin',
+      password: 'pw',
+      auth: 'basic',
+      timeoutMs: 20_000,
+      timing: { pollIntervalMs: 100, resetObserveMs: 15_000 },
+    });
+    await redfish.setPower('on');
+    const systemDoc = async () => (await (await fetch(bmc.systemUrl('vm1'), { headers: basic })).json()) as Record<string, any>;
+    const before = await systemDoc();
+    const resets: string[] = [];
+    const reset = system.reset.bind(system);
+    system.reset = async (type) => (resets.push(type), reset(type));
+    try {
+      expect(await redfish.setPower('cycle')).toMatchObject({ before: 'On', after: 'On', resetTypes: ['PowerCycle'], observed: 'resetEvidence' });
+      expect(resets).toEqual(['PowerCycle']);
+      const after = await systemDoc();
+      expect(Date.parse(after.LastResetTime)).toBeGreaterThan(Date.parse(before.LastResetTime));
+      expect(after.BootProgress).toEqual({ LastState: 'PrimaryProcessorInitializationStarted', LastStateTime: after.LastResetTime });
+    } finally {
+      system.reset = reset;
+      await redfish.setPower('off');
+    }
+    expect((await systemDoc()).BootProgress).toMatchObject({ LastState: 'None' });
   });
 
   it('spends a Once boot override at the next power-on and keeps a Continuous one', async () => {

@@ -1,4 +1,5 @@
 import type { NodeAtInstant } from '../api/shapes.ts';
+import type { AgentPresence } from '../../../../../schemas/agent/agentPresence.ts';
 
 const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
 /** Disk sizes in decimal units, as disks are sold. */
@@ -9,7 +10,13 @@ const size = (bytes: number | null) => {
 };
 
 /** Where a node is and how it is reached, and its hardware from the last inspection. */
-export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: string; connected?: boolean } }) {
+/** The agent's last heartbeat: when, which agent since when, and the error it last reported. */
+function heartbeatText(heard: AgentPresence): string {
+  const error = heard.lastError ? `; last error ${heard.lastError.code} at ${heard.lastError.at}: ${heard.lastError.message}` : '';
+  return `${heard.agentId} (${heard.role}) at ${heard.heardAt}${heard.startedAt ? `, running since ${heard.startedAt}` : ''}${error}`;
+}
+
+export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: string; connected?: boolean; lastHeartbeat?: AgentPresence | null } }) {
   const inv = node.inventory;
   return (
     <div className="facts">
@@ -25,6 +32,12 @@ export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: strin
           {node.agent === 'none' ? 'agentless' : 'bcd'}
           {node.connected !== undefined && ` (${node.connected ? 'connected' : 'not connected'})`}
         </dd>
+        {node.lastHeartbeat !== undefined && (
+          <>
+            <dt>Last heartbeat</dt>
+            <dd>{node.lastHeartbeat ? heartbeatText(node.lastHeartbeat) : 'none heard'}</dd>
+          </>
+        )}
         <dt>Hardware profile</dt>
         <dd>{node.hardwareProfile}</dd>
         {node.bmcAddress && (

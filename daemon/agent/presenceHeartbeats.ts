@@ -1,0 +1,46 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { signAgentHeartbeat, type AgentLastError } from '../../schemas/agent/agentHeartbeat.ts';
+import { Subjects } from '../../schemas/subjects.ts';
+import type { AgentKeyring } from './agentKeyring.ts';
+
+/** How often an agent inside a machine says it is alive, command or not (the control plane's window is 3 of these). */
+export const DEFAULT_PRESENCE_INTERVAL_MS = 10_000;
+
+export interface PresenceSpec {
+  agentId: string;
+  siteId: string;
+  nodeId: string;
+  /** Signs each beat with the key it holds then (a rotation switches it). */
+  identity: AgentKeyring;
+  /** When this agent process started. */
+  startedAt: Date;
+  /** What the agent reports as its last error (the previous process's, or its own since). */
+  lastError(): AgentLastError | undefined;
+  intervalMs?: number;
+}
+
+/**
+ * "Alive": a signed `AgentHeartbeat` without a command id on `bc.site.<siteId>.hb.<nodeId>`, at once and then every
+ * `intervalMs` until stopped. It is what makes a node `connected` and what a silent host is told apart by: an agent
+ * whose process died, hangs in its start or crash-loops sends none (or one per short life, with its last error).
+ */
+export function startPresenceHeartbeats(nc: NatsConnection, spec: PresenceSpec): { stop(): void } {
+  const beat = () => {
+    const lastError = spec.lastError();
+    const signed = signAgentHeartbeat(
+      {
+        agentId: spec.agentId,
+        siteId: spec.siteId,
+        nodeId: spec.nodeId,
+        sentAt: new Date().toISOString(),
+        startedAt: spec.startedAt.toISOString(),
+        ...(lastError ? { lastError } : {}),
+      },
+      spec.identity,
+    );
+    nc.publish(Subjects.agentHeartbeat(spec.siteId, spec.nodeId), JSON.stringify(signed));
+  };
+  beat();
+  const timer = setInterval(beat, spec.intervalMs ?? DEFAULT_PRESENCE_INTERVAL_MS);
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { AgentLastError } from './agentHeartbeat.ts';
+
+/**
+ * The last heartbeat of a node's agent (ramdisk or `bcd node`) that verified against its registered key, as the
+ * control plane heard it: which agent, when it arrived, when that agent process started and its last error.
+ */
+export const AgentPresence = z.object({
+  agentId: z.string(),
+  role: z.enum(['ramdisk', 'node']),
+  /** When the heartbeat arrived (the control plane's clock, not the agent's). */
+  heardAt: z.string(),
+  /** When the agent process that sent it started: a value that keeps changing is an agent that keeps restarting. */
+  startedAt: z.string().nullable(),
+  lastError: AgentLastError.nullable(),
+});
+export type AgentPresence = z.infer<typeof AgentPresence>;
+
+/** What a read of nodes asks of the heartbeats a process hears: the node's last one, and whether it is within the window. */
+export interface AgentPresenceLookup {
+  presenceOf(nodeId: string): { presence: AgentPresence; alive: boolean } | undefined;
+}
