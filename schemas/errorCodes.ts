@@ -19,6 +19,7 @@ export const ErrorCodes = {
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
   QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },
   READ_MODEL_BEHIND: { status: 504, title: 'The read model did not reach the requested sequence in time' },
+  MIN_SEQ_AHEAD: { status: 400, title: 'minSeq is beyond the end of the log: no read model will ever reach it' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   UNAVAILABLE: { status: 503, title: 'A dependency is unavailable' },
   INTERNAL: { status: 500, title: 'Internal error' },
