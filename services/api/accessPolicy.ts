@@ -60,7 +60,7 @@ export function accessOf(principal: Principal, method: string, route: string | u
     return principal.role === 'approver' || principal.role === 'admin' ? 'allow' : 'forbidden';
   if (principal.role === 'admin') return 'allow';
   if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
-  if (path === '/v1/dead-letters') return principal.role === 'operator' ? 'allow' : 'forbidden';
+  if (path === '/v1/dead-letters' || path.startsWith('/v1/dead-letters/')) return principal.role === 'operator' ? 'allow' : 'forbidden';
   if (path.startsWith('/v1/commands/') && adminOnlyCommandNames.has(path.slice('/v1/commands/'.length))) return 'forbidden';
   if (principal.role === 'operator') return 'allow';
   // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);
