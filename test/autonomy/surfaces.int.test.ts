@@ -10,7 +10,7 @@ import { policiesWith, signalOf } from './autonomyFixture.ts';
 import { publishPassOn, waitForEngine } from './passes.ts';
 import { allOk } from './autonomyFixture.ts';
 
-const tables = ['autonomy_decisions', 'autonomy_history', 'autonomy_budgets', 'autonomy_overrides', 'autonomy_paused', 'autonomy_halt'];
+const tables = ['autonomy_decisions', 'autonomy_history', 'autonomy_budgets', 'autonomy_budget_uses', 'autonomy_overrides', 'autonomy_paused', 'autonomy_halt'];
 const dump = (dataDir: string) => {
   using db = openReadModel(dataDir, 'autonomy');
   return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()]));
