@@ -60,6 +60,10 @@ export const ErrorCodes = {
     status: 403,
     title: 'This command mints or holds credentials: it is accepted only by the HTTP API (or in-process), never over NATS',
   },
+  COMMAND_SENDER_UNPROVEN: {
+    status: 403,
+    title: "Under broker auth a NATS command counts only when signed with the sending process's control-plane credential (fresh, unaltered)",
+  },
   NOT_PERMITTED: { status: 403, title: 'Autonomy may not act here: an undeclared category, or a target that is part of the control plane' },
   BUDGET_EXHAUSTED: { status: 409, title: 'The consent budget of this scope and window is used up' },
   PLAN_DIGEST_MISMATCH: { status: 409, title: 'The workflow is not the plan that was approved (digest differs)' },
