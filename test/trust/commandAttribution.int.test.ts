@@ -53,10 +53,8 @@ describe('NATS command attribution under broker auth', () => {
       // What each sends through the platform is signed as itself and recorded under its own credential.
       await sendCommand(plugin.nc, 'site.create', { siteId: 'p1', name: 'By the plugin' });
       expect(await actorOf('p1')).toBe(`nats:control-plane:plugin-acme:${plugin.userKey}`);
-      const captured = new Promise<Msg>((resolve) => {
-        const sub = plugin.nc.subscribe(Subjects.allCommands, { max: 1, callback: (_err, msg) => resolve(msg) });
-        void sub;
-      });
+      // Control-plane credentials may read bc.>: the plugin sees the orchestrator's next request on the wire.
+      const captured = new Promise<Msg>((resolve) => plugin.nc.subscribe(Subjects.allCommands, { max: 1, callback: (_err, msg) => resolve(msg) }));
       await plugin.nc.flush();
       await sendCommand(orchestrator.nc, 'site.create', { siteId: 'o1', name: 'By the orchestrator' });
       expect(await actorOf('o1')).toBe(`nats:control-plane:workflow-orchestrator:${orchestrator.userKey}`);
