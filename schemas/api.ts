@@ -26,5 +26,5 @@ export type Problem = z.infer<typeof Problem>;
 /** Cursor pagination: pass `nextCursor` back as `cursor` until it is null. */
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 
-/** Read-your-writes: wait (bounded) until the read model has applied this stream sequence. */
+/** Read-your-writes: wait (bounded) until the read model has applied this stream sequence; one beyond the log's end is 400 `MIN_SEQ_AHEAD`. */
 export const MinSeqQuery = z.object({ minSeq: z.coerce.number().int().nonnegative().optional() });

@@ -28,10 +28,12 @@ export const DeadLetter = Rejection.extend({
   payloadSha256: z.string(),
   /** The first 4 KiB of the payload as UTF-8, for a first look; the whole message is still in `stream` at `streamSeq`. */
   payloadHead: z.string(),
+  /** Set once an operator marked it handled (`POST /v1/dead-letters/handle`): when, and the actor of the token. */
+  handled: z.object({ at: z.string(), by: z.string() }).optional(),
 });
 export type DeadLetter = z.infer<typeof DeadLetter>;
 
-/** What `GET /v1/dead-letters` answers: entries oldest first, each with its own position in `BC_DEAD_LETTERS`. */
+/** What `GET /v1/dead-letters` answers: open (or, `handled=true`, handled) entries oldest first, each with its own position in `BC_DEAD_LETTERS`. */
 export const DeadLetterPage = z.object({
   items: z.array(DeadLetter.extend({ seq: z.number().int().positive() })),
   /** Pass as `afterSeq` for the next page; absent on the last page. */

@@ -19,6 +19,7 @@ export const ErrorCodes = {
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
   QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },
   READ_MODEL_BEHIND: { status: 504, title: 'The read model did not reach the requested sequence in time' },
+  MIN_SEQ_AHEAD: { status: 400, title: 'minSeq is beyond the end of the log: no read model will ever reach it' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
   UNAVAILABLE: { status: 503, title: 'A dependency is unavailable' },
   INTERNAL: { status: 500, title: 'Internal error' },
@@ -59,6 +60,10 @@ export const ErrorCodes = {
   COMMAND_NOT_SERVED_OVER_NATS: {
     status: 403,
     title: 'This command mints or holds credentials: it is accepted only by the HTTP API (or in-process), never over NATS',
+  },
+  COMMAND_SENDER_UNPROVEN: {
+    status: 403,
+    title: "Under broker auth a NATS command counts only when signed with the sending process's control-plane credential (fresh, unaltered)",
   },
   NOT_PERMITTED: { status: 403, title: 'Autonomy may not act here: an undeclared category, or a target that is part of the control plane' },
   BUDGET_EXHAUSTED: { status: 409, title: 'The consent budget of this scope and window is used up' },

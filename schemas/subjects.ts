@@ -74,8 +74,12 @@ export const Subjects = {
   allAgentKeyStatuses: 'bc.trust.keyStatus.*.*',
   /** A message a consumer quarantined, one subject per consumer and stream position: `bc.dlq.projector_nodes.42`. */
   deadLetter: (consumer: string, streamSeq: number) => `bc.dlq.${consumer}.${streamSeq}`,
-  /** Every dead letter of one consumer. */
-  consumerDeadLetters: (consumer: string) => `bc.dlq.${consumer}.*`,
+  /** The same entry once an operator marked it handled: kept, with who and when, never deleted through the API. */
+  handledDeadLetter: (consumer: string, streamSeq: number) => `bc.dlq.${consumer}.${streamSeq}.handled`,
+  /** The open (not yet handled) dead letters of one consumer, or of all (`consumer` undefined). */
+  openDeadLetters: (consumer?: string) => `bc.dlq.${consumer ?? '*'}.*`,
+  /** The handled dead letters of one consumer, or of all. */
+  handledDeadLetters: (consumer?: string) => `bc.dlq.${consumer ?? '*'}.*.handled`,
   allDeadLetters: 'bc.dlq.>',
   /** One signal of a sensor pass (`BC_SIGNALS`): `bc.sig.signal.<passId>.<index>`. */
   passSignal: (passId: string, index: number) => `bc.sig.signal.${passId}.${index}`,

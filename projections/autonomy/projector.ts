@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { BUDGET_REMEMBERED_MS } from '../../schemas/autonomy/budgetCommands.ts';
 import type { DecisionEvent } from '../../schemas/autonomy/decisionEvents.ts';
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
@@ -124,13 +125,19 @@ export const autonomyProjection = defineProjection({
       return;
     }
     switch (event.type) {
-      case 'BudgetConsumed':
+      case 'BudgetTaken': {
+        const { scope, budgetId, limit, windowMs, decisionId, episode, at } = event.data;
         statement(
           db,
-          `INSERT INTO autonomy_budgets (budget_id, scope, window_start, limit_count, consumed) VALUES (?, ?, ?, ?, 1)
-           ON CONFLICT (budget_id) DO UPDATE SET consumed = consumed + 1, limit_count = excluded.limit_count`,
-        ).run(event.data.budgetId, event.data.scope, event.data.windowStart, event.data.limit);
+          `INSERT INTO autonomy_budgets (scope, budget_id, limit_count, window_ms) VALUES (?, ?, ?, ?)
+           ON CONFLICT (scope) DO UPDATE SET limit_count = excluded.limit_count, window_ms = excluded.window_ms`,
+        ).run(scope, budgetId, limit, windowMs);
+        statement(db, 'INSERT OR IGNORE INTO autonomy_budget_uses (scope, decision_id, episode, at) VALUES (?, ?, ?, ?)').run(scope, decisionId, episode, at);
+        // What the aggregate forgets, the read model forgets too: no window can hold it.
+        const horizon = new Date(Date.parse(at) - BUDGET_REMEMBERED_MS).toISOString();
+        statement(db, 'DELETE FROM autonomy_budget_uses WHERE scope = ? AND at <= ?').run(scope, horizon);
         return;
+      }
       case 'PolicyDispositionSet':
         if (event.data.disposition === null) statement(db, 'DELETE FROM autonomy_overrides WHERE category = ?').run(event.data.category);
         else

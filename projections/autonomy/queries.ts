@@ -84,15 +84,27 @@ export function decisionHistory(db: Database, decisionId: string): DecisionHisto
   return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as unknown }));
 }
 
-export function listBudgets(db: Database): BudgetView[] {
-  const rows = db.prepare('SELECT * FROM autonomy_budgets ORDER BY window_start DESC, scope').all() as {
-    budget_id: string;
+/** Every scope's budget as of `nowMs`: the uses of its sliding window ending then. */
+export function listBudgets(db: Database, nowMs = Date.now()): BudgetView[] {
+  const budgets = db.prepare('SELECT * FROM autonomy_budgets ORDER BY scope').all() as {
     scope: string;
-    window_start: string;
+    budget_id: string;
     limit_count: number;
-    consumed: number;
+    window_ms: number;
   }[];
-  return rows.map((r) => ({ budgetId: r.budget_id, scope: r.scope, windowStart: r.window_start, limit: r.limit_count, consumed: r.consumed }));
+  const uses = db.prepare('SELECT at FROM autonomy_budget_uses WHERE scope = ? AND at > ? ORDER BY at');
+  return budgets.map((b) => {
+    const inWindow = (uses.all(b.scope, new Date(nowMs - b.window_ms).toISOString()) as { at: string }[]).map((u) => Date.parse(u.at));
+    const full = b.limit_count > 0 && inWindow.length >= b.limit_count;
+    return {
+      budgetId: b.budget_id,
+      scope: b.scope,
+      windowMs: b.window_ms,
+      limit: b.limit_count,
+      consumed: inWindow.length,
+      nextFreeAt: full ? new Date(inWindow[inWindow.length - b.limit_count]! + b.window_ms).toISOString() : null,
+    };
+  });
 }
 
 export function controlsOf(db: Database): ControlsView {

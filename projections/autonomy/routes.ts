@@ -49,7 +49,7 @@ export const autonomyRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitT
   api.get('/v1/autonomy/budgets', {
     schema: {
       tags: ['autonomy'],
-      summary: 'Consent budgets by scope and window',
+      summary: 'Consent budgets by scope: uses in the sliding window ending now, and when the next is admitted once used up',
       querystring: MinSeqQuery,
       response: { 200: z.object({ items: z.array(BudgetView) }), '4xx': Problem, '5xx': Problem },
     },

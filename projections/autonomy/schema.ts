@@ -48,4 +48,15 @@ export const autonomyMigrations = [
    CREATE TABLE autonomy_overrides (category TEXT PRIMARY KEY, disposition TEXT NOT NULL);
    CREATE TABLE autonomy_paused (owner TEXT PRIMARY KEY, reason TEXT, since TEXT NOT NULL);
    CREATE TABLE autonomy_halt (id INTEGER PRIMARY KEY CHECK (id = 1), halted INTEGER NOT NULL, reason TEXT, since TEXT NOT NULL);`,
+  // Issue 31: budgets are sliding windows, one per scope with its uses (the fixed-window rows bound nothing any more).
+  `DROP TABLE autonomy_budgets;
+   CREATE TABLE autonomy_budgets (scope TEXT PRIMARY KEY, budget_id TEXT NOT NULL, limit_count INTEGER NOT NULL, window_ms INTEGER NOT NULL);
+   CREATE TABLE autonomy_budget_uses (
+     scope TEXT NOT NULL,
+     decision_id TEXT NOT NULL,
+     episode INTEGER NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (scope, decision_id, episode)
+   );
+   CREATE INDEX autonomy_budget_uses_by_time ON autonomy_budget_uses (scope, at);`,
 ];

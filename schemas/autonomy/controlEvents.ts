@@ -2,12 +2,28 @@ import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { Disposition } from './policies.ts';
 
-/** Budget taken by one decision episode in one scope and window. */
+/**
+ * Legacy (fixed windows, before issue 31): budget taken in the window starting at `windowStart`, on that window's
+ * aggregate. Still read from old logs, never written, and folded by nothing: those windows bound nothing now.
+ */
 export const BudgetConsumed = defineEvent(
   'BudgetConsumed',
   z.object({ budgetId: z.string(), scope: z.string(), windowStart: z.string(), limit: z.number().int(), decisionId: z.string(), episode: z.number().int() }),
 );
-export const budgetEvents = [BudgetConsumed] as const;
+/** Budget taken by one decision episode at `at`, under a sliding window of `windowMs` holding at most `limit`. */
+export const BudgetTaken = defineEvent(
+  'BudgetTaken',
+  z.object({
+    budgetId: z.string(),
+    scope: z.string(),
+    at: z.string(),
+    windowMs: z.number().int(),
+    limit: z.number().int(),
+    decisionId: z.string(),
+    episode: z.number().int(),
+  }),
+);
+export const budgetEvents = [BudgetConsumed, BudgetTaken] as const;
 export type BudgetEvent = EventOf<(typeof budgetEvents)[number]>;
 
 /** An operator changed a category's disposition (null: back to the declared one). */

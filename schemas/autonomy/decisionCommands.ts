@@ -15,8 +15,9 @@ export const OpenDecision = z
 export type OpenDecision = z.infer<typeof OpenDecision>;
 
 /**
- * `autonomy.approve` (API, approver and admin tokens only): approves the pending plan. With an approver quorum
- * (`pki.setApprovers`), only signatures over the plan digest count (`approvalText('approve', planDigest)`).
+ * `autonomy.approve` (API: approver tokens; admin tokens only while no quorum is set): approves the pending plan. A
+ * signature, required with an approver quorum (`pki.setApprovers`), is over this decision, episode, expiry and plan
+ * digest (`decisionApprovalText('approve', …)`) and must verify, quorum or not.
  */
 export const ApproveDecision = z
   .object({

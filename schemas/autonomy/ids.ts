@@ -9,8 +9,11 @@ const digest = (text: string, length: number) => createHash('sha256').update(tex
  */
 export const decisionIdOf = (category: string, key: string) => `dec-${digest(`${category}\n${key}`, 24)}`;
 
-/** The budget aggregate of one scope in one window (`bc.evt.autonomy.budget.<id>`). */
-export const budgetIdOf = (scope: string, windowStart: string) => `bud-${digest(`${scope}\n${windowStart}`, 24)}`;
+/**
+ * The budget aggregate of one scope (`bc.evt.autonomy.budget.<id>`): one per scope, so every use of it is decided on
+ * one subject and a sliding window sees them all. (Before issue 31 there was one per scope and fixed window.)
+ */
+export const budgetIdOf = (scope: string) => `bud-${digest(`${scope}\nsliding`, 24)}`;
 
 /** A command id derived from what it answers (decision, episode, step): replicas and retries send the same one. */
 export const autonomyCommandId = (prefix: string, ...parts: readonly (string | number)[]) => `${prefix}-${digest(parts.join('\n'), 32)}`;

@@ -42,7 +42,16 @@ export const DecisionHistoryEntry = z.object({
 });
 export type DecisionHistoryEntry = z.infer<typeof DecisionHistoryEntry>;
 
-export const BudgetView = z.object({ budgetId: z.string(), scope: z.string(), windowStart: z.string(), limit: z.number().int(), consumed: z.number().int() });
+/** A scope's consent budget now: uses in the sliding window that ends now, and when the next is admitted once it is used up. */
+export const BudgetView = z.object({
+  budgetId: z.string(),
+  scope: z.string(),
+  windowMs: z.number().int(),
+  limit: z.number().int(),
+  consumed: z.number().int(),
+  /** When a use leaves the window so the next is admitted; null while one is admitted now (or never, with limit 0). */
+  nextFreeAt: z.string().nullable(),
+});
 export type BudgetView = z.infer<typeof BudgetView>;
 
 /** A declared category with who declared it (a plugin's id, null when built in), the disposition in force and whether its owner is paused. */

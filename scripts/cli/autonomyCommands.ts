@@ -2,7 +2,7 @@ import { createPrivateKey, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { DecisionHistoryEntry, DecisionView, PolicyView } from '../../schemas/autonomy/views.ts';
-import { approvalText } from '../../schemas/trust/approvalText.ts';
+import { decisionApprovalText } from '../../schemas/trust/approvalText.ts';
 import type { ApiClient } from './apiClient.ts';
 import { table } from './format.ts';
 
@@ -52,7 +52,9 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
     });
   autonomy
     .command('approve <decisionId>')
-    .description('approve the pending plan (approver or admin token); with a quorum, sign its digest with --approver and --key')
+    .description(
+      'approve the pending plan (approver token; admin only without a quorum); with a quorum, sign this episode of the request with --approver and --key',
+    )
     .option('--approver <id>', 'your approver id (pki.setApprovers)')
     .option('--key <file>', 'your Ed25519 private key (PEM)')
     .action(async (decisionId: string, o: { approver?: string; key?: string }) => {
@@ -60,7 +62,7 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
       if (o.approver || o.key) {
         if (!o.approver || !o.key) throw new Error('--approver and --key go together');
         const d = await api().get<DecisionView>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}`);
-        const signature = sign(null, Buffer.from(approvalText('approve', d.planDigest)), createPrivateKey(readFileSync(o.key))).toString('base64');
+        const signature = sign(null, Buffer.from(decisionApprovalText('approve', d)), createPrivateKey(readFileSync(o.key))).toString('base64');
         body = { signature: { approverId: o.approver, signature } };
       }
       const result = await api().call<{ events: string[] }>('POST', `/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/approve`, body);

@@ -46,18 +46,21 @@ const reads = new Set(['GET', 'HEAD']);
  * checked after this, once the parameters are validated.
  */
 export function accessOf(principal: Principal, method: string, route: string | undefined): Access {
-  if (principal.role === 'admin') return 'allow';
   const path = route ?? '';
   if (principal.role === 'tenant') {
     if (path.startsWith('/v1/commands/')) return tenantCommandNames.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
     return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
   }
-  if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
-  if (path === '/v1/dead-letters') return principal.role === 'operator' ? 'allow' : 'forbidden';
-  // Who approves must not be who operates: approvals are the approver role's alone, the approver set the admin's.
+  // Who approves must not be who operates or administers: a workflow's batch is answered by approvers alone (it exists
+  // only under a quorum). An autonomy request may also be answered by an admin, but only while no quorum is set
+  // (`autonomyApiRoutes.ts` checks that): an admin who wants to approve under a quorum must change the approver set
+  // first, which the log records.
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
-  // Autonomy's approval requests, likewise: approvers (and admins) answer them, operators set the policies.
-  if (path.startsWith('/v1/autonomy/decisions/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
+  if (path.startsWith('/v1/autonomy/decisions/') && !reads.has(method))
+    return principal.role === 'approver' || principal.role === 'admin' ? 'allow' : 'forbidden';
+  if (principal.role === 'admin') return 'allow';
+  if (path === '/v1/tokens' || path.startsWith('/v1/tokens/') || path === '/v1/join-tokens') return 'forbidden';
+  if (path === '/v1/dead-letters' || path.startsWith('/v1/dead-letters/')) return principal.role === 'operator' ? 'allow' : 'forbidden';
   if (path.startsWith('/v1/commands/') && adminOnlyCommandNames.has(path.slice('/v1/commands/'.length))) return 'forbidden';
   if (principal.role === 'operator') return 'allow';
   // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);

@@ -7,6 +7,9 @@ import { ApproveDecision, RejectDecision } from '../../schemas/autonomy/decision
 import { PassMarker } from '../../schemas/autonomy/signals.ts';
 import { PolicyView } from '../../schemas/autonomy/views.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { APPROVERS_ID } from '../../schemas/trust/approvals.ts';
+import { approversRef } from '../../schemas/trust/approversState.ts';
+import { PlatformError } from '../platform/errors.ts';
 import { declaredPolicies } from '../autonomy/policies.ts';
 import { PluginCatalog } from '../plugins/pluginCatalog.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
@@ -17,7 +20,8 @@ const Decided = z.object({ decisionId: z.string(), seq: z.number().int(), duplic
 
 /**
  * `/v1/autonomy/…` beyond the read model: the declared policies with what is in force, recent sensor passes (from
- * `BC_SIGNALS`, not the log), and approve / reject, which only approver and admin tokens may send.
+ * `BC_SIGNALS`, not the log), and approve / reject, which approver tokens send, and admin tokens only while no approver
+ * quorum is set.
  */
 export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: CommandBus }> = async (app, { ctx, bus }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -78,13 +82,16 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
         tags: ['autonomy'],
         summary:
           verdict === 'approve'
-            ? 'Approve the pending plan (approver and admin tokens; with a quorum, a signature over the plan digest)'
-            : 'Reject the pending request (the key cools down)',
+            ? 'Approve the pending request (approver tokens, admin tokens only without a quorum; with a quorum, a signature over this episode of the request)'
+            : 'Reject the pending request (the key cools down; approver tokens, admin tokens only without a quorum)',
         params: DecisionParams,
         body,
         response: { 200: Decided, 201: Decided, '4xx': Problem, '5xx': Problem },
       },
       handler: async (req, reply) => {
+        if (req.principal?.role === 'admin' && (await bus.repository.load(approversRef, APPROVERS_ID, 'leader')).state.threshold > 0) {
+          throw new PlatformError('FORBIDDEN', 'an approver quorum is set: only approver tokens answer autonomy requests (admins change the approver set)');
+        }
         const result = await bus.execute({
           name: `autonomy.${verdict}`,
           payload: { decisionId: req.params.decisionId, ...(req.body as object) },

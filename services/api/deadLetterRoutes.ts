@@ -12,7 +12,8 @@ const ConsumerName = z
 
 /**
  * `/v1/dead-letters` (admins and operators): the messages consumers set aside instead of acting on them (a raw
- * publish on `bc.evt.>`, an altered or undecodable batch), where they sit in their stream, and why.
+ * publish on `bc.evt.>`, an altered or undecodable batch), where they sit in their stream, and why. They are the
+ * record of forged messages, so no route deletes them: handling one keeps it, marked with the token that did.
  */
 export const deadLetterRoutes: FastifyPluginAsync<{ deadLetters: DeadLetterReader }> = async (app, { deadLetters }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -20,9 +21,14 @@ export const deadLetterRoutes: FastifyPluginAsync<{ deadLetters: DeadLetterReade
   api.get('/v1/dead-letters', {
     schema: {
       tags: ['dead letters'],
-      summary: 'Quarantined messages, oldest first',
+      summary: 'Quarantined messages, oldest first: open ones, or (handled=true) those marked handled, with who and when',
       querystring: z.object({
         consumer: ConsumerName.optional(),
+        handled: z
+          .enum(['true', 'false'])
+          .default('false')
+          .transform((v) => v === 'true')
+          .describe('List the entries marked handled instead of the open ones'),
         afterSeq: z.coerce.number().int().nonnegative().default(0).describe('Continue after this entry (`nextAfterSeq` of the previous page)'),
         limit: z.coerce.number().int().min(1).max(500).default(100),
       }),
@@ -31,13 +37,13 @@ export const deadLetterRoutes: FastifyPluginAsync<{ deadLetters: DeadLetterReade
     handler: async (req) => deadLetters.page(req.query),
   });
 
-  api.delete('/v1/dead-letters', {
+  api.post('/v1/dead-letters/handle', {
     schema: {
       tags: ['dead letters'],
-      summary: 'Clear quarantined messages once handled (the originals stay in their stream)',
+      summary: 'Mark open quarantined messages handled: they leave the open list and the counts, and are kept with who and when',
       querystring: z.object({ consumer: ConsumerName.optional() }),
-      response: { 200: z.object({ purged: z.number().int().nonnegative() }), '4xx': Problem, '5xx': Problem },
+      response: { 200: z.object({ handled: z.number().int().nonnegative() }), '4xx': Problem, '5xx': Problem },
     },
-    handler: async (req) => ({ purged: await deadLetters.purge(req.query.consumer) }),
+    handler: async (req) => ({ handled: await deadLetters.markHandled(req.principal?.actor ?? 'http:anonymous', req.query.consumer) }),
   });
 };

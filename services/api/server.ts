@@ -20,6 +20,7 @@ import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from '../platform/problem.ts';
 import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
 import { installRateLimit } from './rateLimit.ts';
+import { installMinSeqCheck } from './readYourWrites.ts';
 import { secretRoutes } from './secretRoutes.ts';
 import { installTenancy } from './tenancy.ts';
 import { tokenRoutes } from './tokenRoutes.ts';
@@ -70,6 +71,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await installSecurityHeaders(app);
   // The process's bus sends the commands of the edge routes (tokens, approvals) too; its repository serves token look-ups.
   installAuthentication(app, ctx, ctx.bus.repository);
+  installMinSeqCheck(app, ctx.store);
   const tenancy = installTenancy(app, ctx);
   await installRateLimit(app, ctx.config);
 

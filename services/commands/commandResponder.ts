@@ -9,6 +9,8 @@ import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { isInProcessOnly } from '../../schemas/commandExposure.ts';
 import { serveRequests, type RequestService } from '../platform/commands/requestResponder.ts';
 import { CommandHeaders } from '../../schemas/commandHeaders.ts';
+import { CommandSenders } from '../platform/commands/commandSender.ts';
+import { identityOf } from '../platform/nats/connectionIdentity.ts';
 import { LeaseFence } from './leaseFence.ts';
 import { DEFAULT_PARTITION_TIMING, ResponderPartitions, type PartitionTiming } from './responderPartitions.ts';
 
@@ -34,6 +36,8 @@ export interface ServeCommandsOptions {
  * partitions this replica owns (`bc.cmdp.<partition>.<name>`), with the same result an HTTP command gets:
  * `{ ok: true, result }` or `{ ok: false, error: <problem> }`, the error code also in a header. `served` names the
  * commands answered here (default: all the bus has); the bus may carry more, for the process's other entry points.
+ * Under broker auth a request is decided only when signed by a control-plane credential, whose user its events then
+ * record as the actor (`CommandSenders`); without it, `nats:anonymous`.
  */
 export function serveCommands(
   nc: NatsConnection,
@@ -43,6 +47,8 @@ export function serveCommands(
   options: ServeCommandsOptions = {},
 ): CommandResponder {
   const fence = new LeaseFence(nc, log);
+  // Under broker auth this process holds a credential, and every request must prove its sender's (`commandSender.ts`).
+  const senders = new CommandSenders(identityOf(nc));
   const execute = async (
     name: string,
     payload: unknown,
@@ -69,12 +75,13 @@ export function serveCommands(
         throw new PlatformError('MALFORMED_JSON', 'request body is not valid JSON', { cause: err });
       }
       const header = (name: string) => msg.headers?.get(name) || undefined;
-      const result = await execute(commandNameOf(msg.subject), payload, {
+      const name = commandNameOf(msg.subject);
+      const result = await execute(name, payload, {
         commandId: header(CommandHeaders.commandId),
         correlationId: header(CommandHeaders.correlationId),
         causationId: header(CommandHeaders.causationId),
         lease: header(CommandHeaders.lease),
-        actor: 'nats:anonymous',
+        actor: senders.actorOf(msg, name),
       });
       return { ok: true, result };
     },

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecisionEvent } from '../../schemas/autonomy/decisionEvents.ts';
 import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { planDigestOf } from '../../schemas/autonomy/plan.ts';
-import { approvalText } from '../../schemas/trust/approvalText.ts';
+import { approvalText, decisionApprovalText } from '../../schemas/trust/approvalText.ts';
 import { approveDecision, rejectDecision } from '../../services/autonomy/decision/approval.ts';
 import { decisionAggregate } from '../../services/autonomy/decision/decision.ts';
 import { expireDecision, recordOutcome, recordStarted, requireApproval } from '../../services/autonomy/decision/lifecycle.ts';
@@ -85,22 +85,46 @@ describe('approvals', () => {
   const signed = (text: string) => ({ approverId: 'alice', signature: sign(null, Buffer.from(text), privateKey).toString('base64') });
   const quorum = { dependencies: { quorum: { approvers: [approver], threshold: 1 } } };
 
-  it('approves with a token when no quorum is set', () => {
+  const request = { decisionId: id, episode: 1, expiresAt: '2026-12-02T16:00:00.000Z', planDigest: digest };
+
+  it('approves with a token when no quorum is set, recorded under that token', () => {
     given([openedRetry()])
       .when(approveDecision, { decisionId: id }, noQuorum)
-      .then((events) => expect(events.map((e) => e.type)).toEqual(['DecisionApprovalRecorded', 'DecisionApproved']));
+      .then((events) =>
+        expect(events).toMatchObject([
+          { type: 'DecisionApprovalRecorded', data: { approverId: 'test', signed: false } },
+          { type: 'DecisionApproved', data: { by: 'approvers' } },
+        ]),
+      );
   });
 
-  it('counts only signatures over the plan digest toward the quorum', () => {
-    given([openedRetry()]).when(approveDecision, { decisionId: id }, quorum).thenRejects('APPROVAL_SIGNATURE_INVALID');
+  it('refuses a signature it cannot verify when no quorum is set (issue 31, finding 3)', () => {
     given([openedRetry()])
-      .when(approveDecision, { decisionId: id, signature: signed(approvalText('approve', 'f'.repeat(64))) }, quorum)
-      .thenRejects('APPROVAL_SIGNATURE_INVALID');
-    given([openedRetry()])
-      .when(approveDecision, { decisionId: id, signature: { ...signed(approvalText('approve', digest)), approverId: 'mallory' } }, quorum)
+      .when(approveDecision, { decisionId: id, signature: signed(decisionApprovalText('approve', request)) }, noQuorum)
       .thenRejects('APPROVER_UNKNOWN');
+  });
+
+  it('counts only signatures over this episode, expiry and plan digest toward the quorum', () => {
+    given([openedRetry()]).when(approveDecision, { decisionId: id }, quorum).thenRejects('APPROVAL_SIGNATURE_INVALID');
+    for (const other of [
+      { planDigest: 'f'.repeat(64) },
+      { episode: 2 },
+      { expiresAt: '2026-12-02T17:00:00.000Z' },
+      { decisionId: decisionIdOf('retry', 'n2') },
+    ]) {
+      given([openedRetry()])
+        .when(approveDecision, { decisionId: id, signature: signed(decisionApprovalText('approve', { ...request, ...other })) }, quorum)
+        .thenRejects('APPROVAL_SIGNATURE_INVALID');
+    }
+    // The plan digest alone (what was signed before issue 31) approves nothing: the next episode has the same plan.
     given([openedRetry()])
       .when(approveDecision, { decisionId: id, signature: signed(approvalText('approve', digest)) }, quorum)
+      .thenRejects('APPROVAL_SIGNATURE_INVALID');
+    given([openedRetry()])
+      .when(approveDecision, { decisionId: id, signature: { ...signed(decisionApprovalText('approve', request)), approverId: 'mallory' } }, quorum)
+      .thenRejects('APPROVER_UNKNOWN');
+    given([openedRetry()])
+      .when(approveDecision, { decisionId: id, signature: signed(decisionApprovalText('approve', request)) }, quorum)
       .then((events) =>
         expect(events).toMatchObject([
           { data: { approverId: 'alice', signed: true } },

@@ -13,7 +13,7 @@ describe('rails', () => {
     // Four passes of 20 keys each, published together: the two replicas decide them at the same time.
     await Promise.all(Array.from({ length: 4 }, (_, p) => env.publishPass(Array.from({ length: 20 }, (_, i) => signalOf('node-failed', `b${p * 20 + i}`)))));
     await env.settled(60_000);
-    const consumed = await env.eventsOf('bc.evt.autonomy.budget.*', 'BudgetConsumed');
+    const consumed = await env.eventsOf('bc.evt.autonomy.budget.*', 'BudgetTaken');
     expect(consumed).toHaveLength(5);
     const started = await env.eventsOf('bc.evt.autonomy.decision.*', 'DecisionRemediationStarted');
     expect(started).toHaveLength(5);

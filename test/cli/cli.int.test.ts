@@ -82,7 +82,7 @@ describe('better-compute CLI', () => {
     expect(refused).toMatch(/error UNAUTHENTICATED/);
   });
 
-  it('lists and purges dead letters', async () => {
+  it('lists dead letters and marks them handled', async () => {
     await using env = await startApi();
     await env.app.listen({ port: 0, host: '127.0.0.1' });
     const api = `http://127.0.0.1:${(env.app.server.address() as { port: number }).port}`;
@@ -92,7 +92,10 @@ describe('better-compute CLI', () => {
     const ls = await cli(api, env.dataDir, 'dead-letters', 'ls', '--consumer', 'projectors');
     expect(ls.stdout).toMatch(/CONSUMER\s+STREAM\s+STREAMSEQ\s+SUBJECT\s+REASON/);
     expect(ls.stdout).toMatch(new RegExp(`projectors\\s+BC_EVENTS\\s+${poison.seq}\\s+bc\\.evt\\.metal\\.node\\.x\\s+MAC_MISSING`));
-    expect((await cli(api, env.dataDir, 'dead-letters', 'purge', '--consumer', 'projectors')).stdout).toMatch(/purged 1 dead letter/);
+    expect((await cli(api, env.dataDir, 'dead-letters', 'handle', '--consumer', 'projectors')).stdout).toMatch(/marked 1 dead letter\(s\) handled/);
     expect(JSON.parse((await cli(api, env.dataDir, '--json', 'dead-letters', 'ls', '--consumer', 'projectors')).stdout)).toEqual({ items: [] });
+    expect((await cli(api, env.dataDir, 'dead-letters', 'ls', '--handled')).stdout).toMatch(
+      new RegExp(`projectors\\s+BC_EVENTS\\s+${poison.seq}\\s.*token:bootstrap-admin`),
+    );
   });
 });

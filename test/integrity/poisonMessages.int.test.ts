@@ -91,13 +91,14 @@ describe('poison messages', () => {
     expect(
       (
         await env.app.inject({
-          method: 'DELETE',
-          url: '/v1/dead-letters?consumer=projectors',
+          method: 'POST',
+          url: '/v1/dead-letters/handle?consumer=projectors',
           headers: { authorization: `Bearer ${readAdminToken(env.dataDir)}` },
         })
       ).json(),
-    ).toEqual({ purged: 2 });
+    ).toEqual({ handled: 2 });
     expect(((await env.get('/v1/dead-letters?consumer=projectors')).json() as { items: unknown[] }).items).toEqual([]);
+    expect(((await env.get('/v1/dead-letters?consumer=projectors&handled=true')).json() as { items: unknown[] }).items).toHaveLength(2);
   });
 
   it('dead letters are for admins and operators only', async () => {

@@ -6,23 +6,31 @@ import { DomainError } from '../../platform/errors.ts';
 import { budgetAggregate } from '../controls/controls.ts';
 
 /**
- * `autonomy.consumeBudget`: one remediation of a scope in a window. The count lives on the budget's own aggregate, so
- * optimistic concurrency serialises every replica's consumption: the limit can never be overshot. An episode takes
- * budget once (a repeat is a no-op).
+ * `autonomy.consumeBudget`: one remediation of a scope, admitted while fewer than `limit` were admitted in the
+ * `windowMs` up to now. A sliding window, so no span of that length ever holds more than `limit` (fixed windows let
+ * twice the budget run across a boundary). The uses live on the scope's own aggregate, so optimistic concurrency
+ * serialises every replica's consumption: the limit can never be overshot. An episode takes budget once (a repeat
+ * is a no-op).
  */
 export const consumeBudget = defineCommand({
   name: 'autonomy.consumeBudget',
   exposure: ['engine'],
   schema: ConsumeBudget,
   aggregate: budgetAggregate,
-  aggregateId: (command) => budgetIdOf(command.scope, command.windowStart),
-  decide(command, state): BudgetEvent[] {
-    const entry = `${command.decisionId}#${command.episode}`;
-    if (state.consumed.includes(entry)) return [];
-    if (state.consumed.length >= command.limit) {
-      throw new DomainError('BUDGET_EXHAUSTED', `budget of ${command.scope} in the window from ${command.windowStart} is used up (${command.limit})`);
+  aggregateId: (command) => budgetIdOf(command.scope),
+  decide(command, state, { now }): BudgetEvent[] {
+    const { scope, windowMs, limit, decisionId, episode } = command;
+    if (state.uses.some((u) => u.entry === `${decisionId}#${episode}`)) return [];
+    const nowMs = Date.parse(now);
+    const inWindow = state.uses.filter((u) => u.atMs > nowMs - windowMs);
+    if (inWindow.length >= limit) {
+      // The next use is admitted once enough of these left the window (never with a limit of 0).
+      const freesAt = limit === 0 ? 'never' : new Date(inWindow[inWindow.length - limit]!.atMs + windowMs).toISOString();
+      throw new DomainError(
+        'BUDGET_EXHAUSTED',
+        `budget of ${scope} is used up: ${inWindow.length} of ${limit} in the last ${windowMs} ms (next free at ${freesAt})`,
+      );
     }
-    const { scope, windowStart, limit, decisionId, episode } = command;
-    return [{ type: 'BudgetConsumed', data: { budgetId: budgetIdOf(scope, windowStart), scope, windowStart, limit, decisionId, episode } }];
+    return [{ type: 'BudgetTaken', data: { budgetId: budgetIdOf(scope), scope, at: now, windowMs, limit, decisionId, episode } }];
   },
 });

@@ -1,5 +1,6 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { budgetEvents, controlEvents, type BudgetEvent, type ControlEvent } from '../../../schemas/autonomy/controlEvents.ts';
+import { BUDGET_REMEMBERED_MS } from '../../../schemas/autonomy/budgetCommands.ts';
 import type { Disposition } from '../../../schemas/autonomy/policies.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 
@@ -31,16 +32,28 @@ export const controlsAggregate = defineAggregate<ControlsState, ControlEvent>({
   },
 });
 
-export interface BudgetState {
-  /** `<decisionId>#<episode>` of every episode that took budget in this scope and window. */
-  readonly consumed: readonly string[];
+export interface BudgetUse {
+  /** `<decisionId>#<episode>`: an episode takes budget once. */
+  readonly entry: string;
+  readonly atMs: number;
 }
 
-/** One consent budget per scope and window (`bc.evt.autonomy.budget.<budgetIdOf(scope, windowStart)>`). */
+export interface BudgetState {
+  /** The scope's uses of the last `BUDGET_REMEMBERED_MS` (before the latest), oldest first. */
+  readonly uses: readonly BudgetUse[];
+}
+
+/** One consent budget per scope (`bc.evt.autonomy.budget.<budgetIdOf(scope)>`): its uses, for a sliding window. */
 export const budgetAggregate = defineAggregate<BudgetState, BudgetEvent>({
   module: 'autonomy',
   type: 'budget',
-  initialState: { consumed: [] },
+  initialState: { uses: [] },
   catalog: new EventCatalog(budgetEvents),
-  evolve: (state, event) => ({ consumed: [...state.consumed, `${event.data.decisionId}#${event.data.episode}`] }),
+  evolve(state, event) {
+    if (event.type !== 'BudgetTaken') return state;
+    const use = { entry: `${event.data.decisionId}#${event.data.episode}`, atMs: Date.parse(event.data.at) };
+    const uses = [...state.uses, use].sort((a, b) => a.atMs - b.atMs);
+    const horizon = uses.at(-1)!.atMs - BUDGET_REMEMBERED_MS;
+    return { uses: uses.filter((u) => u.atMs > horizon) };
+  },
 });

@@ -2,8 +2,8 @@ import { ApproveDecision, RejectDecision } from '../../../schemas/autonomy/decis
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
-import { approvalMessage } from '../../../schemas/trust/approvals.ts';
-import { currentQuorum } from '../../../schemas/trust/approversState.ts';
+import { decisionApprovalMessage } from '../../../schemas/trust/approvals.ts';
+import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { decisionAggregate, plusMs, type DecisionState, type ExistingDecision } from './decision.ts';
@@ -20,10 +20,29 @@ function pendingRequest(state: DecisionState, decisionId: string, now: string): 
   return state;
 }
 
+/** The approver whose signature this is, once it verifies over exactly this request (`decisionApprovalText`). */
+function verifiedApprover(decision: ExistingDecision, signature: NonNullable<ApproveDecision['signature']>, quorum: ApproversState): string {
+  const key = quorum.approvers.find((a) => a.approverId === signature.approverId);
+  if (!key) {
+    const why = quorum.approvers.length === 0 ? 'no approvers are set, so no signature can count' : 'not an approver';
+    throw new DomainError('APPROVER_UNKNOWN', `${signature.approverId}: ${why}`);
+  }
+  if (!signatureHolds(decisionApprovalMessage('approve', decision), Buffer.from(signature.signature, 'base64'), key.publicKey)) {
+    throw new DomainError(
+      'APPROVAL_SIGNATURE_INVALID',
+      `signature of ${key.approverId} does not verify for episode ${decision.episode} of ${decision.decisionId} (plan ${decision.planDigest}, expiring ${decision.expiresAt})`,
+    );
+  }
+  return key.approverId;
+}
+
 /**
- * `autonomy.approve` (API: approver and admin tokens only). Without an approver quorum one approval approves. With one
- * (`pki.setApprovers`), only Ed25519 signatures of registered approvers over the plan digest count, each approver
- * once, until the threshold: exactly this plan is approved, and `workflow.start` checks its digest again.
+ * `autonomy.approve` (API: approver tokens; admin tokens only while no quorum is set, `autonomyApiRoutes.ts`). A
+ * signature counts only when it verifies: over this decision, episode, expiry and plan digest, by a registered
+ * approver's key (`decisionApprovalText`), so it approves exactly this request and no later episode. Without a quorum
+ * one approval approves and is recorded under the token that sent it (`signed: false`); a signature sent anyway must
+ * verify like any other. With a quorum (`pki.setApprovers`) only signatures count, each approver once, until the
+ * threshold; `workflow.start` checks the plan digest again.
  */
 export const approveDecision = defineCommand({
   name: 'autonomy.approve',
@@ -35,24 +54,15 @@ export const approveDecision = defineCommand({
   decide(command, state, { now, actor, dependencies }): DecisionEvent[] {
     const decision = pendingRequest(state, command.decisionId, now);
     const { quorum } = dependencies;
+    const signer = command.signature && verifiedApprover(decision, command.signature, quorum);
+    if (quorum.threshold > 0 && signer === undefined) {
+      throw new DomainError('APPROVAL_SIGNATURE_INVALID', `an approver quorum is set: approve ${decision.decisionId} with a signature over its request`);
+    }
+    const approverId = signer ?? actor;
+    if (decision.approvals.includes(approverId)) return [];
     const ref = { decisionId: decision.decisionId, episode: decision.episode };
-    if (quorum.threshold === 0) {
-      const approverId = command.signature?.approverId ?? actor;
-      return [
-        { type: 'DecisionApprovalRecorded', data: { ...ref, approverId, signed: command.signature !== undefined, planDigest: decision.planDigest } },
-        { type: 'DecisionApproved', data: { ...ref, by: 'approvers', planDigest: decision.planDigest } },
-      ];
-    }
-    if (!command.signature)
-      throw new DomainError('APPROVAL_SIGNATURE_INVALID', `an approver quorum is set: approve ${decision.decisionId} with a signature over its plan digest`);
-    const key = quorum.approvers.find((a) => a.approverId === command.signature!.approverId);
-    if (!key) throw new DomainError('APPROVER_UNKNOWN', `${command.signature.approverId} is not an approver`);
-    if (!signatureHolds(approvalMessage('approve', decision.planDigest), Buffer.from(command.signature.signature, 'base64'), key.publicKey)) {
-      throw new DomainError('APPROVAL_SIGNATURE_INVALID', `signature of ${key.approverId} does not verify for plan ${decision.planDigest}`);
-    }
-    if (decision.approvals.includes(key.approverId)) return [];
     const events: DecisionEvent[] = [
-      { type: 'DecisionApprovalRecorded', data: { ...ref, approverId: key.approverId, signed: true, planDigest: decision.planDigest } },
+      { type: 'DecisionApprovalRecorded', data: { ...ref, approverId, signed: signer !== undefined, planDigest: decision.planDigest } },
     ];
     if (decision.approvals.length + 1 >= quorum.threshold)
       events.push({ type: 'DecisionApproved', data: { ...ref, by: 'approvers', planDigest: decision.planDigest } });
@@ -60,7 +70,7 @@ export const approveDecision = defineCommand({
   },
 });
 
-/** `autonomy.reject` (API: approver and admin tokens): the request ends and the key cools down. */
+/** `autonomy.reject` (API: approver tokens; admin tokens only while no quorum is set): the request ends and the key cools down. */
 export const rejectDecision = defineCommand({
   name: 'autonomy.reject',
   exposure: ['approver'],

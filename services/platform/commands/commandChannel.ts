@@ -7,7 +7,10 @@ export interface CommandSendOptions {
   causationId?: string;
   /** The leader lease stamp (`<service>/<term>`) the command is sent under; the `commands` fence checks it. */
   lease?: string;
-  /** Who sends it, recorded on its events when it is decided in this process (over NATS the responder cannot tell). */
+  /**
+   * Who sends it, recorded on its events when it is decided in this process. Over NATS the responder records the
+   * credential that signed the request instead (`commandSender.ts`): a sender cannot claim a name.
+   */
   actor?: string;
 }
 

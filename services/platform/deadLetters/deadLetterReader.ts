@@ -10,25 +10,33 @@ export interface DeadLetterCounts {
   readonly byConsumer: Readonly<Record<string, number>>;
 }
 
-/** What operators see of `BC_DEAD_LETTERS`: counts per consumer, pages of entries, and clearing what they handled. */
+/**
+ * What operators see of `BC_DEAD_LETTERS`: counts of open entries per consumer, pages of open or handled entries, and
+ * marking entries handled. Nothing here deletes an entry: a dead letter is the forensic record of a forged or broken
+ * message, so handling it moves it to its handled subject with who and when; the stream's own limits (30 days,
+ * 100,000 entries) are what end it.
+ */
 export class DeadLetterReader {
   readonly #stream = Streams.deadLetters.name;
 
   constructor(private readonly jsm: JetStreamManager) {}
 
+  /** Open entries only: what still needs someone's look. */
   async counts(): Promise<DeadLetterCounts> {
-    const info = await unavailableOnFailure(this.jsm.streams.info(this.#stream, { subjects_filter: Subjects.allDeadLetters }), UNAVAILABLE);
+    const info = await unavailableOnFailure(this.jsm.streams.info(this.#stream, { subjects_filter: Subjects.openDeadLetters() }), UNAVAILABLE);
     const byConsumer: Record<string, number> = {};
+    let total = 0;
     for (const [subject, n] of Object.entries(info.state.subjects ?? {})) {
       const consumer = subject.split('.')[2]!;
       byConsumer[consumer] = (byConsumer[consumer] ?? 0) + n;
+      total += n;
     }
-    return { total: info.state.messages, byConsumer };
+    return { total, byConsumer };
   }
 
-  /** Entries after `afterSeq` (a position in `BC_DEAD_LETTERS`), oldest first, of one consumer or all. */
-  async page(options: { consumer?: string; afterSeq: number; limit: number }): Promise<DeadLetterPage> {
-    const filter = options.consumer ? Subjects.consumerDeadLetters(options.consumer) : Subjects.allDeadLetters;
+  /** Entries after `afterSeq` (a position in `BC_DEAD_LETTERS`), oldest first, of one consumer or all, open or handled. */
+  async page(options: { consumer?: string; afterSeq: number; limit: number; handled?: boolean }): Promise<DeadLetterPage> {
+    const filter = options.handled ? Subjects.handledDeadLetters(options.consumer) : Subjects.openDeadLetters(options.consumer);
     const items: DeadLetterPage['items'] = [];
     for (let next = options.afterSeq + 1; items.length < options.limit;) {
       const msg = await unavailableOnFailure(this.jsm.direct.getMessage(this.#stream, { next_by_subj: filter, seq: next }), UNAVAILABLE);
@@ -40,12 +48,27 @@ export class DeadLetterReader {
     return { items, nextAfterSeq: items.at(-1)!.seq };
   }
 
-  /** Removes the entries of one consumer (or all); answers how many went. */
-  async purge(consumer?: string): Promise<number> {
-    const response = await unavailableOnFailure(
-      this.jsm.streams.purge(this.#stream, { filter: consumer ? Subjects.consumerDeadLetters(consumer) : Subjects.allDeadLetters }),
-      UNAVAILABLE,
-    );
-    return response.purged;
+  /**
+   * Marks the open entries of one consumer (or all) handled by `actor`: each is stored again, with `handled`, on its
+   * handled subject before its open one is cleared, so an interrupted call loses nothing and a repeat finishes it.
+   * Answers how many it marked.
+   */
+  async markHandled(actor: string, consumer?: string): Promise<number> {
+    let marked = 0;
+    for (let afterSeq = 0; ;) {
+      const page = await this.page({ ...(consumer ? { consumer } : {}), afterSeq, limit: 100 });
+      const at = new Date().toISOString();
+      for (const { seq: _seq, ...entry } of page.items) {
+        const handled: DeadLetter = { ...entry, handled: { at, by: actor } };
+        await unavailableOnFailure(
+          this.jsm.jetstream().publish(Subjects.handledDeadLetter(entry.consumer, entry.streamSeq), JSON.stringify(handled)),
+          UNAVAILABLE,
+        );
+        await unavailableOnFailure(this.jsm.streams.purge(this.#stream, { filter: Subjects.deadLetter(entry.consumer, entry.streamSeq) }), UNAVAILABLE);
+        marked++;
+      }
+      if (page.nextAfterSeq === undefined) return marked;
+      afterSeq = page.nextAfterSeq;
+    }
   }
 }

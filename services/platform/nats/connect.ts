@@ -2,6 +2,7 @@ import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/trans
 import { natsServers } from './serverList.ts';
 import { answerRequestsWithoutCancelError } from './answeredRequests.ts';
 import { coalesceSocketWrites } from './coalescedWrites.ts';
+import { identifyConnection } from './connectionIdentity.ts';
 
 /**
  * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
@@ -25,7 +26,7 @@ export async function connectNats(
   const credentials = options.credentials;
   answerRequestsWithoutCancelError();
   coalesceSocketWrites();
-  return connect({
+  const nc = await connect({
     // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).
     servers: natsServers(url),
     name,
@@ -38,6 +39,9 @@ export async function connectNats(
     // Every request otherwise captures an async stack trace up front: measurable CPU on the command and step paths.
     noAsyncTraces: true,
   });
+  // What the connection authenticated as, so commands sent on it can be signed as this process (`commandSender.ts`).
+  if (credentials) identifyConnection(nc, credentials.creds);
+  return nc;
 }
 
 /** True when something answers at `url` (any of its servers) as a NATS server. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUDGET_WINDOW_MAX_MS } from '../../../schemas/autonomy/budgetCommands.ts';
 import { loadEnvSettings } from '../../platform/envSettings.ts';
 
 const csv = z.preprocess(
@@ -48,9 +49,12 @@ export const AutonomyConfig = z.object({
     .default(3 * 60_000),
   /** After a remediation started, how long before its outcome is judged (`BC_AUTONOMY_SETTLE_MS`). */
   settleMs: z.coerce.number().int().min(0).default(90_000),
-  /** Remediations per owner per window (`BC_AUTONOMY_BUDGET`) and the window (`BC_AUTONOMY_BUDGET_WINDOW_MS`). */
+  /**
+   * Remediations per owner (`BC_AUTONOMY_BUDGET`) in any span of `budgetWindowMs` (`BC_AUTONOMY_BUDGET_WINDOW_MS`, a
+   * sliding window of at most 7 days).
+   */
   budget: z.coerce.number().int().min(0).default(20),
-  budgetWindowMs: z.coerce.number().int().min(1_000).default(3_600_000),
+  budgetWindowMs: z.coerce.number().int().min(1_000).max(BUDGET_WINDOW_MAX_MS).default(3_600_000),
   /** Node ids of the control plane's own machines (`BC_CONTROL_PLANE_NODES`): never remediated. */
   controlPlaneNodes: csv.default([]),
 });

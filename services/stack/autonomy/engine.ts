@@ -156,10 +156,9 @@ export class AutonomyEngine {
       let refusal: string | undefined;
       try {
         this.options.budgetFault?.();
-        const windowStart = new Date(Math.floor(Date.now() / this.options.budgetWindowMs) * this.options.budgetWindowMs).toISOString();
         const sent = await this.#send(
           'autonomy.consumeBudget',
-          { scope: d.policy.owner, windowStart, limit: this.options.budget, ...ref },
+          { scope: d.policy.owner, windowMs: this.options.budgetWindowMs, limit: this.options.budget, ...ref },
           autonomyCommandId('budget', d.decisionId, d.episode),
         );
         if (!sent.ok) refusal = `${sent.code}: ${sent.message}`;

@@ -1,9 +1,12 @@
-import { approvalText } from '../../../../../schemas/trust/approvalText.ts';
+import { approvalText, decisionApprovalText, type DecisionApprovalRequest } from '../../../../../schemas/trust/approvalText.ts';
+
+/** A WebCrypto key, named through `crypto.subtle` so the module also compiles (and is tested) outside the browser. */
+type WebCryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 /** An approver's signing key, imported into WebCrypto as non-extractable: the page can sign with it, never read it back. */
 export interface ApproverKey {
   readonly approverId: string;
-  readonly key: CryptoKey;
+  readonly key: WebCryptoKey;
 }
 
 /** The DER bytes of a PEM `PRIVATE KEY` (PKCS#8, what `openssl genpkey -algorithm ed25519` writes). */
@@ -23,8 +26,14 @@ export async function importApproverKey(approverId: string, pem: string): Promis
   }
 }
 
-/** The base64 Ed25519 signature over `bc-approval/v1/<verdict>/<digest>`, made in the browser. */
-export async function signVerdict(key: ApproverKey, verdict: 'approve' | 'reject', digest: string): Promise<string> {
-  const signature = new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, key.key, new TextEncoder().encode(approvalText(verdict, digest))));
+async function signText(key: ApproverKey, text: string): Promise<string> {
+  const signature = new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, key.key, new TextEncoder().encode(text)));
   return btoa(String.fromCharCode(...signature));
 }
+
+/** The base64 Ed25519 signature over `bc-approval/v1/<verdict>/<digest>` (a workflow's batch), made in the browser. */
+export const signVerdict = (key: ApproverKey, verdict: 'approve' | 'reject', digest: string): Promise<string> => signText(key, approvalText(verdict, digest));
+
+/** The base64 Ed25519 signature approving one episode of an autonomy decision (`decisionApprovalText`), made in the browser. */
+export const signDecisionApproval = (key: ApproverKey, request: DecisionApprovalRequest): Promise<string> =>
+  signText(key, decisionApprovalText('approve', request));

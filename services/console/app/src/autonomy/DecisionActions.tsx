@@ -1,13 +1,14 @@
 import { useState } from 'react';
 import { useSignedIn } from '../api/apiContext.tsx';
 import type { DecisionView } from '../api/shapes.ts';
-import { signVerdict, type ApproverKey } from '../approvals/approverKey.ts';
+import { signDecisionApproval, type ApproverKey } from '../approvals/approverKey.ts';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 
 /**
  * Approve or reject one pending decision, each behind a confirmation naming the plan. Rendered only for approver and
- * admin tokens (the API refuses anyone else). A rejection needs a reason: it is recorded and starts the key's cooldown.
- * With an approver key loaded, the approval carries a signature over the plan digest (what counts under a quorum).
+ * admin tokens (the API refuses anyone else, and admins while a quorum is set). A rejection needs a reason: it is
+ * recorded and starts the key's cooldown. With an approver key loaded, the approval carries a signature over this
+ * episode of the decision, its expiry and its plan digest (what counts under a quorum).
  */
 export function DecisionActions({ decision, signer, onDecided }: { decision: DecisionView; signer: ApproverKey | null; onDecided: (seq: number) => void }) {
   const { client } = useSignedIn();
@@ -16,7 +17,7 @@ export function DecisionActions({ decision, signer, onDecided }: { decision: Dec
   const title = `${decision.category} on ${decision.key}`;
 
   const decide = async () => {
-    const signature = signer && { approverId: signer.approverId, signature: await signVerdict(signer, 'approve', decision.planDigest) };
+    const signature = signer && { approverId: signer.approverId, signature: await signDecisionApproval(signer, decision) };
     const result =
       verdict === 'approve'
         ? await client.approveDecision(decision.decisionId, signature ? { signature } : {})
@@ -47,7 +48,12 @@ export function DecisionActions({ decision, signer, onDecided }: { decision: Dec
               ? `Approving lets the autonomy engine run ${decision.plan.action} on ${decision.plan.target.type} ${decision.plan.target.id}, and nothing else.`
               : `Rejecting closes the request; ${decision.key} cools down before it is asked about again.`}
           </p>
-          {verdict === 'approve' && signer && <p>As approver {signer.approverId} you sign the plan digest in this page.</p>}
+          {verdict === 'approve' && signer && (
+            <p>
+              As approver {signer.approverId} you sign, in this page, episode {decision.episode} of this request, expiring {decision.expiresAt}, and its plan
+              digest.
+            </p>
+          )}
           <p className="digest">
             Plan digest <code>{decision.planDigest}</code>
           </p>

@@ -13,9 +13,13 @@ import { ChoiceFilter } from '../components/ChoiceFilter.tsx';
 
 const statuses: readonly (DecisionView['status'] | '')[] = ['pending', 'approved', 'running', 'notified', 'blocked', 'closed', ''];
 
+/** A budget's sliding window for people: `1 h`, `30 min`, `2 d`. */
+const windowLabel = (ms: number): string =>
+  ms % 86_400_000 === 0 ? `${ms / 86_400_000} d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+
 /**
  * What the autonomy engine decided about fleet signals, the consent budgets it spends, and the declared policies. Staff
- * read all of it; approver and admin tokens answer pending approval requests here.
+ * read all of it; approver tokens (and admin tokens while no quorum is set) answer pending approval requests here.
  */
 export function AutonomyPage() {
   const { client, session } = useSignedIn();
@@ -70,19 +74,18 @@ export function AutonomyPage() {
 
       <h2>Budgets</h2>
       <ProblemAlert error={budgets.error} />
-      {budgets.data?.items.length === 0 && <p>No budget spent in any window yet.</p>}
+      {budgets.data?.items.length === 0 && <p>No budget spent yet.</p>}
       {budgets.data && budgets.data.items.length > 0 && (
         <table>
-          <TableHead caption="Consent budgets" columns={['Scope', 'Window from', 'Used', 'Limit']} />
+          <TableHead caption="Consent budgets" columns={['Scope', 'In any', 'Used', 'Limit', 'Next free']} />
           <tbody>
             {budgets.data.items.map((b) => (
               <tr key={b.budgetId} data-budget={b.budgetId}>
                 <td>{b.scope}</td>
-                <td>
-                  <time dateTime={b.windowStart}>{new Date(b.windowStart).toLocaleString()}</time>
-                </td>
+                <td>{windowLabel(b.windowMs)}</td>
                 <td>{b.consumed}</td>
                 <td>{b.limit}</td>
+                <td>{b.nextFreeAt ? <time dateTime={b.nextFreeAt}>{new Date(b.nextFreeAt).toLocaleString()}</time> : '—'}</td>
               </tr>
             ))}
           </tbody>
