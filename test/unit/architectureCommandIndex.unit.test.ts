@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allCommands } from '../../services/api/commandCatalog.ts';
+import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 
 /**
  * ARCHITECTURE.md's command index is what a newcomer reads to find where a command lives: every row is checked
@@ -73,5 +74,15 @@ describe('ARCHITECTURE.md command index', () => {
     expect(row.route.includes(`POST /v1/commands/${name}`), 'route: POST /v1/commands/<name> exactly when exposed to operators, tenants or admins').toBe(
       overHttp,
     );
+  });
+});
+
+describe('ARCHITECTURE.md first screen', () => {
+  it('draws every process the stack can run', () => {
+    const text = readFileSync('ARCHITECTURE.md', 'utf8');
+    const diagram = /^## At a glance[\s\S]*?```\n([\s\S]*?)```/m.exec(text)?.[1] ?? '';
+    // `projector:<model>` runs one read model apart from `projectors`: drawn as that model in the projectors' list.
+    const drawn = (name: string) => new RegExp(`(^|[^a-z-])${name}([^a-z-]|$)`, 'm').test(diagram);
+    expect(Object.keys(serviceCatalog).filter((service) => !drawn(service.replace(/^projector:/, '')))).toEqual([]);
   });
 });
