@@ -70,7 +70,7 @@ export type DiskSelection = readonly (string | MachineDisk)[] | 'discover';
 /** The disks a selection names now. */
 export function listDisks(selection: DiskSelection, sysfs = SYSFS): Promise<MachineDisk[]> {
   if (selection === 'discover') return discoverDisks(sysfs);
-  return Promise.all(selection.map((disk) => (typeof disk === 'string' ? describeDisk(disk, sysfs) : disk)));
+  return Promise.all(selection.map(async (disk) => (typeof disk === 'string' ? describeDisk(disk, sysfs) : disk)));
 }
 
 /** A disk named on the command line: a block device is identified from sysfs, a plain file has no serial or model. */

@@ -34,7 +34,7 @@ nodes
   .option('--limit <n>', 'page size', '100')
   .action(async (o: { site?: string; state?: string; limit: string }) => {
     const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
-    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q}`);
+    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q.toString()}`);
     print(
       page,
       () =>
@@ -168,7 +168,7 @@ program
   .description('rebuild a read model from the log (the API keeps serving the old one meanwhile)')
   .action(async (name: string) => {
     const status = await api().call<Record<string, unknown>>('POST', `/v1/admin/projections/${name}/rebuild`);
-    print(status, () => `rebuilt ${name}: checkpoint ${status.checkpoint}, lag ${status.lag}`);
+    print(status, () => `rebuilt ${name}: checkpoint ${String(status.checkpoint)}, lag ${String(status.lag)}`);
   });
 
 try {

@@ -12,6 +12,7 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     runsOn: AgentCommandKinds[kind].runsOn,
     destructive: AgentCommandKinds[kind].destructive,
     sends: [kind],
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
       // The deploy's first-boot data carries the node seed, so the deployed host's `bcd node` can join.

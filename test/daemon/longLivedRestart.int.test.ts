@@ -29,7 +29,7 @@ function bcd(args: string[], env: Record<string, string>): { child: ChildProcess
   });
   children.push(child);
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr }))) };
 }
 
