@@ -26,8 +26,8 @@ export interface SimulatedSiteOptions {
   natsUrl?: string;
   /** Per machine disk size, default 64 MiB (sparse). */
   diskSizeBytes?: number;
-  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk sees. */
-  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number } | undefined;
+  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk and its BMC see. */
+  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number; bmcLists?: number } | undefined;
   /** Port of the site agent's boot/image server (0: any free port). */
   bootHttpPort?: number;
   /** Settle delays of the simulated BMCs, default 200 ms. */
@@ -208,7 +208,13 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
 }
 
 const machineDisksOf = (given: ReturnType<NonNullable<SimulatedSiteOptions['machineDisks']>>) =>
-  given ? { disks: given.disks, ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }) } : {};
+  given
+    ? {
+        disks: given.disks,
+        ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }),
+        ...(given.bmcLists === undefined ? {} : { bmcListsDisks: given.bmcLists }),
+      }
+    : {};
 
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 
