@@ -57,7 +57,14 @@ async function probeNics(sysfs: string): Promise<InBandNic[]> {
 export function parseCpuinfo(text: string): InBandCpus {
   const blocks = text
     .split(/\n\s*\n/)
-    .map((block) => new Map(block.split('\n').flatMap((line) => (line.includes(':') ? [[line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()] as const] : []))))
+    .map(
+      (block) =>
+        new Map(
+          block
+            .split('\n')
+            .flatMap((line) => (line.includes(':') ? [[line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()] as const] : [])),
+        ),
+    )
     .filter((fields) => fields.has('processor'));
   if (blocks.length === 0) throw new AgentError('HARDWARE_UNREADABLE', '/proc/cpuinfo lists no processor');
   const coresBySocket = new Map<string, number | undefined>();

@@ -63,18 +63,18 @@ function nicFindings(bmc: Inventory['nics'], inBand: InBandInventory['nics']): I
       ? []
       : inBand
           .filter((n) => !bmcMacs.has(n.mac))
-          .map(
-            (n): InventoryFinding => ({
-              code: 'NIC_NOT_REPORTED_BY_BMC',
-              subject: n.mac,
-              detail: `${n.name} (${n.mac}, link ${n.link}) is not among the BMC's NICs`,
-            }),
-          )),
+          .map((n): InventoryFinding => ({
+            code: 'NIC_NOT_REPORTED_BY_BMC',
+            subject: n.mac,
+            detail: `${n.name} (${n.mac}, link ${n.link}) is not among the BMC's NICs`,
+          }))),
     ...bmc
       .filter((n) => !inBandMacs.has(n.mac))
-      .map(
-        (n): InventoryFinding => ({ code: 'NIC_NOT_SEEN_IN_BAND', subject: n.mac, detail: `the BMC lists NIC ${n.id} (${n.mac}); the machine's kernel does not see it` }),
-      ),
+      .map((n): InventoryFinding => ({
+        code: 'NIC_NOT_SEEN_IN_BAND',
+        subject: n.mac,
+        detail: `the BMC lists NIC ${n.id} (${n.mac}); the machine's kernel does not see it`,
+      })),
   ];
 }
 

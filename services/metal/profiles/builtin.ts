@@ -166,12 +166,7 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
 const agentlessProfiles: Readonly<Partial<Record<NodeOperation, Profile>>> = { release: agentlessReleaseProfile, retire: agentlessRetireProfile };
 
 /** Every built-in profile a request may name: one per operation, and the variants. */
-export const builtinProfileCatalog: readonly Profile[] = [
-  ...Object.values(builtinProfiles),
-  configuredDeployProfile,
-  powerCycleProfile,
-  inBandInspectProfile,
-];
+export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile, powerCycleProfile, inBandInspectProfile];
 
 /**
  * The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a
