@@ -54,6 +54,8 @@ export interface SimulatedSiteOptions {
    * on an in-process bus of the control plane. Required with `secrets` or `join`.
    */
   inProcess?: CommandSender;
+  /** Enrol the machines with `inspectInBand`: their first inspection boots the ramdisk. */
+  inspectInBand?: boolean;
   /** Enroll the machines into this metal pool (it must exist at this site before the site starts). */
   poolId?: string;
   /** The host IPv4 address machine i's BMC reports on its first NIC (its OS's DHCP lease); undefined: the tree's. */
@@ -185,6 +187,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         hardwareProfile: trees[i % trees.length]!,
         macs: [simulatedMac(i)],
         ...(options.poolId ? { poolId: options.poolId } : {}),
+        ...(options.inspectInBand ? { inspectInBand: true } : {}),
       },
       `sim-enroll-${nodeId}`,
     );

@@ -21,6 +21,8 @@ export const NodeEnrolled = defineEvent(
     /** The metal pool the node serves, and that pool's `agent` (fixed at pool creation); absent: no pool, `bcd`. */
     poolId: z.string().optional(),
     agent: z.enum(['none', 'bcd']).optional(),
+    /** Its first inspection looks from inside as well (`metal.enroll … inspectInBand`); absent: BMC only. */
+    inspectInBand: z.literal(true).optional(),
   }),
 );
 

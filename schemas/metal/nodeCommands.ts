@@ -22,6 +22,11 @@ export const EnrollNode = z
      * decides whether the node ever runs `bcd` (none: agentless, out-of-band only).
      */
     poolId: ResourceId.optional(),
+    /**
+     * The inspection after enrolment boots the ramdisk too and compares what it sees from inside with the BMC (as
+     * `metal.inspect` does); default false: the BMC's inventory only. Refused for agentless pools.
+     */
+    inspectInBand: z.boolean().default(false),
   })
   .strict();
 export type EnrollNode = z.input<typeof EnrollNode>;

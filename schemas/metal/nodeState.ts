@@ -72,6 +72,8 @@ export type NodeAggregateState =
       readonly poolId?: string;
       /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
       readonly agent?: 'none' | 'bcd';
+      /** Its inspection after enrolment boots the ramdisk (`metal.enroll … inspectInBand`). */
+      readonly inspectInBand?: true;
       readonly current?: NodeOperationRef | null;
       readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
       readonly inventory?: Inventory | null;

@@ -16,22 +16,29 @@ const sparseDisk = (path: string, size: number) => {
 
 describe('in-band inspection on the simulated site', () => {
   it(
-    'boots the ramdisk, records what it saw from inside next to the BMC inventory, and names a disk the BMC does not report',
+    'boots the ramdisk at enrolment and at metal.inspect, records what it saw from inside next to the BMC inventory, and names a disk the BMC does not report',
     { timeout: 240_000 },
     async () => {
       await using engine = await startEngine();
       const dataDir = join(engine.dataDir, 'sim');
       const extra = [sparseDisk(join(engine.dataDir, 'm1-a.img'), SIZE), sparseDisk(join(engine.dataDir, 'm1-b.img'), 2 * SIZE)];
-      // Machine 1 (DMTF tower) has a second disk its BMC does not list; machine 2 (HPE iLO) is as its BMC says.
+      // Machine 1 (DMTF tower) has a second disk its BMC does not list; machine 2 (HPE iLO) is as its BMC says. Both
+      // are enrolled to be inspected in band from the start.
       const site = await startSimulatedSite(
         engine.nc,
-        { siteId: 'dc1', machines: 2, bmcPortBase: 0, dataDir, bmcDelayMs: 10, machineDisks: (i) => (i === 0 ? { disks: extra, bmcLists: 1 } : undefined) },
+        {
+          siteId: 'dc1',
+          machines: 2,
+          bmcPortBase: 0,
+          dataDir,
+          bmcDelayMs: 10,
+          inspectInBand: true,
+          machineDisks: (i) => (i === 0 ? { disks: extra, bmcLists: 1 } : undefined),
+        },
         engine.log,
       );
       try {
         const [m1, m2] = ['dc1-m001', 'dc1-m002'];
-        for (const nodeId of [m1, m2]) await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'ready');
-        for (const nodeId of [m1, m2]) await engine.bus.execute({ name: 'metal.inspect', payload: { nodeId }, actor: 'operator' });
         const inspected = async (nodeId: string) => {
           const s = await engine.waitForNode(nodeId, (n) => n.exists && n.state === 'ready' && n.inventoryFindings != null, 120_000);
           if (!s.exists) throw new Error('gone');
@@ -52,6 +59,18 @@ describe('in-band inspection on the simulated site', () => {
         expect(second.inBandInventory?.disks).toHaveLength(1);
         expect(second.inBandInventory?.nics.map((n) => n.mac).sort()).toEqual(second.inventory?.nics.map((n) => n.mac).sort());
         expect(second.inventoryFindings).toEqual([]);
+
+        // metal.inspect looks again; the machine now has nothing the BMC does not know of, and the findings follow.
+        const again = await engine.bus.execute({ name: 'metal.inspect', payload: { nodeId: m2 }, actor: 'operator' });
+        const workflowId = (again.events[0]!.data as { workflowId: string }).workflowId;
+        const reinspected = await engine.waitForNode(m2, (n) => n.exists && n.state === 'ready' && n.current === null && n.inventoryFindings != null, 120_000);
+        expect(reinspected.exists && reinspected.inventoryFindings).toEqual([]);
+        const workflows = engine.readers.get('workflows')!;
+        await workflows.waitFor(await engine.store.streamLastSequence(), 10_000);
+        const probe = workflows.db().prepare(`SELECT state FROM workflow_steps WHERE workflow_id = ? AND step_id = 'hardware.probe'`).get(workflowId) as {
+          state: string;
+        };
+        expect(probe.state).toBe('succeeded');
         // The inspection leaves the machine off, out of the ramdisk.
         expect(site.machines.map((m) => m.bmc.state.powerState)).toEqual(['Off', 'Off']);
 

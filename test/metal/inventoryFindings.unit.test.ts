@@ -4,6 +4,7 @@ import type { InBandInventory } from '../../schemas/metal/inBandInventory.ts';
 import type { Inventory } from '../../schemas/metal/inventory.ts';
 import { builtinProfileFor } from '../../services/metal/profiles/builtin.ts';
 import { inspectNode } from '../../services/metal/node/inspect.ts';
+import { startInspection } from '../../services/metal/node/startInspection.ts';
 import { inventoryFindings } from '../../services/metal/node/inventoryFindings.ts';
 import { workflowIdFor } from '../../services/metal/node/lifecycle.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
@@ -99,6 +100,16 @@ describe('metal.inspect and in-band inventories', () => {
       'boot.clear',
       'power.set',
     ]);
+  });
+
+  it('inspects a node enrolled with inspectInBand in band from the start', () => {
+    const inBandEnrolled: MetalEvent = { ...enrolled, data: { ...(enrolled.data as object), inspectInBand: true } } as MetalEvent;
+    given([inBandEnrolled])
+      .when(startInspection, { nodeId: n })
+      .then((events) => expect(events[0]!.data).toMatchObject({ operation: 'inspect', inputs: { inBand: true } }));
+    given([enrolled])
+      .when(startInspection, { nodeId: n })
+      .then((events) => expect(events[0]!.data).toMatchObject({ operation: 'inspect', inputs: {} }));
   });
 
   it('records the in-band inventory with its findings, and a later BMC-only inspection recomputes them', () => {
