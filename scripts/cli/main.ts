@@ -80,6 +80,7 @@ metal
   .addOption(new Option('--bmc-pin <sha256>', "base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo").conflicts(['bmcInsecure']))
   .option('--bmc-insecure', 'do not verify the BMC certificate (lab only; warned at every use)')
   .addOption(new Option('--boot-mode <mode>', 'boot mode for boot overrides (default UEFI; Legacy on AMI boards)').choices(['UEFI', 'Legacy']))
+  .option('--inspect-in-band', 'the first inspection boots the ramdisk and compares what it sees with the BMC')
   .option('--idempotency-key <key>')
   .action(
     async (o: {
@@ -94,6 +95,7 @@ metal
       bmcPin?: string;
       bmcInsecure?: boolean;
       bootMode?: string;
+      inspectInBand?: boolean;
       idempotencyKey?: string;
     }) => {
       const tls = o.bmcCa
@@ -110,7 +112,7 @@ metal
         ...(tls ? { tls } : {}),
         ...(o.bootMode ? { bootMode: o.bootMode } : {}),
       };
-      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
+      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac, ...(o.inspectInBand ? { inspectInBand: true } : {}) };
       const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
       print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
     },
