@@ -9,6 +9,7 @@ import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
 import { CliError } from './cliError.ts';
+import { ConfigError } from '../../services/platform/configError.ts';
 import { addTailCommand } from './inspect/tailCommand.ts';
 import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { addAutonomyCommands } from './autonomyCommands.ts';
@@ -182,8 +183,8 @@ try {
     for (const issue of err.issues) console.error(`  ${issue.path}: ${issue.message}`);
     process.exit(err.status >= 500 || err.status === 0 ? 2 : 1);
   }
-  if (err instanceof CliError) {
-    console.error(`error ${err.code}: ${err.message}`);
+  if (err instanceof CliError || err instanceof ConfigError) {
+    console.error(`error ${err instanceof ConfigError ? err.reason : err.code}: ${err.message}`);
     process.exit(1);
   }
   throw err;
