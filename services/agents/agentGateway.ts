@@ -10,6 +10,7 @@ import { poolAggregate } from '../vps/pool/pool.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import type { SecretTicketClaims } from '../secrets/secretTicket.ts';
+import { waitForBootedRamdisk, type RamdiskBootWait } from './bootedRamdiskWait.ts';
 
 /** A ramdisk or node agent that joined: what `wait.agentJoined` waits for. */
 export interface AgentJoin {
@@ -17,6 +18,10 @@ export interface AgentJoin {
   keyId: string;
   /** When the registration was recorded (event time, ms). */
   atMs: number;
+  /** The join token that authorised the key (absent: the agent's own registration or rotation). */
+  joinTokenId?: string;
+  /** A key rotation of an agent already registered, not a new agent. */
+  rotation: boolean;
 }
 
 export interface AgentGatewayDeps extends AgentExchangeDeps {
@@ -38,6 +43,8 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   mayEnqueue(kind: AgentCommandKind): void;
   /** Present when the executor holds the master key: tickets the secret headers of a `site.httpProxy` command. */
   issueSecretTicket?(claims: SecretTicketClaims): string;
+  /** Set for a `wait.agentJoined` of a ramdisk right after a reset: that boot, which the ramdisk must be of. */
+  ramdiskBoot?: RamdiskBootWait;
 }
 
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
@@ -136,6 +143,7 @@ export function agentGateway(
     },
 
     async waitForAgent(role, sinceIso) {
+      if (role === 'ramdisk' && deps.ramdiskBoot) return waitForBootedRamdisk(deps, ctx, deps.ramdiskBoot, joinKey(node.siteId, node.nodeId, role));
       const since = Date.parse(sinceIso);
       const key = joinKey(node.siteId, node.nodeId, role);
       for (;;) {
