@@ -67,3 +67,12 @@ export async function waitForBootedRamdisk(
     throw contested(detail);
   }
 }
+
+/**
+ * Refuses to go on with a workflow whose ramdisk boot was contested after its wait succeeded (the machine's own fetch
+ * came second, say): every later command, and every result before it counts, checks it, so the workflow fails closed.
+ */
+export async function requireUncontestedBoot(repository: AggregateRepository, bootId: string, nodeId: string): Promise<void> {
+  const { contested } = (await repository.load(ramdiskBootAggregate, bootId, 'leader')).state;
+  if (contested) throw new TerminalError('BOOT_CONTESTED', `the ramdisk boot of ${nodeId} is contested: ${contested.reason}: ${contested.detail}`);
+}

@@ -111,6 +111,7 @@ export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { co
       freshAttempt: claim.fresh,
       bootedRamdisk: bootedRamdiskOf(wf, stepIndex),
       ...ramdiskBootWaitOf(deps, wf, stepIndex, node),
+      ...bootedRamdiskBootOf(wf, stepIndex),
       ...(deps.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(deps.masterKey!, claims) } : {}),
       mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
     },
@@ -138,4 +139,15 @@ function ramdiskBootWaitOf(deps: StepContextDeps, wf: ExistingWorkflow, stepInde
     },
   };
   return { ramdiskBoot };
+}
+
+/** The boot of the ramdisk this workflow booted before `stepIndex`: the reset attempt before its succeeded wait. */
+function bootedRamdiskBootOf(wf: ExistingWorkflow, stepIndex: number): { bootedRamdiskBootId?: string } {
+  for (let i = stepIndex - 1; i > 0; i--) {
+    const step = wf.steps[i]!;
+    if (step.id !== 'wait.agentJoined' || wf.progress[i]?.status !== 'succeeded') continue;
+    if (((step.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk' || wf.steps[i - 1]?.runsOn !== 'site') return {};
+    return { bootedRamdiskBootId: bootIdOf({ workflowId: wf.workflowId, stepIndex: i - 1, attempt: wf.progress[i - 1]!.attempt }) };
+  }
+  return {};
 }
