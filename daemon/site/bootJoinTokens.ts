@@ -20,7 +20,13 @@ export async function requestBootJoinToken(
   options: { timeoutMs?: number; refetch?: boolean } = {},
 ): Promise<string> {
   const { nodeId, ticketId, boot } = ticket;
-  const request = { agentId: requester.agentId, nodeId, issuedAt: new Date().toISOString(), boot: { ...boot, ticketId }, ...(options.refetch ? { refetch: true } : {}) };
+  const request = {
+    agentId: requester.agentId,
+    nodeId,
+    issuedAt: new Date().toISOString(),
+    boot: { ...boot, ticketId },
+    ...(options.refetch ? { refetch: true } : {}),
+  };
   const signed = signBootTokenRequest(request, requester.identity);
   let body: unknown;
   try {

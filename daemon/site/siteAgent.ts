@@ -171,7 +171,9 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     ...(options.joinCreds ? { joinCreds: options.joinCreds } : {}),
     ...(options.ramdiskDir ? { ramdiskDir: options.ramdiskDir } : {}),
     // A joined site tells the control plane: the boot is contested, the workflow fails closed.
-    ...(options.joined ? { refetched: async (ticket) => void (await requestBootJoinToken(nc, { agentId, identity }, ticket, { refetch: true }).catch(() => undefined)) } : {}),
+    ...(options.joined
+      ? { refetched: async (ticket) => void (await requestBootJoinToken(nc, { agentId, identity }, ticket, { refetch: true }).catch(() => undefined)) }
+      : {}),
     script: async (ticket, serverUrl) => {
       const { nodeId } = ticket;
       const baseUrl = options.http?.advertiseUrl ?? serverUrl;

@@ -36,7 +36,14 @@ const boot = { bootId: z.string(), workflowId: z.string(), siteId: z.string(), n
  */
 export const RamdiskBootTokenIssued = defineEvent(
   'RamdiskBootTokenIssued',
-  z.object({ ...boot, stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive(), ticketId: z.string(), tokenId: z.string(), issuedAt: z.string() }),
+  z.object({
+    ...boot,
+    stepIndex: z.number().int().nonnegative(),
+    attempt: z.number().int().positive(),
+    ticketId: z.string(),
+    tokenId: z.string(),
+    issuedAt: z.string(),
+  }),
 );
 
 /** Alarm: the boot was contested; the workflow fails closed and the node goes to maintenance (`BOOT_CONTESTED`). */

@@ -3,7 +3,6 @@ import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import type { BootContestReason } from '../../schemas/trust/ramdiskBoot.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { ramdiskBootAggregate } from '../trust/ramdiskBoot/ramdiskBoot.ts';
-import type { AgentJoin } from './agentGateway.ts';
 import type { StreamWatch } from './streamWatch.ts';
 
 /** The boot a ramdisk wait belongs to: the power step attempt right before it (`bootIdOf`). */
@@ -15,6 +14,15 @@ export interface RamdiskBootWait {
   budgetMs: number;
   /** Records the alarm (`pki.contestBoot`). */
   contest(reason: BootContestReason, detail: string): Promise<void>;
+}
+
+/** A registration as the join watch indexes it (`AgentJoin` of the gateway). */
+interface RegisteredJoin {
+  agentId: string;
+  keyId: string;
+  atMs: number;
+  joinTokenId?: string;
+  rotation: boolean;
 }
 
 type Ctx = Pick<StepContext<unknown>, 'node' | 'deadlineMs' | 'signal'>;
@@ -31,7 +39,7 @@ const SLICE_MS = 5_000;
  * (a site without join tokens, anonymous mode) accepts, as before, the first new ramdisk registered after the reset.
  */
 export async function waitForBootedRamdisk(
-  deps: { repository: AggregateRepository; joins: StreamWatch<AgentJoin> },
+  deps: { repository: AggregateRepository; joins: StreamWatch<RegisteredJoin> },
   ctx: Ctx,
   boot: RamdiskBootWait,
   key: string,

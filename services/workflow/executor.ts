@@ -98,7 +98,9 @@ export class WorkflowExecutor {
     } = {},
   ) {
     // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-    this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken, contestBoot], { retries: 5 });
+    this.#bus =
+      options.bus ??
+      new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken, contestBoot], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
     this.#js = jetstream(nc);

@@ -107,7 +107,11 @@ describe('a ramdisk impersonated through the boot URL', () => {
       expect(contested).toHaveLength(1);
       expect(contested[0]!.text).toMatch(/"reason":"SECOND_(FETCH|REGISTRATION|TICKET)"/);
       const workflowFailures = events.filter((m) => m.text.includes('"WorkflowFailed"'));
-      expect(workflowFailures.map((m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events.find((e: { type: string }) => e.type === 'WorkflowFailed').data.code)).toEqual(['BOOT_CONTESTED']);
+      expect(
+        workflowFailures.map(
+          (m) => JSON.parse(m.text.slice(m.text.indexOf('\n') + 1)).events.find((e: { type: string }) => e.type === 'WorkflowFailed').data.code,
+        ),
+      ).toEqual(['BOOT_CONTESTED']);
     } finally {
       await attacker.agent?.stop();
       await attacker.nc?.close();
