@@ -24,7 +24,9 @@ export function bootBefore(steps: readonly ResolvedStep[], stepIndex: number): n
  * again without a new boot could never succeed.
  */
 export function bootOfWait(steps: readonly ResolvedStep[], stepIndex: number): number | undefined {
-  if (steps[stepIndex]?.id !== 'wait.agentJoined') return undefined;
+  const wait = steps[stepIndex];
+  // An installed host's agent (role node) is waited for after an install, which a retry must not start over.
+  if (wait?.id !== 'wait.agentJoined' || ((wait.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk') return undefined;
   let boot = stepIndex;
   while (boot > 0 && steps[boot - 1]!.runsOn === 'site') boot--;
   return boot < stepIndex ? boot : undefined;
