@@ -47,7 +47,7 @@ describe('profiles', () => {
     expect(deploy[3]).toMatchObject({ runsOn: 'node', destructive: true, params: { imageUrl: 'https://i/x.raw', sha256: 'a'.repeat(64) } });
     expect(deploy[4]!.params).toEqual({ sshKeys: ['k'] });
     expect(deploy[6]!.params).toEqual({ action: 'cycle' });
-    expect(deploy[2]).toMatchObject({ runsOn: 'control-plane', retry: { maxAttempts: 1, backoffMs: 2_000 } });
+    expect(deploy[2]).toMatchObject({ runsOn: 'control-plane', retry: { maxAttempts: 3, backoffMs: 2_000 } });
     expect(steps.map((s) => s.id)).toEqual(['boot.setOnce', 'power.set', 'wait.agentJoined', 'disk.wipe', 'boot.clear', 'power.set']);
     expect(steps[3]).toMatchObject({ destructive: true, params: { mode: 'zero' } });
     expect(steps.at(-1)!.params).toEqual({ action: 'off' });
