@@ -1,46 +1,42 @@
-import { execFile, spawn } from 'node:child_process';
 import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAdminToken } from '../../services/auth/bootstrap.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { createLogger } from '../../services/platform/logger.ts';
 import { buildDirs } from '../../scripts/emulatedSite/buildOutput.ts';
 import { buildImage } from '../../scripts/emulatedSite/buildImage.ts';
 import { buildRamdisk } from '../../scripts/emulatedSite/buildRamdisk.ts';
-import { EMULATED_BMC, startEmulatedSite, type EmulatedMachine, type EmulatedSite } from '../../scripts/emulatedSite/emulatedSite.ts';
+import { emulatedAccel } from '../../scripts/emulatedSite/accel.ts';
+import type { EmulatedMachine } from '../../scripts/emulatedSite/emulatedSite.ts';
 import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { createSiteNetwork, destroySiteNetwork, type SiteNetwork } from '../../scripts/emulatedSite/siteNetwork.ts';
+import { enrolEmulatedMachines, startSiteOnStack, type StackSite } from '../../scripts/emulatedSite/stackSite.ts';
 import { journalRows } from '../support/agentEvidence.ts';
-import { readPrefix } from '../support/diskFile.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { workflowSteps } from '../support/deployEvidence.ts';
-import { freePort } from '../support/freePort.ts';
 import { openReadModel } from '../support/readModelDb.ts';
-import { startServeProcess, type ServeProcess } from '../support/serveProcess.ts';
-import { TestProcesses, waitForLog } from './harness.ts';
-import { nodeAgentPulling, stepTimings } from './hostEvidence.ts';
-import { connectNats } from '../../services/platform/nats/connect.ts';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { waitForLog } from './harness.ts';
+import { allZero, BOOT_PREFIX, nodeAgentPulling, prefixEquals, probeDhcp, stepTimings } from './hostEvidence.ts';
+import { startStackForSite } from './siteStack.ts';
 
 /**
- * The emulated site end to end: two QEMU VMs (TCG, BIOS) behind one VM-backed BMC, on a bridge in a network namespace
- * with the LAN's own dnsmasq, network-boot through `bcd site` (ProxyDHCP, iPXE, the HTTP chain) into the built
- * ramdisk, which joins NATS over the site network, writes the built image to /dev/vda and wipes it again on release.
- * The control plane runs as `serve.ts` processes on the host, NATS on the host end of the site's uplink.
+ * The emulated site end to end, the README's way: `npm start` in operator mode (broker auth) and the site as
+ * `npm run site:emulated` makes it (`startSiteOnStack`: NATS relayed to the uplink, a site join token and the public
+ * join credential). Two QEMU VMs (TCG unless BC_EMULATED_ACCEL=kvm, BIOS) behind one VM-backed BMC, on a bridge in a
+ * network namespace with the LAN's own dnsmasq, network-boot through `bcd site` (ProxyDHCP, iPXE, the HTTP chain)
+ * into the built ramdisk, which joins NATS over the site network, writes the built image to /dev/vda and wipes it
+ * again on release; each deployed host's `bcd node` joins with the seed the deploy wrote. Each VM is deployed 3 times.
  */
 const siteId = 'emu';
 const scratch = mkdtempSync(join(tmpdir(), 'emusite-e2e-'));
 const name = `emu${randomBytes(3).toString('hex')}`;
 const log = createLogger('emulated-site-e2e', 'warn');
-const processes = new TestProcesses();
-const controlPlane = ['api', 'commands', 'join', 'projectors', 'workflow-orchestrator', 'workflow-executor'];
 let net: SiteNetwork | undefined;
-let site: EmulatedSite | undefined;
-let stack: ServeProcess | undefined;
+let stackSite: StackSite | undefined;
+let stack: Awaited<ReturnType<typeof startStackForSite>> | undefined;
 let imageServer: Server | undefined;
 let nc: NatsConnection | undefined;
 let dataDirOfRun: string | undefined;
@@ -53,31 +49,6 @@ const attestedWipesPerRelease = `
     FROM workflows w
    WHERE w.operation = 'release' AND w.state = 'completed'
    ORDER BY w.started_at`;
-
-/** True when every byte of the file is zero (read from the host side, in 4 MiB pieces). */
-async function allZero(file: string): Promise<boolean> {
-  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
-    for (let i = 0; i < chunk.length; i += 8) if (chunk.readBigUInt64LE(i) !== 0n) return false;
-  }
-  return true;
-}
-
-/** The image's MBR gap and FAT boot partition (1 + 32 MiB): nothing the booted host writes to. */
-const BOOT_PREFIX = 33 << 20;
-const prefixEquals = (file: string, expected: Buffer): boolean => readPrefix(file, expected.length).equals(expected);
-
-/** What `bcd site` answers a DHCPDISCOVER from `mac`, sent by a PXE client on the LAN (the LAN DHCP server's namespace). */
-async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: string; siaddr: string; file: string }[]> {
-  const { stdout } = await promisify(execFile)(
-    'ip',
-    ['netns', 'exec', lanNetns, process.execPath, '--import', 'tsx', 'test/emulatedSite/dhcpProbe.ts', mac, '4000'],
-    { cwd: join(import.meta.dirname, '../..') },
-  );
-  return stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
 
 describe('emulated site: real VMs network-boot, deploy and wipe through bcd site', () => {
   beforeAll(() => {
@@ -113,17 +84,16 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         })()}\n`,
       );
     await nc?.close();
-    await site?.stop();
-    await stack?.stop();
+    await stackSite?.stop();
+    await stack?.process.stop();
     imageServer?.close();
-    await processes.stopAll();
     if (net) destroySiteNetwork(net);
     // BC_KEEP_EMULATED_SITE=1 keeps the VMs' serial logs, bcd site's and dnsmasq's for a look after a failure.
     if (process.env.BC_KEEP_EMULATED_SITE !== '1') rmSync(scratch, { recursive: true, force: true });
   }, 120_000);
 
   it(
-    'enrols 2 VMs through one BMC, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site, ignores strangers',
+    'enrols 2 VMs through one BMC in operator mode, inspects, deploys each 3 times, releases to zeros with one attested wipe each, survives kill -9 of bcd site and a power cut, ignores strangers',
     { timeout: 1_500_000 },
     async () => {
       const started = Date.now();
@@ -134,10 +104,12 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const imageBytes = readFileSync(image.image);
 
       net = createSiteNetwork(name, randomInt(16, 250));
-      const natsPort = await freePort();
-      processes.start('nats-server', ['-a', net.hostIp, '-p', String(natsPort), '-js', '-sd', join(scratch, 'nats')], join(scratch, 'nats.log'));
-      const natsUrl = `nats://${net.hostIp}:${natsPort}`;
-      await waitForLog('nats-server', join(scratch, 'nats.log'), /Server is ready/, 30_000);
+      const dataDir = join(scratch, 'data');
+      dataDirOfRun = dataDir;
+      // `npm start` in operator mode, its API and the agents' NATS URL on the host end of the uplink (the README's way).
+      stack = await startStackForSite(net, dataDir);
+      const client = apiClient(stack.api, stack.access.adminToken);
+      nc = await stack.connect('emulated-site-e2e');
 
       // The image source, on the host end of the uplink: the site caches it, the ramdisk fetches it from the site.
       imageServer = createServer((req, res) => {
@@ -148,18 +120,6 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       await new Promise<void>((ok) => imageServer!.listen(0, net!.hostIp, () => ok()));
       const imageUrl = `http://${net.hostIp}:${(imageServer.address() as { port: number }).port}/disk.raw`;
 
-      const dataDir = join(scratch, 'data');
-      dataDirOfRun = dataDir;
-      const httpPort = await freePort();
-      // The API on the host end of the uplink: bcd site fetches the deploy's node seed (a step artefact) from it.
-      const apiUrl = `http://${net.hostIp}:${httpPort}`;
-      stack = await startServeProcess(
-        controlPlane,
-        { BC_NATS_URL: natsUrl, BC_NATS_AUTH: 'none', BC_DATA_DIR: dataDir, BC_HTTP_PORT: String(httpPort), BC_HTTP_HOST: net.hostIp, BC_PUBLIC_URL: apiUrl },
-        180_000,
-      );
-      const client = apiClient(apiUrl, readAdminToken(dataDir) ?? '');
-      nc = await connectNats(natsUrl, 'emulated-site-e2e');
       /**
        * The deployed host booted its disk and its `bcd node` joined with the seed the deploy wrote: the node view
        * counts it connected, its durable has a pull waiting, and the host's init zeroed the spent seed.
@@ -174,34 +134,27 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect((await client.node(vm.id)).state).toBe('deployed');
       };
 
-      site = await startEmulatedSite({
+      // The site as `npm run site:emulated` starts it: site.create, a site join token, the join credential, the relay.
+      stackSite = await startSiteOnStack(stack.access, {
         siteId,
         machines: 2,
-        natsUrl,
         net,
         runDir: join(scratch, 'site'),
         ramdiskDir: join(scratch, 'ramdisk'),
         diskMiB: 256,
         memoryMiB: 1024,
+        accel: emulatedAccel(undefined),
+        natsRelayPort: stack.natsRelayPort,
         log,
       });
+      const site = stackSite.site;
       await waitForLog('bcd site', site.bcdSite.logFile, /network boot path listening/, 120_000);
       const [vm1, vm2] = site.machines as [EmulatedMachine, EmulatedMachine];
       // One BMC, two systems: the enrolled address names each.
       expect(vm1.bmcAddress).toBe(`${site.bmc.url}/redfish/v1/Systems/${vm1.id}`);
       expect(new URL(vm2.bmcAddress).origin).toBe(new URL(vm1.bmcAddress).origin);
 
-      expect((await client.command('site.create', { siteId, name: 'Emulated site' })).status).toBe(201);
-      for (const vm of site.machines) {
-        const enrolled = await client.command('metal.enroll', {
-          nodeId: vm.id,
-          siteId,
-          bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
-          hardwareProfile: 'emulated-qemu',
-          macs: [vm.mac],
-        });
-        expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
-      }
+      await enrolEmulatedMachines(stack.access, site, siteId);
       // Inspection reads each VM's own identity from the BMC.
       for (const vm of site.machines) {
         const node = await client.waitForNodeState(vm.id, 'ready', 120_000, 500);
@@ -217,6 +170,16 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const release = async (vm: EmulatedMachine) => {
         const res = await client.command('metal.undeploy', { nodeId: vm.id });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
+      };
+      /** One plain loop: deploy, the image on the disk, the host's bcd node joined, release, the disk all zeros. */
+      const deployAndRelease = async (vm: EmulatedMachine) => {
+        await deploy(vm);
+        await client.waitForNodeState(vm.id, 'deployed', 480_000, 1_000);
+        expect(prefixEquals(vm.disk, imageBytes.subarray(0, BOOT_PREFIX)), `${vm.id}: the image is on the disk`).toBe(true);
+        await nodeJoined(vm);
+        await release(vm);
+        await client.waitForNodeState(vm.id, 'ready', 480_000, 1_000);
+        expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
       };
 
       // Loop 1, both VMs at once: PXE → ramdisk → image on /dev/vda → boot from the disk; release → wipe → zeros.
@@ -257,7 +220,10 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
       }
 
-      // Loop 2, vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted.
+      // Loop 2. vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted;
+      // vm2 runs a plain loop meanwhile, through the same kill.
+      const vm2Loop2 = deployAndRelease(vm2);
+      vm2Loop2.catch(() => undefined); // awaited below: its failure fails the test there
       const resetsBefore = vm1.resets.length;
       const workflowId = await deploy(vm1);
       // The serial log starts afresh with the power cycle's new QEMU: before it, it still holds the release's boot.
@@ -299,15 +265,21 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       await release(vm1);
       await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);
       expect(await allZero(vm1.disk)).toBe(true);
+      await vm2Loop2;
 
-      // Three releases into ready, each with exactly one attested wipe, counted in SQL.
-      const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm1.id}`);
-      const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
-      await client.getJson(`/v1/nodes/${vm1.id}/workflows?minSeq=${lastSeq}&limit=1`);
+      // Loop 3, both VMs at once: each is deployed for the third time.
+      await Promise.all([deployAndRelease(vm1), deployAndRelease(vm2)]);
+
+      // Six releases into ready, each with exactly one attested wipe, counted in SQL (once the read model caught up).
+      for (const vm of site.machines) {
+        const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm.id}`);
+        const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
+        await client.getJson(`/v1/nodes/${vm.id}/workflows?minSeq=${lastSeq}&limit=1`);
+      }
       {
         using db = openReadModel(dataDir, 'workflows');
         const rows = db.prepare(attestedWipesPerRelease).all() as { nodeId: string; attestedWipes: number }[];
-        expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm2.id]);
+        expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm1.id, vm2.id, vm2.id, vm2.id]);
         expect(rows.filter((r) => r.attestedWipes !== 1)).toEqual([]);
       }
 

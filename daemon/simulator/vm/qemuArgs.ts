@@ -13,7 +13,15 @@ export interface VmConfig {
   disks: readonly { file: string; serial: string }[];
   /** Where the QMP socket, serial log, UEFI variables and fetched media live. */
   runDir: string;
+  /**
+   * QEMU's accelerator. Default `tcg`: a Linux guest hung at kernel start under KVM on the hosts this was built on;
+   * `kvm` is for hosts where it works (it needs a readable and writable /dev/kvm).
+   */
+  accel?: VmAccel;
 }
+
+export const VmAccel = ['tcg', 'kvm'] as const;
+export type VmAccel = (typeof VmAccel)[number];
 
 /** What a power-on boots from: the override target, or `None` for the normal order (disk, CD, network). */
 export type BootTarget = 'None' | 'Pxe' | 'Hdd' | 'Cd';
@@ -36,7 +44,7 @@ function bootOrder(target: BootTarget): readonly ('disk' | 'cd' | 'nic')[] {
 }
 
 /**
- * The QEMU command line for one power-on: TCG (KVM hangs on this kind of host), no display, the serial console to
+ * The QEMU command line for one power-on: TCG unless the config asks for KVM, no display, the serial console to
  * a log file, QMP on a unix socket. `-no-reboot` turns a guest reboot into an exit so the BMC decides what the next
  * boot is (a spent `Once` override must not boot again); `-no-shutdown` is left out so a guest power-off ends QEMU.
  */
@@ -59,7 +67,7 @@ export function qemuArgs(
     '-machine',
     'q35',
     '-accel',
-    'tcg',
+    config.accel ?? 'tcg',
     '-smp',
     String(config.cpus),
     '-m',

@@ -35,6 +35,12 @@ describe('QEMU command line', () => {
     expect(args).not.toContain('-no-shutdown');
   });
 
+  it('runs under KVM when the config asks for it, and only then', () => {
+    expect(qemuArgs({ ...config, accel: 'kvm' }, paths, { target: 'None' }).join(' ')).toContain('-accel kvm');
+    expect(qemuArgs({ ...config, accel: 'kvm' }, paths, { target: 'None' })).not.toContain('tcg');
+    expect(qemuArgs({ ...config, accel: 'tcg' }, paths, { target: 'None' }).join(' ')).toContain('-accel tcg');
+  });
+
   it('boots disks first, then CD, then network when no override is set', () => {
     const args = qemuArgs(config, paths, { target: 'None' });
     expect([bootIndexOf(args, 'disk0-dev'), bootIndexOf(args, 'disk1-dev'), bootIndexOf(args, 'cd0-dev'), bootIndexOf(args, 'net0-dev')]).toEqual([1, 2, 3, 4]);
