@@ -40,6 +40,8 @@ export interface EmulatedSiteOptions {
   memoryMiB?: number;
   /** QEMU's accelerator (default TCG; `emulatedAccel` picks and checks it). */
   accel?: VmAccel;
+  /** `none`: the VMs' disks bypass the host's page cache (benchmarks). */
+  diskCache?: 'none' | 'writeback';
   /** `bcd site` joins with this site token (else it registers, on a stack without broker auth). */
   siteJoinToken?: string;
   /** Broker mode: the public join credential file `bcd site` joins with (`BC_JOIN_CREDS`). */
@@ -201,6 +203,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
         disks: [{ file: disk, serial: `EMU-${i}-D0` }],
         runDir: join(runDir, id),
         accel: options.accel ?? 'tcg',
+        ...(options.diskCache ? { diskCache: options.diskCache } : {}),
       },
       netns: net.netns,
       log,

