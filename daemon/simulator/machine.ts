@@ -6,6 +6,7 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
+import { pendingJoinUserKey } from '../agent/pendingJoin.ts';
 import { launchNodeAgent, type NodeAgent } from '../node/nodeAgent.ts';
 import { sizeOfDisk, type MachineDisk } from '../ramdisk/blockDevices.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
@@ -255,7 +256,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       siteId: params.site!,
       nodeId,
       ...(productUuid ? { productUuid } : {}),
-      ...(credsResponse ? { joinCreds: await credsResponse.text() } : {}),
+      ...(credsResponse ? { joinCreds: await credsResponse.text(), userKey: pendingJoinUserKey(stateDir) } : {}),
       log: log.child({ nodeId, agent: 'ramdisk' }),
     });
   };
@@ -304,7 +305,7 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     session.nc ??= joined?.nc ?? (await connectNats(checked.nats, `bcd-ramdisk-${nodeId}`, { waitForServer: true }));
     const nc = session.nc;
     const agent = await startRamdiskAgent(nc, {
-      ...(joined ? { joined: { durable: joined.durable } } : {}),
+      ...(joined ? { joined: { durable: joined.durable, ...(joined.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}) } } : {}),
       siteId: checked.site,
       nodeId,
       stateDir,
