@@ -7,7 +7,7 @@
  * Needs root and the Debian packages in scripts/emulatedSite/requiredPackages.txt.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
