@@ -194,7 +194,7 @@ describe('workflow deciders and evolve', () => {
     const counted = given(wipe)
       .when(countRejectedResults, { ...ids(3), commandId: `${wf}-s3-a1`, ...count })
       .then([{ type: 'AgentResultsRejectedCounted', data: { workflowId: wf, stepIndex: 3, commandId: `${wf}-s3-a1`, ...count } }]);
-    const state = given([...wipe, ...counted]).state as { status: string; progress: unknown[] };
+    const state = given([...wipe, ...counted]).state as { status: string; progress: readonly unknown[] };
     expect(state.status).toBe('running');
     expect(state.progress[3]).toMatchObject({ status: 'running', attempt: 1 });
     given(wipe)
