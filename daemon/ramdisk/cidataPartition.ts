@@ -72,7 +72,9 @@ const NO_REREAD = ['--no-reread', '--no-tell-kernel'] as const;
  * place Ironic gives its config drive), or the one a previous attempt of this step added. A GPT image smaller than
  * the disk first gets its backup table moved to the disk's end, as any GPT tool would.
  */
-async function cidataPartition(disk: string, label: 'dos' | 'gpt', read: PartitionTable, ctx: ExecutionContext) {
+type Placement = { table: 'dos' | 'gpt'; startSector: number; sectorSize: number } | { reason: string; code: 'INVALID_COMMAND' | 'IMAGE_TOO_LARGE' };
+
+async function cidataPartition(disk: string, label: 'dos' | 'gpt', read: PartitionTable, ctx: ExecutionContext): Promise<Placement> {
   let table = read;
   if (label === 'gpt') {
     await tool('sfdisk', ['--quiet', ...NO_REREAD, '--relocate', 'gpt-bak-std', disk], ctx);
@@ -83,9 +85,11 @@ async function cidataPartition(disk: string, label: 'dos' | 'gpt', read: Partiti
   const diskSectors = Math.floor((await sizeOfDisk(disk)) / sectorSize);
   const startSector = Math.floor((diskSectors - GPT_TAIL_SECTORS - sizeSectors) / ALIGN_SECTORS) * ALIGN_SECTORS;
   const partitions = table.partitions ?? [];
-  if (partitions.some((p) => p.start === startSector && p.size === sizeSectors)) return { table: label, startSector, sectorSize };
+  const ours = (p: (typeof partitions)[number]) =>
+    p.start === startSector && p.size === sizeSectors && (label === 'gpt' ? p.type === GPT_BASIC_DATA && p.name === 'cidata' : p.type === MBR_FAT);
+  if (partitions.some(ours)) return { table: label, startSector, sectorSize };
   const imageEnd = Math.max(0, ...partitions.map((p) => p.start + p.size));
-  if (startSector < imageEnd) throw new AgentError('IMAGE_TOO_LARGE', `the image on ${disk} leaves no room at the end of the disk for the cidata partition`);
+  if (startSector < imageEnd) return { reason: `the image on ${disk} leaves no room at the end of the disk for the cidata partition`, code: 'IMAGE_TOO_LARGE' };
   const type = label === 'gpt' ? `${GPT_BASIC_DATA}, name=cidata` : MBR_FAT;
   await tool('sfdisk', ['--quiet', ...NO_REREAD, '--append', disk], ctx, `start=${startSector}, size=${sizeSectors}, type=${type}\n`);
   return { table: label, startSector, sectorSize };
@@ -98,12 +102,15 @@ async function cidataPartition(disk: string, label: 'dos' | 'gpt', read: Partiti
  */
 export async function writeCidata(disk: string, files: NoCloudFiles, ctx: ExecutionContext, options: { required: boolean }): Promise<WrittenCidata> {
   const found = await readTable(disk, ctx);
-  if (found === undefined || (found.label !== 'dos' && found.label !== 'gpt')) {
-    const reason = `the image on ${disk} has no partition table: there is nowhere to add the cidata partition`;
-    if (options.required) throw new AgentError('INVALID_COMMAND', `${reason}, so its SSH keys, user data and network config cannot land`);
-    return { written: false, disk, reason };
+  const place: Placement =
+    found === undefined || (found.label !== 'dos' && found.label !== 'gpt')
+      ? { reason: `the image on ${disk} has no partition table: there is nowhere to add the cidata partition`, code: 'INVALID_COMMAND' }
+      : await cidataPartition(disk, found.label, found, ctx);
+  if ('reason' in place) {
+    if (options.required) throw new AgentError(place.code, `${place.reason}, so the deploy's SSH keys, user data and network config cannot land`);
+    return { written: false, disk, reason: place.reason };
   }
-  const { table, startSector, sectorSize } = await cidataPartition(disk, found.label, found, ctx);
+  const { table, startSector, sectorSize } = place;
   const offset = startSector * sectorSize;
   await tool('mkfs.fat', ['-n', CIDATA_LABEL, '--offset', String(startSector), disk, String(CIDATA_SIZE_BYTES / 1024)], ctx);
   const image = `${disk}@@${offset}`;
