@@ -60,7 +60,8 @@ async function readTable(disk: string, ctx: ExecutionContext): Promise<Partition
   try {
     return (JSON.parse(await tool('sfdisk', ['--json', disk], ctx)) as { partitiontable: PartitionTable }).partitiontable;
   } catch (err) {
-    if (ctx.signal.aborted) throw err;
+    // sfdisk exits 1 on a disk without a table; a ramdisk without sfdisk must fail, not pass for one.
+    if (ctx.signal.aborted || (err as { cause?: { code?: unknown } }).cause?.code === 'ENOENT') throw err;
     return undefined;
   }
 }
