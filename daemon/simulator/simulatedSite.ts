@@ -26,8 +26,8 @@ export interface SimulatedSiteOptions {
   natsUrl?: string;
   /** Per machine disk size, default 64 MiB (sparse). */
   diskSizeBytes?: number;
-  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk sees. */
-  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number } | undefined;
+  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk and its BMC see. */
+  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number; bmcLists?: number } | undefined;
   /** Port of the site agent's boot/image server (0: any free port). */
   bootHttpPort?: number;
   /** Settle delays of the simulated BMCs, default 200 ms. */
@@ -54,6 +54,8 @@ export interface SimulatedSiteOptions {
    * on an in-process bus of the control plane. Required with `secrets` or `join`.
    */
   inProcess?: CommandSender;
+  /** Enrol the machines with `inspectInBand`: their first inspection boots the ramdisk. */
+  inspectInBand?: boolean;
   /** Enroll the machines into this metal pool (it must exist at this site before the site starts). */
   poolId?: string;
   /** The host IPv4 address machine i's BMC reports on its first NIC (its OS's DHCP lease); undefined: the tree's. */
@@ -185,6 +187,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         hardwareProfile: trees[i % trees.length]!,
         macs: [simulatedMac(i)],
         ...(options.poolId ? { poolId: options.poolId } : {}),
+        ...(options.inspectInBand ? { inspectInBand: true } : {}),
       },
       `sim-enroll-${nodeId}`,
     );
@@ -208,7 +211,13 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
 }
 
 const machineDisksOf = (given: ReturnType<NonNullable<SimulatedSiteOptions['machineDisks']>>) =>
-  given ? { disks: given.disks, ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }) } : {};
+  given
+    ? {
+        disks: given.disks,
+        ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }),
+        ...(given.bmcLists === undefined ? {} : { bmcListsDisks: given.bmcLists }),
+      }
+    : {};
 
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 

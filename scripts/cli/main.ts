@@ -34,7 +34,7 @@ nodes
   .option('--limit <n>', 'page size', '100')
   .action(async (o: { site?: string; state?: string; limit: string }) => {
     const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
-    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q}`);
+    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q.toString()}`);
     print(
       page,
       () =>
@@ -80,6 +80,7 @@ metal
   .addOption(new Option('--bmc-pin <sha256>', "base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo").conflicts(['bmcInsecure']))
   .option('--bmc-insecure', 'do not verify the BMC certificate (lab only; warned at every use)')
   .addOption(new Option('--boot-mode <mode>', 'boot mode for boot overrides (default UEFI; Legacy on AMI boards)').choices(['UEFI', 'Legacy']))
+  .option('--inspect-in-band', 'the first inspection boots the ramdisk and compares what it sees with the BMC')
   .option('--idempotency-key <key>')
   .action(
     async (o: {
@@ -94,6 +95,7 @@ metal
       bmcPin?: string;
       bmcInsecure?: boolean;
       bootMode?: string;
+      inspectInBand?: boolean;
       idempotencyKey?: string;
     }) => {
       const tls = o.bmcCa
@@ -110,7 +112,7 @@ metal
         ...(tls ? { tls } : {}),
         ...(o.bootMode ? { bootMode: o.bootMode } : {}),
       };
-      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
+      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac, ...(o.inspectInBand ? { inspectInBand: true } : {}) };
       const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
       print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
     },
@@ -168,7 +170,7 @@ program
   .description('rebuild a read model from the log (the API keeps serving the old one meanwhile)')
   .action(async (name: string) => {
     const status = await api().call<Record<string, unknown>>('POST', `/v1/admin/projections/${name}/rebuild`);
-    print(status, () => `rebuilt ${name}: checkpoint ${status.checkpoint}, lag ${status.lag}`);
+    print(status, () => `rebuilt ${name}: checkpoint ${String(status.checkpoint)}, lag ${String(status.lag)}`);
   });
 
 try {

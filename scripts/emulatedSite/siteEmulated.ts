@@ -39,7 +39,7 @@ const octet = values.octet === undefined ? randomInt(16, 250) : Number(values.oc
 if (!Number.isInteger(octet) || octet < 16 || octet > 250) fail('--octet must be 16-250');
 const machines = Number(values.machines);
 if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machines must be 1-16');
-const siteId = values.site!;
+const siteId = values.site;
 if (!/^[a-z0-9][a-z0-9_-]{0,30}$/.test(siteId)) fail('--site must be a lower-case id');
 if (process.getuid?.() !== 0) fail('the emulated site makes network namespaces, a bridge and taps: run it as root');
 requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl']);
@@ -120,7 +120,7 @@ try {
     runDir,
     ramdiskDir,
     diskMiB: Number(values['disk-mib']),
-    siteJoinToken: minted.body.token as string,
+    siteJoinToken: (minted.body as { token: string }).token,
     ...(siteJoinCreds ? { siteJoinCreds } : {}),
     log,
   });

@@ -23,9 +23,9 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   /** Agent registrations, by `joinKey(site, node, role)`. */
   joins: StreamWatch<AgentJoin>;
   /** Receives each verified signed result, which the executor hands to `workflow.completeStep` as evidence. */
-  onVerified(bytes: Uint8Array): void;
+  onVerified: (bytes: Uint8Array) => void;
   /** Records a result that did not verify; the attempt keeps waiting for a valid one. */
-  onRejected(rejected: RejectedResult): Promise<void>;
+  onRejected: (rejected: RejectedResult) => Promise<void>;
   /** Records how many more did not verify without a record of their own (one count per window). */
   onRejectedCount(commandId: string, count: RefusalCount): Promise<void>;
   /** The attempt's nonce (recorded by `workflow.startStep`): each command's nonce derives from it. */

@@ -8,6 +8,7 @@ import { rescueNode } from '../metal/node/rescue.ts';
 import { retireNode } from '../metal/node/retire.ts';
 import { retryNode } from '../metal/node/retry.ts';
 import { remediateNode } from '../workflow/remediate.ts';
+import { inspectNode } from '../metal/node/inspect.ts';
 import { startInspection } from '../metal/node/startInspection.ts';
 import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';
@@ -68,6 +69,7 @@ export const allCommands: readonly CommandDefinition[] = [
   retryNode,
   remediateNode,
   cancelNode,
+  inspectNode,
   startInspection,
   completeOperation,
   completeCancel,

@@ -179,7 +179,7 @@ export const agentEndpointsOf = (config: Config) => ({
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(envNames)) if (env[name] !== undefined && env[name] !== '') fromEnv[key] = env[name];
-  const dataDir = String(overrides.dataDir ?? fromEnv.dataDir ?? './.data');
+  const dataDir = overrides.dataDir ?? (typeof fromEnv.dataDir === 'string' ? fromEnv.dataDir : './.data');
   const file = env.BC_CONFIG ?? resolve(dataDir, 'config.json');
   const fromFile = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   for (const retired of retiredSettings) {

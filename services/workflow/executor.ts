@@ -215,7 +215,8 @@ export class WorkflowExecutor {
             };
       evidence = built.evidence;
       // Assigned, not spread: an instance's context has a `node` getter that fails the step only when a step reads it.
-      const output = await definition.run(Object.assign(built.context, { input: input.data }));
+      const inputData: unknown = input.data;
+      const output: unknown = await definition.run(Object.assign(built.context, { input: inputData }));
       const checked = definition.output ? definition.output.safeParse(output) : { success: true as const, data: output };
       if (!checked.success)
         throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);

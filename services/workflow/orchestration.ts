@@ -68,9 +68,11 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
       const wf = model.workflows.get(workflowId);
       if (!wf) return [];
       const inventoryAt = wf.steps.findIndex((s) => s.id === 'inventory.read');
+      const probeAt = wf.steps.findIndex((s) => s.id === 'hardware.probe');
+      const inBand = probeAt >= 0 ? { inBand: wf.outputs[probeAt] } : {};
       const inventory =
         wf.operation === 'inspect' && inventoryAt >= 0
-          ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt] }, `${workflowId}-inventory`)]
+          ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt], ...inBand }, `${workflowId}-inventory`)]
           : [];
       if (wf.instance) return [{ key: workflowId, effects: [command('vps.completeRemediation', { ...wf.instance, workflowId }, `${workflowId}-done`)] }];
       const claim = inventory.length > 0 ? uuidClaim(wf.nodeId, workflowId, wf.outputs[inventoryAt], inventory) : [];

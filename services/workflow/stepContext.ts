@@ -42,7 +42,7 @@ export interface AttemptToRun {
   deadlineMs: number;
   signal: AbortSignal;
   /** Tells JetStream the work message is still being worked on. */
-  heartbeat(): void;
+  heartbeat: () => void;
   /** The attempt's engine commands (`workflow.rejectResult` and `countRejectedResults` for refused agent results). */
   send: StepCommandSender;
 }
@@ -52,7 +52,10 @@ export interface AttemptToRun {
  * idempotency key and deadline, the facilities (join tokens, secrets, blobs, templates) and the agent gateway. The
  * verified signed result the gateway hands back is kept as the attempt's evidence for `workflow.completeStep`.
  */
-export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { context: Omit<StepContext<unknown>, 'input'>; evidence(): string | undefined } {
+export function buildStepContext(
+  deps: StepContextDeps,
+  run: AttemptToRun,
+): { context: Omit<StepContext<unknown>, 'input'>; evidence: () => string | undefined } {
   const { claim, stepIndex, node, definition } = run;
   const { wf, attempt, attemptId } = claim;
   const { workflowId } = wf;

@@ -121,7 +121,7 @@ describe('better-compute doctor', () => {
     await jsm.streams.update(Streams.agentResults.name, { ...results, subjects: [...results.subjects, 'bc.extra.>'] });
     const commands = (await jsm.streams.info(Streams.agentCommands.name)).config;
     await jsm.streams.delete(Streams.agentCommands.name);
-    await jsm.streams.add({ ...commands, retention: 'workqueue' as typeof commands.retention });
+    await jsm.streams.add({ ...commands, retention: 'workqueue' });
     const events = (await jsm.streams.info(Streams.events.name)).config;
     await jsm.streams.update(Streams.events.name, { ...events, duplicate_window: 5_000_000_000 });
 

@@ -242,7 +242,7 @@ describe('metal.cancel and metal.completeCancel', () => {
 
   it('ends a cancelled inspection failed (metal.retry inspects again), without maintenance', () => {
     const inspecting = [enrolled, requested('inspect', wf)];
-    const inspectCancel: MetalEvent = { ...cancelRequested, data: { ...cancelRequested.data, operation: 'inspect' } } as MetalEvent;
+    const inspectCancel: MetalEvent = { ...cancelRequested, data: { ...cancelRequested.data, operation: 'inspect' } };
     givenNode([...inspecting, inspectCancel])
       .when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: cancelledWorkflow(false) } })
       .then((e) => expect(e).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'inspect', maintenance: false } }]));

@@ -27,6 +27,8 @@ const node = (patch: Partial<NodeView>): NodeView => ({
   waitingReason: null,
   failure: null,
   inventory: null,
+  inBandInventory: null,
+  inventoryFindings: null,
   addresses: [],
   poolId: null,
   agent: 'bcd',
