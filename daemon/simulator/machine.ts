@@ -54,6 +54,8 @@ export interface SimulatedMachineOptions {
   bmcListsDisks?: number;
   /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
   bootUrl: () => string | undefined;
+  /** The first n network boots are lost at power-on: the firmware hangs before DHCP until the next reset. */
+  lostBoots?: number;
   ramdiskAckWaitMs?: number;
   /** How often the ramdisk heartbeats while a command runs (default 10 s). */
   ramdiskHeartbeatIntervalMs?: number;
@@ -269,7 +271,14 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   };
 
   // The firmware's iPXE runs the embedded first stage, with the per-machine script URL as DHCP's boot file name.
+  let lostBoots = options.lostBoots ?? 0;
   const pxeBoot = async (signal: AbortSignal) => {
+    if (lostBoots > 0) {
+      lostBoots--;
+      consoleLines.push('firmware hung at power-on: no network boot');
+      runState = 'bootFailed';
+      return;
+    }
     const url = options.bootUrl();
     if (!url) throw new Error('no boot URL for this machine (is the site agent running?)');
     const ipxe = await runSimulatedIpxe(firstStageIpxeScript(), {

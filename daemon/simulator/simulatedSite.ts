@@ -35,6 +35,10 @@ export interface SimulatedSiteOptions {
   bmcDelayMs?: number;
   /** How often the machines' ramdisks heartbeat while a command runs (default 10 s). */
   ramdiskHeartbeatIntervalMs?: number;
+  /** How long after a reset a machine has to fetch its boot script (the site agent's `bootBudgetMs`). */
+  bootBudgetMs?: number;
+  /** The first n network boots of every machine are lost at power-on (firmware hung before DHCP), as on flaky hardware. */
+  lostBoots?: number;
   /** Default true: run `bcd site` for this site in-process. */
   siteAgent?: boolean;
   /** How often the site agent asks whether its key is to be rotated (default 10 minutes). */
@@ -139,6 +143,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       ...(joined ? { joined } : {}),
       ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
       ...(options.keyCheckIntervalMs ? { keyCheckIntervalMs: options.keyCheckIntervalMs } : {}),
+      ...(options.bootBudgetMs ? { bootBudgetMs: options.bootBudgetMs } : {}),
       log: log.child({ agent: 'site' }),
     });
   }
@@ -166,6 +171,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         ...machineDisksOf(options.machineDisks?.(i)),
         ...(options.ramdiskHeartbeatIntervalMs ? { ramdiskHeartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),
         bootUrl: () => siteAgent?.bootUrlFor(nodeId),
+        ...(options.lostBoots ? { lostBoots: options.lostBoots } : {}),
         log,
       }),
     );

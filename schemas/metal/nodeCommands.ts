@@ -185,7 +185,16 @@ export const CompleteOperation = z.object({ nodeId: ResourceId, workflowId: Work
 export type CompleteOperation = z.infer<typeof CompleteOperation>;
 
 /** `metal.failOperation` (internal): the node's workflow failed at `failedStep`. */
-export const FailOperation = z.object({ nodeId: ResourceId, workflowId: WorkflowId, reason: z.string().max(1000), failedStep: z.string().nullable() }).strict();
+export const FailOperation = z
+  .object({
+    nodeId: ResourceId,
+    workflowId: WorkflowId,
+    reason: z.string().max(1000),
+    failedStep: z.string().nullable(),
+    /** The workflow's failure code; `BOOT_CONTESTED` puts the node in maintenance whatever the operation. */
+    code: z.string().max(100).optional(),
+  })
+  .strict();
 export type FailOperation = z.infer<typeof FailOperation>;
 
 /** `metal.markWiping` (internal): the release workflow reached its wipe step. */

@@ -8,6 +8,9 @@ import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
+import { CliError } from './cliError.ts';
+import { ConfigError } from '../../services/platform/configError.ts';
+import { addTailCommand } from './inspect/tailCommand.ts';
 import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { addAutonomyCommands } from './autonomyCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
@@ -123,6 +126,7 @@ addMetalLifecycleCommands(metal, api, print);
 addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
 addPluginCommands(program, api, print);
 addBrokerCommands(program, print);
+addTailCommand(program);
 addDoctorCommand(program);
 addDeadLetterCommands(program, api, print);
 addAutonomyCommands(program, api, print);
@@ -180,6 +184,10 @@ try {
     console.error(`error ${err.code}: ${err.message}`);
     for (const issue of err.issues) console.error(`  ${issue.path}: ${issue.message}`);
     process.exit(err.status >= 500 || err.status === 0 ? 2 : 1);
+  }
+  if (err instanceof CliError || err instanceof ConfigError) {
+    console.error(`error ${err instanceof ConfigError ? err.reason : err.code}: ${err.message}`);
+    process.exit(1);
   }
   throw err;
 }

@@ -32,6 +32,8 @@ import { createSite } from '../site/site/create.ts';
 import { registerAgent } from '../trust/agent/register.ts';
 import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
+import { contestBoot } from '../trust/ramdiskBoot/contestBoot.ts';
+import { recordBootToken } from '../trust/ramdiskBoot/recordBootToken.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
 import { countRefusals } from '../trust/refusals/countRefusals.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
@@ -88,6 +90,8 @@ export const allCommands: readonly CommandDefinition[] = [
   registerAgent,
   rotateAgentKey,
   createJoinToken,
+  recordBootToken,
+  contestBoot,
   createSiteToken,
   useJoinToken,
   countRefusals,

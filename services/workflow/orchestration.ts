@@ -89,13 +89,13 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
       return [{ key: workflowId, effects: [command('metal.completeCancel', { nodeId, workflowId }, `${workflowId}-cancelled`)] }];
     }
     case 'WorkflowFailed': {
-      const { workflowId, reason, failedStep } = event.data;
+      const { workflowId, reason, failedStep, code } = event.data;
       const wf = model.workflows.get(workflowId);
       if (!wf) return [];
       const ended = { workflowId, reason: reason.slice(0, 1000), failedStep };
       const failure = wf.instance
         ? command('vps.failRemediation', { ...wf.instance, ...ended }, `${workflowId}-failed`)
-        : command('metal.failOperation', { nodeId: wf.nodeId, ...ended }, `${workflowId}-failed`);
+        : command('metal.failOperation', { nodeId: wf.nodeId, ...ended, code: code.slice(0, 100) }, `${workflowId}-failed`);
       return [{ key: workflowId, effects: [failure] }];
     }
     default:

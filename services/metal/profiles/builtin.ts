@@ -12,11 +12,15 @@ const agent = (kind: AgentCommandKind, params: Record<string, unknown> = {}, ext
   ...extra,
 });
 
-/** Boot the machine into the ramdisk over PXE and wait until its agent has registered a fresh key. */
+/**
+ * Boot the machine into the ramdisk over PXE and wait until the agent of this boot has registered a fresh key. A boot
+ * lost at the reset (no script fetched within `BC_RAMDISK_BOOT_BUDGET_MS`, or no join before the timeout) restarts
+ * from `boot.setOnce`: three boots in all before the workflow fails.
+ */
 const bootRamdisk: readonly ProfileStep[] = [
   agent('boot.setOnce', { target: 'Pxe' }),
   agent('power.set', { action: 'cycle' }),
-  { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 1 } },
+  { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 3 } },
 ];
 
 /**
