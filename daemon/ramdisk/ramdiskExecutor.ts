@@ -1,14 +1,15 @@
 import { cpus, hostname, totalmem } from 'node:os';
 import { basename } from 'node:path';
-import { open, rename } from 'node:fs/promises';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import type { WipeMethod, WipeReport } from '../../schemas/agent/diskWipe.ts';
 import type { AgentExecutor, ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
+import { writeCidata } from './cidataPartition.ts';
 import { listDisks, sizeOfDisk, type DiskSelection } from './blockDevices.ts';
 import { wipeDisk } from './diskWipe.ts';
 import { probeHardware } from './hardwareProbe.ts';
 import { writeImage } from './imageWrite.ts';
+import { noCloudSeed } from './noCloudSeed.ts';
 import { writeNodeSeed } from './seedWrite.ts';
 
 /** The machine's disks as the ramdisk sees them: block devices on hardware, plain files in simulation. */
@@ -20,20 +21,6 @@ export interface RamdiskMachine {
   siteCacheUrl?: string;
   /** Where `hardware.probe` finds `sys/` and `proc/`: `/` on hardware, the simulated machine's tree in simulation. */
   hardwareRoot?: string;
-}
-
-async function writeUserData(disk: string, content: { userData: string | undefined; sshKeys: string[] }) {
-  const path = `${disk}.userdata.json`;
-  const tmp = `${path}.tmp`;
-  const handle = await open(tmp, 'w', 0o600);
-  try {
-    await handle.writeFile(JSON.stringify({ userData: content.userData ?? null, sshKeys: content.sshKeys }));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, path);
-  return { path, userDataBytes: Buffer.byteLength(content.userData ?? ''), sshKeys: content.sshKeys.length };
 }
 
 async function pickDisk(selection: DiskSelection, wanted: string | undefined): Promise<string> {
@@ -83,7 +70,19 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
         }
         case 'userdata.write': {
           const disk = await pickDisk(machine.disks, undefined);
-          const written = await writeUserData(disk, { userData: params.userData as string | undefined, sshKeys: params.sshKeys as string[] });
+          const sshKeys = params.sshKeys as string[];
+          const [userData, networkConfig] = [params.userData as string | undefined, params.networkConfig as string | undefined];
+          const files = noCloudSeed({
+            // A new instance id per deploy: cloud-init applies keys and users once per instance.
+            instanceId: `${command.nodeId}-${command.workflowId}`,
+            hostname: command.nodeId,
+            sshKeys,
+            userData,
+            networkConfig,
+          });
+          // Only what the user asked for must land: an image without a partition table and nothing to carry passes.
+          const required = sshKeys.length > 0 || userData !== undefined || networkConfig !== undefined;
+          const written = { cidata: await writeCidata(disk, files, ctx, { required }), sshKeys: sshKeys.length };
           const seed = params.seed as { url: string; sha256: string } | undefined;
           return seed ? { ...written, seed: await writeNodeSeed(disk, seed, ctx, machine.siteCacheUrl) } : written;
         }

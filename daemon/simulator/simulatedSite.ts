@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -162,8 +163,9 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
           password: SIM_PASSWORD,
           powerDelayMs: delay,
           mediaDelayMs: delay,
-          // The machine's first NIC has the MAC it is enrolled with, as a real machine's sticker and BMC agree.
-          systems: [{ macs: [simulatedMac(i)] }],
+          // The machine's first NIC has the MAC it is enrolled with, as a real machine's sticker and BMC agree; and
+          // its own SMBIOS UUID, as every real machine has (machines serving one tree would otherwise share it).
+          systems: [{ macs: [simulatedMac(i)], uuid: simulatedUuid(options.siteId, nodeId) }],
         },
         ...(options.diskSizeBytes ? { diskSizeBytes: options.diskSizeBytes } : {}),
         ...machineDisksOf(options.machineDisks?.(i)),
@@ -225,6 +227,12 @@ const machineDisksOf = (given: ReturnType<NonNullable<SimulatedSiteOptions['mach
       }
     : {};
 
+const simulatedUuid = (siteId: string, nodeId: string) =>
+  createHash('sha256')
+    .update(`${siteId}/${nodeId}`)
+    .digest('hex')
+    .slice(0, 32)
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 
 /**

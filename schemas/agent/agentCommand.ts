@@ -145,13 +145,16 @@ export const AgentCommandParams = {
   'disk.wipe': z.object({ mode: WipeMethod.default('zero') }),
   'image.write': z.object({ imageUrl: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/), disk: z.string().optional() }),
   /**
-   * First-boot data. `seed`: the node seed artefact (`schemas/agent/nodeSeed.ts`, the host's single-use `node` join
+   * First-boot data, written onto the target disk as a cloud-init NoCloud seed (a `cidata` vfat partition at the
+   * disk's end): `meta-data`, `user-data` (the SSH keys merged into `userData`), `network-config` (`networkConfig`).
+   * `seed`: the node seed artefact (`schemas/agent/nodeSeed.ts`, the host's single-use `node` join
    * token inside) by its capability URL and digest; the ramdisk writes it into the image's `bc-seed` partition, if the
    * image has one. The built-in step adds it; the token itself never travels in a command.
    */
   'userdata.write': z.object({
     userData: z.string().max(65_536).optional(),
     sshKeys: z.array(z.string()).max(64).default([]),
+    networkConfig: z.string().max(65_536).optional(),
     seed: z.object({ url: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
   }),
   'inventory.report': z.object({}),

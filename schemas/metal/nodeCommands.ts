@@ -82,6 +82,8 @@ export const DeployNode = z
     role: z.string().min(1).max(100),
     userData: z.string().max(65_536).optional(),
     sshKeys: z.array(z.string()).max(64).optional(),
+    /** cloud-init network configuration (v1 or v2 YAML), written into the deployed disk's NoCloud seed. */
+    networkConfig: z.string().max(65_536).optional(),
     /** The tenant the node is deployed for: it owns the node until its release returns it to `ready`. */
     tenantId: ResourceId.optional(),
     /**

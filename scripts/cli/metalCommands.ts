@@ -26,12 +26,23 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
     .option('--input <key=value...>', "inputs the profile's steps take (fromInput); a key given twice is a list")
     .option('--role <role>', 'role of the deployed host', 'host')
     .option('--ssh-key <key...>', 'SSH public keys')
-    .option('--user-data <file>', 'user data file')
+    .option('--user-data <file>', 'user data file (cloud-init: #cloud-config, a script, ...); the SSH keys are merged into it')
+    .option('--network-config <file>', 'cloud-init network config (v1 or v2 YAML) for the NoCloud seed')
     .option('--wait', 'follow the workflow until it ends')
     .action(
       async (
         nodeId: string,
-        o: { image?: string; sha256?: string; profile?: string; input?: string[]; role: string; sshKey?: string[]; userData?: string; wait?: boolean },
+        o: {
+          image?: string;
+          sha256?: string;
+          profile?: string;
+          input?: string[];
+          role: string;
+          sshKey?: string[];
+          userData?: string;
+          networkConfig?: string;
+          wait?: boolean;
+        },
       ) => {
         const inputs = o.input ? inputsOf(o.input) : undefined;
         const body = {
@@ -43,6 +54,7 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
           role: o.role,
           ...(o.sshKey ? { sshKeys: o.sshKey } : {}),
           ...(o.userData ? { userData: readFileSync(o.userData, 'utf8') } : {}),
+          ...(o.networkConfig ? { networkConfig: readFileSync(o.networkConfig, 'utf8') } : {}),
         };
         await run('metal.deploy', body, o.wait === true);
       },

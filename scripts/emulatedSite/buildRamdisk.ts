@@ -1,7 +1,8 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliBuildDirs, inWorkDir, repoRoot, writeManifest } from './buildOutput.ts';
-import { requireTools } from './hostTools.ts';
+import { requireTools, runTool } from './hostTools.ts';
+import { installBinaryWithLibraries } from './nodeRuntime.ts';
 import { sha256OfFile, normalizeTree, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
 
@@ -12,7 +13,13 @@ export interface RamdiskBuild {
   sha256: { kernel: string; initrd: string };
 }
 
-export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio', 'gzip', 'ldd'] as const;
+export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio', 'gzip', 'ldd', 'sfdisk', 'mkfs.fat', 'mcopy'] as const;
+
+/** The host's fdisk, dosfstools and mtools binaries (`requiredPackages.txt`), by the name the ramdisk runs them under. */
+function seedToolsOf(): [binary: string, name: string][] {
+  const path = (tool: string) => runTool('sh', ['-c', 'command -v "$1"', 'sh', tool]).toString('utf8').trim();
+  return ['sfdisk', 'mkfs.fat', 'mcopy'].map((tool) => [path(tool), tool]);
+}
 
 /**
  * `npm run build:ramdisk`: the kernel and initramfs a machine PXE-boots into `bcd ramdisk`. From Debian's cloud
@@ -27,6 +34,8 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
     const rootfs = join(work, 'rootfs');
     const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
     installScript('ramdisk-init.sh', join(rootfs, 'init'));
+    // What userdata.write adds the NoCloud cidata partition with (daemon/ramdisk/cidataPartition.ts).
+    const seedTools = seedToolsOf().flatMap(([binary, name]) => installBinaryWithLibraries(binary, rootfs, name));
     const kernel = join(outDir, 'vmlinuz');
     const initrd = join(outDir, 'initrd.img');
     copyFileSync(join(packages.kernelRoot, 'boot', `vmlinuz-${contents.release}`), kernel);
@@ -41,6 +50,7 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
       ),
       modules: contents.modules,
       node: { version: process.version, files: contents.nodeFiles },
+      seedTools,
       bcd: contents.bcdFiles,
       sha256,
     });

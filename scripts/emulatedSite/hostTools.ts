@@ -40,6 +40,8 @@ export const toolPackages: Readonly<Record<string, string>> = {
   ldd: 'libc-bin',
   mke2fs: 'e2fsprogs',
   sfdisk: 'fdisk',
+  'mkfs.fat': 'dosfstools',
+  mcopy: 'mtools',
   extlinux: 'extlinux',
   'qemu-system-x86_64': 'qemu-system-x86',
   'qemu-img': 'qemu-utils',

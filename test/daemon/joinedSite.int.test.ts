@@ -10,6 +10,7 @@ import { startJoinService } from '../../services/trust/join/joinService.ts';
 import { startEngine } from '../metal/engineFixture.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { readPrefix } from '../support/diskFile.ts';
+import { readNoCloudFile } from '../support/noCloudSeedOnDisk.ts';
 import { leaks, streamMessages } from '../support/plaintextScan.ts';
 
 describe('a site that joins with tokens (no broker)', () => {
@@ -17,7 +18,7 @@ describe('a site that joins with tokens (no broker)', () => {
     const captured: string[] = [];
     const log = createLogger('joined-site-test', 'debug', { write: (line: string) => void captured.push(line) });
     await using engine = await startEngine();
-    await using image = await startImageServer();
+    await using image = await startImageServer(undefined, { partitioned: true });
     const { nc, store, bus } = engine;
     const joins = startJoinService(nc, store, log);
     const bootTokens = startBootTokenService(nc, store, log);
@@ -29,7 +30,7 @@ describe('a site that joins with tokens (no broker)', () => {
         machines: 1,
         bmcPortBase: 0,
         dataDir: simDir,
-        diskSizeBytes: 4 << 20,
+        diskSizeBytes: 8 << 20,
         bmcDelayMs: 10,
         join: {},
         inProcess: (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }),
@@ -50,7 +51,8 @@ describe('a site that joins with tokens (no broker)', () => {
       });
       await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'deployed', 90_000);
       const machine = site.machines[0]!;
-      expect(readPrefix(machine.disks[0]!, image.image.length).equals(image.image)).toBe(true);
+      expect(image.isOn(readPrefix(machine.disks[0]!, image.image.length))).toBe(true);
+      expect(readNoCloudFile(machine.disks[0]!, 'user-data')).toContain('ssh-ed25519 AAAA test');
 
       const scripts = machine.bootScripts;
       expect(scripts).toHaveLength(1);

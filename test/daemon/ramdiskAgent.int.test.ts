@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { CommandJournal } from '../../daemon/agent/journal.ts';
@@ -38,11 +40,16 @@ describe('bcd ramdisk', () => {
     expect(await env.result(cmd)).toMatchObject({ ok: true, result: { ok: true, payload: { disks: disks.map((path) => ({ path, sizeBytes: DISK_BYTES })) } } });
   });
 
-  it('writes user data and SSH keys to the config area', async () => {
+  it('writes user data and SSH keys onto the disk as a NoCloud seed (a cidata partition after the image)', async () => {
+    execFileSync('sfdisk', ['--quiet', disks[0]!], { input: 'label: dos\nstart=2048, size=2048, type=83\n' });
     const cmd = agentCommand('userdata.write', { params: { userData: '#cloud-config\n', sshKeys: ['ssh-ed25519 AAAA test'] } });
     await env.publish(cmd);
-    expect(await env.result(cmd)).toMatchObject({ ok: true, result: { ok: true, payload: { sshKeys: 1 } } });
-    expect(JSON.parse(readFileSync(`${disks[0]}.userdata.json`, 'utf8'))).toEqual({ userData: '#cloud-config\n', sshKeys: ['ssh-ed25519 AAAA test'] });
+    const verdict = await env.result(cmd);
+    expect(verdict).toMatchObject({ ok: true, result: { ok: true, payload: { sshKeys: 1, cidata: { disk: disks[0], table: 'dos', verified: true } } } });
+    const { offset } = (verdict as { result: { payload: { cidata: { offset: number } } } }).result.payload.cidata;
+    const userData = execFileSync('mcopy', ['-i', `${disks[0]}@@${offset}`, '::user-data', '-'], { encoding: 'utf8' });
+    expect(userData.startsWith('#cloud-config\n')).toBe(true);
+    expect(parseYaml(userData)).toEqual({ ssh_authorized_keys: ['ssh-ed25519 AAAA test'] });
   });
 
   it('wipes every disk so that it reads back as zeros, and says so in the signed result', async () => {
@@ -60,7 +67,6 @@ describe('bcd ramdisk', () => {
       },
     });
     for (const disk of disks) expect(readFileSync(disk).every((b) => b === 0)).toBe(true);
-    expect(existsSync(`${disks[0]}.userdata.json`)).toBe(false);
   });
 
   it('writes an image that the disk then starts with, verified by sha256', async () => {

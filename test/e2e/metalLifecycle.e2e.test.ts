@@ -9,6 +9,7 @@ import { startImageServer } from '../support/imageServer.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { startStackProcess } from '../support/stackProcess.ts';
 import { readPrefix } from '../support/diskFile.ts';
+import { readNoCloudFile } from '../support/noCloudSeedOnDisk.ts';
 
 const json = async (res: Response | Promise<Response>): Promise<any> => (await res).json();
 
@@ -22,7 +23,7 @@ describe('metal lifecycle on npm start with the simulated site', () => {
     { timeout: 300_000 },
     async () => {
       using dir = tempDir();
-      await using image = await startImageServer();
+      await using image = await startImageServer(undefined, { partitioned: true });
       await using stack = await startStackProcess({ BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0' }, await freePort());
       const auth = { headers: { authorization: `Bearer ${stack.token}` } };
       const nodeId = 'sim-m001';
@@ -48,7 +49,9 @@ describe('metal lifecycle on npm start with the simulated site', () => {
       expect(deployed).toMatch(/^deploy completed/m);
       expect(await node()).toMatchObject({ state: 'deployed', role: 'host' });
       const disk = join(dir.path, 'sim', 'sim', 'machines', nodeId, 'disk0.img');
-      expect(readPrefix(disk, image.image.length).equals(image.image)).toBe(true);
+      expect(image.isOn(readPrefix(disk, image.image.length))).toBe(true);
+      // The key given with --ssh-key is on the disk, in the NoCloud seed the host's cloud-init reads at first boot.
+      expect(readNoCloudFile(disk, 'user-data')).toContain('ssh-ed25519 AAAA test');
 
       const released = await cli(stack.api, stack.token, 'metal', 'release', nodeId, '--wait');
       expect(released).toMatch(/disk\.wipe\s+node\s+succeeded .*destructive \(attested\)/);

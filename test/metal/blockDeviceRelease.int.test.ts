@@ -4,6 +4,7 @@ import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { tempDir } from '../support/natsServer.ts';
 import { attachLoopDevice, readAll, type LoopDevice } from '../support/loopDevice.ts';
+import { readNoCloudFile } from '../support/noCloudSeedOnDisk.ts';
 import { startEngine } from './engineFixture.ts';
 
 const SIZE = 16 << 20;
@@ -29,7 +30,7 @@ describe('releases of machines whose disks are real block devices', () => {
       // first only, while the BMC lists both. (Machine 2 serves the HPE tree, whose BMC lists no drives.)
       const [a, b, c, d] = [attach('m1-a'), attach('m1-b'), attach('m3-a'), attach('m3-b')];
       await using engine = await startEngine();
-      await using image = await startImageServer();
+      await using image = await startImageServer(undefined, { partitioned: true });
       const site = await startSimulatedSite(
         engine.nc,
         {
@@ -57,8 +58,10 @@ describe('releases of machines whose disks are real block devices', () => {
         }
         for (const nodeId of [m1, m3]) await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'deployed', 90_000);
         // image.write wrote the first disk, a loop device.
-        expect(readAll(a.path, image.image.length).equals(image.image)).toBe(true);
-        expect(readAll(c.path, image.image.length).equals(image.image)).toBe(true);
+        expect(image.isOn(readAll(a.path, image.image.length))).toBe(true);
+        expect(image.isOn(readAll(c.path, image.image.length))).toBe(true);
+        // The deploy's SSH key landed on the block device, in the NoCloud seed the host's cloud-init reads.
+        for (const loop of [a, c]) expect(readNoCloudFile(loop.path, 'user-data')).toContain('ssh-ed25519 AAAA test');
 
         const release = await engine.bus.execute({ name: 'metal.undeploy', payload: { nodeId: m1 }, actor: 'test' });
         await engine.bus.execute({ name: 'metal.undeploy', payload: { nodeId: m3 }, actor: 'test' });

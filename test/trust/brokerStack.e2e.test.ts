@@ -20,7 +20,7 @@ describe('npm start under broker permissions (the default: operator mode)', () =
     { timeout: 240_000 },
     async () => {
       using dir = tempDir();
-      await using image = await startImageServer();
+      await using image = await startImageServer(undefined, { partitioned: true });
       await using stack = await startStackProcess(
         // A plugin from the deployment's config runs under the stack's credentials like any other service.
         { BC_DATA_DIR: dir.path, BC_SIM_MACHINES: '1', BC_SIM_BMC_PORT_BASE: '0', BC_LOG_LEVEL: 'info', BC_PLUGINS: 'plugins/acme-autoinstall/index.ts' },

@@ -62,7 +62,7 @@ export const deployProfile = defineProfile({
   steps: [
     ...bootRamdisk,
     agent('image.write', { imageUrl: fromInput('imageUrl'), sha256: fromInput('imageSha256') }, { timeoutMs: 1_800_000 }),
-    agent('userdata.write', { userData: fromInput('userData'), sshKeys: fromInput('sshKeys', []) }),
+    agent('userdata.write', { userData: fromInput('userData'), sshKeys: fromInput('sshKeys', []), networkConfig: fromInput('networkConfig') }),
     endNetworkBoot,
     agent('power.set', { action: 'cycle' }),
   ],
