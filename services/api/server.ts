@@ -70,7 +70,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   // First: its hook runs before authentication and the rate limit, so their refusals carry the headers too.
   await installSecurityHeaders(app);
   // The process's bus sends the commands of the edge routes (tokens, approvals) too; its repository serves token look-ups.
-  installAuthentication(app, ctx, ctx.bus.repository);
+  const tokens = installAuthentication(app, ctx, ctx.bus.repository);
   installMinSeqCheck(app, ctx.store);
   const tenancy = installTenancy(app, ctx);
   await installRateLimit(app, ctx.config);
@@ -84,7 +84,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
 
   const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
   await app.register(commandRoutes, { ctx, commands: operatorCommands });
-  await app.register(eventRoutes, { ctx, tenancy });
+  await app.register(eventRoutes, { ctx, tenancy, tokens });
   const deadLetters = new DeadLetterReader(ctx.store.jsm);
   const leases = new LeaseReader(ctx.nc);
   await app.register(healthRoutes, { ctx, deadLetters, leases });

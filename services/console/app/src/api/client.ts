@@ -67,6 +67,11 @@ export class ApiClient {
     private readonly onUnauthorized: () => void,
   ) {}
 
+  /** The token no longer holds (the event stream said so): back to sign-in. */
+  unauthorized(): void {
+    this.onUnauthorized();
+  }
+
   /** The fetch every call (and the event stream) goes through: bearer token, problem+json errors, 401 handling. */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
