@@ -16,6 +16,7 @@ import { installAuthentication } from './authentication.ts';
 import { commandRoutes } from './commandRoutes.ts';
 import { deadLetterRoutes } from './deadLetterRoutes.ts';
 import { eventRoutes } from './eventRoutes.ts';
+import { poolRoutes } from './poolRoutes.ts';
 import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from '../platform/problem.ts';
 import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
@@ -94,6 +95,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   const presence = startAgentPresence(ctx.nc, { repository: ctx.bus.repository, windowMs: ctx.config.agentPresenceWindowMs, log });
   app.addHook('onClose', () => presence.stop());
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence });
+  await app.register(poolRoutes, { ctx });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });
