@@ -47,15 +47,32 @@ describe('console node actions', () => {
   it('offers a tenant the verbs its token may send, and never maintenance or retry', () => {
     expect(ids('tenant', node({ state: 'deployed', tenantId: 'acme' }))).toEqual(['release', 'rescue']);
     expect(ids('tenant', node({ state: 'rescue', tenantId: 'acme' }))).toEqual(['unrescue']);
-    expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual(['rescue']);
+    expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual([]);
   });
 
   it('offers an operator what the node state allows', () => {
     expect(ids('operator', node({ state: 'ready' }))).toEqual(['deploy', 'rescue', 'maintenance-on']);
-    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['rescue', 'maintenance-off', 'retry']);
-    expect(ids('admin', node({ state: 'deploying' }))).toEqual(['maintenance-on']);
+    expect(ids('operator', node({ state: 'failed' }))).toEqual(['maintenance-on', 'retry']);
+    expect(ids('admin', node({ state: 'deploying', operation: 'deploy', workflowId: 'wf-1' }))).toEqual(['maintenance-on', 'cancel']);
     // An agentless node has no ramdisk to rescue into.
     expect(ids('operator', node({ state: 'deployed', agent: 'none' }))).toEqual(['release', 'maintenance-on']);
+  });
+
+  it('offers no rescue of a failed node, which the API refuses (regression: issue 37)', () => {
+    expect(ids('operator', node({ state: 'failed' }))).not.toContain('rescue');
+  });
+
+  it('offers no deploy or retry in maintenance, the rule the API holds (regression: issue 37, deploy offered then refused)', () => {
+    expect(ids('operator', node({ state: 'ready', maintenance: true }))).toEqual(['rescue', 'maintenance-off']);
+    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['maintenance-off']);
+    expect(ids('tenant', node({ state: 'ready', maintenance: true }))).toEqual(['rescue']);
+  });
+
+  it('offers operators a cancel of the running operation, and tenants none (regression: issue 37, no Cancel button)', () => {
+    const running = node({ state: 'wiping', operation: 'release', workflowId: 'wf-2', tenantId: 'acme' });
+    expect(ids('operator', running)).toContain('cancel');
+    expect(ids('tenant', running)).not.toContain('cancel');
+    expect(ids('operator', node({ state: 'deployed' }))).not.toContain('cancel');
   });
 });
 

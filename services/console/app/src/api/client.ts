@@ -14,6 +14,8 @@ import type {
   NodeState,
   NodeView,
   PluginView,
+  AllocateNode,
+  PoolOffer,
   PolicyView,
   Problem,
   ProfileValidation,
@@ -111,6 +113,10 @@ export class ApiClient {
   /** `at`: a stream sequence or an ISO time; absent: now. */
   nodeHistory = (nodeId: string, at?: number | string, signal?: AbortSignal) =>
     this.get<NodeHistory>(`/v1/nodes/${encodeURIComponent(nodeId)}/history`, { at }, signal);
+
+  poolOffers = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: PoolOffer[] }>('/v1/pool/offers', { minSeq }, signal);
+  /** Takes a free node of an offer and deploys it; the answer names the node the API picked. */
+  allocate = (body: AllocateNode) => this.post<CommandResult & { nodeId: string }>('/v1/pool/allocate', body);
 
   workflows = (filter: { state?: WorkflowView['state'] | ''; cursor?: string | null; minSeq?: number }, signal?: AbortSignal) =>
     this.get<WorkflowPage>('/v1/workflows', filter, signal);

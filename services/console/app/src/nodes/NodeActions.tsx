@@ -44,7 +44,10 @@ function ActionDialog({ action, node, onClose, send }: { action: NodeAction; nod
       ? { nodeId: node.nodeId, on: true, ...(reason.trim() ? { reason: reason.trim() } : {}) }
       : action.id === 'maintenance-off'
         ? { nodeId: node.nodeId, on: false }
-        : { nodeId: node.nodeId };
+        : action.id === 'cancel'
+          ? { nodeId: node.nodeId, ...(reason.trim() ? { reason: reason.trim() } : {}) }
+          : { nodeId: node.nodeId };
+  const asksReason = action.id === 'maintenance-on' || action.id === 'cancel';
   return (
     <ConfirmDialog
       title={`${action.label}: ${node.nodeId}`}
@@ -54,10 +57,10 @@ function ActionDialog({ action, node, onClose, send }: { action: NodeAction; nod
       onConfirm={() => send(payload)}
     >
       <p>{action.consequence}</p>
-      {action.id === 'maintenance-on' && (
+      {asksReason && (
         <div className="field">
-          <label htmlFor="maintenance-reason">Reason</label>
-          <input id="maintenance-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
+          <label htmlFor="action-reason">Reason</label>
+          <input id="action-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
         </div>
       )}
     </ConfirmDialog>

@@ -1,8 +1,9 @@
+import { isRefusedInMaintenance } from '../../../../../schemas/metal/maintenanceRule.ts';
 import type { NodeView, Role } from '../api/shapes.ts';
 
 /** A lifecycle verb the console offers on a node: the command it sends and when (role, node state) it is offered. */
 export interface NodeAction {
-  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry';
+  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry' | 'cancel';
   readonly label: string;
   readonly command: string;
   readonly roles: readonly Role[];
@@ -39,7 +40,7 @@ export const nodeActions: readonly NodeAction[] = [
     label: 'Rescue',
     command: 'metal.rescue',
     roles: operatorsAndTenants,
-    offered: (n) => ['ready', 'deployed', 'failed'].includes(n.state) && n.agent !== 'none',
+    offered: (n) => ['ready', 'deployed'].includes(n.state) && n.agent !== 'none',
     consequence: 'The node reboots into the rescue ramdisk; its disks are left as they are.',
   },
   {
@@ -74,7 +75,21 @@ export const nodeActions: readonly NodeAction[] = [
     offered: (n) => n.state === 'failed',
     consequence: 'The operation that failed runs again as a new workflow.',
   },
+  {
+    id: 'cancel',
+    label: 'Cancel operation',
+    command: 'metal.cancel',
+    roles: operators,
+    offered: (n) => n.workflowId !== null,
+    danger: true,
+    consequence:
+      'The running operation stops: no new step starts, a destructive step already running is waited for. A node whose disks were touched ends failed, in maintenance.',
+  },
 ];
 
-/** The actions this role may take on this node now: none for viewers and approvers. */
-export const actionsFor = (role: Role, node: NodeView): NodeAction[] => nodeActions.filter((a) => a.roles.includes(role) && a.offered(node));
+/**
+ * The actions this role may take on this node now (none for viewers and approvers): the same states and maintenance
+ * rule (`schemas/metal/maintenanceRule.ts`) the API's deciders hold, so nothing offered is then refused.
+ */
+export const actionsFor = (role: Role, node: NodeView): NodeAction[] =>
+  nodeActions.filter((a) => a.roles.includes(role) && a.offered(node) && !isRefusedInMaintenance(a.command, node.maintenance));

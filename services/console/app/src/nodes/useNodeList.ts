@@ -3,6 +3,7 @@ import { useSignedIn } from '../api/apiContext.tsx';
 import { ApiError, type NodeFilter } from '../api/client.ts';
 import type { NodeView } from '../api/shapes.ts';
 import { useLiveEvents } from '../live/eventStream.tsx';
+import { nodesChangedBy } from '../live/nodeChanges.ts';
 
 const pageSize = 500;
 /** Node batches arrive in bursts during a fleet deploy: changed nodes are re-read together, this often at most. */
@@ -59,9 +60,10 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
     return () => clearInterval(timer);
   }, [client, key]);
 
+  const shown = useRef(nodes);
+  shown.current = nodes;
   useLiveEvents((batch) => {
-    const prefix = 'bc.evt.metal.node.';
-    if (batch.subject.startsWith(prefix)) changed.current.set(batch.subject.slice(prefix.length), batch.seq);
+    for (const nodeId of nodesChangedBy(batch, shown.current.values())) changed.current.set(nodeId, batch.seq);
   });
 
   return { nodes, complete, error };

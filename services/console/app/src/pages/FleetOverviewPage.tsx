@@ -25,7 +25,7 @@ export function FleetOverviewPage() {
   const { client } = useSignedIn();
   const summary = useResource('fleet', (minSeq, signal) => client.fleetSummary(minSeq, signal));
   const failures = useResource('failures', (minSeq, signal) => client.nodes({ state: 'failed', limit: 20, minSeq }, signal));
-  useLiveReload(summary, subjectOf.anyNode);
+  useLiveReload(summary, subjectOf.anyNodeOrWorkflow);
   useLiveReload(failures, subjectOf.anyNode);
   const fleet = summary.data?.fleet;
   // Only states some node is in get a column: a fleet of 10 sites stays readable.

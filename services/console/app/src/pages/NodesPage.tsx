@@ -1,9 +1,11 @@
 import { useCallback } from 'react';
 import { useSearchParams } from 'wouter';
+import { useSignedIn } from '../api/apiContext.tsx';
 import type { NodeFilter } from '../api/client.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { NodeFilters } from '../nodes/NodeFilters.tsx';
 import { NodeTable } from '../nodes/NodeTable.tsx';
+import { PoolOffers } from '../nodes/PoolOffers.tsx';
 import { useNodeList } from '../nodes/useNodeList.ts';
 
 const filterKeys = ['siteId', 'state', 'poolId', 'tenantId'] as const;
@@ -17,6 +19,7 @@ export function NodesPage() {
     [setParams],
   );
   const { nodes, complete, error } = useNodeList(filter);
+  const { session } = useSignedIn();
   return (
     <section aria-labelledby="nodes-title">
       <h1 id="nodes-title">Nodes</h1>
@@ -27,6 +30,7 @@ export function NodesPage() {
         {complete ? '' : ' (loading more…)'}
       </p>
       <NodeTable nodes={nodes} />
+      {session.role === 'tenant' && <PoolOffers />}
     </section>
   );
 }

@@ -9,7 +9,7 @@ import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { WorkflowSteps } from '../workflows/WorkflowSteps.tsx';
 import { TableHead } from '../components/TableHead.tsx';
 
-const states = ['', 'running', 'completed', 'failed'] as const;
+const states = ['', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
 
 /** Workflows across the fleet, newest first: running ones with their steps live, failed ones with their codes. */
 export function WorkflowsPage() {
