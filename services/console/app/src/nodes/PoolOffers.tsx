@@ -28,24 +28,26 @@ export function PoolOffers() {
       <ProblemAlert error={offers.error} />
       {offers.data && items.length === 0 && <p>No free node is left to take.</p>}
       {items.length > 0 && (
-        <table className="pool">
-          <TableHead caption="Free nodes you may take" columns={['Site', 'Pool', 'Hardware profile', 'Free', 'Action']} />
-          <tbody>
-            {items.map((o) => (
-              <tr key={offerName(o)} data-offer={offerName(o)}>
-                <td>{o.siteId}</td>
-                <td>{o.poolId ?? 'none'}</td>
-                <td>{o.hardwareProfile}</td>
-                <td>{o.available}</td>
-                <td>
-                  <button type="button" onClick={() => setOpen(o)} aria-label={`Deploy a node of ${offerName(o)}`}>
-                    Deploy one
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table className="pool">
+            <TableHead caption="Free nodes you may take" columns={['Site', 'Pool', 'Hardware profile', 'Free', 'Action']} />
+            <tbody>
+              {items.map((o) => (
+                <tr key={offerName(o)} data-offer={offerName(o)}>
+                  <td>{o.siteId}</td>
+                  <td>{o.poolId ?? 'none'}</td>
+                  <td>{o.hardwareProfile}</td>
+                  <td>{o.available}</td>
+                  <td>
+                    <button type="button" onClick={() => setOpen(o)} aria-label={`Deploy a node of ${offerName(o)}`}>
+                      Deploy one
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {open && <AllocateDialog offer={open} onClose={() => setOpen(null)} onTaken={(nodeId) => navigate(`/nodes/${nodeId}`)} />}
     </section>

@@ -44,19 +44,21 @@ export function WorkflowsPage() {
         </div>
       </form>
       <ProblemAlert error={list.error} />
-      <table className="workflows">
-        <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
-        <tbody>
-          {list.data?.items.map((w) => (
-            <WorkflowRow
-              key={w.workflowId}
-              workflow={w}
-              expanded={expanded === w.workflowId}
-              onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)}
-            />
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="workflows">
+          <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
+          <tbody>
+            {list.data?.items.map((w) => (
+              <WorkflowRow
+                key={w.workflowId}
+                workflow={w}
+                expanded={expanded === w.workflowId}
+                onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
       <div className="pager">
         <button type="button" disabled={pages.length === 0} onClick={() => setPages(pages.slice(0, -1))}>
           Newer

@@ -30,35 +30,37 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
           {outcome.text}
         </p>
       )}
-      <table className="steps">
-        <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
-        <tbody>
-          {workflow.steps.map((s) => (
-            <tr key={s.stepIndex} data-step={s.stepId} data-state={s.state}>
-              <td>{s.stepIndex + 1}</td>
-              <td>
-                <code>{s.stepId}</code>
-              </td>
-              <td>{s.runsOn}</td>
-              <td>
-                <StateBadge state={s.state} />
-              </td>
-              <td>{s.attempts}</td>
-              <td>
-                {[s.destructive ? 'destructive' : null, attestation(s.output), s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null]
-                  .filter(Boolean)
-                  .join(', ')}
-                {s.errorCode && (
-                  <span className="problem-inline">
-                    {' '}
-                    <strong>{s.errorCode}</strong> {s.error}
-                  </span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="steps">
+          <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
+          <tbody>
+            {workflow.steps.map((s) => (
+              <tr key={s.stepIndex} data-step={s.stepId} data-state={s.state}>
+                <td>{s.stepIndex + 1}</td>
+                <td>
+                  <code>{s.stepId}</code>
+                </td>
+                <td>{s.runsOn}</td>
+                <td>
+                  <StateBadge state={s.state} />
+                </td>
+                <td>{s.attempts}</td>
+                <td>
+                  {[s.destructive ? 'destructive' : null, attestation(s.output), s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null]
+                    .filter(Boolean)
+                    .join(', ')}
+                  {s.errorCode && (
+                    <span className="problem-inline">
+                      {' '}
+                      <strong>{s.errorCode}</strong> {s.error}
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
