@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeStep } from '../../services/console/app/src/approvals/approvalWords.ts';
 import { actionsFor } from '../../services/console/app/src/nodes/nodeActions.ts';
+import { matchesFilter } from '../../services/console/app/src/nodes/nodeMatches.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 
 const node = (patch: Partial<NodeView>): NodeView => ({
@@ -73,6 +74,15 @@ describe('console node actions', () => {
     expect(ids('operator', running)).toContain('cancel');
     expect(ids('tenant', running)).not.toContain('cancel');
     expect(ids('operator', node({ state: 'deployed' }))).not.toContain('cancel');
+  });
+});
+
+describe('console node search', () => {
+  it('keeps a node re-read live in a searched list only while the search still finds it, as the API would', () => {
+    const n = node({ nodeId: 'rack1-db1', macs: ['52:54:00:BB:00:02'], addresses: ['10.0.4.7'], state: 'ready' });
+    for (const q of ['DB1', 'bb:00', '10.0.4', ' rack1 ']) expect(matchesFilter(n, { q })).toBe(true);
+    expect(matchesFilter(n, { q: 'web' })).toBe(false);
+    expect(matchesFilter(n, { q: 'rack1', state: 'deployed' })).toBe(false);
   });
 });
 

@@ -50,6 +50,8 @@ export type NodeFilter = {
   state?: NodeState | '';
   poolId?: string;
   tenantId?: string;
+  /** Part of a node id, MAC, address or serial. */
+  q?: string;
 };
 
 const withQuery = (path: string, query: Query = {}): string => {

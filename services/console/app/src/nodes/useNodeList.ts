@@ -4,16 +4,11 @@ import { ApiError, type NodeFilter } from '../api/client.ts';
 import type { NodeView } from '../api/shapes.ts';
 import { useLiveEvents } from '../live/eventStream.tsx';
 import { nodesChangedBy } from '../live/nodeChanges.ts';
+import { matchesFilter } from './nodeMatches.ts';
 
 const pageSize = 500;
 /** Node batches arrive in bursts during a fleet deploy: changed nodes are re-read together, this often at most. */
 const refreshEveryMs = 300;
-
-const matches = (node: NodeView, filter: NodeFilter) =>
-  (!filter.siteId || node.siteId === filter.siteId) &&
-  (!filter.state || node.state === filter.state) &&
-  (!filter.poolId || node.poolId === filter.poolId) &&
-  (!filter.tenantId || node.tenantId === filter.tenantId);
 
 /**
  * Every node the filter selects, read page by page through the API's cursor (the table shows the first page at once),
@@ -52,7 +47,7 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
       changed.current.clear();
       for (const [nodeId, seq] of batch) {
         client.node(nodeId, seq).then(
-          (node) => setNodes((prev) => withNode(prev, nodeId, matches(node, filter) ? node : undefined)),
+          (node) => setNodes((prev) => withNode(prev, nodeId, matchesFilter(node, filter) ? node : undefined)),
           (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND' && setNodes((prev) => withNode(prev, nodeId, undefined)),
         );
       }

@@ -8,7 +8,7 @@ import { NodeTable } from '../nodes/NodeTable.tsx';
 import { PoolOffers } from '../nodes/PoolOffers.tsx';
 import { useNodeList } from '../nodes/useNodeList.ts';
 
-const filterKeys = ['siteId', 'state', 'poolId', 'tenantId'] as const;
+const filterKeys = ['q', 'siteId', 'state', 'poolId', 'tenantId'] as const;
 
 /** Every node the token may see, filtered in the URL (so a filtered view can be linked), sorted and live. */
 export function NodesPage() {

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn, startConsoleRig } from '../support/consoleStack.ts';
+
+/** Evaluated in the page (the tests compile without the DOM's types). */
+const focusedText = "document.activeElement?.textContent ?? ''";
+
+/**
+ * Issue 37's defects, as operators and tenants meet them in Chromium: three free machines; tenant initech takes one
+ * from the pool (sim-m001, which an operator then cancels), an operator deploys sim-m002 and puts sim-m003 in
+ * maintenance.
+ */
+describe('web console: sessions, the pool, cancel, maintenance and layout', () => {
+  let rig: Awaited<ReturnType<typeof startConsoleRig>>;
+  let operator: string;
+  let tenant: string;
+
+  beforeAll(async () => {
+    rig = await startConsoleRig(3);
+    for (const n of ['sim-m001', 'sim-m002', 'sim-m003']) await rig.stack.admin.waitForNodeState(n, 'ready', 300_000);
+    operator = await rig.stack.createToken('ops', 'operator');
+    tenant = await rig.stack.createToken('initech', 'tenant', 'initech');
+  }, 900_000);
+  afterAll(() => rig?.[Symbol.asyncDispose]());
+
+  it(
+    'lets a tenant with no node take one from the pool, and an operator cancel it, shown as cancelling/cancelled, never failed',
+    { timeout: 300_000 },
+    async () => {
+      const { page, consoleErrors, screenshot } = await rig.browser.newPage();
+      await signIn(page, rig.stack.api, tenant, '/nodes');
+      await page.getByText('0 nodes', { exact: true }).waitFor({ timeout: 15_000 });
+      const offer = page.getByRole('table', { name: 'Free nodes you may take' }).locator('tbody tr');
+      await expect.poll(() => offer.locator('td').allTextContents(), { timeout: 15_000 }).toEqual(['sim', 'none', expect.any(String), '3', 'Deploy one']);
+      expect(await page.locator('body').textContent()).not.toContain('sim-m00');
+      await screenshot('tenant-pool');
+      await offer.getByRole('button', { name: /Deploy a node of/ }).click();
+      const dialog = page.getByRole('dialog', { name: /Deploy a node of/ });
+      await dialog.getByLabel('Image URL').fill(rig.image.url);
+      await dialog.getByLabel('Image SHA-256').fill(rig.image.sha256);
+      await dialog.getByRole('button', { name: 'Deploy' }).click();
+      await page.waitForURL(/\/nodes\/sim-m001$/, { timeout: 15_000 });
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toMatch(/sim-m001\s*deploying/);
+      expect(await page.getByRole('group', { name: 'Node actions' }).getByRole('button').allTextContents()).not.toContain('Cancel operation');
+
+      const workflowId = (await rig.stack.admin.node('sim-m001')).workflowId as string;
+      expect(workflowId).toMatch(/^wf-/);
+      const ops = await rig.browser.newPage();
+      await signIn(ops.page, rig.stack.api, operator, '/nodes/sim-m001');
+      await ops.page.getByRole('button', { name: 'Cancel operation' }).click();
+      const confirm = ops.page.getByRole('dialog', { name: 'Cancel operation: sim-m001' });
+      await confirm.getByLabel('Reason').fill('wrong image');
+      await confirm.getByRole('button', { name: 'Cancel operation' }).click();
+      // Read the workflow's outcome line as it changes: cancelling, then cancelled; "Failed" is never said of it.
+      await ops.page.goto(`${rig.stack.api}/workflows/${workflowId}`);
+      const seen = new Set<string>();
+      await expect
+        .poll(
+          async () => {
+            const outcome = await ops.page
+              .locator('[data-outcome]')
+              .getAttribute('data-outcome', { timeout: 1_000 })
+              .catch(() => null);
+            if (outcome) seen.add(outcome);
+            return outcome;
+          },
+          { timeout: 180_000, interval: 200 },
+        )
+        .toBe('cancelled');
+      expect([...seen].filter((o) => o !== 'cancelling' && o !== 'cancelled')).toEqual([]);
+      expect(await ops.page.locator('[data-outcome]').textContent()).toBe('Cancelled: wrong image');
+      await ops.screenshot('workflow-cancelled');
+
+      await ops.page.goto(`${rig.stack.api}/workflows`);
+      await ops.page.getByLabel('State').selectOption('cancelled');
+      await ops.page.locator(`a[href="/workflows/${workflowId}"]`).first().waitFor({ timeout: 15_000 });
+      expect(consoleErrors).toEqual([]);
+    },
+  );
+
+  it('drops "waiting-for-capacity" from a live node page once its workflow starts, without a reload', { timeout: 400_000 }, async () => {
+    const { page, screenshot } = await rig.browser.newPage();
+    await signIn(page, rig.stack.api, operator, '/nodes/sim-m002');
+    await page.evaluate('window.notReloaded = true');
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Deploy sim-m002' });
+    await dialog.getByLabel('Image URL').fill(rig.image.url);
+    await dialog.getByLabel('Image SHA-256').fill(rig.image.sha256);
+    await dialog.getByRole('button', { name: 'Deploy' }).click();
+    await expect
+      .poll(() => page.locator('table.steps tr[data-step="image.write"]').getAttribute('data-state'), { timeout: 180_000, interval: 200 })
+      .toMatch(/running|succeeded/);
+    // The steps run: the site gave the deploy its slot, so the node no longer waits for one.
+    await expect.poll(() => page.getByText(/^Waiting:/).count(), { timeout: 10_000 }).toBe(0);
+    await screenshot('node-deploying');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), { timeout: 180_000, interval: 250 }).toMatch(/sim-m002\s*deployed/);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+  });
+
+  it('offers no Deploy in maintenance (the API refuses it) and returns focus to the button a dialog was opened from', { timeout: 120_000 }, async () => {
+    const { page } = await rig.browser.newPage();
+    await signIn(page, rig.stack.api, operator, '/nodes/sim-m003');
+    const actions = page.getByRole('group', { name: 'Node actions' });
+    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Deploy', 'Rescue', 'Maintenance on']);
+    await actions.getByRole('button', { name: 'Maintenance on' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Maintenance on: sim-m003' });
+    await dialog.getByLabel('Reason').fill('fan swap');
+    await dialog.getByRole('button', { name: 'Maintenance on' }).click();
+    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Rescue', 'Maintenance off']);
+    const refused = await rig.stack.admin.command('metal.deploy', { nodeId: 'sim-m003', imageUrl: rig.image.url, imageSha256: rig.image.sha256, role: 'host' });
+    expect([refused.status, (refused.body as { code?: string }).code]).toEqual([409, 'ILLEGAL_TRANSITION']);
+
+    await actions.getByRole('button', { name: 'Maintenance off' }).click();
+    await page.getByRole('dialog', { name: 'Maintenance off: sim-m003' }).waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.evaluate(focusedText), { timeout: 5_000 }).toBe('Maintenance off');
+  });
+
+  it('fits every page at 390 px and keeps the top bar on one line at 1280 px while reconnecting', { timeout: 300_000 }, async () => {
+    const { page, screenshot } = await rig.browser.newPage();
+    await signIn(page, rig.stack.api, operator, '/');
+    const pages = ['/', '/nodes', '/nodes/sim-m002', '/workflows', '/approvals', '/vps', '/plugins', '/autonomy'];
+    for (const [width, height] of [
+      [1280, 800],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      for (const path of pages) {
+        await page.goto(`${rig.stack.api}${path}`);
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        await page.waitForLoadState('networkidle').catch(() => undefined);
+        // Nothing makes the page wider than the screen: wide tables scroll inside their own box.
+        expect([path, width, await page.evaluate('document.documentElement.scrollWidth')]).toEqual([path, width, width]);
+        await screenshot(`page${path === '/' ? '-overview' : path.replaceAll('/', '-')}-${width}`);
+      }
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${rig.stack.api}/nodes`);
+    const name = page.locator('[data-node="sim-m001"] [role="cell"]').first();
+    await name.waitFor();
+    expect(await name.evaluate((cell) => cell.scrollWidth <= cell.clientWidth)).toBe(true);
+
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${rig.stack.api}/nodes`);
+    await page.locator('.live').evaluate((status) => (status.textContent = 'reconnecting…'));
+    const top = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
+    expect(await top('.topbar > button')).toBe(await top('.topbar .brand'));
+  });
+
+  it('returns an open page to sign-in within 5 s of its token being revoked, with no click', { timeout: 60_000 }, async () => {
+    const token = await rig.stack.createToken('soon-revoked', 'tenant', 'initech');
+    const { page, screenshot } = await rig.browser.newPage();
+    await signIn(page, rig.stack.api, token, '/nodes');
+    await page.getByText('live', { exact: true }).waitFor({ timeout: 15_000 });
+    const revoked = await fetch(`${rig.stack.api}/v1/tokens/soon-revoked`, { method: 'DELETE', headers: { authorization: `Bearer ${rig.stack.adminToken}` } });
+    expect(revoked.ok).toBe(true);
+    await page.getByLabel('API token').waitFor({ timeout: 5_000 });
+    expect(await page.getByRole('status').textContent()).toMatch(/no longer valid/);
+    await screenshot('revoked-without-click');
+  });
+});
