@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeStep } from '../../services/console/app/src/approvals/approvalWords.ts';
-import { actionsFor } from '../../services/console/app/src/nodes/nodeActions.ts';
+import { actionsFor, bulkActionsFor, bulkPlan, nodeActions } from '../../services/console/app/src/nodes/nodeActions.ts';
 import { matchesFilter } from '../../services/console/app/src/nodes/nodeMatches.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 
@@ -74,6 +74,21 @@ describe('console node actions', () => {
     expect(ids('operator', running)).toContain('cancel');
     expect(ids('tenant', running)).not.toContain('cancel');
     expect(ids('operator', node({ state: 'deployed' }))).not.toContain('cancel');
+  });
+});
+
+describe('console bulk actions', () => {
+  const fleet = [node({ nodeId: 'a', state: 'deployed' }), node({ nodeId: 'b', state: 'ready' }), node({ nodeId: 'c', state: 'ready', maintenance: true })];
+
+  it('offers what at least one selected node allows, never deploy, and nothing to a viewer', () => {
+    expect(bulkActionsFor('operator', fleet).map((a) => a.id)).toEqual(['release', 'rescue', 'maintenance-on', 'maintenance-off']);
+    expect(bulkActionsFor('viewer', fleet)).toEqual([]);
+  });
+
+  it('sends an action only to the nodes it is offered on, and says which it skips', () => {
+    const on = nodeActions.find((a) => a.id === 'maintenance-on')!;
+    const { applies, skipped } = bulkPlan('operator', on, fleet);
+    expect([applies.map((n) => n.nodeId), skipped.map((n) => n.nodeId)]).toEqual([['a', 'b'], ['c']]);
   });
 });
 

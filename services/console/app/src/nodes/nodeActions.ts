@@ -93,3 +93,25 @@ export const nodeActions: readonly NodeAction[] = [
  */
 export const actionsFor = (role: Role, node: NodeView): NodeAction[] =>
   nodeActions.filter((a) => a.roles.includes(role) && a.offered(node) && !isRefusedInMaintenance(a.command, node.maintenance));
+
+/** The command body of an action on a node; `reason` where the command takes one (maintenance on, cancel). */
+export function actionPayload(action: NodeAction, nodeId: string, reason = ''): object {
+  const why = reason.trim() ? { reason: reason.trim() } : {};
+  if (action.id === 'maintenance-on') return { nodeId, on: true, ...why };
+  if (action.id === 'maintenance-off') return { nodeId, on: false };
+  if (action.id === 'cancel') return { nodeId, ...why };
+  return { nodeId };
+}
+
+/** Whether the action's dialog asks for a reason. */
+export const asksReason = (action: NodeAction): boolean => action.id === 'maintenance-on' || action.id === 'cancel';
+
+/** What a bulk action over `nodes` would do: the nodes it is offered on now, and those it skips (and so never sends). */
+export function bulkPlan(role: Role, action: NodeAction, nodes: readonly NodeView[]): { applies: NodeView[]; skipped: NodeView[] } {
+  const applies = nodes.filter((n) => actionsFor(role, n).some((a) => a.id === action.id));
+  return { applies, skipped: nodes.filter((n) => !applies.includes(n)) };
+}
+
+/** The actions a bulk selection offers: those offered on at least one selected node (deploy asks per node, so not here). */
+export const bulkActionsFor = (role: Role, nodes: readonly NodeView[]): NodeAction[] =>
+  nodeActions.filter((a) => a.id !== 'deploy' && nodes.some((n) => actionsFor(role, n).some((offered) => offered.id === a.id)));
