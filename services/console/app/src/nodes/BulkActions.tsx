@@ -12,10 +12,9 @@ const inFlight = 4;
  * Actions on the selected nodes with one confirmation: the dialog says which nodes the action applies to and which it
  * skips (not offered in their state), then sends one command per node and reports what the API refused, by code.
  */
-export function BulkActions({ selected, onDone }: { selected: readonly NodeView[]; onDone: () => void }) {
+export function BulkActions({ selected, onDone }: { selected: readonly NodeView[]; onDone: (report: string) => void }) {
   const { session } = useSignedIn();
   const [open, setOpen] = useState<NodeAction | null>(null);
-  const [report, setReport] = useState<string | null>(null);
   const actions = bulkActionsFor(session.role, selected);
   return (
     <div className="bulk" role="group" aria-label="Bulk actions">
@@ -25,18 +24,7 @@ export function BulkActions({ selected, onDone }: { selected: readonly NodeView[
           {action.label}…
         </button>
       ))}
-      {report && <span role="status">{report}</span>}
-      {open && (
-        <BulkDialog
-          action={open}
-          nodes={selected}
-          onClose={() => setOpen(null)}
-          onSent={(text) => {
-            setReport(text);
-            onDone();
-          }}
-        />
-      )}
+      {open && <BulkDialog action={open} nodes={selected} onClose={() => setOpen(null)} onSent={onDone} />}
     </div>
   );
 }

@@ -23,6 +23,7 @@ export function NodesPage() {
   const { nodes, complete, error } = useNodeList(filter);
   const { session } = useSignedIn();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [bulkReport, setBulkReport] = useState<string | null>(null);
   const toggle = useCallback(
     (nodeId: string) =>
       setSelected((prev) => {
@@ -44,7 +45,16 @@ export function NodesPage() {
         {nodes.size} node{nodes.size === 1 ? '' : 's'}
         {complete ? '' : ' (loading more…)'}
       </p>
-      {canAct && chosen.length > 0 && <BulkActions selected={chosen} onDone={() => setSelected(new Set())} />}
+      {canAct && chosen.length > 0 && (
+        <BulkActions
+          selected={chosen}
+          onDone={(report) => {
+            setSelected(new Set());
+            setBulkReport(report);
+          }}
+        />
+      )}
+      {bulkReport && <p role="status">{bulkReport}</p>}
       <NodeTable nodes={nodes} {...(canAct ? { selected, onToggle: toggle } : {})} />
       {session.role === 'tenant' && <PoolOffers />}
     </section>
