@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connectNats } from '../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from './agent/identity.ts';
 import { connectJoinedAgent } from './agent/joinedConnection.ts';
+import { pendingJoinUserKey } from './agent/pendingJoin.ts';
 import { connectLongLivedAgent } from './agent/longLivedConnection.ts';
 import { recordLastError } from './agent/lastError.ts';
 import { loadMembership } from './agent/membership.ts';
@@ -33,7 +34,8 @@ async function main(args: BcdArgs): Promise<void> {
         siteId: args.siteId,
         nodeId: args.nodeId,
         ...productUuidOfHost(),
-        ...(args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8') } : {}),
+        // /init restarts `bcd ramdisk` in the same boot: the same user key re-sends the very join whose answer was lost.
+        ...(args.join.credsFile ? { joinCreds: readFileSync(args.join.credsFile, 'utf8'), userKey: pendingJoinUserKey(args.stateDir) } : {}),
         log,
       })
     : undefined;

@@ -5,7 +5,21 @@ export const FindingSeverity = z.enum(['error', 'warning', 'info']);
 export type FindingSeverity = z.infer<typeof FindingSeverity>;
 
 /** What `better-compute doctor` checks, in the order it reports them. */
-export const DoctorCheck = z.enum(['config', 'nats', 'broker', 'jetstream', 'streams', 'api', 'readModels', 'siteAgents', 'bmc', 'masterKey', 'clock']);
+export const DoctorCheck = z.enum([
+  'config',
+  'nats',
+  'broker',
+  'jetstream',
+  'streams',
+  'api',
+  'readModels',
+  'siteAgents',
+  'bmc',
+  'masterKey',
+  'clock',
+  /** What a production deployment must set and a fresh machine has not: admin token rotation, TLS for the API, broker mode. */
+  'production',
+]);
 export type DoctorCheck = z.infer<typeof DoctorCheck>;
 
 /** Stable finding codes: tools match on these, never on the message. */
@@ -62,6 +76,14 @@ export const FindingCode = z.enum([
   'MASTER_KEY_MISMATCH',
   'CLOCK_OK',
   'CLOCK_SKEW',
+  /** Admin token rotated, API behind TLS (or on loopback only), broker permissions on. */
+  'PRODUCTION_CONFIGURED',
+  /** The bootstrap admin token (`<dataDir>/admin.token`, written in clear at first start) is still accepted. */
+  'ADMIN_TOKEN_NOT_ROTATED',
+  /** The API listens beyond loopback, or is reached through a public URL, without https. */
+  'API_TLS_NOT_CONFIGURED',
+  /** The stack runs with BC_NATS_AUTH=none (reported as an error by the broker check as well). */
+  'BROKER_MODE_NOT_CONFIGURED',
   /** A check did not run because one it depends on failed. */
   'CHECK_SKIPPED',
 ]);

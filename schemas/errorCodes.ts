@@ -56,6 +56,13 @@ export const ErrorCodes = {
   BOOT_TOKEN_FORGED: { status: 403, title: "A boot join token request is not signed by the site agent's registered key" },
   BOOT_TOKEN_STALE: { status: 403, title: 'A boot join token request was issued too long ago (or in the future)' },
   BOOT_TOKEN_NOT_AUTHORISED: { status: 403, title: "The node is not at the requesting agent's site" },
+  BOOT_TOKEN_NOT_THIS_BOOT: { status: 409, title: "The boot a token is asked for is not the node's workflow's current boot" },
+  BOOT_CONTESTED: {
+    status: 409,
+    title:
+      'A ramdisk boot was contested (its script fetched twice, or a second ramdisk registered): the workflow fails closed and the node goes to maintenance',
+  },
+  BOOT_LOST: { status: 504, title: 'The machine did not fetch its boot script within the boot budget after the reset: the boot is retried' },
   BROKER_PERMISSION_DENIED: { status: 403, title: 'The broker does not let this credential publish on the subject: the request can never be answered' },
   COMMAND_NOT_SERVED_OVER_NATS: {
     status: 403,

@@ -121,6 +121,8 @@ export const Inboxes = {
    * rights): each join request uses an inbox of its own under it and its answer is sealed to a key of that request.
    */
   join: '_INBOX_join',
+  /** An inspector (`broker creds --inspector`) makes no requests: it may neither publish nor read any inbox. */
+  inspector: '_INBOX_inspector',
 } as const;
 
 /** The JetStream API subjects permissions are written against (server-defined, 2.9 and later). */

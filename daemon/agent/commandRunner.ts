@@ -126,7 +126,7 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
   let outcome: Parameters<ResultSink['sign']>[1];
   const stopHeartbeats = deps.heartbeats?.whileRunning(command);
   try {
-    outcome = { ok: true, payload: await executor.execute(command, params.data as Record<string, unknown>, ctx) };
+    outcome = { ok: true, payload: await executor.execute(command, params.data, ctx) };
   } catch (err) {
     // Stopped mid-way (power lost, shutdown): leave `started` in place and the message unacked, as a crash would.
     if (ctx.signal.aborted) return 'aborted';

@@ -16,6 +16,7 @@ export const AgentErrorCodes = {
   DISK_VERIFY_FAILED: 'A wiped disk did not read back as zeros',
   DISK_SIZE_UNKNOWN: 'A disk reports no size (zero or unreadable): nothing on it can be wiped or written',
   NO_DISK: 'The machine has no disk to act on',
+  HARDWARE_UNREADABLE: "The kernel's view of the hardware (procfs, sysfs) cannot be read",
 } as const;
 export type AgentErrorCode = keyof typeof AgentErrorCodes;
 

@@ -7,8 +7,8 @@ import { syncFolder, writeFileDurably } from './durableFile.ts';
 const seedFile = (stateDir: string) => join(stateDir, 'join-user.seed');
 
 /**
- * The NATS user key a long-lived agent joins with under broker permissions, made once and kept durably until its
- * membership is saved. The join service answers the same (token, agent key, user key) again, so an agent whose power
+ * The NATS user key an agent joins with under broker permissions, made once and kept durably until its membership is
+ * saved (a ramdisk keeps it for its boot: its state folder is RAM, and /init restarts it on the boot's one token). The join service answers the same (token, agent key, user key) again, so an agent whose power
  * went between the control plane spending its token and its own membership reaching the disk sends the very same
  * join after the reboot and is let in; with a fresh user key it would be a new join of a spent token, refused for good.
  */

@@ -16,6 +16,7 @@ const refusedOnRunningOs: Partial<Record<string, string>> = {
   'disk.wipe': 'a running OS does not wipe its own disks; PXE-boot the ramdisk for disk.wipe',
   'image.write': 'a running OS does not overwrite its own disks; PXE-boot the ramdisk for image.write',
   'userdata.write': 'user data is read at first boot; the ramdisk writes it before the OS runs',
+  'hardware.probe': 'the tenant owns a running OS; an inspection looks from inside with the ramdisk it boots',
 };
 
 /** Runs the non-destructive `node` kinds on an installed host (today `inventory.report`). */

@@ -20,7 +20,7 @@ export const SYSFS = '/sys';
 const majorOf = (rdev: bigint) => Number(((rdev >> 8n) & 0xfffn) | ((rdev >> 32n) & ~0xfffn));
 const minorOf = (rdev: bigint) => Number((rdev & 0xffn) | ((rdev >> 12n) & ~0xffn));
 
-async function readText(path: string): Promise<string | null> {
+export async function readText(path: string): Promise<string | null> {
   try {
     const text = (await readFile(path, 'utf8')).replace(/\0/g, '').trim();
     return text === '' ? null : text;
@@ -56,7 +56,7 @@ async function vpdSerial(dir: string): Promise<string | null> {
 }
 
 /** Serial and model of a block device from sysfs: virtio-blk (`serial`), NVMe (`device/serial`, `device/model`), SCSI/SATA (VPD 0x80, `device/model`). */
-async function identityOf(dir: string): Promise<{ serial: string | null; model: string | null }> {
+export async function identityOf(dir: string): Promise<{ serial: string | null; model: string | null }> {
   const serial = (await readText(join(dir, 'serial'))) ?? (await readText(join(dir, 'device', 'serial'))) ?? (await vpdSerial(dir));
   return { serial, model: await readText(join(dir, 'device', 'model')) };
 }
@@ -70,7 +70,7 @@ export type DiskSelection = readonly (string | MachineDisk)[] | 'discover';
 /** The disks a selection names now. */
 export function listDisks(selection: DiskSelection, sysfs = SYSFS): Promise<MachineDisk[]> {
   if (selection === 'discover') return discoverDisks(sysfs);
-  return Promise.all(selection.map((disk) => (typeof disk === 'string' ? describeDisk(disk, sysfs) : disk)));
+  return Promise.all(selection.map(async (disk) => (typeof disk === 'string' ? describeDisk(disk, sysfs) : disk)));
 }
 
 /** A disk named on the command line: a block device is identified from sysfs, a plain file has no serial or model. */
@@ -124,7 +124,7 @@ export async function supportsDiscard(path: string, sysfs = SYSFS): Promise<bool
 
 // Not disks a tenant's data lives on: loop and RAM devices, device-mapper and md arrays (their members are the
 // disks), optical and floppy drives, network block devices, and eMMC boot/RPMB areas.
-const NOT_A_DISK = /^(loop|ram|zram|dm-|md|sr|fd|nbd)\d*|^mmcblk\d+(boot\d+|rpmb)$/;
+export const NOT_A_DISK = /^(loop|ram|zram|dm-|md|sr|fd|nbd)\d*|^mmcblk\d+(boot\d+|rpmb)$/;
 
 /**
  * Every disk of the machine, for a ramdisk started without `--disk`: the whole-disk block devices in

@@ -98,7 +98,9 @@ export async function openImage(
  * written prefix is zeroed, so a half-good image is never left behind to boot from.
  */
 export async function writeImage(disk: string, imageUrl: string, sha256: string, ctx: ExecutionContext, siteCacheUrl?: string): Promise<WrittenImage> {
-  let { response, source } = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
+  const opened = await openImage(imageUrl, sha256, ctx, siteCacheUrl);
+  const source = opened.source;
+  let response = opened.response;
   const handle = await open(disk, 'r+');
   let written = 0;
   try {

@@ -13,6 +13,8 @@ export interface RamdiskAgentOptions {
   disks: DiskSelection;
   /** The site agent's HTTP base URL; image.write tries its cache before the command's URL. */
   siteCacheUrl?: string;
+  /** Where `hardware.probe` reads `sys/` and `proc/` (default `/`); the simulator gives each machine a tree of its own. */
+  hardwareRoot?: string;
   ackWaitMs?: number;
   /** How often it says it is alive while a command runs (default 10 s). */
   heartbeatIntervalMs?: number;
@@ -37,7 +39,13 @@ export function startRamdiskAgent(nc: NatsConnection, options: RamdiskAgentOptio
     stateDir: options.stateDir,
     agentIdOf: (keyId) => ramdiskAgentId(nodeId, keyId),
     journal: { durability: 'process-crash' },
-    executor: ramdiskExecutor({ siteId, nodeId, disks: options.disks, ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}) }),
+    executor: ramdiskExecutor({
+      siteId,
+      nodeId,
+      disks: options.disks,
+      ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}),
+      ...(options.hardwareRoot ? { hardwareRoot: options.hardwareRoot } : {}),
+    }),
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
     ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,

@@ -7,6 +7,7 @@ import type { AgentExecutor, ExecutionContext } from '../agent/commandRunner.ts'
 import { AgentError } from '../agent/errors.ts';
 import { listDisks, sizeOfDisk, type DiskSelection } from './blockDevices.ts';
 import { wipeDisk } from './diskWipe.ts';
+import { probeHardware } from './hardwareProbe.ts';
 import { writeImage } from './imageWrite.ts';
 import { writeNodeSeed } from './seedWrite.ts';
 
@@ -17,6 +18,8 @@ export interface RamdiskMachine {
   disks: DiskSelection;
   /** The site agent's HTTP base URL (`bc.boot` on the kernel line): images are fetched from its cache first. */
   siteCacheUrl?: string;
+  /** Where `hardware.probe` finds `sys/` and `proc/`: `/` on hardware, the simulated machine's tree in simulation. */
+  hardwareRoot?: string;
 }
 
 async function writeUserData(disk: string, content: { userData: string | undefined; sshKeys: string[] }) {
@@ -70,6 +73,8 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
             memoryMiB: Math.floor(totalmem() / (1 << 20)),
             disks: await Promise.all((await listDisks(machine.disks)).map(async (disk) => ({ ...disk, sizeBytes: await sizeOfDisk(disk.path) }))),
           };
+        case 'hardware.probe':
+          return probeHardware(machine.hardwareRoot);
         case 'disk.wipe':
           return wipeAll(machine.disks, params.mode as WipeMethod, ctx);
         case 'image.write': {

@@ -19,7 +19,8 @@ async function tool(file: string, args: readonly string[], ctx: ExecutionContext
     await run(file, [...args], { signal: ctx.signal });
   } catch (cause) {
     const missing = (cause as { code?: unknown }).code === 'ENOENT';
-    const stderr = String((cause as { stderr?: unknown }).stderr ?? '').trim();
+    const output = (cause as { stderr?: unknown }).stderr;
+    const stderr = (typeof output === 'string' || Buffer.isBuffer(output) ? output.toString() : '').trim();
     throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk (util-linux)` : `${file} ${args.join(' ')} failed: ${stderr}`, {
       cause,
     });

@@ -13,7 +13,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** Retry-After as delta-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined when absent or unreadable. */
 export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): number | undefined {
   const raw = headers['retry-after'];
-  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  const value = (Array.isArray(raw) ? (raw as string[])[0] : raw)?.trim();
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value) * 1_000;
   const at = Date.parse(value);

@@ -82,7 +82,7 @@ export function autoinstallSeedOf(iso: Uint8Array): AutoinstallSeed | undefined 
   return {
     isoSha256: createHash('sha256').update(iso).digest('hex'),
     autoinstall,
-    lateCommands: late as (string | string[])[],
+    lateCommands: late,
     sshKeys: Array.isArray(ssh) ? ssh.filter((k): k is string => typeof k === 'string') : [],
   };
 }

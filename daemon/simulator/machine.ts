@@ -6,6 +6,7 @@ import type { Logger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { loadOrCreateIdentity } from '../agent/identity.ts';
 import { connectJoinedAgent } from '../agent/joinedConnection.ts';
+import { pendingJoinUserKey } from '../agent/pendingJoin.ts';
 import { launchNodeAgent, type NodeAgent } from '../node/nodeAgent.ts';
 import { sizeOfDisk, type MachineDisk } from '../ramdisk/blockDevices.ts';
 import { startRamdiskAgent, type RamdiskAgent } from '../ramdisk/ramdiskAgent.ts';
@@ -25,6 +26,7 @@ import {
 } from './autoinstall.ts';
 import { startBmcSimulator, type BmcSimulator, type BmcSimulatorOptions } from './bmc/index.ts';
 import { fitDrivesToDisks } from './machineDrives.ts';
+import { writeMachineHardware } from './machineHardware.ts';
 import { isMarkedImageOs, markImageOs, readImageSeed, zeroImageSeed } from './imageSeed.ts';
 import type { NodeSeed } from '../../schemas/agent/nodeSeed.ts';
 
@@ -45,8 +47,15 @@ export interface SimulatedMachineOptions {
    * has no driver for, whose disks the BMC still lists.
    */
   ramdiskSeesDisks?: number;
+  /**
+   * How many of its disks (the first ones) the BMC lists as drives; default all. Fewer: a disk added behind the BMC's
+   * back (or on a controller it cannot see), which only an in-band inspection finds.
+   */
+  bmcListsDisks?: number;
   /** The machine's iPXE script URL, as DHCP would hand it out (asked at each PXE boot). */
   bootUrl: () => string | undefined;
+  /** The first n network boots are lost at power-on: the firmware hangs before DHCP until the next reset. */
+  lostBoots?: number;
   ramdiskAckWaitMs?: number;
   /** How often the ramdisk heartbeats while a command runs (default 10 s). */
   ramdiskHeartbeatIntervalMs?: number;
@@ -135,8 +144,9 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
   const bmc = await startBmcSimulator(options.bmc);
   // The BMC lists the machine's disks as its drives, each with a serial of its own: what inspection records and
   // what a wipe is checked against.
-  const models = fitDrivesToDisks(bmc, fitted);
-  const machineDisks: MachineDisk[] = fitted.map(({ path, serial }, i) => ({ path, serial, model: models[i] ?? null }));
+  const models = fitDrivesToDisks(bmc, fitted.slice(0, options.bmcListsDisks ?? fitted.length));
+  const machineDisks: MachineDisk[] = fitted.map(({ path, serial }, i) => ({ path, serial, model: models[i] ?? (i < models.length ? null : 'Unlisted Disk') }));
+  const ramdiskDisks = machineDisks.slice(0, options.ramdiskSeesDisks ?? machineDisks.length);
   let runState: MachineRunState = bmc.state.powerState === 'On' ? (disks.some(diskHasData) ? 'os' : 'noOs') : 'off';
   let ramdisk: { agent: RamdiskAgent; nc: NatsConnection } | undefined;
   let nodeAgent: { agent: NodeAgent; nc: NatsConnection } | undefined;
@@ -255,13 +265,20 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
       siteId: params.site!,
       nodeId,
       ...(productUuid ? { productUuid } : {}),
-      ...(credsResponse ? { joinCreds: await credsResponse.text() } : {}),
+      ...(credsResponse ? { joinCreds: await credsResponse.text(), userKey: pendingJoinUserKey(stateDir) } : {}),
       log: log.child({ nodeId, agent: 'ramdisk' }),
     });
   };
 
   // The firmware's iPXE runs the embedded first stage, with the per-machine script URL as DHCP's boot file name.
+  let lostBoots = options.lostBoots ?? 0;
   const pxeBoot = async (signal: AbortSignal) => {
+    if (lostBoots > 0) {
+      lostBoots--;
+      consoleLines.push('firmware hung at power-on: no network boot');
+      runState = 'bootFailed';
+      return;
+    }
     const url = options.bootUrl();
     if (!url) throw new Error('no boot URL for this machine (is the site agent running?)');
     const ipxe = await runSimulatedIpxe(firstStageIpxeScript(), {
@@ -303,12 +320,20 @@ export async function startSimulatedMachine(options: SimulatedMachineOptions): P
     const joined = session.joined;
     session.nc ??= joined?.nc ?? (await connectNats(checked.nats, `bcd-ramdisk-${nodeId}`, { waitForServer: true }));
     const nc = session.nc;
+    // What the ramdisk's kernel shows of the machine, for `hardware.probe`: written at each boot, as /sys and /proc are.
+    const hardwareRoot = join(home, 'ramdisk-kernel');
+    writeMachineHardware(
+      hardwareRoot,
+      bmc,
+      ramdiskDisks.map((disk, i) => ({ sizeBytes: fitted[i]!.sizeBytes, serial: disk.serial!, model: disk.model })),
+    );
     const agent = await startRamdiskAgent(nc, {
-      ...(joined ? { joined: { durable: joined.durable } } : {}),
+      ...(joined ? { joined: { durable: joined.durable, ...(joined.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}) } } : {}),
       siteId: checked.site,
       nodeId,
       stateDir,
-      disks: machineDisks.slice(0, options.ramdiskSeesDisks ?? machineDisks.length),
+      disks: ramdiskDisks,
+      hardwareRoot,
       ...(params.boot ? { siteCacheUrl: params.boot } : {}),
       ...(options.ramdiskAckWaitMs ? { ackWaitMs: options.ramdiskAckWaitMs } : {}),
       ...(options.ramdiskHeartbeatIntervalMs ? { heartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),

@@ -26,14 +26,18 @@ export interface SimulatedSiteOptions {
   natsUrl?: string;
   /** Per machine disk size, default 64 MiB (sparse). */
   diskSizeBytes?: number;
-  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk sees. */
-  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number } | undefined;
+  /** Machine i's disks instead of one file: block devices or files, and how many of them its ramdisk and its BMC see. */
+  machineDisks?: (index: number) => { disks: readonly string[]; ramdiskSees?: number; bmcLists?: number } | undefined;
   /** Port of the site agent's boot/image server (0: any free port). */
   bootHttpPort?: number;
   /** Settle delays of the simulated BMCs, default 200 ms. */
   bmcDelayMs?: number;
   /** How often the machines' ramdisks heartbeat while a command runs (default 10 s). */
   ramdiskHeartbeatIntervalMs?: number;
+  /** How long after a reset a machine has to fetch its boot script (the site agent's `bootBudgetMs`). */
+  bootBudgetMs?: number;
+  /** The first n network boots of every machine are lost at power-on (firmware hung before DHCP), as on flaky hardware. */
+  lostBoots?: number;
   /** Default true: run `bcd site` for this site in-process. */
   siteAgent?: boolean;
   /** How often the site agent asks whether its key is to be rotated (default 10 minutes). */
@@ -54,6 +58,8 @@ export interface SimulatedSiteOptions {
    * on an in-process bus of the control plane. Required with `secrets` or `join`.
    */
   inProcess?: CommandSender;
+  /** Enrol the machines with `inspectInBand`: their first inspection boots the ramdisk. */
+  inspectInBand?: boolean;
   /** Enroll the machines into this metal pool (it must exist at this site before the site starts). */
   poolId?: string;
   /** The host IPv4 address machine i's BMC reports on its first NIC (its OS's DHCP lease); undefined: the tree's. */
@@ -136,6 +142,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
       ...(joined ? { joined } : {}),
       ...(options.join?.joinCreds ? { joinCreds: options.join.joinCreds } : {}),
       ...(options.keyCheckIntervalMs ? { keyCheckIntervalMs: options.keyCheckIntervalMs } : {}),
+      ...(options.bootBudgetMs ? { bootBudgetMs: options.bootBudgetMs } : {}),
       log: log.child({ agent: 'site' }),
     });
   }
@@ -162,6 +169,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         ...machineDisksOf(options.machineDisks?.(i)),
         ...(options.ramdiskHeartbeatIntervalMs ? { ramdiskHeartbeatIntervalMs: options.ramdiskHeartbeatIntervalMs } : {}),
         bootUrl: () => siteAgent?.bootUrlFor(nodeId),
+        ...(options.lostBoots ? { lostBoots: options.lostBoots } : {}),
         log,
       }),
     );
@@ -185,6 +193,7 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
         hardwareProfile: trees[i % trees.length]!,
         macs: [simulatedMac(i)],
         ...(options.poolId ? { poolId: options.poolId } : {}),
+        ...(options.inspectInBand ? { inspectInBand: true } : {}),
       },
       `sim-enroll-${nodeId}`,
     );
@@ -208,7 +217,13 @@ export async function startSimulatedSite(nc: NatsConnection, options: SimulatedS
 }
 
 const machineDisksOf = (given: ReturnType<NonNullable<SimulatedSiteOptions['machineDisks']>>) =>
-  given ? { disks: given.disks, ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }) } : {};
+  given
+    ? {
+        disks: given.disks,
+        ...(given.ramdiskSees === undefined ? {} : { ramdiskSeesDisks: given.ramdiskSees }),
+        ...(given.bmcLists === undefined ? {} : { bmcListsDisks: given.bmcLists }),
+      }
+    : {};
 
 const simulatedMac = (i: number) => `52:54:00:${[(i >> 16) & 255, (i >> 8) & 255, i & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../services/platform/logger.ts';
-import type { BootTokens } from './bootTokens.ts';
+import type { BootTicket, BootTickets } from './bootTickets.ts';
 import { parseByteRange } from './byteRange.ts';
 import type { ImageCache } from './imageCache.ts';
 import { firstStageIpxeScript } from './ipxeScript.ts';
@@ -12,14 +12,16 @@ import { firstStageIpxeScript } from './ipxeScript.ts';
 export interface BootServerOptions {
   host: string;
   port: number;
-  tokens: BootTokens;
+  tickets: BootTickets;
   images: ImageCache;
   /**
-   * The iPXE script for a node, given the server's own base URL. A rejection with a `BOOT_TOKEN_*` code (the control
-   * plane refused this boot) answers 404; any other (nobody answered, the platform is unavailable) answers 503 with
-   * `Retry-After`, which iPXE waits out before it asks again.
+   * The iPXE script of a boot, given the server's own base URL. A rejection with a `BOOT_*` code (the control plane
+   * refused this boot) answers 404; any other (nobody answered, the platform is unavailable) answers 503 with
+   * `Retry-After`, which iPXE waits out before it asks again with the same ticket.
    */
-  script: (nodeId: string, baseUrl: string) => string | Promise<string>;
+  script: (ticket: BootTicket, baseUrl: string) => string | Promise<string>;
+  /** A spent ticket was fetched again: told to the control plane (the boot is contested); the fetch gets a 404. */
+  refetched?: (ticket: BootTicket) => Promise<void>;
   /** `Retry-After` of a 503, in seconds. Default 5 (iPXE's own default). */
   retryAfterSeconds?: number;
   /** Broker mode: the public join credential, served at `/join.creds` for ramdisks to join with. */
@@ -83,14 +85,49 @@ async function serveImage(req: IncomingMessage, res: ServerResponse, images: Ima
   createReadStream(file, { start, end }).pipe(res);
 }
 
+/** A boot script fetch: served once per ticket; a second fetch is reported and refused like any unknown path. */
+async function serveBootScript(req: IncomingMessage, res: ServerResponse, options: BootServerOptions, nodeId: string, ticketId: string, baseUrl: string) {
+  const fetched = options.tickets.take(nodeId, ticketId);
+  if (fetched.kind === 'unknown') return plain(res, 404, 'not found\n');
+  const { ticket } = fetched;
+  // Only a GET spends the ticket and mints the boot's join token.
+  if (req.method === 'HEAD' && fetched.kind === 'first') {
+    options.tickets.released(ticket);
+    return plain(res, 200, '', { 'cache-control': 'no-store' });
+  }
+  if (fetched.kind === 'again') {
+    options.log.warn({ nodeId, workflowId: ticket.boot.workflowId, code: 'BOOT_CONTESTED' }, 'boot script fetched a second time: the boot is contested');
+    await options.refetched?.(ticket).catch((err: unknown) => options.log.error({ err, nodeId }, 'a contested boot could not be reported'));
+    return plain(res, 404, 'not found\n');
+  }
+  let script: string;
+  try {
+    script = await options.script(ticket, baseUrl);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'BOOT_CONTESTED') options.tickets.spent(ticket);
+    else options.tickets.released(ticket);
+    if (typeof code === 'string' && code.startsWith('BOOT_')) {
+      options.log.warn({ nodeId, code }, 'no boot script for this machine now');
+      return plain(res, 404, 'not found\n');
+    }
+    // A few seconds of `join` or NATS downtime must not cost the machine its boot: iPXE retries after the delay.
+    options.log.warn({ nodeId, code, err }, 'boot script unavailable for now; the machine is asked to retry');
+    return plain(res, 503, 'boot script unavailable; retry\n', { 'retry-after': String(options.retryAfterSeconds ?? 5), 'cache-control': 'no-store' });
+  }
+  options.tickets.spent(ticket);
+  res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(script), 'cache-control': 'no-store' });
+  res.end(script);
+}
+
 /** The first-stage iPXE script, public: operators embed it into their iPXE build (`make … EMBED=first-stage.ipxe`). */
 export const FIRST_STAGE_PATH = '/first-stage.ipxe';
 
 /**
- * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<token>.ipxe` (the per-machine iPXE script),
+ * The site agent's HTTP face toward its machines: `/boot/<nodeId>/<ticket>.ipxe` (one boot's iPXE script, served once),
  * `/images/<sha256>` (verified cached images, with Range support so an interrupted download can resume),
  * `/first-stage.ipxe` and, given a `ramdiskDir`, `/ramdisk/vmlinuz` and `/ramdisk/initrd.img`. Anything else, a
- * wrong token included, is a plain 404: nothing tells a prober which part was wrong.
+ * wrong or spent ticket included, is a plain 404: nothing tells a prober which part was wrong.
  */
 export async function startBootServer(options: BootServerOptions): Promise<BootServer> {
   let baseUrl = '';
@@ -98,23 +135,7 @@ export async function startBootServer(options: BootServerOptions): Promise<BootS
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'method not allowed\n');
     const boot = BOOT_PATH.exec(path);
-    if (boot && options.tokens.matches(boot[1]!, boot[2]!)) {
-      let script: string;
-      try {
-        script = await options.script(boot[1]!, baseUrl);
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (typeof code === 'string' && code.startsWith('BOOT_TOKEN_')) {
-          options.log.warn({ nodeId: boot[1], code }, 'no boot script for this machine now');
-          return plain(res, 404, 'not found\n');
-        }
-        // A few seconds of `join` or NATS downtime must not cost the machine its boot: iPXE retries after the delay.
-        options.log.warn({ nodeId: boot[1], code, err }, 'boot script unavailable for now; the machine is asked to retry');
-        return plain(res, 503, 'boot script unavailable; retry\n', { 'retry-after': String(options.retryAfterSeconds ?? 5), 'cache-control': 'no-store' });
-      }
-      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(script), 'cache-control': 'no-store' });
-      return void res.end(req.method === 'HEAD' ? undefined : script);
-    }
+    if (boot) return serveBootScript(req, res, options, boot[1]!, boot[2]!, baseUrl);
     if (path === '/join.creds' && options.joinCreds) return plain(res, 200, options.joinCreds);
     if (path === FIRST_STAGE_PATH) return plain(res, 200, firstStageIpxeScript());
     const ramdisk = RAMDISK_PATH.exec(path);

@@ -70,7 +70,7 @@ export class ImageCache {
     const hash = createHash('sha256');
     try {
       await pipeline(
-        Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+        Readable.fromWeb(response.body),
         async function* (chunks: AsyncIterable<Buffer>) {
           for await (const chunk of chunks) {
             hash.update(chunk);

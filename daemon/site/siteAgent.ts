@@ -13,7 +13,7 @@ import { CommandJournal } from '../agent/journal.ts';
 import { registerAgent, registrationOf } from '../agent/registration.ts';
 import { ResultPublisher } from '../agent/resultPublisher.ts';
 import { requestBootJoinToken } from './bootJoinTokens.ts';
-import { BootTokens } from './bootTokens.ts';
+import { BootTickets } from './bootTickets.ts';
 import { startBootServer } from './bootServer.ts';
 import { fileCredentialResolver, type CredentialResolver } from './credentials.ts';
 import { grantedCredentialResolver, grantedSecretHeaders } from './grantedCredentials.ts';
@@ -70,6 +70,8 @@ export interface SiteAgentOptions {
   pxe?: SitePxeSettings;
   /** The built ramdisk (`vmlinuz`, `initrd.img`), served at `/ramdisk/…` for the iPXE scripts' default URLs. */
   ramdiskDir?: string;
+  /** How long after its reset a machine has to fetch its boot script (default `BC_RAMDISK_BOOT_BUDGET_MS`, else 5 min). */
+  bootBudgetMs?: number;
   /** Kernel arguments added to every machine's ramdisk boot (`--ramdisk-args`). */
   ramdiskArgs?: readonly string[];
   log: Logger;
@@ -86,8 +88,11 @@ export interface SiteAgent {
   readonly httpUrl: string;
   /** Resolves once `agent.register` was answered. */
   readonly registered: Promise<void>;
-  /** The machine's unguessable iPXE script URL (a token is created on first ask and kept). */
-  bootUrlFor(nodeId: string): string;
+  /**
+   * The iPXE script URL of the machine's current boot: its ticket is minted with the reset that a `boot.setOnce Pxe`
+   * made a ramdisk boot, and good for one fetch. Undefined when no ramdisk boot of the machine is under way.
+   */
+  bootUrlFor(nodeId: string): string | undefined;
   /**
    * Registers an image source; returns the URL machines fetch it from (verified before it is ever served). Sources
    * named by `image.write` commands for this site's machines are registered automatically.
@@ -110,7 +115,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const identity = new AgentKeyring(loadOrCreateIdentity(options.stateDir));
   const gate = new SigningGate();
   const journal = new CommandJournal(options.stateDir);
-  const tokens = new BootTokens(options.stateDir);
+  const tickets = new BootTickets(options.stateDir, options.bootBudgetMs ? { budgetMs: options.bootBudgetMs } : {});
   const images = new ImageCache(options.stateDir);
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
   const arms = options.pxe ? new PxeArms(options.stateDir) : undefined;
@@ -154,20 +159,26 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
       return sha256 ? cacheUrl(imageUrl, sha256) : imageUrl;
     },
     ...(arms ? { pxe: arms } : {}),
+    tickets,
     log,
   });
   const server = await startBootServer({
     host: options.http?.host ?? pxeAddress ?? '127.0.0.1',
     port: options.http?.port ?? 0,
-    tokens,
+    tickets,
     images,
     log,
     ...(options.joinCreds ? { joinCreds: options.joinCreds } : {}),
     ...(options.ramdiskDir ? { ramdiskDir: options.ramdiskDir } : {}),
-    script: async (nodeId, serverUrl) => {
+    // A joined site tells the control plane: the boot is contested, the workflow fails closed.
+    ...(options.joined
+      ? { refetched: async (ticket) => void (await requestBootJoinToken(nc, { agentId, identity }, ticket, { refetch: true }).catch(() => undefined)) }
+      : {}),
+    script: async (ticket, serverUrl) => {
+      const { nodeId } = ticket;
       const baseUrl = options.http?.advertiseUrl ?? serverUrl;
       // A joined site's machines join too: the token is minted for this boot only and exists nowhere but the script.
-      const joinToken = options.joined ? await requestBootJoinToken(nc, { agentId, identity }, nodeId) : undefined;
+      const joinToken = options.joined ? await requestBootJoinToken(nc, { agentId, identity }, ticket) : undefined;
       return ramdiskIpxeScript({
         siteId,
         nodeId,
@@ -187,7 +198,10 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   };
 
   const imageWatch = watchImageSources(nc, siteId, images, httpUrl, log);
-  const bootUrlFor = (nodeId: string) => `${httpUrl}/boot/${nodeId}/${tokens.tokenFor(nodeId)}.ipxe`;
+  const bootUrlFor = (nodeId: string) => {
+    const path = tickets.pathOf(nodeId);
+    return path ? `${httpUrl}${path}` : undefined;
+  };
   let bootPath: SiteBootPath | undefined;
   try {
     bootPath = options.pxe && arms ? await startSiteBootPath({ settings: options.pxe, arms, scriptUrl: bootUrlFor, log }) : undefined;

@@ -13,6 +13,7 @@ import {
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import type { HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
+import type { BootTickets } from './bootTickets.ts';
 import type { CredentialResolver } from './credentials.ts';
 import { proxyHttp, type SecretHeaderResolver } from './httpProxy.ts';
 
@@ -32,6 +33,11 @@ export interface SiteExecutorOptions {
    * `boot.clear` (the ramdisk has booted), disarm.
    */
   pxe?: { arm(nodeId: string, macs: readonly string[]): void; disarm(nodeId: string): void };
+  /**
+   * The per-boot tickets of the boot scripts: `boot.setOnce Pxe` makes the next reset a ramdisk boot, the `power.set`
+   * that resets the machine mints its ticket (before the BMC is asked), any other target and `boot.clear` withdraw it.
+   */
+  tickets?: Pick<BootTickets, 'expectRamdiskBoot' | 'withdraw' | 'mintForReset' | 'resetRefused'>;
   log: Logger;
 }
 
@@ -51,7 +57,7 @@ function tlsOf(tls: BmcTls | undefined): RedfishTlsOptions | undefined {
 
 /** Runs the `site` kinds against the node's BMC, one Redfish client (and session) per command. */
 export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
-  const { siteId, credentials, redfish = {}, secretHeaders, mediaUrl = (imageUrl) => imageUrl, pxe, log } = options;
+  const { siteId, credentials, redfish = {}, secretHeaders, mediaUrl = (imageUrl) => imageUrl, pxe, tickets, log } = options;
   const clientFor = async (command: AgentCommand): Promise<RedfishClient> => {
     const bmc = command.bmc;
     if (!bmc) throw new AgentError('INVALID_COMMAND', `${command.kind} needs the node's bmc endpoint`);
@@ -75,7 +81,16 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
   const run = async (client: RedfishClient, command: AgentCommand, params: Record<string, unknown>): Promise<unknown> => {
     switch (command.kind) {
       case 'power.set': {
-        const result = await client.setPower(params.action as 'on' | 'off' | 'cycle' | 'softOff');
+        const action = params.action as 'on' | 'off' | 'cycle' | 'softOff';
+        const { workflowId, stepIndex, attempt } = command;
+        const ticket = action === 'cycle' || action === 'on' ? tickets?.mintForReset(command.nodeId, { workflowId, stepIndex, attempt }) : undefined;
+        let result: Awaited<ReturnType<RedfishClient['setPower']>>;
+        try {
+          result = await client.setPower(action);
+        } catch (err) {
+          if (ticket) tickets?.resetRefused(ticket);
+          throw err;
+        }
         // The one case a machine may boot twice: said loudly, it names the BMC that hides its resets.
         if (result.observed === 'offThenOn')
           log.warn(
@@ -87,6 +102,8 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
       case 'power.get':
         return { powerState: await client.getPowerState() };
       case 'boot.setOnce':
+        if (params.target === 'Pxe') tickets?.expectRamdiskBoot(command.nodeId);
+        else tickets?.withdraw(command.nodeId);
         if (pxe && params.target === 'Pxe') {
           const macs = (await client.getInventory()).nics.map((nic) => nic.mac);
           pxe.arm(command.nodeId, macs);
@@ -96,6 +113,7 @@ export function siteExecutor(options: SiteExecutorOptions): AgentExecutor {
       case 'boot.clear':
         // The network boot is over whatever the BMC answers next.
         pxe?.disarm(command.nodeId);
+        tickets?.withdraw(command.nodeId);
         return client.clearBootOverride();
       case 'media.insert':
         return client.insertMedia(mediaUrl(params.imageUrl as string));

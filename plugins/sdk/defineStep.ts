@@ -87,7 +87,7 @@ export interface StepContext<I> {
   /** Absolute time (ms) after which the attempt times out. */
   readonly deadlineMs: number;
   /** Tells JetStream the work is still in progress (`msg.working()`); call it at least every few seconds. */
-  heartbeat(): void;
+  heartbeat: () => void;
   /** Aborted when the executor stops; the work is then redelivered to another executor. */
   readonly signal: AbortSignal;
   /** Carries the workflow, step, attempt and node ids on every line. */

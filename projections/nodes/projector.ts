@@ -135,7 +135,15 @@ export const nodesProjection = defineProjection({
       case 'NodeInventoryRecorded': {
         const row = statement(db, 'SELECT addresses FROM nodes WHERE node_id = ?').get(event.data.nodeId) as { addresses: string } | undefined;
         const addresses = withInventoryAddresses(row ? (JSON.parse(row.addresses) as string[]) : [], event.data.inventory);
-        update(event.data.nodeId, 'inventory = ?, addresses = ?', JSON.stringify(event.data.inventory), JSON.stringify(addresses));
+        const { inventory, inBand, findings } = event.data;
+        update(
+          event.data.nodeId,
+          'inventory = ?, addresses = ?, in_band_inventory = COALESCE(?, in_band_inventory), inventory_findings = COALESCE(?, inventory_findings)',
+          JSON.stringify(inventory),
+          JSON.stringify(addresses),
+          inBand ? JSON.stringify(inBand) : null,
+          findings ? JSON.stringify(findings) : null,
+        );
         return;
       }
       // A redeployed host's `bcd node` joins again with a fresh key: a rotation, which makes it the node's agent again.

@@ -26,6 +26,8 @@ interface NodeRow {
   failed_step: string | null;
   failed_operation: NodeView['operation'];
   inventory: string | null;
+  in_band_inventory: string | null;
+  inventory_findings: string | null;
   owner_tenant_id: string | null;
   pool_id: string | null;
   agent: NodeView['agent'];
@@ -75,6 +77,8 @@ const toView = (r: NodeRow, presence?: AgentPresenceLookup): NodeView => {
     waitingReason: r.waiting_reason,
     failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
     inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
+    inBandInventory: r.in_band_inventory === null ? null : (JSON.parse(r.in_band_inventory) as NodeView['inBandInventory']),
+    inventoryFindings: r.inventory_findings === null ? null : (JSON.parse(r.inventory_findings) as NodeView['inventoryFindings']),
     addresses: JSON.parse(r.addresses) as string[],
     poolId: r.pool_id,
     agent: r.agent,

@@ -41,4 +41,7 @@ export const nodesMigrations = [
   `ALTER TABLE nodes ADD COLUMN bmc_options TEXT NOT NULL DEFAULT '{}';`,
   // The role the node is deployed as (`metal.deploy … role`).
   `ALTER TABLE nodes ADD COLUMN role TEXT;`,
+  // In-band inspection: what the ramdisk saw from inside, and where it disagrees with the BMC's inventory.
+  `ALTER TABLE nodes ADD COLUMN in_band_inventory TEXT;
+   ALTER TABLE nodes ADD COLUMN inventory_findings TEXT;`,
 ];

@@ -8,7 +8,7 @@ const cache = new WeakMap<Database, Map<string, Statement>>();
  */
 export function statement(db: Database, sql: string): Statement {
   let statements = cache.get(db);
-  if (!statements) cache.set(db, (statements = new Map()));
+  if (!statements) cache.set(db, (statements = new Map<string, Statement>()));
   let prepared = statements.get(sql);
   if (!prepared) statements.set(sql, (prepared = db.prepare(sql)));
   return prepared;

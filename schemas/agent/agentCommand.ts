@@ -26,15 +26,16 @@ export const AgentCommandKinds = {
   'image.write': { runsOn: 'node', destructive: true },
   'userdata.write': { runsOn: 'node', destructive: false },
   'inventory.report': { runsOn: 'node', destructive: false },
+  'hardware.probe': { runsOn: 'node', destructive: false },
 } as const;
 export type AgentCommandKind = keyof typeof AgentCommandKinds;
 export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommandKind, ...AgentCommandKind[]];
 
 /**
- * Kinds only the ramdisk of the node's current boot may answer: what they report (a wiped or imaged disk) is the
- * platform's evidence about the machine, and an installed host's node agent belongs to the tenant.
+ * Kinds only the ramdisk of the node's current boot may answer: what they report (a wiped or imaged disk, the hardware
+ * seen from inside) is the platform's evidence about the machine, and an installed host's node agent belongs to the tenant.
  */
-export const ramdiskOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write']);
+export const ramdiskOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write', 'hardware.probe']);
 
 /** A command's nonce: base64url, at least 128 bits. */
 export const CommandNonce = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'must be a base64url nonce of at least 128 bits');
@@ -154,6 +155,8 @@ export const AgentCommandParams = {
     seed: z.object({ url: z.string().url(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
   }),
   'inventory.report': z.object({}),
+  /** The ramdisk reads the machine's disks, NICs, CPUs and memory from its kernel (`schemas/metal/inBandInventory.ts`). */
+  'hardware.probe': z.object({}),
 } satisfies Record<AgentCommandKind, z.ZodType>;
 
 /**

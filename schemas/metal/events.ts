@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { Inventory } from './inventory.ts';
+import { InBandInventory } from './inBandInventory.ts';
+import { InventoryFinding } from './inventoryFinding.ts';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { BmcConnection } from '../agent/bmc.ts';
 import { NodeOperation } from './workflow.ts';
@@ -19,6 +21,8 @@ export const NodeEnrolled = defineEvent(
     /** The metal pool the node serves, and that pool's `agent` (fixed at pool creation); absent: no pool, `bcd`. */
     poolId: z.string().optional(),
     agent: z.enum(['none', 'bcd']).optional(),
+    /** Its first inspection looks from inside as well (`metal.enroll … inspectInBand`); absent: BMC only. */
+    inspectInBand: z.literal(true).optional(),
   }),
 );
 
@@ -79,7 +83,20 @@ export const NodeOperationCancelled = defineEvent(
   'NodeOperationCancelled',
   z.object({ nodeId: z.string(), operation: NodeOperation, workflowId: z.string(), reason: z.string(), state: z.enum(['ready', 'deployed']) }),
 );
-export const NodeInventoryRecorded = defineEvent('NodeInventoryRecorded', z.object({ nodeId: z.string(), workflowId: z.string(), inventory: Inventory }));
+/**
+ * An inspection's facts. `inBand`: what the ramdisk saw from inside (in-band inspections only); `findings`: where that
+ * disagrees with the BMC's `inventory`, recomputed whenever either changes (absent: no in-band inspection yet).
+ */
+export const NodeInventoryRecorded = defineEvent(
+  'NodeInventoryRecorded',
+  z.object({
+    nodeId: z.string(),
+    workflowId: z.string(),
+    inventory: Inventory,
+    inBand: InBandInventory.optional(),
+    findings: z.array(InventoryFinding).optional(),
+  }),
+);
 /**
  * An agentless node went back to `ready` (or was retired) after a release (or retirement) that wiped nothing (the pool opted in with
  * `policy.allowUnverifiedRelease`): the audit trail that the next tenant may find the last one's data.

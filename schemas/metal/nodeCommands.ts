@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { WorkflowId } from './workflowCommands.ts';
 import { BmcEndpoint } from '../agent/bmc.ts';
 import { ResourceId } from '../ids.ts';
+import { InBandInventory } from './inBandInventory.ts';
 import { Inventory } from './inventory.ts';
 import { MacAddress } from './macAddress.ts';
 import { ProfileId } from './workflow.ts';
@@ -21,6 +22,11 @@ export const EnrollNode = z
      * decides whether the node ever runs `bcd` (none: agentless, out-of-band only).
      */
     poolId: ResourceId.optional(),
+    /**
+     * The inspection after enrolment boots the ramdisk too and compares what it sees from inside with the BMC (as
+     * `metal.inspect` does); default false: the BMC's inventory only. Refused for agentless pools.
+     */
+    inspectInBand: z.boolean().default(false),
   })
   .strict();
 export type EnrollNode = z.input<typeof EnrollNode>;
@@ -162,6 +168,13 @@ export type CancelNode = z.infer<typeof CancelNode>;
 export const CompleteCancel = z.object({ nodeId: ResourceId, workflowId: WorkflowId }).strict();
 export type CompleteCancel = z.infer<typeof CompleteCancel>;
 
+/**
+ * `metal.inspect`: an operator inspects a node again (`ready`, or `failed` at an inspection). `inBand` (default true) boots the
+ * ramdisk and compares what it sees from inside with the BMC's inventory; false reads the BMC only.
+ */
+export const InspectNode = z.object({ nodeId: ResourceId, inBand: z.boolean().default(true) }).strict();
+export type InspectNode = z.input<typeof InspectNode>;
+
 /** `metal.startInspection` (internal): the orchestrator inspects every enrolled node. */
 export const StartInspection = nodeOnly;
 
@@ -170,12 +183,24 @@ export const CompleteOperation = z.object({ nodeId: ResourceId, workflowId: Work
 export type CompleteOperation = z.infer<typeof CompleteOperation>;
 
 /** `metal.failOperation` (internal): the node's workflow failed at `failedStep`. */
-export const FailOperation = z.object({ nodeId: ResourceId, workflowId: WorkflowId, reason: z.string().max(1000), failedStep: z.string().nullable() }).strict();
+export const FailOperation = z
+  .object({
+    nodeId: ResourceId,
+    workflowId: WorkflowId,
+    reason: z.string().max(1000),
+    failedStep: z.string().nullable(),
+    /** The workflow's failure code; `BOOT_CONTESTED` puts the node in maintenance whatever the operation. */
+    code: z.string().max(100).optional(),
+  })
+  .strict();
 export type FailOperation = z.infer<typeof FailOperation>;
 
 /** `metal.markWiping` (internal): the release workflow reached its wipe step. */
 export const MarkWiping = z.object({ nodeId: ResourceId, workflowId: WorkflowId }).strict();
 
-/** `metal.recordInventory` (internal): hardware facts an inspection read. */
-export const RecordInventory = z.object({ nodeId: ResourceId, workflowId: WorkflowId, inventory: Inventory }).strict();
+/**
+ * `metal.recordInventory` (internal): hardware facts an inspection read: the BMC's, and (an in-band inspection) what
+ * the ramdisk saw from inside, which the decider compares with them.
+ */
+export const RecordInventory = z.object({ nodeId: ResourceId, workflowId: WorkflowId, inventory: Inventory, inBand: InBandInventory.optional() }).strict();
 export type RecordInventory = z.infer<typeof RecordInventory>;

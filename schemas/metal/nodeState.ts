@@ -1,6 +1,8 @@
 import type { BmcConnection } from '../agent/bmc.ts';
 import { aggregateRef } from '../aggregateRef.ts';
+import type { InBandInventory } from './inBandInventory.ts';
 import type { Inventory } from './inventory.ts';
+import type { InventoryFinding } from './inventoryFinding.ts';
 import type { NodeOperation } from './workflow.ts';
 
 /**
@@ -70,9 +72,14 @@ export type NodeAggregateState =
       readonly poolId?: string;
       /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
       readonly agent?: 'none' | 'bcd';
+      /** Its inspection after enrolment boots the ramdisk (`metal.enroll … inspectInBand`). */
+      readonly inspectInBand?: true;
       readonly current?: NodeOperationRef | null;
       readonly failed?: (NodeOperationRef & { readonly reason: string; readonly failedStep: string | null }) | null;
       readonly inventory?: Inventory | null;
+      /** What the last in-band inspection's ramdisk saw from inside, and where it disagrees with `inventory`. */
+      readonly inBandInventory?: InBandInventory | null;
+      readonly inventoryFindings?: readonly InventoryFinding[] | null;
       /** Where `metal.unrescue` returns to. */
       readonly rescuedFrom?: NodeState | null;
       /** The tenant the node works for; cleared whenever the node is back in `ready`. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { InBandInventory } from './inBandInventory.ts';
 import { Inventory } from './inventory.ts';
+import { InventoryFinding } from './inventoryFinding.ts';
 import { BmcAuth, BootMode } from '../agent/bmc.ts';
 import { AgentPresence } from '../agent/agentPresence.ts';
 import { nodeStates } from './nodeState.ts';
@@ -40,6 +42,10 @@ export const NodeView = z.object({
   failure: z.object({ operation: NodeOperation.nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
   /** Hardware facts from the last inspection. */
   inventory: Inventory.nullable(),
+  /** What the last in-band inspection (`metal.inspect`) saw from inside the machine; null: never inspected in band. */
+  inBandInventory: InBandInventory.nullable(),
+  /** Where that disagrees with the BMC's `inventory` (`schemas/metal/inventoryFinding.ts`); null: never compared, []: they agree. */
+  inventoryFindings: z.array(InventoryFinding).nullable(),
   /** Where the machine's own API answers: the enrolled addresses plus the IPv4 addresses inspections read over Redfish. */
   addresses: z.array(z.string()),
   /** The metal pool the node serves; null when it is in none. */

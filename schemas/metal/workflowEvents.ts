@@ -74,9 +74,9 @@ export const ApprovalRejected = defineEvent(
   z.object({ workflowId: z.string(), approverId: z.string(), digest: z.string(), reason: z.string() }),
 );
 /**
- * The agent inside the machine was lost while step `fromStepIndex` ran (`code`: `AGENT_LOST`): steps `toStepIndex`
- * (the boot that started that agent) to `fromStepIndex` run again, each with its next attempt number. Agents that
- * registered before `at` belong to the lost boot.
+ * The agent inside the machine was lost while step `fromStepIndex` ran (`code`: `AGENT_LOST`), or the boot a
+ * `wait.agentJoined` waited for was (`BOOT_LOST`, `STEP_TIMEOUT`): steps `toStepIndex` (the boot) to `fromStepIndex`
+ * run again, each with its next attempt number. Agents that registered before `at` belong to the lost boot.
  */
 export const WorkflowRewound = defineEvent(
   'WorkflowRewound',

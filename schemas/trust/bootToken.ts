@@ -4,12 +4,17 @@ import { Problem } from '../api.ts';
 import { ResourceId } from '../ids.ts';
 import { keyIdOf } from './agentIds.ts';
 import { AgentId } from './agentIds.ts';
+import { RamdiskBoot } from './ramdiskBoot.ts';
 
 /**
- * A site agent asks for the single-use ramdisk join token of one machine's next boot (on `bc.trust.bootToken`) when
- * the machine fetches its iPXE script. Signed with the site agent's registered key, like a secret grant request.
+ * A site agent asks for the single-use ramdisk join token of one machine's boot (on `bc.trust.bootToken`) when the
+ * machine fetches its iPXE script with the boot's ticket. Signed with the site agent's registered key, like a secret
+ * grant request. `boot` names the power step attempt whose reset minted the ticket; `refetch` reports a second fetch
+ * of a spent ticket (no token is minted: the boot is contested).
  */
-export const BootTokenRequest = z.object({ agentId: AgentId, nodeId: ResourceId, issuedAt: z.iso.datetime() }).strict();
+export const BootTokenRequest = z
+  .object({ agentId: AgentId, nodeId: ResourceId, issuedAt: z.iso.datetime(), boot: RamdiskBoot, refetch: z.boolean().optional() })
+  .strict();
 export type BootTokenRequest = z.infer<typeof BootTokenRequest>;
 
 export const SignedBootTokenRequest = z.object({ request: z.base64(), signature: z.base64(), keyId: z.string() }).strict();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { JoinExpectation, JoinRefusal, JoinRole } from './joinTokens.ts';
 import { CountRefusals } from './refusals.ts';
+import { ramdiskBootEvents } from './ramdiskBoot.ts';
 
 const AgentKey = z.object({
   agentId: z.string(),
@@ -88,5 +89,5 @@ export const RefusalsCounted = defineEvent('RefusalsCounted', CountRefusals);
 export const refusalEvents = [RefusalsCounted] as const;
 export type RefusalEvent = EventOf<(typeof refusalEvents)[number]>;
 
-export const trustEvents = [...agentEvents, ...joinTokenEvents, ...refusalEvents] as const;
+export const trustEvents = [...agentEvents, ...joinTokenEvents, ...refusalEvents, ...ramdiskBootEvents] as const;
 export type TrustEvent = EventOf<(typeof trustEvents)[number]>;

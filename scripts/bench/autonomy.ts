@@ -200,7 +200,11 @@ for (const [episode, n] of episodes) if (n > 1) violations.push(`${n} remediatio
 for (const subject of await subjects('bc.evt.autonomy.budget.*')) {
   let consumed = 0;
   let limit = 0;
-  for await (const b of store.readAfter(subject, 0)) for (const e of b.batch.events) (consumed++, (limit = (e.data as { limit: number }).limit));
+  for await (const b of store.readAfter(subject, 0))
+    for (const e of b.batch.events) {
+      consumed++;
+      limit = (e.data as { limit: number }).limit;
+    }
   if (consumed > limit) violations.push(`budget overshoot on ${subject}: ${consumed} > ${limit}`);
 }
 
@@ -262,6 +266,6 @@ const result = {
 };
 console.log(JSON.stringify(result.figures, null, 2));
 console.log(`baseline ${JSON.stringify(result.baseline)}; invariants ${violations.length === 0 ? 'hold' : `BROKEN: ${violations.join('; ')}`}`);
-mkdirSync(dirname(values.out!), { recursive: true });
-writeFileSync(values.out!, `${JSON.stringify(result, null, 2)}\n`);
+mkdirSync(dirname(values.out), { recursive: true });
+writeFileSync(values.out, `${JSON.stringify(result, null, 2)}\n`);
 process.exit(violations.length === 0 ? 0 : 1);

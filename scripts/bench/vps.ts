@@ -21,7 +21,8 @@ import { checkQuotas, duplicateServers } from './vps/verify.ts';
  */
 const options = parseVpsBenchOptions(process.argv.slice(2));
 // Read first, so a wrong path fails before the run rather than after it.
-const baseline = options.baseline === undefined ? undefined : baselineOf(JSON.parse(readFileSync(options.baseline, 'utf8')));
+const baseline =
+  options.baseline === undefined ? undefined : baselineOf(JSON.parse(readFileSync(options.baseline, 'utf8')) as Parameters<typeof baselineOf>[0]);
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
 // Sampled only before and after: the bench's clients share its process, and the command phase lasts seconds.
 const reference = new ReferenceSampler();

@@ -36,11 +36,21 @@ export class ApiClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new ApiError(0, 'UNAVAILABLE', `cannot reach the API at ${this.baseUrl} (${(err as Error).cause ?? err}); is it running? set --api or BC_API_URL`);
+      throw new ApiError(
+        0,
+        'UNAVAILABLE',
+        `cannot reach the API at ${this.baseUrl} (${String((err as Error).cause ?? err)}); is it running? set --api or BC_API_URL`,
+      );
     }
     const text = await res.text();
     const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    if (!res.ok) throw new ApiError(res.status, String(json.code ?? 'INTERNAL'), String(json.detail ?? res.statusText), (json.issues as never) ?? []);
+    if (!res.ok)
+      throw new ApiError(
+        res.status,
+        typeof json.code === 'string' ? json.code : 'INTERNAL',
+        typeof json.detail === 'string' ? json.detail : res.statusText,
+        (json.issues as never) ?? [],
+      );
     return json as T;
   }
 }

@@ -23,7 +23,7 @@ export function addAutonomyCommands(program: Command, api: () => ApiClient, prin
     .action(async (o: { pending?: boolean; status?: string; category?: string; limit: string }) => {
       const status = o.pending ? 'pending' : o.status;
       const q = new URLSearchParams({ limit: o.limit, ...(status ? { status } : {}), ...(o.category ? { category: o.category } : {}) });
-      const page = await api().get<{ items: DecisionView[] }>(`/v1/autonomy/decisions?${q}`);
+      const page = await api().get<{ items: DecisionView[] }>(`/v1/autonomy/decisions?${q.toString()}`);
       print(page, () => table(page.items.map(row), ['decisionId', 'category', 'key', 'episode', 'status', 'disposition', 'signal', 'plan', 'expires']));
     });
   autonomy

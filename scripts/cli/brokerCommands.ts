@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import { writeServerConfig, type ClusterRoutes } from '../../services/trust/broker/serverConfig.ts';
 import { issueJoinCredentials } from '../../services/trust/broker/userCredentials.ts';
+import { addInspectorCredsCommand } from './inspect/inspectorCredsCommand.ts';
 
 type Output = (value: unknown, human: () => string) => void;
 
@@ -81,4 +82,5 @@ export function addBrokerCommands(program: Command, print: Output): void {
         );
       },
     );
+  addInspectorCredsCommand(broker, print);
 }

@@ -22,7 +22,7 @@ export function addDeadLetterCommands(program: Command, api: () => ApiClient, pr
         ...(o.consumer ? { consumer: o.consumer } : {}),
         ...(o.handled ? { handled: 'true' } : {}),
       });
-      const page = await api().get<DeadLetterPage>(`/v1/dead-letters?${q}`);
+      const page = await api().get<DeadLetterPage>(`/v1/dead-letters?${q.toString()}`);
       const rows = page.items.map((d) => ({ ...d, handledBy: d.handled?.by ?? '', handledAt: d.handled?.at ?? '' }));
       const columns = ['seq', 'consumer', 'stream', 'streamSeq', 'subject', 'reason', 'detail', 'quarantinedAt'];
       print(

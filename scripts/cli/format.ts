@@ -15,6 +15,7 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (Array.isArray(value)) return value.join(',');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value) ?? '-';
 }

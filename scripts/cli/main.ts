@@ -8,6 +8,9 @@ import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
+import { CliError } from './cliError.ts';
+import { ConfigError } from '../../services/platform/configError.ts';
+import { addTailCommand } from './inspect/tailCommand.ts';
 import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { addAutonomyCommands } from './autonomyCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
@@ -34,7 +37,7 @@ nodes
   .option('--limit <n>', 'page size', '100')
   .action(async (o: { site?: string; state?: string; limit: string }) => {
     const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
-    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q}`);
+    const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q.toString()}`);
     print(
       page,
       () =>
@@ -80,6 +83,7 @@ metal
   .addOption(new Option('--bmc-pin <sha256>', "base64 SHA-256 of the BMC certificate's SubjectPublicKeyInfo").conflicts(['bmcInsecure']))
   .option('--bmc-insecure', 'do not verify the BMC certificate (lab only; warned at every use)')
   .addOption(new Option('--boot-mode <mode>', 'boot mode for boot overrides (default UEFI; Legacy on AMI boards)').choices(['UEFI', 'Legacy']))
+  .option('--inspect-in-band', 'the first inspection boots the ramdisk and compares what it sees with the BMC')
   .option('--idempotency-key <key>')
   .action(
     async (o: {
@@ -94,6 +98,7 @@ metal
       bmcPin?: string;
       bmcInsecure?: boolean;
       bootMode?: string;
+      inspectInBand?: boolean;
       idempotencyKey?: string;
     }) => {
       const tls = o.bmcCa
@@ -110,7 +115,7 @@ metal
         ...(tls ? { tls } : {}),
         ...(o.bootMode ? { bootMode: o.bootMode } : {}),
       };
-      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac };
+      const body = { nodeId: o.node, siteId: o.site, bmc, hardwareProfile: o.profile, macs: o.mac, ...(o.inspectInBand ? { inspectInBand: true } : {}) };
       const result = await api().command<{ aggregate: { id: string }; seq: number }>('metal.enroll', body, o.idempotencyKey);
       print(result, () => `enrolled ${result.aggregate.id} (seq ${result.seq})`);
     },
@@ -121,6 +126,7 @@ addMetalLifecycleCommands(metal, api, print);
 addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
 addPluginCommands(program, api, print);
 addBrokerCommands(program, print);
+addTailCommand(program);
 addDoctorCommand(program);
 addDeadLetterCommands(program, api, print);
 addAutonomyCommands(program, api, print);
@@ -168,7 +174,7 @@ program
   .description('rebuild a read model from the log (the API keeps serving the old one meanwhile)')
   .action(async (name: string) => {
     const status = await api().call<Record<string, unknown>>('POST', `/v1/admin/projections/${name}/rebuild`);
-    print(status, () => `rebuilt ${name}: checkpoint ${status.checkpoint}, lag ${status.lag}`);
+    print(status, () => `rebuilt ${name}: checkpoint ${String(status.checkpoint)}, lag ${String(status.lag)}`);
   });
 
 try {
@@ -178,6 +184,10 @@ try {
     console.error(`error ${err.code}: ${err.message}`);
     for (const issue of err.issues) console.error(`  ${issue.path}: ${issue.message}`);
     process.exit(err.status >= 500 || err.status === 0 ? 2 : 1);
+  }
+  if (err instanceof CliError || err instanceof ConfigError) {
+    console.error(`error ${err instanceof ConfigError ? err.reason : err.code}: ${err.message}`);
+    process.exit(1);
   }
   throw err;
 }

@@ -6,7 +6,7 @@ import { describeSteps, followWorkflow } from './workflowProgress.ts';
 type Output = (value: unknown, human: () => string) => void;
 type OperationResult = { seq: number; events: Array<{ type: string; data: { workflowId?: string } }> };
 
-/** `metal deploy|release|rescue|unrescue|retry|retire|cancel|maintenance`: lifecycle verbs, optionally following the workflow. */
+/** `metal deploy|release|rescue|unrescue|retry|retire|inspect|remediate|cancel|maintenance`: lifecycle verbs, optionally following the workflow. */
 export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, print: Output): void {
   const run = async (name: string, body: unknown, wait: boolean) => {
     const result = await api().command<OperationResult>(name, body);
@@ -60,6 +60,12 @@ export function addMetalLifecycleCommands(metal: Command, api: () => ApiClient, 
       .option('--wait', 'follow the workflow until it ends')
       .action(async (nodeId: string, o: { wait?: boolean }) => run(command, { nodeId }, o.wait === true));
   }
+  metal
+    .command('inspect <nodeId>')
+    .description('inspect a ready node again: boot the ramdisk, compare what it sees with the BMC (findings on `nodes show`)')
+    .option('--bmc-only', "read the BMC's inventory only; the machine is not booted")
+    .option('--wait', 'follow the workflow until it ends')
+    .action(async (nodeId: string, o: { bmcOnly?: boolean; wait?: boolean }) => run('metal.inspect', { nodeId, inBand: o.bmcOnly !== true }, o.wait === true));
   metal
     .command('remediate <nodeId>')
     .description('run a built-in or plugin profile on a ready or deployed node, then return it to that state')

@@ -62,7 +62,7 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .option('--pool <poolId>')
     .action(async (o: { tenant?: string; pool?: string }) => {
       const q = new URLSearchParams({ ...(o.tenant ? { tenantId: o.tenant } : {}), ...(o.pool ? { poolId: o.pool } : {}) });
-      const page = await api().get<{ items: Array<Record<string, unknown>> }>(`/v1/vps/instances?${q}`);
+      const page = await api().get<{ items: Array<Record<string, unknown>> }>(`/v1/vps/instances?${q.toString()}`);
       print(page, () => table(page.items, ['instanceId', 'tenantId', 'poolId', 'flavorId', 'state', 'desired', 'addresses', 'message']));
     });
   vps

@@ -19,18 +19,11 @@ function isRuntimeFile(relative: string): boolean {
   return /\.(js|cjs|mjs|json)$/.test(leaf) || leaf === 'better_sqlite3.node';
 }
 
-/**
- * Bundles `daemon/bcd.ts` into one ES module `<into>/bcd.js` for a machine with nothing but `node`. better-sqlite3
- * (the agents' command journal) is a native addon: its JavaScript and `better_sqlite3.node` are copied beside the
- * bundle under `node_modules/`. The agent-result `.proto` is read at run time next to the module that loads it, so it
- * is copied next to the bundle too. The bundle has no timestamps or absolute paths, so the same sources give the
- * same bytes.
- */
-export async function bundleBcd(into: string): Promise<{ files: string[] }> {
-  mkdirSync(into, { recursive: true });
+/** One entry bundled into a self-contained ES module for a machine with nothing but `node`. */
+async function bundleEntry(entry: string, outfile: string): Promise<void> {
   await build({
-    entryPoints: [join(repoRoot, 'daemon/bcd.ts')],
-    outfile: join(into, 'bcd.js'),
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -43,8 +36,25 @@ export async function bundleBcd(into: string): Promise<{ files: string[] }> {
     logLevel: 'warning',
     absWorkingDir: repoRoot,
   });
+}
+
+/**
+ * Bundles `daemon/bcd.ts` into one ES module `<into>/bcd.js` for a machine with nothing but `node`. better-sqlite3
+ * (the agents' command journal) is a native addon: its JavaScript and `better_sqlite3.node` are copied beside the
+ * bundle under `node_modules/`. The agent-result `.proto` is read at run time next to the module that loads it, so it
+ * is copied next to the bundle too. The bundle has no timestamps or absolute paths, so the same sources give the
+ * same bytes.
+ */
+export async function bundleBcd(into: string): Promise<{ files: string[] }> {
+  mkdirSync(into, { recursive: true });
+  // The bench program (`scripts/emulatedSite/ramdiskBench.ts`) runs only when a boot's kernel line asks for it.
+  for (const [entry, outfile] of [
+    ['daemon/bcd.ts', 'bcd.js'],
+    ['scripts/emulatedSite/ramdiskBench.ts', 'ramdisk-bench.js'],
+  ] as const)
+    await bundleEntry(join(repoRoot, entry), join(into, outfile));
   copyFileSync(join(repoRoot, 'schemas/agent/agentResult.proto'), join(into, 'agentResult.proto'));
-  const files = ['bcd.js', 'agentResult.proto'];
+  const files = ['bcd.js', 'ramdisk-bench.js', 'agentResult.proto'];
   for (const name of nativePackages) {
     const pkgDir = dirname(require.resolve(`${name}/package.json`));
     const target = join(into, 'node_modules', name);

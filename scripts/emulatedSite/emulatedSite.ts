@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startVmBmc, type VmBmc } from '../../daemon/simulator/vm/redfishAdapter.ts';
+import type { VmAccel } from '../../daemon/simulator/vm/qemuArgs.ts';
 import type { SystemResetType } from '../../daemon/simulator/vm/systemBackend.ts';
 import { VmSystem } from '../../daemon/simulator/vm/vmSystem.ts';
 import type { Logger } from '../../services/platform/logger.ts';
@@ -37,6 +38,10 @@ export interface EmulatedSiteOptions {
   ramdiskDir: string;
   diskMiB?: number;
   memoryMiB?: number;
+  /** QEMU's accelerator (default TCG; `emulatedAccel` picks and checks it). */
+  accel?: VmAccel;
+  /** `none`: the VMs' disks bypass the host's page cache (benchmarks). */
+  diskCache?: 'none' | 'writeback';
   /** `bcd site` joins with this site token (else it registers, on a stack without broker auth). */
   siteJoinToken?: string;
   /** Broker mode: the public join credential file `bcd site` joins with (`BC_JOIN_CREDS`). */
@@ -161,8 +166,9 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
 }
 
 /**
- * An emulated site on a network the caller made (`createSiteNetwork`): the LAN's dnsmasq, N QEMU VMs (TCG, BIOS,
- * one tap each) behind one VM-backed BMC on the host end of the uplink, and `bcd site` serving their boot path.
+ * An emulated site on a network the caller made (`createSiteNetwork`): the LAN's dnsmasq, N QEMU VMs (TCG unless
+ * `accel` says KVM, BIOS, one tap each) behind one VM-backed BMC on the host end of the uplink, and `bcd site` serving
+ * their boot path.
  */
 export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<EmulatedSite> {
   const { net, runDir, log } = options;
@@ -196,6 +202,8 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
         nics: [{ mac, tap }],
         disks: [{ file: disk, serial: `EMU-${i}-D0` }],
         runDir: join(runDir, id),
+        accel: options.accel ?? 'tcg',
+        ...(options.diskCache ? { diskCache: options.diskCache } : {}),
       },
       netns: net.netns,
       log,

@@ -7,7 +7,7 @@
  * Needs root and the Debian packages in scripts/emulatedSite/requiredPackages.txt.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,10 +16,10 @@ import { createLogger } from '../../services/platform/logger.ts';
 import { readStackRecord } from '../../services/platform/stackRecord.ts';
 import { buildDirs, repoRoot } from './buildOutput.ts';
 import { buildRamdisk } from './buildRamdisk.ts';
-import { EMULATED_BMC, startEmulatedSite, type EmulatedSite } from './emulatedSite.ts';
+import { emulatedAccel } from './accel.ts';
 import { requireTools } from './hostTools.ts';
-import { startTcpRelay, type TcpRelay } from './tcpRelay.ts';
 import { createSiteNetwork, destroySiteNetwork, type SiteNetwork } from './siteNetwork.ts';
+import { enrolEmulatedMachines, startSiteOnStack, type StackSite } from './stackSite.ts';
 
 const fail = (message: string): never => {
   process.stderr.write(`site:emulated: ${message}\n`);
@@ -33,14 +33,23 @@ const { values } = parseArgs({
     'disk-mib': { type: 'string', default: '512' },
     // Fixed, so the stack can be started knowing where its machines reach it (BC_AGENT_NATS_URL, BC_PUBLIC_URL).
     octet: { type: 'string' },
+    // tcg (default) or kvm; BC_EMULATED_ACCEL when not given.
+    accel: { type: 'string' },
   },
 });
 const octet = values.octet === undefined ? randomInt(16, 250) : Number(values.octet);
 if (!Number.isInteger(octet) || octet < 16 || octet > 250) fail('--octet must be 16-250');
 const machines = Number(values.machines);
 if (!Number.isInteger(machines) || machines < 1 || machines > 16) fail('--machines must be 1-16');
-const siteId = values.site!;
+const siteId = values.site;
 if (!/^[a-z0-9][a-z0-9_-]{0,30}$/.test(siteId)) fail('--site must be a lower-case id');
+const accel = (() => {
+  try {
+    return emulatedAccel(values.accel);
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+})();
 if (process.getuid?.() !== 0) fail('the emulated site makes network namespaces, a bridge and taps: run it as root');
 requireTools(['qemu-system-x86_64', 'dnsmasq', 'ip', 'sysctl']);
 if (!existsSync('/usr/lib/ipxe/undionly.kpxe')) fail("Debian's ipxe package is missing (scripts/emulatedSite/requiredPackages.txt)");
@@ -49,14 +58,7 @@ const dataDir = resolve(repoRoot, process.env.BC_DATA_DIR ?? '.data');
 const stack = readStackRecord(dataDir) ?? fail(`no stack record in ${dataDir}: start the stack with \`npm start\` first`);
 const adminToken = readAdminToken(dataDir) ?? fail(`no admin token in ${dataDir}`);
 const log = createLogger('site-emulated', process.env.BC_LOG_LEVEL ?? 'info');
-const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-  const res = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-};
+const access = { record: stack, adminToken };
 
 const ramdiskDir = buildDirs('ramdisk').outDir;
 if (!existsSync(join(ramdiskDir, 'initrd.img'))) {
@@ -66,15 +68,13 @@ if (!existsSync(join(ramdiskDir, 'initrd.img'))) {
 
 const runDir = mkdtempSync(join(tmpdir(), `bc-site-${siteId}-`));
 let net: SiteNetwork | undefined;
-let relay: TcpRelay | undefined;
-let site: EmulatedSite | undefined;
+let stackSite: StackSite | undefined;
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
   log.info('stopping the emulated site');
-  await site?.stop().catch((err: unknown) => log.warn({ err }, 'emulated site did not stop cleanly'));
-  await relay?.close();
+  await stackSite?.stop().catch((err: unknown) => log.warn({ err }, 'emulated site did not stop cleanly'));
   if (net) destroySiteNetwork(net);
   removeAllButLogs(runDir);
   process.stdout.write(`The serial logs of the VMs, bcd site's and dnsmasq's are kept in ${runDir}.\n`);
@@ -96,34 +96,19 @@ process.once('SIGTERM', () => void stop(0));
 
 try {
   net = createSiteNetwork(`emu${randomBytes(3).toString('hex')}`, octet);
-  // Machines and bcd site reach NATS on the host end of the uplink; the stack's server listens on loopback.
-  const upstream = new URL(stack.natsUrl);
-  relay = await startTcpRelay({ listen: { host: net.hostIp, port: 4222 }, target: { host: upstream.hostname, port: Number(upstream.port || 4222) } });
-
-  const created = await api('POST', '/v1/commands/site.create', { siteId, name: `Emulated site ${siteId}` });
-  if (created.status !== 201 && created.status !== 409) fail(`site.create answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const minted = await api('POST', '/v1/join-tokens', { role: 'site', siteId });
-  if (minted.status !== 201) fail(`minting the site token answered ${minted.status}: ${JSON.stringify(minted.body)}`);
-  let siteJoinCreds: string | undefined;
-  if (stack.natsAuth === 'operator') {
-    const creds = await fetch(`${stack.apiUrl}/v1/join-creds`);
-    if (!creds.ok) fail(`the stack serves no join credential (${creds.status})`);
-    siteJoinCreds = join(runDir, 'join.creds');
-    writeFileSync(siteJoinCreds, await creds.text(), { mode: 0o600 });
-  }
-
-  site = await startEmulatedSite({
+  // Machines and bcd site reach NATS on the host end of the uplink (relayed: the stack's server listens on loopback).
+  stackSite = await startSiteOnStack(access, {
     siteId,
     machines,
-    natsUrl: `nats://${net.hostIp}:4222`,
     net,
     runDir,
     ramdiskDir,
     diskMiB: Number(values['disk-mib']),
-    siteJoinToken: minted.body.token as string,
-    ...(siteJoinCreds ? { siteJoinCreds } : {}),
+    accel,
+    natsRelayPort: 4222,
     log,
   });
+  const site = stackSite.site;
   // Supervised: a bcd site that exits on its own (a crash) is started again, on the membership it kept (no token).
   // Ctrl-C stops it through `site.stop()`, which is no crash.
   const supervised = site.bcdSite;
@@ -132,16 +117,7 @@ try {
     log.warn({ code, signal, log: supervised.logFile }, 'bcd site exited; starting it again in 2 s');
     setTimeout(() => stopping || supervised.start(), 2_000);
   });
-  for (const vm of site.machines) {
-    const enrolled = await api('POST', '/v1/commands/metal.enroll', {
-      nodeId: vm.id,
-      siteId,
-      bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
-      hardwareProfile: 'emulated-qemu',
-      macs: [vm.mac],
-    });
-    if (enrolled.status !== 201) fail(`enrolling ${vm.id} answered ${enrolled.status}: ${JSON.stringify(enrolled.body)}`);
-  }
+  await enrolEmulatedMachines(access, site, siteId);
   process.stdout.write(
     [
       '',

@@ -10,6 +10,7 @@ import { poolAggregate } from '../vps/pool/pool.ts';
 import { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import type { StreamWatch } from './streamWatch.ts';
 import type { SecretTicketClaims } from '../secrets/secretTicket.ts';
+import { requireUncontestedBoot, waitForBootedRamdisk, type RamdiskBootWait } from './bootedRamdiskWait.ts';
 
 /** A ramdisk or node agent that joined: what `wait.agentJoined` waits for. */
 export interface AgentJoin {
@@ -17,15 +18,19 @@ export interface AgentJoin {
   keyId: string;
   /** When the registration was recorded (event time, ms). */
   atMs: number;
+  /** The join token that authorised the key (absent: the agent's own registration or rotation). */
+  joinTokenId?: string;
+  /** A key rotation of an agent already registered, not a new agent. */
+  rotation: boolean;
 }
 
 export interface AgentGatewayDeps extends AgentExchangeDeps {
   /** Agent registrations, by `joinKey(site, node, role)`. */
   joins: StreamWatch<AgentJoin>;
   /** Receives each verified signed result, which the executor hands to `workflow.completeStep` as evidence. */
-  onVerified(bytes: Uint8Array): void;
+  onVerified: (bytes: Uint8Array) => void;
   /** Records a result that did not verify; the attempt keeps waiting for a valid one. */
-  onRejected(rejected: RejectedResult): Promise<void>;
+  onRejected: (rejected: RejectedResult) => Promise<void>;
   /** Records how many more did not verify without a record of their own (one count per window). */
   onRejectedCount(commandId: string, count: RefusalCount): Promise<void>;
   /** The attempt's nonce (recorded by `workflow.startStep`): each command's nonce derives from it. */
@@ -38,6 +43,10 @@ export interface AgentGatewayDeps extends AgentExchangeDeps {
   mayEnqueue(kind: AgentCommandKind): void;
   /** Present when the executor holds the master key: tickets the secret headers of a `site.httpProxy` command. */
   issueSecretTicket?(claims: SecretTicketClaims): string;
+  /** Set for a `wait.agentJoined` of a ramdisk right after a reset: that boot, which the ramdisk must be of. */
+  ramdiskBoot?: RamdiskBootWait;
+  /** The boot of `bootedRamdisk` (`bootIdOf`): a contest of it fails every later command. */
+  bootedRamdiskBootId?: string;
 }
 
 export const joinKey = (siteId: string, nodeId: string, role: string) => `${siteId}/${nodeId}/${role}`;
@@ -89,6 +98,8 @@ export function agentGateway(
   return {
     async runAgentCommand(kind, params, destructive) {
       const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
+      const bootId = deps.bootedRamdiskBootId;
+      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId);
       const neverSent = deps.freshAttempt === true && !exchanged.has(command.commandId);
       exchanged.add(command.commandId);
       const result = await exchangeAgentCommand(deps, command, {
@@ -99,6 +110,7 @@ export function agentGateway(
         onRejectedCount: (count) => deps.onRejectedCount(command.commandId, count),
         neverSent,
       });
+      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId);
       if (!result.ok) {
         const failure = `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`;
         // The same BMC gives the same answer: no attempt or backoff is spent on it.
@@ -136,6 +148,7 @@ export function agentGateway(
     },
 
     async waitForAgent(role, sinceIso) {
+      if (role === 'ramdisk' && deps.ramdiskBoot) return waitForBootedRamdisk(deps, ctx, deps.ramdiskBoot, joinKey(node.siteId, node.nodeId, role));
       const since = Date.parse(sinceIso);
       const key = joinKey(node.siteId, node.nodeId, role);
       for (;;) {

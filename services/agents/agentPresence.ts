@@ -73,7 +73,7 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
     if (before && before.heardAtMs > receivedAtMs) return;
     latest.set(heartbeat.nodeId, {
       agentId: heartbeat.agentId,
-      role: agent.role as 'ramdisk' | 'node',
+      role: agent.role,
       heardAt: new Date(receivedAtMs).toISOString(),
       heardAtMs: receivedAtMs,
       startedAt: heartbeat.startedAt ?? null,

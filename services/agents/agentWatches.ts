@@ -43,8 +43,9 @@ async function startJoinWatch(nc: NatsConnection, store: EventStore, log: Logger
     extract: (msg: JsMsg) =>
       (knownEvents(store.decode(msg), eventCatalog).events ?? []).flatMap(({ event, metadata }) => {
         if (event.type !== 'AgentRegistered' && event.type !== 'AgentKeyRotated') return [];
-        const { siteId, nodeId, role, agentId, keyId } = event.data;
-        return nodeId ? [[joinKey(siteId, nodeId, role), { agentId, keyId, atMs: Date.parse(metadata.time) }] as const] : [];
+        const { siteId, nodeId, role, agentId, keyId, joinTokenId } = event.data;
+        const join = { agentId, keyId, atMs: Date.parse(metadata.time), rotation: event.type === 'AgentKeyRotated', ...(joinTokenId ? { joinTokenId } : {}) };
+        return nodeId ? [[joinKey(siteId, nodeId, role), join] as const] : [];
       }),
     log,
   });

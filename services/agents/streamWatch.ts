@@ -97,7 +97,7 @@ export class StreamWatch<V> {
       };
       const onAbort = () => {
         done();
-        reject(signal.reason);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
       };
       const timer = setTimeout(() => {
         done();

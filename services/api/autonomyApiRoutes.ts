@@ -94,7 +94,7 @@ export const autonomyApiRoutes: FastifyPluginAsync<{ ctx: ApiContext; bus: Comma
         }
         const result = await bus.execute({
           name: `autonomy.${verdict}`,
-          payload: { decisionId: req.params.decisionId, ...(req.body as object) },
+          payload: { decisionId: req.params.decisionId, ...req.body },
           actor: req.principal?.actor ?? 'http:anonymous',
         });
         const decided = {

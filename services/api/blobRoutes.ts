@@ -25,10 +25,7 @@ export const blobRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, {
     },
     handler: async (req, reply) => {
       const bytes = await (await blobs()).read(req.params.nodeId, req.params.capability, req.params.sha256);
-      return reply
-        .header('content-type', 'application/octet-stream')
-        .header('cache-control', 'private, max-age=3600')
-        .send(Buffer.from(bytes) as never);
+      return reply.header('content-type', 'application/octet-stream').header('cache-control', 'private, max-age=3600').send(Buffer.from(bytes));
     },
   });
 };

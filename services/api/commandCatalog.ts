@@ -8,6 +8,7 @@ import { rescueNode } from '../metal/node/rescue.ts';
 import { retireNode } from '../metal/node/retire.ts';
 import { retryNode } from '../metal/node/retry.ts';
 import { remediateNode } from '../workflow/remediate.ts';
+import { inspectNode } from '../metal/node/inspect.ts';
 import { startInspection } from '../metal/node/startInspection.ts';
 import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';
@@ -30,6 +31,8 @@ import { createSite } from '../site/site/create.ts';
 import { registerAgent } from '../trust/agent/register.ts';
 import { rotateAgentKey } from '../trust/agent/rotateKey.ts';
 import { createJoinToken, createSiteToken } from '../trust/joinToken/create.ts';
+import { contestBoot } from '../trust/ramdiskBoot/contestBoot.ts';
+import { recordBootToken } from '../trust/ramdiskBoot/recordBootToken.ts';
 import { useJoinToken } from '../trust/joinToken/use.ts';
 import { countRefusals } from '../trust/refusals/countRefusals.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
@@ -67,6 +70,7 @@ export const allCommands: readonly CommandDefinition[] = [
   retryNode,
   remediateNode,
   cancelNode,
+  inspectNode,
   startInspection,
   completeOperation,
   completeCancel,
@@ -84,6 +88,8 @@ export const allCommands: readonly CommandDefinition[] = [
   registerAgent,
   rotateAgentKey,
   createJoinToken,
+  recordBootToken,
+  contestBoot,
   createSiteToken,
   useJoinToken,
   countRefusals,

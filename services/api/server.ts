@@ -1,5 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
 import { startAgentPresence } from '../agents/agentPresence.ts';
@@ -47,6 +47,7 @@ import { installSecurityHeaders } from './securityHeaders.ts';
  */
 export async function buildApi(ctx: ApiContext, log: Logger) {
   const app = Fastify({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     logController: new LogController({ disableRequestLogging: true }),

@@ -1,7 +1,7 @@
-import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from './configError.ts';
+import { ConfigError, type ConfigProblem } from './configError.ts';
+import { configFilePath, readConfigFile } from './configFile.ts';
 import { readStackRecord } from './stackRecord.ts';
 
 /**
@@ -12,8 +12,8 @@ import { readStackRecord } from './stackRecord.ts';
 export const AGENT_RESULTS_MAX_BYTES_DEFAULT = 256 << 20;
 
 /**
- * Runtime configuration: defaults, overridden by an optional JSON file (`BC_CONFIG`, or `<dataDir>/config.json`),
- * overridden by environment variables. The same code runs on one embedded server or a 3-node cluster
+ * Runtime configuration: defaults, overridden by an optional file (`BC_CONFIG`, else `better-compute.config.ts` in
+ * the working directory, else `<dataDir>/config.json`; see `configFile.ts`), overridden by environment variables. The same code runs on one embedded server or a 3-node cluster
  * (`streamReplicas: 3`).
  */
 export const Config = z.object({
@@ -179,21 +179,26 @@ export const agentEndpointsOf = (config: Config) => ({
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const fromEnv: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(envNames)) if (env[name] !== undefined && env[name] !== '') fromEnv[key] = env[name];
-  const dataDir = String(overrides.dataDir ?? fromEnv.dataDir ?? './.data');
-  const file = env.BC_CONFIG ?? resolve(dataDir, 'config.json');
-  const fromFile = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const dataDir = overrides.dataDir ?? (typeof fromEnv.dataDir === 'string' ? fromEnv.dataDir : './.data');
+  const file = configFilePath(env, dataDir);
+  const fromFile = file === undefined ? {} : readConfigFile(file);
   for (const retired of retiredSettings) {
     const given = env[retired.env] !== undefined && env[retired.env] !== '' ? retired.env : retired.key in fromFile ? `${retired.key} in ${file}` : undefined;
     if (given) throw new ConfigError('RETIRED_SETTING', `${given} is no longer read; use ${retired.replacement}`);
   }
-  if (env.BC_CONFIG && !existsSync(env.BC_CONFIG)) throw new ConfigError('CONFIG_FILE_MISSING', `BC_CONFIG names ${env.BC_CONFIG}, which does not exist`);
-  const parsed = Config.safeParse({ ...fromFile, ...fromEnv, ...overrides });
-  if (parsed.success) return parsed.data;
   const envNameOf = (key: PropertyKey) => Object.entries(envNames).find(([, k]) => k === key)?.[0];
-  const problems = parsed.error.issues.map((issue) => {
+  // A misspelt key in a file would otherwise be dropped without a word, and its default silently used.
+  const problems: ConfigProblem[] = Object.keys(fromFile)
+    .filter((key) => !(key in Config.shape))
+    .map((key) => ({ path: key, message: `not a setting (in ${file})` }));
+  const parsed = Config.safeParse({ ...fromFile, ...fromEnv, ...overrides });
+  if (parsed.success && problems.length === 0) return parsed.data;
+  for (const issue of parsed.error?.issues ?? []) {
     const key = issue.path[0];
     const env = key === undefined ? undefined : envNameOf(key);
-    return `${env ? `${env} (${String(key)})` : issue.path.join('.') || 'config'}: ${issue.message}`;
-  });
-  throw new ConfigError('INVALID_SETTING', `invalid configuration: ${problems.join('; ')}`);
+    const fromEnvironment = env !== undefined && key !== undefined && String(key) in fromEnv;
+    problems.push({ path: issue.path.join('.') || 'config', ...(fromEnvironment ? { env } : {}), message: issue.message });
+  }
+  const listed = problems.map((p) => `${p.env ? `${p.env} (${p.path})` : p.path}: ${p.message}`);
+  throw new ConfigError('INVALID_SETTING', `invalid configuration${file ? ` (file ${file})` : ''}: ${listed.join('; ')}`, { problems });
 }

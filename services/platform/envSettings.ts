@@ -11,7 +11,7 @@ export function loadEnvSettings<S extends z.ZodType<Record<string, unknown>>>(
   overrides: Partial<z.infer<S>>,
 ): z.infer<S> {
   const fromEnv: Record<string, string> = {};
-  for (const [key, name] of Object.entries(names) as [string, string][]) {
+  for (const [key, name] of Object.entries(names)) {
     const value = env[name];
     if (value !== undefined && value !== '') fromEnv[key] = value;
   }

@@ -17,7 +17,7 @@ interface FastifyLikeError {
   code?: string;
   statusCode?: number;
   message?: string;
-  validation?: ReadonlyArray<{ instancePath?: string; message?: string; params?: { issue?: { path?: PropertyKey[]; message?: string } } }>;
+  validation?: Array<{ instancePath?: string; message?: string; params?: { issue?: { path?: PropertyKey[]; message?: string } } }>;
 }
 
 /** The one mapping from anything thrown to an error code: platform errors keep theirs, fastify's are translated. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
+import { InBandInventory } from '../../schemas/metal/inBandInventory.ts';
 import { Inventory } from '../../schemas/metal/inventory.ts';
 // Built-in steps are written exactly as a plugin's are: against the SDK's public entry.
 import { defineStep, TerminalError, type StepDefinition, type StepNode } from '../../plugins/sdk/index.ts';
@@ -12,6 +13,7 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     runsOn: AgentCommandKinds[kind].runsOn,
     destructive: AgentCommandKinds[kind].destructive,
     sends: [kind],
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
       // The deploy's first-boot data carries the node seed, so the deployed host's `bcd node` can join.
@@ -20,6 +22,7 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
       // `attested` is not ours to claim: the completeStep decider re-verifies the signed result and sets it.
       if (kind === 'disk.wipe') return { ...(isObject(payload) ? payload : { result: payload }), agentId };
       if (kind === 'inventory.read') checkInventoryMatches(ctx.node, payload);
+      if (kind === 'hardware.probe') return checkedInBandInventory(payload);
       return payload;
     },
   });
@@ -42,6 +45,14 @@ function checkInventoryMatches(node: StepNode, payload: unknown): void {
       `enrolled MAC(s) ${missing.join(', ')} not on the system at ${node.bmc.address} (it reports ${[...found].join(', ') || 'no MACs'})`,
     );
   }
+}
+
+/** What the ramdisk saw from inside: an inventory of that shape, or the step fails (the same ramdisk answers the same). */
+function checkedInBandInventory(payload: unknown): InBandInventory {
+  const inventory = InBandInventory.safeParse(payload);
+  if (!inventory.success)
+    throw new TerminalError('VALIDATION_FAILED', `hardware.probe answered something that is not an in-band inventory: ${inventory.error.message}`);
+  return inventory.data;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

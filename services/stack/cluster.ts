@@ -44,7 +44,8 @@ const nc = await connectNats(
 await ensureStreams(nc, config);
 await nc.close();
 
-const creds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';
+// Read-only and short-lived: what a person watching needs, and no more.
+const creds = broker ? ` --creds ${(await broker.writeInspectorCredentials()).path}` : '';
 console.log(`
 A ${cluster.nodes.length}-node NATS cluster is running (broker auth: ${config.natsAuth}, streams and buckets with ${config.streamReplicas} replicas).
 ${cluster.nodes.map((n) => `  ${n.name}   ${n.url}   store ${join(cluster.dir, n.name, 'store')}`).join('\n')}

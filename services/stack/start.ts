@@ -127,15 +127,23 @@ for (const group of processGroups(config.processLayout, stackServiceGroups(confi
 const simulatedSite = new URL('../../daemon/simulator/serveSimulatedSite.ts', import.meta.url);
 if (config.simMachines > 0) await run(['simulated-site'], spawnProgram(simulatedSite, false));
 
-const operatorCreds = broker ? ` --creds ${await broker.writeServiceCredentials('operator-cli')}` : '';
+// A person watching gets a read-only, short-lived credential, never a control-plane one.
+const inspector = broker ? await broker.writeInspectorCredentials() : undefined;
+const inspectorCreds = inspector ? ` --creds ${inspector.path}` : '';
 console.log(`
 Better Compute is starting.
   API          ${api}   (OpenAPI: ${api}/v1/openapi.json)
   Console      ${api}/   (sign in with an API token)
   NATS         ${natsUrl}${embedded ? `   (embedded, store ${storeDir})` : '   (external)'}   broker auth: ${config.natsAuth}
   Data dir     ${dataDir}
-${config.natsAuth === 'none' ? `  WARNING      ${anonymousWarning}\n` : ''}Watch the fleet:   nats sub --server ${natsUrl}${operatorCreds} 'bc.>'
-Try (the admin token is written to ${join(dataDir, 'admin.token')} once the API is up):
+${config.natsAuth === 'none' ? `  WARNING      ${anonymousWarning}\n` : ''}Watch the fleet:   nats sub --server ${natsUrl}${inspectorCreds} 'bc.>'
+               or: npm run cli -- tail --server ${natsUrl}${inspectorCreds} 'bc.>'   (agent results decoded)
+${
+  inspector
+    ? `  (read-only; expires ${new Date(inspector.expiresAt * 1000).toISOString()}; a fresh one: npm run cli -- broker creds --inspector)
+`
+    : ''
+}Try (the admin token is written to ${join(dataDir, 'admin.token')} once the API is up):
   export AUTH="authorization: Bearer $(cat ${join(dataDir, 'admin.token')})"
   curl -s -H "$AUTH" ${api}/v1/nodes | jq
   curl -s -H "$AUTH" -X POST ${api}/v1/commands/site.create -H 'content-type: application/json' -d '{"siteId":"dc1","name":"DC 1"}'

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_RAMDISK_BOOT_BUDGET_MS } from '../../schemas/trust/ramdiskBoot.ts';
 import { loadEnvSettings } from '../platform/envSettings.ts';
 
 /**
@@ -22,6 +23,11 @@ export const WorkflowConfig = z.object({
    * (`AGENT_LOST`) and the operation restarts from the boot that started it.
    */
   agentHeartbeatTimeoutMs: z.coerce.number().int().min(1_000).default(45_000),
+  /**
+   * How long a machine has from the reset of a ramdisk boot to fetch its boot script: without the fetch the boot is
+   * lost (`BOOT_LOST`) and the workflow restarts from the boot, as often as `wait.agentJoined` has attempts.
+   */
+  ramdiskBootBudgetMs: z.coerce.number().int().min(1_000).default(DEFAULT_RAMDISK_BOOT_BUDGET_MS),
 });
 export type WorkflowConfig = z.infer<typeof WorkflowConfig>;
 
@@ -33,6 +39,7 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
     executorConcurrency: 'BC_EXECUTOR_CONCURRENCY',
     resultRecheckMs: 'BC_RESULT_RECHECK_MS',
     agentHeartbeatTimeoutMs: 'BC_AGENT_HEARTBEAT_TIMEOUT_MS',
+    ramdiskBootBudgetMs: 'BC_RAMDISK_BOOT_BUDGET_MS',
   };
   return loadEnvSettings(WorkflowConfig, names, env, overrides);
 }

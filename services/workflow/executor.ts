@@ -13,6 +13,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
+import { contestBoot } from '../trust/ramdiskBoot/contestBoot.ts';
 import { createJoinToken } from '../trust/joinToken/create.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -97,7 +98,9 @@ export class WorkflowExecutor {
     } = {},
   ) {
     // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-    this.#bus = options.bus ?? new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken], { retries: 5 });
+    this.#bus =
+      options.bus ??
+      new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken, contestBoot], { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
     this.#js = jetstream(nc);
@@ -215,7 +218,8 @@ export class WorkflowExecutor {
             };
       evidence = built.evidence;
       // Assigned, not spread: an instance's context has a `node` getter that fails the step only when a step reads it.
-      const output = await definition.run(Object.assign(built.context, { input: input.data }));
+      const inputData: unknown = input.data;
+      const output: unknown = await definition.run(Object.assign(built.context, { input: inputData }));
       const checked = definition.output ? definition.output.safeParse(output) : { success: true as const, data: output };
       if (!checked.success)
         throw new TerminalError('VALIDATION_FAILED', `step ${step.id} returned an output that does not match its schema: ${checked.error.message}`);
@@ -281,6 +285,7 @@ export class WorkflowExecutor {
       watches: this.#watches!,
       liveness: this.#liveness,
       recheckMs: this.config.resultRecheckMs,
+      ramdiskBootBudgetMs: this.config.ramdiskBootBudgetMs,
       log: this.log,
       mint: (name, payload, commandId) => this.#bus.execute({ name, payload, commandId, causationId: commandId, actor: 'workflow-executor' }),
       blobs: this.#blobs,

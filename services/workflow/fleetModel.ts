@@ -110,7 +110,10 @@ export class FleetModel {
     let freeTotal = 0;
     for (const [key, { siteId, slot, count }] of this.#waiting) {
       const n = Math.min(count, caps[slot] - this.inFlight(siteId, slot));
-      if (n > 0) (free.set(key, n), (freeTotal += n));
+      if (n > 0) {
+        free.set(key, n);
+        freeTotal += n;
+      }
     }
     let uncapped = this.#waitingUncapped;
     const admissible: PendingOperation[] = [];

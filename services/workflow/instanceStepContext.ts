@@ -14,7 +14,7 @@ export interface InstanceAttemptToRun {
   instance: InstanceState;
   deadlineMs: number;
   signal: AbortSignal;
-  heartbeat(): void;
+  heartbeat: () => void;
 }
 
 const noNode = (what: string, instanceId: string) =>

@@ -63,9 +63,11 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
       const wf = model.workflows.get(workflowId);
       if (!wf) return [];
       const inventoryAt = wf.steps.findIndex((s) => s.id === 'inventory.read');
+      const probeAt = wf.steps.findIndex((s) => s.id === 'hardware.probe');
+      const inBand = probeAt >= 0 ? { inBand: wf.outputs[probeAt] } : {};
       const inventory =
         wf.operation === 'inspect' && inventoryAt >= 0
-          ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt] }, `${workflowId}-inventory`)]
+          ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt], ...inBand }, `${workflowId}-inventory`)]
           : [];
       if (wf.instance) return [{ key: workflowId, effects: [command('vps.completeRemediation', { ...wf.instance, workflowId }, `${workflowId}-done`)] }];
       return [{ key: workflowId, effects: [...inventory, command('metal.completeOperation', { nodeId: wf.nodeId, workflowId }, `${workflowId}-done`)] }];
@@ -79,13 +81,13 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
       return [{ key: workflowId, effects: [command('metal.completeCancel', { nodeId, workflowId }, `${workflowId}-cancelled`)] }];
     }
     case 'WorkflowFailed': {
-      const { workflowId, reason, failedStep } = event.data;
+      const { workflowId, reason, failedStep, code } = event.data;
       const wf = model.workflows.get(workflowId);
       if (!wf) return [];
       const ended = { workflowId, reason: reason.slice(0, 1000), failedStep };
       const failure = wf.instance
         ? command('vps.failRemediation', { ...wf.instance, ...ended }, `${workflowId}-failed`)
-        : command('metal.failOperation', { nodeId: wf.nodeId, ...ended }, `${workflowId}-failed`);
+        : command('metal.failOperation', { nodeId: wf.nodeId, ...ended, code: code.slice(0, 100) }, `${workflowId}-failed`);
       return [{ key: workflowId, effects: [failure] }];
     }
     default:

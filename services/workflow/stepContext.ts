@@ -15,6 +15,9 @@ import type { ClaimedAttempt, StepCommandSender } from './attemptClaim.ts';
 import { enqueuePolicy } from './enqueuePolicy.ts';
 import { stepFacilities } from './stepFacilities.ts';
 import { bootedRamdiskOf } from './workflow/attestation.ts';
+import type { ExistingWorkflow } from '../../schemas/metal/workflowState.ts';
+import { bootIdOf } from '../../schemas/trust/ramdiskBoot.ts';
+import type { RamdiskBootWait } from '../agents/bootedRamdiskWait.ts';
 
 /** What every attempt of an executor process shares: its connection, watches, caches and keys. */
 export interface StepContextDeps {
@@ -25,8 +28,10 @@ export interface StepContextDeps {
   watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> };
   liveness: AgentLiveness | undefined;
   recheckMs: number;
+  /** How long a machine has from its reset to fetch its ramdisk's boot script (`BC_RAMDISK_BOOT_BUDGET_MS`). */
+  ramdiskBootBudgetMs: number;
   log: Logger;
-  /** Runs `pki.createJoinToken` in-process for `ctx.pki`. */
+  /** Runs `pki.createJoinToken` in-process for `ctx.pki`, and `pki.contestBoot` for a ramdisk wait. */
   mint: CommandSender;
   blobs: () => Promise<BlobStore>;
   masterKey: MasterKey | undefined;
@@ -42,7 +47,7 @@ export interface AttemptToRun {
   deadlineMs: number;
   signal: AbortSignal;
   /** Tells JetStream the work message is still being worked on. */
-  heartbeat(): void;
+  heartbeat: () => void;
   /** The attempt's engine commands (`workflow.rejectResult` and `countRejectedResults` for refused agent results). */
   send: StepCommandSender;
 }
@@ -52,7 +57,10 @@ export interface AttemptToRun {
  * idempotency key and deadline, the facilities (join tokens, secrets, blobs, templates) and the agent gateway. The
  * verified signed result the gateway hands back is kept as the attempt's evidence for `workflow.completeStep`.
  */
-export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { context: Omit<StepContext<unknown>, 'input'>; evidence(): string | undefined } {
+export function buildStepContext(
+  deps: StepContextDeps,
+  run: AttemptToRun,
+): { context: Omit<StepContext<unknown>, 'input'>; evidence: () => string | undefined } {
   const { claim, stepIndex, node, definition } = run;
   const { wf, attempt, attemptId } = claim;
   const { workflowId } = wf;
@@ -105,10 +113,44 @@ export function buildStepContext(deps: StepContextDeps, run: AttemptToRun): { co
       attemptNonce: claim.nonce!,
       freshAttempt: claim.fresh,
       bootedRamdisk: bootedRamdiskOf(wf, stepIndex),
+      ...ramdiskBootWaitOf(deps, wf, stepIndex, node),
+      ...bootedRamdiskBootOf(wf, stepIndex),
       ...(deps.masterKey ? { issueSecretTicket: (claims: SecretTicketClaims) => issueSecretTicket(deps.masterKey!, claims) } : {}),
       mayEnqueue: enqueuePolicy(definition, wf, stepIndex),
     },
     base,
   );
   return { context: { ...base, platform }, evidence: () => evidence };
+}
+
+/** A ramdisk `wait.agentJoined` belongs to the boot of the site step (the reset) right before it: that step's attempt. */
+function ramdiskBootWaitOf(deps: StepContextDeps, wf: ExistingWorkflow, stepIndex: number, node: { siteId: string; nodeId: string }) {
+  const step = wf.steps[stepIndex];
+  if (step?.id !== 'wait.agentJoined' || ((step.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk') return {};
+  const reset = wf.progress[stepIndex - 1];
+  if (wf.steps[stepIndex - 1]?.runsOn !== 'site' || !reset?.attemptStartedAt) return {};
+  const { workflowId } = wf;
+  const bootId = bootIdOf({ workflowId, stepIndex: stepIndex - 1, attempt: reset.attempt });
+  const ramdiskBoot: RamdiskBootWait = {
+    bootId,
+    resetAtMs: Date.parse(reset.attemptStartedAt),
+    budgetMs: deps.ramdiskBootBudgetMs,
+    contest: async (reason, detail) => {
+      const payload = { bootId, workflowId, siteId: node.siteId, nodeId: node.nodeId, reason, detail };
+      deps.log.warn({ workflowId, nodeId: node.nodeId, bootId, reason, code: 'BOOT_CONTESTED' }, 'ramdisk boot contested');
+      await deps.mint('pki.contestBoot', payload, `contest-join-${bootId}`);
+    },
+  };
+  return { ramdiskBoot };
+}
+
+/** The boot of the ramdisk this workflow booted before `stepIndex`: the reset attempt before its succeeded wait. */
+function bootedRamdiskBootOf(wf: ExistingWorkflow, stepIndex: number): { bootedRamdiskBootId?: string } {
+  for (let i = stepIndex - 1; i > 0; i--) {
+    const step = wf.steps[i]!;
+    if (step.id !== 'wait.agentJoined' || wf.progress[i]?.status !== 'succeeded') continue;
+    if (((step.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk' || wf.steps[i - 1]?.runsOn !== 'site') return {};
+    return { bootedRamdiskBootId: bootIdOf({ workflowId: wf.workflowId, stepIndex: i - 1, attempt: wf.progress[i - 1]!.attempt }) };
+  }
+  return {};
 }

@@ -18,7 +18,7 @@ export function bindStepOutputs(params: Record<string, unknown>, wf: ExistingWor
       .slice(0, stepIndex)
       .map((s) => s.id)
       .lastIndexOf(ref.data.$fromStep);
-    const output = at >= 0 && wf.progress[at]?.status === 'succeeded' ? wf.progress[at]!.output : undefined;
+    const output = at >= 0 && wf.progress[at]?.status === 'succeeded' ? wf.progress[at].output : undefined;
     const picked = ref.data.field
       .split('.')
       .reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), output);

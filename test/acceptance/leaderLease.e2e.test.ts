@@ -47,7 +47,7 @@ describe('leader lease of the workflow orchestrator', () => {
           name: commandNameOf(msg.subject),
           commandId: msg.headers?.get('Bc-Command-Id') ?? '',
           term: stamp ? parseLeaseStamp(stamp)?.term : undefined,
-          nodeId: (msg.json() as { nodeId?: string }).nodeId,
+          nodeId: msg.json<{ nodeId?: string }>().nodeId,
           at: Date.now(),
         };
         seen.push(entry);

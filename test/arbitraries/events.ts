@@ -45,6 +45,41 @@ const inventoryArb = fc.record({
   nics: fc.array(fc.record({ id: fc.constantFrom('nic0', 'nic1'), mac: fc.constant('52:54:00:aa:bb:01') }), { maxLength: 2 }),
 });
 
+const inBandInventoryArb = fc.record({
+  disks: fc.array(
+    fc.record({
+      name: fc.constantFrom('sda', 'nvme0n1'),
+      sizeBytes: fc.nat(),
+      serial: fc.option(fc.string(), { nil: null }),
+      model: fc.option(fc.string(), { nil: null }),
+      rotational: fc.option(fc.boolean(), { nil: null }),
+      removable: fc.boolean(),
+    }),
+    { maxLength: 2 },
+  ),
+  nics: fc.array(
+    fc.record({
+      name: fc.constant('eno1'),
+      mac: fc.constant('52:54:00:aa:bb:01'),
+      link: fc.constantFrom('up', 'down'),
+      speedMbps: fc.option(fc.nat(), { nil: null }),
+    }),
+    { maxLength: 2 },
+  ),
+  cpus: fc.record({
+    logical: fc.integer({ min: 1, max: 256 }),
+    sockets: fc.integer({ min: 1, max: 4 }),
+    cores: fc.option(fc.integer({ min: 1, max: 128 }), { nil: null }),
+    model: fc.option(fc.string(), { nil: null }),
+  }),
+  memoryMiB: fc.integer({ min: 1, max: 1 << 22 }),
+});
+const inventoryFindingArb = fc.record({
+  code: fc.constantFrom('DISK_NOT_REPORTED_BY_BMC' as const, 'MEMORY_MISMATCH' as const),
+  subject: fc.string({ maxLength: 20 }),
+  detail: fc.string({ maxLength: 40 }),
+});
+
 /** The operation lifecycle events (requested, wiping, completed, failed, cancelled, inventory, rescue ended, retired). */
 export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   fc.record({
@@ -75,7 +110,16 @@ export const nodeLifecycleEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   }),
   fc.record({
     type: fc.constant('NodeInventoryRecorded' as const),
-    data: fc.record({ nodeId: nodeIdArb, workflowId: workflowIdArb, inventory: inventoryArb }),
+    data: fc.record(
+      {
+        nodeId: nodeIdArb,
+        workflowId: workflowIdArb,
+        inventory: inventoryArb,
+        inBand: inBandInventoryArb,
+        findings: fc.array(inventoryFindingArb, { maxLength: 2 }),
+      },
+      { requiredKeys: ['nodeId', 'workflowId', 'inventory'] },
+    ),
   }),
   fc.record({ type: fc.constant('NodeRescueEnded' as const), data: fc.record({ nodeId: nodeIdArb }) }),
   fc.record({ type: fc.constant('NodeRetired' as const), data: fc.record({ nodeId: nodeIdArb }) }),

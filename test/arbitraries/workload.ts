@@ -232,7 +232,7 @@ function signedWipe(wf: ExistingWorkflow, stepIndex: number, attempt: number, pa
 }
 
 /** A wipe report one disk short of the inventory's byte count. */
-const shortWipe = { ...fakeWipeReport, disks: fakeWipeReport.disks.map((d) => ({ ...d, verifiedBytes: d.sizeBytes! - 512 })) };
+const shortWipe = { ...fakeWipeReport, disks: fakeWipeReport.disks.map((d) => ({ ...d, verifiedBytes: d.sizeBytes - 512 })) };
 
 /** The engine commands due for the node's current workflow, as the orchestrator and executor would send them. */
 function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Intent, { kind: 'advance' }>): Fresh[] {

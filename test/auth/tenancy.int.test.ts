@@ -96,7 +96,7 @@ describe('tenancy', () => {
       const params = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       let urls = [route];
       for (const p of params) urls = urls.flatMap((u) => (substitutes[p] ?? ['x']).map((id) => u.replace(`{${p}}`, id)));
-      urls = urls.flatMap((u) => (queries[u] ? queries[u]!.map((q) => `${u}?${q}`) : [u]));
+      urls = urls.flatMap((u) => (queries[u] ? queries[u].map((q) => `${u}?${q}`) : [u]));
       for (const url of urls) {
         const res = await app.inject({ url, headers: bearer(mine) });
         calls++;

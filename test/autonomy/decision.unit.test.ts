@@ -183,7 +183,7 @@ describe('engine lifecycle', () => {
   it('starts once and judges after the settle window: effective only with the signal absent and the sensor ok', () => {
     given([autoOpened])
       .when(recordStarted, { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleMs: 90_000 })
-      .then([{ ...started, data: { ...started.data, settleUntil: '2026-12-02T12:01:30.000Z' } } as DecisionEvent]);
+      .then([{ ...started, data: { ...started.data, settleUntil: '2026-12-02T12:01:30.000Z' } }]);
     given([autoOpened, started]).when(recordStarted, { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: 'c-1', settleMs: 90_000 }).then([]);
     given([autoOpened, started]).when(recordOutcome, outcome(false, false)).then([]);
     given([autoOpened, started])
@@ -201,7 +201,7 @@ describe('engine lifecycle', () => {
     });
     const ep = (n: number): DecisionEvent[] => [
       { ...autoOpened, data: { ...(autoOpened.data as object), episode: n } } as DecisionEvent,
-      { ...started, data: { ...started.data, episode: n } } as DecisionEvent,
+      { ...started, data: { ...started.data, episode: n } },
     ];
     given([...ep(1), ineffective(1, 1), ...ep(2), ineffective(2, 2), ...ep(3)])
       .when(recordOutcome, { ...outcome(true, true), episode: 3 })

@@ -68,6 +68,16 @@ describe('better-compute doctor', () => {
     }
   });
 
+  it('lists every bad setting of a better-compute.config.ts with its path', async () => {
+    using dir = tempDir();
+    const file = join(dir.path, 'better-compute.config.ts');
+    writeFileSync(file, "export default { httpPort: 'eighty', streamReplicas: 9, lokLevel: 'debug' };\n");
+    const report = await runDoctor({ env: { BC_DATA_DIR: dir.path, BC_CONFIG: file } });
+    expect(codesOf(report)).toEqual(['CONFIG_INVALID']);
+    const problems = report.findings[0]!.detail!.problems as { path: string }[];
+    expect(problems.map((p) => p.path).sort()).toEqual(['httpPort', 'lokLevel', 'streamReplicas']);
+  });
+
   it('reports NATS it cannot reach, or cannot find, and skips what depends on it', async () => {
     using dir = tempDir();
     const closed = await runDoctor({
@@ -121,7 +131,7 @@ describe('better-compute doctor', () => {
     await jsm.streams.update(Streams.agentResults.name, { ...results, subjects: [...results.subjects, 'bc.extra.>'] });
     const commands = (await jsm.streams.info(Streams.agentCommands.name)).config;
     await jsm.streams.delete(Streams.agentCommands.name);
-    await jsm.streams.add({ ...commands, retention: 'workqueue' as typeof commands.retention });
+    await jsm.streams.add({ ...commands, retention: 'workqueue' });
     const events = (await jsm.streams.info(Streams.events.name)).config;
     await jsm.streams.update(Streams.events.name, { ...events, duplicate_window: 5_000_000_000 });
 
@@ -196,6 +206,16 @@ describe('better-compute doctor', () => {
     expect(report.findings.filter((f) => f.check === 'bmc')).toEqual([
       expect.objectContaining({ code: 'BMC_UNREACHABLE', severity: 'warning', detail: { siteId: 'dc1', nodes: ['n2'] } }),
     ]);
+  });
+
+  it('reports a live bootstrap admin token and an API beyond loopback without TLS as not configured for production', async () => {
+    await using stack = await startListeningStack();
+    const production = async (env: NodeJS.ProcessEnv) => (await stack.doctor(env)).findings.filter((f) => f.check === 'production').map((f) => f.code);
+    expect(await production({ BC_HTTP_HOST: '0.0.0.0' })).toEqual(['ADMIN_TOKEN_NOT_ROTATED', 'API_TLS_NOT_CONFIGURED', 'BROKER_MODE_NOT_CONFIGURED']);
+    await stack.run('auth.revokeToken', { tokenId: 'bootstrap-admin' });
+    await expect
+      .poll(async () => production({ BC_NATS_AUTH: 'operator', BC_PUBLIC_URL: 'https://bc.example.net' }), { timeout: 20_000 })
+      .toEqual(['PRODUCTION_CONFIGURED']);
   });
 
   it('skips the fleet checks with a warning when the API refuses its token', async () => {

@@ -14,7 +14,6 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { startJoinService, type JoinService } from '../../services/trust/join/joinService.ts';
 import { mintJoinToken, type CommandSender } from '../../services/trust/joinToken/mint.ts';
-import type { CommandResult } from '../../schemas/api.ts';
 import { jetstreamManager, jetstream } from '@nats-io/jetstream';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
@@ -44,7 +43,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
   const machines: SimulatedMachine[] = [];
   const clients: RedfishClient[] = [];
 
-  const send: CommandSender = (name, payload, commandId) => env.bus.execute({ name, payload, commandId, actor: 'test' }) as Promise<CommandResult>;
+  const send: CommandSender = (name, payload, commandId) => env.bus.execute({ name, payload, commandId, actor: 'test' });
   const mintNodeToken = async (nodeId: string, productUuid: string) =>
     (await mintJoinToken(send, { role: 'node', siteId: 'dc1', nodeId, ttlSeconds: 600, expect: { productUuid } })).token;
   /** The SMBIOS UUID of the machine that installed first: what a misdirected token expects. */

@@ -8,6 +8,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
 import { agentDurableFor } from '../../services/trust/broker/permissions.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
+import { loadOrCreateIdentity, ramdiskAgentId } from '../../daemon/agent/identity.ts';
 import { startBrokerEngine } from '../trust/brokerEngineFixture.ts';
 
 type Engine = Awaited<ReturnType<typeof startBrokerEngine>>;
@@ -28,7 +29,7 @@ function bcd(args: string[], env: Record<string, string>): { child: ChildProcess
   });
   children.push(child);
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return { child, exit: new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr }))) };
 }
 
@@ -115,6 +116,37 @@ describe('long-lived agents after a crash or a power cut', () => {
       await comesUp(again, durable);
       expect(statSync(join(state, 'membership.json')).mode & 0o777).toBe(0o600);
       expect(existsSync(join(state, 'join-user.seed'))).toBe(false);
+      again.child.kill('SIGTERM');
+      expect((await again.exit).code).toBe(0);
+    },
+  );
+
+  it(
+    "regression (a NATS node lost while a ramdisk joined): /init's restart of bcd ramdisk in the same boot is let in with the boot's token",
+    { timeout: 300_000 },
+    async () => {
+      const state = join(engine.dataDir, 'ramdisk-state');
+      const disk = join(engine.dataDir, 'ramdisk-disk.img');
+      writeFileSync(disk, Buffer.alloc(1 << 20));
+      const args = ['ramdisk', '--site', 'dc1', '--node', 'n1', '--nats', engine.broker.server.url, '--state', state, '--disk', disk];
+      const { token, tokenId } = await mintJoinToken(engine.send, { role: 'ramdisk', siteId: 'dc1', nodeId: 'n1', ttlSeconds: 600 });
+      const env = { BC_JOIN_TOKEN: token, BC_JOIN_CREDS: joinCredsFile };
+
+      // The first process dies the moment its token is spent: the answer never reaches it.
+      const first = bcd(args, env);
+      const spent = engine.nc.subscribe(Subjects.aggregateEvents('trust', 'joinToken', tokenId));
+      for await (const msg of spent) {
+        if (msg.string().includes('JoinTokenUsed')) {
+          first.child.kill('SIGKILL');
+          break;
+        }
+      }
+      await first.exit;
+
+      // The ramdisk's RAM (its state folder) outlives the process: the same key and user key send the same join.
+      const again = bcd(args, env);
+      const agentId = ramdiskAgentId('n1', loadOrCreateIdentity(state).keyId);
+      await comesUp(again, agentDurableFor({ role: 'node', agentId, siteId: 'dc1', nodeId: 'n1' }));
       again.child.kill('SIGTERM');
       expect((await again.exit).code).toBe(0);
     },

@@ -37,7 +37,7 @@ function executor(lines: string[], pxe?: PxeArms) {
 }
 
 const run = (lines: string[], command: AgentCommand, pxe?: PxeArms) =>
-  executor(lines, pxe).execute(command, AgentCommandParams[command.kind].parse(command.params) as Record<string, unknown>, {
+  executor(lines, pxe).execute(command, AgentCommandParams[command.kind].parse(command.params), {
     heartbeat: () => undefined,
     signal: new AbortController().signal,
   });

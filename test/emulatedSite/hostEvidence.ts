@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Streams } from '../../schemas/subjects.ts';
 import { agentDurableFor } from '../../services/trust/broker/permissions.ts';
+import { readPrefix } from '../support/diskFile.ts';
 import { openReadModel } from '../support/readModelDb.ts';
 
 /**
@@ -26,4 +31,29 @@ export function stepTimings(dataDir: string): string {
     )
     .all() as { nodeId: string; operation: string; i: number; stepId: string; attempts: number; seconds: number | null }[];
   return rows.map((r) => `${r.nodeId} ${r.operation} #${r.i} ${r.stepId} x${r.attempts}: ${r.seconds === null ? '-' : r.seconds.toFixed(1)} s`).join('\n');
+}
+
+/** True when every byte of the file is zero (read from the host side, in 4 MiB pieces). */
+export async function allZero(file: string): Promise<boolean> {
+  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
+    for (let i = 0; i < chunk.length; i += 8) if (chunk.readBigUInt64LE(i) !== 0n) return false;
+  }
+  return true;
+}
+
+/** The image's MBR gap and FAT boot partition (1 + 32 MiB): nothing the booted host writes to. */
+export const BOOT_PREFIX = 33 << 20;
+export const prefixEquals = (file: string, expected: Buffer): boolean => readPrefix(file, expected.length).equals(expected);
+
+/** What `bcd site` answers a DHCPDISCOVER from `mac`, sent by a PXE client on the LAN (the LAN DHCP server's namespace). */
+export async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: string; siaddr: string; file: string }[]> {
+  const { stdout } = await promisify(execFile)(
+    'ip',
+    ['netns', 'exec', lanNetns, process.execPath, '--import', 'tsx', 'test/emulatedSite/dhcpProbe.ts', mac, '4000'],
+    { cwd: join(import.meta.dirname, '../..') },
+  );
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }

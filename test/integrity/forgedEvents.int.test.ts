@@ -104,7 +104,7 @@ describe('events not written by the event store', () => {
     await env.bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
     const enrolled = await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n1'), actor: 'test' });
     const original = await env.store.jsm.direct.getMessage(Streams.events.name, { seq: enrolled.seq });
-    const copied = Object.fromEntries([EventHeaders.mac, EventHeaders.messageId, EventHeaders.expectedSeq].map((h) => [h, original!.header!.get(h)]));
+    const copied = Object.fromEntries([EventHeaders.mac, EventHeaders.messageId, EventHeaders.expectedSeq].map((h) => [h, original!.header.get(h)]));
     await sleep(800);
     const last = await env.store.streamLastSequence();
 

@@ -59,7 +59,7 @@ describe('poison messages', () => {
     for (const projector of env.projectors.values()) await waitForCheckpoint(projector, enrolled.seq);
     expect(listSites(env.projectors.get('sites')!.db).map((s) => s.siteId)).toEqual(['dc1']);
 
-    const listed = (await env.get('/v1/dead-letters?limit=500')).json() as { items: { consumer: string; streamSeq: number; reason: string; stream: string }[] };
+    const listed = (await env.get('/v1/dead-letters?limit=500')).json<{ items: { consumer: string; streamSeq: number; reason: string; stream: string }[] }>();
     const entries = (seq: number) => listed.items.filter((d) => d.streamSeq === seq);
     expect(
       entries(poison.seq)
@@ -97,8 +97,8 @@ describe('poison messages', () => {
         })
       ).json(),
     ).toEqual({ handled: 2 });
-    expect(((await env.get('/v1/dead-letters?consumer=projectors')).json() as { items: unknown[] }).items).toEqual([]);
-    expect(((await env.get('/v1/dead-letters?consumer=projectors&handled=true')).json() as { items: unknown[] }).items).toHaveLength(2);
+    expect((await env.get('/v1/dead-letters?consumer=projectors')).json<{ items: unknown[] }>().items).toEqual([]);
+    expect((await env.get('/v1/dead-letters?consumer=projectors&handled=true')).json<{ items: unknown[] }>().items).toHaveLength(2);
   });
 
   it('dead letters are for admins and operators only', async () => {

@@ -106,7 +106,7 @@ describe('read models heal', () => {
     }
     expect(
       [...seen].every((s) => s === 200 || s === 503),
-      `statuses seen: ${[...seen]}`,
+      `statuses seen: ${[...seen].join(',')}`,
     ).toBe(true);
     expect((await env.app.inject({ url: '/readyz' })).statusCode).toBe(200);
   });

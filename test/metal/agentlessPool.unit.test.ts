@@ -124,7 +124,7 @@ describe('agentless operations', () => {
     const inputsFor = async (agent: 'none' | 'bcd', poolState: PoolState) => {
       const nodeState = deployedIn(agent).reduce(nodeAggregate.evolve, nodeAggregate.initialState);
       const load = async (aggregate: { type: string }) => (aggregate.type === 'node' ? nodeState : poolState);
-      return (await undeployNode.dependencies!({ nodeId: n }, load as never)) as { inputs: Record<string, unknown> };
+      return await undeployNode.dependencies!({ nodeId: n }, load as never);
     };
     const agentless = await inputsFor('none', pool());
     expect(agentless).toEqual({ inputs: { agentless: true } });
@@ -150,7 +150,7 @@ describe('agentless operations', () => {
     const load = async (aggregate: { type: string }) => (aggregate.type === 'node' ? nodeState : discardPool);
     const dependencies = await undeployNode.dependencies!({ nodeId: n }, load as never);
     expect(dependencies).toEqual({ inputs: { wipeMethod: 'discard' } });
-    const steps = resolveSteps(builtinProfileFor('release', (dependencies as { inputs: Record<string, unknown> }).inputs), { wipeMethod: 'discard' });
+    const steps = resolveSteps(builtinProfileFor('release', dependencies.inputs), { wipeMethod: 'discard' });
     expect(steps.find((s) => s.id === 'disk.wipe')!.params).toEqual({ mode: 'discard' });
     expect(resolveSteps(releaseProfile, {}).find((s) => s.id === 'disk.wipe')!.params).toEqual({ mode: 'zero' });
   });

@@ -38,7 +38,7 @@ describe('releases of machines whose disks are real block devices', () => {
           bmcPortBase: 0,
           dataDir: join(engine.dataDir, 'sim'),
           bmcDelayMs: 10,
-          machineDisks: (i) => (i === 0 ? { disks: [a!.path, b!.path] } : i === 2 ? { disks: [c!.path, d!.path], ramdiskSees: 1 } : undefined),
+          machineDisks: (i) => (i === 0 ? { disks: [a.path, b.path] } : i === 2 ? { disks: [c.path, d.path], ramdiskSees: 1 } : undefined),
         },
         engine.log,
       );
@@ -57,13 +57,13 @@ describe('releases of machines whose disks are real block devices', () => {
         }
         for (const nodeId of [m1, m3]) await engine.waitForNode(nodeId, (s) => s.exists && s.state === 'deployed', 90_000);
         // image.write wrote the first disk, a loop device.
-        expect(readAll(a!.path, image.image.length).equals(image.image)).toBe(true);
-        expect(readAll(c!.path, image.image.length).equals(image.image)).toBe(true);
+        expect(readAll(a.path, image.image.length).equals(image.image)).toBe(true);
+        expect(readAll(c.path, image.image.length).equals(image.image)).toBe(true);
 
         const release = await engine.bus.execute({ name: 'metal.undeploy', payload: { nodeId: m1 }, actor: 'test' });
         await engine.bus.execute({ name: 'metal.undeploy', payload: { nodeId: m3 }, actor: 'test' });
         await engine.waitForNode(m1, (s) => s.exists && s.state === 'ready', 90_000);
-        for (const loop of [a!, b!]) expect(readAll(loop.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
+        for (const loop of [a, b]) expect(readAll(loop.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
 
         const last = await engine.store.streamLastSequence();
         const workflows = engine.readers.get('workflows')!;
@@ -77,8 +77,8 @@ describe('releases of machines whose disks are real block devices', () => {
           agentId: expect.stringMatching(new RegExp(`^ramdisk-${m1}-`)),
           method: 'zero',
           disks: [
-            { path: a!.path, serial: 'SIM-DC1-M001-0', model: expect.any(String), sizeBytes: SIZE, method: 'zero', verifiedBytes: SIZE },
-            { path: b!.path, serial: 'SIM-DC1-M001-1', model: expect.any(String), sizeBytes: SIZE, method: 'zero', verifiedBytes: SIZE },
+            { path: a.path, serial: 'SIM-DC1-M001-0', model: expect.any(String), sizeBytes: SIZE, method: 'zero', verifiedBytes: SIZE },
+            { path: b.path, serial: 'SIM-DC1-M001-1', model: expect.any(String), sizeBytes: SIZE, method: 'zero', verifiedBytes: SIZE },
           ],
         });
 
@@ -93,8 +93,8 @@ describe('releases of machines whose disks are real block devices', () => {
           },
         });
         // The disk the ramdisk could see is clean; the one it could not still holds everything: why a signature alone is not enough.
-        expect(readAll(c!.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
-        expect(readAll(d!.path, SIZE).every((byte) => byte === 0xff)).toBe(true);
+        expect(readAll(c.path, SIZE).equals(Buffer.alloc(SIZE))).toBe(true);
+        expect(readAll(d.path, SIZE).every((byte) => byte === 0xff)).toBe(true);
       } finally {
         await site.stop();
       }

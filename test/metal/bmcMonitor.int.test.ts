@@ -32,7 +32,7 @@ describe.each(['direct', 'sensor'] as const)('bmc-monitor (%s): automatic mainte
     const node = (id: string) => getNode(env.readers.get('nodes')!.db(), id);
     const [lost, operatorHeld, healthy] = ['dc1-m001', 'dc1-m002', 'dc1-m003'];
     try {
-      await expect.poll(() => node(healthy!)?.state, { timeout: 10_000 }).toBe('enrolled');
+      await expect.poll(() => node(healthy)?.state, { timeout: 10_000 }).toBe('enrolled');
       await env.bus.execute({ name: 'metal.setMaintenance', payload: { nodeId: operatorHeld, on: true, reason: 'fan swap' }, actor: 'operator:test' });
       await monitor.start();
       await engine?.start();
@@ -40,21 +40,21 @@ describe.each(['direct', 'sensor'] as const)('bmc-monitor (%s): automatic mainte
 
       site.machines[0]!.bmc.setReachable(false);
       site.machines[1]!.bmc.setReachable(false);
-      await expect.poll(() => node(lost!)?.maintenanceSource, { timeout: 20_000 }).toBe('bmc');
-      expect(node(lost!)).toMatchObject({
+      await expect.poll(() => node(lost)?.maintenanceSource, { timeout: 20_000 }).toBe('bmc');
+      expect(node(lost)).toMatchObject({
         maintenance: true,
         maintenanceReason: expect.stringMatching(/^BMC unreachable: (\d+ failed BMC reads in a row: )?REDFISH_/),
       });
-      expect(node(operatorHeld!)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
-      expect(node(healthy!)).toMatchObject({ maintenance: false, maintenanceSource: null });
+      expect(node(operatorHeld)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
+      expect(node(healthy)).toMatchObject({ maintenance: false, maintenanceSource: null });
 
       site.machines[0]!.bmc.setReachable(true);
       site.machines[1]!.bmc.setReachable(true);
-      await expect.poll(() => node(lost!)?.maintenance, { timeout: 20_000 }).toBe(false);
+      await expect.poll(() => node(lost)?.maintenance, { timeout: 20_000 }).toBe(false);
       // One more round with every BMC answering: the operator's flag is still theirs.
       const probesBefore = site.machines[1]!.bmc.requestLog.length;
       await expect.poll(() => site.machines[1]!.bmc.requestLog.length, { timeout: 10_000 }).toBeGreaterThan(probesBefore);
-      expect(node(operatorHeld!)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
+      expect(node(operatorHeld)).toMatchObject({ maintenance: true, maintenanceReason: 'fan swap', maintenanceSource: 'operator' });
 
       // The story is in the log: one automatic set and one automatic clear, both with source bmc.
       const history = [];

@@ -79,7 +79,7 @@ describe('fleet model', () => {
     fc.record({
       kind: fc.constant('request' as const),
       node: fc.constantFrom(...nodeIds),
-      operation: fc.constantFrom('deploy', 'release', 'inspect') as fc.Arbitrary<'deploy' | 'release' | 'inspect'>,
+      operation: fc.constantFrom<'deploy' | 'release' | 'inspect'>('deploy', 'release', 'inspect'),
       site: fc.constantFrom('dc1', 'dc2'),
     }),
     fc.record({ kind: fc.constantFrom('admit' as const, 'complete' as const, 'cancel' as const), node: fc.constantFrom(...nodeIds) }),

@@ -75,7 +75,7 @@ describe('metal lifecycle', () => {
 
     const app = Fastify().setValidatorCompiler(validatorCompiler).setSerializerCompiler(serializerCompiler);
     await app.register(workflowRoutes, { reader: workflows, waitTimeoutMs: 1_000 });
-    const history = (await app.inject({ url: `/v1/nodes/n1/workflows?minSeq=${last}` })).json() as { items: { workflowId: string; operation: string }[] };
+    const history = (await app.inject({ url: `/v1/nodes/n1/workflows?minSeq=${last}` })).json<{ items: { workflowId: string; operation: string }[] }>();
     expect(history.items.map((w) => w.operation)).toEqual(['release', 'deploy', 'inspect']);
     const release = await app.inject({ url: `/v1/workflows/${wipes[0]!.workflow_id}` });
     expect(release.statusCode).toBe(200);
@@ -109,7 +109,7 @@ describe('metal lifecycle', () => {
   it.each([
     [
       'fewer bytes',
-      { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, verifiedBytes: fakeWipeReport.disks[0]!.sizeBytes! - 4096 }] },
+      { ...fakeWipeReport, disks: [{ ...fakeWipeReport.disks[0]!, verifiedBytes: fakeWipeReport.disks[0]!.sizeBytes - 4096 }] },
       /erased over \d+ of its \d+ bytes/,
     ],
     [

@@ -159,3 +159,32 @@ describe('metal read models', () => {
     expect(db.prepare(`SELECT count(*) AS n FROM workflow_steps WHERE json_extract(output, '$.attested') = 1`).get()).toEqual({ n: 1 });
   });
 });
+
+describe('nodes projection of in-band inventories', () => {
+  it('shows the last in-band inventory and its findings, kept when a BMC-only inspection recomputes the findings', () => {
+    const inBand = {
+      disks: [{ name: 'sda', sizeBytes: 1, serial: 'X', model: null, rotational: true, removable: false }],
+      nics: [],
+      cpus: { logical: 2, sockets: 1, cores: 2, model: null },
+      memoryMiB: 1024,
+    };
+    const finding = { code: 'DISK_NOT_REPORTED_BY_BMC' as const, subject: 'X', detail: 'sda' };
+    const db = project(nodesProjection, [
+      history[0]!,
+      { type: 'NodeInventoryRecorded', data: { nodeId: 'n1', workflowId: 'wf-00000000000a', inventory: fakeInventory } },
+    ]);
+    expect(getNode(db, 'n1')).toMatchObject({ inBandInventory: null, inventoryFindings: null });
+    const metadata = { time: '2026-12-02T12:01:00.000Z' } as EventMetadata;
+    const record = (data: Record<string, unknown>, seq: number) =>
+      nodesProjection.apply(
+        db,
+        { type: 'NodeInventoryRecorded', data: { nodeId: 'n1', workflowId: 'wf-00000000000b', inventory: fakeInventory, ...data } } as PlatformEvent,
+        metadata,
+        { seq, subject: 'bc.evt.x.y.z' },
+      );
+    record({ inBand, findings: [finding] }, 10);
+    expect(getNode(db, 'n1')).toMatchObject({ inBandInventory: inBand, inventoryFindings: [finding] });
+    record({ findings: [] }, 11);
+    expect(getNode(db, 'n1')).toMatchObject({ inBandInventory: inBand, inventoryFindings: [] });
+  });
+});

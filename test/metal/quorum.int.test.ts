@@ -1,8 +1,7 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AgentCommand, AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
 import { approvalMessage } from '../../schemas/trust/approvals.ts';
-import { Streams } from '../../schemas/subjects.ts';
 import { workflowAggregate } from '../../services/workflow/workflow/workflow.ts';
 import { storedAgentCommands } from '../support/agentEvidence.ts';
 import { deployPayload, enrollPayload, startEngine } from './engineFixture.ts';
@@ -47,7 +46,7 @@ describe('quorum for destructive commands', () => {
     await using env = await startEngine();
     await using _agent = await startFakeAgent(env.nc, 'dc1');
     const [alice, bob, carol] = [approver('alice'), approver('bob'), approver('carol')];
-    const { workflowId, wf } = await readyWithQuorum(env, [alice!, bob!, carol!], 2);
+    const { workflowId, wf } = await readyWithQuorum(env, [alice, bob, carol], 2);
     const { digest, stepIndexes, threshold } = (await wf()).approval!;
     expect(threshold).toBe(2);
     expect(stepIndexes).toEqual([1, 3, 6]); // power.set, image.write, power.set
@@ -61,17 +60,17 @@ describe('quorum for destructive commands', () => {
     // Refusals: a forged signature, an approval signed as a rejection, an unknown approver.
     const approve = (approverId: string, signature: string) =>
       env.bus.execute({ name: 'workflow.approve', payload: { workflowId, approverId, signature }, actor: 'test' });
-    await expect(approve('alice', signed(bob!.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
-    await expect(approve('alice', signed(alice!.privateKey, 'reject', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
-    await expect(approve('mallory', signed(alice!.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVER_UNKNOWN' });
+    await expect(approve('alice', signed(bob.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    await expect(approve('alice', signed(alice.privateKey, 'reject', digest))).rejects.toMatchObject({ code: 'APPROVAL_SIGNATURE_INVALID' });
+    await expect(approve('mallory', signed(alice.privateKey, 'approve', digest))).rejects.toMatchObject({ code: 'APPROVER_UNKNOWN' });
 
     // One approver, twice, is still one.
-    await approve('alice', signed(alice!.privateKey, 'approve', digest));
-    expect((await approve('alice', signed(alice!.privateKey, 'approve', digest))).events).toEqual([]);
+    await approve('alice', signed(alice.privateKey, 'approve', digest));
+    expect((await approve('alice', signed(alice.privateKey, 'approve', digest))).events).toEqual([]);
     await new Promise((r) => setTimeout(r, 3_500));
     expect(await destructiveSent(env, workflowId)).toEqual([]);
 
-    await approve('carol', signed(carol!.privateKey, 'approve', digest));
+    await approve('carol', signed(carol.privateKey, 'approve', digest));
     await env.waitForNode('n1', (s) => s.exists && s.state === 'deployed');
     expect((await destructiveSent(env, workflowId)).map((c) => c.kind)).toEqual(['power.set', 'image.write', 'power.set']);
     const granted = [];

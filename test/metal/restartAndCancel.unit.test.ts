@@ -54,6 +54,26 @@ describe('restart from the boot when the agent is lost', () => {
     expect(bootBefore(installedHost, 0)).toBeUndefined();
   });
 
+  it('a ramdisk wait that lost its boot (BOOT_LOST) resets the machine again, three boots in all, then fails the workflow', () => {
+    const bootLost = (attempt: number) => ({ ...ids(2, attempt), code: 'BOOT_LOST', message: 'no script fetched', retryable: true });
+    let events: WorkflowEvent[] = [...upTo(2), stepStarted(2)];
+    for (const attempt of [1, 2]) {
+      const failed = given(events)
+        .when(failStep, bootLost(attempt))
+        .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']));
+      expect(failed[1]!.data).toMatchObject({ fromStepIndex: 2, toStepIndex: 0, code: 'BOOT_LOST' });
+      const next = attempt + 1;
+      events = [...events, ...failed, stepStarted(0, next), stepSucceeded(0, next), scheduled(1, next), stepStarted(1, next), stepSucceeded(1, next)];
+      events = [...events, scheduled(2, next), stepStarted(2, next)];
+    }
+    given(events)
+      .when(failStep, bootLost(3))
+      .then((e) => {
+        expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowFailed']);
+        expect(e[1]!.data).toMatchObject({ failedStep: 'wait.agentJoined', code: 'BOOT_LOST' });
+      });
+  });
+
   it('failStep AGENT_LOST with attempts left schedules the boot again with its next attempt number', () => {
     const events = given(writing)
       .when(failStep, lost())
@@ -75,7 +95,7 @@ describe('restart from the boot when the agent is lost', () => {
     ]);
   });
 
-  it('runs the boot with new attempt numbers, gives wait.agentJoined its one attempt again, and counts the lost step on', () => {
+  it('runs the boot with new attempt numbers, rewinds a wait.agentJoined that lost its boot, and counts the lost step on', () => {
     const rewound = [
       ...writing,
       ...given(writing)
@@ -99,10 +119,13 @@ describe('restart from the boot when the agent is lost', () => {
       scheduled(2, 2),
       stepStarted(2, 2),
     ];
-    // wait.agentJoined allows one attempt per boot: its second attempt, the first since the restart, may fail once and end it.
+    // A ramdisk wait that times out after the restart has lost its boot too: it restarts from the boot again (issue 31, 11).
     given(booted)
       .when(failStep, { ...ids(2, 2), code: 'STEP_TIMEOUT', message: 'x', retryable: true })
-      .then((e) => expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowFailed']));
+      .then((e) => {
+        expect(e.map((x) => x.type)).toEqual(['StepFailed', 'WorkflowRewound', 'StepScheduled']);
+        expect(e[1]!.data).toMatchObject({ fromStepIndex: 2, toStepIndex: 0, code: 'STEP_TIMEOUT' });
+      });
     const writingAgain = [...booted, stepSucceeded(2, 2), scheduled(3, 2), stepStarted(3, 2)];
     given(writingAgain)
       .when(failStep, lost(2))
@@ -242,7 +265,7 @@ describe('metal.cancel and metal.completeCancel', () => {
 
   it('ends a cancelled inspection failed (metal.retry inspects again), without maintenance', () => {
     const inspecting = [enrolled, requested('inspect', wf)];
-    const inspectCancel: MetalEvent = { ...cancelRequested, data: { ...cancelRequested.data, operation: 'inspect' } } as MetalEvent;
+    const inspectCancel: MetalEvent = { ...cancelRequested, data: { ...cancelRequested.data, operation: 'inspect' } };
     givenNode([...inspecting, inspectCancel])
       .when(completeCancel, { nodeId: n, workflowId: wf }, { dependencies: { workflow: cancelledWorkflow(false) } })
       .then((e) => expect(e).toMatchObject([{ type: 'NodeOperationFailed', data: { operation: 'inspect', maintenance: false } }]));

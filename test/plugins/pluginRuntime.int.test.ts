@@ -41,7 +41,8 @@ function acmePlugin(replica: string) {
     input: z.object({ stamp: z.string() }),
     run: async (ctx) => {
       ranBy.push({ step: 'acme.check', replica, key: ctx.idempotencyKey });
-      if (holdCheck) await Promise.race([holdCheck, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)))]);
+      if (holdCheck)
+        await Promise.race([holdCheck, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)))]);
       return { seen: ctx.input.stamp };
     },
   });

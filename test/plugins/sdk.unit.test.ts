@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 // Written as an outside package would: only the public entry.
-import { defineProfile, defineStep, httpViaSite, StepNotReadyError, stepNotReady, type StepContext } from 'better-compute/sdk';
+import { defineProfile, defineStep, httpViaSite, StepNotReadyError, stepNotReady } from 'better-compute/sdk';
 
 describe('better-compute/sdk', () => {
   it('defines steps with literal ids, defaults filled in, and frozen', () => {
@@ -13,7 +13,7 @@ describe('better-compute/sdk', () => {
       input: z.object({ port: z.number().int() }),
       output: z.object({ version: z.string() }),
       run: async (ctx) => {
-        const answer = await httpViaSite(ctx as StepContext<unknown>, {
+        const answer = await httpViaSite(ctx, {
           url: `https://10.0.5.21:${ctx.input.port}/version`,
           tlsSpkiSha256: 'A'.repeat(43) + '=',
           key: 'version',

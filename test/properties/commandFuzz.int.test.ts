@@ -89,7 +89,7 @@ describe('command fuzzing', () => {
             (err: unknown) => err,
           );
           if (refusal === undefined) return;
-          const what = `${command.name} ${JSON.stringify(payload).slice(0, 300)}: ${String(refusal)}`;
+          const what = `${command.name} ${JSON.stringify(payload).slice(0, 300)}: ${refusal instanceof Error ? refusal.message : JSON.stringify(refusal)}`;
           expect(refusal, what).toBeInstanceOf(PlatformError);
           expect((refusal as PlatformError).status, what).toBeLessThan(500);
           expect(await env.store.streamLastSequence(), what).toBe(before);
@@ -113,7 +113,7 @@ describe('command fuzzing', () => {
             fc.jsonValue().map((v) => new TextEncoder().encode(JSON.stringify(v) ?? '')),
           ),
           async (id, bytes) => {
-            await env.nc.publish(`bc.site.dc1.res.n1.wf-000000000000-s0-a${id}`, bytes);
+            env.nc.publish(`bc.site.dc1.res.n1.wf-000000000000-s0-a${id}`, bytes);
           },
         ),
         { numRuns: 100 },

@@ -48,7 +48,7 @@ describe('sealed secrets', () => {
         ...(payload !== undefined ? { payload: payload as object } : {}),
       });
       responses.push(`${method} ${url} ${res.statusCode} ${JSON.stringify(res.headers)} ${res.body}`);
-      return { status: res.statusCode, body: res.json() as Record<string, unknown> & { code?: string } };
+      return { status: res.statusCode, body: res.json<Record<string, unknown> & { code?: string }>() };
     };
 
     try {
@@ -136,7 +136,7 @@ describe('sealed secrets', () => {
       const deleted = await http('DELETE', '/v1/secrets/misc');
 
       // Metadata only, once the read model has everything.
-      const list = await http('GET', `/v1/secrets?minSeq=${deleted.body.seq}`);
+      const list = await http('GET', `/v1/secrets?minSeq=${String(deleted.body.seq)}`);
       expect(list.body.items).toEqual([
         expect.objectContaining({ secretId: 'bmc-n1', ref: 'secret:bmc-n1', kind: 'bmc', version: 2, keyId: masterKey.keyId, description: 'rack 1 node 1' }),
         expect.objectContaining({ secretId: 'cloud-token', ref: 'secret:cloud-token', kind: 'provider-token', version: 1 }),

@@ -116,7 +116,7 @@ export class PowerCutDisk {
       },
       fchmodSync: () => step(),
     };
-    return fs as unknown as DurableFs & { readonly calls: number };
+    return fs;
   }
 
   /** Every state the disk may come back in after the power went now. */

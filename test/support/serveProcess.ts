@@ -65,15 +65,15 @@ export async function startServeProcess(
           resolve();
         }
       };
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
+      proc.stdout.on('data', onData);
+      proc.stderr.on('data', onData);
       proc.once('exit', (code, signal) => {
         clearTimeout(timer);
         reject(new Error(`${services.join('+')} exited (${code ?? signal}) during start-up:\n${output.slice(-4000)}`));
       });
     });
-    proc.stdout!.on('data', append);
-    proc.stderr!.on('data', append);
+    proc.stdout.on('data', append);
+    proc.stderr.on('data', append);
     await ready;
   };
 

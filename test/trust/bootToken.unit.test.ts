@@ -42,7 +42,12 @@ describe('boot join tokens', () => {
     const raw = Buffer.from(signer.publicKey.export({ format: 'jwk' }).x!, 'base64url');
     const other = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url');
     const signed = signBootTokenRequest(
-      { agentId: 'site-dc1', nodeId: 'n1', issuedAt: '2026-01-01T00:00:00.000Z' },
+      {
+        agentId: 'site-dc1',
+        nodeId: 'n1',
+        issuedAt: '2026-01-01T00:00:00.000Z',
+        boot: { workflowId: 'wf1', stepIndex: 1, attempt: 1, ticketId: 'T'.repeat(43) },
+      },
       { privateKey: signer.privateKey, publicKeyRaw: raw },
     );
     expect(bootTokenRequestSignedBy(signed, raw.toString('base64'))).toBe(true);

@@ -11,6 +11,7 @@ const keyPair = () => {
   const publicKeyRaw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   return { privateKey, publicKeyRaw, publicKeyBase64: publicKeyRaw.toString('base64') };
 };
+const ticket = (nodeId: string) => ({ nodeId, ticketId: 'T'.repeat(43), boot: { workflowId: `wf-${nodeId}`, stepIndex: 1, attempt: 1 } });
 const codeOf = (p: Promise<unknown>) =>
   p.then(
     () => 'minted',
@@ -30,10 +31,10 @@ describe('boot token service', () => {
       const site = keyPair();
       await send('agent.register', { agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: site.publicKeyBase64 }, 'register-site-dc1');
 
-      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc9', identity: site }, 'n1'))).toBe('BOOT_TOKEN_UNKNOWN_AGENT');
-      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: keyPair() }, 'n1'))).toBe('BOOT_TOKEN_FORGED');
-      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: site }, 'm1'))).toBe('BOOT_TOKEN_NOT_AUTHORISED');
-      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: site }, 'n1'))).toBe('BOOT_TOKEN_NOT_DUE');
+      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc9', identity: site }, ticket('n1')))).toBe('BOOT_TOKEN_UNKNOWN_AGENT');
+      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: keyPair() }, ticket('n1')))).toBe('BOOT_TOKEN_FORGED');
+      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: site }, ticket('m1')))).toBe('BOOT_TOKEN_NOT_AUTHORISED');
+      expect(await codeOf(requestBootJoinToken(nc, { agentId: 'site-dc1', identity: site }, ticket('n1')))).toBe('BOOT_TOKEN_NOT_DUE');
     } finally {
       await service.stop();
     }

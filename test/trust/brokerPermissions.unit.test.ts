@@ -50,6 +50,11 @@ describe('permissionsFor', () => {
     expect(inboxPrefixFor({ role: 'join' })).toBe('_INBOX_join');
   });
 
+  test('an inspector reads bc.> but not join requests (bearer tokens), and publishes nothing, not even requests', () => {
+    expect(permissionsFor({ role: 'inspector' })).toEqual({ pub: { allow: [], deny: ['>'] }, sub: { allow: ['bc.>'], deny: ['bc.join.>'] } });
+    expect(inboxPrefixFor({ role: 'inspector' })).toBe('_INBOX_inspector');
+  });
+
   test('a grant whose ids are not single subject tokens is refused', () => {
     for (const siteId of ['dc1.>', '*', 'DC1', '']) {
       expect(() => permissionsFor({ role: 'site', agentId: 'a', siteId })).toThrow(BrokerTrustError);

@@ -1,9 +1,10 @@
 import { AuthorizationError, connect } from '@nats-io/transport-node';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Streams } from '../../schemas/subjects.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
+import { issueServiceCredentials } from '../../services/trust/broker/userCredentials.ts';
 import { freePort } from '../support/freePort.ts';
 import { startImageServer } from '../support/imageServer.ts';
 import { tempDir } from '../support/natsServer.ts';
@@ -51,7 +52,9 @@ describe('npm start under broker permissions (the default: operator mode)', () =
       const natsUrl = /NATS\s+(nats:\/\/\S+)/.exec(stack.output())![1]!;
       // The broker takes no anonymous connection: agents could only have come in with issued credentials.
       await expect(connect({ servers: natsUrl, reconnect: false })).rejects.toBeInstanceOf(AuthorizationError);
-      const creds = readFileSync(join(dir.path, 'broker', 'creds', 'operator-cli.creds'), 'utf8');
+      // What the stack prints for watching is a read-only inspector credential; reading the streams takes the control plane's.
+      expect(stack.output()).toContain(`--creds ${join(dir.path, 'broker', 'creds', 'inspector.creds')}`);
+      const creds = (await issueServiceCredentials(await loadOrCreateBrokerMaterial(join(dir.path, 'broker')), 'e2e-reader')).creds;
       const nc = await connectNats(natsUrl, 'e2e-reader', { credentials: { creds, inboxPrefix: '_INBOX' } });
       try {
         const events = await streamMessages(nc, Streams.events.name);

@@ -66,7 +66,7 @@ describe('NATS command attribution under broker auth', () => {
       // Unsigned, as the plugin's own raw request: refused, nothing appended.
       expect(codeOf(await ask(JSON.stringify({ siteId: 'x1', name: 'Unsigned' })))).toBe('COMMAND_SENDER_UNPROVEN');
       // The orchestrator's captured request with another body: its signature covers the body.
-      expect(codeOf(await ask(JSON.stringify({ siteId: 'x2', name: 'Altered' }), theirs.headers!))).toBe('COMMAND_SENDER_UNPROVEN');
+      expect(codeOf(await ask(JSON.stringify({ siteId: 'x2', name: 'Altered' }), theirs.headers))).toBe('COMMAND_SENDER_UNPROVEN');
       // The orchestrator's JWT (read off the wire), a command of the plugin's own, signed with the plugin's own key.
       const borrowed = natsHeaders();
       const body = new TextEncoder().encode(JSON.stringify({ siteId: 'x3', name: 'Borrowed' }));
@@ -84,7 +84,7 @@ describe('NATS command attribution under broker auth', () => {
       stale.set(CommandHeaders.sentAt, String(Number(theirs.headers!.get(CommandHeaders.sentAt)) - 120_000));
       expect(codeOf(await ask(new TextDecoder().decode(theirs.data), stale))).toBe('COMMAND_SENDER_UNPROVEN');
       // Verbatim and fresh: the same command id, so the same command, appended once and still the orchestrator's.
-      const replay = await ask(new TextDecoder().decode(theirs.data), theirs.headers!);
+      const replay = await ask(new TextDecoder().decode(theirs.data), theirs.headers);
       expect(replay).toMatchObject({ ok: true, result: { duplicate: true } });
       for (const siteId of ['x1', 'x2', 'x3']) expect(await actorOf(siteId)).toBeUndefined();
       expect(await actorOf('o1')).toBe(`nats:control-plane:workflow-orchestrator:${orchestrator.userKey}`);

@@ -6,7 +6,6 @@ import { connectJoinedAgent } from '../../daemon/agent/joinedConnection.ts';
 import { revokeUser } from '../../services/trust/broker/revocation.ts';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { CommandResult } from '../../schemas/api.ts';
 import { Inboxes, Streams, Subjects } from '../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
@@ -39,7 +38,7 @@ const logLines: string[] = [];
 const tokens: string[] = [];
 const answers: string[] = [];
 
-const send: CommandSender = (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' }) as Promise<CommandResult>;
+const send: CommandSender = (name, payload, commandId) => bus.execute({ name, payload, commandId, actor: 'test' });
 async function mint(spec: JoinTokenSpec): Promise<string> {
   const { token } = await mintJoinToken(send, spec);
   tokens.push(token);
@@ -108,7 +107,7 @@ describe('join service (broker mode)', () => {
     const agent = await connect({ servers: broker.server.url, ...brokerConnectOptions({ creds, inboxPrefix: accepted.inboxPrefix! }), reconnect: false });
     try {
       await jetstream(cp).publish(Subjects.nodeAgentCommands('dc1', 'n1'), 'wipe', { msgID: 'n1-join-c1' });
-      const consumer = await jetstream(agent).consumers.get(Streams.agentCommands.name, accepted.durable!);
+      const consumer = await jetstream(agent).consumers.get(Streams.agentCommands.name, accepted.durable);
       const msg = await consumer.next({ expires: 5_000 });
       expect(msg?.string()).toBe('wipe');
       msg!.ack();

@@ -99,8 +99,8 @@ describe('log growth by unauthenticated and tenant credentials', () => {
       // A genuine site agent joins while the attack runs.
       const genuine = engine.joinAgent('site', 'dc2');
       const answers = await flood(attempts, 50, async (i) => {
-        const reply = await attacker.request(Subjects.join('site'), bodies[i]!, { timeout: 30_000, noMux: true });
-        return (reply.json() as { error?: { code: string } }).error?.code;
+        const reply = await attacker.request(Subjects.join('site'), bodies[i], { timeout: 30_000, noMux: true });
+        return reply.json<{ error?: { code: string } }>().error?.code;
       });
       const elapsedMs = Date.now() - started;
       expect((await genuine).agentId).toBe('site-dc2');
@@ -137,7 +137,7 @@ describe('log growth by unauthenticated and tenant credentials', () => {
       const registration = JSON.stringify({ agentId: 'site-dc1', role: 'site', siteId: 'dc1', publicKey: evilSite.identity.publicKeyBase64 });
       const answers = await flood(attempts, 50, async () => {
         const reply = await evilSite.nc.request(subject, registration, { timeout: 30_000 });
-        return (reply.json() as { error?: { code: string } }).error?.code;
+        return reply.json<{ error?: { code: string } }>().error?.code;
       });
       const elapsedMs = Date.now() - started;
       expect(answers.every((code) => code === 'AGENT_IDENTITY_MISMATCH')).toBe(true);

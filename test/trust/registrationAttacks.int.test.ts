@@ -1,4 +1,4 @@
-import { PermissionViolationError, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
 import { rotationSignature, sendRegistration } from '../../daemon/agent/registration.ts';
@@ -43,7 +43,7 @@ const agentEvents = async (agentId: string) =>
 
 function publishDenied(nc: NatsConnection, subject: string): Promise<boolean> {
   const denied = (async () => {
-    for await (const s of nc.status() as AsyncIterable<Status>) {
+    for await (const s of nc.status()) {
       if (s.type === 'error' && s.error instanceof PermissionViolationError && s.error.subject === subject) return true;
     }
     return false;

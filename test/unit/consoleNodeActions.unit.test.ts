@@ -28,6 +28,8 @@ const node = (patch: Partial<NodeView>): NodeView => ({
   waitingReason: null,
   failure: null,
   inventory: null,
+  inBandInventory: null,
+  inventoryFindings: null,
   addresses: [],
   poolId: null,
   agent: 'bcd',

@@ -28,7 +28,7 @@ describe('vps.remediateInstance over HTTP', () => {
     const a = await token('t-a-token', 't-a');
     const remediate = async (body: object, auth?: string) => {
       const res = await app.inject({ method: 'POST', url: '/v1/commands/vps.remediateInstance', payload: body, ...(auth ? { headers: bearer(auth) } : {}) });
-      return { status: res.statusCode, body: res.json() as { code?: string; events?: Array<{ type: string; data: Record<string, unknown> }> } };
+      return { status: res.statusCode, body: res.json<{ code?: string; events?: Array<{ type: string; data: Record<string, unknown> }> }>() };
     };
 
     // The API writes the tenant in: a tenant token names no tenant, and reaches its own instance.

@@ -16,7 +16,7 @@ describe('vps API', () => {
         const res = await app.inject({ method: 'POST', url: `/v1/commands/${name}`, payload: payload as object, ...(token ? { headers: bearer(token) } : {}) });
         return {
           status: res.statusCode,
-          body: res.json() as { code?: string; seq: number; detail?: string; issues?: unknown; events: Array<{ type: string; data: Record<string, unknown> }> },
+          body: res.json<{ code?: string; seq: number; detail?: string; issues?: unknown; events: Array<{ type: string; data: Record<string, unknown> }> }>(),
         };
       };
       const setup = async (name: string, payload: unknown) => expect((await command(name, payload)).status, name).toBeLessThan(300);

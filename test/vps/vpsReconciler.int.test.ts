@@ -104,9 +104,9 @@ describe('vps reconciler', () => {
     const createAccepted = new Promise<void>((resolve) => (accepted = resolve));
     const crashing: typeof fetch = async (input, init) => {
       const response = await globalThis.fetch(input, init);
-      if (init?.method !== 'POST' || !String(input).endsWith('/v1/servers')) return response;
+      if (init?.method !== 'POST' || !(input instanceof Request ? input.url : input.toString()).endsWith('/v1/servers')) return response;
       accepted();
-      return new Promise<Response>((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+      return new Promise<Response>((_resolve, reject) => init.signal?.addEventListener('abort', () => reject(init.signal?.reason as Error)));
     };
     const first = world.reconciler(crashing);
     await first.start();

@@ -103,7 +103,13 @@ describe.each([
       expect(new Set(tokens).size).toBe(loops);
       const events = await streamMessages(nc, 'BC_EVENTS');
       const joinEvents = events.flatMap((m) => (JSON.parse(m.data) as { events: { type: string; data: { tokenId?: string; agentId?: string } }[] }).events);
-      const spent = joinEvents.filter((e) => e.type === 'JoinTokenUsed');
+      // Other joins spend their own tokens (the site agent's, each release's wiping ramdisk); the ISO's tokens are
+      // spent by the host's node agent and by nothing else.
+      const used = joinEvents.filter((e) => e.type === 'JoinTokenUsed');
+      const spent = used.filter((e) => e.data.agentId === `node-${nodeId}`);
+      expect(used.filter((e) => tokens.some((t) => t.split('_')[1] === e.data.tokenId)).map((e) => e.data.agentId)).toEqual(
+        Array(loops).fill(`node-${nodeId}`),
+      );
       expect(joinEvents.filter((e) => e.type === 'JoinRefused')).toEqual([]);
       expect(new Set(spent.map((e) => e.data.tokenId))).toEqual(new Set(tokens.map((t) => t.split('_')[1])));
       expect(spent).toHaveLength(loops);

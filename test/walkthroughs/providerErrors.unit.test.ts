@@ -1,15 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { z } from 'zod';
-import {
-  ProviderError,
-  classifyHttpFailure,
-  clientTokenOf,
-  connectProvider,
-  defineProvider,
-  withTransientRetry,
-  type ProviderClient,
-} from 'better-compute/sdk';
+import { ProviderError, classifyHttpFailure, clientTokenOf, withTransientRetry } from 'better-compute/sdk';
 
 describe('classifyHttpFailure', () => {
   test.each([

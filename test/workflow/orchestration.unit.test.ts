@@ -146,7 +146,7 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
           effects: [
             {
               command: 'metal.failOperation',
-              payload: { nodeId: 'n1', workflowId: 'wf-n1', reason: 'BMC said no', failedStep: 'power.on' },
+              payload: { nodeId: 'n1', workflowId: 'wf-n1', reason: 'BMC said no', failedStep: 'power.on', code: 'X' },
               commandId: 'wf-n1-failed',
             },
           ],

@@ -20,7 +20,7 @@ export function redfishFixturesRoot(): string {
 }
 
 /** A tree by bundled name, or any mockup folder by path (absolute, or relative to the working directory). */
-export function redfishTreePath(tree: RedfishTreeName | string): string {
+export function redfishTreePath(tree: string): string {
   const path = isAbsolute(tree) || tree.includes('/') ? resolve(tree) : resolve(redfishFixturesRoot(), tree);
   if (!existsSync(resolve(path, 'index.json'))) {
     throw new Error(`Redfish mockup tree not found at ${path} (no index.json: give a DSP2043 mockup folder)`);

@@ -113,7 +113,7 @@ export class SystemModel implements SimSystem {
       const slot = this.store.get(key);
       return slot ? [slot] : [];
     });
-    const typesOf = (slot: Json) => (Array.isArray(slot.MediaTypes) ? slot.MediaTypes : []);
+    const typesOf = (slot: Json): unknown[] => (Array.isArray(slot.MediaTypes) ? slot.MediaTypes : []);
     // The CD the host sees: a CD/DVD slot, else (AMI lists no MediaTypes) the one named CD, else the first untyped.
     const untyped = slots.filter((slot) => typesOf(slot).length === 0);
     const cd =

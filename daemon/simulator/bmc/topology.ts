@@ -55,7 +55,7 @@ export function allowableValues(store: TreeStore, action: unknown, parameter: st
   const inline = action[`${parameter}@Redfish.AllowableValues`];
   if (Array.isArray(inline)) return inline.filter((v): v is string => typeof v === 'string');
   const info = store.resolve(action['@Redfish.ActionInfo'])?.doc;
-  const params = Array.isArray(info?.Parameters) ? info.Parameters : [];
+  const params: unknown[] = Array.isArray(info?.Parameters) ? info.Parameters : [];
   const param = params.find((p) => isPlainObject(p) && p.Name === parameter);
   const values = isPlainObject(param) ? param.AllowableValues : undefined;
   return Array.isArray(values) ? values.filter((v): v is string => typeof v === 'string') : undefined;

@@ -3,8 +3,8 @@ import { addMember, childUri, isPlainObject, linkId, parentKey, removeMember, ty
 
 /** RAID types the storage's controllers declare; undefined when they declare none. */
 function supportedRaidTypes(storage: Json | undefined): string[] | undefined {
-  const controllers = Array.isArray(storage?.StorageControllers) ? storage.StorageControllers : [];
-  const types = controllers.flatMap((c) => (isPlainObject(c) && Array.isArray(c.SupportedRAIDTypes) ? c.SupportedRAIDTypes : []));
+  const controllers: unknown[] = Array.isArray(storage?.StorageControllers) ? storage.StorageControllers : [];
+  const types = controllers.flatMap((c): unknown[] => (isPlainObject(c) && Array.isArray(c.SupportedRAIDTypes) ? c.SupportedRAIDTypes : []));
   return types.length > 0 ? types.filter((t): t is string => typeof t === 'string') : undefined;
 }
 

@@ -13,7 +13,20 @@ export interface VmConfig {
   disks: readonly { file: string; serial: string }[];
   /** Where the QMP socket, serial log, UEFI variables and fetched media live. */
   runDir: string;
+  /**
+   * QEMU's accelerator. Default `tcg`: a Linux guest hung at kernel start under KVM on the hosts this was built on;
+   * `kvm` is for hosts where it works (it needs a readable and writable /dev/kvm).
+   */
+  accel?: VmAccel;
+  /**
+   * QEMU's host cache for the disks (default QEMU's `writeback`). `none` opens the files with O_DIRECT: the host's page
+   * cache then neither absorbs the guest's writes nor serves its reads (what a disk benchmark needs).
+   */
+  diskCache?: 'none' | 'writeback';
 }
+
+export const VmAccel = ['tcg', 'kvm'] as const;
+export type VmAccel = (typeof VmAccel)[number];
 
 /** What a power-on boots from: the override target, or `None` for the normal order (disk, CD, network). */
 export type BootTarget = 'None' | 'Pxe' | 'Hdd' | 'Cd';
@@ -36,7 +49,7 @@ function bootOrder(target: BootTarget): readonly ('disk' | 'cd' | 'nic')[] {
 }
 
 /**
- * The QEMU command line for one power-on: TCG (KVM hangs on this kind of host), no display, the serial console to
+ * The QEMU command line for one power-on: TCG unless the config asks for KVM, no display, the serial console to
  * a log file, QMP on a unix socket. `-no-reboot` turns a guest reboot into an exit so the BMC decides what the next
  * boot is (a spent `Once` override must not boot again); `-no-shutdown` is left out so a guest power-off ends QEMU.
  */
@@ -59,7 +72,7 @@ export function qemuArgs(
     '-machine',
     'q35',
     '-accel',
-    'tcg',
+    config.accel ?? 'tcg',
     '-smp',
     String(config.cpus),
     '-m',
@@ -86,7 +99,7 @@ export function qemuArgs(
     args.push('-drive', `if=pflash,format=raw,readonly=on,file=${firmware.code}`, '-drive', `if=pflash,format=raw,file=${paths.uefiVars}`);
   }
   config.disks.forEach((disk, i) => {
-    args.push('-drive', `if=none,id=disk${i},format=raw,file=${disk.file}`);
+    args.push('-drive', `if=none,id=disk${i},format=raw,file=${disk.file}${config.diskCache ? `,cache=${config.diskCache}` : ''}`);
     args.push('-device', `virtio-blk-pci,drive=disk${i},id=disk${i}-dev,serial=${disk.serial},bootindex=${indexOf.disk![i]}`);
   });
   // The CD drive always exists (like a BMC's virtual CD), empty until media is inserted.

@@ -116,7 +116,7 @@ export class QemuVm {
     // QMP answers once QEMU runs (started without -S): its vCPUs are executing the firmware from the reset vector.
     this.#lastResetAt = new Date();
     this.#qmp.onEvent((event) => {
-      if (event.event === 'SHUTDOWN') this.#lastShutdownReason = String(event.data.reason ?? '');
+      if (event.event === 'SHUTDOWN') this.#lastShutdownReason = typeof event.data.reason === 'string' ? event.data.reason : '';
       if (event.event === 'RESET') this.#lastResetAt = new Date(event.timestamp.seconds * 1000 + Math.floor(event.timestamp.microseconds / 1000));
     });
   }

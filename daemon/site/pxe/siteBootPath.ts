@@ -59,7 +59,8 @@ const maskOf = (prefix: number) => [24, 16, 8, 0].map((s) => ((prefix === 0 ? 0 
 export async function startSiteBootPath(options: {
   settings: SitePxeSettings;
   arms: PxeArms;
-  scriptUrl: (nodeId: string) => string;
+  /** The script URL of the node's current boot; undefined (no boot ticket yet: the reset was not sent) gets no answer. */
+  scriptUrl: (nodeId: string) => string | undefined;
   log: Logger;
 }): Promise<SiteBootPath> {
   const { settings, arms, log } = options;
@@ -82,8 +83,12 @@ export async function startSiteBootPath(options: {
   try {
     dhcp = await startPxeDhcp({
       serverIp: address,
-      knownMac: (mac) => arms.nodeOf(mac),
-      scriptUrl: (node) => options.scriptUrl(node.nodeId),
+      // Armed and reset: before the reset the machine's own OS could ask with its NIC and learn the boot's URL.
+      knownMac: (mac) => {
+        const node = arms.nodeOf(mac);
+        return node && options.scriptUrl(node.nodeId) !== undefined ? node : undefined;
+      },
+      scriptUrl: (node) => options.scriptUrl(node.nodeId) ?? '',
       ...(pool ? { pool } : {}),
       ...(settings.ports ? { ports: settings.ports } : {}),
       ...(settings.broadcastAddress ? { broadcastAddress: settings.broadcastAddress } : {}),

@@ -49,11 +49,11 @@ export function measureStart(args: string[], env: NodeJS.ProcessEnv, ready: stri
       child.kill('SIGTERM');
       ready = null;
       output = '';
-      child.stdout!.off('data', onData);
-      child.stderr!.off('data', onData);
+      child.stdout.off('data', onData);
+      child.stderr.off('data', onData);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     if (ready === null) {
       // One-shot: CPU from the kernel's accounting of the reaped child is not at hand; wall time and peak memory are.
       child.once('exit', (code) => {

@@ -64,10 +64,16 @@ export class FleetDriver {
     return new Promise((resolve) => {
       const started = Date.now();
       const watch = setInterval(() => {
-        if (Date.now() - started > timeoutMs || Date.now() - this.#lastEventAt > stallMs) (clearInterval(watch), resolve(false));
+        if (Date.now() - started > timeoutMs || Date.now() - this.#lastEventAt > stallMs) {
+          clearInterval(watch);
+          resolve(false);
+        }
       }, 1_000);
       this.#onProgress = () => {
-        if (this.#done >= this.expected) (clearInterval(watch), resolve(true));
+        if (this.#done >= this.expected) {
+          clearInterval(watch);
+          resolve(true);
+        }
       };
       this.#onProgress();
     });

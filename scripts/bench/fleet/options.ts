@@ -57,7 +57,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     },
   });
   const quick = values.quick === true;
-  const layout = processLayoutOption('layout', values.layout!);
+  const layout = processLayoutOption('layout', values.layout);
   const baselineLayout = values['baseline-layout'] === undefined ? undefined : processLayoutOption('baseline-layout', values['baseline-layout']);
   return {
     quick,
@@ -72,7 +72,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     stallSeconds: positive('stall', values.stall, 60),
     layout,
     baselineLayout,
-    out: values.out!,
-    cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
+    out: values.out,
+    cpNodeArgs: values['cp-node-args'].split(' ').filter(Boolean),
   };
 }

@@ -23,10 +23,14 @@ function launch(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
   const waiters: { marker: string; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
     out = (out + d.toString()).slice(-20_000);
-    for (const w of [...waiters]) if (out.includes(w.marker)) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+    for (const w of [...waiters])
+      if (out.includes(w.marker)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
+  proc.stdout.on('data', onData);
+  proc.stderr.on('data', onData);
   return {
     name,
     proc,

@@ -32,7 +32,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const stack = await startFleetStack(dir, options);
   console.log(`control plane up (${stack.services.map((s) => s.name).join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
 
-  const traffic = new NatsTraffic(stack.nc);
+  const traffic = new NatsTraffic(stack.observer);
   // Every site's node ids start with `fleet-` (`fleet-m001`, or `fleet-s2-m001` with several sites).
   const driver = new FleetDriver(stack.nc, 'fleet', options.machines, image);
   driver.start();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { Inboxes } from '../../../schemas/subjects.ts';
 import { loadConfig } from '../../../services/platform/config.ts';
 import { startNatsServer, type NatsServerProcess } from '../../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../../services/platform/nats/streams.ts';
@@ -11,12 +12,17 @@ import { natsServerPid } from '../cpuMeter.ts';
 import { freePort } from '../../../test/support/freePort.ts';
 import type { FleetOptions } from './options.ts';
 import { processGroups } from '../../../services/stack/processLayout.ts';
+import { prepareStackBroker } from '../../../services/trust/broker/stackBroker.ts';
+import { benchObserverCreds } from './observerCreds.ts';
 import { CONTROL_PLANE, startServices, stopChild, type Child } from './processes.ts';
 
 export interface FleetStack {
   nats: NatsServerProcess;
   natsPid: number | undefined;
+  /** The driver's connection, with control-plane credentials (commands must be signed by one). */
   nc: NatsConnection;
+  /** Counts every process's requests, JetStream API calls included (`NatsTraffic`). */
+  observer: NatsConnection;
   services: Child[];
   api: string;
   env: NodeJS.ProcessEnv;
@@ -25,18 +31,29 @@ export interface FleetStack {
 
 const durables = ['projectors', 'workflow_orchestrator'];
 
-/** One nats-server in `dir`, the streams, and the control-plane services in `serve.ts` processes as `options.layout` groups them. */
+/**
+ * One nats-server in `dir` in operator mode (broker auth, as `npm start` runs it: the executor refuses deploys and
+ * releases without it), the streams, and the control-plane services in `serve.ts` processes as `options.layout`
+ * groups them, each issuing its own credentials from the trust chain in `<dir>/broker`.
+ */
 export async function startFleetStack(dir: string, options: FleetOptions): Promise<FleetStack> {
-  const nats = await startNatsServer({ storeDir: join(dir, 'nats') });
-  const nc = await connectNats(nats.url, 'fleet-bench');
+  const brokerDir = join(dir, 'broker');
+  const broker = await prepareStackBroker({ brokerDir, storeDir: join(dir, 'nats') });
+  const nats = await startNatsServer({ storeDir: join(dir, 'nats'), configFile: broker.configFile! });
+  const nc = await connectNats(nats.url, 'fleet-bench', {
+    credentials: { creds: await broker.serviceCreds('fleet-bench'), inboxPrefix: Inboxes.controlPlane },
+  });
+  const observer = await connectNats(nats.url, 'fleet-bench-observer', {
+    credentials: { creds: await benchObserverCreds(broker.material), inboxPrefix: Inboxes.controlPlane },
+  });
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir, { recursive: true });
   const httpPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     BC_NATS_URL: nats.url,
-    // A bench server of its own on loopback: no broker auth, to measure the control plane alone.
-    BC_NATS_AUTH: 'none',
+    BC_NATS_AUTH: 'operator',
+    BC_BROKER_DIR: brokerDir,
     BC_DATA_DIR: dataDir,
     BC_HTTP_PORT: String(httpPort),
     BC_LOG_LEVEL: process.env.BC_LOG_LEVEL ?? 'warn',
@@ -58,6 +75,7 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
     // A service that failed to start must not leave its siblings running after the bench exits.
     await Promise.all(services.map((s) => stopChild(s)));
     await nc.close().catch(() => undefined);
+    await observer.close().catch(() => undefined);
     await nats.stop();
     throw err;
   }
@@ -65,12 +83,14 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
     nats,
     natsPid: natsServerPid(join(dir, 'nats')),
     nc,
+    observer,
     services,
     api,
     env,
     stop: async () => {
       await Promise.all(services.map((s) => stopChild(s)));
       await nc.close().catch(() => undefined);
+      await observer.close().catch(() => undefined);
       await nats.stop();
     },
   };

@@ -14,7 +14,7 @@ export async function measureEventStoreAppend(
   options: { count: number; warmup: number; inFlight: number; aggregates: number; variant?: string },
 ): Promise<Figure> {
   const run = async (prefix: string, count: number) => {
-    const tails: (Promise<number> | undefined)[] = new Array(options.aggregates);
+    const tails = new Array<Promise<number> | undefined>(options.aggregates);
     const append = (i: number) => {
       const agg = i % options.aggregates;
       const nodeId = `${prefix}-${agg}`;

@@ -20,8 +20,8 @@ async function startApiProcess(env: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
-  const lines = createInterface({ input: child.stdout! });
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
+  const lines = createInterface({ input: child.stdout });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`api process did not listen within 30 s: ${stderr}`)), 30_000);
     child.once('exit', (code) => reject(new Error(`api process exited with ${code}: ${stderr}`)));

@@ -76,9 +76,9 @@ for (let round = 0; round < 2; round++) {
   t0 = performance.now();
   const ordered = await store.js.consumers.get(Streams.events.name, { filter_subjects: 'bc.evt.>', deliver_policy: DeliverPolicy.All });
   const messages = await ordered.consume({ max_messages: 5_000 });
-  let n = 0;
   for await (const m of messages) {
-    n += (m.headers?.get('Nats-Msg-Id') ? 1 : 0) + m.data.length * 0;
+    // Touch what the rebuild path reads of each message: its id header.
+    m.headers?.get('Nats-Msg-Id');
     if (m.seq >= fill.lastSeq || m.info.pending === 0) break;
   }
   await messages.close();

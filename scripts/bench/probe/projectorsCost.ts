@@ -121,7 +121,7 @@ for (const topology of topologies) {
   );
 }
 writeFileSync(
-  values.out!,
+  values.out,
   `${JSON.stringify({ date: new Date().toISOString(), commands, rate, loadAverage: { start: loadAtStart, end: loadavg()[0] }, results }, null, 2)}\n`,
 );
 console.log(`written to ${values.out}`);

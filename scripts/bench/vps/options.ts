@@ -61,7 +61,7 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
     resyncMs: positive('resync-ms', values['resync-ms'], 500),
     bootMs: positive('boot-ms', values['boot-ms'], 200),
     stallSeconds: positive('stall', values.stall, 60),
-    cpNodeArgs: values['cp-node-args']!.split(' ').filter(Boolean),
+    cpNodeArgs: values['cp-node-args'].split(' ').filter(Boolean),
     baseline: values.baseline,
     out: values.out ?? 'bench/results/vps.json',
   };

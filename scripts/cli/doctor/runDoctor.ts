@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DoctorCheck, type DoctorReport, type Finding } from '../../../schemas/doctor.ts';
-import { readAdminToken } from '../../../services/auth/bootstrap.ts';
+import { bootstrapTokenId, readAdminToken } from '../../../services/auth/bootstrap.ts';
+import { parseToken } from '../../../services/auth/bearer.ts';
 import { readStackRecord } from '../../../services/platform/stackRecord.ts';
 import { checkApi } from './apiCheck.ts';
 import { checkClock, type ClockSample } from './clockCheck.ts';
@@ -8,6 +9,7 @@ import { checkConfig } from './configCheck.ts';
 import { skipped } from './finding.ts';
 import { checkMasterKey } from './masterKeyCheck.ts';
 import { checkNats, natsServerTime } from './natsCheck.ts';
+import { checkProduction, type BootstrapTokenState } from './productionCheck.ts';
 import { checkBmcs, checkSiteAgents, sitesOf } from './siteChecks.ts';
 import { checkStreams } from './streamCheck.ts';
 
@@ -52,7 +54,8 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     else findings.push(skipped('streams', 'NATS could not be reached'));
 
     const apiUrl = options.apiUrl ?? record?.apiUrl ?? `http://${config.httpHost === '0.0.0.0' ? '127.0.0.1' : config.httpHost}:${config.httpPort}`;
-    const api = await checkApi(apiUrl, options.token ?? readAdminToken(config.dataDir), config.readyMaxLag);
+    const token = options.token ?? readAdminToken(config.dataDir);
+    const api = await checkApi(apiUrl, token, config.readyMaxLag);
     findings.push(...api.findings.filter((f) => !(f.code === 'BROKER_AUTH_OFF' && findings.some((seen) => seen.code === 'BROKER_AUTH_OFF'))));
     if (api.clock) clocks.push(api.clock);
 
@@ -62,6 +65,10 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     else findings.push(skipped('bmc', 'the API could not list the fleet'));
     findings.push(...checkMasterKey(config, api.fleet?.secretKeyIds));
     findings.push(...checkClock(clocks, now()));
+    const bootstrap = token !== undefined && parseToken(token)?.tokenId === bootstrapTokenId;
+    const refused = api.findings.some((f) => f.code === 'API_TOKEN_REFUSED');
+    const bootstrapState: BootstrapTokenState = !bootstrap ? 'unknown' : api.fleet ? 'accepted' : refused ? 'refused' : 'unknown';
+    findings.push(...checkProduction(config, bootstrapState));
   } finally {
     await Promise.all(connections.map((nc) => nc.close().catch(() => undefined)));
   }

@@ -67,16 +67,13 @@ fi
 [ -n "$bc_join" ] && export BC_JOIN_TOKEN="$bc_join"
 unset bc_join
 
-# Benchmarks only (`bcd site --ramdisk-args bc.ddbench=<MiB>`): plain dd of zeros to the first disk, buffered and
-# fsynced as bcd writes, for the figure beside bcd's own image write and wipe on the same device.
-if [ -n "$bc_ddbench" ]; then
+# Benchmarks only (`bcd site --ramdisk-args "bc.benchimage=<url> bc.benchsamples=<n>"`, npm run bench:site): the
+# project's image write and wipe beside plain dd on the first disk, same bytes, same boot (/opt/bcd/ramdisk-bench.js).
+if [ -n "$bc_benchimage" ]; then
   for disk in /dev/vd[a-z]; do
     [ -b "$disk" ] || continue
-    # Debian's busybox dd prints no rate: the time comes from /proc/uptime (1/100 s) around it.
-    started="$(cut -d' ' -f1 /proc/uptime)"
-    dd if=/dev/zero of="$disk" bs=1M count="$bc_ddbench" conv=fsync 2>/dev/null
-    ended="$(cut -d' ' -f1 /proc/uptime)"
-    say "dd baseline $disk ${bc_ddbench} MiB in $(awk "BEGIN { print $ended - $started }") s"
+    node /opt/bcd/ramdisk-bench.js "$disk" "$bc_benchimage" "${bc_benchsamples:-2}" || say "bench failed with status $?"
+    rm -f /tmp/bench-image.raw
     break
   done
 fi

@@ -29,6 +29,8 @@ export const enrollNode = defineCommand({
       if (!pool.exists) throw new DomainError('PRECONDITION_FAILED', `pool ${command.poolId} does not exist`);
       if (pool.class !== 'metal') throw new DomainError('PRECONDITION_FAILED', `pool ${pool.poolId} is a ${pool.class} pool, not a metal pool`);
       if (pool.siteId !== command.siteId) throw new DomainError('PRECONDITION_FAILED', `pool ${pool.poolId} is at site ${pool.siteId}, not ${command.siteId}`);
+      if (command.inspectInBand && pool.agent === 'none')
+        throw new DomainError('UNSUPPORTED', `pool ${pool.poolId} is agentless; an in-band inspection needs the bcd ramdisk`);
     }
     return [
       {
@@ -41,6 +43,7 @@ export const enrollNode = defineCommand({
           macs: command.macs,
           ...(command.addresses.length > 0 ? { addresses: command.addresses } : {}),
           ...(pool?.exists ? { poolId: pool.poolId, agent: pool.agent } : {}),
+          ...(command.inspectInBand ? { inspectInBand: true as const } : {}),
         },
       },
     ];

@@ -24,8 +24,9 @@ export const failOperation = defineCommand({
           workflowId: command.workflowId,
           reason: command.reason,
           failedStep: command.failedStep,
-          // Whatever failed in a release or retirement, the disks' contents are unknown: keep the node out of service.
-          maintenance: erasingOperations.has(current.operation),
+          // Whatever failed in a release or retirement, the disks' contents are unknown: keep the node out of service. A
+          // contested boot means something other than the machine took part in it: nobody trusts the node until looked at.
+          maintenance: erasingOperations.has(current.operation) || command.code === 'BOOT_CONTESTED',
         },
       },
     ];

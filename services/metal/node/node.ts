@@ -57,8 +57,16 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
         const rescuedFrom = event.data.operation === 'rescue' ? null : (state.rescuedFrom ?? null);
         return { ...state, state: back, current: null, rescuedFrom, owner: back === 'ready' ? null : (state.owner ?? null) };
       }
-      case 'NodeInventoryRecorded':
-        return { ...state, inventory: event.data.inventory, addresses: withInventoryAddresses(state.addresses ?? [], event.data.inventory) };
+      case 'NodeInventoryRecorded': {
+        const { inventory, inBand, findings } = event.data;
+        return {
+          ...state,
+          inventory,
+          addresses: withInventoryAddresses(state.addresses ?? [], inventory),
+          ...(inBand ? { inBandInventory: inBand } : {}),
+          ...(findings ? { inventoryFindings: findings } : {}),
+        };
+      }
       case 'NodeReleaseUnverified':
         return state;
       case 'NodeRescueEnded': {

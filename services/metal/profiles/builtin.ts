@@ -12,11 +12,15 @@ const agent = (kind: AgentCommandKind, params: Record<string, unknown> = {}, ext
   ...extra,
 });
 
-/** Boot the machine into the ramdisk over PXE and wait until its agent has registered a fresh key. */
+/**
+ * Boot the machine into the ramdisk over PXE and wait until the agent of this boot has registered a fresh key. A boot
+ * lost at the reset (no script fetched within `BC_RAMDISK_BOOT_BUDGET_MS`, or no join before the timeout) restarts
+ * from `boot.setOnce`: three boots in all before the workflow fails.
+ */
 const bootRamdisk: readonly ProfileStep[] = [
   agent('boot.setOnce', { target: 'Pxe' }),
   agent('power.set', { action: 'cycle' }),
-  { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 1 } },
+  { id: 'wait.agentJoined', runsOn: 'control-plane', timeoutMs: 600_000, retry: { maxAttempts: 3 } },
 ];
 
 /**
@@ -33,6 +37,22 @@ export const inspectProfile = defineProfile({
   role: 'inspect',
   steps: [agent('inventory.read')],
 });
+
+/**
+ * Inspection from inside as well: the BMC's inventory, then the ramdisk booted as a deploy boots it reads the machine's
+ * disks, NICs, CPUs and memory from its kernel (`hardware.probe`, signed like every ramdisk result); the machine is
+ * left off. `metal.recordInventory` compares the two and records what disagrees as the node's findings.
+ */
+export const inBandInspectProfile = defineProfile({
+  id: 'inspect-inband',
+  version: 1,
+  target: 'metal',
+  role: 'inspect',
+  steps: [agent('inventory.read'), ...bootRamdisk, agent('hardware.probe'), endNetworkBoot, agent('power.set', { action: 'off' })],
+});
+
+/** The operation input that asks an inspection to boot the ramdisk and look from inside (`metal.inspect`). */
+export const IN_BAND_INPUT = 'inBand';
 
 export const deployProfile = defineProfile({
   id: 'deploy',
@@ -150,9 +170,13 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
 const agentlessProfiles: Readonly<Partial<Record<NodeOperation, Profile>>> = { release: agentlessReleaseProfile, retire: agentlessRetireProfile };
 
 /** Every built-in profile a request may name: one per operation, and the variants. */
-export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile, powerCycleProfile];
+export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile, powerCycleProfile, inBandInspectProfile];
 
-/** The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a ramdisk. */
+/**
+ * The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a
+ * ramdisk; an inspection asked to look from inside boots one.
+ */
 export function builtinProfileFor(operation: NodeOperation, inputs: Readonly<Record<string, unknown>>): Profile {
+  if (operation === 'inspect' && inputs[IN_BAND_INPUT] === true) return inBandInspectProfile;
   return (inputs[AGENTLESS_INPUT] === true ? agentlessProfiles[operation] : undefined) ?? builtinProfiles[operation];
 }

@@ -128,7 +128,7 @@ export class AggregateRepository {
    * A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
    * message until the next append, so the snapshot moves past it: the next append expects its sequence.
    */
-  private foldEntry<S>(aggregate: AggregateDefinition<S, any>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
+  private foldEntry<S>(aggregate: AggregateDefinition<S>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
     return entry.rejection ? { ...snapshot, seq: entry.seq } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
   }
 
@@ -148,7 +148,7 @@ export class AggregateRepository {
    * Records a message this process just appended, so the next load needs no read beyond the sequence check. Its events
    * were validated at the current version by `catalog.write` just before: they are folded as they are, not parsed again.
    */
-  applyAppended<S>(aggregate: AggregateDefinition<S, any>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
+  applyAppended<S>(aggregate: AggregateDefinition<S>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
     const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }));
     this.remember(this.subjectOf(aggregate, id), snapshot);
     return snapshot;

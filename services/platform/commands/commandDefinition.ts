@@ -39,16 +39,16 @@ export function defineAggregate<S, E extends DomainEventLike>(aggregate: Aggrega
 }
 
 /** An aggregate, as its own module holds it (its definition) or as another module names it (a contract reference). */
-export type AggregateSource<S> = AggregateDefinition<S, any> | AggregateRef<S>;
+export type AggregateSource<S> = AggregateDefinition<S> | AggregateRef<S>;
 
 /** The definition behind a reference; a definition is returned as it is. */
-export function resolveAggregate<S>(aggregate: AggregateSource<S>): AggregateDefinition<S, any> {
+export function resolveAggregate<S>(aggregate: AggregateSource<S>): AggregateDefinition<S> {
   if ('evolve' in aggregate) return aggregate;
   const definition = definedAggregates.get(`${aggregate.module}.${aggregate.type}`);
   if (definition === undefined) {
     throw new Error(`aggregate ${aggregate.module}.${aggregate.type} is not defined in this process: import its module (the command catalog does)`);
   }
-  return definition as AggregateDefinition<S, any>;
+  return definition as AggregateDefinition<S>;
 }
 
 /** Facts about the command itself, passed to `decide` so deciders stay pure. */

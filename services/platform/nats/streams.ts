@@ -48,12 +48,12 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
     max_msg_size: -1,
   };
   return [
-    { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits' as StreamConfig['retention'], max_age: 0 },
+    { ...common, name: Streams.events.name, subjects: [...Streams.events.subjects], retention: 'limits', max_age: 0 },
     {
       ...common,
       name: Streams.agentCommands.name,
       subjects: [...Streams.agentCommands.subjects],
-      retention: 'limits' as StreamConfig['retention'],
+      retention: 'limits',
       max_age: ms(7 * 24 * 3600_000),
     },
     // Every agent may publish here, an installed host's node agent (its tenant) among them: the stream is bounded so no
@@ -63,19 +63,19 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
       ...common,
       name: Streams.agentResults.name,
       subjects: [...Streams.agentResults.subjects],
-      retention: 'limits' as StreamConfig['retention'],
+      retention: 'limits',
       max_age: ms(30 * 24 * 3600_000),
       max_bytes: config.agentResultsMaxBytes ?? AGENT_RESULTS_MAX_BYTES_DEFAULT,
       max_msg_size: AGENT_RESULT_MAX_MSG_BYTES,
     },
-    { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue' as StreamConfig['retention'], max_age: 0 },
+    { ...common, name: Streams.work.name, subjects: [...Streams.work.subjects], retention: 'workqueue', max_age: 0 },
     // One entry per consumer and position (a consumer that quarantines the same message again replaces its entry),
     // bounded so a flood of forged messages cannot fill the disk.
     {
       ...common,
       name: Streams.deadLetters.name,
       subjects: [...Streams.deadLetters.subjects],
-      retention: 'limits' as StreamConfig['retention'],
+      retention: 'limits',
       max_age: ms(30 * 24 * 3600_000),
       max_msgs: DEAD_LETTERS_KEPT,
       max_msgs_per_subject: 1,
@@ -86,7 +86,7 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
       ...common,
       name: Streams.signals.name,
       subjects: [...Streams.signals.subjects],
-      retention: 'limits' as StreamConfig['retention'],
+      retention: 'limits',
       max_age: ms(24 * 3600_000),
       max_msgs_per_subject: 1,
     },
@@ -133,8 +133,8 @@ export async function ensureStreams(nc: NatsConnection, config: StreamSettings):
   await waitForJetStream(nc);
   const jsm = await jetstreamManager(nc);
   for (const stream of declaredStreams(config)) {
-    const existing = await jsm.streams.info(stream.name).catch((err: { code?: number }) => {
-      if (err.code === 10059 || /not found/i.test(String(err))) return undefined;
+    const existing = await jsm.streams.info(stream.name).catch((err: { code?: number; message?: string }) => {
+      if (err.code === 10059 || /not found/i.test(err.message ?? '')) return undefined;
       throw err;
     });
     if (!existing) {

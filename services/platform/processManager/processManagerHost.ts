@@ -11,7 +11,7 @@ import { withinReplayDeadline } from '../nats/replayDeadline.ts';
 import { DURABLE_PULL } from '../nats/durablePull.ts';
 import { natsCommandChannel, type CommandChannel } from '../commands/commandChannel.ts';
 import { sendEngineCommand } from './engineCommands.ts';
-import type { Effect, ProcessManager, Reaction, Refusal } from './processManager.ts';
+import type { ProcessManager, Reaction, Refusal } from './processManager.ts';
 import { ReactionQueues } from './reactionQueues.ts';
 import { runEffects, type EffectPorts } from './runEffects.ts';
 
@@ -167,8 +167,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     const runs: Promise<void>[] = [];
     for (const reaction of reactions) {
       if (reaction.coalesce && this.#queues.busy(reaction.key)) continue;
-      for (const effect of reaction.effects as readonly Effect<T>[])
-        if (effect.kind === 'command') this.pm.evolve(this.pm.model, { type: 'decided', command: effect });
+      for (const effect of reaction.effects) if (effect.kind === 'command') this.pm.evolve(this.pm.model, { type: 'decided', command: effect });
       runs.push(this.#queues.run(reaction.key, () => runEffects(reaction.effects, this.#ports)));
     }
     return runs;

@@ -3,13 +3,15 @@ import { BrokerTrustError } from './errors.ts';
 
 /**
  * Who a connection is, as far as the broker is concerned. `node` is the agent inside a machine (`bcd ramdisk`);
- * `join` is a machine with no credentials yet. Ids are subject tokens, so one grant names exactly one site/node.
+ * `join` is a machine with no credentials yet; `inspector` is a person watching the fleet (`nats sub 'bc.>'`). Ids
+ * are subject tokens, so one grant names exactly one site/node.
  */
 export type RoleGrant =
   | { role: 'control-plane' }
   | { role: 'site'; agentId: string; siteId: string }
   | { role: 'node'; agentId: string; siteId: string; nodeId: string }
-  | { role: 'join' };
+  | { role: 'join' }
+  | { role: 'inspector' };
 
 export type BrokerRole = RoleGrant['role'];
 
@@ -32,6 +34,8 @@ export function inboxPrefixFor(grant: RoleGrant): string {
       return Inboxes.controlPlane;
     case 'join':
       return Inboxes.join;
+    case 'inspector':
+      return Inboxes.inspector;
     default:
       return Inboxes.agent(grant.agentId);
   }
@@ -78,6 +82,13 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
       return {
         pub: { allow: [Subjects.allJoins], deny: [] },
         sub: { allow: [`${Inboxes.join}.>`], deny: [] },
+      };
+    case 'inspector':
+      // Reads the platform's subjects and nothing else: no JetStream API, no inbox (so no reply meant for anyone
+      // else), and not the join requests, whose single-use tokens are bearer secrets until spent. Publishes nothing.
+      return {
+        pub: { allow: [], deny: ['>'] },
+        sub: { allow: [Subjects.all], deny: [Subjects.allJoins] },
       };
     case 'site':
     case 'node': {

@@ -58,6 +58,9 @@ export function renderServerConfig(material: BrokerMaterial, options: BrokerServ
     '  allow_delete: false',
     '  interval: "2m"',
     '}',
+    // The CONNECT must come within this many seconds. nats-server's default (about 1 s without TLS) is shorter than a
+    // ramdisk on a slow or emulated CPU takes to sign the nonce with its nkey: it saw `Authentication Timeout`.
+    'authorization: { timeout: 10 }',
     'resolver_preload: {',
     `  ${material.systemAccount.publicKey}: ${quote(material.systemAccount.jwt)}`,
     `  ${material.appAccount.publicKey}: ${quote(material.appAccount.jwt)}`,

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadOrCreateBrokerMaterial, type BrokerMaterial } from './brokerMaterial.ts';
 import { writeServerConfig } from './serverConfig.ts';
-import { issueJoinCredentials, issueServiceCredentials } from './userCredentials.ts';
+import { issueInspectorCredentials, issueJoinCredentials, issueServiceCredentials } from './userCredentials.ts';
 
 /** Control-plane and plugin credentials: issued afresh at every `npm start` (or `plugin creds`), valid a year so a long-running stack is not cut off by its own credentials. */
 export const SERVICE_TTL_SECONDS = 365 * 24 * 3600;
@@ -18,6 +18,8 @@ export interface StackBroker {
   writeServiceCredentials(serviceName: string): Promise<string>;
   /** The `.creds` text of a control-plane credential for the stack process itself. */
   serviceCreds(serviceName: string): Promise<string>;
+  /** Issues a read-only inspector credential (what `npm start` prints for `nats sub`) and writes it (0600). */
+  writeInspectorCredentials(): Promise<{ path: string; expiresAt: number }>;
 }
 
 /**
@@ -49,6 +51,12 @@ export async function prepareStackBroker(options: { brokerDir: string; storeDir?
       const path = join(credsDir, `${serviceName.replace(/[^A-Za-z0-9_-]/g, '_')}.creds`);
       writeFileSync(path, await serviceCreds(serviceName), { mode: 0o600 });
       return path;
+    },
+    async writeInspectorCredentials() {
+      const path = join(credsDir, 'inspector.creds');
+      const issued = await issueInspectorCredentials(material);
+      writeFileSync(path, issued.creds, { mode: 0o600 });
+      return { path, expiresAt: issued.expiresAt };
     },
   };
 }

@@ -58,6 +58,19 @@ export async function issueServiceCredentials(
   return { ...user, creds: new TextDecoder().decode(fmtCreds(user.jwt, key)) };
 }
 
+/** An inspector credential lives an hour unless asked otherwise: it is handed to a person, and reissued at will. */
+export const INSPECTOR_TTL_SECONDS = 3600;
+
+/**
+ * A read-only credential for a person watching the fleet (`nats sub 'bc.>'`, `better-compute tail`): subscribe to
+ * `bc.>` (join requests excepted), publish nothing, expire soon (`INSPECTOR_TTL_SECONDS` by default).
+ */
+export async function issueInspectorCredentials(material: BrokerMaterial, options: { ttlSeconds?: number } = {}): Promise<IssuedCredentials> {
+  const key = createUser();
+  const user = await issueUserJwt(material, key.getPublicKey(), { role: 'inspector' }, { ttlSeconds: options.ttlSeconds ?? INSPECTOR_TTL_SECONDS });
+  return { ...user, creds: new TextDecoder().decode(fmtCreds(user.jwt, key)) };
+}
+
 /**
  * The well-known join credential: a bearer JWT that never expires and may only publish `bc.join.*` and read
  * `_INBOX_join.>`. Operator mode has no `no_auth_user` on 2.9, so "unauthenticated" is this public credential;

@@ -15,7 +15,7 @@ export interface RefusalCounting {
    */
   failed(ticket: RefusalTicket, err: unknown): unknown;
   /** Whether a refusal is worth a log line: only those with a record of their own (the others are in the count). */
-  logs(error: PlatformError): boolean;
+  logs: (error: PlatformError) => boolean;
   /** Stops the window timer and appends what the running window counted. */
   stop(): Promise<void>;
 }

@@ -18,6 +18,20 @@ export function bootBefore(steps: readonly ResolvedStep[], stepIndex: number): n
   return boot < wait ? boot : undefined;
 }
 
+/**
+ * Where a ramdisk wait that failed retryably (the boot lost: `BOOT_LOST`, or no join before its timeout) restarts:
+ * the run of site steps right before it, so the machine is reset again into a new boot with a new ticket. Waiting
+ * again without a new boot could never succeed.
+ */
+export function bootOfWait(steps: readonly ResolvedStep[], stepIndex: number): number | undefined {
+  const wait = steps[stepIndex];
+  // An installed host's agent (role node) is waited for after an install, which a retry must not start over.
+  if (wait?.id !== 'wait.agentJoined' || ((wait.params as { role?: unknown }).role ?? 'ramdisk') !== 'ramdisk') return undefined;
+  let boot = stepIndex;
+  while (boot > 0 && steps[boot - 1]!.runsOn === 'site') boot--;
+  return boot < stepIndex ? boot : undefined;
+}
+
 /** The events that restart `wf` from the boot `toStepIndex` after step `fromStepIndex` lost its agent. */
 export function rewindEvents(wf: ExistingWorkflow, fromStepIndex: number, toStepIndex: number, code: string, now: string): WorkflowEvent[] {
   const { workflowId } = wf;

@@ -1,5 +1,5 @@
 import { DomainError } from '../../platform/errors.ts';
-import { attests, type WipeAttestation } from './attestation.ts';
+import { type WipeAttestation } from './attestation.ts';
 import { type ExistingWorkflow, type WorkflowState } from './workflow.ts';
 
 export function requireRunningStep(state: WorkflowState, workflowId: string, stepIndex: number): ExistingWorkflow {

@@ -39,7 +39,10 @@ async function fetchFile(
         if (packet.op === 3) {
           chunks.push(packet.data);
           ack(packet.block);
-          if (packet.data.length < blockSize) (clearTimeout(timer), resolve({ data: Buffer.concat(chunks), ...(oack ? { oack } : {}) }));
+          if (packet.data.length < blockSize) {
+            clearTimeout(timer);
+            resolve({ data: Buffer.concat(chunks), ...(oack ? { oack } : {}) });
+          }
         }
       });
       socket.send(request, port, '127.0.0.1');

@@ -35,6 +35,17 @@ describe('QEMU command line', () => {
     expect(args).not.toContain('-no-shutdown');
   });
 
+  it('runs under KVM when the config asks for it, and only then', () => {
+    expect(qemuArgs({ ...config, accel: 'kvm' }, paths, { target: 'None' }).join(' ')).toContain('-accel kvm');
+    expect(qemuArgs({ ...config, accel: 'kvm' }, paths, { target: 'None' })).not.toContain('tcg');
+    expect(qemuArgs({ ...config, accel: 'tcg' }, paths, { target: 'None' }).join(' ')).toContain('-accel tcg');
+  });
+
+  it('bypasses the host page cache for the disks when the config says cache none', () => {
+    expect(qemuArgs({ ...config, diskCache: 'none' }, paths, { target: 'None' })).toContain('if=none,id=disk0,format=raw,file=/d/n1-0.raw,cache=none');
+    expect(qemuArgs(config, paths, { target: 'None' })).toContain('if=none,id=disk0,format=raw,file=/d/n1-0.raw');
+  });
+
   it('boots disks first, then CD, then network when no override is set', () => {
     const args = qemuArgs(config, paths, { target: 'None' });
     expect([bootIndexOf(args, 'disk0-dev'), bootIndexOf(args, 'disk1-dev'), bootIndexOf(args, 'cd0-dev'), bootIndexOf(args, 'net0-dev')]).toEqual([1, 2, 3, 4]);

@@ -95,9 +95,9 @@ export class AcmeCloud {
   /** Starts the emulator on an ephemeral port of 127.0.0.1. */
   static async start(options: AcmeCloudOptions): Promise<AcmeCloud> {
     const settled: Required<AcmeCloudOptions> = { bootMs: 40, stopMs: 20, deleteMs: 20, pageSize: 5, regions: ['fra1'], ...options };
-    let cloud: AcmeCloud | undefined;
-    const server = createServer((req, res) => void cloud?.handle(req, res));
-    cloud = new AcmeCloud(server, settled);
+    // Requests arrive only once the server listens, after `cloud` is made.
+    const server = createServer((req, res) => void cloud.handle(req, res));
+    const cloud = new AcmeCloud(server, settled);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cloud.boundPort = (server.address() as AddressInfo).port;
     return cloud;
@@ -202,7 +202,7 @@ export class AcmeCloud {
       status: 'provisioning',
       power: 'off',
       userData: typeof userData === 'string' ? userData : null,
-      sshKeys: sshKeys as string[],
+      sshKeys: sshKeys,
       createdForToken: created,
       deleted: false,
     };

@@ -1,5 +1,6 @@
 import type { NodeAtInstant } from '../api/shapes.ts';
 import type { AgentPresence } from '../../../../../schemas/agent/agentPresence.ts';
+import type { InventoryFinding } from '../../../../../schemas/metal/inventoryFinding.ts';
 
 const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
 /** Disk sizes in decimal units, as disks are sold. */
@@ -16,7 +17,15 @@ function heartbeatText(heard: AgentPresence): string {
   return `${heard.agentId} (${heard.role}) at ${heard.heardAt}${heard.startedAt ? `, running since ${heard.startedAt}` : ''}${error}`;
 }
 
-export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: string; connected?: boolean; lastHeartbeat?: AgentPresence | null } }) {
+type Facts = NodeAtInstant & {
+  bmcAddress?: string;
+  connected?: boolean;
+  lastHeartbeat?: AgentPresence | null;
+  /** Where the last in-band inspection disagreed with the BMC (the node view only; null: never inspected in band). */
+  inventoryFindings?: readonly InventoryFinding[] | null;
+};
+
+export function NodeFacts({ node }: { node: Facts }) {
   const inv = node.inventory;
   return (
     <div className="facts">
@@ -73,6 +82,19 @@ export function NodeFacts({ node }: { node: NodeAtInstant & { bmcAddress?: strin
           <dt>NICs</dt>
           <dd>{inv.nics.map((n) => `${n.id} ${n.mac}${n.ipv4Addresses?.length ? ` (${n.ipv4Addresses.join(', ')})` : ''}`).join('; ') || 'none'}</dd>
         </dl>
+      )}
+      {node.inventoryFindings && (
+        <>
+          <h3>In-band inspection</h3>
+          {node.inventoryFindings.length === 0 && <p>What the machine showed from inside matches its BMC.</p>}
+          <ul>
+            {node.inventoryFindings.map((f) => (
+              <li key={`${f.code}/${f.subject}`}>
+                <code>{f.code}</code> {f.detail}
+              </li>
+            ))}
+          </ul>
+        </>
       )}
     </div>
   );

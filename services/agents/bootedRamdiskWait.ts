@@ -1,0 +1,86 @@
+import type { StepContext } from '../../plugins/sdk/defineStep.ts';
+import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
+import type { BootContestReason } from '../../schemas/trust/ramdiskBoot.ts';
+import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import { ramdiskBootAggregate } from '../trust/ramdiskBoot/ramdiskBoot.ts';
+import type { StreamWatch } from './streamWatch.ts';
+
+/** The boot a ramdisk wait belongs to: the power step attempt right before it (`bootIdOf`). */
+export interface RamdiskBootWait {
+  bootId: string;
+  /** When that power step attempt started (ms): registrations before it belong to another boot. */
+  resetAtMs: number;
+  /** How long the machine has from the reset to fetch its script (`BC_RAMDISK_BOOT_BUDGET_MS`). */
+  budgetMs: number;
+  /** Records the alarm (`pki.contestBoot`). */
+  contest(reason: BootContestReason, detail: string): Promise<void>;
+}
+
+/** A registration as the join watch indexes it (`AgentJoin` of the gateway). */
+interface RegisteredJoin {
+  agentId: string;
+  keyId: string;
+  atMs: number;
+  joinTokenId?: string;
+  rotation: boolean;
+}
+
+type Ctx = Pick<StepContext<unknown>, 'node' | 'deadlineMs' | 'signal'>;
+
+/** How long one look at the join watch lasts before the boot's record is read again. */
+const SLICE_MS = 5_000;
+
+/**
+ * `wait.agentJoined` for a ramdisk (issue 31, findings 1 and 11): accepts only the key registered with the join token
+ * minted for this boot's ticket (`RamdiskBootTokenIssued`), so the ramdisk that joins is the one that fetched this
+ * reset's script. A registration with any other token after the reset, or a boot contested by the site (its script
+ * fetched twice), fails closed with `BOOT_CONTESTED`. No script fetched within the boot budget of the reset is
+ * `BOOT_LOST`, retryable: the workflow restarts from the boot (`rewind.ts`). A boot no token was ever issued for
+ * (a site without join tokens, anonymous mode) accepts, as before, the first new ramdisk registered after the reset.
+ */
+export async function waitForBootedRamdisk(
+  deps: { repository: AggregateRepository; joins: StreamWatch<RegisteredJoin> },
+  ctx: Ctx,
+  boot: RamdiskBootWait,
+  key: string,
+): Promise<{ agentId: string; keyId: string }> {
+  const { nodeId } = ctx.node;
+  let quietSince = Date.now();
+  const contested = (detail: string) => new TerminalError('BOOT_CONTESTED', `the ramdisk boot of ${nodeId} is contested: ${detail}`);
+  for (;;) {
+    const state = (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state;
+    if (state.contested) throw contested(`${state.contested.reason}: ${state.contested.detail}`);
+    const now = Date.now();
+    const fetchDueMs = boot.resetAtMs + boot.budgetMs;
+    if (!state.issued && now > fetchDueMs) {
+      throw new RetryableError('BOOT_LOST', `${nodeId} fetched no boot script within ${Math.round(boot.budgetMs / 1000)} s of its reset`, { retryAfterMs: 0 });
+    }
+    const left = ctx.deadlineMs - now;
+    if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `ramdisk agent of ${nodeId} did not join before the step timeout`, { retryAfterMs: 0 });
+    const slice = Math.max(1, Math.min(left, SLICE_MS, state.issued ? SLICE_MS : fetchDueMs - now + 1));
+    const join = await deps.joins.next(key, (j) => j.atMs >= boot.resetAtMs && !(j.rotation && !j.joinTokenId), slice, ctx.signal);
+    if (!join) {
+      // Long without news: the join may be stored already while the watch's consumer stalled silently.
+      if (Date.now() - quietSince > 20_000) {
+        deps.joins.reopen();
+        quietSince = Date.now();
+      }
+      continue;
+    }
+    // Read again: the token may have been issued since, and the join that used it stored right after.
+    const issued = state.issued ?? (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state.issued;
+    if (issued ? join.joinTokenId === issued.tokenId : join.joinTokenId === undefined) return { agentId: join.agentId, keyId: join.keyId };
+    const detail = `ramdisk ${join.agentId} registered for ${nodeId} with ${join.joinTokenId ? `join token ${join.joinTokenId}` : 'no join token'}, not this boot's`;
+    await boot.contest('SECOND_REGISTRATION', detail);
+    throw contested(detail);
+  }
+}
+
+/**
+ * Refuses to go on with a workflow whose ramdisk boot was contested after its wait succeeded (the machine's own fetch
+ * came second, say): every later command, and every result before it counts, checks it, so the workflow fails closed.
+ */
+export async function requireUncontestedBoot(repository: AggregateRepository, bootId: string, nodeId: string): Promise<void> {
+  const { contested } = (await repository.load(ramdiskBootAggregate, bootId, 'leader')).state;
+  if (contested) throw new TerminalError('BOOT_CONTESTED', `the ramdisk boot of ${nodeId} is contested: ${contested.reason}: ${contested.detail}`);
+}
