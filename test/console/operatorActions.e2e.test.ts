@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIn, startConsoleRig } from '../support/consoleStack.ts';
+import { startImageServer } from '../support/imageServer.ts';
 
 /** Evaluated in the page (the tests compile without the DOM's types). */
 const focusedText = "document.activeElement?.textContent ?? ''";
@@ -44,8 +45,10 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
         .getByRole('button', { name: /Deploy a node of/ })
         .click();
       const dialog = page.getByRole('dialog', { name: /Deploy a node of/ });
-      await dialog.getByLabel('Image URL').fill(rig.image.url);
-      await dialog.getByLabel('Image SHA-256').fill(rig.image.sha256);
+      // An image that takes over a minute to stream: the cancel lands while image.write runs, not after the deploy ended.
+      await using slowImage = await startImageServer(undefined, { bytesPerSecond: 40 * 1024 });
+      await dialog.getByLabel('Image URL').fill(slowImage.url);
+      await dialog.getByLabel('Image SHA-256').fill(slowImage.sha256);
       await dialog.getByRole('button', { name: 'Deploy' }).click();
       await page.waitForURL(/\/nodes\/sim-m00\d$/, { timeout: 15_000 });
       taken = new URL(page.url()).pathname.split('/').at(-1)!;
