@@ -104,10 +104,16 @@ export function getNode(db: Database, nodeId: string, presence?: AgentPresenceLo
   return row && toView(row, presence);
 }
 
-/** Nodes ordered by id, filtered by site, state, pool and/or owning tenant, `limit` per page, resumed after `cursor`. */
+/** `q` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
+const containing = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Nodes ordered by id, filtered by site, state, pool and/or owning tenant and a search `q` (part of the node id, a MAC,
+ * an address or the serial, any case), `limit` per page, resumed after `cursor`.
+ */
 export function listNodes(
   db: Database,
-  filter: { siteId?: string; state?: NodeState; poolId?: string; tenantId?: string | null; cursor?: string; limit: number },
+  filter: { siteId?: string; state?: NodeState; poolId?: string; tenantId?: string | null; q?: string; cursor?: string; limit: number },
   presence?: AgentPresenceLookup,
 ): { items: NodeView[]; nextCursor: string | null } {
   const after = filter.cursor ? decodeCursor(filter.cursor) : '';
@@ -116,6 +122,8 @@ export function listNodes(
       `SELECT * FROM nodes
        WHERE node_id > @after AND (@siteId IS NULL OR site_id = @siteId) AND (@state IS NULL OR state = @state)
          AND (@poolId IS NULL OR pool_id = @poolId) AND (@tenantId IS NULL OR owner_tenant_id = @tenantId)
+         AND (@like IS NULL OR node_id LIKE @like ESCAPE '\\' OR macs LIKE @like ESCAPE '\\' OR addresses LIKE @like ESCAPE '\\'
+              OR json_extract(inventory, '$.serial') LIKE @like ESCAPE '\\')
        ORDER BY node_id LIMIT @limit`,
     )
     .all({
@@ -124,6 +132,7 @@ export function listNodes(
       state: filter.state ?? null,
       poolId: filter.poolId ?? null,
       tenantId: filter.tenantId ?? null,
+      like: filter.q ? containing(filter.q) : null,
       limit: filter.limit + 1,
     }) as NodeRow[];
   const page = rows.slice(0, filter.limit);

@@ -24,12 +24,13 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
   api.get('/v1/nodes', {
     schema: {
       tags: ['nodes'],
-      summary: 'Nodes, filtered by site, state, pool and tenant, ordered by id',
+      summary: 'Nodes, filtered by site, state, pool, tenant and a search, ordered by id',
       querystring: MinSeqQuery.extend({
         siteId: z.string().optional(),
         state: z.enum(nodeStates).optional(),
         poolId: z.string().optional(),
         tenantId: z.string().optional().describe('the owning tenant (a tenant token: always its own)'),
+        q: z.string().trim().min(1).max(100).optional().describe('part of the node id, a MAC, an address or the serial (any case)'),
         cursor: z.string().optional(),
         limit: z.coerce.number().int().min(1).max(500).default(100),
       }),

@@ -37,6 +37,8 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/vps/instances/:instanceId',
   '/v1/vps/pools',
   '/v1/vps/flavors',
+  // free nodes by group, never one by id (poolRoutes.ts)
+  '/v1/pool/offers',
 ]);
 
 const reads = new Set(['GET', 'HEAD']);
@@ -49,6 +51,8 @@ export function accessOf(principal: Principal, method: string, route: string | u
   const path = route ?? '';
   if (principal.role === 'tenant') {
     if (path.startsWith('/v1/commands/')) return tenantCommandNames.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
+    // metal.deploy on a free node the API picks: the tenant's own command, as the route above would send it.
+    if (path === '/v1/pool/allocate' && method === 'POST') return 'allow';
     return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
   }
   // Who approves must not be who operates or administers: a workflow's batch is answered by approvers alone (it exists

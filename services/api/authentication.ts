@@ -20,6 +20,20 @@ declare module 'fastify' {
 /** Everyone is an admin when authentication is off (`BC_API_AUTH=off`: a trusted localhost setup). */
 const anonymous: Principal = { tokenId: 'anonymous', role: 'admin', tenantId: null, actor: 'http:anonymous' };
 
+/** Why a token that was valid once no longer is. */
+export type TokenInvalidReason = 'revoked' | 'expired';
+
+/** Asks again whether a principal's token still holds: long-lived requests (the event stream) end when it does not. */
+export interface TokenCheck {
+  whyInvalid(principal: Principal): Promise<TokenInvalidReason | null>;
+}
+
+const whyInvalid = (credential: TokenCredential): TokenInvalidReason | null => {
+  if (credential.revoked) return 'revoked';
+  if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= Date.now()) return 'expired';
+  return null;
+};
+
 const unauthenticated = (message: string) => new PlatformError('UNAUTHENTICATED', message);
 
 /**
@@ -28,7 +42,7 @@ const unauthenticated = (message: string) => new PlatformError('UNAUTHENTICATED'
  * counts per token or per client address, and `preParsing` refuses: 401 UNAUTHENTICATED, then the role check
  * (403 FORBIDDEN, or 404 NOT_FOUND where a tenant must not learn that something exists).
  */
-export function installAuthentication(app: FastifyInstance, ctx: ApiContext, repository: AggregateRepository): void {
+export function installAuthentication(app: FastifyInstance, ctx: ApiContext, repository: AggregateRepository): TokenCheck {
   app.decorateRequest('principal', undefined);
   app.decorateRequest('authFailure', undefined);
   const tokens = readerOf(ctx, 'tokens');
@@ -59,8 +73,7 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
     if (!token) throw invalid;
     const credential = await credentialOf(token.tokenId);
     if (!credential || !secretMatches(token.secret, credential.secretHash)) throw invalid;
-    if (credential.revoked) throw invalid;
-    if (credential.expiresAt !== null && Date.parse(credential.expiresAt) <= Date.now()) throw invalid;
+    if (whyInvalid(credential)) throw invalid;
     return { tokenId: credential.tokenId, role: credential.role, tenantId: credential.tenantId, actor: actorOfToken(credential.tokenId) };
   };
 
@@ -78,6 +91,14 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
     }
   });
 
+  const check: TokenCheck = {
+    async whyInvalid(principal) {
+      if (principal === anonymous) return null;
+      const credential = await credentialOf(principal.tokenId);
+      return credential ? whyInvalid(credential) : 'revoked';
+    },
+  };
+
   app.addHook('preParsing', async (req, reply) => {
     if (isPublicRoute(req.url)) return;
     if (req.authFailure) {
@@ -90,4 +111,5 @@ export function installAuthentication(app: FastifyInstance, ctx: ApiContext, rep
     if (access === 'forbidden')
       throw new PlatformError('FORBIDDEN', `role ${principal.role} may not ${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`);
   });
+  return check;
 }

@@ -10,7 +10,8 @@ import { PlatformError } from '../platform/errors.ts';
  * under `/v1/` that no API route matched stays a NOT_FOUND problem.
  */
 export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
-  await app.register(fastifyStatic, { root, serve: false });
+  // The build writes .br and .gz beside each bundle (services/console/precompress.ts): sent to browsers that accept them.
+  await app.register(fastifyStatic, { root, serve: false, preCompressed: true });
   const notFound = (path: string) => new PlatformError('NOT_FOUND', `no route GET ${path}`);
 
   app.get<{ Params: { '*': string } }>('/assets/*', { schema: { hide: true } }, async (req, reply) =>

@@ -7,6 +7,7 @@ import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
+import type { TokenCheck, TokenInvalidReason } from './authentication.ts';
 import { tenantView, type Tenancy } from './tenancy.ts';
 
 const AggregateRef = z
@@ -28,12 +29,16 @@ const SubjectFilter = z
   .regex(/^bc\.evt(\.[A-Za-z0-9_*-]+)*(\.>)?$/, 'must be a subject under bc.evt, e.g. bc.evt.metal.>')
   .default(Subjects.allEvents);
 
+/** How often an open stream asks again whether its token still holds (revoked, expired). */
+const tokenRecheckMs = 1_000;
+
 /**
  * An aggregate's history (upcast to current versions) and a live SSE stream of the log. A tenant sees only batches
  * `Tenancy.canSee` allows, each event as `tenantView` shows it: an aggregate with nothing visible is NOT_FOUND, and the
- * stream skips what is not theirs.
+ * stream skips what is not theirs. A stream ends, with a last `end` event saying why, within a second or so of its token
+ * being revoked or expiring: plain requests answer 401 then, and a stream must not go on delivering.
  */
-export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy }> = async (app, { ctx, tenancy }) => {
+export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy; tokens: TokenCheck }> = async (app, { ctx, tenancy, tokens }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
   api.get('/v1/events', {
@@ -83,12 +88,26 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
       reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       reply.raw.write(': connected\n\n');
       const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
+      const principal = req.principal!;
+      let ended: TokenInvalidReason | null = null;
+      const recheck = setInterval(() => {
+        void tokens.whyInvalid(principal).then(
+          (why) => {
+            if (!why || ended) return;
+            ended = why;
+            void messages.close();
+          },
+          () => undefined,
+        );
+      }, tokenRecheckMs);
       req.raw.once('close', () => {
         clearInterval(keepAlive);
+        clearInterval(recheck);
         void messages.close();
       });
-      const tenantId = req.principal?.tenantId;
+      const tenantId = principal.tenantId;
       for await (const m of messages) {
+        if (ended) break;
         // Only what the event store wrote is shown: a raw publish on bc.evt.> is not an event.
         const { batch } = ctx.store.decode(m);
         if (!batch) continue;
@@ -96,6 +115,9 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
         const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: tenantId ? batch.events.map(tenantView) : batch.events });
         reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
       }
+      clearInterval(keepAlive);
+      clearInterval(recheck);
+      if (ended) reply.raw.end(`event: end\ndata: ${JSON.stringify({ code: 'UNAUTHENTICATED', reason: ended })}\n\n`);
     },
   });
 };

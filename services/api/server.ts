@@ -16,6 +16,7 @@ import { installAuthentication } from './authentication.ts';
 import { commandRoutes } from './commandRoutes.ts';
 import { deadLetterRoutes } from './deadLetterRoutes.ts';
 import { eventRoutes } from './eventRoutes.ts';
+import { poolRoutes } from './poolRoutes.ts';
 import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from '../platform/problem.ts';
 import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
@@ -71,7 +72,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   // First: its hook runs before authentication and the rate limit, so their refusals carry the headers too.
   await installSecurityHeaders(app);
   // The process's bus sends the commands of the edge routes (tokens, approvals) too; its repository serves token look-ups.
-  installAuthentication(app, ctx, ctx.bus.repository);
+  const tokens = installAuthentication(app, ctx, ctx.bus.repository);
   installMinSeqCheck(app, ctx.store);
   const tenancy = installTenancy(app, ctx);
   await installRateLimit(app, ctx.config);
@@ -85,7 +86,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
 
   const waitTimeoutMs = ctx.config.readYourWritesTimeoutMs;
   await app.register(commandRoutes, { ctx, commands: operatorCommands });
-  await app.register(eventRoutes, { ctx, tenancy });
+  await app.register(eventRoutes, { ctx, tenancy, tokens });
   const deadLetters = new DeadLetterReader(ctx.store.jsm);
   const leases = new LeaseReader(ctx.nc);
   await app.register(healthRoutes, { ctx, deadLetters, leases });
@@ -95,6 +96,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   const presence = startAgentPresence(ctx.nc, { repository: ctx.bus.repository, windowMs: ctx.config.agentPresenceWindowMs, log });
   app.addHook('onClose', () => presence.stop());
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence });
+  await app.register(poolRoutes, { ctx });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });

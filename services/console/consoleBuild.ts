@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../platform/logger.ts';
 import { repoRoot } from '../platform/repoRoot.ts';
+import { precompress } from './precompress.ts';
 
 /** Where the built console lives (gitignored); the API serves it at `/`. */
 export const consoleDistDir = join(repoRoot, 'dist', 'console');
@@ -89,6 +90,7 @@ export async function ensureConsoleBuilt(log: Logger, options: { force?: boolean
     const started = Date.now();
     const next = `${consoleDistDir}.next-${process.pid}`;
     await viteBuild(next);
+    precompress(next);
     writeFileSync(join(next, 'build-stamp.json'), JSON.stringify({ inputs: digest, builtAt: new Date().toISOString() }));
     const old = `${consoleDistDir}.old-${process.pid}`;
     if (existsSync(consoleDistDir)) renameSync(consoleDistDir, old);

@@ -2,7 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { consoleRoutes } from '../../services/api/consoleRoutes.ts';
+import { precompress } from '../../services/console/precompress.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { tempDir } from '../support/natsServer.ts';
@@ -40,6 +42,24 @@ describe('console routes', () => {
     expect((await app.inject({ url: '/assets/../../etc/passwd' })).body).not.toContain('root:');
     const api = await app.inject({ url: '/v1/not-a-route' });
     expect([api.statusCode, api.json().code]).toEqual([404, 'NOT_FOUND']);
+    await app.close();
+  });
+
+  it('send a bundle brotli- or gzip-compressed to a browser that accepts it, and plain to one that does not', async () => {
+    using dir = tempDir('bc-console-compressed-');
+    mkdirSync(join(dir.path, 'assets'));
+    writeFileSync(join(dir.path, 'index.html'), '<!doctype html><title>console</title>');
+    const source = `export const rows = [${Array.from({ length: 2_000 }, (_, i) => `'node-${i}'`).join(',')}];`;
+    writeFileSync(join(dir.path, 'assets', 'index-abc123.js'), source);
+    precompress(dir.path);
+    const app = await serving(dir.path);
+    const br = await app.inject({ url: '/assets/index-abc123.js', headers: { 'accept-encoding': 'br, gzip' } });
+    expect([br.headers['content-encoding'], brotliDecompressSync(br.rawPayload).toString()]).toEqual(['br', source]);
+    expect(br.rawPayload.length).toBeLessThan(source.length / 4);
+    const gz = await app.inject({ url: '/assets/index-abc123.js', headers: { 'accept-encoding': 'gzip' } });
+    expect([gz.headers['content-encoding'], gunzipSync(gz.rawPayload).toString()]).toEqual(['gzip', source]);
+    const plain = await app.inject({ url: '/assets/index-abc123.js', headers: { 'accept-encoding': 'identity' } });
+    expect([plain.headers['content-encoding'], plain.body]).toEqual([undefined, source]);
     await app.close();
   });
 

@@ -165,6 +165,20 @@ describe('node lifecycle deciders', () => {
     given(ready).when(retryNode, { nodeId: n }).thenRejects('ILLEGAL_TRANSITION');
   });
 
+  it('retry is refused in maintenance, as deploy is (regression: issue 37, a retry ended deployed with maintenance on)', () => {
+    const failed: MetalEvent = {
+      type: 'NodeOperationFailed',
+      data: { nodeId: n, operation: 'deploy', workflowId: wf, reason: 'x', failedStep: 'image.write', maintenance: false },
+    };
+    const history = [...ready, requested('deploy', wf, { imageUrl: 'u' }), failed];
+    given([...history, inMaintenance])
+      .when(retryNode, { nodeId: n })
+      .thenRejects('ILLEGAL_TRANSITION');
+    given([...history, inMaintenance, { type: 'NodeMaintenanceSet', data: { nodeId: n, on: false, reason: 'done', source: 'operator' } }])
+      .when(retryNode, { nodeId: n }, { commandId: 'retry-0001' })
+      .then([requested('deploy', workflowIdFor(n, 'retry-0001'), { imageUrl: 'u' })]);
+  });
+
   it('rescue enters rescue from ready or deployed and unrescue returns there', () => {
     given(deployed)
       .when(rescueNode, { nodeId: n })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeStep } from '../../services/console/app/src/approvals/approvalWords.ts';
-import { actionsFor } from '../../services/console/app/src/nodes/nodeActions.ts';
+import { actionsFor, bulkActionsFor, bulkPlan, nodeActions } from '../../services/console/app/src/nodes/nodeActions.ts';
+import { matchesFilter } from '../../services/console/app/src/nodes/nodeMatches.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 
 const node = (patch: Partial<NodeView>): NodeView => ({
@@ -49,15 +50,56 @@ describe('console node actions', () => {
   it('offers a tenant the verbs its token may send, and never maintenance or retry', () => {
     expect(ids('tenant', node({ state: 'deployed', tenantId: 'acme' }))).toEqual(['release', 'rescue']);
     expect(ids('tenant', node({ state: 'rescue', tenantId: 'acme' }))).toEqual(['unrescue']);
-    expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual(['rescue']);
+    expect(ids('tenant', node({ state: 'failed', tenantId: 'acme' }))).toEqual([]);
   });
 
   it('offers an operator what the node state allows', () => {
     expect(ids('operator', node({ state: 'ready' }))).toEqual(['deploy', 'rescue', 'maintenance-on']);
-    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['rescue', 'maintenance-off', 'retry']);
-    expect(ids('admin', node({ state: 'deploying' }))).toEqual(['maintenance-on']);
+    expect(ids('operator', node({ state: 'failed' }))).toEqual(['maintenance-on', 'retry']);
+    expect(ids('admin', node({ state: 'deploying', operation: 'deploy', workflowId: 'wf-1' }))).toEqual(['maintenance-on', 'cancel']);
     // An agentless node has no ramdisk to rescue into.
     expect(ids('operator', node({ state: 'deployed', agent: 'none' }))).toEqual(['release', 'maintenance-on']);
+  });
+
+  it('offers no rescue of a failed node, which the API refuses (regression: issue 37)', () => {
+    expect(ids('operator', node({ state: 'failed' }))).not.toContain('rescue');
+  });
+
+  it('offers no deploy or retry in maintenance, the rule the API holds (regression: issue 37, deploy offered then refused)', () => {
+    expect(ids('operator', node({ state: 'ready', maintenance: true }))).toEqual(['rescue', 'maintenance-off']);
+    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['maintenance-off']);
+    expect(ids('tenant', node({ state: 'ready', maintenance: true }))).toEqual(['rescue']);
+  });
+
+  it('offers operators a cancel of the running operation, and tenants none (regression: issue 37, no Cancel button)', () => {
+    const running = node({ state: 'wiping', operation: 'release', workflowId: 'wf-2', tenantId: 'acme' });
+    expect(ids('operator', running)).toContain('cancel');
+    expect(ids('tenant', running)).not.toContain('cancel');
+    expect(ids('operator', node({ state: 'deployed' }))).not.toContain('cancel');
+  });
+});
+
+describe('console bulk actions', () => {
+  const fleet = [node({ nodeId: 'a', state: 'deployed' }), node({ nodeId: 'b', state: 'ready' }), node({ nodeId: 'c', state: 'ready', maintenance: true })];
+
+  it('offers what at least one selected node allows, never deploy, and nothing to a viewer', () => {
+    expect(bulkActionsFor('operator', fleet).map((a) => a.id)).toEqual(['release', 'rescue', 'maintenance-on', 'maintenance-off']);
+    expect(bulkActionsFor('viewer', fleet)).toEqual([]);
+  });
+
+  it('sends an action only to the nodes it is offered on, and says which it skips', () => {
+    const on = nodeActions.find((a) => a.id === 'maintenance-on')!;
+    const { applies, skipped } = bulkPlan('operator', on, fleet);
+    expect([applies.map((n) => n.nodeId), skipped.map((n) => n.nodeId)]).toEqual([['a', 'b'], ['c']]);
+  });
+});
+
+describe('console node search', () => {
+  it('keeps a node re-read live in a searched list only while the search still finds it, as the API would', () => {
+    const n = node({ nodeId: 'rack1-db1', macs: ['52:54:00:BB:00:02'], addresses: ['10.0.4.7'], state: 'ready' });
+    for (const q of ['DB1', 'bb:00', '10.0.4', ' rack1 ']) expect(matchesFilter(n, { q })).toBe(true);
+    expect(matchesFilter(n, { q: 'web' })).toBe(false);
+    expect(matchesFilter(n, { q: 'rack1', state: 'deployed' })).toBe(false);
   });
 });
 

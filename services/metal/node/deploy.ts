@@ -21,7 +21,7 @@ export const deployNode = defineCommand({
     const same =
       node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
     if (same) return [];
-    requireState(node, 'metal.deploy', ['ready'], { inService: true });
+    requireState(node, 'metal.deploy', ['ready']);
     // The built-in deploy writes the image from the ramdisk, which an agentless machine never boots.
     if (isAgentless(node) && command.profile === undefined) {
       throw new DomainError('UNSUPPORTED', `node ${node.nodeId} is in an agentless pool; deploy it with a profile that needs no agent (e.g. talos-1.8)`);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
+import { isRefusedInMaintenance } from '../../../schemas/metal/maintenanceRule.ts';
 import type { NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
 import { DomainError } from '../../platform/errors.ts';
@@ -15,13 +16,13 @@ export function requireNode(state: NodeAggregateState, nodeId: string): Existing
   return state;
 }
 
-/** Refuses a command unless the node is in one of `from` (and, for new work, out of maintenance). */
-export function requireState(node: ExistingNode, command: string, from: readonly NodeState[], options: { inService?: boolean } = {}): void {
+/** Refuses a command unless the node is in one of `from` and the maintenance rule (`schemas/metal/maintenanceRule.ts`) lets it. */
+export function requireState(node: ExistingNode, command: string, from: readonly NodeState[]): void {
   if (!from.includes(node.state)) {
     throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed in state ${node.state} (allowed: ${from.join(', ')})`);
   }
-  if (options.inService && node.maintenance)
-    throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed while node ${node.nodeId} is in maintenance`);
+  if (isRefusedInMaintenance(command, node.maintenance))
+    throw new DomainError('ILLEGAL_TRANSITION', `${command} is not allowed while node ${node.nodeId} is in maintenance: clear maintenance first`);
 }
 
 /**

@@ -14,6 +14,8 @@ import type {
   NodeState,
   NodeView,
   PluginView,
+  AllocateNode,
+  PoolOffer,
   PolicyView,
   Problem,
   ProfileValidation,
@@ -48,6 +50,8 @@ export type NodeFilter = {
   state?: NodeState | '';
   poolId?: string;
   tenantId?: string;
+  /** Part of a node id, MAC, address or serial. */
+  q?: string;
 };
 
 const withQuery = (path: string, query: Query = {}): string => {
@@ -66,6 +70,11 @@ export class ApiClient {
     readonly token: string,
     private readonly onUnauthorized: () => void,
   ) {}
+
+  /** The token no longer holds (the event stream said so): back to sign-in. */
+  unauthorized(): void {
+    this.onUnauthorized();
+  }
 
   /** The fetch every call (and the event stream) goes through: bearer token, problem+json errors, 401 handling. */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
@@ -106,6 +115,10 @@ export class ApiClient {
   /** `at`: a stream sequence or an ISO time; absent: now. */
   nodeHistory = (nodeId: string, at?: number | string, signal?: AbortSignal) =>
     this.get<NodeHistory>(`/v1/nodes/${encodeURIComponent(nodeId)}/history`, { at }, signal);
+
+  poolOffers = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: PoolOffer[] }>('/v1/pool/offers', { minSeq }, signal);
+  /** Takes a free node of an offer and deploys it; the answer names the node the API picked. */
+  allocate = (body: AllocateNode) => this.post<CommandResult & { nodeId: string }>('/v1/pool/allocate', body);
 
   workflows = (filter: { state?: WorkflowView['state'] | ''; cursor?: string | null; minSeq?: number }, signal?: AbortSignal) =>
     this.get<WorkflowPage>('/v1/workflows', filter, signal);

@@ -13,6 +13,7 @@ export type { NodeView } from '../../../../../schemas/metal/views.ts';
 export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
+export type { AllocateNode, PoolOffer } from '../../../../../schemas/metal/poolViews.ts';
 export type { ApprovalView } from '../../../../../projections/workflows/approvals.ts';
 export type { ApproveBatch, RejectBatch } from '../../../../../schemas/metal/workflowCommands.ts';
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';

@@ -33,29 +33,31 @@ export function DecisionTable({
   const canDecide = decides(role);
   const columns = ['Category', 'Key', 'Disposition', 'Status', 'Expires', 'Outcome', ...(canDecide ? ['Action'] : [])];
   return (
-    <table>
-      <TableHead caption="Autonomy decisions" columns={columns} />
-      <tbody>
-        {decisions.map((d) => (
-          <tr key={d.decisionId} data-decision={d.decisionId}>
-            <td>{d.category}</td>
-            <td>
-              <code>{d.key}</code>
-            </td>
-            <td>
-              {d.disposition}
-              {d.dispositionReason ? ` (${d.dispositionReason})` : ''}
-            </td>
-            <td>
-              <StateBadge state={d.status} />
-              {d.approvedBy ? ` by ${d.approvedBy}` : ''}
-            </td>
-            <td>{d.status === 'pending' ? when(d.expiresAt) : '—'}</td>
-            <td>{outcomeOf(d)}</td>
-            {canDecide && <td>{d.status === 'pending' ? <DecisionActions decision={d} signer={signer} onDecided={onDecided} /> : '—'}</td>}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="table-scroll">
+      <table>
+        <TableHead caption="Autonomy decisions" columns={columns} />
+        <tbody>
+          {decisions.map((d) => (
+            <tr key={d.decisionId} data-decision={d.decisionId}>
+              <td>{d.category}</td>
+              <td>
+                <code>{d.key}</code>
+              </td>
+              <td>
+                {d.disposition}
+                {d.dispositionReason ? ` (${d.dispositionReason})` : ''}
+              </td>
+              <td>
+                <StateBadge state={d.status} />
+                {d.approvedBy ? ` by ${d.approvedBy}` : ''}
+              </td>
+              <td>{d.status === 'pending' ? when(d.expiresAt) : '—'}</td>
+              <td>{outcomeOf(d)}</td>
+              {canDecide && <td>{d.status === 'pending' ? <DecisionActions decision={d} signer={signer} onDecided={onDecided} /> : '—'}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -28,8 +28,13 @@ export function ConfirmDialog({
 
   useEffect(() => {
     const dialog = ref.current!;
+    // Focus goes back where it was (the button that opened the dialog) when the dialog closes, as WAI-ARIA's dialog asks.
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (!dialog.open) dialog.showModal();
-    return () => dialog.close();
+    return () => {
+      dialog.close();
+      if (opener?.isConnected) opener.focus();
+    };
   }, []);
 
   const submit = async (e: FormEvent) => {

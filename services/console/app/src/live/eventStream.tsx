@@ -25,7 +25,7 @@ const retryMs = 2_000;
 /**
  * One server-sent-events connection for the whole console (`EventSource` cannot send a bearer token, so this reads
  * the stream through `fetch`). After a drop it reconnects with `Last-Event-ID`, so no batch is missed; what the token
- * may not see the API leaves out.
+ * may not see the API leaves out; an `end` event (token revoked or expired) returns the user to sign-in.
  */
 export function LiveEventsProvider({ client, children }: { client: ApiClient; children: ReactNode }) {
   const listeners = useRef(new Set<Listener>());
@@ -41,6 +41,12 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
       setStatus('live');
       const parser = createParser({
         onEvent: (message) => {
+          // The API ends the stream when the token is revoked or expires: back to sign-in at once, not at the next click.
+          if (message.event === 'end') {
+            controller.abort();
+            client.unauthorized();
+            return;
+          }
           if (message.event !== 'events') return;
           const batch = JSON.parse(message.data) as LiveBatch;
           lastSeq = batch.seq;

@@ -1,5 +1,6 @@
 import type { Resource } from '../api/useResource.ts';
 import { useLiveEvents, type LiveBatch } from './eventStream.tsx';
+import { nodesChangedBy } from './nodeChanges.ts';
 
 /** Reloads `resource` (reading no older than the batch) whenever a live batch matches: how pages stay current. */
 export function useLiveReload(resource: Pick<Resource<unknown>, 'reload'>, matches: (batch: LiveBatch) => boolean): void {
@@ -12,6 +13,10 @@ export function useLiveReload(resource: Pick<Resource<unknown>, 'reload'>, match
 export const subjectOf = {
   anyNode: (b: LiveBatch) => b.subject.startsWith('bc.evt.metal.node.'),
   node: (nodeId: string) => (b: LiveBatch) => b.subject === `bc.evt.metal.node.${nodeId}`,
+  /** A node's view, which its running workflow's events change too (waiting-for-capacity ends at `WorkflowStarted`). */
+  nodeView: (node: { nodeId: string; workflowId: string | null }) => (b: LiveBatch) => nodesChangedBy(b, [node]).length > 0,
+  /** Fleet counts: node events, and workflow starts that end a wait for capacity. */
+  anyNodeOrWorkflow: (b: LiveBatch) => b.subject.startsWith('bc.evt.metal.node.') || b.subject.startsWith('bc.evt.metal.workflow.'),
   anyWorkflow: (b: LiveBatch) => b.subject.startsWith('bc.evt.metal.workflow.'),
   workflow: (workflowId: string) => (b: LiveBatch) => b.subject === `bc.evt.metal.workflow.${workflowId}`,
   vps: (b: LiveBatch) => b.subject.startsWith('bc.evt.vps.'),

@@ -4,7 +4,7 @@ import type { NodeView } from '../api/shapes.ts';
 import { useResource } from '../api/useResource.ts';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
 import { DeployFields, deployPayload, type DeployChoice } from './DeployFields.tsx';
-import { actionsFor, type NodeAction } from './nodeActions.ts';
+import { actionPayload, actionsFor, asksReason, type NodeAction } from './nodeActions.ts';
 
 /**
  * The verbs this token may use on this node now, each behind a confirmation; none at all for a viewer or approver.
@@ -39,12 +39,7 @@ export function NodeActions({ node, onDone }: { node: NodeView; onDone: (seq: nu
 
 function ActionDialog({ action, node, onClose, send }: { action: NodeAction; node: NodeView; onClose: () => void; send: (payload: object) => Promise<void> }) {
   const [reason, setReason] = useState('');
-  const payload =
-    action.id === 'maintenance-on'
-      ? { nodeId: node.nodeId, on: true, ...(reason.trim() ? { reason: reason.trim() } : {}) }
-      : action.id === 'maintenance-off'
-        ? { nodeId: node.nodeId, on: false }
-        : { nodeId: node.nodeId };
+  const payload = actionPayload(action, node.nodeId, reason);
   return (
     <ConfirmDialog
       title={`${action.label}: ${node.nodeId}`}
@@ -54,10 +49,10 @@ function ActionDialog({ action, node, onClose, send }: { action: NodeAction; nod
       onConfirm={() => send(payload)}
     >
       <p>{action.consequence}</p>
-      {action.id === 'maintenance-on' && (
+      {asksReason(action) && (
         <div className="field">
-          <label htmlFor="maintenance-reason">Reason</label>
-          <input id="maintenance-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
+          <label htmlFor="action-reason">Reason</label>
+          <input id="action-reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
         </div>
       )}
     </ConfirmDialog>

@@ -7,7 +7,19 @@ import { nodeStates } from '../../../../../schemas/metal/nodeState.ts';
 /** Typed filters reach the API once typing pauses this long (each change reads every matching node again). */
 const typingPauseMs = 400;
 
-function TypedFilter({ id, label, value, onChange }: { id: string; label: string; value: string; onChange: (v: string) => void }) {
+function TypedFilter({
+  id,
+  label,
+  value,
+  onChange,
+  placeholder = 'any',
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  placeholder?: string;
+}) {
   const [text, setText] = useState(value);
   const changed = useRef(onChange);
   changed.current = onChange;
@@ -20,18 +32,19 @@ function TypedFilter({ id, label, value, onChange }: { id: string; label: string
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="any" />
+      <input id={id} type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder={placeholder} />
     </div>
   );
 }
 
-/** Site, state, pool and (for staff) tenant: what the nodes table asks the API for. */
+/** A search, site, state, pool and (for staff) tenant: what the nodes table asks the API for. */
 export function NodeFilters({ filter, onChange }: { filter: NodeFilter; onChange: (f: NodeFilter) => void }) {
   const { client, session } = useSignedIn();
   const sites = useResource('sites', (_minSeq, signal) => client.sites(signal));
   const set = (patch: NodeFilter) => onChange({ ...filter, ...patch });
   return (
     <form className="filters" aria-label="Filter nodes" onSubmit={(e) => e.preventDefault()}>
+      <TypedFilter id="filter-q" label="Search" value={filter.q ?? ''} onChange={(q) => set({ q })} placeholder="name, MAC, IP or serial" />
       <div className="field">
         <label htmlFor="filter-site">Site</label>
         <select id="filter-site" value={filter.siteId ?? ''} onChange={(e) => set({ siteId: e.target.value })}>

@@ -19,7 +19,17 @@ const rowHeight = 36;
  * The nodes, sorted by any column, rendered as a virtual list: only the rows in view are in the page, so ten thousand
  * nodes scroll as smoothly as ten. ARIA table roles keep it a table for assistive technology.
  */
-export function NodeTable({ nodes }: { nodes: ReadonlyMap<string, NodeView> }) {
+export function NodeTable({
+  nodes,
+  selected,
+  onToggle,
+}: {
+  nodes: ReadonlyMap<string, NodeView>;
+  /** With `onToggle`: a checkbox per row, for bulk actions. */
+  selected?: ReadonlySet<string>;
+  onToggle?: (nodeId: string) => void;
+}) {
+  const rowClass = onToggle ? 'node-row selectable' : 'node-row';
   const [sort, setSort] = useState<{ key: SortKey; descending: boolean }>({ key: 'nodeId', descending: false });
   const rows = useMemo(() => {
     const sorted = [...nodes.values()].sort((a, b) => (a[sort.key] ?? '').localeCompare(b[sort.key] ?? '') || a.nodeId.localeCompare(b.nodeId));
@@ -31,7 +41,12 @@ export function NodeTable({ nodes }: { nodes: ReadonlyMap<string, NodeView> }) {
   return (
     <div role="table" aria-label="Nodes" aria-rowcount={rows.length + 1} className="node-table">
       <div role="rowgroup">
-        <div role="row" aria-rowindex={1} className="node-row node-head">
+        <div role="row" aria-rowindex={1} className={`${rowClass} node-head`}>
+          {onToggle && (
+            <div role="columnheader">
+              <span className="visually-hidden">Select</span>
+            </div>
+          )}
           {columns.map((c) => (
             <div role="columnheader" key={c.key} aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
               <button type="button" onClick={() => setSort((s) => ({ key: c.key, descending: s.key === c.key ? !s.descending : false }))}>
@@ -51,10 +66,20 @@ export function NodeTable({ nodes }: { nodes: ReadonlyMap<string, NodeView> }) {
                 role="row"
                 key={node.nodeId}
                 aria-rowindex={item.index + 2}
-                className="node-row"
+                className={rowClass}
                 data-node={node.nodeId}
                 style={{ position: 'absolute', top: 0, left: 0, right: 0, height: rowHeight, transform: `translateY(${item.start}px)` }}
               >
+                {onToggle && (
+                  <div role="cell">
+                    <input
+                      type="checkbox"
+                      aria-label={`Select ${node.nodeId}`}
+                      checked={selected?.has(node.nodeId) ?? false}
+                      onChange={() => onToggle(node.nodeId)}
+                    />
+                  </div>
+                )}
                 <div role="cell">
                   <Link href={`/nodes/${encodeURIComponent(node.nodeId)}`}>{node.nodeId}</Link>
                 </div>

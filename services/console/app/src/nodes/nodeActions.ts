@@ -1,8 +1,9 @@
+import { isRefusedInMaintenance } from '../../../../../schemas/metal/maintenanceRule.ts';
 import type { NodeView, Role } from '../api/shapes.ts';
 
 /** A lifecycle verb the console offers on a node: the command it sends and when (role, node state) it is offered. */
 export interface NodeAction {
-  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry';
+  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry' | 'cancel';
   readonly label: string;
   readonly command: string;
   readonly roles: readonly Role[];
@@ -39,7 +40,7 @@ export const nodeActions: readonly NodeAction[] = [
     label: 'Rescue',
     command: 'metal.rescue',
     roles: operatorsAndTenants,
-    offered: (n) => ['ready', 'deployed', 'failed'].includes(n.state) && n.agent !== 'none',
+    offered: (n) => ['ready', 'deployed'].includes(n.state) && n.agent !== 'none',
     consequence: 'The node reboots into the rescue ramdisk; its disks are left as they are.',
   },
   {
@@ -74,7 +75,43 @@ export const nodeActions: readonly NodeAction[] = [
     offered: (n) => n.state === 'failed',
     consequence: 'The operation that failed runs again as a new workflow.',
   },
+  {
+    id: 'cancel',
+    label: 'Cancel operation',
+    command: 'metal.cancel',
+    roles: operators,
+    offered: (n) => n.workflowId !== null,
+    danger: true,
+    consequence:
+      'The running operation stops: no new step starts, a destructive step already running is waited for. A node whose disks were touched ends failed, in maintenance.',
+  },
 ];
 
-/** The actions this role may take on this node now: none for viewers and approvers. */
-export const actionsFor = (role: Role, node: NodeView): NodeAction[] => nodeActions.filter((a) => a.roles.includes(role) && a.offered(node));
+/**
+ * The actions this role may take on this node now (none for viewers and approvers): the same states and maintenance
+ * rule (`schemas/metal/maintenanceRule.ts`) the API's deciders hold, so nothing offered is then refused.
+ */
+export const actionsFor = (role: Role, node: NodeView): NodeAction[] =>
+  nodeActions.filter((a) => a.roles.includes(role) && a.offered(node) && !isRefusedInMaintenance(a.command, node.maintenance));
+
+/** The command body of an action on a node; `reason` where the command takes one (maintenance on, cancel). */
+export function actionPayload(action: NodeAction, nodeId: string, reason = ''): object {
+  const why = reason.trim() ? { reason: reason.trim() } : {};
+  if (action.id === 'maintenance-on') return { nodeId, on: true, ...why };
+  if (action.id === 'maintenance-off') return { nodeId, on: false };
+  if (action.id === 'cancel') return { nodeId, ...why };
+  return { nodeId };
+}
+
+/** Whether the action's dialog asks for a reason. */
+export const asksReason = (action: NodeAction): boolean => action.id === 'maintenance-on' || action.id === 'cancel';
+
+/** What a bulk action over `nodes` would do: the nodes it is offered on now, and those it skips (and so never sends). */
+export function bulkPlan(role: Role, action: NodeAction, nodes: readonly NodeView[]): { applies: NodeView[]; skipped: NodeView[] } {
+  const applies = nodes.filter((n) => actionsFor(role, n).some((a) => a.id === action.id));
+  return { applies, skipped: nodes.filter((n) => !applies.includes(n)) };
+}
+
+/** The actions a bulk selection offers: those offered on at least one selected node (deploy asks per node, so not here). */
+export const bulkActionsFor = (role: Role, nodes: readonly NodeView[]): NodeAction[] =>
+  nodeActions.filter((a) => a.id !== 'deploy' && nodes.some((n) => actionsFor(role, n).some((offered) => offered.id === a.id)));

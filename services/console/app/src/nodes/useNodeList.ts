@@ -3,16 +3,12 @@ import { useSignedIn } from '../api/apiContext.tsx';
 import { ApiError, type NodeFilter } from '../api/client.ts';
 import type { NodeView } from '../api/shapes.ts';
 import { useLiveEvents } from '../live/eventStream.tsx';
+import { nodesChangedBy } from '../live/nodeChanges.ts';
+import { matchesFilter } from './nodeMatches.ts';
 
 const pageSize = 500;
 /** Node batches arrive in bursts during a fleet deploy: changed nodes are re-read together, this often at most. */
 const refreshEveryMs = 300;
-
-const matches = (node: NodeView, filter: NodeFilter) =>
-  (!filter.siteId || node.siteId === filter.siteId) &&
-  (!filter.state || node.state === filter.state) &&
-  (!filter.poolId || node.poolId === filter.poolId) &&
-  (!filter.tenantId || node.tenantId === filter.tenantId);
 
 /**
  * Every node the filter selects, read page by page through the API's cursor (the table shows the first page at once),
@@ -51,7 +47,7 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
       changed.current.clear();
       for (const [nodeId, seq] of batch) {
         client.node(nodeId, seq).then(
-          (node) => setNodes((prev) => withNode(prev, nodeId, matches(node, filter) ? node : undefined)),
+          (node) => setNodes((prev) => withNode(prev, nodeId, matchesFilter(node, filter) ? node : undefined)),
           (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND' && setNodes((prev) => withNode(prev, nodeId, undefined)),
         );
       }
@@ -59,9 +55,10 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
     return () => clearInterval(timer);
   }, [client, key]);
 
+  const shown = useRef(nodes);
+  shown.current = nodes;
   useLiveEvents((batch) => {
-    const prefix = 'bc.evt.metal.node.';
-    if (batch.subject.startsWith(prefix)) changed.current.set(batch.subject.slice(prefix.length), batch.seq);
+    for (const nodeId of nodesChangedBy(batch, shown.current.values())) changed.current.set(nodeId, batch.seq);
   });
 
   return { nodes, complete, error };

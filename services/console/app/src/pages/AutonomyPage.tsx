@@ -76,20 +76,22 @@ export function AutonomyPage() {
       <ProblemAlert error={budgets.error} />
       {budgets.data?.items.length === 0 && <p>No budget spent yet.</p>}
       {budgets.data && budgets.data.items.length > 0 && (
-        <table>
-          <TableHead caption="Consent budgets" columns={['Scope', 'In any', 'Used', 'Limit', 'Next free']} />
-          <tbody>
-            {budgets.data.items.map((b) => (
-              <tr key={b.budgetId} data-budget={b.budgetId}>
-                <td>{b.scope}</td>
-                <td>{windowLabel(b.windowMs)}</td>
-                <td>{b.consumed}</td>
-                <td>{b.limit}</td>
-                <td>{b.nextFreeAt ? <time dateTime={b.nextFreeAt}>{new Date(b.nextFreeAt).toLocaleString()}</time> : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table>
+            <TableHead caption="Consent budgets" columns={['Scope', 'In any', 'Used', 'Limit', 'Next free']} />
+            <tbody>
+              {budgets.data.items.map((b) => (
+                <tr key={b.budgetId} data-budget={b.budgetId}>
+                  <td>{b.scope}</td>
+                  <td>{windowLabel(b.windowMs)}</td>
+                  <td>{b.consumed}</td>
+                  <td>{b.limit}</td>
+                  <td>{b.nextFreeAt ? <time dateTime={b.nextFreeAt}>{new Date(b.nextFreeAt).toLocaleString()}</time> : '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
 
       <h2>Policies</h2>

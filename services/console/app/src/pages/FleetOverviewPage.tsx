@@ -25,7 +25,7 @@ export function FleetOverviewPage() {
   const { client } = useSignedIn();
   const summary = useResource('fleet', (minSeq, signal) => client.fleetSummary(minSeq, signal));
   const failures = useResource('failures', (minSeq, signal) => client.nodes({ state: 'failed', limit: 20, minSeq }, signal));
-  useLiveReload(summary, subjectOf.anyNode);
+  useLiveReload(summary, subjectOf.anyNodeOrWorkflow);
   useLiveReload(failures, subjectOf.anyNode);
   const fleet = summary.data?.fleet;
   // Only states some node is in get a column: a fleet of 10 sites stays readable.
@@ -50,41 +50,43 @@ export function FleetOverviewPage() {
       <h2>By site</h2>
       {summary.data && summary.data.sites.length === 0 && <p>No nodes yet.</p>}
       {summary.data && summary.data.sites.length > 0 && (
-        <table className="counts">
-          <caption className="visually-hidden">Nodes by site and state</caption>
-          <thead>
-            <tr>
-              <th scope="col">Site</th>
-              <th scope="col">Nodes</th>
-              {states.map((s) => (
-                <th scope="col" key={s}>
-                  <StateBadge state={s} />
-                </th>
-              ))}
-              <th scope="col">Maintenance</th>
-              <th scope="col">Waiting for capacity</th>
-              <th scope="col">Failed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {summary.data.sites.map((site) => (
-              <tr key={site.siteId} data-site={site.siteId}>
-                <th scope="row">
-                  <Link href={`/nodes?siteId=${encodeURIComponent(site.siteId)}`}>{site.siteId}</Link>
-                </th>
-                <td>{site.total}</td>
+        <div className="table-scroll">
+          <table className="counts">
+            <caption className="visually-hidden">Nodes by site and state</caption>
+            <thead>
+              <tr>
+                <th scope="col">Site</th>
+                <th scope="col">Nodes</th>
                 {states.map((s) => (
-                  <td key={s} data-state={s}>
-                    {site.byState[s]}
-                  </td>
+                  <th scope="col" key={s}>
+                    <StateBadge state={s} />
+                  </th>
                 ))}
-                <td>{site.maintenance}</td>
-                <td>{site.waitingForCapacity}</td>
-                <td>{site.failed}</td>
+                <th scope="col">Maintenance</th>
+                <th scope="col">Waiting for capacity</th>
+                <th scope="col">Failed</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {summary.data.sites.map((site) => (
+                <tr key={site.siteId} data-site={site.siteId}>
+                  <th scope="row">
+                    <Link href={`/nodes?siteId=${encodeURIComponent(site.siteId)}`}>{site.siteId}</Link>
+                  </th>
+                  <td>{site.total}</td>
+                  {states.map((s) => (
+                    <td key={s} data-state={s}>
+                      {site.byState[s]}
+                    </td>
+                  ))}
+                  <td>{site.maintenance}</td>
+                  <td>{site.waitingForCapacity}</td>
+                  <td>{site.failed}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <h2>Failures</h2>
       <ProblemAlert error={failures.error} />

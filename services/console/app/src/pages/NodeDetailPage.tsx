@@ -15,7 +15,7 @@ export function NodeDetailPage({ nodeId }: { nodeId: string }) {
   const node = useResource(`node:${nodeId}`, (minSeq, signal) => client.node(nodeId, minSeq, signal));
   const workflows = useResource(`node-workflows:${nodeId}`, (minSeq, signal) => client.nodeWorkflows(nodeId, minSeq, signal));
   const n = node.data;
-  useLiveReload(node, subjectOf.node(nodeId));
+  useLiveReload(node, subjectOf.nodeView({ nodeId, workflowId: n?.workflowId ?? null }));
   // The node's workflow list (which never answers 404, unlike a workflow still queued) carries the current one's steps.
   useLiveReload(workflows, (b) => subjectOf.node(nodeId)(b) || (n?.workflowId ? subjectOf.workflow(n.workflowId)(b) : false));
   const current = n?.workflowId ? workflows.data?.items.find((w) => w.workflowId === n.workflowId) : undefined;

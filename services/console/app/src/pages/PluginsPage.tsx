@@ -21,54 +21,58 @@ export function PluginsPage() {
       <ProblemAlert error={plugins.error} />
       {plugins.data?.items.length === 0 && <p>No plugins registered.</p>}
       {plugins.data && plugins.data.items.length > 0 && (
-        <table>
-          <TableHead caption="Registered plugins" columns={['Plugin', 'Version', 'Replicas', 'Steps', 'Profiles', 'Providers']} />
-          <tbody>
-            {plugins.data.items.map((p) => (
-              <tr key={p.pluginId}>
-                <td>{p.pluginId}</td>
-                <td>{p.version}</td>
-                <td>{p.alive ? `${p.replicas.length} live` : 'none answering'}</td>
-                <td>{p.steps.map((s) => s.id).join(', ') || '—'}</td>
-                <td>{p.profiles.map((s) => s.id).join(', ') || '—'}</td>
-                <td>{p.providers.map((s) => s.id).join(', ') || '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table>
+            <TableHead caption="Registered plugins" columns={['Plugin', 'Version', 'Replicas', 'Steps', 'Profiles', 'Providers']} />
+            <tbody>
+              {plugins.data.items.map((p) => (
+                <tr key={p.pluginId}>
+                  <td>{p.pluginId}</td>
+                  <td>{p.version}</td>
+                  <td>{p.alive ? `${p.replicas.length} live` : 'none answering'}</td>
+                  <td>{p.steps.map((s) => s.id).join(', ') || '—'}</td>
+                  <td>{p.profiles.map((s) => s.id).join(', ') || '—'}</td>
+                  <td>{p.providers.map((s) => s.id).join(', ') || '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <h2>Profiles</h2>
       <ProblemAlert error={profiles.error} />
       {profiles.data && (
-        <table>
-          <TableHead caption="Profiles and their validation" columns={['Profile', 'Operation', 'From', 'Steps', 'Validation']} />
-          <tbody>
-            {profiles.data.map(({ profile, validation }) => (
-              <tr key={profile.id} data-profile={profile.id}>
-                <td>
-                  {profile.id} v{profile.version}
-                </td>
-                <td>{profile.role}</td>
-                <td>{profile.pluginId ?? 'built in'}</td>
-                <td>{profile.steps.map((s) => s.id).join(' → ')}</td>
-                <td>
-                  {validation.ok ? (
-                    <span className="badge state-succeeded">valid</span>
-                  ) : (
-                    <ul>
-                      {validation.issues.map((i) => (
-                        <li key={`${i.code}:${i.stepIndex}:${i.message}`}>
-                          <strong>{i.code}</strong> {i.stepId ? `${i.stepId}: ` : ''}
-                          {i.message}
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table>
+            <TableHead caption="Profiles and their validation" columns={['Profile', 'Operation', 'From', 'Steps', 'Validation']} />
+            <tbody>
+              {profiles.data.map(({ profile, validation }) => (
+                <tr key={profile.id} data-profile={profile.id}>
+                  <td>
+                    {profile.id} v{profile.version}
+                  </td>
+                  <td>{profile.role}</td>
+                  <td>{profile.pluginId ?? 'built in'}</td>
+                  <td>{profile.steps.map((s) => s.id).join(' → ')}</td>
+                  <td>
+                    {validation.ok ? (
+                      <span className="badge state-succeeded">valid</span>
+                    ) : (
+                      <ul>
+                        {validation.issues.map((i) => (
+                          <li key={`${i.code}:${i.stepIndex}:${i.message}`}>
+                            <strong>{i.code}</strong> {i.stepId ? `${i.stepId}: ` : ''}
+                            {i.message}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

@@ -36,26 +36,28 @@ export function VpsPage() {
       <ProblemAlert error={instances.error} />
       {instances.data?.items.length === 0 && <p>No instances.</p>}
       {instances.data && instances.data.items.length > 0 && (
-        <table>
-          <TableHead caption="Instances" columns={['Instance', 'Tenant', 'Pool', 'Flavor', 'Desired', 'Observed', 'State', 'Addresses']} />
-          <tbody>
-            {instances.data.items.map((i) => (
-              <tr key={i.instanceId}>
-                <td>{i.instanceId}</td>
-                <td>{i.tenantId}</td>
-                <td>{i.poolId}</td>
-                <td>{i.flavorId}</td>
-                <td>{i.desired}</td>
-                <td>{i.observed ?? '—'}</td>
-                <td>
-                  <StateBadge state={i.state} />
-                  {i.message && <span className="muted"> {i.message}</span>}
-                </td>
-                <td>{i.addresses.join(', ') || '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table>
+            <TableHead caption="Instances" columns={['Instance', 'Tenant', 'Pool', 'Flavor', 'Desired', 'Observed', 'State', 'Addresses']} />
+            <tbody>
+              {instances.data.items.map((i) => (
+                <tr key={i.instanceId}>
+                  <td>{i.instanceId}</td>
+                  <td>{i.tenantId}</td>
+                  <td>{i.poolId}</td>
+                  <td>{i.flavorId}</td>
+                  <td>{i.desired}</td>
+                  <td>{i.observed ?? '—'}</td>
+                  <td>
+                    <StateBadge state={i.state} />
+                    {i.message && <span className="muted"> {i.message}</span>}
+                  </td>
+                  <td>{i.addresses.join(', ') || '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

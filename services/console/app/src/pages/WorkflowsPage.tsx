@@ -9,7 +9,7 @@ import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { WorkflowSteps } from '../workflows/WorkflowSteps.tsx';
 import { TableHead } from '../components/TableHead.tsx';
 
-const states = ['', 'running', 'completed', 'failed'] as const;
+const states = ['', 'running', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
 
 /** Workflows across the fleet, newest first: running ones with their steps live, failed ones with their codes. */
 export function WorkflowsPage() {
@@ -44,19 +44,21 @@ export function WorkflowsPage() {
         </div>
       </form>
       <ProblemAlert error={list.error} />
-      <table className="workflows">
-        <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
-        <tbody>
-          {list.data?.items.map((w) => (
-            <WorkflowRow
-              key={w.workflowId}
-              workflow={w}
-              expanded={expanded === w.workflowId}
-              onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)}
-            />
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="workflows">
+          <TableHead caption="Workflows, newest first" columns={['Workflow', 'Node', 'Operation', 'State', 'Progress', 'Started']} />
+          <tbody>
+            {list.data?.items.map((w) => (
+              <WorkflowRow
+                key={w.workflowId}
+                workflow={w}
+                expanded={expanded === w.workflowId}
+                onToggle={() => setExpanded(expanded === w.workflowId ? null : w.workflowId)}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
       <div className="pager">
         <button type="button" disabled={pages.length === 0} onClick={() => setPages(pages.slice(0, -1))}>
           Newer

@@ -1,6 +1,7 @@
 import type { WorkflowView } from '../api/shapes.ts';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { TableHead } from '../components/TableHead.tsx';
+import { workflowOutcome } from './workflowOutcome.ts';
 
 /** What a step's output says about a wipe: only a wipe result signed by the machine's ramdisk key is attested. */
 const attestation = (output: unknown): string | null => {
@@ -11,6 +12,7 @@ const attestation = (output: unknown): string | null => {
 /** A workflow's steps in order: state, attempts, destructive flag and attestation, and the failure code if any. */
 export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
   const done = workflow.steps.filter((s) => s.state === 'succeeded').length;
+  const outcome = workflowOutcome(workflow);
   return (
     <div className="workflow" data-workflow={workflow.workflowId}>
       <p>
@@ -23,40 +25,42 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
         )}
       </p>
       <progress max={workflow.steps.length} value={done} aria-label={`Steps done: ${done} of ${workflow.steps.length}`} />
-      {workflow.error && (
-        <p className="problem" role="note">
-          Failed{workflow.failedStep ? ` at ${workflow.failedStep}` : ''}: {workflow.error}
+      {outcome && (
+        <p className={outcome.kind === 'failed' ? 'problem' : 'notice'} role="note" data-outcome={outcome.kind}>
+          {outcome.text}
         </p>
       )}
-      <table className="steps">
-        <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
-        <tbody>
-          {workflow.steps.map((s) => (
-            <tr key={s.stepIndex} data-step={s.stepId} data-state={s.state}>
-              <td>{s.stepIndex + 1}</td>
-              <td>
-                <code>{s.stepId}</code>
-              </td>
-              <td>{s.runsOn}</td>
-              <td>
-                <StateBadge state={s.state} />
-              </td>
-              <td>{s.attempts}</td>
-              <td>
-                {[s.destructive ? 'destructive' : null, attestation(s.output), s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null]
-                  .filter(Boolean)
-                  .join(', ')}
-                {s.errorCode && (
-                  <span className="problem-inline">
-                    {' '}
-                    <strong>{s.errorCode}</strong> {s.error}
-                  </span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="steps">
+          <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
+          <tbody>
+            {workflow.steps.map((s) => (
+              <tr key={s.stepIndex} data-step={s.stepId} data-state={s.state}>
+                <td>{s.stepIndex + 1}</td>
+                <td>
+                  <code>{s.stepId}</code>
+                </td>
+                <td>{s.runsOn}</td>
+                <td>
+                  <StateBadge state={s.state} />
+                </td>
+                <td>{s.attempts}</td>
+                <td>
+                  {[s.destructive ? 'destructive' : null, attestation(s.output), s.rejectedResults > 0 ? `${s.rejectedResults} result(s) rejected` : null]
+                    .filter(Boolean)
+                    .join(', ')}
+                  {s.errorCode && (
+                    <span className="problem-inline">
+                      {' '}
+                      <strong>{s.errorCode}</strong> {s.error}
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </div>
   );
 }
