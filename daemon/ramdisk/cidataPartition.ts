@@ -23,7 +23,8 @@ const MBR_FAT = 'c';
 export const CIDATA_LABEL = 'CIDATA';
 
 interface PartitionTable {
-  label: 'dos' | 'gpt' | string;
+  /** `dos` or `gpt` from sfdisk; anything else is a table this step does not extend. */
+  label: string;
   sectorsize?: number;
   partitions?: { start: number; size: number; type: string; name?: string }[];
 }
@@ -51,7 +52,8 @@ async function tool(file: string, args: readonly string[], ctx: ExecutionContext
     return (await child).stdout;
   } catch (cause) {
     const missing = (cause as { code?: unknown }).code === 'ENOENT';
-    const stderr = String((cause as { stderr?: unknown }).stderr ?? '').trim();
+    const output = (cause as { stderr?: unknown }).stderr;
+    const stderr = (typeof output === 'string' || Buffer.isBuffer(output) ? output.toString() : '').trim();
     throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk` : `${file} ${args.join(' ')} failed: ${stderr}`, { cause });
   }
 }

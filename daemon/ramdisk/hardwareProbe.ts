@@ -77,7 +77,7 @@ export function parseCpuinfo(text: string): InBandCpus {
   return {
     logical: blocks.length,
     sockets: coresBySocket.size,
-    cores: cores.every((c) => c !== undefined) ? cores.reduce<number>((sum, c) => sum + c!, 0) : null,
+    cores: cores.every((c) => c !== undefined) ? cores.reduce<number>((sum, c) => sum + c, 0) : null,
     // x86 says `model name`; arm64 and others name the part elsewhere, or not at all.
     model: first.get('model name') ?? first.get('Model') ?? first.get('cpu model') ?? null,
   };

@@ -35,7 +35,7 @@ function mergeCloudConfig(userData: string, sshKeys: readonly string[]): string 
   if (sshKeys.length === 0) return userData;
   const existing = doc.get('ssh_authorized_keys', true);
   if (existing !== undefined && !isSeq(existing)) throw invalid('ssh_authorized_keys in the user data must be a list');
-  const present = new Set(existing ? (existing.toJSON() as unknown[]) : []);
+  const present = new Set(existing ? existing.toJSON() : []);
   const added = sshKeys.filter((key) => !present.has(key));
   if (existing) for (const key of added) existing.add(key);
   else doc.set('ssh_authorized_keys', added);

@@ -65,7 +65,12 @@ export async function startSiteOnStack(
       writeFileSync(siteJoinCreds, await creds.text(), { mode: 0o600 });
     }
     const natsUrl = `nats://${options.net.hostIp}:${options.natsRelayPort}`;
-    const site = await startEmulatedSite({ ...options, natsUrl, siteJoinToken: minted.body.token as string, ...(siteJoinCreds ? { siteJoinCreds } : {}) });
+    const site = await startEmulatedSite({
+      ...options,
+      natsUrl,
+      siteJoinToken: (minted.body as { token: string }).token,
+      ...(siteJoinCreds ? { siteJoinCreds } : {}),
+    });
     return {
       site,
       natsUrl,

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { connect, PermissionViolationError, type NatsConnection, type Status } from '@nats-io/transport-node';
+import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { signAgentResult, type AgentResultData } from '../../schemas/agent/agentResultCodec.ts';
 import { Inboxes } from '../../schemas/subjects.ts';
@@ -68,7 +68,7 @@ const expectStory = (messages: Pick<FleetMessage, 'subject' | 'encoding' | 'data
 
 function nextPermissionViolation(nc: NatsConnection): Promise<PermissionViolationError> {
   return (async () => {
-    for await (const s of nc.status() as AsyncIterable<Status>) {
+    for await (const s of nc.status()) {
       if (s.type === 'error' && s.error instanceof PermissionViolationError) return s.error;
     }
     throw new Error('closed without a permission violation');

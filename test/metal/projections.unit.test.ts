@@ -178,7 +178,7 @@ describe('nodes projection of in-band inventories', () => {
     const record = (data: Record<string, unknown>, seq: number) =>
       nodesProjection.apply(
         db,
-        { type: 'NodeInventoryRecorded', data: { nodeId: 'n1', workflowId: 'wf-00000000000b', inventory: fakeInventory, ...data } } as PlatformEvent,
+        { type: 'NodeInventoryRecorded', data: { nodeId: 'n1', workflowId: 'wf-00000000000b', inventory: fakeInventory, ...data } },
         metadata,
         { seq, subject: 'bc.evt.x.y.z' },
       );
