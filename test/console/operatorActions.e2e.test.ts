@@ -46,7 +46,7 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
         .click();
       const dialog = page.getByRole('dialog', { name: /Deploy a node of/ });
       // An image that takes over a minute to stream: the cancel lands while image.write runs, not after the deploy ended.
-      await using slowImage = await startImageServer(undefined, { bytesPerSecond: 40 * 1024 });
+      await using slowImage = await startImageServer(undefined, { bytesPerSecond: 40 * 1024, partitioned: true });
       await dialog.getByLabel('Image URL').fill(slowImage.url);
       await dialog.getByLabel('Image SHA-256').fill(slowImage.sha256);
       await dialog.getByRole('button', { name: 'Deploy' }).click();

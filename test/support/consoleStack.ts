@@ -44,7 +44,7 @@ export async function startConsoleStack(machines: number) {
 
 /** What a browser test of the console needs: the stack, Chromium, and an image server to deploy from; one dispose. */
 export async function startConsoleRig(machines: number) {
-  const started = await Promise.allSettled([startConsoleStack(machines), launchChromium(), startImageServer()] as const);
+  const started = await Promise.allSettled([startConsoleStack(machines), launchChromium(), startImageServer(undefined, { partitioned: true })] as const);
   const dispose = async () => {
     for (const r of [...started].reverse()) if (r.status === 'fulfilled') await r.value[Symbol.asyncDispose]();
   };

@@ -10,7 +10,10 @@ export interface DeployChoice {
 }
 
 /** Inputs the deploy command carries as fields of its own; any other input goes into `inputs`. */
-export const namedInputs = ['imageUrl', 'imageSha256', 'userData', 'sshKeys'] as const;
+export const namedInputs = ['imageUrl', 'imageSha256', 'userData', 'networkConfig', 'sshKeys'] as const;
+
+/** Inputs the deploy command takes as optional, whatever a profile says of them. */
+const optionalInputs = new Set(['userData', 'networkConfig']);
 
 /**
  * When the token may not list profiles (a tenant), the built-in profile is the only choice: it takes the deploy
@@ -20,10 +23,11 @@ const builtInDeployInputs = [
   { name: 'imageUrl', optional: false },
   { name: 'imageSha256', optional: false },
   { name: 'userData', optional: true },
+  { name: 'networkConfig', optional: true },
 ];
 
 /** How the inputs every deploy command knows are called on screen; a profile's own inputs go by their names. */
-const inputLabels: Record<string, string> = { imageUrl: 'Image URL', imageSha256: 'Image SHA-256', userData: 'User data' };
+const inputLabels: Record<string, string> = { imageUrl: 'Image URL', imageSha256: 'Image SHA-256', userData: 'User data', networkConfig: 'Network config' };
 
 /** The `fromInput(name)` parameters of a profile's steps, with whether each has a default. */
 export function profileInputs(profile: ProfileView | undefined): { name: string; optional: boolean }[] {
@@ -31,9 +35,9 @@ export function profileInputs(profile: ProfileView | undefined): { name: string;
   const found = new Map<string, boolean>();
   for (const step of profile.steps) {
     for (const value of Object.values(step.params ?? {}) as unknown[]) {
-      // User data is optional in the deploy command itself, whatever the profile says.
+      // User data and the network config are optional in the deploy command itself, whatever the profile says.
       if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string')
-        found.set(value.$input, 'default' in value || value.$input === 'userData');
+        found.set(value.$input, 'default' in value || optionalInputs.has(value.$input));
     }
   }
   return [...found].filter(([name]) => name !== 'sshKeys').map(([name, optional]) => ({ name, optional }));
@@ -61,7 +65,7 @@ export function DeployFields({ profiles, choice, onChange }: { profiles: Profile
             {inputLabels[input.name] ?? input.name}
             {input.optional ? ' (optional)' : ''}
           </label>
-          {input.name === 'userData' ? (
+          {optionalInputs.has(input.name) ? (
             <textarea
               id={`${id}-input-${input.name}`}
               rows={3}
@@ -109,6 +113,7 @@ export function deployPayload(nodeId: string, choice: DeployChoice): DeployNode 
     imageUrl: named.imageUrl?.trim(),
     imageSha256: named.imageSha256?.trim(),
     userData: named.userData,
+    networkConfig: named.networkConfig,
     role: choice.role,
     sshKeys: sshKeys.length > 0 ? sshKeys : undefined,
     inputs: Object.keys(inputs).length > 0 ? inputs : undefined,
