@@ -15,7 +15,6 @@ export const ErrorCodes = {
   CONCURRENCY_CONFLICT: { status: 409, title: 'The aggregate kept changing; retries exhausted' },
   LEASE_SUPERSEDED: { status: 409, title: 'The command is stamped with a leader lease another instance has since taken over' },
   ALREADY_EXISTS: { status: 409, title: 'The resource already exists' },
-  NODE_IDENTITY_CONFLICT: { status: 409, title: 'Another enrolled node has the same BMC system or system UUID' },
   ILLEGAL_TRANSITION: { status: 409, title: 'The command is not allowed in the current state' },
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
   QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },

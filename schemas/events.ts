@@ -3,7 +3,6 @@ import { autonomyEvents } from './autonomy/controlEvents.ts';
 import { decisionEvents } from './autonomy/decisionEvents.ts';
 import { EventCatalog } from './eventCatalog.ts';
 import { metalEvents } from './metal/events.ts';
-import { nodeIdentityEvents } from './metal/nodeIdentity.ts';
 import { pluginEvents } from './plugins/events.ts';
 import { workflowEvents } from './metal/workflowEvents.ts';
 import { siteEvents } from './site/events.ts';
@@ -16,7 +15,6 @@ import { vpsEvents } from './vps/events.ts';
 export const eventCatalog = new EventCatalog([
   ...siteEvents,
   ...metalEvents,
-  ...nodeIdentityEvents,
   ...workflowEvents,
   ...trustEvents,
   ...approverEvents,

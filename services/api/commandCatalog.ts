@@ -18,7 +18,6 @@ import { completeOperation } from '../metal/node/completeOperation.ts';
 import { failOperation } from '../metal/node/failOperation.ts';
 import { markWiping } from '../metal/node/markWiping.ts';
 import { recordInventory } from '../metal/node/recordInventory.ts';
-import { claimIdentity } from '../metal/identity/claimIdentity.ts';
 import { startWorkflow } from '../workflow/workflow/start.ts';
 import { cancelWorkflow } from '../workflow/workflow/cancel.ts';
 import { completeStep } from '../workflow/workflow/completeStep.ts';
@@ -78,7 +77,6 @@ export const allCommands: readonly CommandDefinition[] = [
   failOperation,
   markWiping,
   recordInventory,
-  claimIdentity,
   reportBmcHealth,
   startWorkflow,
   startStep,

@@ -1,6 +1,5 @@
 import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
 import { idFor } from '../../schemas/ids.ts';
-import { isMachineUuid } from '../../schemas/metal/nodeIdentity.ts';
 import { stepAttemptId, type WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { DefinitionsOf, EngineCommand, Fold, Input, ProcessManager, Reaction } from '../platform/processManager/processManager.ts';
@@ -43,14 +42,10 @@ export function decideOrchestration(input: Input<PlatformEvent>, model: FleetMod
 
 function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
   switch (event.type) {
-    case 'NodeEnrolled': {
-      const { nodeId, bmc } = event.data;
-      // A machine another node already holds is not touched: no inspection powers it on (see metal.claimIdentity).
-      const claim = command('metal.claimIdentity', { nodeId, identity: { kind: 'bmcSystem', address: bmc.address } }, idFor('claim-bmc', nodeId), (refusal) =>
-        refusal.code === 'NODE_IDENTITY_CONFLICT' ? [] : undefined,
-      );
-      return [{ key: `node/${nodeId}`, effects: [claim, command('metal.startInspection', { nodeId }, idFor('inspect', nodeId))] }];
-    }
+    case 'NodeEnrolled':
+      return [
+        { key: `node/${event.data.nodeId}`, effects: [command('metal.startInspection', { nodeId: event.data.nodeId }, idFor('inspect', event.data.nodeId))] },
+      ];
     case 'StepScheduled': {
       const { workflowId, stepIndex, stepId, attempt } = event.data;
       const work: WorkMessage = { workflowId, stepIndex, attempt };
@@ -75,10 +70,7 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
           ? [command('metal.recordInventory', { nodeId: wf.nodeId, workflowId, inventory: wf.outputs[inventoryAt], ...inBand }, `${workflowId}-inventory`)]
           : [];
       if (wf.instance) return [{ key: workflowId, effects: [command('vps.completeRemediation', { ...wf.instance, workflowId }, `${workflowId}-done`)] }];
-      const claim = inventory.length > 0 ? uuidClaim(wf.nodeId, workflowId, wf.outputs[inventoryAt], inventory) : [];
-      return [
-        { key: workflowId, effects: [...claim, ...inventory, command('metal.completeOperation', { nodeId: wf.nodeId, workflowId }, `${workflowId}-done`)] },
-      ];
+      return [{ key: workflowId, effects: [...inventory, command('metal.completeOperation', { nodeId: wf.nodeId, workflowId }, `${workflowId}-done`)] }];
     }
     case 'NodeCancelRequested': {
       const { workflowId, nodeId, reason } = event.data;
@@ -101,27 +93,6 @@ function reactionsTo(event: PlatformEvent, model: FleetModel): Reaction[] {
     default:
       return [];
   }
-}
-
-/**
- * The claim of the system UUID inspection read: when another node holds it, the inventory is still recorded (the
- * operator sees the UUID) and the inspection fails with the conflict instead of making the node ready.
- */
-function uuidClaim(nodeId: string, workflowId: string, inventory: unknown, record: readonly EngineCommand[]): EngineCommand[] {
-  const uuid = (inventory as { productUuid?: unknown } | undefined)?.productUuid;
-  if (typeof uuid !== 'string' || !isMachineUuid(uuid)) return [];
-  const conflict: EngineCommand['ifRefused'] = (refusal) =>
-    refusal.code === 'NODE_IDENTITY_CONFLICT'
-      ? [
-          ...record,
-          command(
-            'metal.failOperation',
-            { nodeId, workflowId, reason: `NODE_IDENTITY_CONFLICT: ${refusal.message}`.slice(0, 1000), failedStep: null },
-            `${workflowId}-conflict`,
-          ),
-        ]
-      : undefined;
-  return [command('metal.claimIdentity', { nodeId, identity: { kind: 'systemUuid', uuid } }, `${workflowId}-claim-uuid`, conflict)];
 }
 
 /** Refusals of a start that no retry can change: the profile is unknown or invalid, or it is not the plan approved. */

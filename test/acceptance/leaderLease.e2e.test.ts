@@ -86,14 +86,12 @@ describe('leader lease of the workflow orchestrator', () => {
       expect(seen.filter((s) => s.term !== undefined && s.term !== termA)).toEqual([]);
 
       // A command a decided and sent, still unexecuted when the lease changes hands: the command service is paused
-      // (the request waits in its socket), n2 is enrolled past it, and a is paused right after it sent n2's claim.
+      // (the request waits in its socket), n2 is enrolled past it, and a is paused right after it sent n2's inspection.
       const commands = started[0]!;
       process.kill(commands.pid!, 'SIGSTOP');
       paused.push(commands.pid!);
       await bus.execute({ name: 'metal.enroll', payload: enrollPayload('n2'), actor: 'test', commandId: 'lease-e2e-n2' });
-      // The first command a sends for a new node claims its BMC system; the inspection comes once the claim holds.
-      const firstForN2 = (s: Seen) => s.name === 'metal.claimIdentity' && s.nodeId === 'n2' && s.term === termA;
-      await waitFor(() => seen.some(firstForN2), "a sends n2's claim");
+      await waitFor(() => seen.some((s) => s.name === 'metal.startInspection' && s.nodeId === 'n2' && s.term === termA), 'a sends n2 inspection');
       process.kill(a.pid!, 'SIGSTOP');
       paused.push(a.pid!);
       const pausedAt = Date.now();
@@ -106,7 +104,7 @@ describe('leader lease of the workflow orchestrator', () => {
 
       // The command service wakes up to a's stale request: refused, nothing appended for it.
       process.kill(commands.pid!, 'SIGCONT');
-      const staleN2 = seen.find(firstForN2)!;
+      const staleN2 = seen.find((s) => s.name === 'metal.startInspection' && s.nodeId === 'n2' && s.term === termA)!;
       await waitFor(() => staleN2.answer !== undefined, 'the answer to a', 15_000);
       expect(staleN2.answer).toBe('LEASE_SUPERSEDED');
       // a wakes up: it stands down, and whatever else it sends under its old term is refused too.

@@ -64,8 +64,7 @@ export async function startEngine(overrides: Partial<WorkflowConfig> = {}, execu
 export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
   nodeId,
   siteId,
-  // One BMC system per node: enrolment refuses a second node for a system another holds.
-  bmc: { address: `https://127.0.0.1:8443/redfish/v1/Systems/${nodeId}`, credentialsRef: 'secret:bmc-1' },
+  bmc: { address: 'https://127.0.0.1:8443', credentialsRef: 'secret:bmc-1' },
   hardwareProfile: 'fake-1u',
   macs: ['52:54:00:aa:bb:01'],
 });
