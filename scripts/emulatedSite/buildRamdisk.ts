@@ -1,5 +1,5 @@
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { cliBuildDirs, inWorkDir, repoRoot, writeManifest } from './buildOutput.ts';
 import { requireTools, runTool } from './hostTools.ts';
 import { installBinaryWithLibraries } from './nodeRuntime.ts';
@@ -22,6 +22,22 @@ function seedToolsOf(): [binary: string, name: string][] {
 }
 
 /**
+ * mcopy converts short names through glibc's iconv to DOS codepage 850 ("Error converting to codepage 850" without it):
+ * the module and glibc's module table go where the host's libc looks for them.
+ */
+function installCodepage850(rootfs: string): string[] {
+  const gconv = '/usr/lib/x86_64-linux-gnu/gconv';
+  const files = ['IBM850.so', 'gconv-modules', 'gconv-modules.cache', ...readdirSync(join(gconv, 'gconv-modules.d')).map((f) => `gconv-modules.d/${f}`)]
+    .map((file) => join(gconv, file))
+    .filter((file) => existsSync(file));
+  for (const file of files) {
+    mkdirSync(dirname(join(rootfs, file)), { recursive: true });
+    copyFileSync(file, join(rootfs, file));
+  }
+  return files;
+}
+
+/**
  * `npm run build:ramdisk`: the kernel and initramfs a machine PXE-boots into `bcd ramdisk`. From Debian's cloud
  * kernel (virtio modules), busybox-static, this host's `/usr/bin/node` and the bundled `bcd`. The same inputs give
  * the same bytes: the manifest names every input with its version and digest.
@@ -35,7 +51,7 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
     const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
     installScript('ramdisk-init.sh', join(rootfs, 'init'));
     // What userdata.write adds the NoCloud cidata partition with (daemon/ramdisk/cidataPartition.ts).
-    const seedTools = seedToolsOf().flatMap(([binary, name]) => installBinaryWithLibraries(binary, rootfs, name));
+    const seedTools = [...seedToolsOf().flatMap(([binary, name]) => installBinaryWithLibraries(binary, rootfs, name)), ...installCodepage850(rootfs)];
     const kernel = join(outDir, 'vmlinuz');
     const initrd = join(outDir, 'initrd.img');
     copyFileSync(join(packages.kernelRoot, 'boot', `vmlinuz-${contents.release}`), kernel);
