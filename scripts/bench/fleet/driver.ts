@@ -92,7 +92,8 @@ export class FleetDriver {
         m.ready = now;
         this.#send(
           'metal.deploy',
-          { nodeId, imageUrl: this.image.url, imageSha256: this.image.sha256, role: 'host', sshKeys: ['ssh-ed25519 AAAA fleet-bench'] },
+          // No keys: the bench's image is far smaller than a partition table's first MiB, so there is nowhere for a NoCloud seed.
+          { nodeId, imageUrl: this.image.url, imageSha256: this.image.sha256, role: 'host' },
           `fleet-deploy-${nodeId}`,
         );
       } else if (e.data.operation === 'deploy' && m.deployed === undefined) {

@@ -28,8 +28,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const reference = new ReferenceSampler(20_000);
   const total = stopwatch();
   const dir = mkdtempSync(join(tmpdir(), 'bc-fleet-'));
-  // A partition table, as every cloud image has: the deploy adds its NoCloud seed partition after it.
-  const image = await startImageServer(options.imageBytes, { partitioned: true });
+  const image = await startImageServer(options.imageBytes);
   const stack = await startFleetStack(dir, options);
   console.log(`control plane up (${stack.services.map((s) => s.name).join(', ')}) on ${stack.nats.url}; starting ${options.machines} simulated machines`);
 
