@@ -43,7 +43,17 @@ export async function allZero(file: string): Promise<boolean> {
 
 /** The image's MBR gap and FAT boot partition (1 + 32 MiB): nothing the booted host writes to. */
 export const BOOT_PREFIX = 33 << 20;
-export const prefixEquals = (file: string, expected: Buffer): boolean => readPrefix(file, expected.length).equals(expected);
+/** End of a GPT's primary table (protective MBR, header and 128 entries: LBA 0–33). */
+const PARTITION_TABLE_END = 34 * 512;
+
+/**
+ * The image is on the disk, with one change a deploy makes: userdata.write added its NoCloud cidata partition to the
+ * table. The MBR's boot code before the table and every byte after the primary table are the image's.
+ */
+export function imageOnDisk(file: string, image: Buffer): boolean {
+  const disk = readPrefix(file, image.length);
+  return disk.subarray(0, 446).equals(image.subarray(0, 446)) && disk.subarray(PARTITION_TABLE_END).equals(image.subarray(PARTITION_TABLE_END));
+}
 
 /** What `bcd site` answers a DHCPDISCOVER from `mac`, sent by a PXE client on the LAN (the LAN DHCP server's namespace). */
 export async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: string; siaddr: string; file: string }[]> {
