@@ -48,15 +48,5 @@ export function loadOrCreateIdentity(stateDir: string): AgentIdentity {
   return identityOf(privateKey);
 }
 
-/** `site-<siteId>`: one site agent per site. */
-export function siteAgentId(siteId: string): string {
-  return `site-${siteId}`;
-}
-
-/** `ramdisk-<nodeId>-<8 chars of keyId>`: each boot's ramdisk is a distinct agent when its key differs. */
-export function ramdiskAgentId(nodeId: string, keyId: string): string {
-  return `ramdisk-${nodeId}-${keyId
-    .slice(0, 8)
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '0')}`;
-}
+// The contract names agents; the daemon uses the same ids (one definition, in schemas/).
+export { ramdiskAgentId, siteAgentId } from '../../schemas/trust/agentIds.ts';
