@@ -7,7 +7,7 @@ import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { isBlockDevice, sizeOfDisk } from './blockDevices.ts';
 import type { NoCloudFiles } from './noCloudSeed.ts';
-import { dropDeviceCache } from './utilLinux.ts';
+import { dropDeviceCache, toolFailure } from './utilLinux.ts';
 
 const run = promisify(execFile);
 
@@ -51,10 +51,7 @@ async function tool(file: string, args: readonly string[], ctx: ExecutionContext
     if (input !== undefined) child.child.stdin?.end(input);
     return (await child).stdout;
   } catch (cause) {
-    const missing = (cause as { code?: unknown }).code === 'ENOENT';
-    const output = (cause as { stderr?: unknown }).stderr;
-    const stderr = (typeof output === 'string' || Buffer.isBuffer(output) ? output.toString() : '').trim();
-    throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk` : `${file} ${args.join(' ')} failed: ${stderr}`, { cause });
+    throw toolFailure(file, args, cause);
   }
 }
 

@@ -12,18 +12,22 @@ const run = promisify(execFile);
 
 const HEARTBEAT_MS = 5_000;
 
+/** A ramdisk tool that failed: `DRIVER_ERROR` naming the missing package, or the command with its stderr. */
+export function toolFailure(file: string, args: readonly string[], cause: unknown, packageName?: string): AgentError {
+  const missing = (cause as { code?: unknown }).code === 'ENOENT';
+  const output = (cause as { stderr?: unknown }).stderr;
+  const stderr = (typeof output === 'string' || Buffer.isBuffer(output) ? output.toString() : '').trim();
+  const notInstalled = `${file} is not installed in this ramdisk${packageName ? ` (${packageName})` : ''}`;
+  return new AgentError('DRIVER_ERROR', missing ? notInstalled : `${file} ${args.join(' ')} failed: ${stderr}`, { cause });
+}
+
 /** Runs a tool, heartbeating while it works (a discard of a large disk can take minutes); throws with its stderr. */
 async function tool(file: string, args: readonly string[], ctx: ExecutionContext): Promise<void> {
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
   try {
     await run(file, [...args], { signal: ctx.signal });
   } catch (cause) {
-    const missing = (cause as { code?: unknown }).code === 'ENOENT';
-    const output = (cause as { stderr?: unknown }).stderr;
-    const stderr = (typeof output === 'string' || Buffer.isBuffer(output) ? output.toString() : '').trim();
-    throw new AgentError('DRIVER_ERROR', missing ? `${file} is not installed in this ramdisk (util-linux)` : `${file} ${args.join(' ')} failed: ${stderr}`, {
-      cause,
-    });
+    throw toolFailure(file, args, cause, 'util-linux');
   } finally {
     clearInterval(beat);
   }
