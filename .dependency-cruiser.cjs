@@ -8,9 +8,12 @@
  * | plugins/sdk/                                 | schemas/, services/platform/                             |
  * | services/<module>/ (domain modules)          | the above; another module only through schemas/          |
  * | services/{workflow,agents,commands,plugins}/ | all of the above (the engine)                            |
+ * | services/processes/<process>/ (reactors)     | the engine and all below it, projections/ (read models); |
+ * |                                              | never a root, an agent or another process                |
  * | projections/                                 | schemas/, services/platform/                             |
  * | services/{api,stack}/, scripts/ (roots)      | everything in the product                                |
  * | daemon/ (agents)                             | schemas/, services/platform/                             |
+ * | services/console/app/ (the browser app)      | schemas/ only (and npm packages, never node: built-ins)  |
  * | daemon/simulator/, test/, scripts/bench/     | anything; product code never imports them               |
  *
  * Paths are relative to the cruise's base directory, so the self-test (test/unit/boundaries.unit.test.ts) runs
@@ -21,8 +24,13 @@
 const devOnly = '^(daemon/simulator|test|scripts/bench|scripts/emulatedSite)/';
 const engine = '^services/(workflow|agents|commands|plugins)/';
 const roots = '^services/(api|stack)/';
-// Every services/<folder> that is neither the base layer, the engine nor a composition root is a domain module.
-const domainModule = '^services/(?!(platform|workflow|agents|commands|plugins|api|stack)/)([^/]+)/';
+// The long-running reactors, one folder each: above the engine, below the composition roots that start them.
+const processes = '^services/processes/';
+// The web console's browser code: bundled by Vite into the page, so it can hold nothing that runs on the server.
+const browserApp = '^services/console/app/';
+// Every services/<folder> that is neither the base layer, the engine nor a composition root is a domain module (the
+// console's build scripts in services/console/ are; its browser app has a rule of its own).
+const domainModule = '^services/(?!(platform|workflow|agents|commands|plugins|processes|api|stack)/|console/app/)([^/]+)/';
 const allOurs = '^(schemas|services|projections|plugins|daemon|scripts|test)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -67,22 +75,37 @@ module.exports = {
       name: 'module-imports-no-other-module',
       comment: 'Domain modules talk to each other only through the schemas/ contract (commands, events, subjects).',
       severity: 'error',
-      from: { path: '^services/([^/]+)/', pathNot: `^services/(platform|workflow|agents|commands|plugins|api|stack)/` },
+      from: { path: '^services/([^/]+)/', pathNot: `^services/(platform|workflow|agents|commands|plugins|processes|api|stack)/|${browserApp}` },
       to: { path: domainModule, pathNot: '^services/$1/' },
     },
     {
       name: 'module-imports-no-engine-or-root',
-      comment: 'Domain modules sit below the engine and the composition roots.',
+      comment: 'Domain modules sit below the engine, the processes and the composition roots.',
       severity: 'error',
       from: { path: domainModule },
-      to: { path: `${engine}|${roots}` },
+      to: { path: `${engine}|${processes}|${roots}` },
     },
     {
       name: 'engine-imports-no-root-projection-or-agent',
-      comment: 'The engine stands on the domain modules; projections, agents and the composition roots sit beside or above it.',
+      comment: 'The engine stands on the domain modules; projections, agents, the processes and the composition roots sit beside or above it.',
       severity: 'error',
       from: { path: engine },
-      to: { path: `${roots}|^(projections|daemon|scripts|test)/|^plugins/(?!sdk/)` },
+      to: { path: `${roots}|${processes}|^(projections|daemon|scripts|test)/|^plugins/(?!sdk/)` },
+    },
+    {
+      name: 'process-imports-no-root-or-agent',
+      comment:
+        'A process (services/processes/<process>/) stands on the engine, the domain modules, the read models and the base; the composition roots (services/api, services/stack) start it, agents run elsewhere.',
+      severity: 'error',
+      from: { path: processes },
+      to: { path: `${roots}|^(daemon|scripts)/|^plugins/(?!sdk/)` },
+    },
+    {
+      name: 'process-imports-no-other-process',
+      comment: "Each process is one folder; two processes talk through subjects and events, never through each other's code.",
+      severity: 'error',
+      from: { path: '^services/processes/([^/]+)/' },
+      to: { path: processes, pathNot: '^services/processes/$1/' },
     },
     {
       name: 'projections-import-only-base',
@@ -97,6 +120,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^daemon/', pathNot: '^daemon/simulator/' },
       to: { path: allOurs, pathNot: '^(schemas|services/platform|daemon)/|^daemon/simulator/' },
+    },
+    {
+      name: 'console-app-imports-only-schemas',
+      comment: 'The browser app talks to the product over HTTP only: of our code it may use the schemas/ contract and its own files.',
+      severity: 'error',
+      from: { path: browserApp },
+      to: { path: allOurs, pathNot: `^schemas/|${browserApp}` },
+    },
+    {
+      name: 'console-app-imports-no-node-builtin',
+      comment: 'The browser app runs in a browser: Node built-ins (node:fs, node:crypto, …) do not exist there.',
+      severity: 'error',
+      from: { path: browserApp },
+      to: { dependencyTypes: ['core'] },
     },
     {
       name: 'product-never-imports-dev-only',
@@ -123,7 +160,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)node_modules/|^services/console/app/|^daemon/simulator/fixtures/' },
+    exclude: { path: '(^|/)node_modules/|^daemon/simulator/fixtures/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },

@@ -1,11 +1,12 @@
 // typescript-eslint, flat config (`npm run lint`): the recommended type-checked set on every TypeScript file the main
 // tsconfig covers, at full strength; each rule left off says why, on the line above it.
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', 'bench/results/', 'daemon/simulator/fixtures/', 'test/artifacts/', 'services/console/app/', '**/*.mjs', '**/*.cjs'],
+    ignores: ['node_modules/', 'dist/', 'bench/results/', 'daemon/simulator/fixtures/', 'test/artifacts/', '**/*.mjs', '**/*.cjs'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -49,5 +50,11 @@ export default tseslint.config(
     // Redfish documents are untyped JSON trees: `String(doc.Id ?? '')` of a member is what a mockup's reader means.
     files: ['daemon/simulator/bmc/**/*.ts'],
     rules: { '@typescript-eslint/no-base-to-string': 'off' },
+  },
+  {
+    // The web console runs in a browser: its globals are the DOM's, not Node's. Its types come from
+    // services/console/tsconfig.json (the DOM libs), which the project service finds as the nearest tsconfig.
+    files: ['services/console/app/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
   },
 );

@@ -11,6 +11,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
+    globalSetup: ['test/support/e2eRunDir.ts'],
     projects: tiers.map((tier) => ({ extends: true, test: { name: tier, include: [`test/**/*.${tier}.test.ts`] } })),
   },
 });

@@ -105,7 +105,7 @@ async function runNode(args: Extract<BcdArgs, { command: 'node' }>): Promise<voi
   const received = stopSignal();
   // Only a join needs the public join credential: a host resuming its membership must not depend on the site serving it.
   const joinCreds = args.join.credsFile && !loadMembership(args.stateDir) ? await readJoinCreds(args.join.credsFile) : undefined;
-  const { agent, nc } = await launchNodeAgent({
+  const { agent, nc, plugins } = await launchNodeAgent({
     siteId: args.siteId,
     nodeId: args.nodeId,
     natsUrl: args.natsUrl,
@@ -113,10 +113,13 @@ async function runNode(args: Extract<BcdArgs, { command: 'node' }>): Promise<voi
     ...(args.join.token ? { token: args.join.token } : {}),
     ...(joinCreds ? { joinCreds } : {}),
     ...productUuidOfHost(),
+    ...(args.plugins ? { plugins: args.plugins } : {}),
+    ...(args.siteUrl ? { siteCacheUrl: args.siteUrl } : {}),
     log,
   });
   log.info({ signal: await received }, 'bcd stopping');
   await agent.stop();
+  await plugins?.stop();
   await nc.drain();
 }
 

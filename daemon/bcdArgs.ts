@@ -6,7 +6,9 @@ export const bcdUsage = `usage:
   bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [pxe] [join]
               (first start: --join-token; later starts resume from the membership kept in --state)
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
-  bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [join]   (first start: --join-token; later starts resume from --state)
+  bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [--site-url <url>] [--plugins <dir> [--privileged-plugin <id>...]] [join]
+              (first start: --join-token; later starts resume from --state; --plugins: the bcx plugins folder, see docs/bcx.md;
+               --site-url: the site agent's HTTP base URL, whose verified cache module bundles come from first)
 pxe: [--pxe-interface <if>] [--pxe-address <ip>] [--dhcp-pool <first>-<last> [--dhcp-router <ip>]] [--tftp-root <dir>] [--ramdisk-dir <dir>] [--ramdisk-args '<kernel args>']
   (ProxyDHCP beside the LAN's DHCP server; --dhcp-pool hands out addresses too. Only machines set to boot PXE are answered.)
 join: [--join-token <token> (or env BC_JOIN_TOKEN)] [--join-creds <file> (or env BC_JOIN_CREDS; broker mode; bcd node also takes an http(s) URL)]
@@ -44,7 +46,18 @@ export type BcdArgs =
       siteUrl: string | undefined;
       join: BcdJoin;
     }
-  | { command: 'node'; siteId: string; nodeId: string; natsUrl: string; stateDir: string; join: BcdJoin };
+  | {
+      command: 'node';
+      siteId: string;
+      nodeId: string;
+      natsUrl: string;
+      stateDir: string;
+      /** The bcx plugins folder, and the plugins in it that run unsandboxed as root. */
+      plugins?: { folder: string; privileged: string[] };
+      /** The site agent's HTTP base URL: module bundles are fetched from its verified cache first. */
+      siteUrl?: string;
+      join: BcdJoin;
+    };
 
 export class BcdUsageError extends Error {
   override name = 'BcdUsageError';
@@ -98,6 +111,8 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         'tftp-root': { type: 'string' },
         'ramdisk-dir': { type: 'string' },
         'ramdisk-args': { type: 'string' },
+        plugins: { type: 'string' },
+        'privileged-plugin': { type: 'string', multiple: true },
       },
     }));
   } catch (cause) {
@@ -113,9 +128,11 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   // lives for one boot and always joins.
   if (command === 'ramdisk' && join.credsFile && !join.token) throw new BcdUsageError('--join-creds needs a join token (--join-token or BC_JOIN_TOKEN)');
   const stateDir = required(values, 'state');
+  if (command !== 'node' && (values.plugins !== undefined || values['privileged-plugin'] !== undefined))
+    throw new BcdUsageError('--plugins and --privileged-plugin are options of bcd node');
   if (command === 'site') {
     if (values.node !== undefined || values.disk !== undefined || values['all-disks'] !== undefined || values['site-url'] !== undefined) {
-      throw new BcdUsageError('--node, --disk, --all-disks and --site-url are for bcd ramdisk');
+      throw new BcdUsageError('--node, --disk, --all-disks and --site-url are for bcd ramdisk and bcd node');
     }
     const port = Number(values['http-port'] ?? '0');
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BcdUsageError('--http-port must be a port number');
@@ -138,11 +155,13 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const pxeOnly = pxeFlags.filter((name) => values[name] !== undefined);
   if (pxeOnly.length > 0) throw new BcdUsageError(`--${pxeOnly[0]} is an option of bcd site`);
   if (command === 'node') {
-    const siteOnly = ['disk', 'all-disks', 'site-url', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter(
-      (name) => values[name] !== undefined,
-    );
+    const siteOnly = ['disk', 'all-disks', 'http-port', 'http-host', 'advertise-url', 'lab-credentials-file'].filter((name) => values[name] !== undefined);
     if (siteOnly.length > 0) throw new BcdUsageError(`--${siteOnly[0]} is not an option of bcd node`);
-    return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, join };
+    const privileged = (values['privileged-plugin'] as string[] | undefined) ?? [];
+    if (privileged.length > 0 && values.plugins === undefined) throw new BcdUsageError('--privileged-plugin needs --plugins');
+    const plugins = values.plugins === undefined ? {} : { plugins: { folder: values.plugins as string, privileged } };
+    const siteUrl = values['site-url'] === undefined ? {} : { siteUrl: values['site-url'] as string };
+    return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, ...plugins, ...siteUrl, join };
   }
   if (values['lab-credentials-file'] !== undefined) throw new BcdUsageError('--lab-credentials-file is an option of bcd site');
   const named = (values.disk as string[] | undefined) ?? [];

@@ -1,5 +1,6 @@
 import { agentsProjection } from './agents/projector.ts';
 import { autonomyProjection } from './autonomy/projector.ts';
+import { modulesProjection } from './modules/projector.ts';
 import { nodesProjection } from './nodes/projector.ts';
 import type { Projection } from './runtime/projection.ts';
 import { secretsProjection } from './secrets/projector.ts';
@@ -18,4 +19,5 @@ export const allProjections: readonly Projection[] = [
   vpsProjection,
   autonomyProjection,
   agentsProjection,
+  modulesProjection,
 ];

@@ -2,7 +2,12 @@ import { authEvents } from './auth/events.ts';
 import { autonomyEvents } from './autonomy/controlEvents.ts';
 import { decisionEvents } from './autonomy/decisionEvents.ts';
 import { EventCatalog } from './eventCatalog.ts';
+import { assignmentEvents } from './fleet/assignmentEvents.ts';
+import { moduleEvents } from './fleet/modules.ts';
+import { publisherEvents } from './fleet/publishers.ts';
+import { templateEvents } from './fleet/templateEvents.ts';
 import { metalEvents } from './metal/events.ts';
+import { nodeIdentityEvents } from './metal/nodeIdentity.ts';
 import { pluginEvents } from './plugins/events.ts';
 import { workflowEvents } from './metal/workflowEvents.ts';
 import { siteEvents } from './site/events.ts';
@@ -15,6 +20,7 @@ import { vpsEvents } from './vps/events.ts';
 export const eventCatalog = new EventCatalog([
   ...siteEvents,
   ...metalEvents,
+  ...nodeIdentityEvents,
   ...workflowEvents,
   ...trustEvents,
   ...approverEvents,
@@ -24,5 +30,9 @@ export const eventCatalog = new EventCatalog([
   ...vpsEvents,
   ...decisionEvents,
   ...autonomyEvents,
+  ...publisherEvents,
+  ...moduleEvents,
+  ...templateEvents,
+  ...assignmentEvents,
 ]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -1,6 +1,6 @@
 /**
  * The subject map: every subject the platform publishes or subscribes to starts with `bc.` and is built here, so
- * `nats sub 'bc.>'` reads as the fleet's story and ARCHITECTURE.md's subject table has one source.
+ * `nats sub 'bc.>'` reads as the fleet's story and docs/messaging.md's subject table has one source.
  */
 export const Subjects = {
   /** Events of one aggregate instance: `bc.evt.metal.node.n1`. */
@@ -35,11 +35,18 @@ export const Subjects = {
   /** Commands for the ramdisk / node agent running inside one machine. */
   nodeAgentCommands: (siteId: string, nodeId: string) => `bc.site.${siteId}.node.${nodeId}.cmd`,
   /**
-   * A signed result, one subject per command so the waiting step can direct-get exactly its answer. The command's
-   * nonce is part of it: nobody can publish onto it before the command exists.
+   * Core request-reply, not stored: an agent hands a signed result to the result intake (queue `result-intake`), which
+   * answers with the stream's PubAck once it stored it on `acceptedAgentResult`, or an error naming why not. One
+   * subject per command; the command's nonce is part of it, so nobody can address it before the command exists.
    */
   agentResult: (siteId: string, nodeId: string, commandId: string, nonce: string) => `bc.site.${siteId}.res.${nodeId}.${commandId}.${nonce}`,
   allAgentResults: 'bc.site.*.res.>',
+  /**
+   * A result the intake accepted (BC_AGENT_RESULTS): a command that was sent, signed by an agent it was for. Only
+   * control-plane credentials publish here; agents direct-get their own. The waiting step reads exactly its answer.
+   */
+  acceptedAgentResult: (siteId: string, nodeId: string, commandId: string, nonce: string) => `bc.site.${siteId}.accepted.${nodeId}.${commandId}.${nonce}`,
+  allAcceptedAgentResults: 'bc.site.*.accepted.>',
   /** Core NATS, not stored: an agent inside one machine says it is alive, or still running a command (`AgentHeartbeat`). */
   agentHeartbeat: (siteId: string, nodeId: string) => `bc.site.${siteId}.hb.${nodeId}`,
   allAgentHeartbeats: 'bc.site.*.hb.*',
@@ -55,6 +62,10 @@ export const Subjects = {
   siteAgentResults: (siteId: string) => `bc.site.${siteId}.res.>`,
   /** Every result of one node's agent: `bc.site.dc1.res.r1-n1.>`. */
   nodeAgentResults: (siteId: string, nodeId: string) => `bc.site.${siteId}.res.${nodeId}.>`,
+  /** The accepted results of one site's commands: what its site agent may direct-get (`bc.site.dc1.accepted.>`). */
+  siteAcceptedResults: (siteId: string) => `bc.site.${siteId}.accepted.>`,
+  /** The accepted results of one node's commands: what an agent inside it may direct-get. */
+  nodeAcceptedResults: (siteId: string, nodeId: string) => `bc.site.${siteId}.accepted.${nodeId}.>`,
   /** A join request from a machine that holds no credentials yet, per role: `bc.join.node`. */
   join: (role: string) => `bc.join.${role}`,
   allJoins: 'bc.join.>',
@@ -154,8 +165,11 @@ export const Streams = {
   events: { name: 'BC_EVENTS', subjects: ['bc.evt.>'] },
   /** Agent commands (kept 7 days: the audit of what reached which agent). */
   agentCommands: { name: 'BC_AGENT_COMMANDS', subjects: ['bc.site.*.cmd.>', 'bc.site.*.node.*.cmd'] },
-  /** Signed agent results, verified by the control plane before they count. */
-  agentResults: { name: 'BC_AGENT_RESULTS', subjects: ['bc.site.*.res.>'] },
+  /**
+   * Signed agent results the result intake accepted (`services/agents/resultIntake.ts`); agents publish to the intake,
+   * never here. The control plane still verifies each before it counts.
+   */
+  agentResults: { name: 'BC_AGENT_RESULTS', subjects: ['bc.site.*.accepted.>'] },
   /** Step work for executors (work-queue retention: a message is gone once a worker acks it). */
   work: { name: 'BC_WORK', subjects: ['bc.work.>'] },
   /** Messages consumers quarantined instead of acting on (undecodable, or not written by the event store). */

@@ -17,6 +17,9 @@ export const AgentErrorCodes = {
   DISK_SIZE_UNKNOWN: 'A disk reports no size (zero or unreadable): nothing on it can be wiped or written',
   NO_DISK: 'The machine has no disk to act on',
   HARDWARE_UNREADABLE: "The kernel's view of the hardware (procfs, sysfs) cannot be read",
+  MODULE_MISMATCH: 'The bundle is not the module version the command names (name, version or manifest digest differ)',
+  MODULE_DRIFT: "A module's installed files differ from its manifest: changed, missing or added",
+  MODULE_STATE_UNSAFE: "The module's folder on the host holds something it never writes (a link, a device)",
 } as const;
 export type AgentErrorCode = keyof typeof AgentErrorCodes;
 
@@ -35,7 +38,8 @@ export class AgentError extends Error {
 export function agentErrorCodeOf(error: unknown): string {
   if (error instanceof AgentError) return error.code;
   const code = (error as { code?: unknown } | null)?.code;
-  // Redfish client codes (REDFISH_*) are stable too and tell the control plane whether a retry can help.
-  if (typeof code === 'string' && code.startsWith('REDFISH_')) return code;
+  // Redfish client codes (REDFISH_*) are stable too and tell the control plane whether a retry can help; a bundle a
+  // host refuses is refused with the verifier's own code (BUNDLE_*, schemas/errorCodes.ts), as the control plane would.
+  if (typeof code === 'string' && (code.startsWith('REDFISH_') || code.startsWith('BUNDLE_'))) return code;
   return 'DRIVER_ERROR';
 }

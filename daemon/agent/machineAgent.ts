@@ -1,3 +1,5 @@
+import type { BcxDriverAdvert } from '../../schemas/bcx/bcxProtocol.ts';
+import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { AgentDurables, Subjects } from '../../schemas/subjects.ts';
@@ -48,6 +50,10 @@ export interface MachineAgentSpec {
    * asks, and in broker mode the user key of its credentials. A ramdisk's key lives for one boot: it never rotates.
    */
   readonly keyRotation?: { readonly intervalMs?: number; readonly userPublicKey?: string };
+  /** The bcx drivers it runs now, advertised in every heartbeat (`bcd node`). */
+  readonly drivers?: () => readonly BcxDriverAdvert[];
+  /** The modules installed on the host, advertised in every heartbeat (`bcd node`). */
+  readonly modules?: () => readonly HostModuleReport[];
   readonly log: Logger;
 }
 
@@ -65,7 +71,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
   const gate = new SigningGate();
   const agentId = spec.agentIdOf(identity.keyId);
   const journal = new CommandJournal(spec.stateDir, spec.journal);
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
+  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId, log);
   const heartbeats = commandHeartbeats(nc, { agentId, identity }, spec.heartbeatIntervalMs);
   const consumer = await startCommandConsumer(nc, {
     durable: spec.joined?.durable ?? AgentDurables.node(agentId),
@@ -109,6 +115,8 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
         identity,
         startedAt,
         lastError: () => lastError,
+        ...(spec.drivers ? { drivers: spec.drivers } : {}),
+        ...(spec.modules ? { modules: spec.modules } : {}),
         ...(spec.heartbeatIntervalMs ? { intervalMs: spec.heartbeatIntervalMs } : {}),
       });
     },

@@ -1,5 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { signAgentHeartbeat, type AgentLastError } from '../../schemas/agent/agentHeartbeat.ts';
+import type { BcxDriverAdvert } from '../../schemas/bcx/bcxProtocol.ts';
+import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { AgentKeyring } from './agentKeyring.ts';
 
@@ -16,6 +18,10 @@ export interface PresenceSpec {
   startedAt: Date;
   /** What the agent reports as its last error (the previous process's, or its own since). */
   lastError(): AgentLastError | undefined;
+  /** The bcx drivers running now (`bcd node`'s plugins that said hello). */
+  readonly drivers?: () => readonly BcxDriverAdvert[];
+  /** The modules installed on the host (`bcd node`), read from its module folders. */
+  readonly modules?: () => readonly HostModuleReport[];
   intervalMs?: number;
 }
 
@@ -27,6 +33,8 @@ export interface PresenceSpec {
 export function startPresenceHeartbeats(nc: NatsConnection, spec: PresenceSpec): { stop(): void } {
   const beat = () => {
     const lastError = spec.lastError();
+    const drivers = spec.drivers?.() ?? [];
+    const modules = spec.modules?.() ?? [];
     const signed = signAgentHeartbeat(
       {
         agentId: spec.agentId,
@@ -35,6 +43,8 @@ export function startPresenceHeartbeats(nc: NatsConnection, spec: PresenceSpec):
         sentAt: new Date().toISOString(),
         startedAt: spec.startedAt.toISOString(),
         ...(lastError ? { lastError } : {}),
+        ...(drivers.length > 0 ? { drivers: [...drivers] } : {}),
+        ...(modules.length > 0 ? { modules: [...modules] } : {}),
       },
       spec.identity,
     );

@@ -2,7 +2,11 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { decodeSignedResult, signAgentResult, type AgentResultData } from '../../schemas/agent/agentResultCodec.ts';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
+import type { Logger } from '../../services/platform/logger.ts';
 import type { AgentIdentity } from './identity.ts';
+
+/** What the result intake answers when the result itself is the problem (`schemas/errorCodes.ts`). */
+const FINAL_REFUSALS: ReadonlySet<string> = new Set(['RESULT_REFUSED', 'RESULT_ALREADY_STORED', 'RESULT_SUBJECT_INVALID', 'RESULT_TOO_LARGE']);
 
 /** The fields of a command a result is signed for and published under. */
 export type AnsweredCommand = Pick<AgentCommand, 'commandId' | 'kind' | 'nodeId' | 'siteId' | 'nonce'>;
@@ -14,6 +18,7 @@ export class ResultPublisher {
     private readonly jsm: JetStreamManager,
     private readonly identity: AgentIdentity,
     private readonly agentId: string,
+    private readonly log?: Pick<Logger, 'warn'>,
   ) {}
 
   sign(
@@ -36,9 +41,21 @@ export class ResultPublisher {
     return signAgentResult(result, this.identity);
   }
 
-  /** Publishes into BC_AGENT_RESULTS; JetStream dedupes a re-publish of the same command's result. */
+  /**
+   * Hands the result to the control plane's result intake, which stores it in BC_AGENT_RESULTS and answers with the
+   * stream's PubAck (a re-publish of the same bytes is the duplicate it is), or refuses it with a `RESULT_*` code.
+   */
   async publish(command: AnsweredCommand, bytes: Uint8Array): Promise<void> {
-    await this.js.publish(Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce), bytes, { msgID: command.commandId });
+    try {
+      await this.js.publish(Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce), bytes, { msgID: command.commandId });
+    } catch (err) {
+      // A refusal that publishing the same bytes again cannot change: the command is answered (and journaled), so it
+      // is acked rather than redelivered every few seconds. Anything else (no intake running, a command the intake has
+      // not read yet) is thrown, and the redelivered command is answered again from the journal.
+      const code = /^(RESULT_[A-Z_]+): /.exec(err instanceof Error ? err.message : '')?.[1];
+      if (!code || !FINAL_REFUSALS.has(code)) throw err;
+      this.log?.warn({ commandId: command.commandId, kind: command.kind, code, reason: (err as Error).message }, 'result refused by the control plane');
+    }
   }
 
   /**
@@ -47,7 +64,7 @@ export class ResultPublisher {
    */
   async existing(command: AnsweredCommand): Promise<Uint8Array | undefined> {
     const msg = await this.jsm.direct.getMessage(Streams.agentResults.name, {
-      last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+      last_by_subj: Subjects.acceptedAgentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
     });
     if (!msg) return undefined;
     try {

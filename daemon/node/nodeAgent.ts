@@ -1,12 +1,18 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { BcxDriverAdvert } from '../../schemas/bcx/bcxProtocol.ts';
+import { startPluginsFolder, type RunningPlugins } from '../bcx/pluginsFolder.ts';
 import { cpus, hostname, totalmem } from 'node:os';
 import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import type { AgentExecutor } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { connectLongLivedAgent } from '../agent/longLivedConnection.ts';
 import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import { sizeOfDisk } from '../ramdisk/blockDevices.ts';
+import { fetchBundle } from './modules/bundleFetch.ts';
+import { moduleHost, type ModuleApplyParams, type ModuleHost, type ModuleRemoveParams } from './modules/moduleHost.ts';
+import { moduleReporter } from './modules/moduleState.ts';
 
 /** `node-<nodeId>`: one installed OS per node, the id the join service gives a `node` join. */
 export const nodeAgentId = (nodeId: string) => `node-${nodeId}`;
@@ -19,17 +25,34 @@ const refusedOnRunningOs: Partial<Record<string, string>> = {
   'hardware.probe': 'the tenant owns a running OS; an inspection looks from inside with the ramdisk it boots',
 };
 
-/** Runs the non-destructive `node` kinds on an installed host (today `inventory.report`). */
-export function nodeExecutor(machine: { siteId: string; nodeId: string; disks: readonly string[] }): AgentExecutor {
+/** What an installed host's executor works with. */
+export interface NodeMachine {
+  siteId: string;
+  nodeId: string;
+  disks: readonly string[];
+  /** The host's modules (`module.apply`, `module.remove`); none: those kinds are refused. */
+  modules?: ModuleHost;
+  /** The site agent's HTTP base URL: module bundles are fetched from its verified cache first. */
+  siteCacheUrl?: string;
+}
+
+/** Runs the `node` kinds an installed host runs on itself: `inventory.report`, `module.apply`, `module.remove`. */
+export function nodeExecutor(machine: NodeMachine): AgentExecutor {
   return {
     refuse(command) {
       if (command.siteId !== machine.siteId || command.nodeId !== machine.nodeId) {
         return `command for ${command.siteId}/${command.nodeId} reached the node agent of ${machine.siteId}/${machine.nodeId}`;
       }
       if (AgentCommandKinds[command.kind].runsOn !== 'node') return `${command.kind} runs on the site agent, not inside the machine`;
+      if (command.kind.startsWith('module.') && !machine.modules) return 'this node agent keeps no modules';
       return refusedOnRunningOs[command.kind];
     },
-    async execute(command) {
+    async execute(command, params, ctx) {
+      if (command.kind === 'module.apply' && machine.modules) {
+        const apply = params as ModuleApplyParams;
+        return machine.modules.apply(apply, await fetchBundle(apply.bundleUrl, apply.bundleSha256, ctx, machine.siteCacheUrl));
+      }
+      if (command.kind === 'module.remove' && machine.modules) return machine.modules.remove(params as ModuleRemoveParams);
       if (command.kind !== 'inventory.report') throw new AgentError('WRONG_AGENT', `${command.kind} does not run on an installed node`);
       return {
         hostname: hostname(),
@@ -55,6 +78,12 @@ export interface NodeAgentOptions {
   joined?: { durable: string };
   /** How often it asks whether its key is to be rotated, and in broker mode its credentials' user key. */
   keyRotation?: { intervalMs?: number; userPublicKey?: string };
+  /** The bcx drivers running on the host, advertised in every heartbeat. */
+  readonly drivers?: () => readonly BcxDriverAdvert[];
+  /** The site agent's HTTP base URL: module bundles are fetched from its verified cache first. */
+  siteCacheUrl?: string;
+  /** The kernel's boot id (default: read from /proc): a `rebootRequired` module is pending until it changes. */
+  bootId?: () => string;
   log: Logger;
 }
 
@@ -67,17 +96,37 @@ export type NodeAgent = MachineAgent;
  */
 export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): Promise<NodeAgent> {
   const { siteId, nodeId } = options;
+  const bootId = options.bootId ? { bootId: options.bootId } : {};
+  const modules = moduleHost({ stateDir: options.stateDir, ...bootId });
+  const reports: () => HostModuleReport[] = moduleReporter(options.stateDir, options.bootId);
+  // Modules applied before a reboot take effect now: probe them so the heartbeats say what runs.
+  void modules.settle().catch((err: unknown) => options.log.warn({ err }, 'module probes at start failed'));
   return startMachineAgent(nc, {
     role: 'node',
     siteId,
     nodeId,
     stateDir: options.stateDir,
     agentIdOf: () => nodeAgentId(nodeId),
-    executor: nodeExecutor({ siteId, nodeId, disks: options.disks ?? [] }),
+    executor: nodeExecutor({
+      siteId,
+      nodeId,
+      disks: options.disks ?? [],
+      modules,
+      ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}),
+    }),
+    modules: () => {
+      try {
+        return reports();
+      } catch (err) {
+        options.log.warn({ err }, 'module state unreadable; heartbeat sent without it');
+        return [];
+      }
+    },
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
     ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,
     ...(options.keyRotation ? { keyRotation: options.keyRotation } : {}),
+    ...(options.drivers ? { drivers: options.drivers } : {}),
     log: options.log,
   });
 }
@@ -97,6 +146,10 @@ export interface NodeAgentLaunch {
   ackWaitMs?: number;
   /** How often it asks whether its key is to be rotated (default 10 minutes). */
   keyCheckIntervalMs?: number;
+  /** The bcx plugins folder: its plugins start before the agent, which advertises them. */
+  plugins?: { folder: string; privileged: readonly string[] };
+  /** The site agent's HTTP base URL (`--site-url`): module bundles come from its verified cache first. */
+  siteCacheUrl?: string;
   log: Logger;
 }
 
@@ -105,8 +158,11 @@ export interface NodeAgentLaunch {
  * keep the membership (`connectLongLivedAgent`). Without either, it registers itself (no-join mode, like the other
  * agents). Returns the agent and the connection it runs on (the caller closes it after `agent.stop()`).
  */
-export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent: NodeAgent; nc: NatsConnection }> {
+export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent: NodeAgent; nc: NatsConnection; plugins?: RunningPlugins }> {
   const { siteId, nodeId, stateDir, log } = launch;
+  const plugins = launch.plugins
+    ? await startPluginsFolder(launch.plugins.folder, { stateRoot: stateDir, privileged: new Set(launch.plugins.privileged), log })
+    : undefined;
   const { nc, joined } = await connectLongLivedAgent({
     role: 'node',
     siteId,
@@ -131,11 +187,14 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
         ...(launch.keyCheckIntervalMs ? { intervalMs: launch.keyCheckIntervalMs } : {}),
         ...(joined?.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}),
       },
+      ...(plugins ? { drivers: () => plugins.drivers() } : {}),
+      ...(launch.siteCacheUrl ? { siteCacheUrl: launch.siteCacheUrl } : {}),
       log,
     });
-    return { agent, nc };
+    return { agent, nc, ...(plugins ? { plugins } : {}) };
   } catch (err) {
     await nc.close();
+    await plugins?.stop();
     throw err;
   }
 }

@@ -112,7 +112,9 @@ export async function writeCidata(disk: string, files: NoCloudFiles, ctx: Execut
   }
   const { table, startSector, sectorSize } = place;
   const offset = startSector * sectorSize;
-  await tool('mkfs.fat', ['-n', CIDATA_LABEL, '--offset', String(startSector), disk, String(CIDATA_SIZE_BYTES / 1024)], ctx);
+  // FAT12 said outright: mkfs.fat sizes the FAT by the whole device under --offset, and picks FAT32 (too small to
+  // hold one in 2 MiB) on a disk of 512 MiB or more.
+  await tool('mkfs.fat', ['-F', '12', '-n', CIDATA_LABEL, '--offset', String(startSector), disk, String(CIDATA_SIZE_BYTES / 1024)], ctx);
   const image = `${disk}@@${offset}`;
   // mcopy copies files, not bytes: the seed goes through a private folder that is removed at once.
   const staging = await mkdtemp(join(tmpdir(), 'bc-cidata-'));

@@ -5,6 +5,7 @@ import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice, supportsDiscard, SYSFS, type MachineDisk } from './blockDevices.ts';
 import { discardDevice, dropDeviceCache, punchHole } from './utilLinux.ts';
+import { readAhead } from './readAhead.ts';
 import { sampleOffsets } from './wipeSample.ts';
 
 const CHUNK = 4 << 20;
@@ -22,20 +23,17 @@ function stopIfAborted(ctx: ExecutionContext, what: string): void {
   if (ctx.signal.aborted) throw new AgentError('DRIVER_ERROR', `${what} stopped: machine going down`);
 }
 
-/** Reads `length` bytes at `offset`; true when every one is zero (a native compare; the search only runs to report). */
-async function readsZero(handle: FileHandle, buf: Buffer, offset: number, length: number): Promise<{ zero: boolean; at: number }> {
+/** Where `bytes`, read at `offset` for `length`, are not all zeros (a short read counts), or -1 (a native compare). */
+function nonZeroAt(bytes: Buffer, offset: number, length: number): number {
+  if (bytes.length === length && bytes.equals(ZEROS.subarray(0, length))) return -1;
+  const first = bytes.findIndex((b) => b !== 0);
+  return offset + (first === -1 ? bytes.length : first);
+}
+
+/** Reads `length` bytes at `offset`; true when every one is zero. */
+async function readsZero(handle: FileHandle, buf: Buffer, offset: number, length: number): Promise<boolean> {
   const { bytesRead } = await handle.read(buf, 0, length, offset);
-  const region = buf.subarray(0, bytesRead);
-  if (bytesRead === length && region.equals(ZEROS.subarray(0, length))) return { zero: true, at: -1 };
-  return {
-    zero: false,
-    at:
-      offset +
-      Math.max(
-        region.findIndex((b) => b !== 0),
-        bytesRead,
-      ),
-  };
+  return nonZeroAt(buf.subarray(0, bytesRead), offset, length) === -1;
 }
 
 /**
@@ -53,15 +51,14 @@ async function zeroWipe(disk: MachineDisk, ctx: ExecutionContext, sysfs: string)
     }
     await handle.sync();
     if (await isBlockDevice(handle)) await dropDeviceCache(disk.path, ctx);
-    const buf = Buffer.alloc(CHUNK);
     let verifiedBytes = 0;
-    for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
+    await readAhead(handle, sizeBytes, CHUNK, (bytes, offset) => {
       stopIfAborted(ctx, 'wipe verification');
-      const read = await readsZero(handle, buf, offset, Math.min(CHUNK, sizeBytes - offset));
-      if (!read.zero) throw new AgentError('DISK_VERIFY_FAILED', `${disk.path} reads back a non-zero byte at offset ${read.at}`);
-      verifiedBytes += Math.min(CHUNK, sizeBytes - offset);
+      const at = nonZeroAt(bytes, offset, Math.min(CHUNK, sizeBytes - offset));
+      if (at !== -1) throw new AgentError('DISK_VERIFY_FAILED', `${disk.path} reads back a non-zero byte at offset ${at}`);
+      verifiedBytes += bytes.length;
       ctx.heartbeat();
-    }
+    });
     return { ...disk, sizeBytes, method: 'zero', verifiedBytes };
   } finally {
     await handle.close();
@@ -90,7 +87,7 @@ async function discardWipe(disk: MachineDisk, ctx: ExecutionContext, options: Wi
     const buf = Buffer.alloc(SAMPLE_BLOCK_BYTES);
     for (const offset of sampleOffsets(sample, sizeBytes)) {
       stopIfAborted(ctx, 'wipe verification');
-      if (!(await readsZero(handle, buf, offset, Math.min(SAMPLE_BLOCK_BYTES, sizeBytes))).zero) return undefined;
+      if (!(await readsZero(handle, buf, offset, Math.min(SAMPLE_BLOCK_BYTES, sizeBytes)))) return undefined;
     }
     ctx.heartbeat();
     return { ...disk, sizeBytes, method: 'discard', discardedBytes: sizeBytes, secure, sample };

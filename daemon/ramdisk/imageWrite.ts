@@ -6,6 +6,7 @@ import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice } from './blockDevices.ts';
 import { dropDeviceCache } from './utilLinux.ts';
 import { BatchedWriter } from './batchedWriter.ts';
+import { readAhead } from './readAhead.ts';
 
 export interface WrittenImage {
   disk: string;
@@ -40,12 +41,10 @@ async function zeroPrefix(handle: FileHandle, length: number): Promise<void> {
 
 async function hashPrefix(handle: FileHandle, length: number, ctx: ExecutionContext): Promise<string> {
   const hash = createHash('sha256');
-  const buf = Buffer.alloc(CHUNK);
-  for (let offset = 0; offset < length; offset += CHUNK) {
-    const { bytesRead } = await handle.read(buf, 0, Math.min(CHUNK, length - offset), offset);
-    hash.update(buf.subarray(0, bytesRead));
+  await readAhead(handle, length, CHUNK, (bytes) => {
+    hash.update(bytes);
     ctx.heartbeat();
-  }
+  });
   return hash.digest('hex');
 }
 

@@ -1,6 +1,6 @@
 import { cpus, hostname, totalmem } from 'node:os';
 import { basename } from 'node:path';
-import { AgentCommandKinds } from '../../schemas/agent/agentCommand.ts';
+import { AgentCommandKinds, installedHostOnlyKinds } from '../../schemas/agent/agentCommand.ts';
 import type { WipeMethod, WipeReport } from '../../schemas/agent/diskWipe.ts';
 import type { AgentExecutor, ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
@@ -49,6 +49,7 @@ export function ramdiskExecutor(machine: RamdiskMachine): AgentExecutor {
         return `command for ${command.siteId}/${command.nodeId} reached the ramdisk of ${machine.siteId}/${machine.nodeId}`;
       }
       if (AgentCommandKinds[command.kind].runsOn !== 'node') return `${command.kind} runs on the site agent, not inside the machine`;
+      if (installedHostOnlyKinds.has(command.kind)) return `${command.kind} runs on an installed host's bcd node, not in the ramdisk`;
       return undefined;
     },
     async execute(command, params, ctx) {

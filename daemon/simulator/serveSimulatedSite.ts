@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brokerDirOf, loadConfig, natsUrlOf } from '../../services/platform/config.ts';
 import { loadMasterKey } from '../../services/secrets/masterKey.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 import { startSimulatedSite } from './simulatedSite.ts';
 
@@ -11,7 +12,7 @@ import { startSimulatedSite } from './simulatedSite.ts';
  * an entry the stack starts by path and never a module the product imports (the layer check enforces that).
  */
 const config = loadConfig();
-const runtime = await openRuntime(config, 'simulated-site');
+const runtime = await openRuntime(config, 'simulated-site', allCommands);
 const bus = runtime.bus;
 const site = await startSimulatedSite(
   runtime.nc,

@@ -48,7 +48,7 @@ const BULK = { connection: 'close' } as const;
 /** The ramdisk's two files, by fixed names only: nothing else of the folder is reachable. */
 const RAMDISK_PATH = /^\/ramdisk\/(vmlinuz|initrd\.img)$/;
 
-async function serveFile(req: IncomingMessage, res: ServerResponse, file: string): Promise<void> {
+async function serveFile(req: IncomingMessage, res: ServerResponse, file: string, onSent?: (bytes: number) => void): Promise<void> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -57,6 +57,7 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, file: string
   }
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size, ...BULK });
   if (req.method === 'HEAD') return void res.end();
+  if (onSent) res.once('finish', () => onSent(size));
   createReadStream(file).pipe(res);
 }
 
@@ -139,7 +140,9 @@ export async function startBootServer(options: BootServerOptions): Promise<BootS
     if (path === '/join.creds' && options.joinCreds) return plain(res, 200, options.joinCreds);
     if (path === FIRST_STAGE_PATH) return plain(res, 200, firstStageIpxeScript());
     const ramdisk = RAMDISK_PATH.exec(path);
-    if (ramdisk && options.ramdiskDir) return serveFile(req, res, join(options.ramdiskDir, ramdisk[1]!));
+    // Logged when sent whole: a machine that fetched its initrd is booting the ramdisk (what an operator follows a boot by).
+    if (ramdisk && options.ramdiskDir)
+      return serveFile(req, res, join(options.ramdiskDir, ramdisk[1]!), (bytes) => options.log.info({ file: ramdisk[1], bytes }, 'ramdisk file served'));
     const image = IMAGE_PATH.exec(path);
     if (image) return serveImage(req, res, options.images, image[1]!);
     plain(res, 404, 'not found\n');

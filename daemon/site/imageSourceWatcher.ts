@@ -3,13 +3,17 @@ import { AgentCommand, AgentCommandParams } from '../../schemas/agent/agentComma
 import type { Logger } from '../../services/platform/logger.ts';
 import type { ImageCache } from './imageCache.ts';
 
-/** The artefact a command makes its machine fetch: the image of `image.write`, the node seed of `userdata.write`. */
+/** The artefact a command makes its machine fetch: the image of `image.write`, the node seed of `userdata.write`, a module bundle. */
 function sourceOf(command: AgentCommand): { url: string; sha256: string } | undefined {
   if (command.kind === 'image.write') {
     const params = AgentCommandParams['image.write'].parse(command.params);
     return { url: params.imageUrl, sha256: params.sha256 };
   }
   if (command.kind === 'userdata.write') return AgentCommandParams['userdata.write'].parse(command.params).seed;
+  if (command.kind === 'module.apply') {
+    const params = AgentCommandParams['module.apply'].parse(command.params);
+    return { url: params.bundleUrl, sha256: params.bundleSha256 };
+  }
   return undefined;
 }
 

@@ -117,7 +117,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
   const journal = new CommandJournal(options.stateDir);
   const tickets = new BootTickets(options.stateDir, options.bootBudgetMs ? { budgetMs: options.bootBudgetMs } : {});
   const images = new ImageCache(options.stateDir);
-  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId);
+  const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId, options.log);
   const arms = options.pxe ? new PxeArms(options.stateDir) : undefined;
   // Resolved first: a wrong interface fails the start before anything registers or listens.
   const pxeAddress = options.pxe ? pxeAddressOf(options.pxe).address : undefined;

@@ -68,7 +68,7 @@ export const ubuntuAutoinstall = defineProfile({
 export const plugin = definePlugin({
   id: 'acme-autoinstall',
   version: '1.0.0',
-  extensions: [renderIso],
+  steps: [renderIso],
   profiles: [ubuntuAutoinstall],
   drivers: [{ id: 'redfish-virtual-media', kind: 'boot-media', description: 'Boots seed ISOs through Redfish VirtualMedia' }],
 });

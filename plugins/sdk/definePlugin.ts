@@ -1,5 +1,7 @@
 import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
+import { declarationsOf } from '../../schemas/metal/stepDeclarations.ts';
+import { PlatformError } from '../../services/platform/errors.ts';
 import type { Binding } from './defineBinding.ts';
 import type { Profile } from './defineProfile.ts';
 import type { Sensor } from './defineSensor.ts';
@@ -11,7 +13,7 @@ export interface NamedExtension {
 }
 
 /**
- * A plugin: the unit a third party ships and runs as its own service (`runPlugin`). `extensions` are its steps (their
+ * A plugin: the unit a third party ships and runs as its own service (`runPlugin`). `steps` are its steps (their
  * work comes to its replicas only), `profiles` chain its steps with built-in ones, `providers` are VPS providers
  * (`defineProvider`), `drivers` are listed by `drivers.list`. `sensors`, `bindings` and `policies` (intervention
  * categories) join fleet autonomy: `fleet-sensors` and `autonomy-engine` load them from the same modules.
@@ -20,7 +22,7 @@ export interface PluginDefinition<Id extends string = string> {
   readonly id: Id;
   /** Semantic version, recorded with every registration. */
   readonly version: string;
-  readonly extensions: readonly StepDefinition<string, any, any>[];
+  readonly steps: readonly StepDefinition<string, any, any>[];
   readonly profiles: readonly Profile[];
   readonly providers: readonly NamedExtension[];
   readonly drivers: readonly DriverDescriptor[];
@@ -35,11 +37,22 @@ export interface PluginDefinition<Id extends string = string> {
   readonly policies: readonly PolicyDeclaration[];
 }
 
-export type PluginSpec<Id extends string> = Pick<PluginDefinition<Id>, 'id' | 'version'> & Partial<Omit<PluginDefinition<Id>, 'id' | 'version'>>;
+export type PluginSpec<Id extends string> = Pick<PluginDefinition<Id>, 'id' | 'version'> &
+  Partial<Omit<PluginDefinition<Id>, 'id' | 'version'>> & {
+    /** @deprecated The old name of `steps`; `definePlugin` reads it as `steps` (giving both is an error). */
+    readonly extensions?: readonly StepDefinition<string, any, any>[];
+  };
 
-/** A plugin, with empty lists for what it leaves out, frozen; its `id` keeps its literal type. */
+/**
+ * A plugin, with empty lists for what it leaves out, frozen; its `id` keeps its literal type. The one place the
+ * deprecated `extensions` becomes `steps`: nothing else reads it.
+ */
 export function definePlugin<const Id extends string>(plugin: PluginSpec<Id>): PluginDefinition<Id> {
-  return Object.freeze({ extensions: [], profiles: [], providers: [], drivers: [], sensors: [], bindings: [], policies: [], ...plugin });
+  const { extensions, ...spec } = plugin;
+  if (extensions && spec.steps)
+    throw new PlatformError('VALIDATION_FAILED', `plugin ${plugin.id}: give its steps as \`steps\` only (\`extensions\` is its old name)`);
+  const steps = spec.steps ?? extensions ?? [];
+  return Object.freeze({ profiles: [], providers: [], drivers: [], sensors: [], bindings: [], policies: [], ...spec, steps });
 }
 
 /** What a plugin process announces (`plugins.register`): descriptors only, nothing that runs. */
@@ -47,7 +60,14 @@ export function registrationOf(plugin: PluginDefinition): PluginRegistration {
   return {
     pluginId: plugin.id,
     version: plugin.version,
-    steps: plugin.extensions.map((s) => ({ id: s.id, runsOn: s.runsOn, destructive: s.destructive, sends: [...s.sends], relays: [...s.relays] })),
+    steps: plugin.steps.map((s) => ({
+      id: s.id,
+      runsOn: s.runsOn,
+      destructive: s.destructive,
+      sends: [...s.sends],
+      relays: [...s.relays],
+      ...declarationsOf(s),
+    })),
     profiles: plugin.profiles.map((p) => ({ id: p.id, version: p.version, target: p.target, role: p.role, steps: [...p.steps] })),
     drivers: plugin.drivers.map((d) => ({ ...d })),
     providers: plugin.providers.map((p) => ({ id: p.id })),

@@ -1,3 +1,4 @@
+import { declarationsOf, type StepDeclarations } from '../../schemas/metal/stepDeclarations.ts';
 import type { ResolvedStep } from '../../schemas/metal/workflow.ts';
 import { InputRef, type ProfileDescriptor, type ProfileStepSpec, type StepOutputRef } from '../../schemas/plugins/registration.ts';
 
@@ -26,12 +27,13 @@ export const fromInput = (name: string, ...fallback: [unknown?]): InputRef => (f
 /** A parameter taken from the output of the last earlier step with id `stepId` when this step runs (`field` is a dotted path). */
 export const fromStep = (stepId: string, field: string): StepOutputRef => ({ $fromStep: stepId, field });
 
-/** Where a step runs and whether it destroys data, as its definition (built in or registered) says. */
-export type StepHomeLookup = (stepId: string) => { readonly destructive: boolean; readonly pluginId?: string } | undefined;
+/** Whether a step destroys data, what it declares and which plugin runs it, as its definition (built in or registered) says. */
+export type StepHomeLookup = (stepId: string) => (StepDeclarations & { readonly destructive: boolean; readonly pluginId?: string }) | undefined;
 
 /**
  * The profile's steps with every default filled in and the input references replaced: what the workflow stores. A
  * step the profile does not mark keeps its definition's `destructive`; a profile may only add caution, never remove it.
+ * What a step declares (`attests`, `records`) is the definition's alone: a profile cannot set or drop it.
  */
 export function resolveSteps(profile: ProfileDescriptor, inputs: Readonly<Record<string, unknown>>, homeOf: StepHomeLookup = () => undefined): ResolvedStep[] {
   return profile.steps.map((s) => {
@@ -44,6 +46,7 @@ export function resolveSteps(profile: ProfileDescriptor, inputs: Readonly<Record
       retry: { ...stepDefaults.retry, ...(s.retry ?? {}) },
       destructive: (s.destructive ?? stepDefaults.destructive) || (home?.destructive ?? false),
       ...(home?.pluginId ? { plugin: home.pluginId } : {}),
+      ...(home ? declarationsOf(home) : {}),
     };
   });
 }

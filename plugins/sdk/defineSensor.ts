@@ -1,7 +1,7 @@
 import type { FleetSnapshot } from '../../schemas/autonomy/snapshot.ts';
 import type { Signal } from '../../schemas/autonomy/signals.ts';
 
-/** Thresholds sensors use; from the environment in `fleet-sensors` (see ARCHITECTURE.md, Fleet autonomy), fixed in tests. */
+/** Thresholds sensors use; from the environment in `fleet-sensors` (see docs/autonomy.md), fixed in tests. */
 export interface SensorSettings {
   /** Failed BMC reads in a row before a node counts as unreachable (the monitor's hysteresis, default 3). */
   bmcFailuresBeforeSignal: number;

@@ -2,7 +2,9 @@ import type { z } from 'zod';
 import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import type { BmcConnection } from '../../schemas/agent/bmc.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
+import { declarationIssue, declarationsOf, StepDeclarations, type StepAttests, type StepRecords } from '../../schemas/metal/stepDeclarations.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
+import { PlatformError } from '../../services/platform/errors.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 
@@ -122,6 +124,13 @@ export interface StepDefinition<Id extends string = string, I = unknown, O = unk
   readonly sends: readonly AgentCommandKind[];
   /** Agents a control-plane step goes through (`site`: it reaches the machine via `httpViaSite`). Default: none. */
   readonly relays: readonly 'site'[];
+  /**
+   * What the step's success attests, checked by the engine instead of trusted: `wipe`, its signed `disk.wipe` result
+   * covers the node's disks (so it must send `disk.wipe` and be destructive). The engine decides by this, not by the id.
+   */
+  readonly attests?: StepAttests;
+  /** What the node records from the step's output when an inspection completes (`inventory`, `inBandInventory`). */
+  readonly records?: StepRecords;
   readonly input: z.ZodType<I>;
   readonly output: z.ZodType<O> | undefined;
   run(ctx: StepContext<I>): Promise<O>;
@@ -131,7 +140,18 @@ export interface StepDefinition<Id extends string = string, I = unknown, O = unk
 export type StepSpec<Id extends string, I, O> = Omit<StepDefinition<Id, I, O>, 'destructive' | 'sends' | 'relays' | 'output'> &
   Partial<Pick<StepDefinition<Id, I, O>, 'destructive' | 'sends' | 'relays'>> & { readonly output?: z.ZodType<O> };
 
-/** A step, with defaults filled in and frozen; its `id` keeps its literal type. */
+/**
+ * A step, with defaults filled in and frozen; its `id` keeps its literal type. Throws `VALIDATION_FAILED` when its
+ * declarations are not ones the platform knows (a plugin in plain JavaScript has no type checker) or cannot hold.
+ */
 export function defineStep<const Id extends string, I, O = unknown>(step: StepSpec<Id, I, O>): StepDefinition<Id, I, O> {
-  return Object.freeze({ destructive: false, sends: [], relays: [], ...step, output: step.output });
+  const defined = { destructive: false, sends: [], relays: [], ...step, output: step.output };
+  const declared = StepDeclarations.safeParse({ attests: step.attests, records: step.records });
+  if (!declared.success) {
+    const issues = declared.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    throw new PlatformError('VALIDATION_FAILED', `step ${step.id}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  const issue = declarationIssue(defined);
+  if (issue) throw new PlatformError('VALIDATION_FAILED', `step ${step.id}: ${issue}`);
+  return Object.freeze({ ...defined, ...declarationsOf(declared.data) });
 }

@@ -1,11 +1,11 @@
 /**
  * The public entry of Better Compute's extension SDK (`better-compute/sdk`): what a third party writes steps and
  * profiles with, without importing the platform's internals. The built-in steps and profiles are defined with the
- * same functions (`services/workflow/builtinSteps.ts`, `services/metal/profiles/builtin.ts`).
+ * same functions (`services/plugins/builtinSteps.ts`, `services/metal/profiles/builtin.ts`).
  *
- * A plugin bundles steps, profiles, providers and drivers (`definePlugin`) and runs as its own consumer service
- * (`runPlugin` from the second entry `better-compute/sdk/worker`, or `better-compute plugin run <module>`): it
- * registers what it brings and takes its steps' work from its own durable consumer. A plugin may also bring fleet
+ * A plugin bundles steps, profiles, providers and drivers (`definePlugin({ steps, profiles, … })`) and runs as its
+ * own consumer service (`runPlugin` from the second entry `better-compute/sdk/worker`, or `better-compute plugin run
+ * <module>`): it registers what it brings and takes its steps' work from its own durable consumer. A plugin may also bring fleet
  * autonomy: sensors (`defineSensor`), bindings of their signals to intervention categories (`defineBinding`), the
  * categories it declares (`policies`) and remediation profiles (`remediateWith(profile)` runs one as
  * `metal.remediate`). See docs/writing-a-plugin.md.
@@ -15,6 +15,7 @@ import type { HttpProxyAnswer } from '../../schemas/agent/httpProxy.ts';
 import type { HttpProxyRequestInput, StepContext } from './defineStep.ts';
 
 export { defineStep } from './defineStep.ts';
+export type { StepAttests, StepRecords } from '../../schemas/metal/stepDeclarations.ts';
 export type { AgentEndpoints, StepContext, StepDefinition, StepInstance, StepNode, StepPlatform, StepSpec, HttpProxyRequestInput } from './defineStep.ts';
 export { defineProfile, fromInput, fromStep, stepDefaults } from './defineProfile.ts';
 export type { Profile, ProfileStep } from './defineProfile.ts';

@@ -81,7 +81,7 @@ export const talos18 = defineProfile({
 export const plugin = definePlugin({
   id: 'talos',
   version: '1.0.0',
-  extensions: [waitTalosReady],
+  steps: [waitTalosReady],
   profiles: [talos18],
   drivers: [{ id: 'talos-api', kind: 'os-api', description: 'Waits for the Talos machine API through the site agent (pinned https)' }],
 });

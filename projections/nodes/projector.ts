@@ -75,6 +75,13 @@ export const nodesProjection = defineProjection({
         }
         return;
       }
+      case 'TenantCapsSet':
+        statement(db, 'INSERT OR REPLACE INTO tenant_caps (tenant_id, deploys, wipes) VALUES (?, ?, ?)').run(
+          event.data.tenantId,
+          event.data.deploys,
+          event.data.wipes,
+        );
+        return;
       case 'WorkflowStarted':
         statement(db, 'UPDATE nodes SET waiting_reason = NULL, last_seq = ? WHERE node_id = ? AND current_workflow_id = ?').run(
           position.seq,

@@ -3,7 +3,9 @@ import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
 import { BmcOptions, type BmcConnection } from '../../schemas/agent/bmc.ts';
+import { describeCapHold, WaitingReason, type CapacityCaps } from '../../schemas/metal/workflow.ts';
 import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
+import { capHoldsOf, type WaitingNode } from './capHolds.ts';
 
 interface NodeRow {
   node_id: string;
@@ -53,8 +55,12 @@ function connectedOf(r: NodeRow, heard: ReturnType<AgentPresenceLookup['presence
   return heard !== undefined && heard.alive && agentRunsIn[heard.presence.role].includes(r.state);
 }
 
-const toView = (r: NodeRow, presence?: AgentPresenceLookup): NodeView => {
+/** Says which cap holds a node waiting for capacity (none without the caps). */
+type HoldReader = ((node: WaitingNode) => ReturnType<ReturnType<typeof capHoldsOf>>) | undefined;
+
+const toView = (r: NodeRow, presence?: AgentPresenceLookup, holds?: HoldReader): NodeView => {
   const heard = r.agent === 'none' ? undefined : presence?.presenceOf(r.node_id);
+  const hold = r.waiting_reason === WaitingReason.capacity ? holds?.(r) : undefined;
   return {
     nodeId: r.node_id,
     siteId: r.site_id,
@@ -75,6 +81,7 @@ const toView = (r: NodeRow, presence?: AgentPresenceLookup): NodeView => {
     operation: r.current_operation,
     workflowId: r.current_workflow_id,
     waitingReason: r.waiting_reason,
+    ...(hold ? { waitingFor: describeCapHold(hold) } : {}),
     failure: r.failure_reason === null ? null : { operation: r.failed_operation, reason: r.failure_reason, failedStep: r.failed_step },
     inventory: r.inventory === null ? null : (JSON.parse(r.inventory) as NodeView['inventory']),
     inBandInventory: r.in_band_inventory === null ? null : (JSON.parse(r.in_band_inventory) as NodeView['inBandInventory']),
@@ -99,9 +106,10 @@ export function getBmcConnection(db: Database, nodeId: string): BmcConnection | 
   return row && { address: row.bmc_address, credentialsRef: row.bmc_credentials_ref, ...BmcOptions.parse(JSON.parse(row.bmc_options)) };
 }
 
-export function getNode(db: Database, nodeId: string, presence?: AgentPresenceLookup): NodeView | undefined {
+/** The node; with `caps` (the orchestrator's), a node waiting for capacity says which cap holds it (`waitingFor`). */
+export function getNode(db: Database, nodeId: string, presence?: AgentPresenceLookup, caps?: CapacityCaps): NodeView | undefined {
   const row = db.prepare('SELECT * FROM nodes WHERE node_id = ?').get(nodeId) as NodeRow | undefined;
-  return row && toView(row, presence);
+  return row && toView(row, presence, caps && capHoldsOf(db, caps));
 }
 
 /** `q` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
@@ -115,6 +123,7 @@ export function listNodes(
   db: Database,
   filter: { siteId?: string; state?: NodeState; poolId?: string; tenantId?: string | null; q?: string; cursor?: string; limit: number },
   presence?: AgentPresenceLookup,
+  caps?: CapacityCaps,
 ): { items: NodeView[]; nextCursor: string | null } {
   const after = filter.cursor ? decodeCursor(filter.cursor) : '';
   const rows = db
@@ -137,5 +146,6 @@ export function listNodes(
     }) as NodeRow[];
   const page = rows.slice(0, filter.limit);
   const nextCursor = rows.length > filter.limit ? encodeCursor(page.at(-1)!.node_id) : null;
-  return { items: page.map((row) => toView(row, presence)), nextCursor };
+  const holds = caps && capHoldsOf(db, caps);
+  return { items: page.map((row) => toView(row, presence, holds)), nextCursor };
 }

@@ -6,6 +6,7 @@ import { FleetSummary } from '../../schemas/metal/fleetViews.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { NodeView } from '../../schemas/metal/views.ts';
 import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
+import type { CapacityCaps } from '../../schemas/metal/workflow.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { fleetSummary } from './fleetSummary.ts';
@@ -13,11 +14,12 @@ import { getNode, listNodes } from './queries.ts';
 
 /**
  * `GET /v1/nodes`, `GET /v1/nodes/:nodeId` and `GET /v1/fleet/summary`, with `?minSeq=` read-your-writes. `connected`
- * and `lastHeartbeat` come from `presence`, the agents' heartbeats this process hears.
+ * and `lastHeartbeat` come from `presence`, the agents' heartbeats this process hears; `waitingFor` from `caps`, the
+ * orchestrator's caps as this process reads them from the same settings.
  */
-export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number; presence?: AgentPresenceLookup }> = async (
+export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number; presence?: AgentPresenceLookup; caps?: CapacityCaps }> = async (
   app,
-  { reader, waitTimeoutMs, presence },
+  { reader, waitTimeoutMs, presence, caps },
 ) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -39,7 +41,7 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
       // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
-      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null }, presence);
+      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null }, presence, caps);
     },
   });
 
@@ -53,7 +55,7 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
     },
     handler: async (req) => {
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
-      const node = getNode(reader.db(), req.params.nodeId, presence);
+      const node = getNode(reader.db(), req.params.nodeId, presence, caps);
       if (!node) throw new PlatformError('NOT_FOUND', `node ${req.params.nodeId} not found`);
       return node;
     },

@@ -44,4 +44,6 @@ export const nodesMigrations = [
   // In-band inspection: what the ramdisk saw from inside, and where it disagrees with the BMC's inventory.
   `ALTER TABLE nodes ADD COLUMN in_band_inventory TEXT;
    ALTER TABLE nodes ADD COLUMN inventory_findings TEXT;`,
+  // Each tenant's own caps on concurrent deploys and wipes (`TenantCapsSet`): what the waiting reason compares with.
+  `CREATE TABLE tenant_caps (tenant_id TEXT PRIMARY KEY, deploys INTEGER, wipes INTEGER);`,
 ];

@@ -4,7 +4,7 @@ import { workflowsMigrations } from './schema.ts';
 
 /**
  * The `workflows` read model: one row per workflow and one per step, so the history of a node is plain SQL
- * (e.g. attested wipes: `json_extract(output, '$.attested') = 1` on `step_id = 'disk.wipe'`).
+ * (e.g. attested wipes: `json_extract(output, '$.attested') = 1`, a field only steps that attest a wipe have).
  */
 export const workflowsProjection = defineProjection({
   name: 'workflows',

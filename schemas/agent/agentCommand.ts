@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { BmcConnection, BootMode } from './bmc.ts';
 import { WipeMethod } from './diskWipe.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
+import { ModuleName, ModuleVersion } from '../fleet/moduleManifest.ts';
+import { PublisherId, PublisherPublicKey } from '../fleet/publishers.ts';
 
 /**
  * What an agent can be asked to do. `site` kinds run on the site agent against the node's BMC; `node` kinds run on
@@ -27,6 +29,10 @@ export const AgentCommandKinds = {
   'userdata.write': { runsOn: 'node', destructive: false },
   'inventory.report': { runsOn: 'node', destructive: false },
   'hardware.probe': { runsOn: 'node', destructive: false },
+  // Both are idempotent and crash-safe (unpack to a temp folder, rename; `current` swapped by rename): a redelivery
+  // after a crash runs them again and lands where one run would have.
+  'module.apply': { runsOn: 'node', destructive: false },
+  'module.remove': { runsOn: 'node', destructive: false },
 } as const;
 export type AgentCommandKind = keyof typeof AgentCommandKinds;
 export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommandKind, ...AgentCommandKind[]];
@@ -36,6 +42,9 @@ export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommand
  * seen from inside) is the platform's evidence about the machine, and an installed host's node agent belongs to the tenant.
  */
 export const ramdiskOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write', 'hardware.probe']);
+
+/** Kinds only an installed host's `bcd node` runs: a ramdisk has no modules (docs/modules.md). */
+export const installedHostOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['module.apply', 'module.remove']);
 
 /** A command's nonce: base64url, at least 128 bits. */
 export const CommandNonce = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'must be a base64url nonce of at least 128 bits');
@@ -160,6 +169,32 @@ export const AgentCommandParams = {
   'inventory.report': z.object({}),
   /** The ramdisk reads the machine's disks, NICs, CPUs and memory from its kernel (`schemas/metal/inBandInventory.ts`). */
   'hardware.probe': z.object({}),
+  /**
+   * Installs `version` of `module` on the host and makes it `current` (docs/modules.md, "On the host"). The bundle is
+   * fetched like an image (the site's verified cache first, then `bundleUrl`) and must hash to `bundleSha256`; the
+   * host then verifies it itself against `trustedPublishers` (the keys the control plane trusts now) and checks that
+   * its signed manifest names this module and version and hashes to `manifestSha256` (what `ModuleVersionPublished`
+   * recorded). `probeTimeoutMs`: per probe.
+   */
+  'module.apply': z
+    .object({
+      module: ModuleName,
+      version: ModuleVersion,
+      bundleUrl: z.string().url(),
+      bundleSha256: z.string().regex(/^[0-9a-f]{64}$/),
+      manifestSha256: z.string().regex(/^[0-9a-f]{64}$/),
+      trustedPublishers: z
+        .array(z.object({ publisherId: PublisherId, publicKey: PublisherPublicKey }).strict())
+        .min(1)
+        .max(64),
+      probeTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+    })
+    .strict(),
+  /**
+   * Removes `module` (every version kept on the host) after checking the installed files against their manifests: a
+   * changed, missing or added file is drift, refused (`MODULE_DRIFT`, nothing removed) unless `acceptDrift`.
+   */
+  'module.remove': z.object({ module: ModuleName, acceptDrift: z.boolean().default(false) }).strict(),
 } satisfies Record<AgentCommandKind, z.ZodType>;
 
 /**

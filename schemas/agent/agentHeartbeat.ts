@@ -1,6 +1,8 @@
 import { sign, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { BcxDriverAdvert } from '../bcx/bcxProtocol.ts';
 import { ResourceId } from '../ids.ts';
+import { HostModuleReport, MAX_HOST_MODULES } from './hostModules.ts';
 import { keyIdOf } from '../trust/agentIds.ts';
 import { AgentId } from '../trust/agentIds.ts';
 import { AgentCommandId } from './agentCommand.ts';
@@ -27,6 +29,10 @@ export const AgentHeartbeat = z
     sentAt: z.iso.datetime(),
     startedAt: z.iso.datetime().optional(),
     lastError: AgentLastError.optional(),
+    /** The bcx plugins `bcd node` runs and that said hello (walkthrough 4's `Hello.drivers`); absent: none. */
+    drivers: z.array(BcxDriverAdvert).max(64).optional(),
+    /** The modules installed on the host (`bcd node`, docs/modules.md "On the host"); absent: none. */
+    modules: z.array(HostModuleReport).max(MAX_HOST_MODULES).optional(),
   })
   .strict();
 export type AgentHeartbeat = z.infer<typeof AgentHeartbeat>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { BcxDriverAdvert } from '../bcx/bcxProtocol.ts';
 import { AgentLastError } from './agentHeartbeat.ts';
+import { HostModuleReport } from './hostModules.ts';
 
 /**
  * The last heartbeat of a node's agent (ramdisk or `bcd node`) that verified against its registered key, as the
@@ -13,6 +15,10 @@ export const AgentPresence = z.object({
   /** When the agent process that sent it started: a value that keeps changing is an agent that keeps restarting. */
   startedAt: z.string().nullable(),
   lastError: AgentLastError.nullable(),
+  /** The bcx drivers the agent said it runs, in that heartbeat. */
+  drivers: z.array(BcxDriverAdvert),
+  /** The modules the host said it has, in that heartbeat: version, manifest digest, state, probes. */
+  modules: z.array(HostModuleReport),
 });
 export type AgentPresence = z.infer<typeof AgentPresence>;
 

@@ -38,6 +38,11 @@ export const NodeView = z.object({
   workflowId: z.string().nullable(),
   /** Why a requested operation has not started, e.g. `waiting-for-capacity`. */
   waitingReason: z.string().nullable(),
+  /**
+   * While waiting for capacity, the cap that holds it in words: `site cap (10 of 10 deploys in flight at site dc1)` or
+   * `tenant cap (2 of 2 deploys in flight for tenant acme)`; absent otherwise (or when the API was not given the caps).
+   */
+  waitingFor: z.string().optional(),
   /** Set in `failed`: what failed, at which step. */
   failure: z.object({ operation: NodeOperation.nullable(), reason: z.string(), failedStep: z.string().nullable() }).nullable(),
   /** Hardware facts from the last inspection. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
+import { StepAttests, StepRecords } from './stepDeclarations.ts';
 
 /** Where a step runs: in a control-plane executor, on the site agent (BMC), or on the agent inside the node. */
 export const StepRunsOn = z.enum(['control-plane', 'site', 'node']);
@@ -22,6 +23,9 @@ export const ResolvedStep = z.object({
   destructive: z.boolean(),
   /** The plugin whose process runs the step (work on `bc.work.plugin.<id>.<stepId>`); absent: the platform's executor. */
   plugin: z.string().optional(),
+  /** The step's declared behaviour (`StepDeclarations`), frozen with it: what the engine decides by, never the id. */
+  attests: StepAttests.optional(),
+  records: StepRecords.optional(),
 });
 export type ResolvedStep = z.infer<typeof ResolvedStep>;
 
@@ -44,8 +48,14 @@ export type NodeOperation = z.infer<typeof NodeOperation>;
  */
 export const erasingOperations: ReadonlySet<NodeOperation> = new Set(['release', 'retire']);
 
-/** Operations that take a per-site capacity slot (see BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
-export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' | 'wipes'>>> = { deploy: 'deploys', release: 'wipes', retire: 'wipes' };
+/** The slot kinds caps count: concurrent deploys and concurrent wipes. */
+export type CappedSlot = 'deploys' | 'wipes';
+
+/**
+ * Operations that take a capacity slot: one of their site's (BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE) and, when
+ * the node is a tenant's, one of the tenant's (BC_MAX_DEPLOYS_PER_TENANT / BC_MAX_WIPES_PER_TENANT, `vps.setTenantCaps`).
+ */
+export const cappedOperations: Readonly<Partial<Record<NodeOperation, CappedSlot>>> = { deploy: 'deploys', release: 'wipes', retire: 'wipes' };
 
 /**
  * The VPS instance a workflow runs against (absent: it runs against a node). Such a workflow's `nodeId` is the instance
@@ -55,8 +65,26 @@ export const cappedOperations: Readonly<Partial<Record<NodeOperation, 'deploys' 
 export const InstanceTarget = z.object({ instanceId: ResourceId, tenantId: ResourceId }).strict();
 export type InstanceTarget = z.infer<typeof InstanceTarget>;
 
+/** Slots per site and slot kind; `tenant`: the default per tenant (absent or unset: tenants are held only by their sites' caps). */
+export interface CapacityCaps {
+  readonly deploys: number;
+  readonly wipes: number;
+  readonly tenant?: Partial<Readonly<Record<CappedSlot, number>>>;
+}
+
 /** Why a requested operation has not started yet. */
 export const WaitingReason = { capacity: 'waiting-for-capacity' } as const;
+
+/** The cap that holds a waiting operation: its site's slot kind, or its tenant's; `inFlight` of `cap` are running. */
+export type CapHold =
+  | { readonly cap: 'site'; readonly siteId: string; readonly slot: CappedSlot; readonly inFlight: number; readonly limit: number }
+  | { readonly cap: 'tenant'; readonly tenantId: string; readonly slot: CappedSlot; readonly inFlight: number; readonly limit: number };
+
+/** The hold in words, as the API, the CLI and the console show it: `tenant cap (2 of 2 deploys in flight for tenant acme)`. */
+export const describeCapHold = (hold: CapHold): string =>
+  hold.cap === 'site'
+    ? `site cap (${hold.inFlight} of ${hold.limit} ${hold.slot} in flight at site ${hold.siteId})`
+    : `tenant cap (${hold.inFlight} of ${hold.limit} ${hold.slot} in flight for tenant ${hold.tenantId})`;
 
 /** A unit of step work on BC_WORK (`Nats-Msg-Id` = `<workflowId>-s<index>-a<attempt>`). */
 export const WorkMessage = z.object({ workflowId: z.string(), stepIndex: z.number().int().nonnegative(), attempt: z.number().int().positive() });

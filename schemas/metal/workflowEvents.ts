@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { RefusalCount } from '../refusals.ts';
+import { declarationsBeforeV2 } from './stepDeclarations.ts';
 import { InstanceTarget, NodeOperation, ProfileRef, ResolvedStep } from './workflow.ts';
 
 const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative() };
@@ -8,6 +9,10 @@ const step = { workflowId: z.string(), stepIndex: z.number().int().nonnegative()
 /** Why a signed agent result was refused (`verifyAgentResult`). */
 export const ResultRejection = z.enum(['MALFORMED', 'UNSIGNED', 'UNKNOWN_AGENT', 'FORGED', 'MISMATCHED', 'NOT_AUTHORISED']);
 
+/**
+ * v2: each step carries its declared behaviour (`attests`, `records`). v1 steps had none: the engine recognised three
+ * ids instead, so the upcaster gives those ids the declarations they had implicitly (`declarationsBeforeV2`).
+ */
 export const WorkflowStarted = defineEvent(
   'WorkflowStarted',
   z.object({
@@ -22,7 +27,22 @@ export const WorkflowStarted = defineEvent(
     /** Set when the workflow runs against a VPS instance (`InstanceTarget`); absent for a node. */
     instance: InstanceTarget.optional(),
   }),
+  { version: 2, upcasters: { 1: (data) => withDeclarationsBeforeV2(data) } },
 );
+
+function withDeclarationsBeforeV2(data: unknown): unknown {
+  const d = data as { steps?: unknown };
+  if (!Array.isArray(d.steps)) return data;
+  return {
+    ...(data as object),
+    steps: d.steps.map((s: unknown) => {
+      const id = (s as { id?: unknown } | null)?.id;
+      const implicit = typeof id === 'string' && Object.hasOwn(declarationsBeforeV2, id) ? declarationsBeforeV2[id] : undefined;
+      return implicit ? { ...(s as object), ...implicit } : s;
+    }),
+  };
+}
+
 /** The step is due: the orchestrator publishes its work message. */
 export const StepScheduled = defineEvent('StepScheduled', z.object({ ...step, stepId: z.string(), attempt: z.number().int().positive() }));
 /**

@@ -55,19 +55,19 @@ export type WorkflowState =
 export type ExistingWorkflow = Extract<WorkflowState, { exists: true }>;
 
 /**
- * Whether a `disk.wipe` step succeeded with a verified, signed result covering the node's disks; else why not (the
- * `unattestedReason` the wipe step recorded, or that no wipe step succeeded).
+ * Whether a step that attests a wipe (`attests: 'wipe'`, e.g. `disk.wipe`) succeeded with a verified, signed result
+ * covering the node's disks; else why not (the `unattestedReason` the wipe step recorded, or that none succeeded).
  */
 export function wipeAttestationOf(workflow: WorkflowState): { attested: true } | { attested: false; reason: string } {
   if (!workflow.exists) return { attested: false, reason: 'no workflow' };
   const outputs = workflow.steps.flatMap((step, i) => {
     const p = workflow.progress[i];
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
-    return step.id === 'disk.wipe' && p?.status === 'succeeded' ? [(p.output ?? {}) as { attested?: unknown; unattestedReason?: unknown }] : [];
+    return step.attests === 'wipe' && p?.status === 'succeeded' ? [(p.output ?? {}) as { attested?: unknown; unattestedReason?: unknown }] : [];
   });
   if (outputs.some((o) => o.attested === true)) return { attested: true };
   const reason = outputs.map((o) => o.unattestedReason).find((r): r is string => typeof r === 'string');
-  return { attested: false, reason: reason ?? 'no disk.wipe step succeeded' };
+  return { attested: false, reason: reason ?? 'no wipe step succeeded' };
 }
 
 /** What another module may read of a workflow (`bc.evt.metal.workflow.<workflowId>`). */

@@ -2,19 +2,30 @@ import { z } from 'zod';
 import { agentCommandKinds } from '../agent/agentCommand.ts';
 import { PolicyDeclaration } from '../autonomy/policies.ts';
 import { ResourceId } from '../ids.ts';
+import { declarationIssue, StepAttests, StepRecords } from '../metal/stepDeclarations.ts';
 import { NodeOperation, ProfileId, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
 
 /** A step id: dotted lowercase words (`autoinstall.renderIso`); the last token of its work subject. */
 export const StepId = z.string().regex(/^[a-z][A-Za-z0-9]*(\.[a-z][A-Za-z0-9]*)+$/, 'a step id is dotted camelCase words, e.g. "acme.renderIso"');
 
-/** What the control plane knows of a step without running it: enough to route, validate profiles and gate quorum. */
-export const StepDescriptor = z.object({
-  id: StepId,
-  runsOn: StepRunsOn,
-  destructive: z.boolean(),
-  sends: z.array(z.enum(agentCommandKinds)),
-  relays: z.array(z.literal('site')),
-});
+/**
+ * What the control plane knows of a step without running it: enough to route, validate profiles, gate quorum and
+ * know what its success means (`attests`, `records`: absent in registrations older than them, and then none).
+ */
+export const StepDescriptor = z
+  .object({
+    id: StepId,
+    runsOn: StepRunsOn,
+    destructive: z.boolean(),
+    sends: z.array(z.enum(agentCommandKinds)),
+    relays: z.array(z.literal('site')),
+    attests: StepAttests.optional(),
+    records: StepRecords.optional(),
+  })
+  .superRefine((step, ctx) => {
+    const issue = declarationIssue(step);
+    if (issue) ctx.addIssue({ code: 'custom', message: issue, path: ['attests'] });
+  });
 export type StepDescriptor = z.infer<typeof StepDescriptor>;
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
-import { JoinExpectation, JoinRefusal, JoinRole } from './joinTokens.ts';
+import { JoinAttestorName, JoinExpectation, JoinRefusal, JoinRole } from './joinTokens.ts';
 import { CountRefusals } from './refusals.ts';
 import { ramdiskBootEvents } from './ramdiskBoot.ts';
 
@@ -54,6 +54,8 @@ export const JoinTokenCreated = defineEvent(
     nodeId: z.string().nullable(),
     expiresAt: z.string(),
     expect: JoinExpectation.nullable(),
+    /** Absent on tokens made before attestors were named: those were `issued`. */
+    attestor: JoinAttestorName.optional(),
   }),
 );
 

@@ -30,6 +30,18 @@ export const JoinExpectation = z
   .strict();
 export type JoinExpectation = z.infer<typeof JoinExpectation>;
 
+/**
+ * How a machine proves it is the one a join token was minted for, named on the token when it is made:
+ * - `issued`: made by the control plane or an operator; it may expect a product UUID, and when it does the joining
+ *   machine must report it and the node's Redfish inventory must not say otherwise.
+ * - `provisioned`: made by a step (a plugin's or a built-in one) for a machine it provisions, and handed to that
+ *   machine through something the step built (an ISO, a seed). Whoever reads that artefact holds the token, so the
+ *   token alone proves nothing: it is made only with an expectation and joins only when the machine meets it.
+ *   A provisioned token without one is refused when minted (`JOIN_EXPECTATION_REQUIRED`) and, should one exist, at join.
+ */
+export const JoinAttestorName = z.enum(['issued', 'provisioned']);
+export type JoinAttestorName = z.infer<typeof JoinAttestorName>;
+
 /** At most a week: a token is meant to be used soon after it is made, and single-use tokens should not linger. */
 export const MAX_JOIN_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 const Expiry = {
@@ -52,6 +64,8 @@ export const CreateJoinToken = z
     nodeId: ResourceId.optional(),
     ...Expiry,
     expect: JoinExpectation.optional(),
+    /** How the joiner proves it is the machine (`schemas/trust/joinAttestors.ts`); default `issued`. */
+    attestor: JoinAttestorName.optional(),
   })
   .strict()
   .refine((c) => (c.role === 'site') === (c.nodeId === undefined), {

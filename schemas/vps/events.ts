@@ -42,7 +42,16 @@ export const QuotaUsed = defineEvent('QuotaUsed', z.object({ tenantId: z.string(
 /** The instance's reservation is given back, exactly the `resources` its `InstanceRequested` reserved. */
 export const QuotaReleased = defineEvent('QuotaReleased', z.object({ tenantId: z.string(), instanceId: z.string() }));
 
-export const tenantEvents = [TenantCreated, TenantQuotaSet, InstanceRequested, QuotaUsed, QuotaReleased] as const;
+/**
+ * The tenant's own caps on concurrent deploys and wipes of its nodes (across all sites), replacing the previous ones;
+ * `null`: the orchestrator's default per tenant (BC_MAX_DEPLOYS_PER_TENANT / BC_MAX_WIPES_PER_TENANT).
+ */
+export const TenantCapsSet = defineEvent(
+  'TenantCapsSet',
+  z.object({ tenantId: z.string(), deploys: z.number().int().positive().nullable(), wipes: z.number().int().positive().nullable() }),
+);
+
+export const tenantEvents = [TenantCreated, TenantQuotaSet, InstanceRequested, QuotaUsed, QuotaReleased, TenantCapsSet] as const;
 export type TenantEvent = EventOf<(typeof tenantEvents)[number]>;
 
 /** A pool (`bc.evt.vps.pool.<poolId>`): `accountId` is set for provider pools, `siteId` for metal pools. */

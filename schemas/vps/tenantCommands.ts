@@ -40,6 +40,20 @@ export const SetQuota = Resources.extend({ tenantId: ResourceId }).strict();
 export type SetQuota = z.infer<typeof SetQuota>;
 
 /**
+ * `vps.setTenantCaps`: how many of the tenant's nodes may deploy, and wipe (release or retire), at once across all
+ * sites, beside each site's caps; `null` (or left out): the orchestrator's default per tenant. Takes effect at the
+ * orchestrator's next admission, with no restart; workflows already running are never stopped by a lower cap.
+ */
+export const SetTenantCaps = z
+  .object({
+    tenantId: ResourceId,
+    deploys: z.number().int().min(1).max(100_000).nullable().default(null),
+    wipes: z.number().int().min(1).max(100_000).nullable().default(null),
+  })
+  .strict();
+export type SetTenantCaps = z.infer<typeof SetTenantCaps>;
+
+/**
  * `vps.createInstance`, decided on the tenant: the accepted `InstanceRequested` is the quota reservation. Instance
  * ids are global (`bc.evt.vps.instance.<instanceId>`); an id another tenant holds is refused.
  */

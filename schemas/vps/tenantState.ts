@@ -35,6 +35,8 @@ export type TenantState =
       readonly instances: Readonly<Record<string, InstanceReservation>>;
       /** What the instances hold against the quota, per status (released ones hold nothing), kept as they change. */
       readonly usage: QuotaUsage;
+      /** Its own caps on concurrent deploys and wipes of its nodes (`vps.setTenantCaps`); absent or `null`: the default per tenant. */
+      readonly caps?: { readonly deploys: number | null; readonly wipes: number | null };
     };
 
 /** The tenant's reservation for `instanceId` (own keys only: an id such as `constructor` is a valid instance id). */

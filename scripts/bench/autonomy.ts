@@ -18,8 +18,8 @@ import { createLogger } from '../../services/platform/logger.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { startNatsServer } from '../../services/platform/nats/embeddedServer.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
-import { AutonomyEngine } from '../../services/stack/autonomy/engine.ts';
-import { FleetSensors } from '../../services/stack/autonomy/fleetSensors.ts';
+import { AutonomyEngine } from '../../services/processes/autonomyEngine/engine.ts';
+import { FleetSensors } from '../../services/processes/fleetSensors/fleetSensors.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { machineInfo } from './report.ts';
 import { SimulatedFleet } from './autonomy/fleet.ts';
@@ -64,7 +64,8 @@ for (let i = 0; i < fleet.nodes.length; i += 50) {
         payload: {
           nodeId: n.nodeId,
           siteId: 'sim',
-          bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:sim' },
+          // One BMC system per node, as a real fleet has (enrolment refuses a system another node holds).
+          bmc: { address: `https://10.0.0.1/redfish/v1/Systems/${n.nodeId}`, credentialsRef: 'secret:sim' },
           hardwareProfile: 'sim',
           macs: ['52:54:00:00:00:01'],
         },

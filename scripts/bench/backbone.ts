@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --quick] [-- --variants]`: the backbone's throughput on this machine, against one nats-server it
  * starts in a temp dir: raw JetStream publish (the yardstick), event store appends, HTTP command round trips (API in
- * a child process), projector catch-up and a full read-model rebuild. Prints a table and writes
+ * a child process), projector catch-up, a full read-model rebuild and cold aggregate loads (4 and 100 events, against
+ * the old read of a direct get per event). Prints a table and writes
  * bench/results/backbone.json. Missed targets are reported, not fatal; any real error exits non-zero.
  * `--variants` adds rows for bench copies of proposed product fixes (scripts/bench/variants/).
  */
@@ -17,9 +18,11 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { meterProcess, natsServerPid } from './cpuMeter.ts';
 import { stopwatch, type Figure } from './figure.ts';
+import { measureColdLoads } from './measure/coldLoad.ts';
 import { measureHttpCommands } from './measure/httpCommands.ts';
 import { parseOptions } from './options.ts';
 import { readPath } from './phases/readPath.ts';
+import { ReferenceSampler } from './referenceWork.ts';
 import { writePath } from './phases/writePath.ts';
 import { machineInfo, report } from './report.ts';
 
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const total = stopwatch();
   const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+  // Sampled when the bench starts and ends only: a sample in between would take the bench process's CPU mid-measurement.
+  const reference = new ReferenceSampler();
   const root = mkdtempSync(join(tmpdir(), 'bc-bench-'));
   const dataDir = (name: string) => {
     const dir = join(root, 'data', name.replace(/[^A-Za-z0-9_-]+/g, '-'));
@@ -72,10 +77,14 @@ async function main(): Promise<void> {
         }
       }
       record(await readPath(nc, store, log, options, dataDir, step));
+      if (options.only.has('coldLoad')) {
+        step('Cold aggregate loads (on the stream the read side filled)');
+        record(await measureColdLoads(store, { loads: options.coldLoads }, step));
+      }
 
       report(figures, {
         quick: options.quick,
-        machine: machineInfo(nc.info?.version ?? 'unknown', loadAtStart),
+        machine: machineInfo(nc.info?.version ?? 'unknown', loadAtStart, reference.stop()),
         file: resolve(options.out),
         totalSeconds: total(),
       });

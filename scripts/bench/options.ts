@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const MEASUREMENTS = ['raw', 'append', 'http', 'projector', 'rebuild'] as const;
+export const MEASUREMENTS = ['raw', 'append', 'http', 'projector', 'rebuild', 'coldLoad'] as const;
 export type Measurement = (typeof MEASUREMENTS)[number];
 
 export interface BenchOptions {
@@ -20,9 +20,11 @@ export interface BenchOptions {
   projectorEvents: number;
   /** Events in the stream the rebuild replays (the projector's, plus more). */
   rebuildEvents: number;
+  /** Cold aggregate loads timed per method and aggregate length. */
+  coldLoads: number;
 }
 
-/** `npm run bench -- [--quick] [--variants] [--only raw,append,http,projector,rebuild] [--events N] [--projector-events N] [--concurrency N] [--out FILE]` */
+/** `npm run bench -- [--quick] [--variants] [--only raw,append,http,projector,rebuild,coldLoad] [--events N] [--projector-events N] [--concurrency N] [--out FILE]` */
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -64,5 +66,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     http: { count: quick ? 8_000 : 30_000, warmup: quick ? 2_000 : 3_000, concurrency: positive('concurrency', values.concurrency, 64) },
     projectorEvents: positive('projector-events', values['projector-events'], quick ? 100_000 : 250_000),
     rebuildEvents: positive('events', values.events, quick ? 100_000 : 1_000_000),
+    coldLoads: quick ? 100 : 1_000,
   };
 }

@@ -92,6 +92,7 @@ export function report(figures: Figure[], meta: { quick: boolean; machine: Machi
   const m = meta.machine;
   console.log(`\nBetter Compute backbone bench${meta.quick ? ' (--quick)' : ''}: ${m.cpus} x ${m.cpuModel}, node ${m.node}, nats-server ${m.natsServer}`);
   console.log(table(rows));
+  if (m.referenceWork) console.log(describeReferenceWork(m.referenceWork));
   console.log('cpu: cores busy during each measurement (bench process / nats-server / API child / everything else on the machine);');
   console.log('cpu us/item: CPU time of bench + nats-server + API child per item, the figure least affected by a busy machine');
   const busiest = Math.max(0, ...figures.map((f) => (f.cpu.other ?? 0) / f.seconds));

@@ -26,14 +26,16 @@ export class ApiClient {
     return this.call<T>('POST', `/v1/commands/${name}`, body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
   }
 
+  /** `body`: JSON, or bytes sent as they are (`application/octet-stream`: module bundles). */
   async call<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
     const headers = this.token ? { authorization: `Bearer ${this.token}`, ...extraHeaders } : extraHeaders;
+    const raw = body instanceof Uint8Array;
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: body === undefined ? headers : { 'content-type': raw ? 'application/octet-stream' : 'application/json', ...headers },
+        body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
       });
     } catch (err) {
       throw new ApiError(

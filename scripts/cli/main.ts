@@ -13,6 +13,8 @@ import { ConfigError } from '../../services/platform/configError.ts';
 import { addTailCommand } from './inspect/tailCommand.ts';
 import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { addAutonomyCommands } from './autonomyCommands.ts';
+import { addModuleCommands } from './moduleCommands.ts';
+import { addFleetCommands } from './fleetCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -130,6 +132,8 @@ addTailCommand(program);
 addDoctorCommand(program);
 addDeadLetterCommands(program, api, print);
 addAutonomyCommands(program, api, print);
+addModuleCommands(program, api, print);
+addFleetCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

@@ -122,6 +122,14 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
       send('vps.setQuota', { tenantId, instances: o.instances, vcpus: o.vcpus, memoryMib: o.memoryMib, diskGib: o.diskGib }),
     );
   vps
+    .command('set-tenant-caps <tenantId>')
+    .description("cap a tenant's concurrent deploys and wipes across its sites (left out: the orchestrator's default per tenant)")
+    .option('--deploys <n>', 'deploys in flight at once', int)
+    .option('--wipes <n>', 'wipes (releases, retirements) in flight at once', int)
+    .action(async (tenantId: string, o: { deploys?: number; wipes?: number }) =>
+      send('vps.setTenantCaps', { tenantId, deploys: o.deploys ?? null, wipes: o.wipes ?? null }),
+    );
+  vps
     .command('create-pool <poolId>')
     .description('create a pool of provider or metal capacity')
     .requiredOption('--class <class>', 'provider or metal')

@@ -6,6 +6,7 @@ import { requireTools } from './hostTools.ts';
 import { installModules } from './kernelModules.ts';
 import { normalizeTree, sha256OfFile, sourceDateEpoch, writeInitramfs } from './reproducibleTree.ts';
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
+import { cidataModules, installCloudInit } from './cloudInit.ts';
 import { ramdiskTools } from './buildRamdisk.ts';
 import { SEED_PARTITION_TYPE } from '../../schemas/agent/nodeSeed.ts';
 
@@ -43,7 +44,8 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
   return inWorkDir(outDir, async (work) => {
     const packages = fetchBasePackages(cacheDir, work, env);
     const rootfs = join(work, 'rootfs');
-    const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
+    const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot, cidataModules);
+    const cloudInit = installCloudInit(rootfs, cacheDir);
     mkdirSync(join(rootfs, 'sbin'), { recursive: true });
     mkdirSync(join(rootfs, 'var/lib/bcd'), { recursive: true });
     installScript('image-init.sh', join(rootfs, 'sbin/init'));
@@ -95,6 +97,7 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
       sourceDateEpoch: epoch,
       kernelRelease: contents.release,
       packages: [packages.kernel, packages.busybox].map((d) => ({ name: d.name, version: d.version })),
+      cloudInit: cloudInit.map((d) => ({ name: d.name, version: d.version })),
       node: process.version,
       partitions: { boot: '32 MiB FAT (syslinux)', root: `${rootMiB} MiB ext4 bc-root`, seed: '1 MiB type 0xda' },
       sha256,

@@ -22,7 +22,7 @@ function cachedCopies(cacheDir: string, name: string): CachedDeb[] {
 }
 
 /** The version apt would install now (from the local package lists; no network), or undefined when apt has none. */
-function candidateVersion(name: string): string | undefined {
+export function candidateVersion(name: string): string | undefined {
   let out: string;
   try {
     out = runTool('apt-cache', ['policy', name]).toString('utf8');
@@ -31,6 +31,11 @@ function candidateVersion(name: string): string | undefined {
   }
   const candidate = /Candidate:\s*(\S+)/.exec(out)?.[1];
   return candidate && candidate !== '(none)' ? candidate : undefined;
+}
+
+/** Whether `name` is a real package apt can fetch, or one the cache holds (for offline rebuilds). */
+export function isFetchable(name: string, cacheDir: string): boolean {
+  return candidateVersion(name) !== undefined || cachedCopies(cacheDir, name).length > 0;
 }
 
 /**

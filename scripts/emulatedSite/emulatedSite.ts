@@ -188,7 +188,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
     addTap(net, tap);
     const disk = join(runDir, `${id}-disk0.raw`);
     writeFileSync(disk, '');
-    truncateSync(disk, (options.diskMiB ?? 256) << 20);
+    truncateSync(disk, (options.diskMiB ?? 512) << 20);
     const mac = macOf();
     const uuid = randomUUID();
     const system = new VmSystem({

@@ -49,9 +49,10 @@ export interface RootfsContents {
 
 /**
  * A minimal Linux userland in `rootfs`: busybox with its applets as links in /bin, the virtio modules (depmod'd),
- * `/usr/bin/node` with its libraries, and the bundled `bcd` in /opt/bcd. The caller adds its own init.
+ * `/usr/bin/node` with its libraries, and the bundled `bcd` in /opt/bcd. The caller adds its own init (and any modules
+ * it needs beyond the virtio ones, `extraModules`).
  */
-export async function buildBaseRootfs(rootfs: string, work: string, kernelRoot: string): Promise<RootfsContents> {
+export async function buildBaseRootfs(rootfs: string, work: string, kernelRoot: string, extraModules: readonly string[] = []): Promise<RootfsContents> {
   for (const dir of ['bin', 'dev', 'etc/acpi', 'opt/bcd', 'proc', 'root', 'run', 'sys', 'tmp', 'usr/bin', 'var'])
     mkdirSync(join(rootfs, dir), { recursive: true });
   const busybox = join(work, 'busybox/bin/busybox');
@@ -65,7 +66,7 @@ export async function buildBaseRootfs(rootfs: string, work: string, kernelRoot: 
   installScript('udhcpc.script', join(rootfs, 'etc/udhcpc.script'));
   writeFileSync(join(rootfs, 'etc/acpid.conf'), 'PWRF PWRF\n');
   installScript('acpi-power-button.sh', join(rootfs, 'etc/acpi/PWRF'));
-  const { release, modules } = installModules(kernelRoot, rootfs, virtioModules);
+  const { release, modules } = installModules(kernelRoot, rootfs, [...virtioModules, ...extraModules]);
   const nodeFiles = installBinaryWithLibraries('/usr/bin/node', rootfs, 'node');
   const { files: bcdFiles } = await bundleBcd(join(rootfs, 'opt/bcd'));
   return { release, modules, nodeFiles, bcdFiles };

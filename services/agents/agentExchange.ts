@@ -65,7 +65,7 @@ export async function exchangeAgentCommand(
   },
 ): Promise<AcceptedResult> {
   const { commandId } = command;
-  const resultSubject = resultSubjectOf(command);
+  const resultSubject = acceptedSubjectOf(command);
   const judged = new Set<number>();
   const rejections = new RefusalTally({ windowMs: REJECTION_WINDOW_MS, recordsPerWindow: REJECTIONS_RECORDED_PER_WINDOW });
   const reportCounted = async (final: boolean) => {
@@ -120,8 +120,9 @@ export async function exchangeAgentCommand(
   }
 }
 
-/** The subject `command`'s result is published on. */
-export const resultSubjectOf = (command: AgentCommand): string => Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce);
+/** The subject `command`'s result is stored on once the result intake accepted it (`resultIntake.ts`). */
+export const acceptedSubjectOf = (command: AgentCommand): string =>
+  Subjects.acceptedAgentResult(command.siteId, command.nodeId, command.commandId, command.nonce);
 
 /** Publishes the command with its id as the JetStream message id (a repeat inside the duplicate window is dropped). */
 export async function sendAgentCommand(deps: Pick<AgentExchangeDeps, 'js'>, command: AgentCommand): Promise<void> {
@@ -132,11 +133,11 @@ export async function sendAgentCommand(deps: Pick<AgentExchangeDeps, 'js'>, comm
 
 /** The latest stored result on `command`'s subject, if its agent answered (one direct get). */
 export async function storedResult(deps: Pick<AgentExchangeDeps, 'jsm'>, command: AgentCommand): Promise<StoredMsg | undefined> {
-  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: resultSubjectOf(command) }).catch(() => null)) ?? undefined;
+  return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: acceptedSubjectOf(command) }).catch(() => null)) ?? undefined;
 }
 
 /** The first message stored on `subject` after stream sequence `seq`, if any (one direct get). */
-async function storedAfter(deps: Pick<AgentExchangeDeps, 'jsm'>, subject: string, seq: number): Promise<StoredMsg | undefined> {
+export async function storedAfter(deps: Pick<AgentExchangeDeps, 'jsm'>, subject: string, seq: number): Promise<StoredMsg | undefined> {
   return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { seq: seq + 1, next_by_subj: subject }).catch(() => null)) ?? undefined;
 }
 

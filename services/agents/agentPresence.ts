@@ -78,6 +78,8 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
       heardAtMs: receivedAtMs,
       startedAt: heartbeat.startedAt ?? null,
       lastError: heartbeat.lastError ?? null,
+      drivers: heartbeat.drivers ?? [],
+      modules: heartbeat.modules ?? [],
     });
   };
 

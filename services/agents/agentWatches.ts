@@ -21,11 +21,11 @@ export async function startAgentWatches(nc: NatsConnection, store: EventStore, l
   return { results, joins };
 }
 
-/** Signed results as they are stored, keyed by result subject (from now on; older ones are a direct get away). */
+/** Signed results as the result intake stores them, keyed by their stored subject (from now on; older ones are a direct get away). */
 export async function startResultWatch(nc: NatsConnection, log: Logger): Promise<StreamWatch<StoredMsg>> {
   const results = new StreamWatch<StoredMsg>(nc, {
     stream: Streams.agentResults.name,
-    filter: Subjects.allAgentResults,
+    filter: Subjects.allAcceptedAgentResults,
     from: 'new',
     extract: (msg: JsMsg) => [[msg.subject, { seq: msg.seq, subject: msg.subject, data: msg.data } as StoredMsg]],
     log,

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApprovalView, getApproval, listApprovals } from '../../projections/workflows/approvals.ts';
+import { getApproval, listApprovals } from '../../projections/workflows/approvals.ts';
 import { MinSeqQuery, Problem } from '../../schemas/api.ts';
+import { ApprovalView } from '../../schemas/metal/approvalViews.ts';
 import { ApproveBatch, RejectBatch } from '../../schemas/metal/workflowCommands.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';

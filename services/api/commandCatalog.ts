@@ -18,6 +18,7 @@ import { completeOperation } from '../metal/node/completeOperation.ts';
 import { failOperation } from '../metal/node/failOperation.ts';
 import { markWiping } from '../metal/node/markWiping.ts';
 import { recordInventory } from '../metal/node/recordInventory.ts';
+import { claimIdentity } from '../metal/identity/claimIdentity.ts';
 import { startWorkflow } from '../workflow/workflow/start.ts';
 import { cancelWorkflow } from '../workflow/workflow/cancel.ts';
 import { completeStep } from '../workflow/workflow/completeStep.ts';
@@ -38,6 +39,10 @@ import { countRefusals } from '../trust/refusals/countRefusals.ts';
 import { approveBatch } from '../workflow/workflow/approve.ts';
 import { rejectBatch } from '../workflow/workflow/reject.ts';
 import { setApprovers } from '../trust/approvers/setApprovers.ts';
+import { publisherCommands } from '../fleet/publishers/publisherCommands.ts';
+import { publishModuleVersion } from '../fleet/module/publishVersion.ts';
+import { defineTemplate } from '../fleet/template/defineTemplate.ts';
+import { assignmentCommands } from '../fleet/assignment/assignmentCommands.ts';
 import { createProviderAccount } from '../vps/account/create.ts';
 import { createFlavor, mapFlavor } from '../vps/flavor/create.ts';
 import { deleteInstance, startInstance, stopInstance } from '../vps/instance/desiredState.ts';
@@ -47,6 +52,7 @@ import { remediateInstance } from '../workflow/remediateInstance.ts';
 import { createPool } from '../vps/pool/create.ts';
 import { offerPool, withdrawPool } from '../vps/pool/offer.ts';
 import { createTenant, setQuota } from '../vps/tenant/create.ts';
+import { setTenantCaps } from '../vps/tenant/setCaps.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { releaseQuota } from '../vps/tenant/releaseQuota.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
@@ -77,6 +83,7 @@ export const allCommands: readonly CommandDefinition[] = [
   failOperation,
   markWiping,
   recordInventory,
+  claimIdentity,
   reportBmcHealth,
   startWorkflow,
   startStep,
@@ -98,10 +105,13 @@ export const allCommands: readonly CommandDefinition[] = [
   createToken,
   revokeToken,
   setApprovers,
+  ...publisherCommands,
+  publishModuleVersion,
   approveBatch,
   rejectBatch,
   createTenant,
   setQuota,
+  setTenantCaps,
   createInstance,
   releaseQuota,
   createPool,
@@ -118,6 +128,8 @@ export const allCommands: readonly CommandDefinition[] = [
   completeInstanceRemediation,
   failInstanceRemediation,
   registerPlugin,
+  defineTemplate,
+  ...assignmentCommands,
   ...autonomyEngineCommands,
   ...autonomyOperatorCommands,
   ...autonomyApprovalCommands,

@@ -1,9 +1,12 @@
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { capsOf, loadWorkflowConfig } from '../workflow/config.ts';
 import { nodeRoutes } from '../../projections/nodes/routes.ts';
 import { startAgentPresence } from '../agents/agentPresence.ts';
 import { siteRoutes } from '../../projections/sites/routes.ts';
+import { moduleReadRoutes } from '../../projections/modules/routes.ts';
+import { fleetReadRoutes } from '../../projections/modules/fleetRoutes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
@@ -34,6 +37,8 @@ import { serviceRoutes } from './serviceRoutes.ts';
 import { listenToResponders, ResponderRoster } from '../commands/responderRoster.ts';
 import { LeaseReader } from '../platform/lease/leaseReader.ts';
 import { blobRoutes } from './blobRoutes.ts';
+import { moduleRoutes } from './moduleRoutes.ts';
+import { assignmentRoutes } from './assignmentRoutes.ts';
 import { consoleDistDir } from '../console/consoleBuild.ts';
 import { consoleRoutes } from './consoleRoutes.ts';
 import { nodeHistoryRoutes } from './nodeHistoryRoutes.ts';
@@ -95,9 +100,12 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   // `connected` is what this process hears of the agents' heartbeats (in memory: heartbeats are not events).
   const presence = startAgentPresence(ctx.nc, { repository: ctx.bus.repository, windowMs: ctx.config.agentPresenceWindowMs, log });
   app.addHook('onClose', () => presence.stop());
-  await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence });
+  // The orchestrator's caps from the same settings (`npm start` gives every process one environment): why a node waits.
+  await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence, caps: capsOf(loadWorkflowConfig()) });
   await app.register(poolRoutes, { ctx });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
+  await app.register(moduleReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });
+  await app.register(fleetReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });
   await app.register(tokenRoutes, { ctx, bus: ctx.bus });
@@ -111,6 +119,8 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   app.addHook('onClose', async () => announcements.unsubscribe());
   await app.register(serviceRoutes, { leases, commandResponders });
   await app.register(blobRoutes, { ctx });
+  await app.register(moduleRoutes, { ctx });
+  await app.register(assignmentRoutes, { ctx });
   await app.register(vpsRoutes, { reader: readerOf(ctx, 'vps'), waitTimeoutMs });
   await app.register(nodeHistoryRoutes, { ctx, tenancy });
   await app.register(sessionRoutes);

@@ -37,6 +37,25 @@ export class BlobStore {
     return { sha256, size: bytes.byteLength, url: `${this.baseUrl}${blobPath(nodeId, capability, sha256)}` };
   }
 
+  /**
+   * Stores `bytes` under their sha256 with no capability URL: content the control plane reads itself by digest (module
+   * bundles, `fleet.publishModuleVersion`), never handed to a node through this store.
+   */
+  async putContent(bytes: Uint8Array, name = 'content'): Promise<{ sha256: string; size: number }> {
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const contentName = `sha256-${sha256}`;
+    if (!(await this.store.info(contentName))) await this.store.putBlob({ name: contentName, description: name }, bytes);
+    return { sha256, size: bytes.byteLength };
+  }
+
+  /** The bytes stored under `sha256`, checked against it; undefined when none are. */
+  async readContent(sha256: string): Promise<Uint8Array | undefined> {
+    if (!SHA256.test(sha256)) return undefined;
+    const bytes = await this.store.getBlob(`sha256-${sha256}`);
+    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== sha256) return undefined;
+    return bytes;
+  }
+
   /** The artefact a capability URL names; NOT_FOUND for anything else, the same answer whether the node, capability or digest is wrong. */
   async read(nodeId: string, capability: string, sha256: string): Promise<Uint8Array> {
     const missing = () => new PlatformError('NOT_FOUND', 'no such blob');

@@ -44,8 +44,9 @@ export const Config = z.object({
   leaseMs: z.coerce.number().int().min(300).max(600_000).default(10_000),
   duplicateWindowMs: z.coerce.number().int().positive().default(120_000),
   /**
-   * The most `BC_AGENT_RESULTS` keeps (oldest results dropped first): agents, tenants' hosts among them, publish there,
-   * so it is bounded whatever they send. Reserved from the account's storage when that has a limit.
+   * The most `BC_AGENT_RESULTS` keeps (oldest results dropped first): the result intake stores there only answers to
+   * commands that were sent, yet agents (tenants' hosts among them) choose what those answers hold, so it is bounded
+   * besides. Reserved from the account's storage when that has a limit.
    */
   agentResultsMaxBytes: z.coerce
     .number()

@@ -2,17 +2,30 @@ import { z } from 'zod';
 import { AgentCommandKinds, AgentCommandParams, type AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import { InBandInventory } from '../../schemas/metal/inBandInventory.ts';
 import { Inventory } from '../../schemas/metal/inventory.ts';
+import type { StepDeclarations } from '../../schemas/metal/stepDeclarations.ts';
 // Built-in steps are written exactly as a plugin's are: against the SDK's public entry.
 import { defineStep, TerminalError, type StepDefinition, type StepNode } from '../../plugins/sdk/index.ts';
 import { storeNodeSeed } from './nodeSeedArtefact.ts';
 
+/**
+ * What the engine does with these agent steps' results, declared as any plugin's step would (`defineStep`): the
+ * wipe's signed result is checked to attest it, the inventories are recorded on the node when an inspection ends.
+ */
+const agentStepDeclarations: Partial<Record<AgentCommandKind, StepDeclarations>> = {
+  'disk.wipe': { attests: 'wipe' },
+  'inventory.read': { records: 'inventory' },
+  'hardware.probe': { records: 'inBandInventory' },
+};
+
 /** An agent command kind as a step: it publishes the command and waits for the agent's signed, verified result. */
 function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Record<string, unknown>> {
+  const declared: StepDeclarations = agentStepDeclarations[kind] ?? {};
   return defineStep({
     id: kind,
     runsOn: AgentCommandKinds[kind].runsOn,
     destructive: AgentCommandKinds[kind].destructive,
     sends: [kind],
+    ...declared,
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
@@ -20,9 +33,10 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
       const params = kind === 'userdata.write' && ctx.workflow.operation === 'deploy' ? { ...ctx.input, seed: await storeNodeSeed(ctx) } : ctx.input;
       const { payload, agentId } = await ctx.platform.runAgentCommand(kind, params, AgentCommandKinds[kind].destructive);
       // `attested` is not ours to claim: the completeStep decider re-verifies the signed result and sets it.
-      if (kind === 'disk.wipe') return { ...(isObject(payload) ? payload : { result: payload }), agentId };
-      if (kind === 'inventory.read') checkInventoryMatches(ctx.node, payload);
-      if (kind === 'hardware.probe') return checkedInBandInventory(payload);
+      if (declared.attests === 'wipe') return { ...(isObject(payload) ? payload : { result: payload }), agentId };
+      // What the node will record must be of the shape recorded (and, for the BMC's inventory, of this machine).
+      if (declared.records === 'inventory') checkInventoryMatches(ctx.node, payload);
+      if (declared.records === 'inBandInventory') return checkedInBandInventory(payload);
       return payload;
     },
   });

@@ -21,7 +21,7 @@ function typeScriptLoader(): Promise<void> {
 
 /** The plugin a module exports: `default`, `plugin`, or its only export that looks like one. */
 export function pluginOf(module: Record<string, unknown>, path: string): PluginDefinition {
-  const isPlugin = (v: unknown): v is PluginDefinition => typeof v === 'object' && v !== null && 'id' in v && 'extensions' in v && 'version' in v;
+  const isPlugin = (v: unknown): v is PluginDefinition => typeof v === 'object' && v !== null && 'id' in v && 'steps' in v && 'version' in v;
   const candidates = [module.default, module.plugin, ...Object.values(module)].filter(isPlugin);
   if (candidates.length === 0) throw new Error(`${path} exports no plugin (definePlugin(...) as default or as "plugin")`);
   return candidates[0]!;

@@ -1,3 +1,4 @@
+import { declarationsOf, type StepDeclarations } from '../../schemas/metal/stepDeclarations.ts';
 import type { StepRunsOn } from '../../schemas/metal/workflow.ts';
 import { ProfileDescriptor, StepOutputRef } from '../../schemas/plugins/registration.ts';
 import type { ProfileIssue } from '../../schemas/plugins/views.ts';
@@ -6,7 +7,8 @@ import { builtinSteps } from './builtinSteps.ts';
 import type { StepHomeLookup } from '../../plugins/sdk/defineProfile.ts';
 import type { PluginRegistryState } from './registry/registry.ts';
 
-export interface StepHome {
+/** A step's definition as the catalog knows it; its declarations (`attests`, `records`) are frozen into each workflow. */
+export interface StepHome extends StepDeclarations {
   readonly runsOn: StepRunsOn;
   readonly destructive: boolean;
   /** Absent for a built-in step. */
@@ -16,10 +18,10 @@ export interface StepHome {
 /** Where a step id is implemented: built in, or by the plugin that registered it. */
 export function stepHome(registry: PluginRegistryState, stepId: string): StepHome | undefined {
   const builtin = builtinSteps.get(stepId);
-  if (builtin) return { runsOn: builtin.runsOn, destructive: builtin.destructive };
+  if (builtin) return { runsOn: builtin.runsOn, destructive: builtin.destructive, ...declarationsOf(builtin) };
   for (const plugin of registry.plugins.values()) {
     const step = plugin.steps.find((s) => s.id === stepId);
-    if (step) return { runsOn: step.runsOn, destructive: step.destructive, pluginId: plugin.pluginId };
+    if (step) return { runsOn: step.runsOn, destructive: step.destructive, ...declarationsOf(step), pluginId: plugin.pluginId };
   }
   return undefined;
 }

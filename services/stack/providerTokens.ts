@@ -4,7 +4,7 @@ import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { MasterKey } from '../secrets/masterKey.ts';
 import { open } from '../secrets/sealing.ts';
 import { secretAggregate } from '../secrets/secret/secret.ts';
-import type { ProviderTokens } from '../vps/reconciler/providerClients.ts';
+import type { ProviderTokens } from '../processes/vpsReconciler/providerClients.ts';
 
 /**
  * The VPS reconciler's provider tokens: sealed secrets read from the log and opened with this process's master key.

@@ -26,7 +26,9 @@ export interface RunningPlugin {
 export async function runPlugin(plugin: PluginDefinition, options: { config?: Config; env?: NodeJS.ProcessEnv } = {}): Promise<RunningPlugin> {
   const env = options.env ?? process.env;
   const config = options.config ?? loadConfig(env);
-  const { nc, store, log } = await openRuntime(config, `plugin-${plugin.id}`);
+  // A plugin decides no command of the catalog (its executor's own are `executorCommands`), so it loads none of its
+  // deciders; `plugins.register`, not defined here, goes to the `commands` queue group rather than its partition.
+  const { nc, store, log } = await openRuntime(config, `plugin-${plugin.id}`, []);
   const instanceId = randomUUID();
   const startedAt = new Date().toISOString();
   try {
@@ -35,11 +37,15 @@ export async function runPlugin(plugin: PluginDefinition, options: { config?: Co
     const commandId = `reg-${createHash('sha256').update(JSON.stringify(registration)).digest('hex').slice(0, 40)}`;
     await sendCommand(nc, 'plugins.register', registration, { commandId });
     const executor = new WorkflowExecutor(nc, store, loadWorkflowConfig(env), log.child({ plugin: plugin.id, instanceId }), {
-      steps: new Map(plugin.extensions.map((s) => [s.id, s])),
+      steps: new Map(plugin.steps.map((s) => [s.id, s])),
+      // What a plugin's step hands a machine (an ISO, a seed) anyone who reads it holds: its tokens must expect the machine.
+      mintsAs: 'provisioned',
       work: { durable: pluginDurable(plugin.id), filterSubject: Subjects.pluginWorkFilter(plugin.id) },
       blobBaseUrl: publicUrlOf(config),
       agentEndpoints: agentEndpointsOf(config),
       natsAuth: config.natsAuth,
+      // The platform's own executors take agents' results in, for every command whoever sent it.
+      resultIntake: false,
     });
     await executor.start();
     const ping = PluginPing.parse({ pluginId: plugin.id, instanceId, version: plugin.version, startedAt });

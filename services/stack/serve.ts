@@ -1,5 +1,6 @@
 import { loadConfig } from '../platform/config.ts';
 import { usePrivateUmask } from '../platform/privateTree.ts';
+import { allCommands } from '../api/commandCatalog.ts';
 import { openRuntime } from './runtime.ts';
 import { serviceCatalog, type RunningService } from './serviceCatalog.ts';
 
@@ -15,7 +16,8 @@ if (names.length === 0 || unknown.length > 0) {
 }
 // What the services create (read models, their -wal/-shm) is the owner's only, however the process was started.
 usePrivateUmask();
-const runtime = await openRuntime(loadConfig(), names.join('+'));
+// The services of one process share its bus; between them (api, commands) they decide every command.
+const runtime = await openRuntime(loadConfig(), names.join('+'), allCommands);
 const running: RunningService[] = [];
 for (const name of names) running.push(await serviceCatalog[name]!(runtime));
 // The services' subscriptions are queued on the connection, not yet at the server: "started" promises they are served.

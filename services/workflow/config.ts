@@ -1,14 +1,19 @@
 import { z } from 'zod';
+import type { CapacityCaps } from '../../schemas/metal/workflow.ts';
 import { DEFAULT_RAMDISK_BOOT_BUDGET_MS } from '../../schemas/trust/ramdiskBoot.ts';
 import { loadEnvSettings } from '../platform/envSettings.ts';
 
 /**
  * The workflow engine's settings, read from the environment by the same names the platform config would use.
- * Caps count workflows in flight per site: deploys (`BC_MAX_DEPLOYS_PER_SITE`) and release wipes (`BC_MAX_WIPES_PER_SITE`).
+ * Caps count workflows in flight per site: deploys (`BC_MAX_DEPLOYS_PER_SITE`) and release wipes (`BC_MAX_WIPES_PER_SITE`);
+ * and per tenant across its sites, by default (`BC_MAX_DEPLOYS_PER_TENANT`, `BC_MAX_WIPES_PER_TENANT`; unset: no cap
+ * per tenant) unless the tenant has its own (`vps.setTenantCaps`).
  */
 export const WorkflowConfig = z.object({
   maxDeploysPerSite: z.coerce.number().int().min(1).default(10),
   maxWipesPerSite: z.coerce.number().int().min(1).default(10),
+  maxDeploysPerTenant: z.coerce.number().int().min(1).optional(),
+  maxWipesPerTenant: z.coerce.number().int().min(1).optional(),
   /** JetStream ack wait of step work; executors heartbeat at a third of it, so a dead executor's work returns this soon. */
   workAckWaitMs: z.coerce.number().int().min(1_000).default(30_000),
   /** Step attempts one executor process runs at once. */
@@ -35,6 +40,8 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
   const names = {
     maxDeploysPerSite: 'BC_MAX_DEPLOYS_PER_SITE',
     maxWipesPerSite: 'BC_MAX_WIPES_PER_SITE',
+    maxDeploysPerTenant: 'BC_MAX_DEPLOYS_PER_TENANT',
+    maxWipesPerTenant: 'BC_MAX_WIPES_PER_TENANT',
     workAckWaitMs: 'BC_WORK_ACK_WAIT_MS',
     executorConcurrency: 'BC_EXECUTOR_CONCURRENCY',
     resultRecheckMs: 'BC_RESULT_RECHECK_MS',
@@ -42,4 +49,13 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
     ramdiskBootBudgetMs: 'BC_RAMDISK_BOOT_BUDGET_MS',
   };
   return loadEnvSettings(WorkflowConfig, names, env, overrides);
+}
+
+/** The caps admission counts against, from the settings. */
+export function capsOf(config: WorkflowConfig): CapacityCaps {
+  const tenant = {
+    ...(config.maxDeploysPerTenant ? { deploys: config.maxDeploysPerTenant } : {}),
+    ...(config.maxWipesPerTenant ? { wipes: config.maxWipesPerTenant } : {}),
+  };
+  return { deploys: config.maxDeploysPerSite, wipes: config.maxWipesPerSite, tenant };
 }

@@ -1,3 +1,4 @@
+import type { JoinAttestorName } from '../../schemas/trust/joinTokens.ts';
 import { setMaxListeners } from 'node:events';
 import {
   AckPolicy,
@@ -13,8 +14,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { WorkMessage } from '../../schemas/metal/workflow.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { CommandBus } from '../platform/commands/commandBus.ts';
-import { contestBoot } from '../trust/ramdiskBoot/contestBoot.ts';
-import { createJoinToken } from '../trust/joinToken/create.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { isTransportFailure } from '../platform/nats/transportFailure.ts';
@@ -24,6 +23,8 @@ import { instanceRef } from '../../schemas/vps/instanceState.ts';
 import { type AgentJoin } from '../agents/agentGateway.ts';
 import { startAgentLiveness, type AgentLiveness } from '../agents/agentLiveness.ts';
 import { startAgentWatches } from '../agents/agentWatches.ts';
+import { startControlPlaneResultIntake, type ResultIntake } from '../agents/resultIntake.ts';
+import type { RefusalTallyOptions } from '../platform/refusalTally.ts';
 import type { StreamWatch } from '../agents/streamWatch.ts';
 import { BlobStore } from '../blobs/blobStore.ts';
 import { openOnFirstUse } from '../platform/openOnFirstUse.ts';
@@ -36,11 +37,7 @@ import { claimAttempt, type ClaimedAttempt, type StepCommandSender } from './att
 import { buildStepContext, type StepContextDeps } from './stepContext.ts';
 import { buildInstanceStepContext } from './instanceStepContext.ts';
 import { stepCommandSender } from './stepCommands.ts';
-import { startStep } from './workflow/startStep.ts';
-import { completeStep } from './workflow/completeStep.ts';
-import { failStep } from './workflow/failStep.ts';
-import { rejectResult } from './workflow/rejectResult.ts';
-import { countRejectedResults } from './workflow/countRejectedResults.ts';
+import { executorCommands } from './executorCommands.ts';
 import { refuseAttestedWorkflowWithoutBrokerAuth } from './anonymousBrokerPolicy.ts';
 
 export const EXECUTOR_DURABLE = 'workflow_executor';
@@ -74,6 +71,7 @@ export class WorkflowExecutor {
   readonly #blobs = openOnFirstUse(() => BlobStore.open(this.nc, this.options.blobBaseUrl ?? 'http://127.0.0.1:8080'));
   #watches: { results: StreamWatch<StoredMsg>; joins: StreamWatch<AgentJoin> } | undefined;
   #liveness: AgentLiveness | undefined;
+  #intake: ResultIntake | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -85,22 +83,28 @@ export class WorkflowExecutor {
       masterKey?: MasterKey;
       /** The steps this executor runs, by id. Default: the built-in ones. */
       steps?: ReadonlyMap<string, StepDefinition<string, any, any>>;
+      /** How the join tokens its steps mint are attested: a plugin's worker says `provisioned`. Default `issued`. */
+      mintsAs?: JoinAttestorName;
       /** Whose work it takes: default the platform's (`bc.work.control-plane.>`); a plugin's replicas share `plugin_<id>`. */
       work?: { durable: string; filterSubject: string };
       /** Where machines fetch step artefacts (`ctx.blobs` URLs): the API's public address. */
       blobBaseUrl?: string;
       /** How machines' agents reach the platform (`ctx.agentEndpoints`). */
       agentEndpoints?: AgentEndpoints;
-      /** The process's command bus (it must carry the workflow step commands and `pki.createJoinToken`). */
+      /** The process's command bus (it must carry `executorCommands`). */
       bus?: CommandBus;
       /** The broker's auth (`BC_NATS_AUTH`): under `none` attestation-bearing workflows are refused. Default `operator`. */
       natsAuth?: 'operator' | 'none';
+      /**
+       * Whether this executor also runs a replica of the result intake (`resultIntake.ts`), and how it counts refusals.
+       * Default on: the platform's executors take agents' results in (for every command, a plugin step's too); a plugin's
+       * executor runs none.
+       */
+      resultIntake?: false | { refusals?: RefusalTallyOptions };
     } = {},
   ) {
     // The process's own bus when it has one (commands on one aggregate serialised process-wide), else one of its own.
-    this.#bus =
-      options.bus ??
-      new CommandBus(store, [startStep, completeStep, failStep, rejectResult, countRejectedResults, createJoinToken, contestBoot], { retries: 5 });
+    this.#bus = options.bus ?? new CommandBus(store, executorCommands, { retries: 5 });
     // Every running attempt waits on this one signal: hundreds of listeners are the design, not a leak.
     setMaxListeners(0, this.#abort.signal);
     this.#js = jetstream(nc);
@@ -123,6 +127,9 @@ export class WorkflowExecutor {
       await jsm.consumers.update(Streams.work.name, durable, config);
     }
     this.#watches = await startAgentWatches(this.nc, this.store, this.log);
+    // Agents hand their results to the intake, which stores only answers to commands sent to them; every executor runs one.
+    const intake = this.options.resultIntake ?? {};
+    if (intake) this.#intake = await startControlPlaneResultIntake(this.nc, { repository: this.#bus.repository, bus: this.#bus, log: this.log, ...intake });
     this.#liveness = startAgentLiveness(this.nc, { repository: this.#bus.repository, timeoutMs: this.config.agentHeartbeatTimeoutMs, log: this.log });
     const consumer = await this.#js.consumers.get(Streams.work.name, durable);
     this.#messages = await consumer.consume({
@@ -135,7 +142,7 @@ export class WorkflowExecutor {
   async stop(): Promise<void> {
     this.#abort.abort();
     await this.#messages?.close().catch(() => undefined);
-    await Promise.all([this.#watches?.results.stop(), this.#watches?.joins.stop(), this.#liveness?.stop()]);
+    await Promise.all([this.#watches?.results.stop(), this.#watches?.joins.stop(), this.#liveness?.stop(), this.#intake?.stop()]);
   }
 
   private async handle(msg: JsMsg): Promise<void> {
@@ -288,6 +295,7 @@ export class WorkflowExecutor {
       ramdiskBootBudgetMs: this.config.ramdiskBootBudgetMs,
       log: this.log,
       mint: (name, payload, commandId) => this.#bus.execute({ name, payload, commandId, causationId: commandId, actor: 'workflow-executor' }),
+      mintsAs: this.options.mintsAs ?? 'issued',
       blobs: this.#blobs,
       masterKey: this.options.masterKey,
       agentEndpoints: this.options.agentEndpoints,

@@ -37,7 +37,7 @@ export function buildInstanceStepContext(deps: StepContextDeps, run: InstanceAtt
     addresses: run.instance.addresses,
     observed: run.instance.observed,
   };
-  const facilities = stepFacilities(deps.mint, deps.blobs, { nodeId: target.instanceId, siteId: wf.siteId });
+  const facilities = stepFacilities(deps.mint, deps.blobs, { nodeId: target.instanceId, siteId: wf.siteId }, deps.mintsAs);
   const refuse = (what: string) => () => Promise.reject(noNode(what, target.instanceId));
   return {
     get node(): StepNode {

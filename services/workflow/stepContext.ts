@@ -1,3 +1,4 @@
+import type { JoinAttestorName } from '../../schemas/trust/joinTokens.ts';
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEndpoints, StepContext, StepDefinition } from '../../plugins/sdk/defineStep.ts';
@@ -33,6 +34,8 @@ export interface StepContextDeps {
   log: Logger;
   /** Runs `pki.createJoinToken` in-process for `ctx.pki`, and `pki.contestBoot` for a ramdisk wait. */
   mint: CommandSender;
+  /** How the join tokens its steps mint are attested (`provisioned` for a plugin's steps). */
+  mintsAs: JoinAttestorName;
   blobs: () => Promise<BlobStore>;
   masterKey: MasterKey | undefined;
   agentEndpoints: AgentEndpoints | undefined;
@@ -81,7 +84,7 @@ export function buildStepContext(
     heartbeat: run.heartbeat,
     signal: run.signal,
     log: deps.log.child({ workflowId, nodeId: node.nodeId, step: step.id, stepIndex, attempt, correlationId: attemptId }),
-    ...stepFacilities(deps.mint, deps.blobs, node),
+    ...stepFacilities(deps.mint, deps.blobs, node, deps.mintsAs),
     // Without configuration, agents are assumed to reach the server this executor uses.
     agentEndpoints: deps.agentEndpoints ?? { natsUrl: `nats://${deps.nc.getServer()}` },
   };

@@ -3,17 +3,31 @@ import type { BlobStore } from '../blobs/blobStore.ts';
 import type { StepFacilities } from '../../plugins/sdk/stepFacilities.ts';
 
 import { TerminalError } from '../../plugins/sdk/stepErrors.ts';
+import type { JoinAttestorName } from '../../schemas/trust/joinTokens.ts';
 import { mintJoinToken, type CommandSender } from '../trust/joinToken/mint.ts';
 
 /**
  * The facilities of one step attempt on one node; ids derive from the attempt so a resumed attempt reuses its commands.
  * `mint` runs `pki.createJoinToken` in-process (it is never served over NATS).
  */
-export function stepFacilities(mint: CommandSender, blobs: () => Promise<BlobStore>, node: { nodeId: string; siteId: string }): StepFacilities {
+export function stepFacilities(
+  mint: CommandSender,
+  blobs: () => Promise<BlobStore>,
+  node: { nodeId: string; siteId: string },
+  /** How the tokens its steps mint are attested: `provisioned` in a plugin's worker, `issued` for the built-in steps. */
+  mintsAs: JoinAttestorName = 'issued',
+): StepFacilities {
   return {
     pki: {
       mintJoinToken: async ({ role, expect, ttlSeconds = 3_600 }) => {
-        const token = await mintJoinToken(mint, { role, siteId: node.siteId, nodeId: node.nodeId, ttlSeconds, ...(expect ? { expect } : {}) });
+        const token = await mintJoinToken(mint, {
+          role,
+          siteId: node.siteId,
+          nodeId: node.nodeId,
+          ttlSeconds,
+          attestor: mintsAs,
+          ...(expect ? { expect } : {}),
+        });
         return token.token;
       },
     },

@@ -86,12 +86,14 @@ describe('leader lease of the workflow orchestrator', () => {
       expect(seen.filter((s) => s.term !== undefined && s.term !== termA)).toEqual([]);
 
       // A command a decided and sent, still unexecuted when the lease changes hands: the command service is paused
-      // (the request waits in its socket), n2 is enrolled past it, and a is paused right after it sent n2's inspection.
+      // (the request waits in its socket), n2 is enrolled past it, and a is paused right after it sent n2's claim.
       const commands = started[0]!;
       process.kill(commands.pid!, 'SIGSTOP');
       paused.push(commands.pid!);
       await bus.execute({ name: 'metal.enroll', payload: enrollPayload('n2'), actor: 'test', commandId: 'lease-e2e-n2' });
-      await waitFor(() => seen.some((s) => s.name === 'metal.startInspection' && s.nodeId === 'n2' && s.term === termA), 'a sends n2 inspection');
+      // The first command a sends for a new node claims its BMC system; the inspection comes once the claim holds.
+      const firstForN2 = (s: Seen) => s.name === 'metal.claimIdentity' && s.nodeId === 'n2' && s.term === termA;
+      await waitFor(() => seen.some(firstForN2), "a sends n2's claim");
       process.kill(a.pid!, 'SIGSTOP');
       paused.push(a.pid!);
       const pausedAt = Date.now();
@@ -104,7 +106,7 @@ describe('leader lease of the workflow orchestrator', () => {
 
       // The command service wakes up to a's stale request: refused, nothing appended for it.
       process.kill(commands.pid!, 'SIGCONT');
-      const staleN2 = seen.find((s) => s.name === 'metal.startInspection' && s.nodeId === 'n2' && s.term === termA)!;
+      const staleN2 = seen.find(firstForN2)!;
       await waitFor(() => staleN2.answer !== undefined, 'the answer to a', 15_000);
       expect(staleN2.answer).toBe('LEASE_SUPERSEDED');
       // a wakes up: it stands down, and whatever else it sends under its old term is refused too.
@@ -115,11 +117,14 @@ describe('leader lease of the workflow orchestrator', () => {
       const staleAfterResume = seen.filter((s) => s.term === termA && s.at >= resumedAt);
       await waitFor(() => staleAfterResume.every((s) => s.answer !== undefined), 'answers to a', 10_000);
       expect(staleAfterResume.map((s) => s.answer)).toEqual(staleAfterResume.map(() => 'LEASE_SUPERSEDED'));
-      // b resumes from the log: n2's inspection starts under b's term, and n2 has exactly one inspection in the log.
-      const inspectedUnder = (term: number, nodeId: string) =>
-        seen.some((s) => s.name === 'metal.startInspection' && s.nodeId === nodeId && s.term === term && s.answer === '');
-      await waitFor(() => inspectedUnder(termB, 'n2'), 'b inspects n2', 60_000);
-      expect(inspectedUnder(termA, 'n2')).toBe(false);
+      // b resumes from the log: n2's claim, then its inspection, are executed under b's term and never under a's
+      // (n2 has exactly one claim and one inspection in the log).
+      const executedUnder = (name: string, term: number, nodeId: string) =>
+        seen.some((s) => s.name === name && s.nodeId === nodeId && s.term === term && s.answer === '');
+      await waitFor(() => executedUnder('metal.claimIdentity', termB, 'n2'), 'b claims n2', 60_000);
+      await waitFor(() => executedUnder('metal.startInspection', termB, 'n2'), 'b inspects n2', 60_000);
+      expect(executedUnder('metal.claimIdentity', termA, 'n2')).toBe(false);
+      expect(executedUnder('metal.startInspection', termA, 'n2')).toBe(false);
       // a stays a standby: b keeps the lease, and nothing after a's stand-down carries a's term.
       await sleep(LEASE_MS * 2);
       expect(await holder()).toContain(`:${b.pid}:`);

@@ -6,7 +6,7 @@ import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { workflowAggregate, type ExistingWorkflow } from '../../services/workflow/workflow/workflow.ts';
-import { fakeInventory, fakeWipeReport } from '../metal/fakeAgent.ts';
+import { fakeInventoryOf, fakeWipeReport } from '../metal/fakeAgent.ts';
 import { DeciderModel, enrollArb, NODE_IDS, setMaintenanceArb, siteCreateArb, withoutUndefined, type Fresh, type GeneratedCommand } from './backbone.ts';
 
 /**
@@ -93,12 +93,29 @@ const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
     .map((p) => ({ name: 'vps.recordInstanceObserved', payload: { ...p, providerInstanceId: `prov-${p.instanceId}`, addresses: ['203.0.113.7'] } })),
 );
 
+/**
+ * Templates and assignments (the `modules` read model's `templates`, `host_assignments`): no module is published in
+ * a workload, so a template naming one is refused (CLOSURE_CONFLICT) and the empty ones give hosts an empty plan.
+ */
+const fleetCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
+  fc
+    .record({
+      templateId: fc.constantFrom('base', 'web'),
+      requires: fc.constantFrom([], [{ module: 'nginx', range: '^1' }]),
+      includes: fc.constantFrom([], ['base']),
+    })
+    .filter((t) => !(t.templateId === 'base' && t.includes.length > 0))
+    .map((payload) => ({ name: 'fleet.defineTemplate', payload })),
+  fc.record({ nodeId: fc.constantFrom(...NODE_IDS), template: fc.constantFrom('base', 'web') }).map((payload) => ({ name: 'fleet.assignTemplate', payload })),
+);
+
 // Half the node work lands on the first node, so its operations get far.
 const nodeArb = fc.oneof(fc.constant(0), fc.nat(NODE_IDS.length - 1));
 
 const intentArb: fc.Arbitrary<Intent> = fc.oneof(
   { arbitrary: fc.oneof(siteCreateArb, enrollArb, setMaintenanceArb).map((command) => ({ kind: 'command' as const, command })), weight: 3 },
   { arbitrary: vpsCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 4 },
+  { arbitrary: fleetCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 1 },
   {
     arbitrary: fc
       .record({
@@ -245,7 +262,8 @@ function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Int
   const wf = model.stateOf(workflowAggregate, workflowId);
   if (!wf.exists) return [{ name: 'workflow.start', payload: { workflowId, nodeId, siteId: node.siteId, operation, inputs } }];
   if (wf.status === 'completed') {
-    const inventory: Fresh[] = operation === 'inspect' ? [{ name: 'metal.recordInventory', payload: { nodeId, workflowId, inventory: fakeInventory } }] : [];
+    const inventory: Fresh[] =
+      operation === 'inspect' ? [{ name: 'metal.recordInventory', payload: { nodeId, workflowId, inventory: fakeInventoryOf(nodeId) } }] : [];
     return [...inventory, { name: 'metal.completeOperation', payload: { nodeId, workflowId } }];
   }
   if (wf.status === 'failed') return [{ name: 'metal.failOperation', payload: { nodeId, workflowId, reason: 'a step failed', failedStep: null } }];
@@ -255,7 +273,7 @@ function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Int
   if (!progress || !step) return [];
   const ids = { workflowId, stepIndex };
   if (progress.status === 'scheduled' || progress.status === 'failed') {
-    const wiping: Fresh[] = step.id === 'disk.wipe' && progress.status === 'scheduled' ? [{ name: 'metal.markWiping', payload: { nodeId, workflowId } }] : [];
+    const wiping: Fresh[] = step.attests === 'wipe' && progress.status === 'scheduled' ? [{ name: 'metal.markWiping', payload: { nodeId, workflowId } }] : [];
     const attempt = progress.status === 'scheduled' ? 1 : progress.attempt + 1;
     return [...wiping, { name: 'workflow.startStep', payload: { ...ids, attempt, nonce: attemptNonce(workflowId, stepIndex, attempt) } }];
   }
@@ -267,8 +285,8 @@ function engineCommands(model: DeciderModel, nodeId: string, intent: Extract<Int
     const joined = ramdiskJoined(wf, attempt);
     return [joined.register, { name: 'workflow.completeStep', payload: { ...ids, attempt, output: joined.output } }];
   }
-  if (step.id !== 'disk.wipe')
-    return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.id === 'inventory.read' ? fakeInventory : { ok: true } } }];
+  if (step.attests !== 'wipe')
+    return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: step.records === 'inventory' ? fakeInventoryOf(nodeId) : { ok: true } } }];
   const signedResult = signedWipe(wf, stepIndex, attempt, intent.outcome === 'short' ? shortWipe : fakeWipeReport);
   return [{ name: 'workflow.completeStep', payload: { ...ids, attempt, output: {}, signedResult } }];
 }

@@ -9,7 +9,7 @@ import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts'
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
-import { AutonomyEngine, type AutonomyEngineOptions } from '../../services/stack/autonomy/engine.ts';
+import { AutonomyEngine, type AutonomyEngineOptions } from '../../services/processes/autonomyEngine/engine.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 

@@ -1,39 +1,21 @@
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runCli } from '../support/cliRunner.ts';
 import { describe, expect, it } from 'vitest';
 import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
 import { PolicyCatalog } from '../../services/autonomy/policies.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { AutonomyEngine } from '../../services/stack/autonomy/engine.ts';
+import { AutonomyEngine } from '../../services/processes/autonomyEngine/engine.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { allOk, signalOf } from './autonomyFixture.ts';
 import { publishPassOn, waitForEngine } from './passes.ts';
 
-const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
-const run = promisify(execFile);
-
-async function cli(api: string, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return cliAs('', api, dataDir, ...args);
-}
-
+const cli = (api: string, dataDir: string, ...args: string[]) => runCli(api, dataDir, args);
 /** The CLI with `token` (empty: the admin token in the data dir). */
-async function cliAs(token: string, api: string, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], {
-      env: { ...process.env, BC_DATA_DIR: dataDir, BC_API_TOKEN: token },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cliAs = (token: string, api: string, dataDir: string, ...args: string[]) => runCli(api, dataDir, args, token);
 
 describe('better-compute autonomy', () => {
   it('lists, shows, approves with a signature toward the quorum, sets policies, refuses an unknown owner and halts', async () => {

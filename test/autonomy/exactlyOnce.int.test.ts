@@ -7,7 +7,7 @@ import { decisionAggregate } from '../../services/autonomy/decision/decision.ts'
 import { PolicyCatalog } from '../../services/autonomy/policies.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import { workflowIdFor } from '../../services/metal/node/lifecycle.ts';
-import { AutonomyEngine } from '../../services/stack/autonomy/engine.ts';
+import { AutonomyEngine } from '../../services/processes/autonomyEngine/engine.ts';
 import { enrollPayload, startEngine } from '../metal/engineFixture.ts';
 import { allOk, signalOf } from './autonomyFixture.ts';
 import { publishPassOn, waitForEngine } from './passes.ts';

@@ -7,7 +7,7 @@ import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { reservationOf } from '../../schemas/vps/tenantState.ts';
 import { tenantAggregate } from '../../services/vps/tenant/tenant.ts';
-import { recreatedInstanceId } from '../../services/stack/autonomy/recreate.ts';
+import { recreatedInstanceId } from '../../services/processes/autonomyEngine/recreate.ts';
 import { instancePayload, provisionMetalPool, quotaOf } from '../vps/vpsPayloads.ts';
 import { policiesWith, signalOf, startAutonomy } from './autonomyFixture.ts';
 

@@ -3,7 +3,7 @@ import { longLivedAgentKeys } from '../../projections/agents/queries.ts';
 import { defaultSensorSettings } from '../../services/autonomy/sensors/sensor.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import { runPass } from '../../services/autonomy/sensors/runPass.ts';
-import { readSnapshot } from '../../services/stack/autonomy/snapshotReader.ts';
+import { readSnapshot } from '../../services/processes/fleetSensors/snapshotReader.ts';
 import { enrollPayload, startEngine } from '../metal/engineFixture.ts';
 import { startFakeAgent } from '../metal/fakeAgent.ts';
 

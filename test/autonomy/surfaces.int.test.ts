@@ -3,7 +3,7 @@ import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { firstLaneBindings } from '../../services/autonomy/bindings.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
-import { AutonomyEngine } from '../../services/stack/autonomy/engine.ts';
+import { AutonomyEngine } from '../../services/processes/autonomyEngine/engine.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { openReadModel } from '../support/readModelDb.ts';
 import { policiesWith, signalOf } from './autonomyFixture.ts';

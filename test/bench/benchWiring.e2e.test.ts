@@ -35,6 +35,8 @@ const runs: { script: string; args: (out: string) => string[]; keys: string[] }[
     args: (out) => ['--nodes', '60', '--passes', '4', '--steady', '2', '--out', out],
     keys: ['machine', 'figures', 'baseline', 'invariants'],
   },
+  // Emmett on PostgreSQL runs where 127.0.0.1:5432 answers (this kind of machine starts one) and is skipped elsewhere.
+  { script: 'bench:peer', args: (out) => ['--quick', '--out', out], keys: ['date', 'quick', 'machine', 'postgres', 'ratios', 'figures'] },
   { script: 'bench:build', args: (out) => ['--rounds', '1', '--out', out], keys: ['date', 'machine', 'buildSeconds', 'programs'] },
 ];
 

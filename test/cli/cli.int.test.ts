@@ -1,24 +1,10 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { jetstream } from '@nats-io/jetstream';
+import { runCli } from '../support/cliRunner.ts';
 import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/apiFixture.ts';
 import { waitForCheckpoint } from '../properties/harness.ts';
 
-const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
-const run = promisify(execFile);
-
-async function cli(api: string, dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    // No --token: the CLI finds the bootstrap admin token in BC_DATA_DIR, as it does next to `npm start`.
-    const { stdout, stderr } = await run(process.execPath, [bin, '--api', api, ...args], { env: { ...process.env, BC_DATA_DIR: dataDir, BC_API_TOKEN: '' } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const cli = (api: string, dataDir: string, ...args: string[]) => runCli(api, dataDir, args);
 
 describe('better-compute CLI', () => {
   it('enrolls, lists and shows nodes through the HTTP API, and reports coded errors', async () => {

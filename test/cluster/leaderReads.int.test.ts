@@ -45,6 +45,11 @@ describe('reads at the stream leader on a 3-node cluster', () => {
         return out;
       };
       expect(await names('leader')).toEqual(['one', 'two', 'three']);
+      // The walk back from the last message's predecessor, by exact gets at the leader.
+      const walked: string[] = [];
+      for await (const e of store.entriesEndingAt(subject, 0, last?.held === false ? last.previousSeq! : 0, 'leader'))
+        walked.push((e.batch?.events[0]?.data as { name: string }).name);
+      expect(walked).toEqual(['one', 'two']);
       expect((await store.readAt(expected[subject], 'leader'))?.subject).toBe(subject);
       expect(await store.readAt(expected[subject] + 100, 'leader')).toBeUndefined();
       expect(await store.lastEntry('bc.evt.site.site.none', undefined, 'leader')).toBeUndefined();

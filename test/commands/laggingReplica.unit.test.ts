@@ -52,6 +52,11 @@ class LaggingReplicaLog {
     for (const m of this.view(subject, from, this.scanThrough ?? this.replicaThrough)) if (m.seq > afterSeq && m.seq <= throughSeq) yield this.entry(m);
   }
 
+  /** As a replica read of the real store ends: the messages the answering replica holds, up to `endSeq`. */
+  entriesEndingAt(subject: string, afterSeq: number, endSeq: number, from: ReadFrom = 'replica'): AsyncGenerator<LogEntry> {
+    return this.entriesAfter(subject, afterSeq, endSeq, from);
+  }
+
   async readAt(seq: number, from: ReadFrom = 'replica'): Promise<LogEntry | undefined> {
     const m = this.messages.find((x) => x.seq === seq && (from === 'leader' || x.seq <= this.replicaThrough));
     return m && this.entry(m);

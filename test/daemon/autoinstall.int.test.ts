@@ -13,6 +13,7 @@ import { decodeSignedResult, verifyAgentResult } from '../../schemas/agent/agent
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { startJoinService, type JoinService } from '../../services/trust/join/joinService.ts';
+import { startControlPlaneResultIntake, type ResultIntake } from '../../services/agents/resultIntake.ts';
 import { mintJoinToken, type CommandSender } from '../../services/trust/joinToken/mint.ts';
 import { jetstreamManager, jetstream } from '@nats-io/jetstream';
 import { startBackbone } from '../support/backboneFixture.ts';
@@ -37,6 +38,7 @@ autoinstall:
 describe('a simulated machine booting an autoinstall ISO from virtual media', () => {
   let env: Awaited<ReturnType<typeof startBackbone>>;
   let joins: JoinService;
+  let intake: ResultIntake | undefined;
   const isos = new Map<string, Uint8Array>();
   let mediaServer: ReturnType<typeof createServer>;
   let mediaBase: string;
@@ -95,7 +97,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     const jsm = await jetstreamManager(env.nc);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
       const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
-        last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+        last_by_subj: Subjects.acceptedAgentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
       });
       if (msg)
         return verifyAgentResult(msg.data, command, (id) =>
@@ -108,6 +110,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
   beforeAll(async () => {
     env = await startBackbone({ projectors: false });
     joins = startJoinService(env.nc, env.store, log);
+    intake = await startControlPlaneResultIntake(env.nc, { repository: env.bus.repository, bus: env.bus, log });
     await send('site.create', { siteId: 'dc1', name: 'DC 1' }, 'site-create-dc1');
     mediaServer = createServer((req, res) => {
       const iso = isos.get((req.url ?? '').replace(/^\/iso\//, ''));
@@ -122,6 +125,7 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     for (const c of clients) await c.close().catch(() => undefined);
     for (const m of machines) await m.close();
     await joins?.stop();
+    await intake?.stop();
     await new Promise<void>((resolve) => (mediaServer ? mediaServer.close(() => resolve()) : resolve()));
     await env?.[Symbol.asyncDispose]();
   });
@@ -171,14 +175,23 @@ describe('a simulated machine booting an autoinstall ISO from virtual media', ()
     const key = { agentId: agent.agentId, publicKey: agent.publicKey, keyId: agent.keyId };
     const inventory = await runOnNode(agentCommand('inventory.report', { nodeId: 'dc1-a' }), key);
     expect(inventory).toMatchObject({ ok: true, result: { ok: true, agentId: 'node-dc1-a', payload: { disks: [{ path: m.disks[0] }] } } });
-    // Its refusal of a wipe is signed like any answer, but a node agent never speaks for a wipe: the control plane
-    // does not count it (only the ramdisk a workflow booted does).
+    // Its refusal of a wipe is signed like any answer, but a node agent never speaks for a wipe: the result intake
+    // does not store it (only the ramdisk a workflow booted may answer one).
     const wipeCommand = agentCommand('disk.wipe', { nodeId: 'dc1-a', params: { mode: 'zero' } });
-    expect(await runOnNode(wipeCommand, key)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
-    const refusal = await jetstreamManager(env.nc).then((jsm) =>
-      jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce) }),
+    const wipeSubject = Subjects.agentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce);
+    const answered = env.nc.subscribe(wipeSubject, { max: 1 });
+    await jetstream(env.nc).publish(Subjects.nodeAgentCommands('dc1', 'dc1-a'), JSON.stringify(wipeCommand), { msgID: wipeCommand.commandId });
+    let refusal: Uint8Array | undefined;
+    for await (const msg of answered) refusal = msg.data;
+    expect(decodeSignedResult(refusal!).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
+    const retold = await env.nc.request(wipeSubject, refusal, { timeout: 10_000 });
+    expect(retold.json()).toMatchObject({ error: { description: expect.stringMatching(/^RESULT_REFUSED: .*NOT_AUTHORISED/) } });
+    const stored = await jetstreamManager(env.nc).then((jsm) =>
+      jsm.direct.getMessage(Streams.agentResults.name, {
+        last_by_subj: Subjects.acceptedAgentResult('dc1', 'dc1-a', wipeCommand.commandId, wipeCommand.nonce),
+      }),
     );
-    expect(decodeSignedResult(refusal!.data).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
+    expect(stored).toBeNull();
     expect(readOsMarker(m.disks[0]!)).toEqual({ installer: 'ubuntu-autoinstall', isoSha256 });
 
     // Power off stops it; booting from disk starts the installed OS's agent again with the same key and no token.

@@ -126,6 +126,22 @@ describe('parseBcdArgs', () => {
     expect(parseBcdArgs(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's'], { BC_JOIN_TOKEN: 'bcj_env' }).join.token).toBe('bcj_env');
   });
 
+  it('parses bcd node --plugins with its privileged list, and refuses either flag anywhere else or the list alone', () => {
+    const node = ['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs([...node, '--plugins', '/etc/bcd/plugins.d', '--privileged-plugin', 'crun', '--privileged-plugin', 'qemu'])).toMatchObject({
+      plugins: { folder: '/etc/bcd/plugins.d', privileged: ['crun', 'qemu'] },
+    });
+    expect(parseBcdArgs(node)).not.toHaveProperty('plugins');
+    expect(usage([...node, '--privileged-plugin', 'crun'])).toBe('USAGE');
+    expect(usage(['site', '--site', 'dc1', '--nats', 'n', '--state', 's', '--plugins', '/p'])).toBe('USAGE');
+  });
+
+  it('parses bcd node --site-url, where module bundles are fetched from first', () => {
+    const node = ['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs([...node, '--site-url', 'http://10.0.0.1:8080'])).toMatchObject({ command: 'node', siteUrl: 'http://10.0.0.1:8080' });
+    expect(parseBcdArgs(node)).not.toHaveProperty('siteUrl');
+  });
+
   it.each([
     [['node', '--site', 'dc1', '--nats', 'n', '--state', 's']],
     [['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n']],

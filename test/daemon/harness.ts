@@ -14,6 +14,10 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import type { AgentRegistration } from '../../daemon/agent/registration.ts';
 import { keyIdOf } from '../../schemas/agent/agentResultCodec.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';
+import { startResultIntake } from '../../services/agents/resultIntake.ts';
+import { startRefusalCounting } from '../../services/trust/refusals/refusalCounting.ts';
+import type { CommandBus } from '../../services/platform/commands/commandBus.ts';
+import { ResultRejectedError } from '../../plugins/sdk/stepErrors.ts';
 
 export const log = createLogger('test', process.env.BC_TEST_LOG ?? 'silent');
 
@@ -51,6 +55,8 @@ export async function startAgentBackbone() {
     const r = registrations.findLast((x) => x.agentId === agentId);
     return r && { keyId: keyIdOf(Buffer.from(r.publicKey, 'base64')), publicKey: r.publicKey, role: r.role, siteId: r.siteId, nodeId: r.nodeId ?? null };
   };
+  // The control plane's result intake, verifying against the registrations above as the executor would.
+  const intake = await startKeyedResultIntake(nc, keyFor);
 
   /** Publishes a command like the control plane does; a distinct msgID bypasses JetStream's dedupe (a redelivery). */
   const publish = async (command: AgentCommand, msgID = command.commandId) => {
@@ -66,7 +72,7 @@ export async function startAgentBackbone() {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
-        last_by_subj: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+        last_by_subj: Subjects.acceptedAgentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
       });
       if (msg) return verifyAgentResult(msg.data, command, keyFor);
       if (Date.now() > deadline) throw new Error(`no result for ${command.commandId}`);
@@ -77,7 +83,7 @@ export async function startAgentBackbone() {
   /** How many results were stored for a command (dedupe means one). */
   const resultCount = async (command: AgentCommand): Promise<number> => {
     const info = await jsm.streams.info(Streams.agentResults.name, {
-      subjects_filter: Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
+      subjects_filter: Subjects.acceptedAgentResult(command.siteId, command.nodeId, command.commandId, command.nonce),
     });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
   };
@@ -95,11 +101,25 @@ export async function startAgentBackbone() {
     resultCount,
     async [Symbol.asyncDispose]() {
       sub.unsubscribe();
+      await intake.stop();
       await nc.close();
       await nats[Symbol.asyncDispose]();
       dir[Symbol.dispose]();
     },
   };
+}
+
+/** The result intake, verifying results against `keyFor` instead of the log's registrations (no refusal is recorded). */
+export function startKeyedResultIntake(nc: NatsConnection, keyFor: (agentId: string) => RegisteredAgentKey | undefined) {
+  return startResultIntake(nc, {
+    verify: async (command, bytes) => {
+      const verdict = verifyAgentResult(bytes, command, keyFor);
+      if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
+      return verdict.result;
+    },
+    refusals: startRefusalCounting({ execute: async () => undefined } as unknown as CommandBus, 'results', log),
+    log,
+  });
 }
 
 let seq = 0;

@@ -14,15 +14,17 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { verifiedResult } from '../../services/agents/agentExchange.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
+import { startControlPlaneResultIntake } from '../../services/agents/resultIntake.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { agentCommand } from './harness.ts';
 
 const PASSWORD = 'rotate-Secret-42';
 
-/** A backbone with the join process's registration and key-status service, a BMC, and a `bcd site` that asks often. */
+/** A backbone with the join process's registration and key-status service, the result intake, a BMC, and a `bcd site` that asks often. */
 async function startRotationRig() {
   const env = await startBackbone({ projectors: false });
   const registrations = startRegistrationService(env.nc, env.store, env.log, { bus: env.bus });
+  const intake = await startControlPlaneResultIntake(env.nc, { repository: env.bus.repository, bus: env.bus, log: env.log });
   const bmc = await startBmcSimulator({ tree: 'hpe-ilo5-dl325', username: 'admin', password: PASSWORD, powerDelayMs: 0, mediaDelayMs: 0 });
   const stateDir = join(env.dataDir, 'site');
   mkdirSync(stateDir, { recursive: true });
@@ -42,7 +44,7 @@ async function startRotationRig() {
   const ask = async (): Promise<{ command: AgentCommand; bytes: Uint8Array }> => {
     const command = agentCommand('power.get', { bmc: { address: bmc.url, credentialsRef: 'secret:n1-bmc' } });
     await jetstream(env.nc).publish(Subjects.siteAgentCommands('dc1', 'n1'), JSON.stringify(command), { msgID: command.commandId });
-    const subject = Subjects.agentResult('dc1', 'n1', command.commandId, command.nonce);
+    const subject = Subjects.acceptedAgentResult('dc1', 'n1', command.commandId, command.nonce);
     let stored = null;
     await expect
       .poll(async () => (stored = await jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: subject })), { timeout: 15_000 })
@@ -60,6 +62,7 @@ async function startRotationRig() {
     agentState,
     async [Symbol.asyncDispose]() {
       await registrations.stop();
+      await intake.stop();
       await bmc.close();
       await disposeBackbone();
     },

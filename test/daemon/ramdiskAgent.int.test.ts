@@ -94,12 +94,17 @@ describe('bcd ramdisk', () => {
     ).toBe(true);
   });
 
-  it('refuses a command for another node with WRONG_AGENT, an answer the control plane does not count', async () => {
+  it('refuses a command for another node with WRONG_AGENT, an answer the result intake does not store', async () => {
     const cmd = agentCommand('inventory.report', { nodeId: 'n2' });
+    const published = env.nc.subscribe(`bc.site.dc1.res.n2.${cmd.commandId}.${cmd.nonce}`, { max: 1 });
     await env.js.publish('bc.site.dc1.node.n1.cmd', JSON.stringify(cmd), { msgID: cmd.commandId });
-    expect(await env.result(cmd)).toEqual({ ok: false, reason: 'NOT_AUTHORISED' });
-    const stored = await env.jsm.direct.getMessage('BC_AGENT_RESULTS', { last_by_subj: `bc.site.dc1.res.n2.${cmd.commandId}.${cmd.nonce}` });
-    expect(decodeSignedResult(stored!.data).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
+    let answer: Uint8Array | undefined;
+    for await (const m of published) answer = m.data;
+    expect(decodeSignedResult(answer!).result).toMatchObject({ ok: false, errorCode: 'WRONG_AGENT' });
+    // No command with that id was sent to n2 (it went out on n1's subject): the intake stores nothing, and says so.
+    const reply = await env.nc.request(`bc.site.dc1.res.n2.${cmd.commandId}.${cmd.nonce}`, answer, { timeout: 10_000 });
+    expect(reply.json()).toMatchObject({ error: { description: expect.stringMatching(/^RESULT_COMMAND_UNKNOWN: /) } });
+    expect(await env.resultCount(cmd)).toBe(0);
   });
 
   it('answers INTERRUPTED, not a second wipe, when the machine lost power mid-wipe', async () => {

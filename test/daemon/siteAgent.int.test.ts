@@ -150,7 +150,9 @@ describe('bcd site', () => {
     await drained();
     await sleep(50);
     expect(resets()).toBe(before);
-    const stored = await env.jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult('dc1', 'n1', cmd.commandId, cmd.nonce) });
+    const stored = await env.jsm.direct.getMessage(Streams.agentResults.name, {
+      last_by_subj: Subjects.acceptedAgentResult('dc1', 'n1', cmd.commandId, cmd.nonce),
+    });
     expect(decodeSignedResult(stored!.data).result.ok).toBe(true);
   });
 

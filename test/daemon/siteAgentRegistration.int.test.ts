@@ -11,7 +11,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';
-import { agentCommand, log } from './harness.ts';
+import { agentCommand, log, startKeyedResultIntake } from './harness.ts';
 
 const PASSWORD = 'site-agent-Secret-42';
 
@@ -40,7 +40,7 @@ describe('bcd site before its registration is answered', () => {
       const cmd = agentCommand('power.set', { params: { action: 'off' }, bmc: { address: bmc.url, credentialsRef: 'secret:n1-bmc' } });
       await jetstream(nc).publish(Subjects.siteAgentCommands(cmd.siteId, cmd.nodeId), JSON.stringify(cmd), { msgID: cmd.commandId });
       const stored = () =>
-        jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.agentResult(cmd.siteId, cmd.nodeId, cmd.commandId, cmd.nonce) });
+        jsm.direct.getMessage(Streams.agentResults.name, { last_by_subj: Subjects.acceptedAgentResult(cmd.siteId, cmd.nodeId, cmd.commandId, cmd.nonce) });
       await sleep(1_500);
       expect(await stored()).toBeNull();
       expect(resets()).toBe(0);
@@ -59,14 +59,15 @@ describe('bcd site before its registration is answered', () => {
           );
         },
       });
-      await agent.registered;
-      let msg = await stored();
-      for (let i = 0; !msg && i < 200; i++) msg = (await sleep(50), await stored());
-      sub.unsubscribe();
       const keyFor = (agentId: string) => {
         const r = registrations.findLast((x) => x.agentId === agentId);
         return r && { keyId: keyIdOf(Buffer.from(r.publicKey, 'base64')), publicKey: r.publicKey, role: r.role, siteId: r.siteId, nodeId: r.nodeId ?? null };
       };
+      await using _intake = await startKeyedResultIntake(nc, keyFor).then((i) => ({ [Symbol.asyncDispose]: () => i.stop() }));
+      await agent.registered;
+      let msg = await stored();
+      for (let i = 0; !msg && i < 200; i++) msg = (await sleep(50), await stored());
+      sub.unsubscribe();
       expect(msg).not.toBeNull();
       expect(verifyAgentResult(msg!.data, cmd, keyFor)).toMatchObject({ ok: true, result: { ok: true, agentId: 'site-dc1' } });
       expect([resets(), bmc.state.powerState]).toEqual([1, 'Off']);

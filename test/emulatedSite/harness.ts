@@ -26,11 +26,11 @@ export class TestProcesses {
   }
 }
 
-/** Polls a log file until `pattern` shows up; fails naming what was awaited. */
-export async function waitForLog(what: string, file: string, pattern: RegExp, timeoutMs: number): Promise<string> {
+/** Polls a log file until `pattern` shows up (after the first `fromOffset` bytes); fails naming what was awaited. */
+export async function waitForLog(what: string, file: string, pattern: RegExp, timeoutMs: number, fromOffset = 0): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    const text = existsSync(file) ? readFileSync(file).subarray(fromOffset).toString('utf8') : '';
     if (pattern.test(text)) return text;
     await new Promise((r) => setTimeout(r, 1000));
   }

@@ -11,6 +11,7 @@ import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { addTap, createSiteNetwork, destroySiteNetwork, startLanDhcp, type SiteNetwork } from '../../scripts/emulatedSite/siteNetwork.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { TestProcesses, waitForLog } from './harness.ts';
+import { sharedHostImage } from './sharedHostImage.ts';
 
 /**
  * The deployable image end to end: built twice to the same bytes, written to a VM's disk with a node seed in its
@@ -48,7 +49,8 @@ describe('deployable host image', () => {
 
   it('builds reproducibly, boots from its own disk and starts bcd node from the seed', async () => {
     const { cacheDir } = buildDirs('image');
-    const image = await buildImage(join(scratch, 'image'), cacheDir);
+    // The run's shared build, and one more from the same inputs: the same bytes.
+    const image = await sharedHostImage();
     expect((await buildImage(join(scratch, 'image-again'), cacheDir)).sha256).toBe(image.sha256);
 
     net = createSiteNetwork(name, randomInt(16, 250));

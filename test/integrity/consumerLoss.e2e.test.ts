@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Streams } from '../../schemas/subjects.ts';
 import { openLeaseBucket, readLease } from '../../services/platform/lease/leaderLease.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
-import { ORCHESTRATOR_DURABLE } from '../../services/workflow/orchestrator.ts';
-import { VPS_RECONCILER_DURABLE } from '../../services/vps/reconciler/reconciler.ts';
+import { ORCHESTRATOR_DURABLE } from '../../services/processes/orchestrator/orchestrator.ts';
+import { VPS_RECONCILER_DURABLE } from '../../services/processes/vpsReconciler/reconciler.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';
 import { startServeProcess } from '../support/serveProcess.ts';
 

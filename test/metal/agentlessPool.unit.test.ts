@@ -22,6 +22,8 @@ const wf = workflowIdFor(n, 'cmd-00000001');
 const bmc = { address: 'https://10.0.0.1', credentialsRef: 'secret:b' };
 const enrollPayload = { nodeId: n, siteId: 'dc1', bmc, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] };
 const site = { exists: true };
+/** Nobody holds the node's BMC system yet (`metal.enroll` refuses one another node holds). */
+const unclaimed = { identity: { kind: 'bmcSystem', address: bmc.address } as const, claim: { claimedBy: null }, holder: undefined };
 
 const pool = (overrides: Partial<Extract<PoolState, { exists: true }>> = {}): PoolState => ({
   exists: true,
@@ -85,25 +87,29 @@ function agentlessRelease() {
 describe('metal pool membership', () => {
   it('enroll records the pool and its agent when the metal pool is at the node site', () => {
     given([])
-      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool() } })
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, ...unclaimed, pool: pool() } })
       .then([enrolledIn('none')]);
   });
 
   it('enroll refuses a missing pool, a provider pool and a pool at another site with PRECONDITION_FAILED', () => {
     given([])
-      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: { exists: false } } })
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, ...unclaimed, pool: { exists: false } } })
       .thenRejects('PRECONDITION_FAILED');
     given([])
-      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ class: 'provider', siteId: null, accountId: 'a1' }) } })
+      .when(
+        enrollNode,
+        { ...enrollPayload, poolId: 'talos' },
+        { dependencies: { site, ...unclaimed, pool: pool({ class: 'provider', siteId: null, accountId: 'a1' }) } },
+      )
       .thenRejects('PRECONDITION_FAILED');
     given([])
-      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, pool: pool({ siteId: 'dc2' }) } })
+      .when(enrollNode, { ...enrollPayload, poolId: 'talos' }, { dependencies: { site, ...unclaimed, pool: pool({ siteId: 'dc2' }) } })
       .thenRejects('PRECONDITION_FAILED');
   });
 
   it('enroll without a pool records neither pool nor agent', () => {
     given([])
-      .when(enrollNode, enrollPayload, { dependencies: { site, pool: undefined } })
+      .when(enrollNode, enrollPayload, { dependencies: { site, ...unclaimed, pool: undefined } })
       .then((events) => {
         expect(events[0]!.data).not.toHaveProperty('poolId');
         expect(events[0]!.data).not.toHaveProperty('agent');
@@ -174,7 +180,7 @@ describe('agentless operations', () => {
             nodeId: n,
             operation: 'release',
             workflowId: wf,
-            reason: 'release finished without an attested disk wipe: no disk.wipe step succeeded',
+            reason: 'release finished without an attested disk wipe: no wipe step succeeded',
             failedStep: 'disk.wipe',
             maintenance: true,
           },

@@ -9,7 +9,7 @@ import { builtinSteps } from '../../services/plugins/builtinSteps.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { defineStep } from '../../plugins/sdk/defineStep.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
-import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
+import { WorkflowOrchestrator } from '../../services/processes/orchestrator/orchestrator.ts';
 import { storedAgentCommands } from '../support/agentEvidence.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { enrollPayload } from './engineFixture.ts';

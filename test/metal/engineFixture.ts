@@ -4,7 +4,7 @@ import { startRegistrationService } from '../../services/trust/agent/registratio
 import { nodeAggregate, type NodeAggregateState } from '../../services/metal/node/node.ts';
 import { loadWorkflowConfig, type WorkflowConfig } from '../../services/workflow/config.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
-import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
+import { WorkflowOrchestrator } from '../../services/processes/orchestrator/orchestrator.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
 /** A backbone with the command responder, the registration service, the orchestrator and one executor running in-process. */
@@ -64,7 +64,8 @@ export async function startEngine(overrides: Partial<WorkflowConfig> = {}, execu
 export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
   nodeId,
   siteId,
-  bmc: { address: 'https://127.0.0.1:8443', credentialsRef: 'secret:bmc-1' },
+  // One BMC system per node: enrolment refuses a second node for a system another holds.
+  bmc: { address: `https://127.0.0.1:8443/redfish/v1/Systems/${nodeId}`, credentialsRef: 'secret:bmc-1' },
   hardwareProfile: 'fake-1u',
   macs: ['52:54:00:aa:bb:01'],
 });

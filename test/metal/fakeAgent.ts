@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -31,6 +31,16 @@ export const fakeInventory = {
   nics: [{ id: 'eth0', mac: '52:54:00:aa:bb:01', speedMbps: 25_000 }],
 };
 
+/**
+ * The inventory of node `nodeId`'s machine: `fakeInventory` with its own SMBIOS UUID, as every real machine has (the
+ * orchestrator fails the inspection of a node whose UUID another node holds: `NODE_IDENTITY_CONFLICT`).
+ */
+export function fakeInventoryOf(nodeId: string): typeof fakeInventory {
+  const hex = createHash('sha256').update(`fake-machine:${nodeId}`).digest('hex');
+  const productUuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  return { ...fakeInventory, productUuid };
+}
+
 /** What a ramdisk reports after zeroing the disk of `fakeInventory` end to end. */
 export const fakeWipeReport = {
   method: 'zero',
@@ -45,7 +55,7 @@ export const fakeWipeReport = {
 };
 
 /**
- * A site agent plus the ramdisk agents it "boots": it consumes every agent command, registers a fresh ramdisk key
+ * A site agent plus the ramdisk agents it "boots" (each node's machine with its own UUID: `fakeInventoryOf`): it consumes every agent command, registers a fresh ramdisk key
  * when a PXE-flagged node is power-cycled, and publishes signed results. `forgeWipe` signs wipe results with an
  * unregistered key; `wipeReport` replaces the wipe's (correctly signed) payload; `delayMs` holds a kind's result back
  * (to stop an executor mid-step); `failKinds` answer `ok: false`, with `failCode` (default DRIVER_ERROR).
@@ -61,6 +71,7 @@ export async function startFakeAgent(
   const ramdisks = new Map<string, { agentId: string; signer: Signer }>();
   const pxe = new Set<string>();
   const executed = new Map<string, number>();
+  const refused: { command: AgentCommand; bytes: Uint8Array; reason: string }[] = [];
 
   const consumer = await js.consumers.get(Streams.agentCommands.name, { deliver_policy: DeliverPolicy.All });
   const messages: ConsumerMessages = await consumer.consume();
@@ -77,7 +88,7 @@ export async function startFakeAgent(
       ramdisks.set(command.nodeId, { agentId: rid, signer: ramdisk });
       await sendRegistration(nc, { agentId: rid, role: 'ramdisk', siteId, nodeId: command.nodeId, publicKey: ramdisk.publicKey });
     }
-    if (command.kind === 'inventory.read') payload = fakeInventory;
+    if (command.kind === 'inventory.read') payload = fakeInventoryOf(command.nodeId);
     if (['disk.wipe', 'image.write', 'userdata.write'].includes(command.kind)) {
       const ramdisk = ramdisks.get(command.nodeId)!;
       agentId = ramdisk.agentId;
@@ -102,13 +113,17 @@ export async function startFakeAgent(
       },
       signer,
     );
-    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId, command.nonce), bytes);
+    // The result intake answers: stored, or refused with a code (kept, with the bytes, for the test to look at).
+    await js.publish(Subjects.agentResult(siteId, command.nodeId, command.commandId, command.nonce), bytes).catch((err: Error) => {
+      refused.push({ command, bytes, reason: err.message });
+    });
   };
   const loop = (async () => {
     for await (const m of messages) await execute(AgentCommand.parse(m.json()));
   })();
   return {
     executed,
+    refused,
     async [Symbol.asyncDispose]() {
       await messages.close();
       await loop.catch(() => undefined);

@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import type { PlatformEvent } from '../../schemas/events.ts';
 import { cappedOperations } from '../../schemas/metal/workflow.ts';
-import { FleetModel, type Caps, type PendingOperation } from '../../services/workflow/fleetModel.ts';
+import { FleetModel, type Caps, type PendingOperation } from '../../services/processes/orchestrator/fleetModel.ts';
 
 const requested = (nodeId: string, operation: 'deploy' | 'release' | 'inspect', siteId = 'dc1'): PlatformEvent => ({
   type: 'NodeOperationRequested',

@@ -1,13 +1,13 @@
-import { DeliverPolicy } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
 import { describe, expect, it } from 'vitest';
 import { getNode } from '../../projections/nodes/queries.ts';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
-import { Streams } from '../../schemas/subjects.ts';
+import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { deployPayload, enrollPayload, startEngine } from './engineFixture.ts';
-import { fakeInventory, fakeWipeReport, startFakeAgent } from './fakeAgent.ts';
+import { fakeInventoryOf, fakeWipeReport, startFakeAgent } from './fakeAgent.ts';
 
 type Engine = Awaited<ReturnType<typeof startEngine>>;
 
@@ -37,7 +37,7 @@ describe('metal lifecycle', () => {
     await using env = await startEngine();
     await using _agent = await startFakeAgent(env.nc, 'dc1');
     const ready = await enrollReady(env, 'n1');
-    expect(ready).toMatchObject({ state: 'ready', inventory: fakeInventory });
+    expect(ready).toMatchObject({ state: 'ready', inventory: fakeInventoryOf('n1') });
 
     await env.bus.execute({ name: 'metal.deploy', payload: deployPayload('n1'), actor: 'test' });
     await env.waitForNode('n1', (s) => s.exists && s.state === 'deployed');
@@ -70,7 +70,7 @@ describe('metal lifecycle', () => {
       workflowId: null,
       waitingReason: null,
       failure: null,
-      inventory: fakeInventory,
+      inventory: fakeInventoryOf('n1'),
     });
 
     const app = Fastify().setValidatorCompiler(validatorCompiler).setSerializerCompiler(serializerCompiler);
@@ -86,15 +86,23 @@ describe('metal lifecycle', () => {
     await app.close();
   });
 
-  it('refuses and records a forged wipe result, and the release keeps waiting for a valid one instead of failing', async () => {
+  it('refuses a forged wipe result at the intake and records one stored behind its back; the release keeps waiting for a valid one instead of failing', async () => {
     await using env = await startEngine();
-    await using _agent = await startFakeAgent(env.nc, 'dc1', { forgeWipe: true });
+    await using agent = await startFakeAgent(env.nc, 'dc1', { forgeWipe: true });
     await enrollReady(env, 'n2');
     await env.bus.execute({ name: 'metal.deploy', payload: deployPayload('n2'), actor: 'test' });
     await env.waitForNode('n2', (s) => s.exists && s.state === 'deployed');
     await env.bus.execute({ name: 'metal.undeploy', payload: { nodeId: 'n2' }, actor: 'test' });
     await env.waitForNode('n2', (s) => s.exists && s.state === 'wiping');
 
+    // The result intake refuses the forgery: nothing is stored, and the agent is told why.
+    const refusedWipes = () => agent.refused.filter((r) => r.command.kind === 'disk.wipe');
+    await expect.poll(() => refusedWipes().length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const { command, bytes, reason } = refusedWipes()[0]!;
+    expect(reason).toMatch(/^RESULT_REFUSED: /);
+    expect(agent.refused.filter((r) => r.command.kind !== 'disk.wipe')).toEqual([]);
+    // Stored anyway (by a control-plane credential, the only kind that may write there), the executor still refuses it.
+    await jetstream(env.nc).publish(Subjects.acceptedAgentResult('dc1', 'n2', command.commandId, command.nonce), bytes);
     const workflows = env.readers.get('workflows')!;
     const wipe = () => workflows.db().prepare(`SELECT state, error_code, rejected_results, output FROM workflow_steps WHERE step_id = 'disk.wipe'`).get();
     await expect

@@ -18,7 +18,7 @@ describe('inspection of a BMC that serves several systems', () => {
   it('inspects each node as the system its address names, and refuses the wrong MACs and an address naming no system', { timeout: 90_000 }, async () => {
     await using engine = await startEngine();
     const { bus, dataDir } = engine;
-    const sim = await startBmcSimulator({ tree: 'hpe-ilo5-dl325', username: 'admin', password: PASSWORD, systems: 2 });
+    const sim = await startBmcSimulator({ tree: 'hpe-ilo5-dl325', username: 'admin', password: PASSWORD, systems: 3 });
     const credentials = join(dataDir, 'credentials.json');
     writeFileSync(credentials, JSON.stringify({ 'secret:chassis-bmc': { username: 'admin', password: PASSWORD } }));
     const agent = await startSiteAgent(engine.nc, {
@@ -32,8 +32,8 @@ describe('inspection of a BMC that serves several systems', () => {
     try {
       await agent.registered;
       await bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, actor: 'test' });
-      const [a, b] = sim.systems.map((s) => ({ address: sim.addressOf(s), ...identityOf(sim, s.uri) }));
-      expect(a!.uuid).not.toBe(b!.uuid);
+      const [a, b, c] = sim.systems.map((s) => ({ address: sim.addressOf(s), ...identityOf(sim, s.uri) }));
+      expect(new Set([a!.uuid, b!.uuid, c!.uuid]).size).toBe(3);
       const enroll = (nodeId: string, address: string, macs: string[]) =>
         bus.execute({
           name: 'metal.enroll',
@@ -42,8 +42,8 @@ describe('inspection of a BMC that serves several systems', () => {
         });
       await enroll('node-a', a!.address, [a!.macs[0]!]);
       await enroll('node-b', b!.address, b!.macs);
-      // Enrolled for system B's MAC but pointed at system A: the wrong machine.
-      await enroll('node-wrong', a!.address, [b!.macs[0]!]);
+      // Enrolled for system B's MAC but pointed at system C: the wrong machine.
+      await enroll('node-wrong', c!.address, [b!.macs[0]!]);
       // A chassis address with no system: which one it is cannot be known.
       await enroll('node-vague', sim.url, [a!.macs[0]!]);
 
@@ -62,6 +62,8 @@ describe('inspection of a BMC that serves several systems', () => {
       });
       // The wrong system's inventory was never recorded for the node.
       expect(wrong).toMatchObject({ inventory: null });
+      // System A is node-a's: a second node for it is refused at enrolment, before anything touches the machine.
+      await expect(enroll('node-again', a!.address, a!.macs)).rejects.toMatchObject({ code: 'NODE_IDENTITY_CONFLICT' });
       expect(vague).toMatchObject({ state: 'failed', failed: { failedStep: 'inventory.read', reason: expect.stringContaining('REDFISH_SYSTEM_AMBIGUOUS') } });
     } finally {
       await agent.stop();

@@ -52,7 +52,7 @@ function commandFor(action: Action, state: NodeAggregateState): [CommandDefiniti
   const workflowId = (state.exists && state.current?.workflowId) || 'wf-000000000000';
   const workflow = {
     exists: true,
-    steps: [{ id: 'disk.wipe' }],
+    steps: [{ id: 'disk.wipe', attests: 'wipe' }],
     progress: [{ status: 'succeeded', output: { attested: action.kind === 'complete' && action.attested } }],
   };
   switch (action.kind) {
@@ -65,7 +65,12 @@ function commandFor(action: Action, state: NodeAggregateState): [CommandDefiniti
     case 'wiping':
       return [markWiping, { nodeId: n, workflowId }, undefined];
     case 'cancelled': {
-      const cancelled = { exists: true, status: 'cancelled', steps: [{ id: 'disk.wipe' }], progress: [{ status: 'failed', attempt: action.started ? 1 : 0 }] };
+      const cancelled = {
+        exists: true,
+        status: 'cancelled',
+        steps: [{ id: 'disk.wipe', attests: 'wipe' }],
+        progress: [{ status: 'failed', attempt: action.started ? 1 : 0 }],
+      };
       return [completeCancel, { nodeId: n, workflowId }, { workflow: cancelled }];
     }
   }

@@ -51,7 +51,7 @@ function releaseWorkflow(attested: boolean, operation: NodeOperation = 'release'
         operation,
         profile: { id: operation, version: 1 },
         startedAt: '2026-12-02T12:00:00.000Z',
-        steps: [{ id: 'disk.wipe', runsOn: 'node', params: {}, timeoutMs: 1000, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: true }],
+        steps: [{ id: 'disk.wipe', runsOn: 'node', params: {}, timeoutMs: 1000, retry: { maxAttempts: 1, backoffMs: 0 }, destructive: true, attests: 'wipe' }],
       },
     },
     { type: 'StepStarted', data: { workflowId: wf, stepIndex: 0, stepId: 'disk.wipe', attempt: 1 } },

@@ -10,7 +10,7 @@ import { fakeInventory } from './fakeAgent.ts';
 /** A node agent of `role` heard `ageMs` ago, in a 30 s window. */
 const heard = (role: 'ramdisk' | 'node', ageMs = 1_000): AgentPresenceLookup => ({
   presenceOf: () => ({
-    presence: { agentId: `a-${role}`, role, heardAt: new Date(Date.now() - ageMs).toISOString(), startedAt: null, lastError: null },
+    presence: { agentId: `a-${role}`, role, heardAt: new Date(Date.now() - ageMs).toISOString(), startedAt: null, lastError: null, drivers: [], modules: [] },
     alive: ageMs <= 30_000,
   }),
 });

@@ -25,6 +25,7 @@ const spentToken = (tokenId: string, agentId: string, keyId: string): JoinTokenS
   nodeId: null,
   expiresAt: '2027-01-01T00:00:00.000Z',
   expect: null,
+  attestor: 'issued',
   usedBy: agentId,
   usedForKeyId: keyId,
   refusals: 0,

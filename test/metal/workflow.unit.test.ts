@@ -4,6 +4,7 @@ import { commandNonce } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import type { WorkflowEvent } from '../../schemas/metal/workflowEvents.ts';
+import type { ResolvedStep } from '../../schemas/metal/workflow.ts';
 import { builtinProfileCatalog, builtinProfiles } from '../../services/metal/profiles/builtin.ts';
 import { ubuntuAutoinstall } from '../../plugins/acme-autoinstall/index.ts';
 import { talos18 } from '../../plugins/talos/index.ts';
@@ -119,7 +120,7 @@ describe('workflow deciders and evolve', () => {
     expect(wipeAttestationOf(state)).toEqual({ attested: true });
     expect(wipeAttestationOf(given([...started, stepStarted(0), stepSucceeded(0, { attested: true })]).state)).toEqual({
       attested: false,
-      reason: 'no disk.wipe step succeeded',
+      reason: 'no wipe step succeeded',
     });
   });
 
@@ -288,6 +289,23 @@ describe('wipe attestation', () => {
       attested: false,
       unattestedReason: 'drive nvme1 (serial D2, 1073741824 bytes) is not in the wipe result',
     });
+  });
+
+  it("is decided by the step's declaration: a plugin's step that attests a wipe is one, a disk.wipe frozen without it is not", () => {
+    const frozen = started[0]! as Extract<WorkflowEvent, { type: 'WorkflowStarted' }>;
+    const withStep3 = (step: ResolvedStep): WorkflowEvent => ({ ...frozen, data: { ...frozen.data, steps: frozen.data.steps.with(3, step) } });
+    const { attests: _, ...undeclared } = frozen.data.steps[3]!;
+    const complete = (step: ResolvedStep, output: unknown) =>
+      given([withStep3(step), ...wipeRunning.slice(1)])
+        .when(completeStep, { ...ids(3), output, signedResult: signed(`${wf}-s3-a1`) }, { dependencies: { signer, inventory } })
+        .then(() => undefined)[0]!.data as { stepId: string; output: unknown };
+    expect(frozen.data.steps[3]).toMatchObject({ id: 'disk.wipe', attests: 'wipe' });
+    const erase = complete({ ...undeclared, id: 'acme.secureErase', plugin: 'acme', attests: 'wipe' }, {});
+    expect(erase).toEqual({ ...ids(3), stepId: 'acme.secureErase', output: { ...report, attested: true, agentId: signer.agentId } });
+    // Not declared: its output is kept as the step gave it, and a claimed `attested` counts for nothing.
+    expect(complete(undeclared, { attested: true }).output).toEqual({ attested: true });
+    const claimed = [withStep3(undeclared), ...wipeRunning.slice(1), stepSucceeded(3, { attested: true })];
+    expect(wipeAttestationOf(given(claimed).state)).toEqual({ attested: false, reason: 'no wipe step succeeded' });
   });
 
   it('is never set by a result made before the command (another nonce)', () => {

@@ -59,7 +59,7 @@ function acmePlugin(replica: string) {
   return definePlugin({
     id: 'acme-stamp',
     version: '1.0.0',
-    extensions: [stamp, check],
+    steps: [stamp, check],
     profiles: [profile],
     drivers: [{ id: 'acme-bmc', kind: 'bmc', description: 'Acme BMC dialect' }],
   });
@@ -97,13 +97,13 @@ describe('plugins as standalone consumer services', () => {
       const squatter = definePlugin({
         id: 'squatter',
         version: '0.1.0',
-        extensions: [defineStep({ id: 'acme.stamp', runsOn: 'control-plane', input: z.object({}), run: async () => null })],
+        steps: [defineStep({ id: 'acme.stamp', runsOn: 'control-plane', input: z.object({}), run: async () => null })],
       });
       expect(await refusalOf(runPlugin(squatter, { config, env: pluginEnv }))).toBe('ALREADY_EXISTS');
       const shadow = definePlugin({
         id: 'shadow',
         version: '0.1.0',
-        extensions: [defineStep({ id: 'power.set', runsOn: 'site', input: z.object({}), run: async () => null })],
+        steps: [defineStep({ id: 'power.set', runsOn: 'site', input: z.object({}), run: async () => null })],
       });
       expect(await refusalOf(runPlugin(shadow, { config, env: pluginEnv }))).toBe('ALREADY_EXISTS');
 

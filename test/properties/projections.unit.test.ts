@@ -8,12 +8,13 @@ import { chunk, deliver, deliveryPlanArb } from '../arbitraries/backbone.ts';
 import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
 import { dumpAll, dumpTables, projectInMemory } from './tables.ts';
 
-// Logs of node operations run by the engine's own commands, secrets and VPS commands: every read model gets rows.
+// Logs of node operations run by the engine's own commands, secrets, VPS commands, templates and assignments: every
+// read model gets rows.
 const logArb = workloadArb({ maxLength: 60 });
 const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
-  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets and VPS instances', async () => {
+  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates and host assignments', async () => {
     const seen = {
       workflowsCompleted: 0,
       workflowsFailed: 0,
@@ -24,6 +25,8 @@ describe('projections', () => {
       secrets: 0,
       instances: 0,
       pools: 0,
+      templates: 0,
+      assignments: 0,
     };
     const runs = fc.sample(logArb, { numRuns: 30, seed: 20_261_202 });
     for (const intents of runs) {
@@ -38,6 +41,8 @@ describe('projections', () => {
       seen.secrets += count('secrets', `SELECT count(*) FROM secrets`);
       seen.instances += count('vps', `SELECT count(*) FROM vps_instances`);
       seen.pools += count('vps', `SELECT count(*) FROM vps_pools`);
+      seen.templates += count('modules', `SELECT count(*) FROM templates`);
+      seen.assignments += count('modules', `SELECT count(*) FROM host_assignments`);
       dumpAll(dbs);
     }
     // Not every workload gets everywhere; together they must, or the properties below test empty tables.

@@ -104,7 +104,10 @@ describe('AMI remote media (the manager’s OEM action EnableRMedia)', () => {
     expect(patch.status).toBe(405);
     expect((await fetch(`${sim.url}${cdUri}`, { headers: { Authorization: basic } })).status).toBe(404);
     expect((await post(sim, enableRMedia, { RMediaState: 'Enable' })).status).toBe(200);
-    expect((await fetch(`${sim.url}${cdUri}`, { headers: { Authorization: basic } })).status).toBe(200);
+    // The slots come back once the BMC's media service has restarted (a timer, however short): not within the action.
+    await expect
+      .poll(async () => (await fetch(`${sim.url}${cdUri}`, { headers: { Authorization: basic } })).status, { timeout: 5_000, interval: 20 })
+      .toBe(200);
     // Switching it off takes the mounted image out and hides the slot again.
     expect((await clientFor(sim).insertMedia(image)).changed).toBe(true);
     expect((await post(sim, enableRMedia, { RMediaState: 'Disable' })).status).toBe(200);

@@ -9,6 +9,7 @@ import { newNonce, type AgentCommand } from '../../schemas/agent/agentCommand.ts
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
+import { startControlPlaneResultIntake } from '../../services/agents/resultIntake.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
@@ -27,6 +28,8 @@ describe('simulated site on sealed secrets', () => {
     const responder = serveCommands(nc, bus, log);
     // The site agent registers its key on its own registration subject, which the join process answers.
     const registrations = startRegistrationService(nc, store, log);
+    // The result intake (every executor runs one) stores the site agent's answers.
+    const intake = await startControlPlaneResultIntake(nc, { repository: bus.repository, bus, log });
     const masterKey = loadMasterKey(config);
     const grants = startGrantService(nc, store, masterKey, log);
     const grantRequests: string[] = [];
@@ -77,7 +80,7 @@ describe('simulated site on sealed secrets', () => {
       let verdict: VerifiedAgentResult | undefined;
       for (let i = 0; !verdict && i < 300; i++) {
         const msg = await jsm.direct.getMessage(Streams.agentResults.name, {
-          last_by_subj: Subjects.agentResult('gs', 'gs-m001', command.commandId, command.nonce),
+          last_by_subj: Subjects.acceptedAgentResult('gs', 'gs-m001', command.commandId, command.nonce),
         });
         if (msg) {
           const agent = (await bus.repository.load(agentAggregate, 'site-gs')).state;
@@ -98,6 +101,7 @@ describe('simulated site on sealed secrets', () => {
       await grants.stop();
       responder.unsubscribe();
       await registrations.stop();
+      await intake.stop();
     }
   });
 });

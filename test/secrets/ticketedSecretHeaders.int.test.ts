@@ -10,6 +10,7 @@ import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
+import { startControlPlaneResultIntake } from '../../services/agents/resultIntake.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { startGrantService } from '../../services/secrets/grantService.ts';
 import { loadMasterKey, MasterKey } from '../../services/secrets/masterKey.ts';
@@ -25,6 +26,8 @@ describe('site.httpProxy secret headers', () => {
     const responder = serveCommands(nc, bus, log);
     // The site agent registers its key on its own registration subject, which the join process answers.
     const registrations = startRegistrationService(nc, store, log);
+    // The result intake (every executor runs one) stores the site agent's answers.
+    const intake = await startControlPlaneResultIntake(nc, { repository: bus.repository, bus, log });
     const masterKey = loadMasterKey(config);
     const grants = startGrantService(nc, store, masterKey, log);
     const seen: IncomingHttpHeaders[] = [];
@@ -108,6 +111,7 @@ describe('site.httpProxy secret headers', () => {
       await grants.stop();
       responder.unsubscribe();
       await registrations.stop();
+      await intake.stop();
     }
   });
 });

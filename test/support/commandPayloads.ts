@@ -4,7 +4,7 @@ import type { StoredEvent } from '../../schemas/envelope.ts';
 export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
   nodeId,
   siteId,
-  bmc: { address: 'https://127.0.0.1:9', credentialsRef: `secret:${nodeId}-bmc` },
+  bmc: { address: `https://127.0.0.1:9/redfish/v1/Systems/${nodeId}`, credentialsRef: `secret:${nodeId}-bmc` },
   hardwareProfile: 'test-profile',
   macs: ['52:54:00:00:00:01'],
 });

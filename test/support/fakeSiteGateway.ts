@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
+import { Subjects } from '../../schemas/subjects.ts';
 import { agentGateway } from '../../services/agents/agentGateway.ts';
 import type { SecretTicketClaims } from '../../services/secrets/secretTicket.ts';
 
@@ -10,7 +11,7 @@ const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
 const agent = { exists: true, agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, publicKey: raw.toString('base64'), keyId: keyIdOf(raw) };
 
-/** A site agent in memory: commands published are stored; `answer(n)` stores the signed result of the n-th. */
+/** A site agent in memory: commands published are stored; `answer(n)` stores the signed result of the n-th as accepted. */
 export function fakeSite() {
   const published: AgentCommand[] = [];
   const results = new Map<string, Uint8Array>();
@@ -31,7 +32,8 @@ export function fakeSite() {
         executedAtMs: Date.now(),
         commandNonce: c.nonce,
       };
-      results.set(`bc.site.dc1.res.n1.${c.commandId}.${c.nonce}`, signAgentResult(result, { privateKey, publicKeyRaw: raw }));
+      // Where the result intake stores what it accepted, which is where the gateway reads answers.
+      results.set(Subjects.acceptedAgentResult(c.siteId, c.nodeId, c.commandId, c.nonce), signAgentResult(result, { privateKey, publicKeyRaw: raw }));
     },
     deps: {
       js: { publish: async (_s: string, data: string) => void published.push(AgentCommand.parse(JSON.parse(data))) },

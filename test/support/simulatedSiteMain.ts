@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
 import { brokerDirOf, loadConfig, natsUrlOf } from '../../services/platform/config.ts';
+import { allCommands } from '../../services/api/commandCatalog.ts';
 import { openRuntime } from '../../services/stack/runtime.ts';
 
 /**
@@ -15,7 +16,7 @@ import { openRuntime } from '../../services/stack/runtime.ts';
  */
 const config = loadConfig();
 const hostAddresses = (process.env.BC_TEST_SIM_HOST_ADDRESSES ?? '').split(',').filter(Boolean);
-const runtime = await openRuntime(config, 'simulated-site');
+const runtime = await openRuntime(config, 'simulated-site', allCommands);
 const site = await startSimulatedSite(
   runtime.nc,
   {

@@ -17,7 +17,7 @@ import { startJoinService } from '../../services/trust/join/joinService.ts';
 import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
-import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
+import { WorkflowOrchestrator } from '../../services/processes/orchestrator/orchestrator.ts';
 import { loadOrCreateIdentity, type AgentIdentity } from '../../daemon/agent/identity.ts';
 import { connectJoinedAgent, type JoinedAgent } from '../../daemon/agent/joinedConnection.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
@@ -33,7 +33,7 @@ import { startTestBroker } from './brokerFixture.ts';
  */
 export async function startBrokerEngine(
   options: {
-    /** How the join and registration services count refusals (default: theirs). */
+    /** How the join and registration services and the result intake count refusals (default: theirs). */
     refusals?: RefusalTallyOptions;
     /** `BC_AGENT_RESULTS_MAX_BYTES` (default 256 MiB). */
     agentResultsMaxBytes?: number;
@@ -68,7 +68,7 @@ export async function startBrokerEngine(
   const grants = startGrantService(nc, store, masterKey, log);
   const orchestrator = new WorkflowOrchestrator(nc, store, workflowConfig, log);
   await orchestrator.start();
-  const executor = new WorkflowExecutor(nc, store, workflowConfig, log, { masterKey });
+  const executor = new WorkflowExecutor(nc, store, workflowConfig, log, { masterKey, ...(options.refusals ? { resultIntake: refusals } : {}) });
   await executor.start();
   const joinCreds = (await issueJoinCredentials(broker.material)).creds;
   const agents: JoinedAgent[] = [];

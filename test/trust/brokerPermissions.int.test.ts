@@ -49,6 +49,24 @@ function permissionViolation(nc: NatsConnection, subject: (s: string) => boolean
   );
 }
 
+/**
+ * A stand-in for the control plane's result intake (`services/agents/resultIntake.ts`, tested on its own): it stores
+ * what an agent hands it on the accepted subject, over the control-plane connection, and answers with the PubAck.
+ */
+/** Resolves once the server has the subscription: a result published before that would meet no responder. */
+async function standInIntake(nc: NatsConnection) {
+  const sub = nc.subscribe(Subjects.allAgentResults, {
+    callback: (_err, msg) => {
+      const [, , site, , node, command, nonce] = msg.subject.split('.');
+      void jetstream(nc)
+        .publish(Subjects.acceptedAgentResult(site!, node!, command!, nonce!), msg.data)
+        .then((ack) => msg.respond(JSON.stringify(ack)));
+    },
+  });
+  await nc.flush();
+  return sub;
+}
+
 async function createAgentDurable(grant: AgentGrant): Promise<void> {
   await cpJsm.consumers.add(commands, { durable_name: agentDurableFor(grant), filter_subject: agentCommandFilterFor(grant), ack_policy: AckPolicy.Explicit });
 }
@@ -109,13 +127,22 @@ describe('site agent', () => {
     const consumer = await jetstream(nc).consumers.get(commands, agentDurableFor(grant));
     const msg = await consumer.next({ expires: 5_000 });
     expect(msg?.string()).toBe('cmd-1');
+    // Its results go to the result intake, which stores them where the agent can read them back and not write.
+    const intake = await standInIntake(cp);
     const stored = await jetstream(nc).publish(Subjects.agentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'), 'result-1', { msgID: 'dc1-c1' });
+    intake.unsubscribe();
     expect(stored.stream).toBe(results);
     expect(await msg!.ackAck()).toBe(true);
 
     const agentJsm = await jetstreamManager(nc, { checkAPI: false });
-    const again = await agentJsm.direct.getMessage(results, { last_by_subj: Subjects.agentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ') });
+    const again = await agentJsm.direct.getMessage(results, {
+      last_by_subj: Subjects.acceptedAgentResult('dc1', 'n1', 'dc1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'),
+    });
     expect(again?.string()).toBe('result-1');
+    const accepted = Subjects.acceptedAgentResult('dc1', 'n1', 'dc1-c2', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ');
+    const notItsToStore = permissionViolation(nc, (s) => s === accepted);
+    nc.publish(accepted, 'forged');
+    expect((await notItsToStore).operation).toBe('publish');
     // It registers only on the subject naming itself and its user key; the subject is what the responder trusts.
     const own = Subjects.agentRegistration('site-dc1', publicKey);
     expect((await nc.request(own, '{}', { timeout: 5_000 })).json()).toEqual({ ok: true, subject: own });
@@ -202,7 +229,9 @@ describe('node agent', () => {
 
     const msg = await (await js.consumers.get(commands, agentDurableFor(grant))).next({ expires: 5_000 });
     expect(msg?.string()).toBe('wipe');
+    const intake = await standInIntake(cp);
     expect((await js.publish(Subjects.agentResult('dc1', 'n1', 'n1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'), 'wiped', { msgID: 'n1-c1' })).stream).toBe(results);
+    intake.unsubscribe();
     expect(await msg!.ackAck()).toBe(true);
 
     const foreign = Subjects.agentResult('dc1', 'n2', 'forged', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ');
@@ -223,7 +252,12 @@ describe('node agent', () => {
     const stored = await cpJsm.streams.info(results, { subjects_filter: '>' });
     expect(Object.keys(stored.state.subjects ?? {})).not.toContain(foreign);
     expect(Object.keys(stored.state.subjects ?? {})).not.toContain(siteWide);
-    expect(Object.keys(stored.state.subjects ?? {})).toContain(Subjects.agentResult('dc1', 'n1', 'n1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'));
+    expect(Object.keys(stored.state.subjects ?? {})).toContain(Subjects.acceptedAgentResult('dc1', 'n1', 'n1-c1', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ'));
+    // What the intake stores is the control plane's to write: not even for its own node.
+    const accepted = Subjects.acceptedAgentResult('dc1', 'n1', 'n1-c2', 'bm9uY2Utb2YtdGhlLWNvbW1hbmQ');
+    const notItsToStore = permissionViolation(nc, (s) => s === accepted);
+    nc.publish(accepted, 'forged');
+    expect((await notItsToStore).operation).toBe('publish');
   });
 });
 

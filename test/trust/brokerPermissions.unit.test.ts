@@ -12,7 +12,7 @@ describe('permissionsFor', () => {
         '$JS.API.CONSUMER.INFO.BC_AGENT_COMMANDS.site_dc1',
         '$JS.ACK.BC_AGENT_COMMANDS.site_dc1.>',
         'bc.site.dc1.res.>',
-        '$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.res.>',
+        '$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.accepted.>',
         `bc.trust.register.site-dc1.${user}`,
         `bc.trust.keyStatus.site-dc1.${user}`,
         'bc.secrets.grant',
@@ -29,6 +29,9 @@ describe('permissionsFor', () => {
     const p = permissionsFor({ role: 'node', agentId: 'rd-n1', siteId: 'dc1', nodeId: 'n1' });
     expect(p.pub.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.BC_AGENT_COMMANDS.ramdisk_rd-n1');
     expect(p.pub.allow).toContain('bc.site.dc1.res.n1.>');
+    // It reads back what the result intake stored for its node, and may store nothing there itself.
+    expect(p.pub.allow).toContain('$JS.API.DIRECT.GET.BC_AGENT_RESULTS.bc.site.dc1.accepted.n1.>');
+    expect(p.pub.allow.filter((s) => s.includes('.accepted.') && !s.startsWith('$JS.API.DIRECT.GET.'))).toEqual([]);
     // Heartbeats while a command runs, on its own node's subject and nowhere else.
     expect(p.pub.allow.filter((s) => s.includes('.hb.'))).toEqual(['bc.site.dc1.hb.n1']);
     expect(p.pub.allow.some((s) => s.includes('CREATE') || s === '$JS.API.>' || s === 'bc.>')).toBe(false);

@@ -61,6 +61,7 @@ describe('join tokens', () => {
         nodeId: 'n1',
         expiresAt: '2026-01-01T00:10:00.000Z',
         expect: { productUuid: uuid },
+        attestor: 'issued',
       },
     });
     expect(JSON.stringify(event)).not.toContain(secret);
@@ -134,5 +135,24 @@ describe('join tokens', () => {
   it('join-token commands are not operator HTTP commands (they are minted where the secret is made)', () => {
     const names = operatorCommands.map((c) => c.name);
     for (const name of ['pki.createJoinToken', 'siteTokens.create', 'pki.useJoinToken']) expect(names).not.toContain(name);
+  });
+
+  it('a provisioned token (minted by a plugin’s step) is made only with an expectation, and joins only the machine it names', () => {
+    expect(() => created({ attestor: 'provisioned' })).toThrow(expect.objectContaining({ code: 'JOIN_EXPECTATION_REQUIRED' }));
+    const provisioned = given(created({ attestor: 'provisioned', expect: { productUuid: uuid } }));
+    expect(provisioned).toMatchObject({ attestor: 'provisioned' });
+    expect(reasonOf(outcome(provisioned, use({ productUuid: uuid })))).toBe('JoinTokenUsed');
+    expect(reasonOf(outcome(provisioned, use()))).toBe('JOIN_EXPECTATION_FAILED');
+    // One in the log without an expectation (written around the decider) still never joins.
+    const { expect: _, ...bare } = created().data as Record<string, unknown>;
+    const forged = given({ type: 'JoinTokenCreated', data: { ...bare, expect: null, attestor: 'provisioned' } } as JoinTokenEvent);
+    expect(reasonOf(outcome(forged, use({ productUuid: uuid })))).toBe('JOIN_EXPECTATION_FAILED');
+  });
+
+  it('a token made before attestors were named reads as issued: its expectation, if any, still holds', () => {
+    const { attestor: _, ...legacy } = created().data as Record<string, unknown>;
+    const state = given({ type: 'JoinTokenCreated', data: legacy } as JoinTokenEvent);
+    expect(state).toMatchObject({ attestor: 'issued' });
+    expect(reasonOf(outcome(state))).toBe('JoinTokenUsed');
   });
 });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
 import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
+import { signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { brokerConnectOptions } from '../../services/platform/nats/brokerConnection.ts';
 import { AGENT_RESULT_MAX_MSG_BYTES } from '../../services/platform/nats/streams.ts';
@@ -40,7 +41,7 @@ async function eventsAfter(seq: number): Promise<{ subject: string; events: Stor
 }
 
 /** What the log says of refusals of `kind` after `seq`: the ones recorded one by one (`type`) and the ones counted. */
-async function refusalsAfter(seq: number, kind: 'join' | 'registration', type: string) {
+async function refusalsAfter(seq: number, kind: 'join' | 'registration' | 'results', type: string) {
   const batches = await eventsAfter(seq);
   const recorded = batches.flatMap((b) => b.events.filter((e) => e.type === type).map((e) => ({ ...e, subject: b.subject })));
   const counts = batches
@@ -164,25 +165,69 @@ describe('log growth by unauthenticated and tenant credentials', () => {
   );
 
   it(
-    "a tenant's host filled the control plane's disk through its result subjects, 100 MiB in 14 s (regression): the results stream is bounded, and large messages are refused by the broker",
+    "a tenant's host filled the control plane's disk through its result subjects, 100 MiB in 14 s (regression): the result intake stores nothing that answers no command sent to it, counts the refusals, and large messages are refused by the broker",
     { timeout: 120_000 },
     async () => {
-      // A tenant is root on its installed host: it holds the host's node-agent credentials.
+      // A tenant is root on its installed host: it holds the host's node-agent credentials and signing key.
       const host = await engine.joinAgent('node', 'dc1', 'n1');
       const js = jetstream(host.nc);
-      const junk = randomBytes(100 << 10);
-      const published = await flood(60, 10, async (i) =>
-        js.publish(`bc.site.dc1.res.n1.junk-${i}.${randomBytes(12).toString('base64url')}`, junk).then(
-          () => true,
-          () => false,
-        ),
-      );
-      // ~6 MiB went in, three times what the stream keeps.
-      expect(published.filter(Boolean).length).toBeGreaterThan(40);
       const jsm = await jetstreamManager(engine.nc);
+      const stored = async () => (await jsm.streams.info(Streams.agentResults.name)).state;
+      const before = await stored();
+      const since = await lastSeq();
+      const junk = randomBytes(100 << 10);
+      // Half junk, half results the host signs with its own registered key, each on a fresh command subject of its node.
+      const signed = (commandId: string, commandNonce: string) =>
+        signAgentResult(
+          {
+            commandId,
+            kind: 'inventory.report',
+            nodeId: 'n1',
+            siteId: 'dc1',
+            agentId: host.agentId,
+            ok: true,
+            errorCode: '',
+            errorMessage: '',
+            payload: { junk: 'x'.repeat(60_000) },
+            executedAtMs: Date.now(),
+            commandNonce,
+          },
+          host.identity,
+        );
+      const attempts = 60;
+      const attackStart = Date.now();
+      const answers = await flood(attempts, 10, async (i) => {
+        const commandId = `junk-${i}`;
+        const nonce = randomBytes(16).toString('base64url');
+        return js.publish(Subjects.agentResult('dc1', 'n1', commandId, nonce), i % 2 ? junk : signed(commandId, nonce)).then(
+          () => 'stored',
+          (err: Error) => err.message,
+        );
+      });
+      // Every one was refused, with a code the host can read; BC_AGENT_RESULTS did not grow by a byte.
+      for (const answer of answers) expect(answer).toMatch(/^RESULT_COMMAND_UNKNOWN: /);
+      expect(await stored()).toMatchObject({ bytes: before.bytes, messages: before.messages });
       const results = await jsm.streams.info(Streams.agentResults.name);
-      expect(results.config).toMatchObject({ max_bytes: RESULTS_MAX_BYTES, max_msg_size: AGENT_RESULT_MAX_MSG_BYTES, discard: 'old' });
-      expect(results.state.bytes).toBeLessThanOrEqual(RESULTS_MAX_BYTES);
+      expect(results.config).toMatchObject({
+        subjects: [Subjects.allAcceptedAgentResults],
+        max_bytes: RESULTS_MAX_BYTES,
+        max_msg_size: AGENT_RESULT_MAX_MSG_BYTES,
+        discard: 'old',
+      });
+      // The stored subject is the control plane's: the host may not publish there, or store anything through JetStream.
+      const direct = await js.publish(Subjects.acceptedAgentResult('dc1', 'n1', 'junk-direct', randomBytes(16).toString('base64url')), junk).then(
+        () => 'stored',
+        (err: Error) => err.message,
+      );
+      expect(direct).not.toBe('stored');
+      expect(await stored()).toMatchObject({ bytes: before.bytes, messages: before.messages });
+
+      // The refusals are counted, a window at a time, under the node they were published for: the log grows with time.
+      await expect.poll(async () => (await refusalsAfter(since, 'results', 'none')).counted, { timeout: 15_000 }).toBeGreaterThan(0);
+      const { counts, batches } = await refusalsAfter(since, 'results', 'none');
+      expect(counts.flatMap((c) => c.sources.map((x) => x.source))).toEqual(expect.arrayContaining(['dc1/n1']));
+      expect(counts.flatMap((c) => c.sources.flatMap((x) => Object.keys(x.reasons)))).toEqual(expect.arrayContaining(['RESULT_COMMAND_UNKNOWN']));
+      expect(batches).toBeLessThanOrEqual(growthBound(Date.now() - attackStart));
 
       // A message larger than a node agent may send, written on the wire as a hostile client would: the broker refuses it.
       const big = await rawPublish(engine.broker.server.url, host.credentials!.creds, 'bc.site.dc1.res.n1.big.x', randomBytes(NODE_AGENT_MAX_PAYLOAD + 1));

@@ -62,7 +62,7 @@ beforeAll(async () => {
   ] as const) {
     await engine.send(
       'metal.enroll',
-      { ...enrollPayload(nodeId, siteId), bmc: { address: 'https://127.0.0.1:8443', credentialsRef: `secret:bmc-${nodeId}` } },
+      { ...enrollPayload(nodeId, siteId), bmc: { address: `https://127.0.0.1:8443/redfish/v1/Systems/${nodeId}`, credentialsRef: `secret:bmc-${nodeId}` } },
       `enroll-${nodeId}-0001`,
     );
   }

@@ -6,6 +6,8 @@ import { secretRef } from '../../schemas/secrets/secretState.ts';
 import { siteRef } from '../../schemas/site/siteState.ts';
 import { agentRef } from '../../schemas/trust/agentState.ts';
 import { approversRef } from '../../schemas/trust/approversState.ts';
+import { publishersRef } from '../../schemas/fleet/publishers.ts';
+import { moduleRef } from '../../schemas/fleet/modules.ts';
 import { accountRef } from '../../schemas/vps/accountState.ts';
 import { flavorRef } from '../../schemas/vps/flavorState.ts';
 import { instanceRef } from '../../schemas/vps/instanceState.ts';
@@ -18,6 +20,8 @@ import { secretAggregate } from '../../services/secrets/secret/secret.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { approversAggregate } from '../../services/trust/approvers/approvers.ts';
+import { publishersAggregate } from '../../services/fleet/publishers/publishers.ts';
+import { moduleAggregate } from '../../services/fleet/module/module.ts';
 import { accountAggregate } from '../../services/vps/account/account.ts';
 import { flavorAggregate } from '../../services/vps/flavor/flavor.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
@@ -39,6 +43,8 @@ describe('aggregate references', () => {
     [agentRef, agentAggregate],
     [secretRef, secretAggregate],
     [approversRef, approversAggregate],
+    [publishersRef, publishersAggregate],
+    [moduleRef, moduleAggregate],
     [accountRef, accountAggregate],
   ] as const;
 

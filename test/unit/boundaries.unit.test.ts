@@ -14,7 +14,7 @@ afterEach(() => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });
 
-/** Writes `files` (path → its imports) under a fresh folder and returns the names of the rules they break. */
+/** Writes `files` (path → its imports: a path in the tree, or a `node:` built-in) under a fresh folder and returns the names of the rules they break. */
 async function brokenRules(files: Record<string, string[]>): Promise<string[]> {
   const root = mkdtempSync(join(tmpdir(), 'bc-boundaries-'));
   roots.push(root);
@@ -22,7 +22,7 @@ async function brokenRules(files: Record<string, string[]>): Promise<string[]> {
     mkdirSync(join(root, dirname(path)), { recursive: true });
     const depth = path.split('/').length - 1;
     const up = depth === 0 ? './' : '../'.repeat(depth);
-    const lines = imports.map((target, i) => `import * as m${i} from '${up}${target}';\nvoid m${i};`);
+    const lines = imports.map((target, i) => `import * as m${i} from '${target.startsWith('node:') ? '' : up}${target}';\nvoid m${i};`);
     writeFileSync(join(root, path), `${lines.join('\n')}\nexport const here = ${JSON.stringify(path)};\n`);
   }
   const topFolders = [...new Set(Object.keys(files).map((path) => path.split('/')[0]!))];
@@ -48,7 +48,16 @@ describe('the layer check', () => {
         'services/workflow/executor.ts': ['services/metal/deploy.ts', 'plugins/sdk/defineStep.ts'],
         'projections/nodes/nodes.ts': ['services/platform/logger.ts'],
         'daemon/agent/agent.ts': ['services/platform/logger.ts'],
-        'services/stack/start.ts': ['services/workflow/executor.ts', 'projections/nodes/nodes.ts'],
+        'services/processes/orchestrator/orchestrator.ts': [
+          'services/workflow/executor.ts',
+          'services/metal/deploy.ts',
+          'projections/nodes/nodes.ts',
+          'services/platform/logger.ts',
+          'plugins/sdk/defineStep.ts',
+          'services/processes/orchestrator/orchestration.ts',
+        ],
+        'services/processes/orchestrator/orchestration.ts': ['schemas/ids.ts'],
+        'services/stack/start.ts': ['services/workflow/executor.ts', 'projections/nodes/nodes.ts', 'services/processes/orchestrator/orchestrator.ts'],
         'daemon/simulator/site.ts': ['services/stack/start.ts', 'daemon/agent/agent.ts'],
         'test/metal/deploy.int.test.ts': ['services/stack/start.ts', 'daemon/simulator/site.ts'],
       }),
@@ -62,7 +71,7 @@ describe('the layer check', () => {
   });
 
   it('lets one domain module reach another only through schemas', async () => {
-    expect(await brokenRules({ 'services/vps/reconciler.ts': ['services/secrets/masterKey.ts'], 'services/secrets/masterKey.ts': [] })).toEqual([
+    expect(await brokenRules({ 'services/vps/instance.ts': ['services/secrets/masterKey.ts'], 'services/secrets/masterKey.ts': [] })).toEqual([
       'module-imports-no-other-module',
     ]);
   });
@@ -71,6 +80,39 @@ describe('the layer check', () => {
     expect(await brokenRules({ 'services/metal/node.ts': ['services/commands/registry.ts'], 'services/commands/registry.ts': [] })).toEqual([
       'module-imports-no-engine-or-root',
     ]);
+  });
+
+  it('keeps the processes below the composition roots, off agents and off each other', async () => {
+    expect(
+      await brokenRules({ 'services/processes/bmcMonitor/bmcMonitor.ts': ['services/api/approvalRoutes.ts'], 'services/api/approvalRoutes.ts': [] }),
+    ).toEqual(['process-imports-no-root-or-agent']);
+    expect(
+      await brokenRules({ 'services/processes/autonomyEngine/engine.ts': ['services/stack/serviceCatalog.ts'], 'services/stack/serviceCatalog.ts': [] }),
+    ).toEqual(['process-imports-no-root-or-agent']);
+    expect(await brokenRules({ 'services/processes/bmcMonitor/bmcMonitor.ts': ['daemon/agent/agent.ts'], 'daemon/agent/agent.ts': [] })).toEqual([
+      'process-imports-no-root-or-agent',
+    ]);
+    expect(
+      await brokenRules({
+        'services/processes/fleetSensors/fleetSensors.ts': ['services/processes/autonomyEngine/engine.ts'],
+        'services/processes/autonomyEngine/engine.ts': [],
+      }),
+    ).toEqual(['process-imports-no-other-process']);
+  });
+
+  it('keeps the engine and the domain modules below the processes', async () => {
+    expect(
+      await brokenRules({
+        'services/workflow/executor.ts': ['services/processes/orchestrator/fleetModel.ts'],
+        'services/processes/orchestrator/fleetModel.ts': [],
+      }),
+    ).toEqual(['engine-imports-no-root-projection-or-agent']);
+    expect(
+      await brokenRules({
+        'services/vps/instance/instance.ts': ['services/processes/vpsReconciler/model.ts'],
+        'services/processes/vpsReconciler/model.ts': [],
+      }),
+    ).toEqual(['module-imports-no-engine-or-root']);
   });
 
   it('keeps the SDK off runtime internals', async () => {
@@ -88,6 +130,26 @@ describe('the layer check', () => {
         'services/metal/node.ts': [],
       }),
     ).toEqual(['daemon-imports-only-base', 'projections-import-only-base']);
+  });
+
+  it('keeps the browser console on the schemas contract and its own files', async () => {
+    expect(
+      await brokenRules({
+        'schemas/metal/nodeState.ts': [],
+        'services/console/app/src/nodes/NodeTable.ts': ['schemas/metal/nodeState.ts', 'services/console/app/src/api/client.ts'],
+        'services/console/app/src/api/client.ts': [],
+      }),
+    ).toEqual([]);
+    expect(
+      await brokenRules({
+        'services/console/app/src/api/client.ts': ['services/api/approvalRoutes.ts'],
+        'services/api/approvalRoutes.ts': [],
+      }),
+    ).toEqual(['console-app-imports-only-schemas']);
+    expect(
+      await brokenRules({ 'services/console/app/src/api/shapes.ts': ['projections/workflows/approvals.ts'], 'projections/workflows/approvals.ts': [] }),
+    ).toEqual(['console-app-imports-only-schemas']);
+    expect(await brokenRules({ 'services/console/app/src/api/session.ts': ['node:fs'] })).toEqual(['console-app-imports-no-node-builtin']);
   });
 
   it('never lets the product load the simulator, tests or benches', async () => {

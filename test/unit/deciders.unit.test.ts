@@ -77,27 +77,43 @@ describe('site.create', () => {
   });
 });
 
+const bmcSystem = { kind: 'bmcSystem', address: 'https://10.0.0.21' } as const;
+/** Nobody holds the BMC system yet. */
+const unclaimed = { identity: bmcSystem, claim: { claimedBy: null }, holder: undefined };
+
 describe('metal.enroll', () => {
   it('metal.enroll enrolls a new node at an existing site with normalised MACs', () => {
-    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: existingSite } })).toEqual({ events: [enrolled()] });
+    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: existingSite, ...unclaimed } })).toEqual({ events: [enrolled()] });
   });
 
   it('metal.enroll refuses a missing site with PRECONDITION_FAILED', () => {
-    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: missingSite } })).toEqual({ code: 'PRECONDITION_FAILED' });
+    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: missingSite, ...unclaimed } })).toEqual({
+      code: 'PRECONDITION_FAILED',
+    });
   });
 
   it('metal.enroll refuses an enrolled node with ALREADY_EXISTS, before looking at the site', () => {
     const node = given(nodeAggregate, enrolled());
-    expect(node.when(enrollNode, enrollPayload(), { dependencies: { site: existingSite } })).toEqual({ code: 'ALREADY_EXISTS' });
-    expect(node.when(enrollNode, enrollPayload(), { dependencies: { site: missingSite } })).toEqual({ code: 'ALREADY_EXISTS' });
+    expect(node.when(enrollNode, enrollPayload(), { dependencies: { site: existingSite, ...unclaimed } })).toEqual({ code: 'ALREADY_EXISTS' });
+    expect(node.when(enrollNode, enrollPayload(), { dependencies: { site: missingSite, ...unclaimed } })).toEqual({ code: 'ALREADY_EXISTS' });
   });
 
   it('metal.enroll derives the node id from the command id when none is given', () => {
     const payload = enrollPayload({ nodeId: undefined });
     const expectedId = `n-${createHash('sha256').update('cmd-derive-1').digest('hex').slice(0, 16)}`;
-    const result = given(nodeAggregate).when(enrollNode, payload, { commandId: 'cmd-derive-1', dependencies: { site: existingSite } });
+    const result = given(nodeAggregate).when(enrollNode, payload, { commandId: 'cmd-derive-1', dependencies: { site: existingSite, ...unclaimed } });
     expect(result).toEqual({ events: [{ ...enrolled(expectedId) }] });
     expect(enrollNode.aggregateId(enrollNode.schema.parse(payload), { commandId: 'cmd-derive-1', actor: 'a', now: '' })).toBe(expectedId);
+  });
+
+  it('metal.enroll refuses the BMC system another enrolled node holds with NODE_IDENTITY_CONFLICT; a retired holder frees it', () => {
+    const holder = given(nodeAggregate, enrolled('n0')).state;
+    const held = { identity: bmcSystem, claim: { claimedBy: 'n0' }, holder };
+    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: existingSite, ...held } })).toEqual({
+      code: 'NODE_IDENTITY_CONFLICT',
+    });
+    const retired = { ...held, holder: { ...holder, state: 'retired' } };
+    expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: existingSite, ...retired } })).toEqual({ events: [enrolled()] });
   });
 
   it('metal.enroll evolves into an enrolled node out of maintenance', () => {

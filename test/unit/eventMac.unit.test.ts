@@ -47,6 +47,25 @@ describe('EventMac', () => {
     expect(mac.verify(subject, stripped, payload)).toMatchObject({ reason: 'MAC_INVALID' });
   });
 
+  it('EventMac covers the position a message carries: altered, stripped or added to a message signed without one, it is refused', () => {
+    const withPosition = () => {
+      const h = stored(mac);
+      h.set(EventHeaders.position, '12');
+      h.set(EventHeaders.mac, mac.sign(subject, h.get(EventHeaders.messageId), 7, payload, 12));
+      return h;
+    };
+    expect(mac.verify(subject, withPosition(), payload)).toBeUndefined();
+    const altered = withPosition();
+    altered.set(EventHeaders.position, '2');
+    expect(mac.verify(subject, altered, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    const stripped = withPosition();
+    stripped.delete(EventHeaders.position);
+    expect(mac.verify(subject, stripped, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    const added = stored(mac);
+    added.set(EventHeaders.position, '1');
+    expect(mac.verify(subject, added, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+  });
+
   it('EventMac names both keys when a message was signed under another one', () => {
     const other = new EventMac(randomBytes(32));
     expect(mac.verify(subject, stored(other), payload)).toEqual({ reason: 'MAC_INVALID', detail: expect.stringContaining(other.keyId) });
@@ -57,6 +76,26 @@ describe('EventMac', () => {
     expect(mac.messageId('cmd-00000001')).toMatch(/^cmd-00000001\.[A-Za-z0-9_-]{22}$/);
     expect(mac.messageId('cmd-00000001')).toBe(mac.messageId('cmd-00000001'));
     expect(mac.messageId('cmd-00000001')).not.toBe(other.messageId('cmd-00000001'));
+  });
+
+  it('EventMac writes the same bytes as before its key was set up once (stored messages stay verifiable)', () => {
+    // Computed by the code of 2e5618a, which built the HMAC from the key bytes per message.
+    const fixed = new EventMac(Buffer.alloc(32, 7));
+    const messageId = fixed.messageId('cmd-00000001');
+    expect(fixed.keyId).toBe('81653e93b0aa1244');
+    expect(messageId).toBe('cmd-00000001.0YV0vgRUjH1X5HVtl_5Q2I');
+    expect(fixed.sign(subject, messageId, 7, payload)).toBe('v1.81653e93b0aa1244.P9TjIbCY8m-z-WkVL1CBU5OMSezov5rmZd9vBE2MW7I');
+    expect(fixed.verify(subject, stored(fixed), payload)).toBeUndefined();
+  });
+
+  it('EventMac refuses a MAC header of the right shape whose MAC is cut short, padded or not base64url', () => {
+    const good = stored(mac);
+    const value = good.get(EventHeaders.mac);
+    for (const bad of [value.slice(0, -1), `${value}A`, `${value.slice(0, -2)}!!`, `${value.slice(0, -1)}=`]) {
+      const h = stored(mac);
+      h.set(EventHeaders.mac, bad);
+      expect(mac.verify(subject, h, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    }
   });
 });
 

@@ -40,7 +40,7 @@ const profile = (id: string, step: string) =>
 export const instanceProbePlugin = definePlugin({
   id: 'instance-probe',
   version: '1.0.0',
-  extensions: [probe, broken, nodeReader],
+  steps: [probe, broken, nodeReader],
   profiles: [profile('instance-probe', 'probe.instance'), profile('instance-broken', 'probe.broken'), profile('instance-node', 'probe.node')],
 });
 

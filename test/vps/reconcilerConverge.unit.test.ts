@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError, clientTokenOf, type ProviderClient, type ProviderInstance } from 'better-compute/sdk';
 import { runEffects, type EffectPorts } from '../../services/platform/processManager/runEffects.ts';
-import { planPass, probe, type ProviderAccess } from '../../services/vps/reconciler/converge.ts';
-import type { ConvergeTask } from '../../services/vps/reconciler/effects.ts';
-import { isAtRest, VpsModel, type ReconciledInstance } from '../../services/vps/reconciler/model.ts';
+import { planPass, probe, type ProviderAccess } from '../../services/processes/vpsReconciler/converge.ts';
+import type { ConvergeTask } from '../../services/processes/vpsReconciler/effects.ts';
+import { isAtRest, VpsModel, type ReconciledInstance } from '../../services/processes/vpsReconciler/model.ts';
 import { idFor } from '../../schemas/ids.ts';
-import { evolveVps } from '../../services/vps/reconciler/reconciliation.ts';
+import { evolveVps } from '../../services/processes/vpsReconciler/reconciliation.ts';
 
 const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInstance => ({
   key: 'tenant-a/web-1',

@@ -3,10 +3,10 @@ import { ProviderError } from 'better-compute/sdk';
 import { idFor } from '../../schemas/ids.ts';
 import type { VpsEvent } from '../../schemas/vps/events.ts';
 import type { EngineCommand } from '../../services/platform/processManager/processManager.ts';
-import { planPass } from '../../services/vps/reconciler/converge.ts';
-import type { ConvergeTask } from '../../services/vps/reconciler/effects.ts';
-import { VpsModel } from '../../services/vps/reconciler/model.ts';
-import { decideVps, evolveVps } from '../../services/vps/reconciler/reconciliation.ts';
+import { planPass } from '../../services/processes/vpsReconciler/converge.ts';
+import type { ConvergeTask } from '../../services/processes/vpsReconciler/effects.ts';
+import { VpsModel } from '../../services/processes/vpsReconciler/model.ts';
+import { decideVps, evolveVps } from '../../services/processes/vpsReconciler/reconciliation.ts';
 import { plainReactions, processManagerSpec } from '../support/processManagerSpec.ts';
 
 const backoff = { backoffMs: 1_000, maxBackoffMs: 4_000 };

@@ -3,7 +3,7 @@ import type { StoredMsg } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
-import { exchangeAgentCommand, resultSubjectOf, type AgentExchangeDeps } from '../../services/agents/agentExchange.ts';
+import { exchangeAgentCommand, acceptedSubjectOf, type AgentExchangeDeps } from '../../services/agents/agentExchange.ts';
 
 const { privateKey } = generateKeyPairSync('ed25519');
 const publicKeyRaw = Buffer.from(createPublicKey(privateKey).export({ format: 'jwk' }).x!, 'base64url');
@@ -35,7 +35,7 @@ const command: AgentCommand = {
 const signedResult = (): StoredMsg =>
   ({
     seq: 7,
-    subject: resultSubjectOf(command),
+    subject: acceptedSubjectOf(command),
     data: signAgentResult(
       {
         commandId: command.commandId,
@@ -88,7 +88,7 @@ describe('agent exchange', () => {
   it('records the first refused result of each signer and counts the others once, however many there are', async () => {
     const { deps } = fakes(undefined);
     let delivered = 0;
-    const garbage = (seq: number) => ({ seq, subject: resultSubjectOf(command), data: Buffer.from(`garbage ${seq}`) }) as unknown as StoredMsg;
+    const garbage = (seq: number) => ({ seq, subject: acceptedSubjectOf(command), data: Buffer.from(`garbage ${seq}`) }) as unknown as StoredMsg;
     // The watch hands over 500 unreadable results before the signed one.
     (deps as { results: unknown }).results = { next: async () => (++delivered <= 500 ? garbage(delivered) : { ...signedResult(), seq: 1_000 }) };
     const recorded: unknown[] = [];

@@ -46,6 +46,8 @@ async function presenceFixture() {
     load: async (_aggregate: unknown, id: string) => (reads++, { state: registered.get(id) ?? { exists: false } }),
   } as unknown as AggregateRepository;
   const presence = startAgentPresence(nc, { repository, windowMs: WINDOW_MS, log: createLogger('test', 'silent') });
+  // The subscription reaches the server with the connection's next flush; a heartbeat sent before it is not heard.
+  await nc.flush();
   return {
     presence,
     beats,
@@ -73,9 +75,15 @@ function beat(
 describe('agent presence', () => {
   it("counts a node's own agent while it beats, and drops it from the window by the clock alone once it stops", async () => {
     await using env = await presenceFixture();
-    beat(env.beats, host.signer, { agentId: host.agentId, startedAt: '2026-01-01T00:00:00.000Z' });
-    await expect.poll(() => env.presence.presenceOf('n1')?.alive, { timeout: 5_000, interval: 20 }).toBe(true);
+    // Beating as an agent does, so a loaded machine that reads the view late still finds it inside the window.
+    const beating = setInterval(() => beat(env.beats, host.signer, { agentId: host.agentId, startedAt: '2026-01-01T00:00:00.000Z' }), 100);
+    try {
+      await expect.poll(() => env.presence.presenceOf('n1')?.alive, { timeout: 5_000, interval: 20 }).toBe(true);
+    } finally {
+      clearInterval(beating);
+    }
     expect(env.presence.presenceOf('n1')!.presence).toMatchObject({ agentId: 'node-n1', role: 'node', startedAt: '2026-01-01T00:00:00.000Z', lastError: null });
+    await env.beats.flush();
     await sleep(WINDOW_MS + 100);
     expect(env.presence.presenceOf('n1')).toMatchObject({ alive: false, presence: { agentId: 'node-n1' } });
   });

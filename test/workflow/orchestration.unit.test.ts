@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { PlatformEvent } from '../../schemas/events.ts';
 import { idFor } from '../../schemas/ids.ts';
+import type { StepDeclarations } from '../../schemas/metal/stepDeclarations.ts';
 import { stepAttemptId } from '../../schemas/metal/workflow.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { EngineCommand } from '../../services/platform/processManager/processManager.ts';
-import { FleetModel } from '../../services/workflow/fleetModel.ts';
-import { decideOrchestration, evolveFleet } from '../../services/workflow/orchestration.ts';
+import type { EngineCommand, Reaction } from '../../services/platform/processManager/processManager.ts';
+import { FleetModel } from '../../services/processes/orchestrator/fleetModel.ts';
+import { decideOrchestration, evolveFleet } from '../../services/processes/orchestrator/orchestration.ts';
 import { processManagerSpec } from '../support/processManagerSpec.ts';
 
 const caps = { deploys: 1, wipes: 1 };
@@ -17,7 +18,7 @@ const given = processManagerSpec<PlatformEvent, FleetModel>({
 const event = (type: string, data: Record<string, unknown>) => ({ type: 'event', event: { type, data } as PlatformEvent }) as const;
 const requested = (nodeId: string, operation = 'deploy', siteId = 'dc1') =>
   event('NodeOperationRequested', { nodeId, siteId, operation, workflowId: `wf-${nodeId}`, inputs: {} }).event;
-const step = (id: string, plugin?: string) => ({
+const step = (id: string, plugin?: string, declared: StepDeclarations = {}) => ({
   id,
   runsOn: 'site',
   params: {},
@@ -25,6 +26,7 @@ const step = (id: string, plugin?: string) => ({
   retry: { maxAttempts: 1, backoffMs: 0 },
   destructive: false,
   ...(plugin ? { plugin } : {}),
+  ...declared,
 });
 const started = (nodeId: string, operation: string, steps: unknown[]) =>
   event('WorkflowStarted', {
@@ -49,10 +51,26 @@ const start = (nodeId: string, operation = 'deploy') => ({
 });
 
 describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
-  it('inspects an enrolled node with an id derived from the node', () => {
-    given([])
-      .when(event('NodeEnrolled', { nodeId: 'n1', siteId: 'dc1' }))
-      .then([{ key: 'node/n1', effects: [{ command: 'metal.startInspection', payload: { nodeId: 'n1' }, commandId: idFor('inspect', 'n1') }] }]);
+  it("claims an enrolled node's BMC system, then inspects it, with ids derived from the node; a conflict stops before the inspection", () => {
+    const enrolled = event('NodeEnrolled', { nodeId: 'n1', siteId: 'dc1', bmc: { address: 'https://10.0.0.9', credentialsRef: 'secret:b' } });
+    const decided = given([]).when(enrolled);
+    decided.then([
+      {
+        key: 'node/n1',
+        effects: [
+          {
+            command: 'metal.claimIdentity',
+            payload: { nodeId: 'n1', identity: { kind: 'bmcSystem', address: 'https://10.0.0.9' } },
+            commandId: idFor('claim-bmc', 'n1'),
+            refusable: true,
+          },
+          { command: 'metal.startInspection', payload: { nodeId: 'n1' }, commandId: idFor('inspect', 'n1') },
+        ],
+      },
+    ]);
+    const claim = decided.reactions[0]!.effects[0] as EngineCommand;
+    expect(claim.ifRefused?.({ code: 'NODE_IDENTITY_CONFLICT', message: 'node n0 already has it' })).toEqual([]);
+    expect(claim.ifRefused?.({ code: 'NOT_FOUND', message: 'x' })).toBeUndefined();
   });
 
   it('starts requested operations within the site cap and counts a decided start as in flight', () => {
@@ -87,7 +105,7 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
   });
 
   it('publishes a scheduled step as work on the control plane, or on its plugin, and marks a wipe', () => {
-    const spec = given([started('n1', 'deploy', [step('disk.wipe'), step('acme.image', 'acme')])]);
+    const spec = given([started('n1', 'deploy', [step('disk.wipe', undefined, { attests: 'wipe' }), step('acme.image', 'acme')])]);
     spec.when(event('StepScheduled', { workflowId: 'wf-n1', stepIndex: 0, stepId: 'disk.wipe', attempt: 1 })).then([
       {
         key: 'wf-n1',
@@ -120,7 +138,7 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
   it('records the inventory of an inspection and completes the node, then forgets the workflow', () => {
     const inventory = { cpus: 8 };
     const spec = given([
-      started('n1', 'inspect', [step('power.on'), step('inventory.read')]),
+      started('n1', 'inspect', [step('power.on'), step('inventory.read', undefined, { records: 'inventory' })]),
       event('StepSucceeded', { workflowId: 'wf-n1', stepIndex: 1, stepId: 'inventory.read', attempt: 1, output: inventory }).event,
     ]);
     spec.when(event('WorkflowCompleted', { workflowId: 'wf-n1' })).then([
@@ -135,6 +153,46 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
     expect(spec.model.workflows.has('wf-n1')).toBe(false);
     // Redelivered after the reaction: nothing is left to answer (the commands went out with their derived ids).
     spec.when(event('WorkflowCompleted', { workflowId: 'wf-n1' })).then([]);
+  });
+
+  it('marks a wipe and records an inventory by what the step declares, not by its id', () => {
+    const publish = (subject: string, stepIndex: number) => ({
+      kind: 'publish',
+      subject,
+      data: { workflowId: 'wf-n1', stepIndex, attempt: 1 },
+      msgId: stepAttemptId('wf-n1', stepIndex, 1),
+    });
+    const erase = step('acme.secureErase', 'acme', { attests: 'wipe' });
+    const spec = given([started('n1', 'release', [erase, step('disk.wipe')])]);
+    spec.when(event('StepScheduled', { workflowId: 'wf-n1', stepIndex: 0, stepId: 'acme.secureErase', attempt: 1 })).then([
+      {
+        key: 'wf-n1',
+        effects: [
+          publish(Subjects.pluginWork('acme', 'acme.secureErase'), 0),
+          { command: 'metal.markWiping', payload: { nodeId: 'n1', workflowId: 'wf-n1' }, commandId: 'wf-n1-wiping' },
+        ],
+      },
+    ]);
+    // The id alone means nothing: a frozen step without the declaration is an ordinary step.
+    spec
+      .when(event('StepScheduled', { workflowId: 'wf-n1', stepIndex: 1, stepId: 'disk.wipe', attempt: 1 }))
+      .then([{ key: 'wf-n1', effects: [publish(Subjects.work('control-plane', 'disk.wipe'), 1)] }]);
+
+    const inventory = { cpus: 8 };
+    const inspection = given([
+      started('n2', 'inspect', [step('inventory.read'), step('acme.readInventory', 'acme', { records: 'inventory' })]),
+      event('StepSucceeded', { workflowId: 'wf-n2', stepIndex: 0, stepId: 'inventory.read', attempt: 1, output: { cpus: 1 } }).event,
+      event('StepSucceeded', { workflowId: 'wf-n2', stepIndex: 1, stepId: 'acme.readInventory', attempt: 1, output: inventory }).event,
+    ]);
+    inspection.when(event('WorkflowCompleted', { workflowId: 'wf-n2' })).then([
+      {
+        key: 'wf-n2',
+        effects: [
+          { command: 'metal.recordInventory', payload: { nodeId: 'n2', workflowId: 'wf-n2', inventory }, commandId: 'wf-n2-inventory' },
+          { command: 'metal.completeOperation', payload: { nodeId: 'n2', workflowId: 'wf-n2' }, commandId: 'wf-n2-done' },
+        ],
+      },
+    ]);
   });
 
   it('fails the node of a failed workflow and completes the cancel of a cancelled one', () => {
@@ -166,9 +224,9 @@ describe('orchestration (decide/evolve of workflow-orchestrator)', () => {
   });
 
   it('decides the same commands, with the same ids, for a redelivered event', () => {
-    const once = given([]).when(event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1' })).reactions;
-    const again = given([]).when(event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1' })).reactions;
-    expect(again).toEqual(once);
+    const enrolled = () => event('NodeEnrolled', { nodeId: 'n7', siteId: 'dc1', bmc: { address: 'https://10.0.0.7', credentialsRef: 'secret:b' } });
+    const commands = (reactions: readonly Reaction[]) => reactions.flatMap((r) => r.effects.map((e) => (e.kind === 'command' ? [e.name, e.commandId] : e)));
+    expect(commands(given([]).when(enrolled()).reactions)).toEqual(commands(given([]).when(enrolled()).reactions));
   });
   it("starts an instance's remediation with its target and ends it on the instance, not on a node", () => {
     const instance = { instanceId: 'web', tenantId: 't-a' };

@@ -8,7 +8,7 @@ import { builtinSteps } from '../../services/plugins/builtinSteps.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { defineStep } from '../../plugins/sdk/defineStep.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
-import { WorkflowOrchestrator } from '../../services/workflow/orchestrator.ts';
+import { WorkflowOrchestrator } from '../../services/processes/orchestrator/orchestrator.ts';
 import { stepNotReady } from '../../plugins/sdk/stepErrors.ts';
 import { enrollPayload } from '../metal/engineFixture.ts';
 import { startBackbone } from '../support/backboneFixture.ts';

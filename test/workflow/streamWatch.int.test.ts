@@ -8,7 +8,7 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { StreamWatch } from '../../services/agents/streamWatch.ts';
 import { startTestNats } from '../support/natsServer.ts';
 
-const subject = (id: string) => `bc.site.dc1.res.n1.${id}`;
+const subject = (id: string) => `bc.site.dc1.accepted.n1.${id}`;
 
 describe('StreamWatch', () => {
   it('wakes waiters by key, times out without a value, and keeps watching across a nats-server restart', { timeout: 60_000 }, async () => {
@@ -20,7 +20,7 @@ describe('StreamWatch', () => {
       await js.publish(subject('before'), 'old');
       const watch = new StreamWatch<string>(nc, {
         stream: Streams.agentResults.name,
-        filter: Subjects.allAgentResults,
+        filter: Subjects.allAcceptedAgentResults,
         from: 'new',
         extract: (msg) => [[msg.subject, msg.string()]],
         log: createLogger('test', 'silent'),
@@ -69,7 +69,7 @@ describe('StreamWatch', () => {
       const read: string[] = [];
       const watch = new StreamWatch<string>(nc, {
         stream: Streams.agentResults.name,
-        filter: Subjects.allAgentResults,
+        filter: Subjects.allAcceptedAgentResults,
         from: 'new',
         extract: (msg) => (read.push(msg.string()), [[msg.subject, msg.string()]]),
         reopenAfterMs: 0,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimulatedSite } from '../../../daemon/simulator/simulatedSite.ts';
 import { brokerDirOf, loadConfig } from '../../../services/platform/config.ts';
+import { allCommands } from '../../../services/api/commandCatalog.ts';
 import { openRuntime } from '../../../services/stack/runtime.ts';
 
 /**
@@ -16,7 +17,7 @@ if (!natsUrl || !siteId || !machines || !dataDir || !diskBytes) {
   process.exit(2);
 }
 const config = loadConfig();
-const runtime = await openRuntime({ ...config, natsUrl }, `fleet-site-${siteId}`);
+const runtime = await openRuntime({ ...config, natsUrl }, `fleet-site-${siteId}`, allCommands);
 const { nc, log } = runtime;
 const site = await startSimulatedSite(
   nc,

@@ -6,7 +6,7 @@ import { pipelined } from '../pipeline.ts';
 let runs = 0;
 
 /**
- * `EventStore.append` as the command bus uses it: expected last subject sequence + message id, many aggregates,
+ * `EventStore.append` as the command bus uses it: expected last subject sequence + message id + position, many aggregates,
  * `inFlight` appends at once but never two on one aggregate (each waits for its aggregate's previous ack).
  */
 export async function measureEventStoreAppend(
@@ -15,12 +15,15 @@ export async function measureEventStoreAppend(
 ): Promise<Figure> {
   const run = async (prefix: string, count: number) => {
     const tails = new Array<Promise<number> | undefined>(options.aggregates);
+    // Each aggregate's length: the position its next append stores, as the command bus writes it.
+    const lengths = new Array<number>(options.aggregates).fill(0);
     const append = (i: number) => {
       const agg = i % options.aggregates;
       const nodeId = `${prefix}-${agg}`;
       const msgId = `${prefix}-${i.toString(36).padStart(8, '0')}`;
+      const position = ++lengths[agg]!;
       const tail = (tails[agg] ?? Promise.resolve(0)).then(async (expectedSeq) => {
-        const ack = await store.append(`bc.evt.bench.agg.${nodeId}`, maintenanceBatch(nodeId, msgId, i), { expectedSeq, msgId });
+        const ack = await store.append(`bc.evt.bench.agg.${nodeId}`, maintenanceBatch(nodeId, msgId, i), { expectedSeq, msgId, position });
         if (ack.duplicate) throw new Error(`append ${msgId} answered duplicate`);
         return ack.seq;
       });

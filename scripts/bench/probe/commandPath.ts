@@ -3,30 +3,18 @@
  * with the CPU split and CPU per operation. Env: BENCH_PIPELINED_APPEND=1 (appends through
  * variants/pipelinedAppender.ts). `npx tsx scripts/bench/probe/commandPath.ts [count]`
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CommandBus } from '../../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../../services/api/commandCatalog.ts';
-import { loadConfig } from '../../../services/platform/config.ts';
-import { connectNats } from '../../../services/platform/nats/connect.ts';
-import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
-import { ensureStreams } from '../../../services/platform/nats/streams.ts';
-import { openEventStore } from '../../../services/stack/runtime.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 import { stopwatch } from '../figure.ts';
 import { pipelined } from '../pipeline.ts';
 import { withPipelinedAppend } from '../variants/pipelinedAppender.ts';
+import { openProbeStore } from './probeStore.ts';
 
 const count = Number(process.argv[2] ?? 10_000);
-const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
-const server = await startNatsServer({ storeDir: join(root, 'nats') });
-const nc = await connectNats(server.url, 'probe');
-const config = loadConfig({}, { dataDir: root, natsUrl: server.url });
-await ensureStreams(nc, config);
-const store = await openEventStore(nc, config);
+const { server, store, close } = await openProbeStore();
 const bus = new CommandBus(process.env.BENCH_PIPELINED_APPEND === '1' ? withPipelinedAppend(store) : store, allCommands, { retries: 5 });
-const pid = natsServerPid(join(root, 'nats'));
+const pid = natsServerPid(server.storeDir);
 await bus.execute({ name: 'site.create', payload: { siteId: 's1', name: 'S' }, actor: 'probe' });
 
 const measure = async (name: string, n: number, inFlight: number, task: (i: number) => Promise<unknown>) => {
@@ -50,7 +38,8 @@ const enroll = (prefix: string) => (i: number) =>
     payload: {
       nodeId: `${prefix}-${i}`,
       siteId: 's1',
-      bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' },
+      // One BMC system per node, as a real fleet has (enrolment refuses a system another node holds).
+      bmc: { address: `https://10.0.0.1/redfish/v1/Systems/${prefix}-${i}`, credentialsRef: 'secret:b' },
       hardwareProfile: 'r',
       macs: ['52:54:00:12:34:56'],
     },
@@ -61,6 +50,4 @@ for (const inFlight of [64])
   await measure(`lastSequence direct get, ${inFlight} in flight`, count, inFlight, (i) => store.lastSequence(`bc.evt.metal.node.x${i}`));
 for (const inFlight of [1, 64])
   await measure(`bus.execute(metal.enroll), ${inFlight} in flight`, inFlight === 1 ? 2_000 : count, inFlight, enroll(`c${inFlight}`));
-await nc.close();
-await server.stop();
-rmSync(root, { recursive: true, force: true });
+await close();

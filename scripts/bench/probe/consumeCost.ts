@@ -4,28 +4,16 @@
  * (`m.info.pending` + the Nats-Msg-Id header per message, as replay.ts does).
  * `npx tsx scripts/bench/probe/consumeCost.ts [count]`
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { Streams } from '../../../schemas/subjects.ts';
-import { loadConfig } from '../../../services/platform/config.ts';
-import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
-import { ensureStreams } from '../../../services/platform/nats/streams.ts';
-import { openEventStore } from '../../../services/stack/runtime.ts';
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 import { fastFillEvents } from '../fastFill.ts';
-import { connectNats } from '../../../services/platform/nats/connect.ts';
 import { fillMessage } from '../payloads.ts';
+import { openProbeStore } from './probeStore.ts';
 
 const count = Number(process.argv[2] ?? 200_000);
-const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
-const server = await startNatsServer({ storeDir: join(root, 'nats') });
-const nc = await connectNats(server.url, 'probe');
-const config = loadConfig({}, { dataDir: root, natsUrl: server.url });
-await ensureStreams(nc, config);
-const store = await openEventStore(nc, config);
-const pid = natsServerPid(join(root, 'nats'));
+const { server, store, close } = await openProbeStore();
+const pid = natsServerPid(server.storeDir);
 const fill = await fastFillEvents(store, 0, count, fillMessage);
 console.log(`${count.toLocaleString('en-US')} messages filled at ${Math.round(count / fill.seconds).toLocaleString('en-US')}/s`);
 
@@ -84,6 +72,4 @@ for (let round = 0; round < 2; round++) {
   await messages.close();
   report('ordered consume (rebuild path)', cpu, t0);
 }
-await nc.close();
-await server.stop();
-rmSync(root, { recursive: true, force: true });
+await close();

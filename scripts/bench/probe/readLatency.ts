@@ -3,24 +3,12 @@
  * `lastSequence` and `readAfter` for a subject with no messages and for one with a single message.
  * `npx tsx scripts/bench/probe/readLatency.ts [size]`
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../../services/platform/config.ts';
-import { connectNats } from '../../../services/platform/nats/connect.ts';
-import { startNatsServer } from '../../../services/platform/nats/embeddedServer.ts';
-import { ensureStreams } from '../../../services/platform/nats/streams.ts';
-import { openEventStore } from '../../../services/stack/runtime.ts';
 import { fastFillEvents } from '../fastFill.ts';
 import { fillMessage } from '../payloads.ts';
+import { openProbeStore } from './probeStore.ts';
 
 const size = Number(process.argv[2] ?? 100_000);
-const root = mkdtempSync(join(tmpdir(), 'bc-probe-'));
-const server = await startNatsServer({ storeDir: join(root, 'nats') });
-const nc = await connectNats(server.url, 'probe');
-const config = loadConfig({}, { dataDir: root, natsUrl: server.url });
-await ensureStreams(nc, config);
-const store = await openEventStore(nc, config);
+const { store, close } = await openProbeStore();
 await fastFillEvents(store, 0, size, fillMessage);
 
 const time = async (name: string, n: number, op: (i: number) => Promise<unknown>) => {
@@ -38,6 +26,4 @@ await time('readAfter(0), subject with no messages', 200, (i) => drain(`bc.evt.m
 await time('lastSequence, subject with 1 message (early in stream)', 500, () => store.lastSequence('bc.evt.metal.node.bn-1'));
 await time('readAfter(0), subject with 5 messages (early in stream)', 200, () => drain('bc.evt.metal.node.bn-1'));
 await time('readAfter(0), subject with 5 messages (late in stream)', 200, () => drain(`bc.evt.metal.node.bn-${Math.floor(size / 5) - 2}`));
-await nc.close();
-await server.stop();
-rmSync(root, { recursive: true, force: true });
+await close();

@@ -15,7 +15,7 @@ case " $(cat /proc/cmdline) " in
 esac
 say() { echo "bc-host: $*"; }
 say "host /sbin/init started (kernel $(uname -r))"
-for module in virtio_net virtio_rng button evdev; do modprobe "$module" || say "module $module did not load"; done
+for module in virtio_net virtio_rng button evdev vfat nls_cp437 nls_ascii nls_utf8; do modprobe "$module" || say "module $module did not load"; done
 acpid -c /etc/acpi -a /etc/acpid.conf
 
 # The seed: key=value lines (bc-seed-v1) at the start of the partition labelled by its MBR type 0xda, NUL-padded.
@@ -45,6 +45,21 @@ for dev in /sys/class/net/*; do
   udhcpc -i "$iface" -s /etc/udhcpc.script -t 10 -T 2 -n -x "hostname:bc-node-${node:-unknown}" >/dev/null && {
     say "address $(ip -4 -o addr show dev "$iface" | awk '{print $4}') on $iface"; break; }
 done
+
+# The deploy's user data (a NoCloud seed on the cidata partition): Debian's cloud-init, its four stages in the order
+# its systemd units run them, beside bcd node so a failing or slow cloud-init never holds the node back. Its result
+# goes to the console on one line (its own output goes there too, and to /var/log/cloud-init-output.log).
+if [ -x /usr/bin/cloud-init ]; then
+  (
+    export PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
+    for stage in "init --local" "init" "modules --mode config" "modules --mode final"; do
+      # shellcheck disable=SC2086 # the stage is words on purpose
+      cloud-init $stage || say "cloud-init $stage exited with status $?"
+    done
+    say "cloud-init $(cloud-init status --long 2>&1 | tr '\n' ' ')"
+    say "cloud-init result $(tr -d '\n' </run/cloud-init/result.json 2>/dev/null)"
+  ) &
+fi
 
 if [ -z "$site" ] && [ -f /var/lib/bcd/seed.env ]; then . /var/lib/bcd/seed.env; fi
 if [ -n "$token" ]; then

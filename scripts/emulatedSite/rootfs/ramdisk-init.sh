@@ -60,9 +60,13 @@ else
 fi
 
 mkdir -p /run/bcd
-if [ -n "$bc_joincreds" ]; then
-  wget -q -O /run/bcd/join.creds "$bc_joincreds" && export BC_JOIN_CREDS=/run/bcd/join.creds || say "join credential not fetched from the site"
-fi
+[ -n "$bc_joincreds" ] && export BC_JOIN_CREDS=/run/bcd/join.creds
+# The site's agent may be down or restarting just as this machine boots (it is supervised, not always up): the
+# credential is fetched before each start of bcd until the site has served it once.
+join_credential() {
+  [ -z "$bc_joincreds" ] || [ -s /run/bcd/join.creds ] && return 0
+  wget -q -O /run/bcd/join.creds.part "$bc_joincreds" && mv /run/bcd/join.creds.part /run/bcd/join.creds
+}
 # The token goes through the environment: on the command line every process listing would show it.
 [ -n "$bc_join" ] && export BC_JOIN_TOKEN="$bc_join"
 unset bc_join
@@ -80,8 +84,12 @@ fi
 
 say "starting bcd ramdisk for node ${bc_node} of site ${bc_site}"
 while true; do
-  node /opt/bcd/bcd.js ramdisk --site "$bc_site" --node "$bc_node" --nats "$bc_nats" --state /run/bcd \
-    ${bc_boot:+--site-url "$bc_boot"} $disks
-  say "bcd ramdisk exited with status $?; restarting in 5 s"
+  if join_credential; then
+    node /opt/bcd/bcd.js ramdisk --site "$bc_site" --node "$bc_node" --nats "$bc_nats" --state /run/bcd \
+      ${bc_boot:+--site-url "$bc_boot"} $disks
+    say "bcd ramdisk exited with status $?; restarting in 5 s"
+  else
+    say "join credential not fetched from the site; trying again in 5 s"
+  fi
   sleep 5
 done

@@ -1,14 +1,23 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { createHash } from 'node:crypto';
 import { EnrollNode } from '../../../schemas/metal/nodeCommands.ts';
+import { describeIdentity, identityKey, nodeIdentityRef, type NodeIdentity } from '../../../schemas/metal/nodeIdentity.ts';
+import { nodeRef } from '../../../schemas/metal/nodeState.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
-import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { defineCommand, type AggregateLoader } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
+import { otherHolder } from '../identity/nodeIdentity.ts';
 import { nodeAggregate } from './node.ts';
 
 /** A node id derived from the command id, so a retried enroll without an explicit id names the same node. */
 const derivedNodeId = (commandId: string) => `n-${createHash('sha256').update(commandId).digest('hex').slice(0, 16)}`;
+
+/** Who holds the machine's BMC system (`metal.claimIdentity` records it once the orchestrator sees the enrolment). */
+async function identityClaim(identity: NodeIdentity, load: AggregateLoader) {
+  const claim = await load(nodeIdentityRef, identityKey(identity));
+  return { identity, claim, holder: claim.claimedBy === null ? undefined : await load(nodeRef, claim.claimedBy) };
+}
 
 export const enrollNode = defineCommand({
   name: 'metal.enroll',
@@ -19,11 +28,14 @@ export const enrollNode = defineCommand({
   dependencies: async (command, load) => ({
     site: await load(siteRef, command.siteId),
     pool: command.poolId === undefined ? undefined : await load(poolRef, command.poolId),
+    ...(await identityClaim({ kind: 'bmcSystem', address: command.bmc.address }, load)),
   }),
   decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const nodeId = command.nodeId ?? derivedNodeId(commandId);
     if (state.exists) throw new DomainError('ALREADY_EXISTS', `node ${nodeId} is already enrolled`);
     if (!dependencies.site.exists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);
+    const other = otherHolder(dependencies.claim, dependencies.holder, nodeId);
+    if (other !== undefined) throw new DomainError('NODE_IDENTITY_CONFLICT', `node ${other} already has the ${describeIdentity(dependencies.identity)}`);
     const { pool } = dependencies;
     if (pool !== undefined) {
       if (!pool.exists) throw new DomainError('PRECONDITION_FAILED', `pool ${command.poolId} does not exist`);

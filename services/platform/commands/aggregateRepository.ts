@@ -9,6 +9,11 @@ export interface AggregateSnapshot<S> {
   readonly state: S;
   /** Stream sequence of the subject's last message this snapshot accounts for, folded or skipped (0: none). */
   readonly seq: number;
+  /**
+   * How many messages of the subject it accounts for, folded or skipped: the next append stores one more as its
+   * position, which tells a later cold load at its first get how long the read before the last message is.
+   */
+  readonly length: number;
   readonly commands: RememberedCommands;
 }
 
@@ -18,6 +23,7 @@ export const LATEST_SEEN_MAX_AGE_MS = 1_000;
 const emptySnapshot = <S>(aggregate: AggregateDefinition<S, any>): AggregateSnapshot<S> => ({
   state: aggregate.initialState,
   seq: 0,
+  length: 0,
   commands: RememberedCommands.none,
 });
 
@@ -30,8 +36,9 @@ interface Cached {
 /**
  * Aggregate state cached in memory keyed by the last applied sequence. A load costs one direct get of the
  * subject's last message; only messages newer than the cached sequence are read and folded (the last one comes with
- * that get, and the ones before it only when it was not appended right after the cached sequence). Messages the event store
- * did not write are skipped (the projectors and process managers dead-letter them).
+ * that get, and the ones before it only when it was not appended right after the cached sequence: walked back by
+ * exact gets, a few at most, then one replay). Messages the event store did not write are skipped (the projectors
+ * and process managers dead-letter them).
  */
 export class AggregateRepository {
   readonly #cache = new Map<string, Cached>();
@@ -81,10 +88,16 @@ export class AggregateRepository {
     }
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
-      // The read stops at the message the last one names as its predecessor: reading on to `lastSeq - 1` would fetch
-      // the last message once more, since the subject holds nothing between the two.
-      const through = last.previousSeq ?? lastSeq - 1;
-      for await (const entry of this.store.entriesAfter(subject, snapshot.seq, through, from)) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      // The read ends at the message the last one names as its predecessor (the subject holds nothing between the
+      // two), and walks back from it by the predecessor each message names: a short aggregate loads by a few exact
+      // gets, a long one by one replay, at once when the last message's position says how many are missing (older
+      // messages have none). A last message that names no predecessor (rejected) is read up to by `entriesAfter`.
+      const missing = last.entry.position === undefined ? undefined : last.entry.position - 1 - snapshot.length;
+      const read =
+        last.previousSeq === undefined
+          ? this.store.entriesAfter(subject, snapshot.seq, lastSeq - 1, from)
+          : this.store.entriesEndingAt(subject, snapshot.seq, last.previousSeq, from, missing);
+      for await (const entry of read) snapshot = this.foldEntry(aggregate, snapshot, entry);
       // Every message the store wrote names the one before it on the subject: a read that did not reach it missed some.
       if (last.previousSeq !== undefined && snapshot.seq !== last.previousSeq) {
         const fromLeader = await behind();
@@ -129,7 +142,7 @@ export class AggregateRepository {
    * message until the next append, so the snapshot moves past it: the next append expects its sequence.
    */
   private foldEntry<S>(aggregate: AggregateDefinition<S>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
-    return entry.rejection ? { ...snapshot, seq: entry.seq } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
+    return entry.rejection ? { ...snapshot, seq: entry.seq, length: snapshot.length + 1 } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
   }
 
   /**
@@ -165,7 +178,7 @@ export class AggregateRepository {
     for (const stored of events) state = aggregate.evolve(state, read(stored));
     const { commandId, commandName, requestDigest } = events[0]!.metadata;
     const applied = { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
-    return { state, seq, commands: base.commands.with(commandId, applied) };
+    return { state, seq, length: base.length + 1, commands: base.commands.with(commandId, applied) };
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */

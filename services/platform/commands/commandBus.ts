@@ -2,10 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult } from '../../../schemas/api.ts';
 import type { StoredEvent } from '../../../schemas/envelope.ts';
-import { ConcurrencyError, DomainError, PlatformError, issuesOf } from '../errors.ts';
-import type { EventStore, ReadFrom } from '../eventStore/eventStore.ts';
-import { AggregateRepository, type AggregateSnapshot } from './aggregateRepository.ts';
-import { resolveAggregate, type AggregateLoader, type CommandContext, type CommandDefinition } from './commandDefinition.ts';
+import { ConcurrencyError, PlatformError, issuesOf } from '../errors.ts';
+import type { EventStore } from '../eventStore/eventStore.ts';
+import { AggregateRepository } from './aggregateRepository.ts';
+import { AttemptLadder } from './attemptLadder.ts';
+import type { CommandContext, CommandDefinition } from './commandDefinition.ts';
+import { DependencyFreshness } from './dependencyFreshness.ts';
+import { rememberedAnswer, storedAnswer } from './duplicateResolution.ts';
 import { KeyedMutex } from './keyedMutex.ts';
 import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 
@@ -39,8 +42,10 @@ export const payloadDigest = (payload: unknown): string => createHash('sha256').
 
 /**
  * Runs commands: validate, decide on the cached aggregate, append with the expected sequence and the command id as
- * message id (a stale cache is refused by that expectation, then read and decided again). Commands on one aggregate are serialised inside this process; conflicts with other processes
- * are re-read and retried a bounded number of times.
+ * message id (a stale cache is refused by that expectation, then read and decided again). Commands on one aggregate
+ * are serialised inside this process; conflicts with other processes are re-read and retried a bounded number of
+ * times. Each of those choices is a policy of its own: `AttemptLadder` (which state an attempt decides on),
+ * `DependencyFreshness` (how fresh the other aggregates it reads are), `duplicateResolution.ts` (a command id seen before).
  */
 export class CommandBus {
   readonly repository: AggregateRepository;
@@ -89,6 +94,11 @@ export class CommandBus {
     return this.#locks.run(subject, () => this.decideAndAppend(command, parsed.data, context, aggregateId, { ...request, requestDigest }));
   }
 
+  /**
+   * One command, serialised with the others on its aggregate: decided on the state the attempt ladder names (guess,
+   * replica, leader), with dependencies as fresh as `DependencyFreshness` says, and answered from what was stored when
+   * its id was seen before (`duplicateResolution.ts`).
+   */
   private async decideAndAppend(
     command: CommandDefinition,
     payload: unknown,
@@ -97,137 +107,78 @@ export class CommandBus {
     request: CommandRequest,
   ): Promise<CommandResult> {
     const aggregate = { type: `${command.aggregate.module}.${command.aggregate.type}`, id: aggregateId };
-    // Decide first on what this process holds (its cached snapshot; the initial state for an aggregate it never saw,
-    // most often a new one) without asking the log: the append's expected sequence checks that guess, and a stale one
-    // is refused and read again. Only a decision that appends is checked that way; any other answer from a guess
-    // (a refusal, a no-op) is decided again on the real state. A process that wrote an aggregate last reads nothing.
-    let guess: AggregateSnapshot<unknown> | undefined = this.repository.cachedOrInitial(command.aggregate, aggregateId);
-    // Dependencies come from this process's cache first (cheap, and right for facts that do not go back); a refusal
-    // decided on them is decided once more on fresh reads, since another process may have changed them since.
-    let freshDependencies = false;
-    // Dependencies are read once per basis: a conflict on the append says the aggregate moved, not that they did.
-    let dependencies: { basis: 'cache' | ReadFrom; value: unknown } | undefined;
-    // The state just read, decided on once more with fresh dependencies without reading it again.
-    let reread: AggregateSnapshot<unknown> | undefined;
-    // Reads go to any replica until one may have answered behind the log: after a conflict, and before a refusal or
-    // a no-op is answered, the aggregate is read at the stream leader (on a cluster; with one replica they are one).
-    let from: ReadFrom = 'replica';
-    const readsMayLag = this.store.readsMayLag;
-    for (let attempt = 0; ;) {
-      const snapshot = guess ?? reread ?? (await this.repository.load(command.aggregate, aggregateId, from));
-      const guessed = guess !== undefined;
-      const final = !guessed && (from === 'leader' || !readsMayLag);
-      guess = undefined;
-      reread = undefined;
-      const applied = snapshot.commands.get(context.commandId);
-      if (applied) {
-        assertSameRequest(context.commandId, applied, { commandName: command.name, requestDigest: request.requestDigest });
-        return { commandId: context.commandId, aggregate, seq: applied.seq, duplicate: true, events: applied.events };
+    const identity = { commandName: command.name, requestDigest: request.requestDigest };
+    const answer = (seq: number, duplicate: boolean, events: CommandResult['events']): CommandResult => ({
+      commandId: context.commandId,
+      aggregate,
+      seq,
+      duplicate,
+      events,
+    });
+    const ladder = new AttemptLadder({ readsMayLag: this.store.readsMayLag, retries: this.options.retries });
+    const dependencies = new DependencyFreshness(command, payload, this.repository);
+    const subject = this.repository.subjectOf(command.aggregate, aggregateId);
+    for (;;) {
+      const snapshot = ladder.guessing
+        ? this.repository.cachedOrInitial(command.aggregate, aggregateId)
+        : await this.repository.load(command.aggregate, aggregateId, ladder.from);
+      const remembered = rememberedAnswer(context.commandId, snapshot.commands.get(context.commandId), identity);
+      if (remembered) return answer(remembered.seq, true, remembered.events);
+
+      const decision = await dependencies.decide(snapshot.state, context, ladder.from, ladder.guessing);
+      if ('refused' in decision) {
+        if (ladder.climbUnlessFinal()) continue;
+        throw decision.refused;
+      }
+      if (decision.events.length === 0) {
+        if (ladder.climbUnlessFinal()) continue;
+        return answer(snapshot.seq, false, []);
       }
 
-      const basis = freshDependencies ? from : 'cache';
-      if (command.dependencies && dependencies?.basis !== basis) {
-        const load: AggregateLoader = async (agg, id, options) => {
-          if (basis !== 'cache' || options?.fresh) return (await this.repository.load(agg, id, from)).state;
-          const held = options?.settled ? this.repository.cachedOrInitial(resolveAggregate(agg), id) : undefined;
-          return (held && held.seq > 0 ? held : await this.repository.latestSeen(agg, id)).state;
-        };
-        dependencies = { basis, value: await command.dependencies(payload, load) };
-      }
-      let decided: readonly unknown[];
+      const events = stampedEvents(command, aggregate, decision.events, context, request);
       try {
-        decided = command.decide(payload, snapshot.state, { ...context, dependencies: dependencies?.value });
-      } catch (err) {
-        if (guessed) continue;
-        if (command.dependencies && !freshDependencies && err instanceof DomainError) {
-          freshDependencies = true;
-          reread = snapshot;
-          continue;
-        }
-        if (!final) {
-          from = 'leader';
-          continue;
-        }
-        throw err;
-      }
-      if (decided.length === 0) {
-        if (!final) {
-          if (!guessed) from = 'leader';
-          continue;
-        }
-        return { commandId: context.commandId, aggregate, seq: snapshot.seq, duplicate: false, events: [] };
-      }
-
-      const events: StoredEvent[] = decided.map((event) => ({
-        ...command.aggregate.catalog.write(event as never),
-        metadata: {
-          eventId: randomUUID(),
-          aggregateType: aggregate.type,
-          aggregateId,
-          commandId: context.commandId,
-          commandName: command.name,
-          correlationId: request.correlationId ?? context.commandId,
-          causationId: request.causationId ?? context.commandId,
-          actor: context.actor,
-          time: context.now,
-          ...(request.requestDigest !== undefined ? { requestDigest: request.requestDigest } : {}),
-        },
-      }));
-      const subject = this.repository.subjectOf(command.aggregate, aggregateId);
-      try {
-        const ack = await this.store.append(subject, { events }, { expectedSeq: snapshot.seq, msgId: context.commandId });
+        const ack = await this.store.append(subject, { events }, { expectedSeq: snapshot.seq, msgId: context.commandId, position: snapshot.length + 1 });
         if (ack.duplicate) {
-          // Stored earlier under this id (another process, or a reply that got lost): answer what was stored, and
-          // only when it is this very command: JetStream dedupes message ids across every subject of the stream.
-          const stored = await this.store.readAt(ack.seq, 'leader');
-          const metadata = stored?.batch?.events[0]?.metadata;
-          if (!stored?.batch || stored.subject !== subject) {
-            throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${context.commandId} was used for another aggregate`);
-          }
-          assertSameRequest(
-            context.commandId,
-            { commandName: metadata?.commandName, requestDigest: metadata?.requestDigest },
-            { commandName: command.name, requestDigest: request.requestDigest },
-          );
-          const original = stored.batch.events.map(({ type, version, data }) => ({ type, version, data }));
-          return { commandId: context.commandId, aggregate, seq: ack.seq, duplicate: true, events: original };
+          const stored = await storedAnswer(this.store, ack.seq, subject, context.commandId, identity);
+          return answer(stored.seq, true, stored.events);
         }
         this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
-        return {
-          commandId: context.commandId,
-          aggregate,
-          seq: ack.seq,
-          duplicate: false,
-          events: events.map(({ type, version, data }) => ({ type, version, data })),
-        };
+        return answer(
+          ack.seq,
+          false,
+          events.map(({ type, version, data }) => ({ type, version, data })),
+        );
       } catch (err) {
         if (!(err instanceof ConcurrencyError)) throw err;
-        if (guessed) continue;
-        if (readsMayLag) from = 'leader';
-        if (attempt >= this.options.retries) throw err;
-        await sleep(Math.random() * Math.min(1_000, 5 * 2 ** attempt));
-        attempt++;
+        const next = ladder.afterConflict();
+        if (!next.retry) throw err;
+        if (next.backoffMs !== undefined) await sleep(next.backoffMs);
       }
     }
   }
 }
 
-/**
- * A command id answers with its stored result only for the same command (and, for a client's idempotency key, the
- * same request): anything else is a reused key, never a reason to hand out another command's events.
- */
-function assertSameRequest(
-  commandId: string,
-  stored: { commandName?: string | undefined; requestDigest?: string | undefined },
-  now: { commandName: string; requestDigest: string | undefined },
-): void {
-  if (stored.commandName !== now.commandName) {
-    throw new PlatformError(
-      'IDEMPOTENCY_KEY_REUSED',
-      `command id ${commandId} was used for ${stored.commandName ?? 'another command'}, not ${now.commandName}`,
-    );
-  }
-  if (now.requestDigest !== undefined && stored.requestDigest !== now.requestDigest) {
-    throw new PlatformError('IDEMPOTENCY_KEY_REUSED', `command id ${commandId} was used for ${now.commandName} with another body`);
-  }
+/** The decided events as the log stores them: validated at the current version, with the command's metadata. */
+function stampedEvents(
+  command: CommandDefinition,
+  aggregate: { type: string; id: string },
+  decided: readonly unknown[],
+  context: CommandContext,
+  request: CommandRequest,
+): StoredEvent[] {
+  return decided.map((event) => ({
+    ...command.aggregate.catalog.write(event as never),
+    metadata: {
+      eventId: randomUUID(),
+      aggregateType: aggregate.type,
+      aggregateId: aggregate.id,
+      commandId: context.commandId,
+      commandName: command.name,
+      correlationId: request.correlationId ?? context.commandId,
+      causationId: request.causationId ?? context.commandId,
+      actor: context.actor,
+      time: context.now,
+      ...(request.requestDigest !== undefined ? { requestDigest: request.requestDigest } : {}),
+    },
+  }));
 }

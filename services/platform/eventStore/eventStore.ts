@@ -13,8 +13,8 @@ import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { ConcurrencyError, PlatformError, unavailableOnFailure } from '../errors.ts';
-import { DecodedEntries } from './decodedEntries.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
+import { replaySubject } from './subjectReplay.ts';
 
 /** JetStream API error for a failed `Nats-Expected-Last-Subject-Sequence` check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -38,6 +38,8 @@ export interface StoredBatch {
   subject: string;
   messageId: string | null;
   batch: EventBatch;
+  /** How many messages its subject held with it, as its writer knew (MAC-covered); undefined when written without. */
+  position?: number | undefined;
   rejection?: undefined;
 }
 
@@ -47,6 +49,7 @@ export interface RejectedMessage {
   subject: string;
   messageId: string | null;
   batch?: undefined;
+  position?: undefined;
   rejection: Rejection;
 }
 
@@ -68,6 +71,26 @@ export type ReadFrom = 'replica' | 'leader';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UNAVAILABLE = 'event store is unavailable';
+/**
+ * Up to this many messages a direct get each costs no more than one filtered consumer: a consumer's create and delete
+ * cost the server about what 4 to 6 direct gets do, and take as long as 4 (bench/README.md, cold loads). A span of
+ * stream sequences holds at most as many messages of the subject.
+ */
+const DIRECT_GETS_UP_TO = 4;
+/**
+ * How many messages `entriesEndingAt` reads by their predecessor's sequence before it replays the rest: an exact
+ * direct get costs a round trip but no consumer, and up to this many take no longer than a consumer's one request
+ * (bench/README.md, cold loads). With the last message's get, an aggregate of up to 5 messages loads without a consumer;
+ * a longer one whose last message tells its position replays at once.
+ */
+const PREDECESSOR_GETS_UP_TO = 4;
+
+/** A `Bc-Event-Position` value as a count of messages, or undefined when absent or not one. */
+function positionOf(value: string): number | undefined {
+  if (value === '') return undefined;
+  const position = Number(value);
+  return Number.isSafeInteger(position) && position > 0 ? position : undefined;
+}
 
 /**
  * The event log on JetStream. One message per command on the aggregate's own subject, guarded by the expected last
@@ -76,7 +99,6 @@ const UNAVAILABLE = 'event store is unavailable';
  */
 export class EventStore {
   readonly stream = Streams.events.name;
-  readonly #decoded = new DecodedEntries<StoredBatch>();
 
   private constructor(
     readonly nc: NatsConnection,
@@ -99,16 +121,18 @@ export class EventStore {
   }
 
   /**
-   * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). A message
-   * this process decoded lately comes back as the same entry (`DecodedEntries`).
+   * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). Every call
+   * verifies and parses afresh: a memo of recent decodes (2,048 messages) kept every entry alive long enough to reach
+   * the old generation, and cost a catch-up more in garbage collection than it saved readers (bench/README.md).
    */
   decode(message: RawLogMessage): LogEntry {
     const { seq, subject, headers: hdrs, data } = message;
+    // Each header read copies the header names twice (nats.js): read the ones the MAC covers once.
     const mac = hdrs?.get(EventHeaders.mac) ?? '';
-    const decoded = mac ? this.#decoded.find(seq, subject, mac) : undefined;
-    if (decoded) return decoded;
-    const messageId = hdrs?.get(EventHeaders.messageId) || null;
-    const rejection = this.mac.verify(subject, hdrs, data);
+    const messageIdHeader = hdrs?.get(EventHeaders.messageId) ?? '';
+    const messageId = messageIdHeader || null;
+    const positionHeader = hdrs?.get(EventHeaders.position) ?? '';
+    const rejection = this.mac.verifyValues(subject, mac, messageIdHeader, hdrs?.get(EventHeaders.expectedSeq) ?? '', data, positionHeader);
     if (rejection) return { seq, subject, messageId, rejection };
     let parsed: ReturnType<typeof EventBatch.safeParse>;
     try {
@@ -117,19 +141,22 @@ export class EventStore {
       return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not JSON' } };
     }
     if (!parsed.success) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
-    return this.#decoded.remember(mac, { seq, subject, messageId, batch: parsed.data });
+    return { seq, subject, messageId, batch: parsed.data, position: positionOf(positionHeader) };
   }
 
   /**
    * Appends one command's events. Resolves `{ duplicate: true }` with the original sequence when the command id was
    * already stored inside the duplicate window (JetStream checks dedupe before the expectation). Throws
-   * `ConcurrencyError` when the subject moved past `expectedSeq`.
+   * `ConcurrencyError` when the subject moved past `expectedSeq`. `position`, how many messages the subject holds
+   * with this one (the aggregate's length the writer read), is stored with it so a load knows at its first get how
+   * long the aggregate is (`entriesEndingAt`).
    */
-  async append(subject: string, batch: EventBatch, options: { expectedSeq: number; msgId: string }): Promise<AppendResult> {
+  async append(subject: string, batch: EventBatch, options: { expectedSeq: number; msgId: string; position?: number }): Promise<AppendResult> {
     const payload = encoder.encode(JSON.stringify(batch));
     const messageId = this.mac.messageId(options.msgId);
     const hdrs = headers();
-    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload));
+    if (options.position !== undefined) hdrs.set(EventHeaders.position, String(options.position));
+    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload, options.position));
     try {
       const ack = await this.js.publish(subject, payload, {
         msgID: messageId,
@@ -168,10 +195,61 @@ export class EventStore {
 
   /**
    * Every message on `subject` with stream sequence greater than `afterSeq` (and at most `throughSeq`, when given: the
-   * read then stops there without asking for one more), oldest first, via direct gets. Rejected messages come too: a
-   * reader must not use them, but they still occupy their position on the subject.
+   * read then stops there without asking for one more), oldest first. Rejected messages come too: a reader must not
+   * use them, but they still occupy their position on the subject. One request whatever the subject's length
+   * (`replaySubject`, a filtered consumer: it answers like a replica); a leader read on a cluster, and a span of stream
+   * sequences that holds at most `DIRECT_GETS_UP_TO` messages, take a direct get per message (`directEntriesAfter`).
    */
   async *entriesAfter(subject: string, afterSeq: number, throughSeq = Infinity, from: ReadFrom = 'replica'): AsyncGenerator<LogEntry> {
+    if ((from === 'leader' && this.readsMayLag) || throughSeq - afterSeq <= DIRECT_GETS_UP_TO) {
+      yield* this.directEntriesAfter(subject, afterSeq, throughSeq, from);
+      return;
+    }
+    for await (const message of replaySubject(this.nc, this.stream, subject, afterSeq, throughSeq)) yield this.decode(message);
+  }
+
+  /**
+   * `entriesAfter` through `endSeq`, a message on `subject` that a later one names as its predecessor (its MAC-covered
+   * expected sequence, `LastEntry.previousSeq`). Each message the store wrote names its own predecessor the same way,
+   * so the read walks back from `endSeq` by exact direct gets, `PREDECESSOR_GETS_UP_TO` at most, without a consumer.
+   * Where the chain goes on further, or a message on it cannot tell its predecessor (rejected: no trustworthy header;
+   * not there: a replica behind, or deleted), the rest comes from `entriesAfter` through the point reached. A replica
+   * read on a cluster that did not reach that point stops there (the caller sees the read fell short of `endSeq`).
+   * `messages`, how many the read returns when the caller knows (from the last message's position): more than the
+   * walk reads, and the whole read is one `entriesAfter` at once, rather than the gets first and a replay after them.
+   */
+  async *entriesEndingAt(subject: string, afterSeq: number, endSeq: number, from: ReadFrom = 'replica', messages?: number): AsyncGenerator<LogEntry> {
+    if (messages !== undefined && messages > PREDECESSOR_GETS_UP_TO) {
+      yield* this.entriesAfter(subject, afterSeq, endSeq, from);
+      return;
+    }
+    const walked: LogEntry[] = [];
+    // The sequence still to read back to: the next message on the chain, or one the walk could not use (read again).
+    let cursor = endSeq;
+    while (cursor > afterSeq && walked.length < PREDECESSOR_GETS_UP_TO) {
+      const msg = await this.get({ seq: cursor }, from);
+      if (!msg || msg.subject !== subject) break;
+      const entry = this.decode(fromStored(msg));
+      const previous = entry.rejection ? NaN : Number(msg.header.get(EventHeaders.expectedSeq));
+      if (!Number.isSafeInteger(previous) || previous >= cursor) break;
+      walked.push(entry);
+      cursor = previous;
+    }
+    if (cursor > afterSeq) {
+      let reached = afterSeq;
+      for await (const entry of this.entriesAfter(subject, afterSeq, cursor, from)) {
+        yield entry;
+        reached = entry.seq;
+      }
+      // Short of a message the chain names: on a replica that may lag, the walked messages would leave a gap before
+      // them, so none is yielded. Elsewhere the message is gone from the log (deleted), as a scan would find it.
+      if (reached !== cursor && from === 'replica' && this.readsMayLag) return;
+    }
+    for (let i = walked.length - 1; i >= 0; i--) yield walked[i]!;
+  }
+
+  /** `entriesAfter` by one direct get per message (and one more that finds none, unless `throughSeq` stops it). */
+  async *directEntriesAfter(subject: string, afterSeq: number, throughSeq = Infinity, from: ReadFrom = 'replica'): AsyncGenerator<LogEntry> {
     let next = afterSeq + 1;
     while (next <= throughSeq) {
       const msg = await this.get({ next_by_subj: subject, seq: next }, from);

@@ -56,9 +56,9 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
       retention: 'limits',
       max_age: ms(7 * 24 * 3600_000),
     },
-    // Every agent may publish here, an installed host's node agent (its tenant) among them: the stream is bounded so no
-    // credential fills the disk. No per-subject limit: the oldest message of a subject would go first, and a host that
-    // reads its machine's command could then push the ramdisk's genuine answer out with a few of its own.
+    // Only the result intake publishes here (`services/agents/resultIntake.ts`), and only answers to commands sent, one
+    // per signer; agents, an installed host's node agent (its tenant) among them, still choose what an answer holds, so
+    // the stream is bounded besides. No per-subject limit: the oldest message of a subject would go first.
     {
       ...common,
       name: Streams.agentResults.name,

@@ -16,6 +16,8 @@ const settled = new Set([
   'VALIDATION_FAILED',
   'UNKNOWN_COMMAND',
   'IDEMPOTENCY_KEY_REUSED',
+  // Another node holds the machine: only its retirement frees it, and that is an operator's act, not a retry.
+  'NODE_IDENTITY_CONFLICT',
 ]);
 
 /** A domain refusal that settles an engine command: retrying it with the same id cannot change the answer. */

@@ -9,9 +9,9 @@ import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { AgentPresenceView } from '../../agents/agentPresence.ts';
 import type { AutonomyConfig } from './config.ts';
-import { AutonomyEngine, type AutonomyEngineOptions } from './engine.ts';
-import { FleetSensors } from './fleetSensors.ts';
-import { readSnapshot, type SnapshotSources } from './snapshotReader.ts';
+import { AutonomyEngine, type AutonomyEngineOptions } from '../../processes/autonomyEngine/engine.ts';
+import { FleetSensors } from '../../processes/fleetSensors/fleetSensors.ts';
+import { readSnapshot, type SnapshotSources } from '../../processes/fleetSensors/snapshotReader.ts';
 
 /** What the plugins in `BC_PLUGINS` bring to fleet autonomy: their sensors, bindings and declared categories. */
 export interface AutonomyExtensions {

@@ -54,7 +54,8 @@ export function agentCommandFilterFor(grant: Extract<RoleGrant, { role: 'site' |
 /**
  * The broker permissions of a role: allow lists only, so anything not listed is denied. Agents cannot create or
  * change consumers (on 2.9 the filter travels in the request body, out of reach of subject permissions); they pull
- * from the one durable made for them, ack on it, publish their own results, register only their own key (with the
+ * from the one durable made for them, ack on it, hand their own results to the result intake (and read back what it
+ * stored for them), register only their own key (with the
  * user key the JWT is issued to) and read their own replies. No agent may send `bc.cmd.*`.
  */
 export function permissionsFor(grant: RoleGrant, userPublicKey?: string): BrokerPermissions {
@@ -94,6 +95,8 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
     case 'node': {
       const durable = agentDurableFor(grant);
       const ownResults = grant.role === 'site' ? Subjects.siteAgentResults(grant.siteId) : Subjects.nodeAgentResults(grant.siteId, grant.nodeId);
+      // What the result intake stored for its site or node: read (direct get), never published, by the agent.
+      const ownAccepted = grant.role === 'site' ? Subjects.siteAcceptedResults(grant.siteId) : Subjects.nodeAcceptedResults(grant.siteId, grant.nodeId);
       // An agent inside a machine says it is still working (`AgentHeartbeat`), on its own node's subject only.
       const heartbeats = grant.role === 'node' ? [Subjects.agentHeartbeat(grant.siteId, grant.nodeId)] : [];
       const watched = grant.role === 'site' ? [Subjects.siteNodeAgentCommands(grant.siteId)] : [];
@@ -106,8 +109,9 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
             JetStreamApi.consumerNext(commands, durable),
             JetStreamApi.consumerInfo(commands, durable),
             JetStreamApi.consumerAcks(commands, durable),
+            // Results go to the result intake (core request-reply); no stream captures this subject.
             ownResults,
-            JetStreamApi.directGetLast(results, ownResults),
+            JetStreamApi.directGetLast(results, ownAccepted),
             // Registration only of its own key, on a subject naming this agent and this user: the subject is the
             // identity the registration service sees (nats-server 2.9 tells a responder nothing of the sender).
             // Likewise its own key status (whether a rotation of its key is pending), and no other agent's.

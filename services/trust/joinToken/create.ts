@@ -3,6 +3,7 @@ import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
 import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { siteRef, type SiteState } from '../../../schemas/site/siteState.ts';
 import { defineCommand, type AggregateLoader, type CommandContext } from '../../platform/commands/commandDefinition.ts';
+import { joinAttestors } from '../../../schemas/trust/joinAttestors.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
@@ -11,7 +12,7 @@ const defaultTtlSeconds = 3600;
 type Scope = { role: CreateJoinToken['role']; siteId: string; nodeId: string | null };
 
 function decideCreate(
-  command: Pick<CreateJoinToken, 'tokenId' | 'hash' | 'expiresAt' | 'ttlSeconds' | 'expect'> & Scope,
+  command: Pick<CreateJoinToken, 'tokenId' | 'hash' | 'expiresAt' | 'ttlSeconds' | 'expect' | 'attestor'> & Scope,
   state: JoinTokenState,
   context: CommandContext,
   target: Target,
@@ -21,6 +22,9 @@ function decideCreate(
     if (state.hash === command.hash && state.role === command.role && state.siteId === command.siteId) return [];
     throw new DomainError('ALREADY_EXISTS', `join token ${command.tokenId} exists`);
   }
+  const attestor = joinAttestors[command.attestor ?? 'issued'];
+  const unmintable = attestor.refusesToMint(command.expect ?? null);
+  if (unmintable) throw new DomainError('JOIN_EXPECTATION_REQUIRED', unmintable);
   if (!target.site.exists) throw new DomainError('PRECONDITION_FAILED', `site ${command.siteId} does not exist`);
   if (command.nodeId !== null && (!target.node?.exists || target.node.siteId !== command.siteId)) {
     throw new DomainError('PRECONDITION_FAILED', `node ${command.nodeId} is not enrolled at site ${command.siteId}`);
@@ -30,7 +34,10 @@ function decideCreate(
   if (Date.parse(expiresAt) <= now) throw new DomainError('VALIDATION_FAILED', 'expiresAt is in the past');
   const { tokenId, hash, role, siteId, nodeId } = command;
   return [
-    { type: 'JoinTokenCreated', data: { tokenId, hash, role, siteId, nodeId, expiresAt: new Date(expiresAt).toISOString(), expect: command.expect ?? null } },
+    {
+      type: 'JoinTokenCreated',
+      data: { tokenId, hash, role, siteId, nodeId, expiresAt: new Date(expiresAt).toISOString(), expect: command.expect ?? null, attestor: attestor.name },
+    },
   ];
 }
 

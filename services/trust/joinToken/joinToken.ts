@@ -1,4 +1,5 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import type { JoinAttestorName } from '../../../schemas/trust/joinTokens.ts';
 import type { JoinExpectation, JoinRole } from '../../../schemas/trust/joinTokens.ts';
 import { joinTokenEvents, type JoinTokenEvent } from '../../../schemas/trust/events.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
@@ -14,6 +15,7 @@ export type JoinTokenState =
       readonly nodeId: string | null;
       readonly expiresAt: string;
       readonly expect: JoinExpectation | null;
+      readonly attestor: JoinAttestorName;
       /** The agent that spent it; a used token is refused for good. */
       readonly usedBy: string | null;
       /** The key it was spent for (null before it is used, or on an event older than the field). */
@@ -30,7 +32,7 @@ export const joinTokenAggregate = defineAggregate<JoinTokenState, JoinTokenEvent
   evolve(state, event) {
     switch (event.type) {
       case 'JoinTokenCreated':
-        return { exists: true, ...event.data, usedBy: null, usedForKeyId: null, refusals: state.refusals };
+        return { exists: true, ...event.data, attestor: event.data.attestor ?? 'issued', usedBy: null, usedForKeyId: null, refusals: state.refusals };
       case 'JoinTokenUsed':
         return state.exists ? { ...state, usedBy: event.data.agentId, usedForKeyId: event.data.keyId ?? null } : state;
       case 'JoinRefused':

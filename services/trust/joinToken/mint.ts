@@ -1,4 +1,5 @@
 import type { CommandResult } from '../../../schemas/api.ts';
+import type { JoinAttestorName } from '../../../schemas/trust/joinTokens.ts';
 import { generateJoinToken, type JoinExpectation, type JoinRole } from '../../../schemas/trust/joinTokens.ts';
 
 /** Sends one command and returns its result: a CommandBus in-process or `sendCommand` over NATS. */
@@ -11,6 +12,7 @@ export interface JoinTokenSpec {
   ttlSeconds?: number;
   expiresAt?: string;
   expect?: JoinExpectation;
+  attestor?: JoinAttestorName;
 }
 
 export interface MintedJoinToken {
@@ -32,7 +34,16 @@ export async function mintJoinToken(send: CommandSender, spec: JoinTokenSpec): P
       ? await send('siteTokens.create', { tokenId, hash, siteId: spec.siteId, ...expiry }, `mint-${tokenId}`)
       : await send(
           'pki.createJoinToken',
-          { tokenId, hash, role: spec.role, siteId: spec.siteId, nodeId: spec.nodeId, ...expiry, ...(spec.expect ? { expect: spec.expect } : {}) },
+          {
+            tokenId,
+            hash,
+            role: spec.role,
+            siteId: spec.siteId,
+            nodeId: spec.nodeId,
+            ...expiry,
+            ...(spec.expect ? { expect: spec.expect } : {}),
+            ...(spec.attestor ? { attestor: spec.attestor } : {}),
+          },
           `mint-${tokenId}`,
         );
   const created = result.events.find((e) => e.type === 'JoinTokenCreated')?.data as { expiresAt: string } | undefined;

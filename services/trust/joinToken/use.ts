@@ -2,6 +2,7 @@ import { sameJoinHash, UNIDENTIFIED_JOIN, UseJoinToken, type JoinRefusal } from 
 import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
 import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { joinAttestors } from '../../../schemas/trust/joinAttestors.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
@@ -17,14 +18,10 @@ export function refusalOf(command: UseJoinToken, state: JoinTokenState, now: str
   if (Date.parse(state.expiresAt) <= Date.parse(now)) return 'JOIN_TOKEN_EXPIRED';
   if (state.role !== command.role) return 'JOIN_ROLE_MISMATCH';
   if (state.siteId !== command.siteId || state.nodeId !== (command.nodeId ?? null)) return 'JOIN_SCOPE_MISMATCH';
-  const expected = state.expect?.productUuid;
-  if (expected !== undefined) {
-    if (command.productUuid !== expected) return 'JOIN_EXPECTATION_FAILED';
-    // What Redfish reported for the node is the reference: a token made before an inventory changed must not win.
-    const inventoried = node?.exists ? node.inventory?.productUuid?.toLowerCase() : undefined;
-    if (inventoried && inventoried !== command.productUuid) return 'JOIN_EXPECTATION_FAILED';
-  }
-  return undefined;
+  return joinAttestors[state.attestor].refusalOf(state.expect, {
+    presentedProductUuid: command.productUuid,
+    inventoriedProductUuid: node?.exists ? (node.inventory?.productUuid?.toLowerCase() ?? undefined) : undefined,
+  });
 }
 
 /**

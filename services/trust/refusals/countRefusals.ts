@@ -5,7 +5,7 @@ import { refusalsAggregate } from './refusals.ts';
 
 /**
  * `trust.countRefusals`: records one window's count of refusals that left no event of their own (the join and
- * registration services, `RefusalTally`). In-process only: nobody but the refusing service may say what it refused.
+ * registration services and the result intake, `RefusalTally`). In-process only: nobody but the refusing service may say what it refused.
  */
 export const countRefusals = defineCommand({
   name: 'trust.countRefusals',

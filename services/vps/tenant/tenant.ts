@@ -58,6 +58,8 @@ export const tenantAggregate = defineAggregate<TenantState, TenantEvent>({
         const { instances, vcpus, memoryMib, diskGib } = event.data;
         return { ...state, quota: { instances, vcpus, memoryMib, diskGib } };
       }
+      case 'TenantCapsSet':
+        return state.exists ? { ...state, caps: { deploys: event.data.deploys, wipes: event.data.wipes } } : state;
       case 'InstanceRequested': {
         if (!state.exists) return state;
         const { instanceId, poolId, flavorId, image, sshKeys, userData, resources } = event.data;

@@ -1,5 +1,5 @@
 import type { Inventory } from '../../../schemas/metal/inventory.ts';
-import { commandNonce, type AgentCommand, type AgentCommandKind } from '../../../schemas/agent/agentCommand.ts';
+import { commandNonce, type AgentCommand } from '../../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult, verifyAgentResult } from '../../../schemas/agent/agentResultCodec.ts';
 import type { WipeReport } from '../../../schemas/agent/diskWipe.ts';
 import { stepAttemptId } from '../../../schemas/metal/workflow.ts';
@@ -64,7 +64,8 @@ export function attests(
   const commandId = stepAttemptId(wf.workflowId, stepIndex, attempt);
   const command: AgentCommand = {
     commandId,
-    kind: step.id as AgentCommandKind,
+    // Only a `disk.wipe` result carries a wipe report: what any step that attests a wipe sends, whatever its id.
+    kind: 'disk.wipe',
     siteId: wf.siteId,
     nodeId: wf.nodeId,
     workflowId: wf.workflowId,

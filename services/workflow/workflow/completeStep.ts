@@ -21,7 +21,7 @@ export const completeStep = defineCommand({
   dependencies: async (command, load) => {
     // A wipe is checked against the inventory of the node the workflow runs on; no other step reads the node.
     const wf = await load(workflowAggregate, command.workflowId, { settled: true });
-    const wipe = wf.exists && wf.steps[command.stepIndex]?.id === 'disk.wipe';
+    const wipe = wf.exists && wf.steps[command.stepIndex]?.attests === 'wipe';
     const node = wipe ? await load(nodeRef, wf.nodeId) : undefined;
     return { signer: await signerOf(command.signedResult, load), inventory: node?.exists ? (node.inventory ?? null) : null };
   },
@@ -34,9 +34,10 @@ export const completeStep = defineCommand({
     }
     const { workflowId } = wf;
     const next = command.stepIndex + 1;
-    const stepId = wf.steps[command.stepIndex]!.id;
+    const { id: stepId, attests: attested } = wf.steps[command.stepIndex]!;
+    // What the step declared it attests is checked here, never taken from its output.
     const output =
-      stepId === 'disk.wipe'
+      attested === 'wipe'
         ? wipeOutput(command.output, attests(wf, command.stepIndex, command.attempt, command.signedResult, dependencies.signer, dependencies.inventory))
         : (command.output ?? null);
     const events: WorkflowEvent[] = [{ type: 'StepSucceeded', data: { workflowId, stepIndex: command.stepIndex, stepId, attempt: command.attempt, output } }];

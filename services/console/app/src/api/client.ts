@@ -66,6 +66,12 @@ const withQuery = (path: string, query: Query = {}): string => {
  * and do. A 401 (token expired or revoked) calls `onUnauthorized`, which returns the user to sign-in.
  */
 export class ApiClient {
+  /**
+   * The furthest log position this session's own writes reached. Every read that can wait (`minSeq`) waits for it,
+   * so a page opened right after a command (the node a tenant just took) never shows the world before it.
+   */
+  private wroteUpTo = 0;
+
   constructor(
     readonly token: string,
     private readonly onUnauthorized: () => void,
@@ -97,53 +103,61 @@ export class ApiClient {
     return (await this.fetch(withQuery(path, query), signal ? { signal } : {})).json() as Promise<T>;
   }
 
+  /** A read model's answer, once it has applied `minSeq` and everything this session wrote. */
+  private readModel<T>(path: string, query: Query & { minSeq?: number | undefined }, signal?: AbortSignal): Promise<T> {
+    return this.get<T>(path, { ...query, minSeq: Math.max(query.minSeq ?? 0, this.wroteUpTo) || undefined }, signal);
+  }
+
   private async post<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-    return (await this.fetch(path, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<T>;
+    const result = (await (await this.fetch(path, { method: 'POST', headers, body: JSON.stringify(body) })).json()) as T;
+    const seq = (result as { seq?: unknown } | null)?.seq;
+    if (typeof seq === 'number') this.wroteUpTo = Math.max(this.wroteUpTo, seq);
+    return result;
   }
 
   session = (signal?: AbortSignal) => this.get<SessionView>('/v1/session', undefined, signal);
-  fleetSummary = (minSeq?: number, signal?: AbortSignal) => this.get<FleetSummary>('/v1/fleet/summary', { minSeq }, signal);
+  fleetSummary = (minSeq?: number, signal?: AbortSignal) => this.readModel<FleetSummary>('/v1/fleet/summary', { minSeq }, signal);
   sites = (signal?: AbortSignal) => this.get<{ items: SiteView[] }>('/v1/sites', undefined, signal);
 
   nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
-    this.get<NodePage>('/v1/nodes', filter, signal);
-  node = (nodeId: string, minSeq?: number, signal?: AbortSignal) => this.get<NodeView>(`/v1/nodes/${encodeURIComponent(nodeId)}`, { minSeq }, signal);
+    this.readModel<NodePage>('/v1/nodes', filter, signal);
+  node = (nodeId: string, minSeq?: number, signal?: AbortSignal) => this.readModel<NodeView>(`/v1/nodes/${encodeURIComponent(nodeId)}`, { minSeq }, signal);
   nodeWorkflows = (nodeId: string, minSeq?: number, signal?: AbortSignal) =>
-    this.get<{ items: WorkflowView[] }>(`/v1/nodes/${encodeURIComponent(nodeId)}/workflows`, { minSeq, limit: 20 }, signal);
+    this.readModel<{ items: WorkflowView[] }>(`/v1/nodes/${encodeURIComponent(nodeId)}/workflows`, { minSeq, limit: 20 }, signal);
   /** `at`: a stream sequence or an ISO time; absent: now. */
   nodeHistory = (nodeId: string, at?: number | string, signal?: AbortSignal) =>
     this.get<NodeHistory>(`/v1/nodes/${encodeURIComponent(nodeId)}/history`, { at }, signal);
 
-  poolOffers = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: PoolOffer[] }>('/v1/pool/offers', { minSeq }, signal);
+  poolOffers = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: PoolOffer[] }>('/v1/pool/offers', { minSeq }, signal);
   /** Takes a free node of an offer and deploys it; the answer names the node the API picked. */
   allocate = (body: AllocateNode) => this.post<CommandResult & { nodeId: string }>('/v1/pool/allocate', body);
 
   workflows = (filter: { state?: WorkflowView['state'] | ''; cursor?: string | null; minSeq?: number }, signal?: AbortSignal) =>
-    this.get<WorkflowPage>('/v1/workflows', filter, signal);
+    this.readModel<WorkflowPage>('/v1/workflows', filter, signal);
   workflow = (workflowId: string, minSeq?: number, signal?: AbortSignal) =>
-    this.get<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`, { minSeq }, signal);
+    this.readModel<WorkflowView>(`/v1/workflows/${encodeURIComponent(workflowId)}`, { minSeq }, signal);
 
   approvals = (state: ApprovalView['state'] | undefined, minSeq?: number, signal?: AbortSignal) =>
-    this.get<{ items: ApprovalView[] }>('/v1/approvals', { state, minSeq }, signal);
+    this.readModel<{ items: ApprovalView[] }>('/v1/approvals', { state, minSeq }, signal);
   approve = (workflowId: string, body: Omit<ApproveBatch, 'workflowId'>) =>
     this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/approve`, body);
   reject = (workflowId: string, body: Omit<RejectBatch, 'workflowId'>) =>
     this.post<{ seq: number }>(`/v1/approvals/${encodeURIComponent(workflowId)}/reject`, body);
 
   decisions = (status: DecisionView['status'] | undefined, minSeq?: number, signal?: AbortSignal) =>
-    this.get<{ items: DecisionView[] }>('/v1/autonomy/decisions', { status, minSeq }, signal);
-  budgets = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: BudgetView[] }>('/v1/autonomy/budgets', { minSeq }, signal);
-  autonomyControls = (minSeq?: number, signal?: AbortSignal) => this.get<ControlsView>('/v1/autonomy/controls', { minSeq }, signal);
-  autonomyPolicies = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: PolicyView[] }>('/v1/autonomy/policies', { minSeq }, signal);
+    this.readModel<{ items: DecisionView[] }>('/v1/autonomy/decisions', { status, minSeq }, signal);
+  budgets = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: BudgetView[] }>('/v1/autonomy/budgets', { minSeq }, signal);
+  autonomyControls = (minSeq?: number, signal?: AbortSignal) => this.readModel<ControlsView>('/v1/autonomy/controls', { minSeq }, signal);
+  autonomyPolicies = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: PolicyView[] }>('/v1/autonomy/policies', { minSeq }, signal);
   approveDecision = (decisionId: string, body: Omit<ApproveDecision, 'decisionId'>) =>
     this.post<DecisionVerdict>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/approve`, body);
   rejectDecision = (decisionId: string, body: Omit<RejectDecision, 'decisionId'>) =>
     this.post<DecisionVerdict>(`/v1/autonomy/decisions/${encodeURIComponent(decisionId)}/reject`, body);
 
-  tenants = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: TenantView[] }>('/v1/tenants', { minSeq }, signal);
-  instances = (minSeq?: number, signal?: AbortSignal) => this.get<{ items: InstanceView[] }>('/v1/vps/instances', { minSeq }, signal);
+  tenants = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: TenantView[] }>('/v1/tenants', { minSeq }, signal);
+  instances = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: InstanceView[] }>('/v1/vps/instances', { minSeq }, signal);
 
   plugins = (signal?: AbortSignal) => this.get<{ items: PluginView[] }>('/v1/plugins', undefined, signal);
   profiles = (signal?: AbortSignal) => this.get<{ items: ProfileView[] }>('/v1/profiles', undefined, signal);

@@ -14,7 +14,7 @@ export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/meta
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { AllocateNode, PoolOffer } from '../../../../../schemas/metal/poolViews.ts';
-export type { ApprovalView } from '../../../../../projections/workflows/approvals.ts';
+export type { ApprovalView } from '../../../../../schemas/metal/approvalViews.ts';
 export type { ApproveBatch, RejectBatch } from '../../../../../schemas/metal/workflowCommands.ts';
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
 export type { PluginView, ProfileValidation, ProfileView } from '../../../../../schemas/plugins/views.ts';

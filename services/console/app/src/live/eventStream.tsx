@@ -15,7 +15,8 @@ type Listener = (batch: LiveBatch) => void;
 
 interface LiveEvents {
   readonly status: LiveStatus;
-  subscribe(listener: Listener): () => void;
+  // A property, not a method: `useLiveEvents` takes it off the object (it is a `useCallback`, no `this`).
+  readonly subscribe: (listener: Listener) => () => void;
 }
 
 const LiveEventsContext = createContext<LiveEvents | null>(null);

@@ -49,7 +49,7 @@ function BulkDialog({
     const worker = async () => {
       for (let node = queue.shift(); node; node = queue.shift()) {
         await client.command(action.command, actionPayload(action, node.nodeId, reason), crypto.randomUUID()).catch((err: unknown) => {
-          refused.push(`${node!.nodeId}: ${err instanceof ApiError ? err.code : 'INTERNAL'}`);
+          refused.push(`${node.nodeId}: ${err instanceof ApiError ? err.code : 'INTERNAL'}`);
         });
       }
     };

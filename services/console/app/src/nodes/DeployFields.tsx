@@ -34,7 +34,7 @@ export function profileInputs(profile: ProfileView | undefined): { name: string;
   if (!profile) return builtInDeployInputs;
   const found = new Map<string, boolean>();
   for (const step of profile.steps) {
-    for (const value of Object.values(step.params ?? {}) as unknown[]) {
+    for (const value of Object.values<unknown>(step.params ?? {})) {
       // User data and the network config are optional in the deploy command itself, whatever the profile says.
       if (value && typeof value === 'object' && '$input' in value && typeof value.$input === 'string')
         found.set(value.$input, 'default' in value || optionalInputs.has(value.$input));

@@ -87,7 +87,7 @@ export function NodeTable({
                 <div role="cell">
                   <StateBadge state={node.state} />
                   {node.maintenance && <span className="flag"> maintenance</span>}
-                  {node.waitingReason && <span className="flag"> {node.waitingReason}</span>}
+                  {node.waitingReason && <span className="flag"> {node.waitingFor ?? node.waitingReason}</span>}
                 </div>
                 <div role="cell">{node.poolId ?? '—'}</div>
                 <div role="cell">{node.tenantId ?? '—'}</div>

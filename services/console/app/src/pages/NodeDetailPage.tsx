@@ -40,7 +40,7 @@ export function NodeDetailPage({ nodeId }: { nodeId: string }) {
       <ProblemAlert error={node.error} />
       {n && (
         <>
-          {n.waitingReason && <p className="notice">Waiting: {n.waitingReason}</p>}
+          {n.waitingReason && <p className="notice">Waiting: {n.waitingFor ?? n.waitingReason}</p>}
           {n.failure && (
             <p className="problem" role="note">
               {n.failure.operation ?? 'Operation'} failed{n.failure.failedStep ? ` at ${n.failure.failedStep}` : ''}: {n.failure.reason}

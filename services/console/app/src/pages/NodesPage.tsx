@@ -15,9 +15,23 @@ const filterKeys = ['q', 'siteId', 'state', 'poolId', 'tenantId'] as const;
 /** Every node the token may see, filtered in the URL (so a filtered view can be linked), sorted and live. */
 export function NodesPage() {
   const [params, setParams] = useSearchParams();
-  const filter: NodeFilter = Object.fromEntries(filterKeys.flatMap((k) => (params.get(k) ? [[k, params.get(k)!]] : [])));
+  const filter: NodeFilter = Object.fromEntries(
+    filterKeys.flatMap((k) => {
+      const value = params.get(k);
+      return value ? [[k, value]] : [];
+    }),
+  );
   const onChange = useCallback(
-    (next: NodeFilter) => setParams(Object.fromEntries(filterKeys.flatMap((k) => (next[k] ? [[k, next[k]!]] : []))), { replace: true }),
+    (next: NodeFilter) =>
+      setParams(
+        Object.fromEntries(
+          filterKeys.flatMap((k) => {
+            const value = next[k];
+            return value ? [[k, value]] : [];
+          }),
+        ),
+        { replace: true },
+      ),
     [setParams],
   );
   const { nodes, complete, error } = useNodeList(filter);

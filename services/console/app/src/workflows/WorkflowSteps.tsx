@@ -6,7 +6,7 @@ import { workflowOutcome } from './workflowOutcome.ts';
 /** What a step's output says about a wipe: only a wipe result signed by the machine's ramdisk key is attested. */
 const attestation = (output: unknown): string | null => {
   if (!output || typeof output !== 'object' || !('attested' in output)) return null;
-  return (output as { attested: unknown }).attested === true ? 'attested' : 'not attested';
+  return output.attested === true ? 'attested' : 'not attested';
 };
 
 /** A workflow's steps in order: state, attempts, destructive flag and attestation, and the failure code if any. */

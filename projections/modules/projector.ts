@@ -1,0 +1,70 @@
+import { defineProjection } from '../runtime/projection.ts';
+import { statement } from '../runtime/statements.ts';
+import { modulesMigrations } from './schema.ts';
+
+/**
+ * The `modules` read model: modules, their published versions (with the signed manifest), the publisher keys, the
+ * templates and each host's assignment (its template, pins and plan).
+ */
+export const modulesProjection = defineProjection({
+  name: 'modules',
+  migrations: modulesMigrations,
+  apply(db, event, metadata, position) {
+    switch (event.type) {
+      case 'ModuleVersionPublished': {
+        const d = event.data;
+        statement(
+          db,
+          `INSERT OR IGNORE INTO module_versions (module, version, bundle_sha256, manifest_sha256, publisher_id, manifest, published_at, published_by, seq)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(d.module, d.version, d.bundleSha256, d.manifestSha256, d.publisherId, JSON.stringify(d.manifest), metadata.time, metadata.actor, position.seq);
+        // Counted from the versions, not incremented: the same event applied twice leaves the same row.
+        statement(
+          db,
+          `INSERT INTO modules (name, version_count, last_version, last_published_at, last_seq)
+           VALUES (@module, (SELECT COUNT(*) FROM module_versions WHERE module = @module), @version, @time, @seq)
+           ON CONFLICT (name) DO UPDATE SET version_count = excluded.version_count, last_version = excluded.last_version,
+             last_published_at = excluded.last_published_at, last_seq = excluded.last_seq`,
+        ).run({ module: d.module, version: d.version, time: metadata.time, seq: position.seq });
+        return;
+      }
+      case 'PublisherRegistered':
+        statement(db, 'INSERT OR REPLACE INTO module_publishers (publisher_id, public_key, revoked, retired_keys, updated_at) VALUES (?, ?, 0, ?, ?)').run(
+          event.data.publisherId,
+          event.data.publicKey,
+          '[]',
+          metadata.time,
+        );
+        return;
+      case 'PublisherKeyRotated':
+        statement(
+          db,
+          `UPDATE module_publishers SET public_key = ?, retired_keys = json_insert(retired_keys, '$[#]', ?), updated_at = ? WHERE publisher_id = ?`,
+        ).run(event.data.publicKey, event.data.previousPublicKey, metadata.time, event.data.publisherId);
+        return;
+      case 'PublisherRevoked':
+        statement(db, 'UPDATE module_publishers SET revoked = 1, updated_at = ? WHERE publisher_id = ?').run(metadata.time, event.data.publisherId);
+        return;
+      case 'TemplateDefined':
+        statement(db, 'INSERT OR REPLACE INTO templates (template_id, requires, includes, defined_at, defined_by) VALUES (?, ?, ?, ?, ?)').run(
+          event.data.templateId,
+          JSON.stringify(event.data.requires),
+          JSON.stringify(event.data.includes),
+          metadata.time,
+          metadata.actor,
+        );
+        return;
+      case 'HostPlanAssigned': {
+        const d = event.data;
+        statement(
+          db,
+          `INSERT OR REPLACE INTO host_assignments (node_id, template, pins, plan, plan_digest, assigned_at, assigned_by)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        ).run(d.nodeId, d.template, JSON.stringify(d.pins), JSON.stringify(d.plan), d.planDigest, metadata.time, metadata.actor);
+        return;
+      }
+      default:
+        return;
+    }
+  },
+});

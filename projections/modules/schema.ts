@@ -1,0 +1,47 @@
+/** Numbered migrations of the `modules` read model; index + 1 is the schema version. */
+export const modulesMigrations = [
+  `CREATE TABLE modules (
+     name TEXT PRIMARY KEY,
+     version_count INTEGER NOT NULL,
+     last_version TEXT NOT NULL,
+     last_published_at TEXT NOT NULL,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE TABLE module_versions (
+     module TEXT NOT NULL,
+     version TEXT NOT NULL,
+     bundle_sha256 TEXT NOT NULL,
+     manifest_sha256 TEXT NOT NULL,
+     publisher_id TEXT NOT NULL,
+     manifest TEXT NOT NULL,
+     published_at TEXT NOT NULL,
+     published_by TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     PRIMARY KEY (module, version)
+   );
+   CREATE TABLE module_publishers (
+     publisher_id TEXT PRIMARY KEY,
+     public_key TEXT NOT NULL,
+     revoked INTEGER NOT NULL DEFAULT 0,
+     retired_keys TEXT NOT NULL DEFAULT '[]',
+     updated_at TEXT NOT NULL
+   );`,
+  // 2: templates and each host's assignment (fleet.defineTemplate, fleet.assignTemplate / pinModule / unpinModule)
+  `CREATE TABLE templates (
+     template_id TEXT PRIMARY KEY,
+     requires TEXT NOT NULL,
+     includes TEXT NOT NULL,
+     defined_at TEXT NOT NULL,
+     defined_by TEXT NOT NULL
+   );
+   CREATE TABLE host_assignments (
+     node_id TEXT PRIMARY KEY,
+     template TEXT,
+     pins TEXT NOT NULL,
+     plan TEXT NOT NULL,
+     plan_digest TEXT NOT NULL,
+     assigned_at TEXT NOT NULL,
+     assigned_by TEXT NOT NULL
+   );
+   CREATE INDEX host_assignments_template ON host_assignments (template);`,
+];
