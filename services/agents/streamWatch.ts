@@ -19,6 +19,8 @@ export interface StreamWatchOptions<V> {
 
 /** A pull that sees no message and no heartbeat this long is reopened (ordered consumers are ephemeral). */
 const PULL_EXPIRES_MS = 5_000;
+/** Heartbeats (every half pull) missed in a row before the watch gives up on a consumer: about 7.5 s of silence. */
+const SILENT_HEARTBEATS = 3;
 
 /**
  * One ordered consumer per process over a stream filter, keeping the latest value per key and waking whoever waits
@@ -116,9 +118,26 @@ export class StreamWatch<V> {
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.#nextSeq }
         : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: (from as Date).toISOString() };
     const consumer = await jetstream(this.nc).consumers.get(stream, { filter_subjects: filter, ...start });
-    this.#messages = await consumer.consume({ max_messages: 1_000, expires: PULL_EXPIRES_MS });
+    const messages = await consumer.consume({ max_messages: 1_000, expires: PULL_EXPIRES_MS });
+    this.#messages = messages;
     this.#openedAt = Date.now();
-    return this.#messages;
+    void this.#closeWhenSilent(messages);
+    return messages;
+  }
+
+  /**
+   * Closes `messages` once its heartbeats stop: after the stream's leader dies, an ordered consumer can go on missing
+   * heartbeats without ever recreating itself or failing, and a watch that waits on it would wait forever (CI saw the
+   * result intake refuse every result of a chaos run for minutes). Closing it lets `#run` reopen at the next sequence.
+   */
+  async #closeWhenSilent(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status()) {
+      if (status.type === 'heartbeats_missed' && status.count >= SILENT_HEARTBEATS) {
+        this.options.log.warn({ stream: this.options.stream, missed: status.count }, 'watch consumer silent; reopening');
+        await messages.close().catch(() => undefined);
+        return;
+      }
+    }
   }
 
   /** Drains one consumer after another until stopped; each picks up at the sequence after the last one seen. */

@@ -67,6 +67,8 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
       const confirm = ops.page.getByRole('dialog', { name: `Cancel operation: ${taken}` });
       await confirm.getByLabel('Reason').fill('wrong image');
       await confirm.getByRole('button', { name: 'Cancel operation' }).click();
+      // The dialog closes once the API accepted the cancel: navigating before that would abort its request.
+      await confirm.waitFor({ state: 'hidden', timeout: 30_000 });
       // Read the workflow's outcome line as it changes: cancelling, then cancelled; "Failed" is never said of it.
       await ops.page.goto(`${rig.stack.api}/workflows/${workflowId}`);
       const seen = new Set<string>();
