@@ -112,6 +112,7 @@ export const ErrorCodes = {
   TEMPLATE_CYCLE: { status: 422, title: 'The template would include itself, through its includes' },
   TEMPLATE_UNKNOWN: { status: 422, title: 'The template includes a template that is not defined' },
   CLOSURE_CONFLICT: { status: 409, title: "The template and the host's pins resolve to no plan: every conflict is listed" },
+  ROLLOUT_IN_PROGRESS: { status: 409, title: 'Another rollout of the module has not ended: continue, roll back or abort it first' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -5,6 +5,7 @@ import { EventCatalog } from './eventCatalog.ts';
 import { assignmentEvents } from './fleet/assignmentEvents.ts';
 import { moduleEvents } from './fleet/modules.ts';
 import { publisherEvents } from './fleet/publishers.ts';
+import { rolloutEvents } from './fleet/rolloutEvents.ts';
 import { templateEvents } from './fleet/templateEvents.ts';
 import { metalEvents } from './metal/events.ts';
 import { nodeIdentityEvents } from './metal/nodeIdentity.ts';
@@ -34,5 +35,6 @@ export const eventCatalog = new EventCatalog([
   ...moduleEvents,
   ...templateEvents,
   ...assignmentEvents,
+  ...rolloutEvents,
 ]);
 export type PlatformEvent = ReturnType<typeof eventCatalog.read>;

@@ -43,6 +43,9 @@ import { publisherCommands } from '../fleet/publishers/publisherCommands.ts';
 import { publishModuleVersion } from '../fleet/module/publishVersion.ts';
 import { defineTemplate } from '../fleet/template/defineTemplate.ts';
 import { assignmentCommands } from '../fleet/assignment/assignmentCommands.ts';
+import { startRollout } from '../fleet/rollout/startRollout.ts';
+import { rolloutOperatorCommands } from '../fleet/rollout/operatorCommands.ts';
+import { rolloutControllerCommands } from '../fleet/rollout/controllerCommands.ts';
 import { createProviderAccount } from '../vps/account/create.ts';
 import { createFlavor, mapFlavor } from '../vps/flavor/create.ts';
 import { deleteInstance, startInstance, stopInstance } from '../vps/instance/desiredState.ts';
@@ -130,6 +133,9 @@ export const allCommands: readonly CommandDefinition[] = [
   registerPlugin,
   defineTemplate,
   ...assignmentCommands,
+  startRollout,
+  ...rolloutOperatorCommands,
+  ...rolloutControllerCommands,
   ...autonomyEngineCommands,
   ...autonomyOperatorCommands,
   ...autonomyApprovalCommands,

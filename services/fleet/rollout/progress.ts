@@ -10,11 +10,16 @@ export interface RolloutProgress {
   readonly outcomes: Readonly<Record<string, HostOutcome>>;
   /** Failed or timed-out reports in a row, in the order they arrived; a healthy report resets it. */
   readonly consecutiveFailures: number;
-  /** Set once; a halted rollout stays halted (continue, rollback and abort are decisions of their own). */
+  /** Set once; a halted rollout stays halted until an operator continues it (rollback and abort end it instead). */
   readonly halted: { reason: RolloutHaltReason; failed: readonly string[] } | null;
+  /** Failed hosts an operator continued past: their wave no longer halts for them (a new failure still does). */
+  readonly accepted: readonly string[];
 }
 
-export type RolloutProgressEvent = { type: 'WaveStarted'; wave: number } | { type: 'HostReported'; host: string; outcome: HostOutcome };
+export type RolloutProgressEvent =
+  | { type: 'WaveStarted'; wave: number }
+  | { type: 'HostReported'; host: string; outcome: HostOutcome }
+  | { type: 'Continued' };
 
 export interface BreakerPolicy {
   /** Failed or timed-out reports in a row that trip the breaker. */
@@ -22,7 +27,7 @@ export interface BreakerPolicy {
 }
 
 export function initialProgress(waves: Waves): RolloutProgress {
-  return { waves, startedWaves: 0, outcomes: {}, consecutiveFailures: 0, halted: null };
+  return { waves, startedWaves: 0, outcomes: {}, consecutiveFailures: 0, halted: null, accepted: [] };
 }
 
 /**
@@ -30,8 +35,14 @@ export function initialProgress(waves: Waves): RolloutProgress {
  * a host's report counts once and only if its wave was started (a report from a host not yet asked is not trusted).
  * The halt is decided here, as reports arrive, so it cannot be missed between two decisions: a failed canary halts
  * at once, `maxConsecutiveFailures` failures in a row trip the breaker, a wave that ends with a failure halts.
+ * `Continued` lifts a halt: the failures so far are accepted (their wave ends without halting again for them) and the
+ * breaker's count starts over; it changes nothing on a rollout that is not halted.
  */
 export function evolveProgress(progress: RolloutProgress, event: RolloutProgressEvent, policy: BreakerPolicy): RolloutProgress {
+  if (event.type === 'Continued') {
+    if (progress.halted === null) return progress;
+    return { ...progress, halted: null, consecutiveFailures: 0, accepted: failedHosts(progress.waves, progress.outcomes, progress.startedWaves) };
+  }
   if (event.type === 'WaveStarted') {
     if (progress.halted !== null || event.wave !== progress.startedWaves || event.wave >= progress.waves.length) return progress;
     return { ...progress, startedWaves: progress.startedWaves + 1 };
@@ -47,7 +58,8 @@ export function evolveProgress(progress: RolloutProgress, event: RolloutProgress
   if (consecutiveFailures >= policy.maxConsecutiveFailures) return { ...next, halted: { reason: 'breaker_tripped', failed } };
   const waveHosts = progress.waves[wave] ?? [];
   const waveDone = waveHosts.every((host) => outcomeOf(outcomes, host) !== undefined);
-  if (waveDone && waveHosts.some((host) => outcomeOf(outcomes, host) !== 'healthy')) return { ...next, halted: { reason: 'wave_failed', failed } };
+  const unaccepted = (host: string) => outcomeOf(outcomes, host) !== 'healthy' && !progress.accepted.includes(host);
+  if (waveDone && waveHosts.some(unaccepted)) return { ...next, halted: { reason: 'wave_failed', failed } };
   return next;
 }
 

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { defineEvent, type EventOf } from '../eventCatalog.ts';
+import { HostOutcome, RolloutHaltReason } from './rolloutWaves.ts';
+
+const RolloutPlanOptions = z.object({
+  canarySize: z.number().int(),
+  wavePercent: z.number().int(),
+  maxConsecutiveFailures: z.number().int(),
+  waveTimeoutMs: z.number().int(),
+});
+
+/**
+ * A rollout planned and started: its waves (wave 0 is the canary) and the digest of the plan (sha256 of the canonical
+ * JSON of module, versions, waves and breaker: what an approver signs is what runs). No host is touched yet.
+ */
+export const RolloutStarted = defineEvent(
+  'RolloutStarted',
+  z.object({
+    rolloutId: z.string(),
+    module: z.string(),
+    fromVersion: z.string(),
+    toVersion: z.string(),
+    template: z.string().nullable(),
+    waves: z.array(z.array(z.string())),
+    options: RolloutPlanOptions,
+    planDigest: z.string(),
+  }),
+);
+
+/** The controller applies a wave: its hosts have until `deadline` to report the new version healthy. */
+export const RolloutWaveStarted = defineEvent(
+  'RolloutWaveStarted',
+  z.object({ rolloutId: z.string(), wave: z.number().int(), hosts: z.array(z.string()), deadline: z.string() }),
+);
+
+/** A host's first report of the new version (later ones are redeliveries and append nothing). */
+export const RolloutHostReported = defineEvent(
+  'RolloutHostReported',
+  z.object({ rolloutId: z.string(), host: z.string(), wave: z.number().int(), outcome: HostOutcome }),
+);
+
+/** The rollout stopped on a report: no wave starts until an operator continues, rolls back or aborts. */
+export const RolloutHalted = defineEvent('RolloutHalted', z.object({ rolloutId: z.string(), reason: RolloutHaltReason, failed: z.array(z.string()) }));
+
+export const RolloutPaused = defineEvent('RolloutPaused', z.object({ rolloutId: z.string() }));
+export const RolloutResumed = defineEvent('RolloutResumed', z.object({ rolloutId: z.string() }));
+
+/** An operator continued past a halt: `accepted` are the failed hosts the rollout goes on without. */
+export const RolloutContinued = defineEvent('RolloutContinued', z.object({ rolloutId: z.string(), accepted: z.array(z.string()) }));
+
+/** Rollback: `targets` (exactly the hosts that reported the new version applied) go back to `version`. */
+export const RolloutRollbackStarted = defineEvent(
+  'RolloutRollbackStarted',
+  z.object({ rolloutId: z.string(), version: z.string(), targets: z.array(z.string()) }),
+);
+
+/** A rollback target's first report of the previous version. */
+export const RolloutHostRestored = defineEvent('RolloutHostRestored', z.object({ rolloutId: z.string(), host: z.string(), outcome: HostOutcome }));
+
+/** Every rollback target reported: `restored` runs the previous version healthy, `failed` did not say so. */
+export const RolloutRolledBack = defineEvent(
+  'RolloutRolledBack',
+  z.object({ rolloutId: z.string(), restored: z.array(z.string()), failed: z.array(z.string()) }),
+);
+
+/** Stopped by an operator; hosts keep what they run. */
+export const RolloutAborted = defineEvent('RolloutAborted', z.object({ rolloutId: z.string() }));
+
+/** Every host of every wave reported the new version healthy (or was accepted failed by a continue). */
+export const RolloutCompleted = defineEvent('RolloutCompleted', z.object({ rolloutId: z.string() }));
+
+export const rolloutEvents = [
+  RolloutStarted,
+  RolloutWaveStarted,
+  RolloutHostReported,
+  RolloutHalted,
+  RolloutPaused,
+  RolloutResumed,
+  RolloutContinued,
+  RolloutRollbackStarted,
+  RolloutHostRestored,
+  RolloutRolledBack,
+  RolloutAborted,
+  RolloutCompleted,
+] as const;
+export type RolloutEvent = EventOf<(typeof rolloutEvents)[number]>;
