@@ -1,10 +1,11 @@
 import { defineProjection } from '../runtime/projection.ts';
 import { statement } from '../runtime/statements.ts';
+import { applyRolloutEvent } from './rolloutProjector.ts';
 import { modulesMigrations } from './schema.ts';
 
 /**
  * The `modules` read model: modules, their published versions (with the signed manifest), the publisher keys, the
- * templates and each host's assignment (its template, pins and plan).
+ * templates, each host's assignment (its template, pins and plan) and the rollouts (`rolloutProjector.ts`).
  */
 export const modulesProjection = defineProjection({
   name: 'modules',
@@ -64,6 +65,7 @@ export const modulesProjection = defineProjection({
         return;
       }
       default:
+        applyRolloutEvent(db, event, metadata, position.seq);
         return;
     }
   },

@@ -44,4 +44,40 @@ export const modulesMigrations = [
      assigned_by TEXT NOT NULL
    );
    CREATE INDEX host_assignments_template ON host_assignments (template);`,
+  // 3: rollouts (fleet.startRollout and the rollout's commands): each rollout, its waves and each host's outcome
+  `CREATE TABLE rollouts (
+     rollout_id TEXT PRIMARY KEY,
+     module TEXT NOT NULL,
+     from_version TEXT NOT NULL,
+     to_version TEXT NOT NULL,
+     template TEXT,
+     status TEXT NOT NULL,
+     plan_digest TEXT NOT NULL,
+     options TEXT NOT NULL,
+     wave_count INTEGER NOT NULL,
+     started_waves INTEGER NOT NULL DEFAULT 0,
+     host_count INTEGER NOT NULL,
+     halt TEXT,
+     rollback_targets TEXT,
+     started_at TEXT NOT NULL,
+     started_by TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     seq INTEGER NOT NULL
+   );
+   CREATE INDEX rollouts_module ON rollouts (module);
+   CREATE TABLE rollout_waves (
+     rollout_id TEXT NOT NULL,
+     wave INTEGER NOT NULL,
+     deadline TEXT,
+     PRIMARY KEY (rollout_id, wave)
+   );
+   CREATE TABLE rollout_hosts (
+     rollout_id TEXT NOT NULL,
+     host TEXT NOT NULL,
+     wave INTEGER NOT NULL,
+     position INTEGER NOT NULL,
+     outcome TEXT,
+     restored TEXT,
+     PRIMARY KEY (rollout_id, host)
+   );`,
 ];

@@ -15,6 +15,7 @@ import { addDeadLetterCommands } from './deadLetterCommands.ts';
 import { addAutonomyCommands } from './autonomyCommands.ts';
 import { addModuleCommands } from './moduleCommands.ts';
 import { addFleetCommands } from './fleetCommands.ts';
+import { addRolloutCommands } from './rolloutCommands.ts';
 import { describeSteps, followWorkflow } from './workflowProgress.ts';
 import type { WorkflowView } from '../../schemas/metal/workflowViews.ts';
 
@@ -134,6 +135,7 @@ addDeadLetterCommands(program, api, print);
 addAutonomyCommands(program, api, print);
 addModuleCommands(program, api, print);
 addFleetCommands(program, api, print);
+addRolloutCommands(program, api, print);
 
 const workflows = program.command('workflows').description('workflows');
 workflows

@@ -153,7 +153,7 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
   ];
 
   it('pause stops waves from starting, reports still count; resume starts them again; each twice is once', () => {
-    const paused = [...inWave1, { type: 'RolloutPaused', data: id } as const];
+    const paused: RolloutEvent[] = [...inWave1, { type: 'RolloutPaused', data: id }];
     rollout(inWave1).when(pauseRollout, id).then([{ type: 'RolloutPaused', data: id }]);
     rollout(paused).when(pauseRollout, id).then([]);
     rollout([...paused, reported('vm2', 1, 'healthy'), reported('vm3', 1, 'healthy')])
@@ -168,7 +168,7 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
   });
 
   it('continue accepts the failures: the next wave may start, and the accepted host does not halt its wave again', () => {
-    const continued = [...halted, { type: 'RolloutContinued', data: { ...id, accepted: ['vm2'] } } as const];
+    const continued: RolloutEvent[] = [...halted, { type: 'RolloutContinued', data: { ...id, accepted: ['vm2'] } }];
     rollout(halted)
       .when(continueRollout, id)
       .then([{ type: 'RolloutContinued', data: { ...id, accepted: ['vm2'] } }]);
@@ -197,10 +197,10 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
   });
 
   it('rollback targets exactly the hosts that reported the new version applied, and ends when each reported the old one', () => {
-    const rollbackStarted = { type: 'RolloutRollbackStarted', data: { ...id, version: '1.24.0', targets: ['vm1', 'vm2', 'vm3'] } } as const;
+    const rollbackStarted: RolloutEvent = { type: 'RolloutRollbackStarted', data: { ...id, version: '1.24.0', targets: ['vm1', 'vm2', 'vm3'] } };
     rollout(halted).when(rollbackRollout, id).then([rollbackStarted]);
     rollout([...halted, rollbackStarted]).when(rollbackRollout, id).then([]);
-    const restoring = [...halted, rollbackStarted, { type: 'RolloutHostRestored', data: { ...id, host: 'vm1', outcome: 'healthy' } } as const];
+    const restoring: RolloutEvent[] = [...halted, rollbackStarted, { type: 'RolloutHostRestored', data: { ...id, host: 'vm1', outcome: 'healthy' } }];
     rollout(restoring)
       .when(recordHostRestored, { ...id, host: 'vm1', outcome: 'failed' })
       .then([]);

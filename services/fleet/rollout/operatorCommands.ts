@@ -56,7 +56,8 @@ export const resumeRollout = operatorVerb('fleet.resumeRollout', {
  */
 export const continueRollout = operatorVerb('fleet.continueRollout', {
   from: ['halted'],
-  done: ['running', 'paused'],
+  // `completed`: a continue past the last wave's halt completes the rollout, and its redelivery must find it done.
+  done: ['running', 'paused', 'completed'],
   decide(run) {
     const after = evolveProgress(run.progress, { type: 'Continued' }, run.options);
     const events: RolloutEvent[] = [{ type: 'RolloutContinued', data: { rolloutId: run.rolloutId, accepted: [...after.accepted] } }];
