@@ -62,7 +62,10 @@ export function listRollouts(db: Database, filter: { module?: string; status?: R
 export function getRollout(db: Database, rolloutId: string): RolloutDetailView | undefined {
   const row = db.prepare('SELECT * FROM rollouts WHERE rollout_id = ?').get(rolloutId) as RolloutRow | undefined;
   if (!row) return undefined;
-  const waves = db.prepare('SELECT wave, deadline FROM rollout_waves WHERE rollout_id = ? ORDER BY wave').all(rolloutId) as { wave: number; deadline: string | null }[];
+  const waves = db.prepare('SELECT wave, deadline FROM rollout_waves WHERE rollout_id = ? ORDER BY wave').all(rolloutId) as {
+    wave: number;
+    deadline: string | null;
+  }[];
   const hosts = db.prepare('SELECT host, wave, outcome, restored FROM rollout_hosts WHERE rollout_id = ? ORDER BY position').all(rolloutId) as HostRow[];
   return {
     ...rolloutView(row),

@@ -25,12 +25,15 @@ function integer(flag: string, value: string): number {
   return Number(value);
 }
 
-const wavesText = (waves: readonly (readonly string[])[]): string => waves.map((hosts, i) => `  wave ${i}${i === 0 ? ' (canary)' : ''}: ${hosts.join(', ')}`).join('\n');
+const wavesText = (waves: readonly (readonly string[])[]): string =>
+  waves.map((hosts, i) => `  wave ${i}${i === 0 ? ' (canary)' : ''}: ${hosts.join(', ')}`).join('\n');
 
 function detailText(r: RolloutDetailView): string {
   const halt = r.halt ? `; last halt ${r.halt.reason} (failed: ${r.halt.failed.join(', ') || 'none'})` : '';
   const head = `${r.rolloutId}: ${r.module} ${r.fromVersion} → ${r.toVersion}, ${r.status}, wave ${r.startedWaves}/${r.waveCount}${halt}\nplan ${r.planDigest}`;
-  const rows = r.waves.flatMap((w) => w.hosts.map((h) => ({ wave: w.wave, host: h.host, outcome: h.outcome ?? '-', restored: h.restored ?? '-', deadline: w.deadline ?? '-' })));
+  const rows = r.waves.flatMap((w) =>
+    w.hosts.map((h) => ({ wave: w.wave, host: h.host, outcome: h.outcome ?? '-', restored: h.restored ?? '-', deadline: w.deadline ?? '-' })),
+  );
   return `${head}\n${table(rows, ['wave', 'host', 'outcome', 'restored', 'deadline'])}`;
 }
 
@@ -68,7 +71,9 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
       }
       const result = await api().call<CommandResult>('POST', '/v1/rollouts', body);
       const started = result.events.find((e) => e.type === 'RolloutStarted')?.data as { rolloutId: string; waves: string[][]; planDigest: string } | undefined;
-      print(result, () => (started ? `started ${started.rolloutId}, plan ${started.planDigest}\n${wavesText(started.waves)}` : 'rollout already running with this plan'));
+      print(result, () =>
+        started ? `started ${started.rolloutId}, plan ${started.planDigest}\n${wavesText(started.waves)}` : 'rollout already running with this plan',
+      );
     });
   rollouts
     .command('ls')

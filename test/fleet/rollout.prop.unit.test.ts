@@ -29,7 +29,8 @@ function nextStep(state: RolloutState, pick: number, report: HostOutcome, hosts:
     return { command: recordHostRestored, payload: { ...id, host, outcome: report } };
   }
   if (decision.action === 'start_wave') return { command: startWave, payload: { ...id, wave: decision.wave } };
-  if (decision.action === 'wait') return { command: recordHostOutcome, payload: { ...id, host: decision.pending[pick % decision.pending.length], outcome: report } };
+  if (decision.action === 'wait')
+    return { command: recordHostOutcome, payload: { ...id, host: decision.pending[pick % decision.pending.length], outcome: report } };
   const touched = run.progress.waves.slice(0, run.progress.startedWaves).flat();
   const pending = touched.filter((h) => !Object.hasOwn(run.progress.outcomes, h));
   if (pending.length > 0) return { command: recordHostOutcome, payload: { ...id, host: pending[pick % pending.length], outcome: report } };
@@ -78,11 +79,18 @@ describe('fleet.rollout deciders (properties)', () => {
             }
             const rollback = events.find((e) => e.type === 'RolloutRollbackStarted');
             if (rollback) {
-              const applied = Object.entries(run.progress.outcomes).filter(([, o]) => o === 'healthy' || o === 'failed').map(([h]) => h);
+              const applied = Object.entries(run.progress.outcomes)
+                .filter(([, o]) => o === 'healthy' || o === 'failed')
+                .map(([h]) => h);
               expect([...rollback.data.targets].sort()).toEqual(applied.sort());
             }
             if (canaryFailed && run.status !== 'running' && run.progress.startedWaves <= 1) {
-              expect(run.progress.waves.slice(0, run.progress.startedWaves).flat().every((h) => canary.has(h))).toBe(true);
+              expect(
+                run.progress.waves
+                  .slice(0, run.progress.startedWaves)
+                  .flat()
+                  .every((h) => canary.has(h)),
+              ).toBe(true);
             }
           }
         },

@@ -62,7 +62,8 @@ describe('fleet.startRollout', () => {
       ...inputs,
       assignments: { ...inputs.assignments, vm2: pinned('vm2', 'nginx', '1.26.1'), vm4: { exists: false as const } },
     };
-    const run = () => startRollout.decide(startRollout.schema.parse(start), rolloutAggregate.initialState, { commandId: 'c-1', actor: 't', now: '', dependencies });
+    const run = () =>
+      startRollout.decide(startRollout.schema.parse(start), rolloutAggregate.initialState, { commandId: 'c-1', actor: 't', now: '', dependencies });
     expect(run).toThrowError(
       expect.objectContaining({
         code: 'PRECONDITION_FAILED',
@@ -133,7 +134,7 @@ describe('fleet.startWave and fleet.recordHostOutcome (the controller)', () => {
       .then([reported('vm3', 1, 'timed-out'), { type: 'RolloutHalted', data: { ...id, reason: 'breaker_tripped', failed: ['vm2', 'vm3'] } }]);
   });
 
-  it("the last healthy report completes the rollout; a report about an ended rollout appends nothing", () => {
+  it('the last healthy report completes the rollout; a report about an ended rollout appends nothing', () => {
     const lastWave = [...inWave1, reported('vm2', 1, 'healthy'), reported('vm3', 1, 'healthy'), waveStarted(2, ['vm4', 'vm5']), reported('vm4', 2, 'healthy')];
     rollout(lastWave)
       .when(recordHostOutcome, { ...id, host: 'vm5', outcome: 'healthy' })
@@ -154,7 +155,9 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
 
   it('pause stops waves from starting, reports still count; resume starts them again; each twice is once', () => {
     const paused: RolloutEvent[] = [...inWave1, { type: 'RolloutPaused', data: id }];
-    rollout(inWave1).when(pauseRollout, id).then([{ type: 'RolloutPaused', data: id }]);
+    rollout(inWave1)
+      .when(pauseRollout, id)
+      .then([{ type: 'RolloutPaused', data: id }]);
     rollout(paused).when(pauseRollout, id).then([]);
     rollout([...paused, reported('vm2', 1, 'healthy'), reported('vm3', 1, 'healthy')])
       .when(startWave, { ...id, wave: 2 })
@@ -162,7 +165,9 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
     rollout(paused)
       .when(recordHostOutcome, { ...id, host: 'vm2', outcome: 'healthy' })
       .then([reported('vm2', 1, 'healthy')]);
-    rollout(paused).when(resumeRollout, id).then([{ type: 'RolloutResumed', data: id }]);
+    rollout(paused)
+      .when(resumeRollout, id)
+      .then([{ type: 'RolloutResumed', data: id }]);
     rollout(inWave1).when(resumeRollout, id).then([]);
     rollout(halted).when(pauseRollout, id).thenRejects('ILLEGAL_TRANSITION');
   });
@@ -199,7 +204,9 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
   it('rollback targets exactly the hosts that reported the new version applied, and ends when each reported the old one', () => {
     const rollbackStarted: RolloutEvent = { type: 'RolloutRollbackStarted', data: { ...id, version: '1.24.0', targets: ['vm1', 'vm2', 'vm3'] } };
     rollout(halted).when(rollbackRollout, id).then([rollbackStarted]);
-    rollout([...halted, rollbackStarted]).when(rollbackRollout, id).then([]);
+    rollout([...halted, rollbackStarted])
+      .when(rollbackRollout, id)
+      .then([]);
     const restoring: RolloutEvent[] = [...halted, rollbackStarted, { type: 'RolloutHostRestored', data: { ...id, host: 'vm1', outcome: 'healthy' } }];
     rollout(restoring)
       .when(recordHostRestored, { ...id, host: 'vm1', outcome: 'failed' })
@@ -220,7 +227,12 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
     rollout([wide, waveStarted(0, ['vm1']), reported('vm1', 0, 'healthy'), waveStarted(1, ['vm2', 'vm3', 'vm4', 'vm5']), reported('vm2', 1, 'failed')])
       .when(rollbackRollout, id)
       .thenRejects('ILLEGAL_TRANSITION');
-    rollout([started(hosts), waveStarted(0, ['vm1']), reported('vm1', 0, 'timed-out'), { type: 'RolloutHalted', data: { ...id, reason: 'canary_failed', failed: ['vm1'] } }])
+    rollout([
+      started(hosts),
+      waveStarted(0, ['vm1']),
+      reported('vm1', 0, 'timed-out'),
+      { type: 'RolloutHalted', data: { ...id, reason: 'canary_failed', failed: ['vm1'] } },
+    ])
       .when(rollbackRollout, id)
       .then([
         { type: 'RolloutRollbackStarted', data: { ...id, version: '1.24.0', targets: [] } },
@@ -230,9 +242,17 @@ describe('pause, resume, continue, rollback and abort (operators)', () => {
   });
 
   it('abort ends the rollout from any status but an end; an ended rollout refuses the verbs', () => {
-    rollout(halted).when(abortRollout, id).then([{ type: 'RolloutAborted', data: id }]);
-    rollout([...halted, { type: 'RolloutAborted', data: id }]).when(abortRollout, id).then([]);
-    rollout([...halted, { type: 'RolloutAborted', data: id }]).when(continueRollout, id).thenRejects('ILLEGAL_TRANSITION');
-    rollout([...halted, { type: 'RolloutAborted', data: id }, started(hosts, 2)]).when(abortRollout, id).thenRejects('ILLEGAL_TRANSITION');
+    rollout(halted)
+      .when(abortRollout, id)
+      .then([{ type: 'RolloutAborted', data: id }]);
+    rollout([...halted, { type: 'RolloutAborted', data: id }])
+      .when(abortRollout, id)
+      .then([]);
+    rollout([...halted, { type: 'RolloutAborted', data: id }])
+      .when(continueRollout, id)
+      .thenRejects('ILLEGAL_TRANSITION');
+    rollout([...halted, { type: 'RolloutAborted', data: id }, started(hosts, 2)])
+      .when(abortRollout, id)
+      .thenRejects('ILLEGAL_TRANSITION');
   });
 });

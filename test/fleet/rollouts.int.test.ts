@@ -14,7 +14,12 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
     await bus.execute({ name: 'pki.registerPublisher', payload: { publisherId: 'acme', publicKey: acme.publicKey }, ...operator });
     for (const version of ['1.24.0', '1.26.1']) {
       const bytes = bundleOf(acme, { name: 'nginx', version, provides: ['http'], requires: [], exclusive: [] });
-      const put = await app.inject({ method: 'PUT', url: '/v1/modules/bundles', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.from(bytes) });
+      const put = await app.inject({
+        method: 'PUT',
+        url: '/v1/modules/bundles',
+        headers: { 'content-type': 'application/octet-stream' },
+        payload: Buffer.from(bytes),
+      });
       const published = await app.inject({ method: 'POST', url: '/v1/modules/nginx/versions', payload: { version, bundleSha256: put.json().sha256 } });
       expect(published.statusCode, published.body).toBe(201);
     }
@@ -23,7 +28,15 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
       await bus.execute({ name: 'fleet.pinModule', payload: { nodeId, module: 'nginx', version: '1.24.0' }, ...operator });
     }
     const seq = await env.store.streamLastSequence();
-    const plan = { module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', canarySize: 1, wavePercent: 50, maxConsecutiveFailures: 2, waveTimeoutMs: 60_000 };
+    const plan = {
+      module: 'nginx',
+      fromVersion: '1.24.0',
+      toVersion: '1.26.1',
+      canarySize: 1,
+      wavePercent: 50,
+      maxConsecutiveFailures: 2,
+      waveTimeoutMs: 60_000,
+    };
 
     // The plan (what an approver signs), then the start of exactly that plan; the hosts come from the read model.
     const before = await env.store.streamLastSequence();
@@ -38,7 +51,8 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
     expect([other.statusCode, other.json().code]).toEqual([409, 'ROLLOUT_IN_PROGRESS']);
 
     // The controller's seam: the canary healthy, wave 1's host failed: the wave halts; wave 2 cannot start.
-    const engine = (name: string, payload: Record<string, unknown>) => bus.execute({ name, payload: { rolloutId: 'nginx-1', ...payload }, actor: 'rollout-controller' });
+    const engine = (name: string, payload: Record<string, unknown>) =>
+      bus.execute({ name, payload: { rolloutId: 'nginx-1', ...payload }, actor: 'rollout-controller' });
     await engine('fleet.startWave', { wave: 0 });
     await engine('fleet.recordHostOutcome', { host: 'n1', outcome: 'healthy' });
     await engine('fleet.startWave', { wave: 1 });
@@ -88,7 +102,11 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
     const refused = await cli('rollouts', 'continue', 'nginx-2');
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/ILLEGAL_TRANSITION/)]);
     await env.readers.get('modules')!.waitFor(await env.store.streamLastSequence(), 5_000);
-    expect((await cli('rollouts', 'ls')).stdout).toMatch(/nginx-2\s+nginx\s+1\.24\.0 → 1\.26\.1\s+aborted[\s\S]*nginx-1\s+nginx\s+1\.24\.0 → 1\.26\.1\s+rolled-back/);
-    expect((await cli('rollouts', 'show', 'nginx-1')).stdout).toMatch(/nginx-1: nginx 1\.24\.0 → 1\.26\.1, rolled-back, wave 2\/3; last halt wave_failed \(failed: n2\)/);
+    expect((await cli('rollouts', 'ls')).stdout).toMatch(
+      /nginx-2\s+nginx\s+1\.24\.0 → 1\.26\.1\s+aborted[\s\S]*nginx-1\s+nginx\s+1\.24\.0 → 1\.26\.1\s+rolled-back/,
+    );
+    expect((await cli('rollouts', 'show', 'nginx-1')).stdout).toMatch(
+      /nginx-1: nginx 1\.24\.0 → 1\.26\.1, rolled-back, wave 2\/3; last halt wave_failed \(failed: n2\)/,
+    );
   });
 });

@@ -75,7 +75,10 @@ export const rollbackRollout = operatorVerb('fleet.rollbackRollout', {
   from: ['halted', 'paused'],
   done: ['rolling-back', 'rolled-back'],
   decide(run) {
-    const inFlight = run.progress.waves.slice(0, run.progress.startedWaves).flat().filter((host) => !Object.hasOwn(run.progress.outcomes, host));
+    const inFlight = run.progress.waves
+      .slice(0, run.progress.startedWaves)
+      .flat()
+      .filter((host) => !Object.hasOwn(run.progress.outcomes, host));
     if (inFlight.length > 0) {
       throw new DomainError('ILLEGAL_TRANSITION', `rollout ${run.rolloutId} waits for ${inFlight.join(', ')} to report before it can roll back`);
     }

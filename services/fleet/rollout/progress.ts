@@ -16,10 +16,7 @@ export interface RolloutProgress {
   readonly accepted: readonly string[];
 }
 
-export type RolloutProgressEvent =
-  | { type: 'WaveStarted'; wave: number }
-  | { type: 'HostReported'; host: string; outcome: HostOutcome }
-  | { type: 'Continued' };
+export type RolloutProgressEvent = { type: 'WaveStarted'; wave: number } | { type: 'HostReported'; host: string; outcome: HostOutcome } | { type: 'Continued' };
 
 export interface BreakerPolicy {
   /** Failed or timed-out reports in a row that trip the breaker. */

@@ -60,7 +60,9 @@ export const rolloutAggregate = defineAggregate<RolloutState, RolloutEvent>({
         return withRun(state, (run) => ({ ...run, status: 'rolling-back', rollback: { targets: event.data.targets, restored: {} } }));
       case 'RolloutHostRestored':
         return withRun(state, (run) =>
-          run.rollback === null ? run : { ...run, rollback: { ...run.rollback, restored: { ...run.rollback.restored, [event.data.host]: event.data.outcome } } },
+          run.rollback === null
+            ? run
+            : { ...run, rollback: { ...run.rollback, restored: { ...run.rollback.restored, [event.data.host]: event.data.outcome } } },
         );
       case 'RolloutHalted':
         return withRun(state, (run) => ({ ...run, status: 'halted' }));
