@@ -28,6 +28,16 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
       await bus.execute({ name: 'fleet.pinModule', payload: { nodeId, module: 'nginx', version: '1.24.0' }, ...operator });
     }
     const seq = await env.store.streamLastSequence();
+    const openapi = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/rollouts',
+        '/v1/rollouts/plan',
+        '/v1/rollouts/{rolloutId}',
+        '/v1/rollouts/{rolloutId}/{verb}',
+        '/v1/commands/fleet.startRollout',
+      ]),
+    );
     const plan = {
       module: 'nginx',
       fromVersion: '1.24.0',
