@@ -67,7 +67,7 @@ export function accessOf(principal: Principal, method: string, route: string | u
   if (path === '/v1/dead-letters' || path.startsWith('/v1/dead-letters/')) return principal.role === 'operator' ? 'allow' : 'forbidden';
   if (path.startsWith('/v1/commands/') && adminOnlyCommandNames.has(path.slice('/v1/commands/'.length))) return 'forbidden';
   if (principal.role === 'operator') return 'allow';
-  // viewer and approver read everything but tokens (checking a profile changes nothing, so it counts as a read);
-  // approving gets routes of its own.
-  return reads.has(method) || path === '/v1/profiles/validate' ? 'allow' : 'forbidden';
+  // viewer and approver read everything but tokens (checking a profile or planning a rollout changes nothing, so it
+  // counts as a read: an approver reads the rollout plan whose digest it signs); approving gets routes of its own.
+  return reads.has(method) || path === '/v1/profiles/validate' || path === '/v1/rollouts/plan' ? 'allow' : 'forbidden';
 }

@@ -54,6 +54,13 @@ describe('rollouts: through the API, the controller commands and the CLI, agains
     expect(preview.statusCode, preview.body).toBe(200);
     expect(preview.json()).toMatchObject({ hosts: ['n1', 'n2', 'n3'], waves: [['n1'], ['n2'], ['n3']] });
     expect(await env.store.streamLastSequence()).toBe(before);
+    // An approver reads the plan it signs; starting one is an operator's.
+    const approver = (await app.inject({ method: 'POST', url: '/v1/tokens', payload: { tokenId: 'ap1', role: 'approver' } })).json();
+    const asApprover = { authorization: `Bearer ${approver.token}` };
+    expect((await app.inject({ method: 'POST', url: '/v1/rollouts/plan', payload: plan, headers: asApprover })).json().planDigest).toBe(
+      preview.json().planDigest,
+    );
+    expect((await app.inject({ method: 'POST', url: '/v1/rollouts', payload: plan, headers: asApprover })).json().code).toBe('FORBIDDEN');
     const started = await app.inject({ method: 'POST', url: `/v1/rollouts?minSeq=${seq}`, payload: { ...plan, planDigest: preview.json().planDigest } });
     expect(started.statusCode, started.body).toBe(201);
     expect(started.json().events[0]).toMatchObject({ type: 'RolloutStarted', data: { rolloutId: 'nginx-1', planDigest: preview.json().planDigest } });
