@@ -100,4 +100,28 @@ describe('rollout progress (examples)', () => {
       ]),
     ).toEqual(p);
   });
+
+  it('Continued lifts a halt: the failures so far are accepted, a new failure halts again, and it changes nothing unless halted', () => {
+    const halted = run(initialProgress(waves), [
+      { type: 'WaveStarted', wave: 0 },
+      { type: 'HostReported', host: 'vm1', outcome: 'healthy' },
+      { type: 'WaveStarted', wave: 1 },
+      { type: 'HostReported', host: 'vm2', outcome: 'failed' },
+      { type: 'HostReported', host: 'vm3', outcome: 'healthy' },
+    ]);
+    expect(decideProgress(halted)).toMatchObject({ action: 'halt', reason: 'wave_failed' });
+    const continued = run(halted, [{ type: 'Continued' }]);
+    expect([continued.accepted, continued.consecutiveFailures, decideProgress(continued)]).toEqual([
+      ['vm2'],
+      0,
+      { action: 'start_wave', wave: 2, hosts: ['vm4', 'vm5'] },
+    ]);
+    expect(run(continued, [{ type: 'Continued' }])).toEqual(continued);
+    const again = run(continued, [
+      { type: 'WaveStarted', wave: 2 },
+      { type: 'HostReported', host: 'vm4', outcome: 'healthy' },
+      { type: 'HostReported', host: 'vm5', outcome: 'failed' },
+    ]);
+    expect(decideProgress(again)).toEqual({ action: 'halt', reason: 'wave_failed', failed: ['vm2', 'vm5'] });
+  });
 });
