@@ -13,7 +13,7 @@ describe('node labels over the API', () => {
     const registrations = startRegistrationService(env.nc, env.store, env.log);
     await deployedNode(env.bus, 'n1');
     let seq = (await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload('n2'), actor: 'test' })).seq;
-    const setLabels = (payload: unknown) => env.app.inject({ method: 'POST', url: '/v1/commands/metal.setLabels', payload });
+    const setLabels = (payload: Record<string, unknown>) => env.app.inject({ method: 'POST', url: '/v1/commands/metal.setLabels', payload });
     const selected = async (...terms: string[]) => {
       const query = terms.map((t) => `label=${encodeURIComponent(t)}`).join('&');
       const res = await env.app.inject({ url: `/v1/nodes?minSeq=${seq}&${query}` });
