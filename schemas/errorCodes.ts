@@ -113,7 +113,7 @@ export const ErrorCodes = {
   TEMPLATE_UNKNOWN: { status: 422, title: 'The template includes a template that is not defined' },
   LABEL_RESERVED: {
     status: 422,
-    title: 'Labels under bc.dev/ are the control plane\'s own (site, inventory, drivers): an operator cannot set or remove them',
+    title: "Labels under bc.dev/ are the control plane's own (site, inventory, drivers): an operator cannot set or remove them",
   },
   LABEL_SELECTOR_INVALID: { status: 400, title: 'A label selector term is not key=value or key with a valid label key and value' },
   CLOSURE_CONFLICT: { status: 409, title: "The template and the host's pins resolve to no plan: every conflict is listed" },

@@ -38,16 +38,26 @@ describe('metal.setLabels', () => {
   });
 
   it('refuses setting or removing a key under bc.dev/ with LABEL_RESERVED', () => {
-    spec([enrolled]).when(setLabels, { nodeId: 'n1', set: { 'bc.dev/site': 'elsewhere' } }).thenRejects('LABEL_RESERVED');
-    spec([enrolled]).when(setLabels, { nodeId: 'n1', set: { zone: 'a', 'bc.dev/driver.crun': '9' } }).thenRejects('LABEL_RESERVED');
-    spec([enrolled]).when(setLabels, { nodeId: 'n1', remove: ['bc.dev/cpu.cores'] }).thenRejects('LABEL_RESERVED');
+    spec([enrolled])
+      .when(setLabels, { nodeId: 'n1', set: { 'bc.dev/site': 'elsewhere' } })
+      .thenRejects('LABEL_RESERVED');
+    spec([enrolled])
+      .when(setLabels, { nodeId: 'n1', set: { zone: 'a', 'bc.dev/driver.crun': '9' } })
+      .thenRejects('LABEL_RESERVED');
+    spec([enrolled])
+      .when(setLabels, { nodeId: 'n1', remove: ['bc.dev/cpu.cores'] })
+      .thenRejects('LABEL_RESERVED');
   });
 
   it('refuses a node that is not enrolled with NOT_FOUND, and more than 64 labels with VALIDATION_FAILED', () => {
-    spec([]).when(setLabels, { nodeId: 'n1', set: { zone: 'a' } }).thenRejects('NOT_FOUND');
+    spec([])
+      .when(setLabels, { nodeId: 'n1', set: { zone: 'a' } })
+      .thenRejects('NOT_FOUND');
     const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, 'v']));
     const more = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`m${i}`, 'v']));
-    spec([enrolled, labelled(many)]).when(setLabels, { nodeId: 'n1', set: more }).thenRejects('VALIDATION_FAILED');
+    spec([enrolled, labelled(many)])
+      .when(setLabels, { nodeId: 'n1', set: more })
+      .thenRejects('VALIDATION_FAILED');
   });
 
   it('takes only valid keys and values, and a key either set or removed', () => {
