@@ -111,6 +111,11 @@ export const ErrorCodes = {
   UNSUPPORTED: { status: 422, title: "The operation is not supported for this node (e.g. rescue on an agentless pool's node)" },
   TEMPLATE_CYCLE: { status: 422, title: 'The template would include itself, through its includes' },
   TEMPLATE_UNKNOWN: { status: 422, title: 'The template includes a template that is not defined' },
+  LABEL_RESERVED: {
+    status: 422,
+    title: "Labels under bc.dev/ are the control plane's own (site, inventory, drivers): an operator cannot set or remove them",
+  },
+  LABEL_SELECTOR_INVALID: { status: 400, title: 'A label selector term is not key=value or key with a valid label key and value' },
   CLOSURE_CONFLICT: { status: 409, title: "The template and the host's pins resolve to no plan: every conflict is listed" },
   ROLLOUT_IN_PROGRESS: { status: 409, title: 'Another rollout of the module has not ended: continue, roll back or abort it first' },
 } as const satisfies Record<string, { status: number; title: string }>;

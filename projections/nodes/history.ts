@@ -28,6 +28,7 @@ const atInstant = (node: ExistingNode): NodeAtInstant => ({
   addresses: [...(node.addresses ?? [])],
   poolId: node.poolId ?? null,
   agent: node.agent ?? 'bcd',
+  operatorLabels: { ...(node.labels ?? {}) },
 });
 
 const batchTime = (batch: NodeBatch): string => batch.events[0]!.metadata.time;

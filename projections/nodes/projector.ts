@@ -178,6 +178,9 @@ export const nodesProjection = defineProjection({
       case 'NodeRetired':
         update(event.data.nodeId, `state = 'retired', role = NULL`);
         return;
+      case 'NodeLabelsSet':
+        update(event.data.nodeId, 'labels = ?', JSON.stringify(event.data.labels));
+        return;
       default:
         return;
     }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { FleetSummary } from '../../schemas/metal/fleetViews.ts';
+import { selectorOfTerms } from '../../schemas/metal/labelSelectorTerms.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { NodeView } from '../../schemas/metal/views.ts';
 import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
@@ -26,22 +27,30 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
   api.get('/v1/nodes', {
     schema: {
       tags: ['nodes'],
-      summary: 'Nodes, filtered by site, state, pool, tenant and a search, ordered by id',
+      summary: 'Nodes, filtered by site, state, pool, tenant, labels and a search, ordered by id',
       querystring: MinSeqQuery.extend({
         siteId: z.string().optional(),
         state: z.enum(nodeStates).optional(),
         poolId: z.string().optional(),
         tenantId: z.string().optional().describe('the owning tenant (a tenant token: always its own)'),
         q: z.string().trim().min(1).max(100).optional().describe('part of the node id, a MAC, an address or the serial (any case)'),
+        label: z
+          .union([z.string(), z.array(z.string())])
+          .optional()
+          .describe('key=value (the label has that value) or key (the node carries it); repeated or comma-separated terms are AND-ed'),
         cursor: z.string().optional(),
         limit: z.coerce.number().int().min(1).max(500).default(100),
       }),
       response: { 200: pageOf(NodeView), '4xx': Problem },
     },
     handler: async (req) => {
-      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      const { label, ...query } = req.query;
+      const selected = label === undefined ? undefined : selectorOfTerms(typeof label === 'string' ? [label] : label);
+      if (selected && 'problem' in selected) throw new PlatformError('LABEL_SELECTOR_INVALID', selected.problem);
+      await reader.waitFor(query.minSeq, waitTimeoutMs);
       // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
-      return listNodes(reader.db(), { ...req.query, tenantId: req.principal?.tenantId ?? req.query.tenantId ?? null }, presence, caps);
+      const tenantId = req.principal?.tenantId ?? query.tenantId ?? null;
+      return listNodes(reader.db(), { ...query, tenantId, ...(selected ? { selector: selected.selector } : {}) }, presence, caps);
     },
   });
 

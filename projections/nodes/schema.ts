@@ -46,4 +46,6 @@ export const nodesMigrations = [
    ALTER TABLE nodes ADD COLUMN inventory_findings TEXT;`,
   // Each tenant's own caps on concurrent deploys and wipes (`TenantCapsSet`): what the waiting reason compares with.
   `CREATE TABLE tenant_caps (tenant_id TEXT PRIMARY KEY, deploys INTEGER, wipes INTEGER);`,
+  // The operator's labels (`NodeLabelsSet`), as JSON; the derived `bc.dev/` ones are computed when a node is read.
+  `ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '{}';`,
 ];

@@ -32,6 +32,9 @@ export const NodeMaintenanceSet = defineEvent(
   z.object({ nodeId: z.string(), on: z.boolean(), reason: z.string().nullable(), source: z.enum(['operator', 'bmc']) }),
 );
 
+/** `metal.setLabels`: the node's operator labels after the change, all of them (derived `bc.dev/` ones are not events). */
+export const NodeLabelsSet = defineEvent('NodeLabelsSet', z.object({ nodeId: z.string(), labels: z.record(z.string(), z.string()) }));
+
 /**
  * An operation was asked for and its workflow id fixed; the node enters the operation's working state. Capped
  * operations (deploy, release) wait for a site slot until their `WorkflowStarted`. `tenantId`: the tenant that owns
@@ -119,5 +122,6 @@ export const metalEvents = [
   NodeReleaseUnverified,
   NodeRescueEnded,
   NodeRetired,
+  NodeLabelsSet,
 ] as const;
 export type MetalEvent = EventOf<(typeof metalEvents)[number]>;

@@ -6,6 +6,7 @@ import { InBandInventory } from './inBandInventory.ts';
 import { Inventory } from './inventory.ts';
 import { MacAddress } from './macAddress.ts';
 import { ProfileId } from './workflow.ts';
+import { LabelKey, LabelValue } from './nodeLabels.ts';
 
 /** `metal.enroll`: register a machine at a site; it starts in `enrolled`. Omit `nodeId` to derive one from the command id. */
 export const EnrollNode = z
@@ -43,6 +44,20 @@ export const SetMaintenance = z
   })
   .strict();
 export type SetMaintenance = z.infer<typeof SetMaintenance>;
+
+/**
+ * `metal.setLabels`: an operator sets and removes a node's own labels in one command (a key in both is refused). Keys under `bc.dev/` are derived and refused (`LABEL_RESERVED`); a command
+ * that changes nothing appends nothing.
+ */
+export const SetLabels = z
+  .object({
+    nodeId: ResourceId,
+    set: z.record(LabelKey, LabelValue).default({}),
+    remove: z.array(LabelKey).max(64).default([]),
+  })
+  .strict()
+  .refine((c) => !c.remove.some((key) => Object.hasOwn(c.set, key)), { message: 'a key is either set or removed, not both', path: ['remove'] });
+export type SetLabels = z.input<typeof SetLabels>;
 
 /**
  * `metal.reportBmcHealth` (sent by the BMC monitor): whether the node's BMC answered a signed power read. A lost BMC

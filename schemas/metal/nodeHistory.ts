@@ -23,6 +23,7 @@ export const NodeAtInstant = NodeView.pick({
   addresses: true,
   poolId: true,
   agent: true,
+  operatorLabels: true,
 });
 export type NodeAtInstant = z.infer<typeof NodeAtInstant>;
 

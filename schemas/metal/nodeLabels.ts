@@ -70,16 +70,33 @@ function asLabelValue(text: string): string {
   return value;
 }
 
+/** Whether the key is the control plane's own (`bc.dev/…`): derived, never set or removed by an operator. */
+export const isDerivedLabelKey = (key: string): boolean => key.startsWith(DERIVED_LABEL_PREFIX);
+
+/** What the control plane derives a node's labels from: its site, its recorded inventory, its daemon's drivers. */
+export interface DerivedLabelSource {
+  readonly siteId: string;
+  readonly cpus?: number | null;
+  readonly memoryMib?: number | null;
+  readonly drivers?: readonly { readonly id: string; readonly version: string }[];
+}
+
 /** The labels the control plane derives for a node: where it is, what it has, and the drivers its daemon runs. */
-export function derivedNodeLabels(node: {
-  siteId: string;
-  cpus?: number | null;
-  memoryMib?: number | null;
-  drivers?: readonly { id: string; version: string }[];
-}): Record<string, string> {
+export function derivedNodeLabels(node: DerivedLabelSource): Record<string, string> {
   const labels: Record<string, string> = { [`${DERIVED_LABEL_PREFIX}site`]: asLabelValue(node.siteId) };
   if (node.cpus != null) labels[`${DERIVED_LABEL_PREFIX}cpu.cores`] = String(node.cpus);
   if (node.memoryMib != null) labels[`${DERIVED_LABEL_PREFIX}memory.mib`] = String(node.memoryMib);
   for (const driver of node.drivers ?? []) labels[driverLabelKey(driver.id)] = asLabelValue(driver.version);
   return labels;
+}
+
+/**
+ * A node's labels as everything reads them (views, selectors, placement): the operator's, then the derived ones on
+ * top. An operator label under `bc.dev/` (one a decider never lets through, but a log is read as written) is dropped,
+ * so what the control plane derives is never overridden.
+ */
+export function effectiveNodeLabels(operatorLabels: NodeLabels, source: DerivedLabelSource): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const key of Object.keys(operatorLabels).sort()) if (!isDerivedLabelKey(key)) labels[key] = operatorLabels[key]!;
+  return { ...labels, ...derivedNodeLabels(source) };
 }

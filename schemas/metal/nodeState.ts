@@ -3,6 +3,7 @@ import { aggregateRef } from '../aggregateRef.ts';
 import type { InBandInventory } from './inBandInventory.ts';
 import type { Inventory } from './inventory.ts';
 import type { InventoryFinding } from './inventoryFinding.ts';
+import type { NodeLabels } from './nodeLabels.ts';
 import type { NodeOperation } from './workflow.ts';
 
 /**
@@ -84,6 +85,8 @@ export type NodeAggregateState =
       readonly rescuedFrom?: NodeState | null;
       /** The tenant the node works for; cleared whenever the node is back in `ready`. */
       readonly owner?: string | null;
+      /** The operator's labels (`metal.setLabels`); absent: none. The derived `bc.dev/` ones are never state. */
+      readonly labels?: NodeLabels;
     };
 
 /** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */

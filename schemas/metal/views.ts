@@ -66,5 +66,13 @@ export const NodeView = z.object({
   lastHeartbeat: AgentPresence.nullable(),
   /** Ready, in service and able to run an agent: what reservations may take. Never true for agentless nodes. */
   schedulable: z.boolean(),
+  /** The labels an operator set (`metal.setLabels`). */
+  operatorLabels: z.record(z.string(), z.string()),
+  /**
+   * What selectors and placement match on: the operator's labels, then the derived ones (`bc.dev/site`,
+   * `bc.dev/cpu.cores` and `bc.dev/memory.mib` from the inventory, `bc.dev/driver.<id>` = version for each driver the
+   * deployed node's `bcd node` last advertised to this API process), which no operator label overrides.
+   */
+  labels: z.record(z.string(), z.string()),
 });
 export type NodeView = z.infer<typeof NodeView>;

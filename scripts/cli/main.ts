@@ -4,6 +4,7 @@ import { readAdminToken } from '../../services/auth/bootstrap.ts';
 import { ApiClient, ApiError } from './apiClient.ts';
 import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
+import { addNodeLabelCommand } from './nodeLabelCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
@@ -37,9 +38,11 @@ nodes
   .description('list nodes')
   .option('--site <siteId>')
   .option('--state <state>')
+  .option('--label <term>', 'key=value or key (repeat to AND them)', (term: string, terms: string[]) => [...terms, term], [] as string[])
   .option('--limit <n>', 'page size', '100')
-  .action(async (o: { site?: string; state?: string; limit: string }) => {
+  .action(async (o: { site?: string; state?: string; label: string[]; limit: string }) => {
     const q = new URLSearchParams({ limit: o.limit, ...(o.site ? { siteId: o.site } : {}), ...(o.state ? { state: o.state } : {}) });
+    for (const term of o.label) q.append('label', term);
     const page = await api().get<{ items: Array<Record<string, unknown>>; nextCursor: string | null }>(`/v1/nodes?${q.toString()}`);
     print(
       page,
@@ -62,6 +65,8 @@ nodes
       ].join('\n'),
     );
   });
+
+addNodeLabelCommand(nodes, api, print);
 
 program
   .command('sites')

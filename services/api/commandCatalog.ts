@@ -14,6 +14,7 @@ import { undeployNode } from '../metal/node/undeploy.ts';
 import { unrescueNode } from '../metal/node/unrescue.ts';
 import { reportBmcHealth } from '../metal/node/reportBmcHealth.ts';
 import { setMaintenance } from '../metal/node/setMaintenance.ts';
+import { setLabels } from '../metal/node/setLabels.ts';
 import { completeOperation } from '../metal/node/completeOperation.ts';
 import { failOperation } from '../metal/node/failOperation.ts';
 import { markWiping } from '../metal/node/markWiping.ts';
@@ -71,6 +72,7 @@ export const allCommands: readonly CommandDefinition[] = [
   createSite,
   enrollNode,
   setMaintenance,
+  setLabels,
   deployNode,
   undeployNode,
   rescueNode,

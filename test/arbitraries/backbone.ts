@@ -61,10 +61,21 @@ export const setMaintenanceArb: fc.Arbitrary<Fresh> = fc
   })
   .map((p) => ({ name: 'metal.setMaintenance', payload: withoutUndefined(p) }));
 
+/** Label changes that collide: the same few keys set, removed and set again; now and then a reserved key, refused. */
+export const setLabelsArb: fc.Arbitrary<Fresh> = fc
+  .record({
+    nodeId: fc.constantFrom(...NODE_IDS),
+    set: fc.option(fc.dictionary(fc.constantFrom('zone', 'rack', 'example.com/gpu', 'bc.dev/site'), fc.constantFrom('a', 'b', '')), { nil: undefined }),
+    remove: fc.option(fc.subarray(['zone', 'rack']), { nil: undefined }),
+  })
+  .map((p) => ({ ...p, remove: p.remove?.filter((key) => !p.set || !Object.hasOwn(p.set, key)) }))
+  .map((p) => ({ name: 'metal.setLabels', payload: withoutUndefined(p) }));
+
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { arbitrary: siteCreateArb.map((command) => ({ kind: 'new' as const, command })), weight: 2 },
   { arbitrary: enrollArb.map((command) => ({ kind: 'new' as const, command })), weight: 3 },
   { arbitrary: setMaintenanceArb.map((command) => ({ kind: 'new' as const, command })), weight: 5 },
+  { arbitrary: setLabelsArb.map((command) => ({ kind: 'new' as const, command })), weight: 2 },
   { arbitrary: fc.nat().map((pick) => ({ kind: 'retry' as const, pick })), weight: 1 },
 );
 

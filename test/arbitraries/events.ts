@@ -3,7 +3,7 @@ import type { MetalEvent } from '../../schemas/metal/events.ts';
 import type { SiteEvent } from '../../schemas/site/events.ts';
 import { CIDRS, NODE_IDS, SITE_IDS } from './backbone.ts';
 
-/** Enroll and maintenance events, valid by schema, in any order and for any of the small set of node ids. */
+/** Enroll, maintenance and label events, valid by schema, in any order and for any of the small set of node ids. */
 export const metalEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
   fc.record({
     type: fc.constant('NodeEnrolled' as const),
@@ -23,6 +23,10 @@ export const metalEventArb: fc.Arbitrary<MetalEvent> = fc.oneof(
       reason: fc.option(fc.string(), { nil: null }),
       source: fc.constantFrom('operator' as const, 'bmc' as const),
     }),
+  }),
+  fc.record({
+    type: fc.constant('NodeLabelsSet' as const),
+    data: fc.record({ nodeId: fc.constantFrom(...NODE_IDS), labels: fc.dictionary(fc.constantFrom('zone', 'rack'), fc.constantFrom('a', 'b')) }),
   }),
 );
 

@@ -7,7 +7,17 @@ import type { NodeState } from '../../schemas/metal/nodeState.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { workflowAggregate, type ExistingWorkflow } from '../../services/workflow/workflow/workflow.ts';
 import { fakeInventoryOf, fakeWipeReport } from '../metal/fakeAgent.ts';
-import { DeciderModel, enrollArb, NODE_IDS, setMaintenanceArb, siteCreateArb, withoutUndefined, type Fresh, type GeneratedCommand } from './backbone.ts';
+import {
+  DeciderModel,
+  enrollArb,
+  NODE_IDS,
+  setLabelsArb,
+  setMaintenanceArb,
+  siteCreateArb,
+  withoutUndefined,
+  type Fresh,
+  type GeneratedCommand,
+} from './backbone.ts';
 
 /**
  * Logs that exercise every read model: the site and node commands of `backbone.ts`, operator verbs on nodes, the
@@ -116,6 +126,7 @@ const intentArb: fc.Arbitrary<Intent> = fc.oneof(
   { arbitrary: fc.oneof(siteCreateArb, enrollArb, setMaintenanceArb).map((command) => ({ kind: 'command' as const, command })), weight: 3 },
   { arbitrary: vpsCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 4 },
   { arbitrary: fleetCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 1 },
+  { arbitrary: setLabelsArb.map((command) => ({ kind: 'command' as const, command })), weight: 1 },
   {
     arbitrary: fc
       .record({

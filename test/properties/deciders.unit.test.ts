@@ -133,6 +133,6 @@ describe('decide', () => {
 
   test.prop([commandSequenceArb({ minLength: 5 })])('decide refuses only with the codes the deciders declare', async (commands) => {
     const sim = await simulate(commands);
-    for (const o of sim.outcomes) if (o.kind === 'refused') expect(['ALREADY_EXISTS', 'PRECONDITION_FAILED', 'NOT_FOUND']).toContain(o.code);
+    for (const o of sim.outcomes) if (o.kind === 'refused') expect(['ALREADY_EXISTS', 'PRECONDITION_FAILED', 'NOT_FOUND', 'LABEL_RESERVED']).toContain(o.code);
   });
 });

@@ -14,7 +14,7 @@ const logArb = workloadArb({ maxLength: 60 });
 const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
-  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates and host assignments', async () => {
+  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates, host assignments and node labels', async () => {
     const seen = {
       workflowsCompleted: 0,
       workflowsFailed: 0,
@@ -27,8 +27,9 @@ describe('projections', () => {
       pools: 0,
       templates: 0,
       assignments: 0,
+      labels: 0,
     };
-    const runs = fc.sample(logArb, { numRuns: 30, seed: 20_261_202 });
+    const runs = fc.sample(logArb, { numRuns: 40, seed: 20_261_202 });
     for (const intents of runs) {
       const dbs = projectInMemory([(await simulate(intents)).messages]);
       const count = (model: string, sql: string) => ((dbs.get(model)!.prepare(sql).pluck().get() as number) > 0 ? 1 : 0);
@@ -43,6 +44,7 @@ describe('projections', () => {
       seen.pools += count('vps', `SELECT count(*) FROM vps_pools`);
       seen.templates += count('modules', `SELECT count(*) FROM templates`);
       seen.assignments += count('modules', `SELECT count(*) FROM host_assignments`);
+      seen.labels += count('nodes', `SELECT count(*) FROM nodes WHERE labels != '{}'`);
       dumpAll(dbs);
     }
     // Not every workload gets everywhere; together they must, or the properties below test empty tables.
@@ -89,11 +91,19 @@ describe('projections', () => {
       maintenance: r.maintenance === 1,
       maintenanceReason: r.maintenance_reason,
       macs: JSON.parse(r.macs as string),
+      labels: JSON.parse(r.labels as string),
     }));
     const states = [...sim.states].filter(([s]) => s.startsWith('bc.evt.metal.node.')).map(([, s]) => s as NodeAggregateState);
     const enrolled = states.flatMap((s) => (s.exists ? [s] : []));
     const expected = enrolled
-      .map((s) => ({ nodeId: s.nodeId, siteId: s.siteId, maintenance: s.maintenance, maintenanceReason: s.maintenanceReason, macs: s.macs }))
+      .map((s) => ({
+        nodeId: s.nodeId,
+        siteId: s.siteId,
+        maintenance: s.maintenance,
+        maintenanceReason: s.maintenanceReason,
+        macs: s.macs,
+        labels: s.labels ?? {},
+      }))
       .sort((a, b) => (a.nodeId < b.nodeId ? -1 : 1));
     expect(nodes).toEqual(expected);
     const counts = dbs.get('sites')!.prepare('SELECT site_id AS siteId, node_count AS n FROM sites ORDER BY site_id').all() as { siteId: string; n: number }[];

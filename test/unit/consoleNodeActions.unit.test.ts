@@ -36,6 +36,8 @@ const node = (patch: Partial<NodeView>): NodeView => ({
   connected: false,
   lastHeartbeat: null,
   schedulable: true,
+  operatorLabels: {},
+  labels: { 'bc.dev/site': 'dc1' },
   ...patch,
 });
 const ids = (role: Parameters<typeof actionsFor>[0], n: NodeView) => actionsFor(role, n).map((a) => a.id);

@@ -71,6 +71,12 @@ describe('foldNodeHistory', () => {
     expect(history.node).toMatchObject({ state: 'enrolled', tenantId: null, macs: ['52:54:00:00:00:01'], agent: 'bcd' });
   });
 
+  it("shows the operator's labels as they were at the instant", () => {
+    const labelled = [...log, batch(20, at('2026-01-01T10:30:00.000Z'), { type: 'NodeLabelsSet', data: { nodeId: 'n1', labels: { zone: 'a' } } })];
+    expect(foldNodeHistory('n1', labelled, { seq: 15 })?.node.operatorLabels).toEqual({});
+    expect(foldNodeHistory('n1', labelled, { seq: 20 })?.node.operatorLabels).toEqual({ zone: 'a' });
+  });
+
   it('has no answer before the node existed', () => {
     expect(foldNodeHistory('n1', log, { seq: 2 })).toBeUndefined();
     expect(foldNodeHistory('n1', log, { time: '2025-12-31T00:00:00.000Z' })).toBeUndefined();

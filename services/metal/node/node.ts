@@ -75,6 +75,8 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
       }
       case 'NodeRetired':
         return { ...state, state: 'retired', current: null };
+      case 'NodeLabelsSet':
+        return { ...state, labels: event.data.labels };
     }
   },
 });
