@@ -136,6 +136,34 @@ export const vpsProjection = defineProjection({
         ).run(d.accountId, d.providerId, d.region, JSON.stringify(d.config), d.tokenSecretId, time, seq);
         return;
       }
+      case 'HoldPlaced': {
+        const d = event.data;
+        statement(
+          db,
+          `INSERT INTO vps_holds (site_id, hold_id, tenant_id, pool_id, nodes, whole_nodes, selector, placed_at, expires_at, released_at, last_seq)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) ON CONFLICT (site_id, hold_id) DO NOTHING`,
+        ).run(
+          d.siteId,
+          d.holdId,
+          'tenantId' in d.holder ? d.holder.tenantId : null,
+          'poolId' in d.holder ? d.holder.poolId : null,
+          JSON.stringify(d.nodes),
+          d.wholeNodes ? 1 : 0,
+          JSON.stringify(d.selector),
+          d.placedAt,
+          d.expiresAt,
+          seq,
+        );
+        return;
+      }
+      case 'HoldReleased':
+        statement(db, 'UPDATE vps_holds SET released_at = ?, last_seq = ? WHERE site_id = ? AND hold_id = ?').run(
+          event.data.releasedAt,
+          seq,
+          event.data.siteId,
+          event.data.holdId,
+        );
+        return;
       default:
         return;
     }

@@ -77,4 +77,21 @@ export const vpsMigrations = [
      created_at TEXT NOT NULL,
      last_seq INTEGER NOT NULL
    );`,
+  // 2: holds, one row per hold; whether one is active or expired is decided at query time from `expires_at`.
+  `CREATE TABLE vps_holds (
+     site_id TEXT NOT NULL,
+     hold_id TEXT NOT NULL,
+     tenant_id TEXT,
+     pool_id TEXT,
+     nodes TEXT NOT NULL,
+     whole_nodes INTEGER NOT NULL,
+     selector TEXT NOT NULL,
+     placed_at TEXT NOT NULL,
+     expires_at TEXT NOT NULL,
+     released_at TEXT,
+     last_seq INTEGER NOT NULL,
+     PRIMARY KEY (site_id, hold_id)
+   );
+   CREATE INDEX vps_holds_by_id ON vps_holds (hold_id);
+   CREATE INDEX vps_holds_by_tenant ON vps_holds (tenant_id);`,
 ];

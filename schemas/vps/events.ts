@@ -5,6 +5,9 @@ import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.
 import { RemediableInstanceState } from './instanceRemediation.ts';
 import { PoolAgent, PoolClass } from './poolCommands.ts';
 import { Resources } from './tenantCommands.ts';
+import { LabelSelector } from '../metal/nodeLabels.ts';
+import { HoldHolder } from './holdCommands.ts';
+import { HostResources } from './placement.ts';
 
 /** A VPS tenant (`bc.evt.vps.tenant.<tenantId>`); its quota starts at zero. */
 export const TenantCreated = defineEvent('TenantCreated', z.object({ tenantId: z.string(), name: z.string() }));
@@ -159,6 +162,31 @@ export const instanceEvents = [
 ] as const;
 export type InstanceEvent = EventOf<(typeof instanceEvents)[number]>;
 
+/**
+ * A hold was placed at the site (`bc.evt.vps.holdBook.<siteId>`): the decision, with why each node: the free capacity
+ * it had when chosen (best fit: the least left over) and how many nodes were considered. Counts until `expiresAt`.
+ */
+export const HoldPlaced = defineEvent(
+  'HoldPlaced',
+  z.object({
+    siteId: z.string(),
+    holdId: z.string(),
+    holder: HoldHolder,
+    nodes: z.array(z.object({ nodeId: z.string(), resources: HostResources, freeBefore: HostResources })),
+    wholeNodes: z.boolean(),
+    selector: LabelSelector,
+    durationSeconds: z.number().int(),
+    considered: z.number().int(),
+    placedAt: z.string(),
+    expiresAt: z.string(),
+  }),
+);
+/** The hold's capacity was given back before it expired. */
+export const HoldReleased = defineEvent('HoldReleased', z.object({ siteId: z.string(), holdId: z.string(), holder: HoldHolder, releasedAt: z.string() }));
+
+export const holdBookEvents = [HoldPlaced, HoldReleased] as const;
+export type HoldBookEvent = EventOf<(typeof holdBookEvents)[number]>;
+
 /** Every event of the `vps` module. */
-export const vpsEvents = [...tenantEvents, ...poolEvents, ...flavorEvents, ...accountEvents, ...instanceEvents] as const;
+export const vpsEvents = [...tenantEvents, ...poolEvents, ...flavorEvents, ...accountEvents, ...instanceEvents, ...holdBookEvents] as const;
 export type VpsEvent = EventOf<(typeof vpsEvents)[number]>;

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
 import { Resources } from './tenantCommands.ts';
 import { PoolCreated } from './events.ts';
+import { HostResources } from './placement.ts';
+import { LabelSelector } from '../metal/nodeLabels.ts';
 
 /** A tenant's quota: the limits, what running instances use, and what requested-but-not-yet-running ones reserve. */
 export const QuotaView = z.object({ limit: Resources, used: Resources, reserved: Resources });
@@ -81,3 +83,18 @@ export const AccountView = z.object({
   createdAt: z.string(),
 });
 export type AccountView = z.infer<typeof AccountView>;
+
+/** A hold as `GET /v1/holds` shows it; `status` is decided at the time of the read (`holdStatusAt`). */
+export const HoldView = z.object({
+  holdId: z.string(),
+  siteId: z.string(),
+  holder: z.union([z.object({ tenantId: z.string() }), z.object({ poolId: z.string() })]),
+  status: z.enum(['active', 'expired', 'released']),
+  nodes: z.array(z.object({ nodeId: z.string(), resources: HostResources, freeBefore: HostResources })),
+  wholeNodes: z.boolean(),
+  selector: LabelSelector,
+  placedAt: z.string(),
+  expiresAt: z.string(),
+  releasedAt: z.string().nullable(),
+});
+export type HoldView = z.infer<typeof HoldView>;

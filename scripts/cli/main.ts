@@ -6,6 +6,7 @@ import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
 import { addNodeLabelCommand } from './nodeLabelCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
+import { addHoldCommands } from './holdCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
@@ -132,6 +133,7 @@ metal
 addMetalLifecycleCommands(metal, api, print);
 
 addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
+addHoldCommands(program.command('holds').description('hold reservations: capacity on nodes kept for a tenant or pool until it expires'), api, print);
 addPluginCommands(program, api, print);
 addBrokerCommands(program, print);
 addTailCommand(program);

@@ -37,6 +37,7 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/vps/instances/:instanceId',
   '/v1/vps/pools',
   '/v1/vps/flavors',
+  '/v1/holds',
   // free nodes by group, never one by id (poolRoutes.ts)
   '/v1/pool/offers',
 ]);
@@ -53,6 +54,8 @@ export function accessOf(principal: Principal, method: string, route: string | u
     if (path.startsWith('/v1/commands/')) return tenantCommandNames.has(path.slice('/v1/commands/'.length)) ? 'allow' : 'forbidden';
     // metal.deploy on a free node the API picks: the tenant's own command, as the route above would send it.
     if (path === '/v1/pool/allocate' && method === 'POST') return 'allow';
+    // Holds for itself; the routes scope both to the caller's tenant (holdRoutes.ts).
+    if ((path === '/v1/holds' && method === 'POST') || (path === '/v1/holds/:holdId' && method === 'DELETE')) return 'allow';
     return reads.has(method) && tenantReadable.has(path) ? 'allow' : 'hidden';
   }
   // Who approves must not be who operates or administers: a workflow's batch is answered by approvers alone (it exists

@@ -59,6 +59,8 @@ import { createTenant, setQuota } from '../vps/tenant/create.ts';
 import { setTenantCaps } from '../vps/tenant/setCaps.ts';
 import { createInstance } from '../vps/tenant/createInstance.ts';
 import { releaseQuota } from '../vps/tenant/releaseQuota.ts';
+import { placeHold } from '../vps/hold/place.ts';
+import { releaseHold } from '../vps/hold/release.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -119,6 +121,8 @@ export const allCommands: readonly CommandDefinition[] = [
   setTenantCaps,
   createInstance,
   releaseQuota,
+  placeHold,
+  releaseHold,
   createPool,
   offerPool,
   withdrawPool,

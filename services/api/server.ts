@@ -21,6 +21,7 @@ import { commandRoutes } from './commandRoutes.ts';
 import { deadLetterRoutes } from './deadLetterRoutes.ts';
 import { eventRoutes } from './eventRoutes.ts';
 import { poolRoutes } from './poolRoutes.ts';
+import { holdRoutes } from './holdRoutes.ts';
 import { healthRoutes } from './healthRoutes.ts';
 import { problemOf, toPlatformError } from '../platform/problem.ts';
 import { projectionAdminRoutes } from './projectionAdminRoutes.ts';
@@ -105,6 +106,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   // The orchestrator's caps from the same settings (`npm start` gives every process one environment): why a node waits.
   await app.register(nodeRoutes, { reader: readerOf(ctx, 'nodes'), waitTimeoutMs, presence, caps: capsOf(loadWorkflowConfig()) });
   await app.register(poolRoutes, { ctx });
+  await app.register(holdRoutes, { ctx, presence });
   await app.register(siteRoutes, { reader: readerOf(ctx, 'sites'), waitTimeoutMs });
   await app.register(moduleReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });
   await app.register(fleetReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });

@@ -1,4 +1,5 @@
 import type { NodeView } from '../../../schemas/metal/views.ts';
+import { placementHoldsOf, type HoldRecord } from '../../../schemas/vps/holdState.ts';
 import type { HostResources, PlacementCandidate, PlacementHold } from '../../../schemas/vps/placement.ts';
 import type { PlacementSnapshot } from './placement.ts';
 
@@ -43,4 +44,16 @@ export function placementSnapshotOf(
     holds: taken.holds,
     nowMs: taken.nowMs,
   };
+}
+
+/**
+ * The snapshot at `nowMs` with a site's holds as the hold book (or the holds read model) records them: each hold still
+ * active then keeps its capacity on its nodes from every placement but its holder's (`place`); an expired or released
+ * one keeps nothing, with no event needed for it to stop counting.
+ */
+export function placementSnapshotWithHolds(
+  nodes: readonly NodeView[],
+  taken: { allocated: ReadonlyMap<string, HostResources>; holds: Iterable<HoldRecord>; nowMs: number },
+): PlacementSnapshot {
+  return placementSnapshotOf(nodes, { allocated: taken.allocated, holds: placementHoldsOf(taken.holds, taken.nowMs), nowMs: taken.nowMs });
 }

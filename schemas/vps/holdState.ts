@@ -1,0 +1,46 @@
+import type { LabelSelector } from '../metal/nodeLabels.ts';
+import type { HoldHolder } from './holdCommands.ts';
+import type { HostResources, PlacementHold } from './placement.ts';
+
+/** One node a hold keeps capacity on, and how much. */
+export interface HeldNode {
+  readonly nodeId: string;
+  readonly resources: HostResources;
+}
+
+export interface HoldRecord {
+  readonly holdId: string;
+  readonly holder: HoldHolder;
+  readonly nodes: readonly HeldNode[];
+  /** True when the hold keeps whole nodes (no `resources` asked). */
+  readonly wholeNodes: boolean;
+  readonly selector: LabelSelector;
+  readonly durationSeconds: number;
+  readonly placedAt: string;
+  readonly expiresAt: string;
+  readonly releasedAt: string | null;
+}
+
+/** A site's holds (`bc.evt.vps.holdBook.<siteId>`): every hold placed at the site, released or not. */
+export interface HoldBookState {
+  readonly holds: Readonly<Record<string, HoldRecord>>;
+}
+
+export type HoldStatus = 'active' | 'expired' | 'released';
+
+/** A hold stops counting the moment it expires: its status is a function of the time asked, with no event needed. */
+export function holdStatusAt(hold: Pick<HoldRecord, 'expiresAt' | 'releasedAt'>, nowMs: number): HoldStatus {
+  if (hold.releasedAt !== null) return 'released';
+  return Date.parse(hold.expiresAt) > nowMs ? 'active' : 'expired';
+}
+
+/** The holds placement must respect at `nowMs`: each active hold's share of each node it keeps. */
+export function placementHoldsOf(holds: Iterable<HoldRecord>, nowMs: number): PlacementHold[] {
+  const out: PlacementHold[] = [];
+  for (const hold of holds) {
+    if (holdStatusAt(hold, nowMs) !== 'active') continue;
+    const expiresAtMs = Date.parse(hold.expiresAt);
+    for (const node of hold.nodes) out.push({ holdId: hold.holdId, nodeId: node.nodeId, holder: hold.holder, resources: node.resources, expiresAtMs });
+  }
+  return out;
+}
