@@ -118,7 +118,10 @@ export const ErrorCodes = {
   LABEL_SELECTOR_INVALID: { status: 400, title: 'A label selector term is not key=value or key with a valid label key and value' },
   CLOSURE_CONFLICT: { status: 409, title: "The template and the host's pins resolve to no plan: every conflict is listed" },
   NO_CAPACITY: { status: 409, title: 'Not enough nodes have the capacity asked for: why each node could not take it is listed' },
-  AGENTLESS_NOT_HOLDABLE: { status: 422, title: 'Agentless nodes (a pool without agents, such as the Talos pool) are never held: nothing could be placed on them' },
+  AGENTLESS_NOT_HOLDABLE: {
+    status: 422,
+    title: 'Agentless nodes (a pool without agents, such as the Talos pool) are never held: nothing could be placed on them',
+  },
   HOLD_UNKNOWN: { status: 404, title: 'No such hold' },
   ROLLOUT_IN_PROGRESS: { status: 409, title: 'Another rollout of the module has not ended: continue, roll back or abort it first' },
 } as const satisfies Record<string, { status: number; title: string }>;

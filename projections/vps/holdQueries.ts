@@ -44,9 +44,9 @@ export function listHolds(db: Database, filter: { tenantId: string | null; siteI
 
 /** The hold with this id the caller may see (a tenant: only its own); undefined when there is none. */
 export function holdById(db: Database, holdId: string, tenantId: string | null, nowMs: number): HoldView | undefined {
-  const row = db.prepare('SELECT * FROM vps_holds WHERE hold_id = ? AND (? IS NULL OR tenant_id = ?) ORDER BY site_id LIMIT 1').get(holdId, tenantId, tenantId) as
-    | HoldRow
-    | undefined;
+  const row = db
+    .prepare('SELECT * FROM vps_holds WHERE hold_id = ? AND (? IS NULL OR tenant_id = ?) ORDER BY site_id LIMIT 1')
+    .get(holdId, tenantId, tenantId) as HoldRow | undefined;
   return row ? viewOf(row, nowMs) : undefined;
 }
 

@@ -63,7 +63,11 @@ export function addHoldCommands(holds: Command, api: () => ApiClient, print: Out
     .option('--tenant <tenantId>')
     .option('--status <status>', 'active, expired or released')
     .action(async (o: { site?: string; tenant?: string; status?: string }) => {
-      const q = new URLSearchParams({ ...(o.site ? { siteId: o.site } : {}), ...(o.tenant ? { tenantId: o.tenant } : {}), ...(o.status ? { status: o.status } : {}) });
+      const q = new URLSearchParams({
+        ...(o.site ? { siteId: o.site } : {}),
+        ...(o.tenant ? { tenantId: o.tenant } : {}),
+        ...(o.status ? { status: o.status } : {}),
+      });
       const page = await api().get<{ items: HoldRow[] }>(`/v1/holds?${q.toString()}`);
       const rows = page.items.map((h) => ({
         holdId: h.holdId,

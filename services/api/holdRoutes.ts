@@ -24,7 +24,8 @@ const callerTenant = (req: FastifyRequest): string | null => req.principal?.tena
 function holderOf(req: FastifyRequest, asked: HoldHolder | undefined): HoldHolder {
   const tenantId = callerTenant(req);
   if (tenantId === null) {
-    if (!asked) throw new PlatformError('VALIDATION_FAILED', 'holder is required: { tenantId } or { poolId }', { issues: [{ path: 'holder', message: 'required' }] });
+    if (!asked)
+      throw new PlatformError('VALIDATION_FAILED', 'holder is required: { tenantId } or { poolId }', { issues: [{ path: 'holder', message: 'required' }] });
     return asked;
   }
   if (asked && !('tenantId' in asked && asked.tenantId === tenantId)) throw new PlatformError('FORBIDDEN', 'a tenant places holds only for itself');
@@ -101,7 +102,7 @@ export const holdRoutes: FastifyPluginAsync<{ ctx: ApiContext; presence?: AgentP
   api.delete('/v1/holds/:holdId', {
     schema: {
       tags: ['vps'],
-      summary: "Release a hold before it expires (vps.releaseHold); releasing one that no longer holds anything appends nothing",
+      summary: 'Release a hold before it expires (vps.releaseHold); releasing one that no longer holds anything appends nothing',
       params: z.object({ holdId: z.string() }),
       querystring: MinSeqQuery,
       headers: Headers,

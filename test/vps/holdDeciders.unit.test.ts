@@ -36,6 +36,13 @@ const ctx = (now = T0, dependencies: { tenant: TenantState | undefined; pool: Po
   now,
   dependencies,
 });
+const rctx = (now = T0) => ({ commandId: 'cmd-00000002', actor: 'test', now, dependencies: undefined });
+/** The `HoldPlaced` among the events, for reading what it decided. */
+const placedIn = (events: readonly HoldBookEvent[]) => {
+  const event = events.find((e) => e.type === 'HoldPlaced');
+  if (event?.type !== 'HoldPlaced') throw new Error('no HoldPlaced');
+  return event.data;
+};
 const node = (nodeId: string, vcpus: number, over: Partial<HoldCandidate> = {}): HoldCandidate => ({
   nodeId,
   labels: { zone: 'a' },
@@ -96,7 +103,7 @@ describe('vps.placeHold', () => {
     expect(thrownCode(() => placeHold.decide(command({ nodes: 3 }), fold(events), ctx(at(1))))).toBe('ALREADY_EXISTS');
   });
 
-  it("never takes capacity another hold keeps, until that hold expires or is released: it stops counting by the clock alone", () => {
+  it('never takes capacity another hold keeps, until that hold expires or is released: it stops counting by the clock alone', () => {
     const first = fold(placeHold.decide(command({ resources: { vcpus: 30, memoryMib: 1_024, diskGib: 10 }, durationSeconds: 60 }), fold([]), ctx()));
     expect(Object.values(first.holds).map((h) => h.nodes.map((n) => n.nodeId))).toEqual([['n3']]);
     const big = command({ holdId: 'h2', holder: { tenantId: 't2' }, resources: { vcpus: 20, memoryMib: 1_024, diskGib: 10 } });
@@ -113,9 +120,9 @@ describe('vps.placeHold', () => {
     expect(thrownCode(() => placeHold.decide({ ...big, holder: { tenantId: 't1' } }, first, ctx(at(30))))).toBe('NO_CAPACITY');
     // At expiry exactly the hold keeps nothing, with no event: the same request now fits on n3.
     const later = placeHold.decide(big, first, ctx(at(60), { tenant: tenant('t2'), pool: undefined }));
-    expect(later[0]!.type === 'HoldPlaced' && later[0]!.data.nodes.map((n) => n.nodeId)).toEqual(['n3']);
+    expect(placedIn(later).nodes.map((n) => n.nodeId)).toEqual(['n3']);
     // Released before it expires: the same, from the release on.
-    const released = holdBookAggregate.evolve(first, releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, first, ctx(at(10)))[0]!);
+    const released = holdBookAggregate.evolve(first, releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, first, rctx(at(10)))[0]!);
     const t2 = { tenant: tenant('t2'), pool: undefined };
     expect(placeHold.decide(big, released, ctx(at(30), t2))).toHaveLength(1);
   });
@@ -123,9 +130,9 @@ describe('vps.placeHold', () => {
   it('holds whole nodes only where nothing is placed or held, the smallest first, all or nothing', () => {
     const candidates = [node('n1', 8, { allocated: { vcpus: 1, memoryMib: 0, diskGib: 0 } }), node('n2', 32), node('n3', 16), node('n4', 0)];
     const events = placeHold.decide(command({ resources: undefined, nodes: 2, candidates }), fold([]), ctx());
-    const placed = events[0]!.type === 'HoldPlaced' ? events[0]!.data : undefined;
-    expect(placed?.wholeNodes).toBe(true);
-    expect(placed?.nodes.map((n) => [n.nodeId, n.resources.vcpus])).toEqual([
+    const placed = placedIn(events);
+    expect(placed.wholeNodes).toBe(true);
+    expect(placed.nodes.map((n) => [n.nodeId, n.resources.vcpus])).toEqual([
       ['n3', 16],
       ['n2', 32],
     ]);
@@ -160,7 +167,9 @@ describe('vps.placeHold', () => {
     expect(thrownCode(() => placeHold.decide(command({ holder: { poolId: 'p1' } }), fold([]), ctx(T0, { tenant: undefined, pool: pool('bcd', 'dc2') })))).toBe(
       'PRECONDITION_FAILED',
     );
-    expect(thrownCode(() => placeHold.decide(command({ holder: { poolId: 'p1' } }), fold([]), ctx(T0, { tenant: undefined, pool: pool('bcd') })))).toBe('no error');
+    expect(thrownCode(() => placeHold.decide(command({ holder: { poolId: 'p1' } }), fold([]), ctx(T0, { tenant: undefined, pool: pool('bcd') })))).toBe(
+      'no error',
+    );
     expect(thrownCode(() => placeHold.decide(command(), fold([]), ctx(T0, { tenant: { exists: false }, pool: undefined })))).toBe('PRECONDITION_FAILED');
   });
 
@@ -174,17 +183,17 @@ describe('vps.placeHold', () => {
 describe('vps.releaseHold', () => {
   const placed = fold(placeHold.decide(command(), fold([]), ctx()));
   it('releases an active hold once; a released or expired one holds nothing, so releasing it again appends nothing', () => {
-    const events = releaseHold.decide(ReleaseHold.parse({ siteId: 'dc1', holdId: 'h1' }), placed, ctx(at(5)));
+    const events = releaseHold.decide(ReleaseHold.parse({ siteId: 'dc1', holdId: 'h1' }), placed, rctx(at(5)));
     expect(events).toEqual([{ type: 'HoldReleased', data: { siteId: 'dc1', holdId: 'h1', holder: { tenantId: 't1' }, releasedAt: at(5) } }]);
     const released = fold([...placeHold.decide(command(), fold([]), ctx()), ...events]);
     expect(released.holds.h1!.releasedAt).toBe(at(5));
-    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, released, ctx(at(6)))).toEqual([]);
-    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, placed, ctx(at(600)))).toEqual([]);
+    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, released, rctx(at(6)))).toEqual([]);
+    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, placed, rctx(at(600)))).toEqual([]);
   });
 
   it("answers HOLD_UNKNOWN for a hold that does not exist and, to a tenant, for another's", () => {
-    expect(thrownCode(() => releaseHold.decide({ siteId: 'dc1', holdId: 'nope' }, placed, ctx()))).toBe('HOLD_UNKNOWN');
-    expect(thrownCode(() => releaseHold.decide({ siteId: 'dc1', holdId: 'h1', tenantId: 't2' }, placed, ctx()))).toBe('HOLD_UNKNOWN');
-    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1', tenantId: 't1' }, placed, ctx())).toHaveLength(1);
+    expect(thrownCode(() => releaseHold.decide({ siteId: 'dc1', holdId: 'nope' }, placed, rctx()))).toBe('HOLD_UNKNOWN');
+    expect(thrownCode(() => releaseHold.decide({ siteId: 'dc1', holdId: 'h1', tenantId: 't2' }, placed, rctx()))).toBe('HOLD_UNKNOWN');
+    expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1', tenantId: 't1' }, placed, rctx())).toHaveLength(1);
   });
 });

@@ -31,9 +31,12 @@ const step = fc.oneof(
     kind: fc.constant('place' as const),
     holder: fc.constantFrom(...tenants),
     nodes: fc.integer({ min: 1, max: 3 }),
-    resources: fc.option(fc.record({ vcpus: fc.integer({ min: 0, max: 24 }), memoryMib: fc.integer({ min: 0, max: 20_000 }), diskGib: fc.integer({ min: 0, max: 200 }) }), {
-      nil: undefined,
-    }),
+    resources: fc.option(
+      fc.record({ vcpus: fc.integer({ min: 0, max: 24 }), memoryMib: fc.integer({ min: 0, max: 20_000 }), diskGib: fc.integer({ min: 0, max: 200 }) }),
+      {
+        nil: undefined,
+      },
+    ),
     selector: fc.constantFrom({}, { matchLabels: { zone: 'a' } }),
     durationSeconds: fc.integer({ min: 60, max: 600 }),
     afterSeconds: fc.integer({ min: 0, max: 120 }),
@@ -48,7 +51,11 @@ function heldAt(state: HoldBookState, nowMs: number): Map<string, HostResources>
     if (holdStatusAt(hold, nowMs) !== 'active') continue;
     for (const n of hold.nodes) {
       const sum = held.get(n.nodeId) ?? { vcpus: 0, memoryMib: 0, diskGib: 0 };
-      held.set(n.nodeId, { vcpus: sum.vcpus + n.resources.vcpus, memoryMib: sum.memoryMib + n.resources.memoryMib, diskGib: sum.diskGib + n.resources.diskGib });
+      held.set(n.nodeId, {
+        vcpus: sum.vcpus + n.resources.vcpus,
+        memoryMib: sum.memoryMib + n.resources.memoryMib,
+        diskGib: sum.diskGib + n.resources.diskGib,
+      });
     }
   }
   return held;
@@ -68,9 +75,18 @@ describe('hold placement', () => {
           if (s.kind === 'release') {
             const ids = Object.keys(state.holds);
             if (ids.length === 0) continue;
-            events = releaseHold.decide({ siteId: 'dc1', holdId: ids[s.pick % ids.length]! }, state, ctx);
+            events = releaseHold.decide({ siteId: 'dc1', holdId: ids[s.pick % ids.length]! }, state, { ...ctx, dependencies: undefined });
           } else {
-            const command = PlaceHold.parse({ holdId: `h${i}`, siteId: 'dc1', holder: { tenantId: s.holder }, nodes: s.nodes, ...(s.resources ? { resources: s.resources } : {}), selector: s.selector, durationSeconds: s.durationSeconds, candidates: nodes });
+            const command = PlaceHold.parse({
+              holdId: `h${i}`,
+              siteId: 'dc1',
+              holder: { tenantId: s.holder },
+              nodes: s.nodes,
+              ...(s.resources ? { resources: s.resources } : {}),
+              selector: s.selector,
+              durationSeconds: s.durationSeconds,
+              candidates: nodes,
+            });
             try {
               events = placeHold.decide(command, state, ctx);
             } catch (err) {

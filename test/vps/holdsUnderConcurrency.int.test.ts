@@ -31,16 +31,16 @@ const requestArb = fc.record({
   bus: fc.nat(RETRIES.length - 1),
   delayMs: fc.nat(3),
   nodes: fc.integer({ min: 1, max: 2 }),
-  resources: fc.option(fc.record({ vcpus: fc.integer({ min: 1, max: 12 }), memoryMib: fc.integer({ min: 512, max: 16_384 }), diskGib: fc.integer({ min: 0, max: 60 }) }), {
-    nil: undefined,
-  }),
+  resources: fc.option(
+    fc.record({ vcpus: fc.integer({ min: 1, max: 12 }), memoryMib: fc.integer({ min: 512, max: 16_384 }), diskGib: fc.integer({ min: 0, max: 60 }) }),
+    {
+      nil: undefined,
+    },
+  ),
 });
-const siteArb = fc.tuple(fc.integer({ min: 4, max: 24 }), fc.integer({ min: 4, max: 24 }), fc.integer({ min: 4, max: 24 })).map(([a, b, c]) => [
-  node('n1', a, a * 1_024),
-  node('n2', b, b * 2_048),
-  node('n3', c, c * 1_024),
-  node('talos', 64, 65_536, true),
-]);
+const siteArb = fc
+  .tuple(fc.integer({ min: 4, max: 24 }), fc.integer({ min: 4, max: 24 }), fc.integer({ min: 4, max: 24 }))
+  .map(([a, b, c]) => [node('n1', a, a * 1_024), node('n2', b, b * 2_048), node('n3', c, c * 1_024), node('talos', 64, 65_536, true)]);
 
 describe('holds under concurrency', () => {
   it(
@@ -87,7 +87,11 @@ describe('holds under concurrency', () => {
             for (const c of candidates) {
               const kept = Object.values(book.holds).flatMap((h) => h.nodes.filter((n) => n.nodeId === c.nodeId).map((n) => n.resources));
               if (c.agentless) expect(kept, 'the agentless node is never held').toEqual([]);
-              for (const d of dims) expect(kept.reduce((sum, r) => sum + r[d], 0), `${c.nodeId} ${d}`).toBeLessThanOrEqual(c.capacity[d]);
+              for (const d of dims)
+                expect(
+                  kept.reduce((sum, r) => sum + r[d], 0),
+                  `${c.nodeId} ${d}`,
+                ).toBeLessThanOrEqual(c.capacity[d]);
             }
 
             const reader = env.readers.get('vps')!;

@@ -46,13 +46,16 @@ export const placeHold = defineCommand({
     const { siteId, holdId, holder, nodes, resources, selector, durationSeconds } = command;
     const existing = state.holds[holdId];
     if (existing) {
-      const same = isDeepStrictEqual({ holder, nodes, wholeNodes: resources === undefined, selector, durationSeconds }, {
-        holder: existing.holder,
-        nodes: existing.nodes.length,
-        wholeNodes: existing.wholeNodes,
-        selector: existing.selector,
-        durationSeconds: existing.durationSeconds,
-      });
+      const same = isDeepStrictEqual(
+        { holder, nodes, wholeNodes: resources === undefined, selector, durationSeconds },
+        {
+          holder: existing.holder,
+          nodes: existing.nodes.length,
+          wholeNodes: existing.wholeNodes,
+          selector: existing.selector,
+          durationSeconds: existing.durationSeconds,
+        },
+      );
       if (same && (resources === undefined || existing.nodes.every((n) => isDeepStrictEqual(n.resources, resources)))) return [];
       throw new DomainError('ALREADY_EXISTS', `hold ${holdId} already exists with another request`);
     }
