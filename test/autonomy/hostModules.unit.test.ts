@@ -81,11 +81,7 @@ describe('host-modules sensor', () => {
       assignments: ['n1', 'n2', 'n3'].map((n) => plan(n, [{ name: 'nginx', version: '1.2.0', digest: A }])),
     });
     const { signals } = assess(s);
-    expect(signals.map((x) => `${x.kind}/${x.key} ${x.facts.modules}`)).toEqual([
-      'module-drift/n1 nginx',
-      'module-drift/n2 nginx',
-      'module-drift/n3 old-tool',
-    ]);
+    expect(signals.map((x) => `${x.kind}/${x.key} ${x.facts.modules}`)).toEqual(['module-drift/n1 nginx', 'module-drift/n2 nginx', 'module-drift/n3 old-tool']);
     // Shaped like every other node lane: keyed and targeted by node, with its site.
     expect(signals[0]).toEqual({
       kind: 'module-drift',
@@ -177,7 +173,9 @@ describe('host-modules sensor', () => {
   it('fails its pass when no heartbeats are listened to and a host has a pinned plan, rather than call it healthy', () => {
     const s = snapshot({ heartbeatsSince: null, nodes: [host('n1')], assignments: [plan('n1', [{ name: 'nginx', version: '1.2.0', digest: A }])] });
     const { reports, signals } = runPass([hostModulesSensor], s, settings);
-    expect(reports).toEqual([{ sensor: 'host-modules', ok: false, error: 'no heartbeats are listened to: the modules of 1 host(s) with a pinned plan are unknown' }]);
+    expect(reports).toEqual([
+      { sensor: 'host-modules', ok: false, error: 'no heartbeats are listened to: the modules of 1 host(s) with a pinned plan are unknown' },
+    ]);
     expect(signals).toEqual([]);
     // Nothing pinned anywhere: nothing to know, nothing claimed.
     expect(runPass([hostModulesSensor], { ...s, assignments: [] }, settings).reports).toEqual([{ sensor: 'host-modules', ok: true, assessed: 0, signals: 0 }]);

@@ -100,10 +100,10 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
       nodeId,
       assignedAt: fc.integer({ min: 0, max: 2 * HOUR_MS }).map(iso),
       planDigest: fc.constant(digest('p')),
-      modules: fc.uniqueArray(
-        fc.record({ name: moduleName, version: moduleVersion, digest: fc.constantFrom(digest('a'), digest('b'), null) }),
-        { selector: (m) => m.name, maxLength: 3 },
-      ),
+      modules: fc.uniqueArray(fc.record({ name: moduleName, version: moduleVersion, digest: fc.constantFrom(digest('a'), digest('b'), null) }), {
+        selector: (m) => m.name,
+        maxLength: 3,
+      }),
     }),
     { selector: (a) => a.nodeId, maxLength: 25 },
   ),

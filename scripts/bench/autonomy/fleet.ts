@@ -52,7 +52,17 @@ export class SimulatedFleet {
       at: now.toISOString(),
     }));
     // No heartbeats listened to and nothing pinned: the bench measures the BMC and failure lanes, not host liveness or modules.
-    return { at: now.toISOString(), nodes: this.nodes, bmc, runningSteps: [], instances: [], agents: [], heartbeats: [], heartbeatsSince: null, assignments: [] };
+    return {
+      at: now.toISOString(),
+      nodes: this.nodes,
+      bmc,
+      runningSteps: [],
+      instances: [],
+      agents: [],
+      heartbeats: [],
+      heartbeatsSince: null,
+      assignments: [],
+    };
   }
 
   #pick(ids: readonly string[], n: number): string[] {
