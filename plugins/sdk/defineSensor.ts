@@ -15,6 +15,12 @@ export interface SensorSettings {
   keyRotationStallMs: number;
   /** A deployed host whose `bcd node` has not heartbeated for this long (since it was deployed, at the earliest) is silent. */
   hostSilentMs: number;
+  /**
+   * How long a host has to apply its pinned plan and report it, counted from the plan's assignment (and from the
+   * deploy and from when heartbeats were first listened to, for a module never reported): past it, a pinned module
+   * reported at another version or digest drifted, and one not reported at all was never reported.
+   */
+  moduleReportGraceMs: number;
 }
 
 export const defaultSensorSettings: SensorSettings = {
@@ -24,6 +30,7 @@ export const defaultSensorSettings: SensorSettings = {
   keyRotationAgeMs: 90 * 24 * 3_600_000,
   keyRotationStallMs: 30 * 60_000,
   hostSilentMs: 3 * 60_000,
+  moduleReportGraceMs: 10 * 60_000,
 };
 
 /**

@@ -120,3 +120,33 @@ export function getAssignment(db: Database, nodeId: string): AssignmentView | un
   const row = db.prepare('SELECT * FROM host_assignments WHERE node_id = ?').get(nodeId) as AssignmentRow | undefined;
   return row ? assignmentView(row) : undefined;
 }
+
+/** A host's pinned plan as sensors read it: each pinned module's version and that version's manifest digest. */
+export interface PinnedPlan {
+  nodeId: string;
+  assignedAt: string;
+  planDigest: string;
+  /** In module-name order; `digest` null when the version is not in the read model (never published here). */
+  modules: { name: string; version: string; digest: string | null }[];
+}
+
+/** Every host's pinned plan, with the manifest digest each pinned version was published with. */
+export function pinnedPlans(db: Database): PinnedPlan[] {
+  const digests = new Map(
+    (db.prepare('SELECT module, version, manifest_sha256 FROM module_versions').all() as { module: string; version: string; manifest_sha256: string }[]).map(
+      (r) => [`${r.module}@${r.version}`, r.manifest_sha256],
+    ),
+  );
+  const rows = db.prepare('SELECT node_id, plan, plan_digest, assigned_at FROM host_assignments ORDER BY node_id').all() as Pick<
+    AssignmentRow,
+    'node_id' | 'plan' | 'plan_digest' | 'assigned_at'
+  >[];
+  return rows.map((r) => ({
+    nodeId: r.node_id,
+    assignedAt: r.assigned_at,
+    planDigest: r.plan_digest,
+    modules: Object.entries(JSON.parse(r.plan) as AssignmentView['plan'])
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, version]) => ({ name, version, digest: digests.get(`${name}@${version}`) ?? null })),
+  }));
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HostModuleReport } from '../agent/hostModules.ts';
 
 /**
  * What sensors see: read-model rows and the latest observations, reduced to the fields the first lanes need. Built
@@ -60,9 +61,32 @@ export const SnapshotAgent = z.object({
 });
 export type SnapshotAgent = z.infer<typeof SnapshotAgent>;
 
-/** The last verified heartbeat of a node's agent that `fleet-sensors` heard (`AgentPresence`), reduced. */
-export const SnapshotHeartbeat = z.object({ nodeId: z.string(), agentId: z.string(), role: z.enum(['ramdisk', 'node']), heardAt: z.string() });
+/**
+ * The last verified heartbeat of a node's agent that `fleet-sensors` heard (`AgentPresence`), reduced, with the modules
+ * it reported (`bcd node`: version, manifest digest, state — `pending` a reboot, `failed` a probe — and probes).
+ */
+export const SnapshotHeartbeat = z.object({
+  nodeId: z.string(),
+  agentId: z.string(),
+  role: z.enum(['ramdisk', 'node']),
+  heardAt: z.string(),
+  modules: z.array(HostModuleReport),
+});
 export type SnapshotHeartbeat = z.infer<typeof SnapshotHeartbeat>;
+
+/** A module version a host's assignment pins, with the manifest digest it was published with (null: not published here). */
+export const SnapshotPinnedModule = z.object({ name: z.string(), version: z.string(), digest: z.string().nullable() });
+export type SnapshotPinnedModule = z.infer<typeof SnapshotPinnedModule>;
+
+/** A host's pinned plan from the `modules` read model (`HostPlanAssigned`): what its `bcd node` should report. */
+export const SnapshotAssignment = z.object({
+  nodeId: z.string(),
+  /** When the plan was last assigned: a host has the report grace from then to apply it. */
+  assignedAt: z.string(),
+  planDigest: z.string(),
+  modules: z.array(SnapshotPinnedModule),
+});
+export type SnapshotAssignment = z.infer<typeof SnapshotAssignment>;
 
 export const FleetSnapshot = z.object({
   at: z.string(),
@@ -77,5 +101,7 @@ export const FleetSnapshot = z.object({
    * return): silence before it means nothing. Null: no heartbeats were listened to, so nobody's silence is known.
    */
   heartbeatsSince: z.string().nullable(),
+  /** Every host's pinned module plan (hosts without an assignment have none: nothing is pinned on them). */
+  assignments: z.array(SnapshotAssignment),
 });
 export type FleetSnapshot = z.infer<typeof FleetSnapshot>;

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../platform/logger.ts';
+import { closeWhenSilent } from '../platform/nats/silentConsumer.ts';
 
 export interface StreamWatchOptions<V> {
   stream: string;
@@ -19,8 +20,6 @@ export interface StreamWatchOptions<V> {
 
 /** A pull that sees no message and no heartbeat this long is reopened (ordered consumers are ephemeral). */
 const PULL_EXPIRES_MS = 5_000;
-/** Heartbeats (every half pull) missed in a row before the watch gives up on a consumer: about 7.5 s of silence. */
-const SILENT_HEARTBEATS = 3;
 
 /**
  * One ordered consumer per process over a stream filter, keeping the latest value per key and waking whoever waits
@@ -121,23 +120,8 @@ export class StreamWatch<V> {
     const messages = await consumer.consume({ max_messages: 1_000, expires: PULL_EXPIRES_MS });
     this.#messages = messages;
     this.#openedAt = Date.now();
-    void this.#closeWhenSilent(messages);
+    void closeWhenSilent(messages, (missed) => this.options.log.warn({ stream, missed }, 'watch consumer silent; reopening'));
     return messages;
-  }
-
-  /**
-   * Closes `messages` once its heartbeats stop: after the stream's leader dies, an ordered consumer can go on missing
-   * heartbeats without ever recreating itself or failing, and a watch that waits on it would wait forever (CI saw the
-   * result intake refuse every result of a chaos run for minutes). Closing it lets `#run` reopen at the next sequence.
-   */
-  async #closeWhenSilent(messages: ConsumerMessages): Promise<void> {
-    for await (const status of messages.status()) {
-      if (status.type === 'heartbeats_missed' && status.count >= SILENT_HEARTBEATS) {
-        this.options.log.warn({ stream: this.options.stream, missed: status.count }, 'watch consumer silent; reopening');
-        await messages.close().catch(() => undefined);
-        return;
-      }
-    }
   }
 
   /** Drains one consumer after another until stopped; each picks up at the sequence after the last one seen. */

@@ -9,6 +9,7 @@ import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
 import type { TokenCheck, TokenInvalidReason } from './authentication.ts';
 import { tenantView, type Tenancy } from './tenancy.ts';
+import { closeWhenSilent } from '../platform/nats/silentConsumer.ts';
 
 const AggregateRef = z
   .string()
@@ -84,6 +85,8 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
         ...(after !== undefined ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.New }),
       });
       const messages = await consumer.consume({ max_messages: 256 });
+      // A consumer gone silent ends the response: the browser's EventSource reconnects with Last-Event-ID and resumes.
+      void closeWhenSilent(messages, (missed) => req.log.warn({ missed }, 'event stream consumer silent; ending the response'));
       reply.hijack();
       reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       reply.raw.write(': connected\n\n');
@@ -118,6 +121,7 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
       clearInterval(keepAlive);
       clearInterval(recheck);
       if (ended) reply.raw.end(`event: end\ndata: ${JSON.stringify({ code: 'UNAUTHENTICATED', reason: ended })}\n\n`);
+      else reply.raw.end();
     },
   });
 };

@@ -22,6 +22,10 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'agent-key-rotation-stalled', category: 'observation', plan: none }),
   // Notify only: a tenant is root on its host and can silence its own agent at will; no silence may make the platform act on the host.
   defineBinding({ signal: 'host-silent', category: 'observation', plan: none }),
+  // Notify only for now: what a drifted, failing or unreported module needs (re-apply, roll back) is an operator's or a rollout's call.
+  defineBinding({ signal: 'module-drift', category: 'module-health', plan: none }),
+  defineBinding({ signal: 'module-verify-failed', category: 'module-health', plan: none }),
+  defineBinding({ signal: 'module-never-reported', category: 'module-health', plan: none }),
 ];
 
 /**

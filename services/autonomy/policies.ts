@@ -51,6 +51,15 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
     approvalTimeoutMs: chainTimeoutMs,
     description: 'An agent key older than its rotation age is rotated',
   },
+  {
+    category: 'module-health',
+    owner: 'modules',
+    disposition: 'notify',
+    kind: 'advisory',
+    advancement: false,
+    approvalTimeoutMs: chainTimeoutMs,
+    description: "A deployed host's modules differ from its pinned plan, fail their probes, or are not reported past the grace",
+  },
 ];
 
 /** A declared category and who declared it: a plugin's id, null when built in. */

@@ -155,6 +155,7 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
       workflows: readerOf(config.dataDir, 'workflows'),
       vps: readerOf(config.dataDir, 'vps'),
       agents: readerOf(config.dataDir, 'agents'),
+      modules: readerOf(config.dataDir, 'modules'),
     };
     const extensions = autonomyExtensionsOf(await loadPluginModules(config.plugins));
     // Heard from the moment this instance leads: a host's silence is measured from then at the earliest.

@@ -62,4 +62,5 @@ export const emptySnapshot = (at = NOW): FleetSnapshot => ({
   agents: [],
   heartbeats: [],
   heartbeatsSince: null,
+  assignments: [],
 });

@@ -12,6 +12,9 @@ import { emptySnapshot, NOW } from './fixtures.ts';
 const iso = (offsetMs: number) => new Date(Date.parse(NOW) - offsetMs).toISOString();
 const nodeId = fc.integer({ min: 0, max: 30 }).map((i) => `n${i}`);
 const siteId = fc.constantFrom('dc1', 'dc2');
+const moduleName = fc.constantFrom('nginx', 'exporter', 'tools');
+const moduleVersion = fc.constantFrom('1.0.0', '1.1.0');
+const digest = (c: string) => c.repeat(64);
 const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
   at: fc.constant(NOW),
   nodes: fc.uniqueArray(
@@ -78,10 +81,32 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
       agentId: nodeId.map((n) => `node-${n}`),
       role: fc.constantFrom('node' as const, 'ramdisk' as const),
       heardAt: fc.integer({ min: 0, max: HOUR_MS }).map(iso),
+      modules: fc.uniqueArray(
+        fc.record({
+          name: moduleName,
+          version: moduleVersion,
+          digest: fc.constantFrom(digest('a'), digest('b')),
+          state: fc.constantFrom('active' as const, 'pending' as const, 'failed' as const),
+          probes: fc.array(fc.record({ name: fc.constantFrom('runs', 'listens'), ok: fc.boolean() }), { maxLength: 2 }),
+        }),
+        { selector: (m) => m.name, maxLength: 3 },
+      ),
     }),
     { selector: (h) => h.nodeId, maxLength: 25 },
   ),
   heartbeatsSince: fc.option(fc.integer({ min: 0, max: 2 * HOUR_MS }).map(iso), { nil: null }),
+  assignments: fc.uniqueArray(
+    fc.record({
+      nodeId,
+      assignedAt: fc.integer({ min: 0, max: 2 * HOUR_MS }).map(iso),
+      planDigest: fc.constant(digest('p')),
+      modules: fc.uniqueArray(fc.record({ name: moduleName, version: moduleVersion, digest: fc.constantFrom(digest('a'), digest('b'), null) }), {
+        selector: (m) => m.name,
+        maxLength: 3,
+      }),
+    }),
+    { selector: (a) => a.nodeId, maxLength: 25 },
+  ),
 });
 
 const shuffled = <T>(items: readonly T[], seed: number): T[] => {
@@ -104,7 +129,8 @@ describe('sensors (acceptance 1)', () => {
       runningSteps: shuffled(snapshot.runningSteps, seed + 2),
       instances: shuffled(snapshot.instances, seed + 3),
       agents: shuffled(snapshot.agents, seed + 4),
-      heartbeats: shuffled(snapshot.heartbeats, seed + 5),
+      heartbeats: shuffled(snapshot.heartbeats, seed + 5).map((h) => ({ ...h, modules: shuffled(h.modules, seed + 6) })),
+      assignments: shuffled(snapshot.assignments, seed + 7).map((a) => ({ ...a, modules: shuffled(a.modules, seed + 8) })),
     };
     const a = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
     const b = runPass(firstLaneSensors, reordered, defaultSensorSettings);
@@ -156,8 +182,8 @@ describe('sensors (acceptance 1)', () => {
       ],
       // n4's bcd node beats; n5's last beat is 10 min old; n6 is agentless and never beats.
       heartbeats: [
-        { nodeId: 'n4', agentId: 'node-n4', role: 'node', heardAt: iso(5_000) },
-        { nodeId: 'n5', agentId: 'node-n5', role: 'node', heardAt: iso(10 * 60_000) },
+        { nodeId: 'n4', agentId: 'node-n4', role: 'node', heardAt: iso(5_000), modules: [] },
+        { nodeId: 'n5', agentId: 'node-n5', role: 'node', heardAt: iso(10 * 60_000), modules: [] },
       ],
       heartbeatsSince: iso(HOUR_MS),
       bmc: [

@@ -6,28 +6,15 @@ import { assignmentAggregate } from '../../services/fleet/assignment/assignment.
 import { startApi } from '../support/apiFixture.ts';
 import { runCli } from '../support/cliRunner.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
-import { bundleOf, newPublisher } from './bundleFixture.ts';
+import { publishNginx } from './publishedModule.ts';
 
 describe('assignments: a per-host plan through the API and the CLI, against a real nats-server', () => {
   it('publishes two versions, defines a template, dry-runs, assigns, pins and reads back', { timeout: 120_000 }, async () => {
     await using env = await startApi();
     const { app, bus } = env;
     const operator = { actor: 'test' };
-    await bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, ...operator });
+    await publishNginx(app, bus, ['1.24.0', '1.26.1']);
     await bus.execute({ name: 'metal.enroll', payload: enrollPayload('n1'), ...operator });
-    const acme = newPublisher('acme');
-    await bus.execute({ name: 'pki.registerPublisher', payload: { publisherId: 'acme', publicKey: acme.publicKey }, ...operator });
-    for (const version of ['1.24.0', '1.26.1']) {
-      const bytes = bundleOf(acme, { name: 'nginx', version, provides: ['http'], requires: [], exclusive: [] });
-      const put = await app.inject({
-        method: 'PUT',
-        url: '/v1/modules/bundles',
-        headers: { 'content-type': 'application/octet-stream' },
-        payload: Buffer.from(bytes),
-      });
-      const published = await app.inject({ method: 'POST', url: '/v1/modules/nginx/versions', payload: { version, bundleSha256: put.json().sha256 } });
-      expect(published.statusCode, published.body).toBe(201);
-    }
     const command = (name: string, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: `/v1/commands/${name}`, payload });
     const defined = await command('fleet.defineTemplate', { templateId: 'web', requires: [{ module: 'nginx', range: '^1.24' }] });
     expect(defined.statusCode, defined.body).toBe(201);

@@ -2,27 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { startApi } from '../support/apiFixture.ts';
 import { runCli } from '../support/cliRunner.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
-import { bundleOf, newPublisher } from './bundleFixture.ts';
+import { publishNginx } from './publishedModule.ts';
 
 describe('rollouts: through the API, the controller commands and the CLI, against a real nats-server', () => {
   it('plans, starts, halts on a failed wave, refuses a second rollout, rolls back exactly the completed hosts, aborts', { timeout: 120_000 }, async () => {
     await using env = await startApi();
     const { app, bus } = env;
     const operator = { actor: 'test' };
-    await bus.execute({ name: 'site.create', payload: { siteId: 'dc1', name: 'DC 1' }, ...operator });
-    const acme = newPublisher('acme');
-    await bus.execute({ name: 'pki.registerPublisher', payload: { publisherId: 'acme', publicKey: acme.publicKey }, ...operator });
-    for (const version of ['1.24.0', '1.26.1']) {
-      const bytes = bundleOf(acme, { name: 'nginx', version, provides: ['http'], requires: [], exclusive: [] });
-      const put = await app.inject({
-        method: 'PUT',
-        url: '/v1/modules/bundles',
-        headers: { 'content-type': 'application/octet-stream' },
-        payload: Buffer.from(bytes),
-      });
-      const published = await app.inject({ method: 'POST', url: '/v1/modules/nginx/versions', payload: { version, bundleSha256: put.json().sha256 } });
-      expect(published.statusCode, published.body).toBe(201);
-    }
+    await publishNginx(app, bus, ['1.24.0', '1.26.1']);
     for (const nodeId of ['n1', 'n2', 'n3']) {
       await bus.execute({ name: 'metal.enroll', payload: enrollPayload(nodeId), ...operator });
       await bus.execute({ name: 'fleet.pinModule', payload: { nodeId, module: 'nginx', version: '1.24.0' }, ...operator });

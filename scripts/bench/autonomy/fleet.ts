@@ -51,8 +51,18 @@ export class SimulatedFleet {
       lastError: this.#lostBmc.has(n.nodeId) ? 'ECONNREFUSED' : null,
       at: now.toISOString(),
     }));
-    // No heartbeats listened to: the bench measures the BMC and failure lanes, not host liveness.
-    return { at: now.toISOString(), nodes: this.nodes, bmc, runningSteps: [], instances: [], agents: [], heartbeats: [], heartbeatsSince: null };
+    // No heartbeats listened to and nothing pinned: the bench measures the BMC and failure lanes, not host liveness or modules.
+    return {
+      at: now.toISOString(),
+      nodes: this.nodes,
+      bmc,
+      runningSteps: [],
+      instances: [],
+      agents: [],
+      heartbeats: [],
+      heartbeatsSince: null,
+      assignments: [],
+    };
   }
 
   #pick(ids: readonly string[], n: number): string[] {

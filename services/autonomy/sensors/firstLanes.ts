@@ -1,4 +1,5 @@
 import type { Signal } from '../../../schemas/autonomy/signals.ts';
+import { hostModulesSensor } from './hostModules.ts';
 import { defineSensor } from './sensor.ts';
 
 const age = (now: string, since: string) => Date.parse(now) - Date.parse(since);
@@ -181,4 +182,4 @@ export const hostSilentSensor = defineSensor({
   },
 });
 
-export const firstLaneSensors = [bmcSensor, nodeStateSensor, workSensor, vpsSensor, agentKeySensor, hostSilentSensor] as const;
+export const firstLaneSensors = [bmcSensor, nodeStateSensor, workSensor, vpsSensor, agentKeySensor, hostSilentSensor, hostModulesSensor] as const;

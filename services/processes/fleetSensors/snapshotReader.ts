@@ -5,6 +5,7 @@ import { BmcObservation, type FleetSnapshot, type SnapshotInstance, type Snapsho
 import { Streams, Subjects } from '../../../schemas/subjects.ts';
 import { listNodes } from '../../../projections/nodes/queries.ts';
 import { longLivedAgentKeys } from '../../../projections/agents/queries.ts';
+import { pinnedPlans } from '../../../projections/modules/queries.ts';
 import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
 import type { AgentPresenceView } from '../../agents/agentPresence.ts';
@@ -15,6 +16,8 @@ export interface SnapshotSources {
   workflows?: ReadModelReader;
   vps?: ReadModelReader;
   agents?: ReadModelReader;
+  /** Each host's pinned module plan (`host_assignments`) and the published versions' digests. */
+  modules?: ReadModelReader;
 }
 
 function nodesOf(db: Database, controlPlane: ReadonlySet<string>): SnapshotNode[] {
@@ -118,7 +121,14 @@ export async function readSnapshot(
         rotationRequestedAt: a.rotationRequestedAt,
       })),
     ),
-    heartbeats: (presence?.all() ?? []).map(({ nodeId, presence: p }) => ({ nodeId, agentId: p.agentId, role: p.role, heardAt: p.heardAt })),
+    heartbeats: (presence?.all() ?? []).map(({ nodeId, presence: p }) => ({
+      nodeId,
+      agentId: p.agentId,
+      role: p.role,
+      heardAt: p.heardAt,
+      modules: p.modules,
+    })),
     heartbeatsSince: presence ? new Date(presence.listeningSinceMs()).toISOString() : null,
+    assignments: read(sources.modules, pinnedPlans),
   };
 }

@@ -47,6 +47,15 @@ export const AutonomyConfig = z.object({
     .int()
     .min(1)
     .default(3 * 60_000),
+  /**
+   * How long a host has to apply and report its pinned module plan before a pinned module it reports at another
+   * version is `module-drift` and one it does not report is `module-never-reported` (`BC_MODULE_REPORT_GRACE_MS`).
+   */
+  moduleReportGraceMs: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10 * 60_000),
   /** After a remediation started, how long before its outcome is judged (`BC_AUTONOMY_SETTLE_MS`). */
   settleMs: z.coerce.number().int().min(0).default(90_000),
   /**
@@ -70,6 +79,7 @@ export function loadAutonomyConfig(env: NodeJS.ProcessEnv = process.env, overrid
     keyRotationAgeMs: 'BC_AGENT_KEY_ROTATION_MS',
     keyRotationStallMs: 'BC_AGENT_KEY_ROTATION_STALL_MS',
     hostSilentMs: 'BC_HOST_SILENT_MS',
+    moduleReportGraceMs: 'BC_MODULE_REPORT_GRACE_MS',
     settleMs: 'BC_AUTONOMY_SETTLE_MS',
     budget: 'BC_AUTONOMY_BUDGET',
     budgetWindowMs: 'BC_AUTONOMY_BUDGET_WINDOW_MS',

@@ -47,6 +47,7 @@ export function createFleetSensors(
     keyRotationAgeMs: config.keyRotationAgeMs,
     keyRotationStallMs: config.keyRotationStallMs,
     hostSilentMs: config.hostSilentMs,
+    moduleReportGraceMs: config.moduleReportGraceMs,
   };
   return new FleetSensors(
     nc,
