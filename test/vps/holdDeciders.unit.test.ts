@@ -197,3 +197,15 @@ describe('vps.releaseHold', () => {
     expect(releaseHold.decide({ siteId: 'dc1', holdId: 'h1', tenantId: 't1' }, placed, rctx())).toHaveLength(1);
   });
 });
+
+describe('the hold book', () => {
+  it('forgets a hold a day after it ended, once another is placed; a release of it is then HOLD_UNKNOWN', () => {
+    const first = placeHold.decide(command({ durationSeconds: 60 }), fold([]), ctx());
+    const justBefore = placeHold.decide(command({ holdId: 'h2' }), fold(first), ctx(at(60 + 86_399)));
+    expect(Object.keys(fold([...first, ...justBefore]).holds).sort()).toEqual(['h1', 'h2']);
+    const dayAfter = placeHold.decide(command({ holdId: 'h3' }), fold(first), ctx(at(60 + 86_400)));
+    const book = fold([...first, ...dayAfter]);
+    expect(Object.keys(book.holds)).toEqual(['h3']);
+    expect(thrownCode(() => releaseHold.decide({ siteId: 'dc1', holdId: 'h1' }, book, rctx(at(60 + 86_401))))).toBe('HOLD_UNKNOWN');
+  });
+});

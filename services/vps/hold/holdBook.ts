@@ -1,12 +1,23 @@
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { holdBookEvents, type HoldBookEvent } from '../../../schemas/vps/events.ts';
-import type { HoldBookState } from '../../../schemas/vps/holdState.ts';
+import type { HoldBookState, HoldRecord } from '../../../schemas/vps/holdState.ts';
 import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
+
+/** How long the book remembers a hold after it ended (expired or released): long enough to answer a late release. */
+export const ENDED_HOLDS_KEPT_MS = 24 * 3_600 * 1_000;
+
+/** The holds still worth remembering at `nowMs`: the book of a busy site would otherwise grow with every hold ever placed. */
+function rememberedAt(holds: HoldBookState['holds'], nowMs: number): HoldBookState['holds'] {
+  const ended = (h: HoldRecord) => Date.parse(h.releasedAt ?? h.expiresAt);
+  return Object.fromEntries(Object.entries(holds).filter(([, h]) => ended(h) + ENDED_HOLDS_KEPT_MS > nowMs));
+}
 
 /**
  * A site's hold book (`bc.evt.vps.holdBook.<siteId>`): every hold at the site. Holds are decided here, one subject
  * per site, so optimistic concurrency serialises them: two holds decided at once append against the same sequence and
- * one re-decides seeing the other, which is what makes overcommitting a node impossible.
+ * one re-decides seeing the other, which is what makes overcommitting a node impossible. A hold that ended more than
+ * a day before a new one is placed is forgotten (by the new event's time, so a replay forgets the same); the read
+ * model keeps every hold.
  */
 export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
   module: 'vps',
@@ -19,7 +30,7 @@ export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
         const { holdId, holder, nodes, wholeNodes, selector, durationSeconds, placedAt, expiresAt } = event.data;
         const held = nodes.map(({ nodeId, resources }) => ({ nodeId, resources }));
         const hold = { holdId, holder, nodes: held, wholeNodes, selector, durationSeconds, placedAt, expiresAt, releasedAt: null };
-        return { holds: { ...state.holds, [holdId]: hold } };
+        return { holds: { ...rememberedAt(state.holds, Date.parse(placedAt)), [holdId]: hold } };
       }
       case 'HoldReleased': {
         const hold = state.holds[event.data.holdId];
