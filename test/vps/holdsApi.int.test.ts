@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { Subjects } from '../../schemas/subjects.ts';
@@ -7,6 +10,8 @@ import { startApi } from '../support/apiFixture.ts';
 import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 import { fakeInventoryOf } from '../metal/fakeAgent.ts';
 
+const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
+const execFileAsync = promisify(execFile);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const GIB = 1_024 ** 3;
 type Answer = {
@@ -149,7 +154,35 @@ describe('holds API', () => {
       expect([again.status, again.body.events]).toEqual([200, []]);
       expect((await call('GET', `/v1/holds?status=released&minSeq=${released.body.seq}`, a)).body.items.map((h) => h.holdId)).toEqual([holdId]);
       // Released, its capacity is b's to hold now.
-      expect((await call('POST', '/v1/holds', b, { siteId: 'dc1', durationSeconds: 600 })).body.events[0]!.data.nodes[0].nodeId).toBe('n1');
+      const bAgain = await call('POST', '/v1/holds', b, { siteId: 'dc1', durationSeconds: 600 });
+      expect(bAgain.body.events[0]!.data.nodes[0].nodeId).toBe('n1');
+
+      // The CLI over the same API (the admin token from the data dir): refused with the code, released, placed, listed.
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const apiUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      const cli = async (...args: string[]) => {
+        try {
+          const { stdout } = await execFileAsync(process.execPath, [bin, '--api', apiUrl, 'holds', ...args], {
+            env: { ...process.env, BC_DATA_DIR: env.dataDir, BC_API_TOKEN: '' },
+          });
+          return { code: 0, out: stdout };
+        } catch (err) {
+          const e = err as { code: number; stdout: string; stderr: string };
+          return { code: e.code, out: e.stdout + e.stderr };
+        }
+      };
+      // The CLI reads without minSeq: let the read model catch up with the log first.
+      const caughtUp = async () => env.readers.get('vps')!.waitFor(await env.store.streamLastSequence(), 5_000);
+      const small = ['--vcpus', '1', '--memory-mib', '512', '--disk-gib', '1'];
+      const placeSmall = () => cli('place', '--site', 'dc1', '--duration', '600', '--tenant', 'tenant-a', '--id', 'cli-hold', ...small);
+      const full = await placeSmall();
+      expect(full.code).not.toBe(0);
+      expect(full.out).toContain('NO_CAPACITY');
+      await caughtUp();
+      expect((await cli('release', bAgain.body.holdId!)).out).toMatch(/released/);
+      expect(await placeSmall()).toEqual({ code: 0, out: expect.stringMatching(/hold cli-hold on n1/) });
+      await caughtUp();
+      expect((await cli('ls', '--tenant', 'tenant-a', '--status', 'active')).out).toMatch(/cli-hold\s+dc1\s+tenant:tenant-a\s+active\s+n1/);
 
       const openapi = (await call('GET', '/v1/openapi.json')).body as unknown as { paths: Record<string, unknown> };
       expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/v1/holds', '/v1/holds/{holdId}']));
