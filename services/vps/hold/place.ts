@@ -10,7 +10,7 @@ import { DomainError } from '../../platform/errors.ts';
 import { decideHold } from '../placement/holdPlacement.ts';
 import { holdBookAggregate } from './holdBook.ts';
 
-const describe = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
+const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
 /** Refuses a holder that does not exist, or a pool elsewhere or without agents (the Talos pool: nothing is ever placed there). */
 function checkHolder(holder: HoldHolder, siteId: string, deps: { tenant: TenantState | undefined; pool: PoolState | undefined }): void {
@@ -65,7 +65,7 @@ export const placeHold = defineCommand({
     const snapshot = { candidates: command.candidates, holds: placementHoldsOf(Object.values(state.holds), nowMs), nowMs };
     const decision = decideHold({ holdId, holder, nodes, resources, selector, expiresAtMs }, snapshot);
     if (!decision.placed) {
-      const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: describe(e) }));
+      const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));
       const others = decision.excluded.filter((e) => e.why !== 'SELECTOR_MISMATCH');
       if (decision.found === 0 && others.length > 0 && others.every((e) => e.why === 'AGENTLESS')) {
         throw new DomainError('AGENTLESS_NOT_HOLDABLE', `every node at site ${siteId} matching the selector is agentless: none is ever held`, { issues });
