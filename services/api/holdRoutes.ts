@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 import { PlaceHoldRequest, type HoldCandidate, type HoldHolder } from '../../schemas/vps/holdCommands.ts';
 import { HoldView } from '../../schemas/vps/views.ts';
+import { payloadDigest } from '../platform/commands/commandBus.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { placementCandidateOf } from '../vps/placement/candidates.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
@@ -86,14 +87,18 @@ export const holdRoutes: FastifyPluginAsync<{ ctx: ApiContext; presence?: AgentP
     },
     handler: async (req, reply) => {
       await nodes.waitFor(req.query.minSeq, waitTimeoutMs);
-      const { holdId = `h-${randomUUID()}`, holder: asked, resources, ...rest } = req.body;
-      const payload = { ...rest, holdId, holder: holderOf(req, asked), ...(resources ? { resources } : {}), candidates: candidatesAt(rest.siteId) };
       const key = req.headers['idempotency-key'];
+      const actor = req.principal?.actor ?? 'http:anonymous';
+      const { holdId: asked, holder: askedHolder, resources, ...rest } = req.body;
+      const holder = holderOf(req, askedHolder);
+      // A retry under the same key names the same hold, and is the same request whatever the nodes look like by then.
+      const holdId = asked ?? (key === undefined ? `h-${randomUUID()}` : `h-${createHash('sha256').update(`${actor}\n${key}`).digest('hex').slice(0, 32)}`);
+      const payload = { ...rest, holdId, holder, ...(resources ? { resources } : {}), candidates: candidatesAt(rest.siteId) };
       const result = await ctx.bus.execute({
         name: 'vps.placeHold',
         payload,
-        ...(key !== undefined ? { idempotencyKey: key } : {}),
-        actor: req.principal?.actor ?? 'http:anonymous',
+        ...(key !== undefined ? { idempotencyKey: key, requestDigest: payloadDigest({ ...req.body, holdId, holder }) } : {}),
+        actor,
       });
       return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send({ ...result, holdId });
     },

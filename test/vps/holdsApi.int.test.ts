@@ -107,6 +107,21 @@ describe('holds API', () => {
       const a = (await token('ta', 'tenant-a')).token;
       const b = (await token('tb', 'tenant-b')).token;
 
+      // Sent twice under one Idempotency-Key: one hold, the second answer the first's.
+      const keyed = async () => {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/v1/holds',
+          payload: { siteId: 'dc1', resources: { vcpus: 1, memoryMib: 512, diskGib: 1 }, durationSeconds: 600 },
+          headers: { ...bearer(a), 'idempotency-key': 'hold-once' },
+        });
+        return { status: res.statusCode, body: res.json<Answer & { duplicate?: boolean }>() };
+      };
+      const once = await keyed();
+      const twice = await keyed();
+      expect([once.status, twice.status, twice.body.duplicate, twice.body.holdId]).toEqual([201, 200, true, once.body.holdId]);
+      expect((await call('DELETE', `/v1/holds/${once.body.holdId}?minSeq=${once.body.seq}`, a)).body.events.map((e) => e.type)).toEqual(['HoldReleased']);
+
       // Tenant a holds 6 cores on one node: best fit, n1.
       const placed = await call('POST', '/v1/holds', a, { siteId: 'dc1', resources: { vcpus: 6, memoryMib: 4_096, diskGib: 50 }, durationSeconds: 600 });
       expect([placed.status, placed.body.events[0]?.type]).toEqual([201, 'HoldPlaced']);
@@ -141,7 +156,7 @@ describe('holds API', () => {
       expect(whole.body.events[0]!.data.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual(['n2']);
 
       const seq = whole.body.seq;
-      const list = async (token?: string) => (await call('GET', `/v1/holds?minSeq=${seq}`, token)).body.items.map((h) => [h.holdId, h.status]);
+      const list = async (token?: string) => (await call('GET', `/v1/holds?status=active&minSeq=${seq}`, token)).body.items.map((h) => [h.holdId, h.status]);
       expect(await list(a)).toEqual([[holdId, 'active']]);
       expect(await list(b)).toEqual([[whole.body.holdId, 'active']]);
       expect((await list()).length).toBe(2);
@@ -152,7 +167,9 @@ describe('holds API', () => {
       expect([released.status, released.body.events.map((e) => e.type)]).toEqual([200, ['HoldReleased']]);
       const again = await call('DELETE', `/v1/holds/${holdId}?minSeq=${released.body.seq}`, a);
       expect([again.status, again.body.events]).toEqual([200, []]);
-      expect((await call('GET', `/v1/holds?status=released&minSeq=${released.body.seq}`, a)).body.items.map((h) => h.holdId)).toEqual([holdId]);
+      expect((await call('GET', `/v1/holds?status=released&minSeq=${released.body.seq}`, a)).body.items.map((h) => h.holdId)).toEqual(
+        expect.arrayContaining([holdId, once.body.holdId]),
+      );
       // Released, its capacity is b's to hold now.
       const bAgain = await call('POST', '/v1/holds', b, { siteId: 'dc1', durationSeconds: 600 });
       expect(bAgain.body.events[0]!.data.nodes[0].nodeId).toBe('n1');
