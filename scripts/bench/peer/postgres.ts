@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** The database the bench creates (and drops) for itself when `BC_PEER_PG_URL` does not name one. */
@@ -59,6 +60,10 @@ export async function openPeerDatabase(): Promise<PeerDatabaseResult> {
           if (given) return;
           const dropper = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3_000 });
           await dropper.connect();
+          // The contenders' pools end their idle clients asynchronously: a forced drop that kills one of them while
+          // its pool still listens crashes the bench with an unhandled pool error after it wrote its results. Give
+          // them a moment to go; force only what is left after that.
+          for (let waited = 0; waited < 5_000 && (await otherSessions(dropper)) > 0; waited += 100) await sleep(100);
           await dropper.query(`DROP DATABASE IF EXISTS ${BENCH_DATABASE} WITH (FORCE)`);
           await dropper.end();
         },
@@ -104,4 +109,12 @@ function clusterCpuSeconds(postmaster: number): number | undefined {
     if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks / TICKS;
+}
+
+/** Sessions other than `client`'s own connected to the bench database. */
+async function otherSessions(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+    BENCH_DATABASE,
+  ]);
+  return Number(rows[0]!.n);
 }
