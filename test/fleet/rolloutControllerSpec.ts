@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { HostModuleObservation } from '../../schemas/fleet/hostModuleObservation.ts';
+import type { HostModuleObservation } from '../../schemas/agent/hostModuleObservation.ts';
 import { RolloutControllerModel, type ControllerInput } from '../../services/processes/rolloutController/controllerModel.ts';
 import { decideRolloutReactions } from '../../services/processes/rolloutController/rolloutReactions.ts';
 import { plainReactions } from '../support/processManagerSpec.ts';
@@ -12,6 +12,11 @@ export function givenInputs(given: readonly ControllerInput[]) {
     model,
     when(input: ControllerInput) {
       model.apply(input);
+      const reactions = decideRolloutReactions(input, model);
+      return { reactions, then: (expected: readonly unknown[]) => expect(plainReactions(reactions)).toEqual(expected) };
+    },
+    /** An input delivered again: decided on the model as it is, not folded twice (as the process manager host does). */
+    redelivered(input: ControllerInput) {
       const reactions = decideRolloutReactions(input, model);
       return { reactions, then: (expected: readonly unknown[]) => expect(plainReactions(reactions)).toEqual(expected) };
     },

@@ -1,4 +1,4 @@
-import type { HostModuleObservation } from '../../../schemas/fleet/hostModuleObservation.ts';
+import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
 import type { ModuleEvent } from '../../../schemas/fleet/modules.ts';
 import { moduleOfRollout } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
@@ -66,7 +66,8 @@ export class RolloutControllerModel {
 
   #tick(now: number): void {
     this.now = Math.max(this.now ?? now, now);
-    for (const entry of this.rollouts.values()) if (entry.state.current?.status === 'rolling-back' && entry.rollbackSince === null) entry.rollbackSince = this.now;
+    for (const entry of this.rollouts.values())
+      if (entry.state.current?.status === 'rolling-back' && entry.rollbackSince === null) entry.rollbackSince = this.now;
   }
 
   #observe(observation: HostModuleObservation): void {

@@ -1,7 +1,8 @@
-import type { HostModuleObservation } from '../../../schemas/fleet/hostModuleObservation.ts';
+import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
 import type { HostOutcome } from '../../../schemas/fleet/rolloutWaves.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import { decideProgress, outcomeOf } from '../../fleet/rollout/progress.ts';
+import { waveOf } from '../../fleet/rollout/waves.ts';
 import type { RolloutRun } from '../../fleet/rollout/rollout.ts';
 import type { Effect, EngineCommand, Reaction } from '../../platform/processManager/processManager.ts';
 import type { ControllerInput, RolloutControllerModel } from './controllerModel.ts';
@@ -81,7 +82,7 @@ const restored = (run: RolloutRun, host: string): boolean => run.rollback !== nu
 function applies(run: RolloutRun, hosts: readonly string[]): ControllerEffect[] {
   return hosts
     .filter((host) => outcomeOf(run.progress.outcomes, host) === undefined)
-    .map((host) => applyOf(run, host, run.toVersion, idFor('rollout-apply', `${run.rolloutId}/${run.progress.waves.findIndex((w) => w.includes(host))}/${host}`)));
+    .map((host) => applyOf(run, host, run.toVersion, idFor('rollout-apply', `${run.rolloutId}/${waveOf(run.progress.waves, host)}/${host}`)));
 }
 
 const restore = (run: RolloutRun, host: string): ControllerEffect => applyOf(run, host, run.fromVersion, idFor('rollout-restore', `${run.rolloutId}/${host}`));
@@ -91,7 +92,12 @@ function applyOf(run: RolloutRun, host: string, version: string, commandId: stri
 }
 
 /** Whether `observation` reports `version` applied, and how it went; undefined while it does not (yet). */
-function reportedOutcome(model: RolloutControllerModel, observation: HostModuleObservation | undefined, version: string, since: number | null): HostOutcome | undefined {
+function reportedOutcome(
+  model: RolloutControllerModel,
+  observation: HostModuleObservation | undefined,
+  version: string,
+  since: number | null,
+): HostOutcome | undefined {
   if (observation === undefined || observation.version !== version || observation.state === 'pending') return undefined;
   if (since !== null && observation.at < since) return undefined;
   const manifest = model.manifests.get(`${observation.module}@${version}`);
@@ -100,20 +106,19 @@ function reportedOutcome(model: RolloutControllerModel, observation: HostModuleO
 }
 
 /** The outcome of a started host: its report of the new version since its wave started, else timed-out past the deadline. */
-function hostOutcome(run: RolloutRun, host: string, model: RolloutControllerModel): HostOutcome | undefined {
-  const wave = run.progress.waves.findIndex((w) => w.includes(host));
-  const times = model.rollouts.get(run.module)?.waves[wave];
+function hostOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
+  const times = model.rollouts.get(run.module)?.waves[waveOf(run.progress.waves, host)];
   if (times === undefined) return undefined;
   const reported = reportedOutcome(model, model.observation(host, run.module), run.toVersion, times.startedAt);
   if (reported !== undefined) return reported;
-  return model.now !== null && model.now > times.deadline ? 'timed-out' : undefined;
+  return deadlines && model.now !== null && model.now > times.deadline ? 'timed-out' : undefined;
 }
 
-function restoredOutcome(run: RolloutRun, host: string, model: RolloutControllerModel): HostOutcome | undefined {
+function restoredOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
   const since = model.rollouts.get(run.module)?.rollbackSince ?? null;
   const reported = reportedOutcome(model, model.observation(host, run.module), run.fromVersion, since);
   if (reported !== undefined) return reported;
-  return since !== null && model.now !== null && model.now > since + run.options.waveTimeoutMs ? 'timed-out' : undefined;
+  return deadlines && since !== null && model.now !== null && model.now > since + run.options.waveTimeoutMs ? 'timed-out' : undefined;
 }
 
 function recordOutcome(run: RolloutRun, host: string, outcome: HostOutcome): ControllerEffect {
@@ -126,13 +131,13 @@ function recordRestored(run: RolloutRun, host: string, outcome: HostOutcome): Co
   return command('fleet.recordHostRestored', { rolloutId, host, outcome }, idFor('rollout-restored', `${rolloutId}/${host}`));
 }
 
-/** Every outcome the model can tell now: reports of started hosts, and whatever deadline has passed. */
-function outcomes(run: RolloutRun, model: RolloutControllerModel, hosts: readonly string[]): ControllerEffect[] {
+/** The outcomes the model can tell now of `hosts`: their reports, and (when `deadlines`) whatever deadline has passed. */
+function outcomes(run: RolloutRun, model: RolloutControllerModel, hosts: readonly string[], deadlines: boolean): ControllerEffect[] {
   if (run.status === 'rolling-back' && run.rollback !== null) {
     return run.rollback.targets
       .filter((h) => hosts.includes(h) && !restored(run, h))
       .flatMap((h) => {
-        const outcome = restoredOutcome(run, h, model);
+        const outcome = restoredOutcome(run, h, model, deadlines);
         return outcome === undefined ? [] : [recordRestored(run, h, outcome)];
       });
   }
@@ -140,7 +145,7 @@ function outcomes(run: RolloutRun, model: RolloutControllerModel, hosts: readonl
   return unreported(run)
     .filter((h) => hosts.includes(h))
     .flatMap((h) => {
-      const outcome = hostOutcome(run, h, model);
+      const outcome = hostOutcome(run, h, model, deadlines);
       return outcome === undefined ? [] : [recordOutcome(run, h, outcome)];
     });
 }
@@ -151,15 +156,12 @@ function observed(observation: HostModuleObservation, model: RolloutControllerMo
   const active = model.activeRun(run.rolloutId);
   if (active === undefined) return [];
   // Only a report outcome here: a deadline is read on ticks, so one heartbeat never times out another host.
-  return reaction(
-    active,
-    outcomes(active, model, [observation.host]).filter((e) => e.kind !== 'command' || (e.payload as { outcome: string }).outcome !== 'timed-out'),
-  );
+  return reaction(active, outcomes(active, model, [observation.host], false));
 }
 
 function resync(run: RolloutRun | null, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
   if (run === null) return [];
   const active = model.activeRun(run.rolloutId);
   if (active === undefined) return [];
-  return reaction(active, outcomes(active, model, active.progress.waves.flat()), true);
+  return reaction(active, outcomes(active, model, active.progress.waves.flat(), true), true);
 }

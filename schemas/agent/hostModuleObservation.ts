@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { HostModuleReport } from '../agent/hostModules.ts';
+import { HostModuleReport } from './hostModules.ts';
 import { ResourceId } from '../ids.ts';
-import { ModuleName } from './moduleManifest.ts';
+import { ModuleName } from '../fleet/moduleManifest.ts';
 
 /**
  * One module of one host's verified heartbeat, as the rollout controller observes it: what `bcd node` reported
