@@ -91,8 +91,17 @@ describe('template-closure-drift sensor', () => {
   });
 });
 
-const manifest = (name: string, version: string, over: Partial<ModuleManifest> = {}): ModuleManifest =>
-  ({ name, version, provides: [], requires: [], exclusive: [], rebootRequired: false, probes: [], files: [], ...over }) as ModuleManifest;
+const manifest = (name: string, version: string, over: Partial<ModuleManifest> = {}): ModuleManifest => ({
+  name,
+  version,
+  provides: [],
+  requires: [],
+  exclusive: [],
+  rebootRequired: false,
+  probes: [],
+  files: [],
+  ...over,
+});
 const template = (templateId: string, requires: TemplateView['requires'], includes: string[] = []): TemplateView => ({
   templateId,
   requires,

@@ -54,9 +54,9 @@ export const loadedFor = (target: AssignmentTarget): ClosureInputs['loadedFor'] 
 /** Where the closure's templates and published versions are read from: the log (the decider) or a read model (a sensor). */
 export interface ClosureSource {
   /** The templates of these names that exist. */
-  templates(names: readonly string[]): Promise<TemplateSpec[]> | TemplateSpec[];
+  templates: (names: readonly string[]) => Promise<TemplateSpec[]> | TemplateSpec[];
   /** Every published version of these modules. */
-  versions(names: readonly string[]): Promise<PublishedModuleVersion[]> | PublishedModuleVersion[];
+  versions: (names: readonly string[]) => Promise<PublishedModuleVersion[]> | PublishedModuleVersion[];
 }
 
 /** The templates and versions a target reaches through `source` (see `loadClosureInputs`): one walk for every reader. */
