@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FleetSnapshot, SnapshotNode, SnapshotTemplateClosure } from '../../schemas/autonomy/snapshot.ts';
 import type { ModuleManifest } from '../../schemas/fleet/moduleManifest.ts';
+import { TEMPLATE_INCLUDE_REACH_MAX } from '../../schemas/fleet/templateCommands.ts';
 import type { TemplateView } from '../../schemas/fleet/views.ts';
 import type { TemplateAssignment } from '../../projections/modules/queries.ts';
 import { checkBindings, firstLaneBindings } from '../../services/autonomy/bindings.ts';
@@ -166,6 +167,15 @@ describe('template closures in the snapshot: each template-assigned host resolve
       ['n1', { ok: false, conflicts: [{ code: 'RANGE_UNSATISFIABLE', subject: 'nginx' }] }],
       ['n2', { ok: false, conflicts: [{ code: 'TEMPLATE_UNKNOWN', subject: 'gone' }] }],
     ]);
+  });
+
+  it('names the reach limit as the conflict when a template grew past it since the host was assigned', async () => {
+    // `web` includes t1, which includes t2, ... up to t<length - 1>: `length` templates reached.
+    const chain = (length: number) => Array.from({ length }, (_, i) => template(i === 0 ? 'web' : `t${i}`, [], i < length - 1 ? [`t${i + 1}`] : []));
+    const past = await templateClosuresOf([assigned('n1', {})], chain(TEMPLATE_INCLUDE_REACH_MAX + 1), catalogue);
+    expect(past[0]!.now).toEqual({ ok: false, conflicts: [{ code: 'VALIDATION_FAILED', subject: 'web' }] });
+    const at = await templateClosuresOf([assigned('n1', {})], chain(TEMPLATE_INCLUDE_REACH_MAX), catalogue);
+    expect(at[0]!.now).toEqual({ ok: true, planDigest: planDigestOf({}), changes: [] });
   });
 
   it('reaches only the modules the template names, as the assignment decider does: an unnamed provider stays out', async () => {

@@ -1,11 +1,11 @@
 import type { SnapshotClosureConflict, SnapshotTemplateClosure } from '../../../schemas/autonomy/snapshot.ts';
-import type { ClosureConflict } from '../../../schemas/fleet/closure.ts';
+import type { ClosureConflict, ClosureResult } from '../../../schemas/fleet/closure.ts';
 import type { ModuleManifest } from '../../../schemas/fleet/moduleManifest.ts';
 import type { TemplateView } from '../../../schemas/fleet/views.ts';
 import type { TemplateAssignment } from '../../../projections/modules/queries.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { catalogueSource, closureVersionOf, reachClosure } from '../../fleet/assignment/closureInputs.ts';
-import { planDigestOf, resolveHostPlan } from '../../fleet/assignment/hostPlan.ts';
+import { type AssignmentTarget, catalogueSource, closureVersionOf, reachClosure } from '../../fleet/assignment/closureInputs.ts';
+import { planDigestOf, resolveHostPlan, sortedPins } from '../../fleet/assignment/hostPlan.ts';
 import { diffPins } from '../../fleet/template/pinDiff.ts';
 
 /** What a conflict names, for a signal's facts: its module, capability, template or cycle. */
@@ -40,19 +40,31 @@ export async function templateClosuresOf(
     templates.map((t) => ({ name: t.templateId, requires: t.requires, includes: t.includes })),
     manifests.map(closureVersionOf),
   );
+  // Hosts differ only by template and pins: most of a fleet shares a few, each resolved once per pass.
+  const resolved = new Map<string, ClosureResult | DomainError>();
+  const resolve = async (target: AssignmentTarget): Promise<ClosureResult | DomainError> => {
+    const key = JSON.stringify([target.template, sortedPins(target.pins)]);
+    const known = resolved.get(key);
+    if (known) return known;
+    let result: ClosureResult | DomainError;
+    try {
+      result = resolveHostPlan(target, await reachClosure(target, source));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      result = error;
+    }
+    resolved.set(key, result);
+    return result;
+  };
   const out: SnapshotTemplateClosure[] = [];
   for (const a of assignments) {
     const base = { nodeId: a.nodeId, template: a.template, pinnedDigest: a.planDigest };
-    let reached;
-    try {
-      reached = await reachClosure({ template: a.template, pins: a.pins }, source);
-    } catch (error) {
+    const result = await resolve({ template: a.template, pins: a.pins });
+    if (result instanceof DomainError) {
       // A template grown past the reach limit since the host was assigned: the decider would refuse it the same way.
-      if (!(error instanceof DomainError)) throw error;
-      out.push({ ...base, now: { ok: false, conflicts: [{ code: error.code, subject: a.template }] } });
+      out.push({ ...base, now: { ok: false, conflicts: [{ code: result.code, subject: a.template }] } });
       continue;
     }
-    const result = resolveHostPlan({ template: a.template, pins: a.pins }, reached);
     if (!result.ok) {
       const conflicts: SnapshotClosureConflict[] = result.conflicts.map((c) => ({ code: c.code, subject: subjectOf(c) }));
       out.push({ ...base, now: { ok: false, conflicts } });
