@@ -89,7 +89,10 @@ describe('module sensors over the real snapshot: the modules read model and the 
       const broken = moduleBundle('1.2.0', { name: 'nginx', probes: [{ name: 'listens', command: 'exit 3', shell: 'login' }] });
       await host.apply(broken.params, broken.bundle);
       await expect.poll(reportedVersion, { timeout: 10_000, interval: 100 }).toBe('1.2.0');
-      expect((await pass()).signals).toEqual(['module-drift/n1 nginx', 'module-verify-failed/n1 nginx']);
+      // The version is reported as soon as it is current; its probe's result comes with a later beat.
+      await expect
+        .poll(async () => (await pass()).signals, { timeout: 10_000, interval: 200 })
+        .toEqual(['module-drift/n1 nginx', 'module-verify-failed/n1 nginx']);
       await agent.stop();
     } finally {
       await agentNc.close();
