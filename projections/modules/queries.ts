@@ -150,3 +150,19 @@ export function pinnedPlans(db: Database): PinnedPlan[] {
       .map(([name, version]) => ({ name, version, digest: digests.get(`${name}@${version}`) ?? null })),
   }));
 }
+
+/** A host assigned a template: what its plan was resolved from and the plan it is pinned to. */
+export type TemplateAssignment = Pick<AssignmentView, 'nodeId' | 'template' | 'pins' | 'plan' | 'planDigest'> & { template: string };
+
+/** Every host assigned a template, in node order. */
+export function templateAssignments(db: Database): TemplateAssignment[] {
+  const rows = db.prepare('SELECT * FROM host_assignments WHERE template IS NOT NULL ORDER BY node_id').all() as (AssignmentRow & { template: string })[];
+  return rows.map((r) => ({ ...assignmentView(r), template: r.template }));
+}
+
+/** Every published version's manifest, in publishing order (what a closure is resolved over). */
+export function publishedManifests(db: Database): ModuleManifest[] {
+  return (db.prepare('SELECT manifest FROM module_versions ORDER BY module, seq').all() as { manifest: string }[]).map(
+    (r) => JSON.parse(r.manifest) as ModuleManifest,
+  );
+}

@@ -88,6 +88,30 @@ export const SnapshotAssignment = z.object({
 });
 export type SnapshotAssignment = z.infer<typeof SnapshotAssignment>;
 
+/** A module whose version the host's template resolves to now differs from its pin (null: absent on that side). */
+export const SnapshotPlanChange = z.object({ module: z.string(), from: z.string().nullable(), to: z.string().nullable() });
+export type SnapshotPlanChange = z.infer<typeof SnapshotPlanChange>;
+
+/** One closure conflict, reduced: its stable code and what it names (a module, a capability, a template or a cycle). */
+export const SnapshotClosureConflict = z.object({ code: z.string(), subject: z.string() });
+export type SnapshotClosureConflict = z.infer<typeof SnapshotClosureConflict>;
+
+/**
+ * What a host's template and pins resolve to now, from the read model's templates and published versions, against
+ * the plan it is pinned to: the resolved plan's digest and the modules that would change, or every conflict when the
+ * template no longer resolves. A host changes only through a rollout or an explicit apply, so this can lag.
+ */
+export const SnapshotTemplateClosure = z.object({
+  nodeId: z.string(),
+  template: z.string(),
+  pinnedDigest: z.string(),
+  now: z.discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), planDigest: z.string(), changes: z.array(SnapshotPlanChange) }),
+    z.object({ ok: z.literal(false), conflicts: z.array(SnapshotClosureConflict) }),
+  ]),
+});
+export type SnapshotTemplateClosure = z.infer<typeof SnapshotTemplateClosure>;
+
 export const FleetSnapshot = z.object({
   at: z.string(),
   nodes: z.array(SnapshotNode),
@@ -103,5 +127,7 @@ export const FleetSnapshot = z.object({
   heartbeatsSince: z.string().nullable(),
   /** Every host's pinned module plan (hosts without an assignment have none: nothing is pinned on them). */
   assignments: z.array(SnapshotAssignment),
+  /** Every assigned host with a template, resolved again now (hosts with pins only have nothing to lag behind). */
+  templateClosures: z.array(SnapshotTemplateClosure),
 });
 export type FleetSnapshot = z.infer<typeof FleetSnapshot>;

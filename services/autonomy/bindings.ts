@@ -26,6 +26,8 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'module-drift', category: 'module-health', plan: none }),
   defineBinding({ signal: 'module-verify-failed', category: 'module-health', plan: none }),
   defineBinding({ signal: 'module-never-reported', category: 'module-health', plan: none }),
+  // A host lagging its template is brought up to it by a rollout or an explicit apply, both an operator's call.
+  defineBinding({ signal: 'template-closure-drift', category: 'module-health', plan: none }),
 ];
 
 /**

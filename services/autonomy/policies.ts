@@ -58,7 +58,8 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
     kind: 'advisory',
     advancement: false,
     approvalTimeoutMs: chainTimeoutMs,
-    description: "A deployed host's modules differ from its pinned plan, fail their probes, or are not reported past the grace",
+    description:
+      "A deployed host's modules differ from its pinned plan, fail their probes, or are not reported past the grace; or a host's pinned plan lags what its template resolves to now",
   },
 ];
 

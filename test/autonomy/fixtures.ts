@@ -63,4 +63,5 @@ export const emptySnapshot = (at = NOW): FleetSnapshot => ({
   heartbeats: [],
   heartbeatsSince: null,
   assignments: [],
+  templateClosures: [],
 });

@@ -107,6 +107,34 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
     }),
     { selector: (a) => a.nodeId, maxLength: 25 },
   ),
+  templateClosures: fc.uniqueArray(
+    fc.record({
+      nodeId,
+      template: fc.constantFrom('web', 'db'),
+      pinnedDigest: fc.constant(digest('p')),
+      now: fc.oneof(
+        fc.record({
+          ok: fc.constant(true as const),
+          planDigest: fc.constantFrom(digest('p'), digest('q')),
+          changes: fc.uniqueArray(
+            fc.record({ module: moduleName, from: fc.option(moduleVersion, { nil: null }), to: fc.option(moduleVersion, { nil: null }) }),
+            {
+              selector: (c) => c.module,
+              maxLength: 3,
+            },
+          ),
+        }),
+        fc.record({
+          ok: fc.constant(false as const),
+          conflicts: fc.uniqueArray(fc.record({ code: fc.constantFrom('RANGE_UNSATISFIABLE', 'MODULE_UNKNOWN'), subject: moduleName }), {
+            selector: (c) => `${c.code}/${c.subject}`,
+            maxLength: 3,
+          }),
+        }),
+      ),
+    }),
+    { selector: (c) => c.nodeId, maxLength: 25 },
+  ),
 });
 
 const shuffled = <T>(items: readonly T[], seed: number): T[] => {
@@ -131,6 +159,11 @@ describe('sensors (acceptance 1)', () => {
       agents: shuffled(snapshot.agents, seed + 4),
       heartbeats: shuffled(snapshot.heartbeats, seed + 5).map((h) => ({ ...h, modules: shuffled(h.modules, seed + 6) })),
       assignments: shuffled(snapshot.assignments, seed + 7).map((a) => ({ ...a, modules: shuffled(a.modules, seed + 8) })),
+      templateClosures: shuffled(snapshot.templateClosures, seed + 9).map((c) =>
+        c.now.ok
+          ? { ...c, now: { ...c.now, changes: shuffled(c.now.changes, seed + 10) } }
+          : { ...c, now: { ...c.now, conflicts: shuffled(c.now.conflicts, seed + 11) } },
+      ),
     };
     const a = runPass(firstLaneSensors, snapshot, defaultSensorSettings);
     const b = runPass(firstLaneSensors, reordered, defaultSensorSettings);

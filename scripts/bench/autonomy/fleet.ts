@@ -62,6 +62,7 @@ export class SimulatedFleet {
       heartbeats: [],
       heartbeatsSince: null,
       assignments: [],
+      templateClosures: [],
     };
   }
 

@@ -1,5 +1,6 @@
 import type { Signal } from '../../../schemas/autonomy/signals.ts';
 import { hostModulesSensor } from './hostModules.ts';
+import { templateClosureDriftSensor } from './templateClosureDrift.ts';
 import { defineSensor } from './sensor.ts';
 
 const age = (now: string, since: string) => Date.parse(now) - Date.parse(since);
@@ -182,4 +183,13 @@ export const hostSilentSensor = defineSensor({
   },
 });
 
-export const firstLaneSensors = [bmcSensor, nodeStateSensor, workSensor, vpsSensor, agentKeySensor, hostSilentSensor, hostModulesSensor] as const;
+export const firstLaneSensors = [
+  bmcSensor,
+  nodeStateSensor,
+  workSensor,
+  vpsSensor,
+  agentKeySensor,
+  hostSilentSensor,
+  hostModulesSensor,
+  templateClosureDriftSensor,
+] as const;

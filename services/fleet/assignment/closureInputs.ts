@@ -41,9 +41,7 @@ export const closureVersionOf = (manifest: ModuleManifest): PublishedModuleVersi
  */
 export async function loadClosureInputs(nodeId: string, target: AssignmentTarget, load: AggregateLoader): Promise<ClosureInputs> {
   const node = await load(nodeRef, nodeId, { fresh: true });
-  const templates = await reachTemplates(target.template, load);
-  const roots = [...templates.flatMap((t) => t.requires.flatMap((r) => (r.module === undefined ? [] : [r.module]))), ...target.pins.map((p) => p.module)];
-  const catalogue = await reachModules(roots, load);
+  const { templates, catalogue } = await reachClosure(target, logSource(load));
   return { loadedFor: loadedFor(target), node, templates, catalogue };
 }
 
@@ -53,46 +51,77 @@ export const loadedFor = (target: AssignmentTarget): ClosureInputs['loadedFor'] 
   pinned: [...new Set(target.pins.map((p) => p.module))].sort(),
 });
 
-async function reachTemplates(template: string | null, load: AggregateLoader): Promise<TemplateSpec[]> {
-  const specs: TemplateSpec[] = [];
-  const seen = new Set<string>();
-  let level = template === null ? [] : [template];
-  while (level.length > 0) {
-    const fresh = [...new Set(level)].filter((name) => !seen.has(name));
-    for (const name of fresh) seen.add(name);
-    if (seen.size > TEMPLATE_INCLUDE_REACH_MAX) {
-      throw new DomainError('VALIDATION_FAILED', `template ${template} reaches more than ${TEMPLATE_INCLUDE_REACH_MAX} templates`);
-    }
-    const states = await Promise.all(fresh.map((name) => load(templateAggregate, name, { fresh: true })));
-    level = [];
-    for (const state of states) {
-      if (!state.exists) continue;
-      specs.push({ name: state.templateId, requires: [...state.requires], includes: [...state.includes] });
-      level.push(...state.includes);
-    }
-  }
-  return specs;
+/** Where the closure's templates and published versions are read from: the log (the decider) or a read model (a sensor). */
+export interface ClosureSource {
+  /** The templates of these names that exist. */
+  templates: (names: readonly string[]) => Promise<TemplateSpec[]> | TemplateSpec[];
+  /** Every published version of these modules. */
+  versions: (names: readonly string[]) => Promise<PublishedModuleVersion[]> | PublishedModuleVersion[];
 }
 
-async function reachModules(roots: readonly string[], load: AggregateLoader): Promise<PublishedModuleVersion[]> {
-  const catalogue: PublishedModuleVersion[] = [];
+/** The templates and versions a target reaches through `source` (see `loadClosureInputs`): one walk for every reader. */
+export async function reachClosure(target: AssignmentTarget, source: ClosureSource): Promise<Pick<ClosureInputs, 'templates' | 'catalogue'>> {
+  const templates = await reachLevels(
+    target.template === null ? [] : [target.template],
+    source.templates,
+    (t) => t.includes,
+    TEMPLATE_INCLUDE_REACH_MAX,
+    () => {
+      return new DomainError('VALIDATION_FAILED', `template ${target.template} reaches more than ${TEMPLATE_INCLUDE_REACH_MAX} templates`);
+    },
+  );
+  const roots = [...templates.flatMap((t) => t.requires.flatMap((r) => (r.module === undefined ? [] : [r.module]))), ...target.pins.map((p) => p.module)];
+  const catalogue = await reachLevels(
+    roots,
+    source.versions,
+    (v) => v.requires.flatMap((r) => (r.module === undefined ? [] : [r.module])),
+    ASSIGNMENT_MODULE_REACH_MAX,
+    () => new DomainError('VALIDATION_FAILED', `the closure names more than ${ASSIGNMENT_MODULE_REACH_MAX} modules`),
+  );
+  return { templates, catalogue };
+}
+
+/** Names walked level by level from `roots`, each fetched once, refusing past `max` names. */
+async function reachLevels<T>(
+  roots: readonly string[],
+  fetch: (names: readonly string[]) => Promise<T[]> | T[],
+  next: (item: T) => readonly string[],
+  max: number,
+  tooMany: () => DomainError,
+): Promise<T[]> {
+  const reached: T[] = [];
   const seen = new Set<string>();
   let level = [...roots];
   while (level.length > 0) {
     const fresh = [...new Set(level)].filter((name) => !seen.has(name));
     for (const name of fresh) seen.add(name);
-    if (seen.size > ASSIGNMENT_MODULE_REACH_MAX) {
-      throw new DomainError('VALIDATION_FAILED', `the closure names more than ${ASSIGNMENT_MODULE_REACH_MAX} modules`);
-    }
-    const states = await Promise.all(fresh.map((name) => load(moduleAggregate, name, { fresh: true })));
-    level = [];
-    for (const state of states) {
-      for (const published of state.versions) {
-        const version = closureVersionOf(published.manifest);
-        catalogue.push(version);
-        level.push(...version.requires.flatMap((r) => (r.module === undefined ? [] : [r.module])));
-      }
-    }
+    if (seen.size > max) throw tooMany();
+    const items = fresh.length > 0 ? await fetch(fresh) : [];
+    reached.push(...items);
+    level = items.flatMap(next);
   }
-  return catalogue;
+  return reached;
+}
+
+/** The log as a closure source: every aggregate read fresh, so a version published a moment ago is in the plan. */
+const logSource = (load: AggregateLoader): ClosureSource => ({
+  async templates(names) {
+    const states = await Promise.all(names.map((name) => load(templateAggregate, name, { fresh: true })));
+    return states.filter((s) => s.exists).map((s) => ({ name: s.templateId, requires: [...s.requires], includes: [...s.includes] }));
+  },
+  async versions(names) {
+    const states = await Promise.all(names.map((name) => load(moduleAggregate, name, { fresh: true })));
+    return states.flatMap((s) => s.versions.map((published) => closureVersionOf(published.manifest)));
+  },
+});
+
+/** Templates and published versions held in memory (a read model's, read once for many hosts) as a closure source. */
+export function catalogueSource(templates: readonly TemplateSpec[], versions: readonly PublishedModuleVersion[]): ClosureSource {
+  const templatesByName = new Map(templates.map((t) => [t.name, t]));
+  const versionsByModule = new Map<string, PublishedModuleVersion[]>();
+  for (const v of versions) versionsByModule.set(v.name, [...(versionsByModule.get(v.name) ?? []), v]);
+  return {
+    templates: (names) => names.flatMap((name) => templatesByName.get(name) ?? []),
+    versions: (names) => names.flatMap((name) => versionsByModule.get(name) ?? []),
+  };
 }

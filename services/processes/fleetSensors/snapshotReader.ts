@@ -5,10 +5,11 @@ import { BmcObservation, type FleetSnapshot, type SnapshotInstance, type Snapsho
 import { Streams, Subjects } from '../../../schemas/subjects.ts';
 import { listNodes } from '../../../projections/nodes/queries.ts';
 import { longLivedAgentKeys } from '../../../projections/agents/queries.ts';
-import { pinnedPlans } from '../../../projections/modules/queries.ts';
+import { listTemplates, pinnedPlans, publishedManifests, templateAssignments } from '../../../projections/modules/queries.ts';
 import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
 import type { AgentPresenceView } from '../../agents/agentPresence.ts';
+import { templateClosuresOf } from './templateClosures.ts';
 
 /** The read models a snapshot is built from (absent ones contribute nothing). */
 export interface SnapshotSources {
@@ -105,6 +106,10 @@ export async function readSnapshot(
   // A read model that cannot be read fails the whole pass (no marker): an empty snapshot would make every signal look
   // absent and every sensor ok, and outcome validation would then call remediations effective. Fail closed.
   const read = <T>(reader: ReadModelReader | undefined, f: (db: Database) => T[]): T[] => (reader ? reader.query(f) : []);
+  // One read of the templates and the catalogue for the whole pass (one query: the same read model moment for all).
+  const [closureInputs] = read(sources.modules, (db) => [
+    { assigned: templateAssignments(db), templates: listTemplates(db), manifests: publishedManifests(db) },
+  ]);
   return {
     at: options.now.toISOString(),
     nodes: read(sources.nodes, (db) => nodesOf(db, new Set(options.controlPlaneNodes))),
@@ -130,5 +135,6 @@ export async function readSnapshot(
     })),
     heartbeatsSince: presence ? new Date(presence.listeningSinceMs()).toISOString() : null,
     assignments: read(sources.modules, pinnedPlans),
+    templateClosures: closureInputs ? await templateClosuresOf(closureInputs.assigned, closureInputs.templates, closureInputs.manifests) : [],
   };
 }

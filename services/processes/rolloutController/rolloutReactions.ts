@@ -1,0 +1,167 @@
+import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
+import type { HostOutcome } from '../../../schemas/fleet/rolloutWaves.ts';
+import { idFor } from '../../../schemas/ids.ts';
+import { decideProgress, outcomeOf } from '../../fleet/rollout/progress.ts';
+import { waveOf } from '../../fleet/rollout/waves.ts';
+import type { RolloutRun } from '../../fleet/rollout/rollout.ts';
+import type { Effect, EngineCommand, Reaction } from '../../platform/processManager/processManager.ts';
+import type { ControllerInput, RolloutControllerModel } from './controllerModel.ts';
+
+/**
+ * `module.apply` of `version` to `host`, for the controller's `perform` to sign and publish as an agent command (the
+ * bundle, digests and trusted publishers come from the module's published version). `commandId` is the agent command's
+ * id: derived from the rollout, wave and host, so a redelivery publishes the same command and the agent runs it once.
+ */
+export interface ModuleApplyTask {
+  readonly type: 'module.apply';
+  readonly commandId: string;
+  readonly rolloutId: string;
+  readonly host: string;
+  readonly module: string;
+  readonly version: string;
+}
+
+type ControllerEffect = Effect<ModuleApplyTask>;
+
+const command = (name: string, payload: unknown, commandId: string): EngineCommand<ModuleApplyTask> => ({ kind: 'command', name, payload, commandId });
+
+/** States whose started hosts' reports and timeouts still count (`fleet.recordHostOutcome` accepts them). */
+const recording = new Set(['running', 'paused', 'halted']);
+
+/**
+ * What the rollout controller does about an input, as data, keyed by rollout so one rollout's effects stay in order.
+ * Edge-triggered: a wave is asked for when an event may have made it next, a wave's hosts get `module.apply` when
+ * it starts (again on resume or continue, same ids), a host's outcome is recorded when its heartbeat shows the new
+ * version; a tick records what the deadlines say. Every id derives from what it answers, so a redelivered input
+ * sends the same commands again and the bus (or the agent's journal) drops them.
+ */
+export function decideRolloutReactions(input: ControllerInput, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
+  if (input.type === 'tick') return [...model.rollouts.values()].flatMap(({ state }) => resync(state.current, model));
+  if (input.type === 'observed') return observed(input.observation, model);
+  const { event } = input;
+  if (event.type === 'ModuleVersionPublished') return [];
+  const run = model.activeRun(event.data.rolloutId);
+  if (run === undefined) return [];
+  switch (event.type) {
+    case 'RolloutStarted':
+    case 'RolloutHostReported':
+      return reaction(run, nextWave(run));
+    case 'RolloutWaveStarted':
+      return reaction(run, run.status === 'running' ? applies(run, run.progress.waves[event.data.wave] ?? []) : []);
+    case 'RolloutResumed':
+    case 'RolloutContinued':
+      return reaction(run, run.status === 'running' ? [...applies(run, unreported(run)), ...nextWave(run)] : []);
+    case 'RolloutRollbackStarted':
+      return reaction(run, run.rollback === null ? [] : run.rollback.targets.filter((h) => !restored(run, h)).map((h) => restore(run, h)));
+    default:
+      return [];
+  }
+}
+
+const reaction = (run: RolloutRun, effects: readonly ControllerEffect[], coalesce = false): Reaction<ModuleApplyTask>[] =>
+  effects.length === 0 ? [] : [{ key: run.rolloutId, effects, ...(coalesce ? { coalesce } : {}) }];
+
+/** `fleet.startWave` when the folded state says the next wave may start (never while paused, halted or ended). */
+function nextWave(run: RolloutRun): ControllerEffect[] {
+  if (run.status !== 'running') return [];
+  const next = decideProgress(run.progress);
+  if (next.action !== 'start_wave') return [];
+  const { rolloutId } = run;
+  return [command('fleet.startWave', { rolloutId, wave: next.wave }, idFor('rollout-wave', `${rolloutId}/${next.wave}`))];
+}
+
+/** Hosts of the started waves without an outcome. */
+const unreported = (run: RolloutRun): string[] =>
+  run.progress.waves
+    .slice(0, run.progress.startedWaves)
+    .flat()
+    .filter((host) => outcomeOf(run.progress.outcomes, host) === undefined);
+
+const restored = (run: RolloutRun, host: string): boolean => run.rollback !== null && outcomeOf(run.rollback.restored, host) !== undefined;
+
+function applies(run: RolloutRun, hosts: readonly string[]): ControllerEffect[] {
+  return hosts
+    .filter((host) => outcomeOf(run.progress.outcomes, host) === undefined)
+    .map((host) => applyOf(run, host, run.toVersion, idFor('rollout-apply', `${run.rolloutId}/${waveOf(run.progress.waves, host)}/${host}`)));
+}
+
+const restore = (run: RolloutRun, host: string): ControllerEffect => applyOf(run, host, run.fromVersion, idFor('rollout-restore', `${run.rolloutId}/${host}`));
+
+function applyOf(run: RolloutRun, host: string, version: string, commandId: string): ControllerEffect {
+  return { kind: 'task', task: { type: 'module.apply', commandId, rolloutId: run.rolloutId, host, module: run.module, version } };
+}
+
+/** Whether `observation` reports `version` applied, and how it went; undefined while it does not (yet). */
+function reportedOutcome(
+  model: RolloutControllerModel,
+  observation: HostModuleObservation | undefined,
+  version: string,
+  since: number | null,
+): HostOutcome | undefined {
+  if (observation === undefined || observation.version !== version || observation.state === 'pending') return undefined;
+  if (since !== null && observation.at < since) return undefined;
+  const manifest = model.manifests.get(`${observation.module}@${version}`);
+  const healthy = observation.state === 'active' && observation.probes.every((p) => p.ok) && (manifest === undefined || manifest === observation.digest);
+  return healthy ? 'healthy' : 'failed';
+}
+
+/** The outcome of a started host: its report of the new version since its wave started, else timed-out past the deadline. */
+function hostOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
+  const times = model.rollouts.get(run.module)?.waves[waveOf(run.progress.waves, host)];
+  if (times === undefined) return undefined;
+  const reported = reportedOutcome(model, model.observation(host, run.module), run.toVersion, times.startedAt);
+  if (reported !== undefined) return reported;
+  return deadlines && model.now !== null && model.now > times.deadline ? 'timed-out' : undefined;
+}
+
+function restoredOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
+  const since = model.rollouts.get(run.module)?.rollbackSince ?? null;
+  const reported = reportedOutcome(model, model.observation(host, run.module), run.fromVersion, since);
+  if (reported !== undefined) return reported;
+  return deadlines && since !== null && model.now !== null && model.now > since + run.options.waveTimeoutMs ? 'timed-out' : undefined;
+}
+
+function recordOutcome(run: RolloutRun, host: string, outcome: HostOutcome): ControllerEffect {
+  const { rolloutId } = run;
+  return command('fleet.recordHostOutcome', { rolloutId, host, outcome }, idFor('rollout-outcome', `${rolloutId}/${host}`));
+}
+
+function recordRestored(run: RolloutRun, host: string, outcome: HostOutcome): ControllerEffect {
+  const { rolloutId } = run;
+  return command('fleet.recordHostRestored', { rolloutId, host, outcome }, idFor('rollout-restored', `${rolloutId}/${host}`));
+}
+
+/** The outcomes the model can tell now of `hosts`: their reports, and (when `deadlines`) whatever deadline has passed. */
+function outcomes(run: RolloutRun, model: RolloutControllerModel, hosts: readonly string[], deadlines: boolean): ControllerEffect[] {
+  if (run.status === 'rolling-back' && run.rollback !== null) {
+    return run.rollback.targets
+      .filter((h) => hosts.includes(h) && !restored(run, h))
+      .flatMap((h) => {
+        const outcome = restoredOutcome(run, h, model, deadlines);
+        return outcome === undefined ? [] : [recordRestored(run, h, outcome)];
+      });
+  }
+  if (!recording.has(run.status)) return [];
+  return unreported(run)
+    .filter((h) => hosts.includes(h))
+    .flatMap((h) => {
+      const outcome = hostOutcome(run, h, model, deadlines);
+      return outcome === undefined ? [] : [recordOutcome(run, h, outcome)];
+    });
+}
+
+function observed(observation: HostModuleObservation, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
+  const run = model.rollouts.get(observation.module)?.state.current;
+  if (run === undefined || run === null) return [];
+  const active = model.activeRun(run.rolloutId);
+  if (active === undefined) return [];
+  // Only a report outcome here: a deadline is read on ticks, so one heartbeat never times out another host.
+  return reaction(active, outcomes(active, model, [observation.host], false));
+}
+
+function resync(run: RolloutRun | null, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
+  if (run === null) return [];
+  const active = model.activeRun(run.rolloutId);
+  if (active === undefined) return [];
+  return reaction(active, outcomes(active, model, active.progress.waves.flat(), true), true);
+}
