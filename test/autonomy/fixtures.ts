@@ -3,7 +3,7 @@ import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { planDigestOf, type RemediationPlan } from '../../schemas/autonomy/plan.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import type { Signal } from '../../schemas/autonomy/signals.ts';
-import type { FleetSnapshot } from '../../schemas/autonomy/snapshot.ts';
+import type { FleetSnapshot, SnapshotNode } from '../../schemas/autonomy/snapshot.ts';
 import { builtinPolicies } from '../../services/autonomy/policies.ts';
 import type { ControlsState } from '../../services/autonomy/controls/controls.ts';
 
@@ -64,4 +64,19 @@ export const emptySnapshot = (at = NOW): FleetSnapshot => ({
   heartbeatsSince: null,
   assignments: [],
   templateClosures: [],
+});
+
+/** A deployed host running `bcd`, last changed an hour before NOW: what the host sensors judge. */
+export const deployedHost = (nodeId: string, over: Partial<SnapshotNode> = {}): SnapshotNode => ({
+  nodeId,
+  siteId: 'dc1',
+  state: 'deployed',
+  maintenance: false,
+  maintenanceSource: null,
+  failure: null,
+  waitingReason: null,
+  updatedAt: new Date(Date.parse(NOW) - 3_600_000).toISOString(),
+  agent: 'bcd',
+  controlPlane: false,
+  ...over,
 });

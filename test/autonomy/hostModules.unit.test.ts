@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
-import type { FleetSnapshot, SnapshotAssignment, SnapshotHeartbeat, SnapshotNode } from '../../schemas/autonomy/snapshot.ts';
+import type { FleetSnapshot, SnapshotAssignment, SnapshotHeartbeat } from '../../schemas/autonomy/snapshot.ts';
 import { checkBindings, firstLaneBindings } from '../../services/autonomy/bindings.ts';
 import { PolicyCatalog } from '../../services/autonomy/policies.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import { hostModulesSensor } from '../../services/autonomy/sensors/hostModules.ts';
 import { runPass } from '../../services/autonomy/sensors/runPass.ts';
 import { defaultSensorSettings } from '../../services/autonomy/sensors/sensor.ts';
-import { emptySnapshot, NOW } from './fixtures.ts';
+import { deployedHost, emptySnapshot, NOW } from './fixtures.ts';
 
 const MIN = 60_000;
 const GRACE = 10 * MIN;
@@ -16,19 +16,6 @@ const iso = (agoMs: number) => new Date(Date.parse(NOW) - agoMs).toISOString();
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);
 
-const host = (nodeId: string, over: Partial<SnapshotNode> = {}): SnapshotNode => ({
-  nodeId,
-  siteId: 'dc1',
-  state: 'deployed',
-  maintenance: false,
-  maintenanceSource: null,
-  failure: null,
-  waitingReason: null,
-  updatedAt: iso(60 * MIN),
-  agent: 'bcd',
-  controlPlane: false,
-  ...over,
-});
 const report = (name: string, version: string, over: Partial<HostModuleReport> = {}): HostModuleReport => ({
   name,
   version,
@@ -58,7 +45,7 @@ const kinds = (s: FleetSnapshot) => assess(s).signals.map((x) => `${x.kind}/${x.
 describe('host-modules sensor', () => {
   it('is quiet for a host that reports exactly its pinned plan (a pending reboot included)', () => {
     const s = snapshot({
-      nodes: [host('n1')],
+      nodes: [deployedHost('n1')],
       heartbeats: [beat('n1', [report('nginx', '1.2.0'), report('kmod', '2.0.0', { digest: B, state: 'pending', probes: [] })])],
       assignments: [
         plan('n1', [
@@ -72,7 +59,7 @@ describe('host-modules sensor', () => {
 
   it('sees drift: another version, the same version with another digest, a module the plan does not pin', () => {
     const s = snapshot({
-      nodes: [host('n1', { siteId: 'dc2' }), host('n2'), host('n3')],
+      nodes: [deployedHost('n1', { siteId: 'dc2' }), deployedHost('n2'), deployedHost('n3')],
       heartbeats: [
         beat('n1', [report('nginx', '1.1.0')]),
         beat('n2', [report('nginx', '1.2.0', { digest: B })]),
@@ -98,7 +85,7 @@ describe('host-modules sensor', () => {
 
   it('gives a freshly assigned plan the grace to be applied before its old versions count as drift', () => {
     const s = snapshot({
-      nodes: [host('n1')],
+      nodes: [deployedHost('n1')],
       heartbeats: [beat('n1', [report('nginx', '1.1.0')])],
       assignments: [plan('n1', [{ name: 'nginx', version: '1.2.0', digest: A }], GRACE - 1_000)],
     });
@@ -108,7 +95,7 @@ describe('host-modules sensor', () => {
 
   it('sees a failed probe at once, on any reported module, pinned or not and within the grace', () => {
     const s = snapshot({
-      nodes: [host('n1'), host('n2')],
+      nodes: [deployedHost('n1'), deployedHost('n2')],
       heartbeats: [
         beat('n1', [report('nginx', '1.2.0', { state: 'failed', probes: [{ name: 'listens', ok: false }] })]),
         // The heartbeat was cut to fit: the state alone says a probe failed.
@@ -125,7 +112,7 @@ describe('host-modules sensor', () => {
 
   it('reads a host never heard as never reported once the grace is over: absence is not health', () => {
     const s = snapshot({
-      nodes: [host('n1')],
+      nodes: [deployedHost('n1')],
       heartbeats: [],
       assignments: [plan('n1', [{ name: 'nginx', version: '1.2.0', digest: A }])],
     });
@@ -138,7 +125,7 @@ describe('host-modules sensor', () => {
 
   it('reads a pinned module missing from a heard heartbeat as not reported', () => {
     const s = snapshot({
-      nodes: [host('n1')],
+      nodes: [deployedHost('n1')],
       heartbeats: [beat('n1', [report('nginx', '1.2.0')])],
       assignments: [
         plan('n1', [
@@ -154,16 +141,16 @@ describe('host-modules sensor', () => {
 
   it('waits the grace from the listening start, the assignment and the deploy before reading absence', () => {
     const pins = [{ name: 'nginx', version: '1.2.0', digest: A }];
-    const base = snapshot({ nodes: [host('n1')], assignments: [plan('n1', pins)] });
+    const base = snapshot({ nodes: [deployedHost('n1')], assignments: [plan('n1', pins)] });
     expect(kinds(base)).toEqual(['module-never-reported/n1 nginx']);
     expect(kinds({ ...base, heartbeatsSince: iso(GRACE - 1_000) })).toEqual([]);
     expect(kinds({ ...base, assignments: [plan('n1', pins, GRACE - 1_000)] })).toEqual([]);
-    expect(kinds({ ...base, nodes: [host('n1', { updatedAt: iso(GRACE - 1_000) })] })).toEqual([]);
+    expect(kinds({ ...base, nodes: [deployedHost('n1', { updatedAt: iso(GRACE - 1_000) })] })).toEqual([]);
   });
 
   it('judges only deployed hosts running bcd node, and nothing pinned on a host without an assignment', () => {
     const s = snapshot({
-      nodes: [host('n1', { state: 'deploying' }), host('n2', { agent: 'none' }), host('n3')],
+      nodes: [deployedHost('n1', { state: 'deploying' }), deployedHost('n2', { agent: 'none' }), deployedHost('n3')],
       heartbeats: [beat('n3', [report('nginx', '9.9.9')])],
       assignments: ['n1', 'n2'].map((n) => plan(n, [{ name: 'nginx', version: '1.2.0', digest: A }])),
     });
@@ -171,7 +158,7 @@ describe('host-modules sensor', () => {
   });
 
   it('fails its pass when no heartbeats are listened to and a host has a pinned plan, rather than call it healthy', () => {
-    const s = snapshot({ heartbeatsSince: null, nodes: [host('n1')], assignments: [plan('n1', [{ name: 'nginx', version: '1.2.0', digest: A }])] });
+    const s = snapshot({ heartbeatsSince: null, nodes: [deployedHost('n1')], assignments: [plan('n1', [{ name: 'nginx', version: '1.2.0', digest: A }])] });
     const { reports, signals } = runPass([hostModulesSensor], s, settings);
     expect(reports).toEqual([
       { sensor: 'host-modules', ok: false, error: 'no heartbeats are listened to: the modules of 1 host(s) with a pinned plan are unknown' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FleetSnapshot, SnapshotNode, SnapshotTemplateClosure } from '../../schemas/autonomy/snapshot.ts';
+import type { FleetSnapshot, SnapshotTemplateClosure } from '../../schemas/autonomy/snapshot.ts';
 import type { ModuleManifest } from '../../schemas/fleet/moduleManifest.ts';
 import { TEMPLATE_INCLUDE_REACH_MAX } from '../../schemas/fleet/templateCommands.ts';
 import type { TemplateView } from '../../schemas/fleet/views.ts';
@@ -12,30 +12,17 @@ import { defaultSensorSettings } from '../../services/autonomy/sensors/sensor.ts
 import { templateClosureDriftSensor } from '../../services/autonomy/sensors/templateClosureDrift.ts';
 import { planDigestOf } from '../../services/fleet/assignment/hostPlan.ts';
 import { templateClosuresOf } from '../../services/processes/fleetSensors/templateClosures.ts';
-import { emptySnapshot } from './fixtures.ts';
+import { deployedHost, emptySnapshot } from './fixtures.ts';
 
 const P = 'p'.repeat(64);
 const Q = 'q'.repeat(64);
-const node = (nodeId: string, over: Partial<SnapshotNode> = {}): SnapshotNode => ({
-  nodeId,
-  siteId: 'dc1',
-  state: 'deployed',
-  maintenance: false,
-  maintenanceSource: null,
-  failure: null,
-  waitingReason: null,
-  updatedAt: '2026-12-02T10:00:00.000Z',
-  agent: 'bcd',
-  controlPlane: false,
-  ...over,
-});
 const closure = (nodeId: string, now: SnapshotTemplateClosure['now']): SnapshotTemplateClosure => ({ nodeId, template: 'web', pinnedDigest: P, now });
 const snapshot = (over: Partial<FleetSnapshot>): FleetSnapshot => ({ ...emptySnapshot(), ...over });
 const assess = (s: FleetSnapshot) => templateClosureDriftSensor.assess(s, defaultSensorSettings);
 
 describe('template-closure-drift sensor', () => {
   it('is quiet for a host whose template resolves to the plan it is pinned to', () => {
-    expect(assess(snapshot({ nodes: [node('n1')], templateClosures: [closure('n1', { ok: true, planDigest: P, changes: [] })] }))).toEqual({
+    expect(assess(snapshot({ nodes: [deployedHost('n1')], templateClosures: [closure('n1', { ok: true, planDigest: P, changes: [] })] }))).toEqual({
       assessed: 1,
       signals: [],
     });
@@ -47,7 +34,9 @@ describe('template-closure-drift sensor', () => {
       { module: 'nginx', from: '1.0.0', to: '1.1.0' },
       { module: 'old', from: '2.0.0', to: null },
     ];
-    const { signals } = assess(snapshot({ nodes: [node('n1', { siteId: 'dc2' })], templateClosures: [closure('n1', { ok: true, planDigest: Q, changes })] }));
+    const { signals } = assess(
+      snapshot({ nodes: [deployedHost('n1', { siteId: 'dc2' })], templateClosures: [closure('n1', { ok: true, planDigest: Q, changes })] }),
+    );
     expect(signals).toEqual([
       {
         kind: 'template-closure-drift',
@@ -67,7 +56,7 @@ describe('template-closure-drift sensor', () => {
       { code: 'RANGE_UNSATISFIABLE', subject: 'nginx' },
       { code: 'EXCLUSIVE_CONFLICT', subject: 'http' },
     ];
-    const { signals } = assess(snapshot({ nodes: [node('n1', { controlPlane: true })], templateClosures: [closure('n1', { ok: false, conflicts })] }));
+    const { signals } = assess(snapshot({ nodes: [deployedHost('n1', { controlPlane: true })], templateClosures: [closure('n1', { ok: false, conflicts })] }));
     expect(signals.map((s) => [s.key, s.facts, s.controlPlane])).toEqual([
       ['n1', { template: 'web', conflicts: 'EXCLUSIVE_CONFLICT:http,RANGE_UNSATISFIABLE:nginx' }, true],
     ]);
@@ -77,7 +66,7 @@ describe('template-closure-drift sensor', () => {
   it('judges only hosts the fleet still has, one signal per host in node order', () => {
     const drifted = { ok: true as const, planDigest: Q, changes: [{ module: 'nginx', from: '1.0.0', to: '1.1.0' }] };
     const s = snapshot({
-      nodes: [node('n2'), node('n1'), node('n3', { state: 'retired' })],
+      nodes: [deployedHost('n2'), deployedHost('n1'), deployedHost('n3', { state: 'retired' })],
       templateClosures: [closure('n2', drifted), closure('n3', drifted), closure('n1', drifted), closure('gone', drifted)],
     });
     expect(assess(s)).toMatchObject({ assessed: 2, signals: [{ key: 'n1' }, { key: 'n2' }] });
