@@ -74,22 +74,26 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
   api.get('/v1/events/stream', {
     schema: {
       tags: ['events'],
-      summary: 'Server-sent events: every new event batch on a subject filter; resume with Last-Event-ID (a stream sequence)',
+      summary:
+        'Server-sent events: `connected` with the sequence the stream starts after, then every new event batch on a subject filter; resume with Last-Event-ID (a stream sequence)',
       querystring: z.object({ subject: SubjectFilter }),
       headers: z.object({ 'last-event-id': z.coerce.number().int().nonnegative().optional() }),
     },
     handler: async (req, reply) => {
-      const after = req.headers['last-event-id'];
+      // A new stream starts just past the log's end as it is now, and says where (`connected`): a page that loaded its
+      // data before the stream was open reloads no older than that, so an event stored in between is never missed.
+      const after = req.headers['last-event-id'] ?? (await ctx.store.streamLastSequence());
       const consumer = await ctx.store.js.consumers.get(Streams.events.name, {
         filter_subjects: req.query.subject,
-        ...(after !== undefined ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 } : { deliver_policy: DeliverPolicy.New }),
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: after + 1,
       });
       const messages = await consumer.consume({ max_messages: 256 });
       // A consumer gone silent ends the response: the browser's EventSource reconnects with Last-Event-ID and resumes.
       void closeWhenSilent(messages, (missed) => req.log.warn({ missed }, 'event stream consumer silent; ending the response'));
       reply.hijack();
       reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      reply.raw.write(': connected\n\n');
+      reply.raw.write(`: connected\n\nevent: connected\ndata: ${JSON.stringify({ seq: after })}\n\n`);
       const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
       const principal = req.principal!;
       let ended: TokenInvalidReason | null = null;

@@ -53,6 +53,25 @@ describe('SSE event stream', () => {
     expect(resumed[0]).toMatchObject({ id: frames[1]!.id, data: { subject: 'bc.evt.site.site.a2' } });
   });
 
+  it('opens by saying the position it starts after (the end of the log then), and streams every batch after it', async () => {
+    await using env = await startApi();
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = env.app.server.address() as { port: number };
+    const before = await env.bus.execute({ name: 'site.create', payload: { siteId: 'b1', name: 'B' }, actor: 't' });
+    const res = await fetch(`http://127.0.0.1:${port}/v1/events/stream?subject=bc.evt.site.>`, { headers: { authorization: `Bearer ${env.adminToken}` } });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(text)) text += (await reader.read()).value ?? '';
+      return pattern.exec(text)!;
+    };
+    const connected = Number((await until(/^event: connected\ndata: \{"seq":(\d+)\}$/m))[1]);
+    expect(connected).toBe(before.seq);
+    const after = await env.bus.execute({ name: 'site.create', payload: { siteId: 'b2', name: 'B2' }, actor: 't' });
+    expect(Number((await until(/^id: (\d+)$/m))[1])).toBe(after.seq);
+    await reader.cancel();
+  });
+
   it('streams a tenant only the events of its own nodes and their workflows', { timeout: 60_000 }, async () => {
     await using env = await startApi();
     await env.app.listen({ port: 0, host: '127.0.0.1' });

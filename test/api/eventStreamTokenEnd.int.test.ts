@@ -73,7 +73,11 @@ describe('SSE event stream and its token', () => {
     expect(ended).toBe(true);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect(Date.now() - Date.parse(expiresAt)).toBeLessThan(10_000);
-    expect(frames).toEqual([{ event: 'end', data: { code: 'UNAUTHENTICATED', reason: 'expired' } }]);
+    // The stream says where it starts, then ends.
+    expect(frames).toEqual([
+      { event: 'connected', data: { seq: expect.any(Number) } },
+      { event: 'end', data: { code: 'UNAUTHENTICATED', reason: 'expired' } },
+    ]);
   });
 
   it('stays open while its token holds', { timeout: 60_000 }, async () => {

@@ -19,7 +19,7 @@ function streamSubjects(url: string, count: number, headers: Record<string, stri
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (frame.startsWith(': connected')) onConnected();
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          const data = /^event: events$/m.test(frame) ? /^data: (.*)$/m.exec(frame)?.[1] : undefined;
           if (data) seen.push((JSON.parse(data) as { subject: string }).subject);
           if (seen.length === count) {
             req.destroy();

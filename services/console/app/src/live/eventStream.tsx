@@ -15,6 +15,11 @@ type Listener = (batch: LiveBatch) => void;
 
 interface LiveEvents {
   readonly status: LiveStatus;
+  /**
+   * The log position the stream started after, from its last `connected`: what a page loaded before may lack up to
+   * there (null until the first one).
+   */
+  readonly connectedAt: number | null;
   // A property, not a method: `useLiveEvents` takes it off the object (it is a `useCallback`, no `this`).
   readonly subscribe: (listener: Listener) => () => void;
 }
@@ -31,6 +36,7 @@ const retryMs = 2_000;
 export function LiveEventsProvider({ client, children }: { client: ApiClient; children: ReactNode }) {
   const listeners = useRef(new Set<Listener>());
   const [status, setStatus] = useState<LiveStatus>('connecting');
+  const [connectedAt, setConnectedAt] = useState<number | null>(null);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -46,6 +52,10 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
           if (message.event === 'end') {
             controller.abort();
             client.unauthorized();
+            return;
+          }
+          if (message.event === 'connected') {
+            setConnectedAt((JSON.parse(message.data) as { seq: number }).seq);
             return;
           }
           if (message.event !== 'events') return;
@@ -76,7 +86,7 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
     listeners.current.add(listener);
     return () => void listeners.current.delete(listener);
   }, []);
-  const value = useMemo(() => ({ status, subscribe }), [status, subscribe]);
+  const value = useMemo(() => ({ status, connectedAt, subscribe }), [status, connectedAt, subscribe]);
   return <LiveEventsContext.Provider value={value}>{children}</LiveEventsContext.Provider>;
 }
 
@@ -95,4 +105,21 @@ export function useLiveEvents(onBatch: Listener): void {
   const handler = useRef(onBatch);
   handler.current = onBatch;
   useEffect(() => subscribe((batch) => handler.current(batch)), [subscribe]);
+}
+
+/**
+ * Calls `onConnected` with the log position each time the stream (re)connects after the component mounted. A page
+ * loads its data and opens the stream at about the same time: what was stored between the two reaches it only by
+ * reading again no older than that position (a workflow cancelled at once had no later event to reload on).
+ */
+export function useLiveConnected(onConnected: (seq: number) => void): void {
+  const { connectedAt } = useLive();
+  const handler = useRef(onConnected);
+  handler.current = onConnected;
+  const seen = useRef(connectedAt);
+  useEffect(() => {
+    if (connectedAt === null || connectedAt === seen.current) return;
+    seen.current = connectedAt;
+    handler.current(connectedAt);
+  }, [connectedAt]);
 }

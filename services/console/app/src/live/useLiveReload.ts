@@ -1,12 +1,16 @@
 import type { Resource } from '../api/useResource.ts';
-import { useLiveEvents, type LiveBatch } from './eventStream.tsx';
+import { useLiveConnected, useLiveEvents, type LiveBatch } from './eventStream.tsx';
 import { nodesChangedBy } from './nodeChanges.ts';
 
-/** Reloads `resource` (reading no older than the batch) whenever a live batch matches: how pages stay current. */
+/**
+ * Reloads `resource` (reading no older than the batch) whenever a live batch matches, and when the stream connects
+ * (no older than where it starts): how pages stay current.
+ */
 export function useLiveReload(resource: Pick<Resource<unknown>, 'reload'>, matches: (batch: LiveBatch) => boolean): void {
   useLiveEvents((batch) => {
     if (matches(batch)) resource.reload(batch.seq);
   });
+  useLiveConnected((seq) => resource.reload(seq));
 }
 
 /** Subjects of the log, by what a page watches. */
