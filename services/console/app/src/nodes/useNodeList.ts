@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useSignedIn } from '../api/apiContext.tsx';
 import { ApiError, type NodeFilter } from '../api/client.ts';
 import type { NodeView } from '../api/shapes.ts';
-import { useLiveConnected, useLiveEvents } from '../live/eventStream.tsx';
+import { useLiveEvents } from '../live/eventStream.tsx';
 import { nodesChangedBy } from '../live/nodeChanges.ts';
 import { matchesFilter } from './nodeMatches.ts';
 
@@ -59,10 +59,6 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
   shown.current = nodes;
   useLiveEvents((batch) => {
     for (const nodeId of nodesChangedBy(batch, shown.current.values())) changed.current.set(nodeId, batch.seq);
-  });
-  // What changed between the list's load and the stream's start: every shown node is read again, no older than that.
-  useLiveConnected((seq) => {
-    for (const nodeId of shown.current.keys()) changed.current.set(nodeId, seq);
   });
 
   return { nodes, complete, error };
