@@ -131,3 +131,17 @@ export const FleetSnapshot = z.object({
   templateClosures: z.array(SnapshotTemplateClosure),
 });
 export type FleetSnapshot = z.infer<typeof FleetSnapshot>;
+
+/** A snapshot at `at` that saw nothing (and listened to no heartbeats): what a caller fills in with what it has. */
+export const emptyFleetSnapshot = (at: string): FleetSnapshot => ({
+  at,
+  nodes: [],
+  bmc: [],
+  runningSteps: [],
+  instances: [],
+  agents: [],
+  heartbeats: [],
+  heartbeatsSince: null,
+  assignments: [],
+  templateClosures: [],
+});

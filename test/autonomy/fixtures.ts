@@ -3,7 +3,7 @@ import { decisionIdOf } from '../../schemas/autonomy/ids.ts';
 import { planDigestOf, type RemediationPlan } from '../../schemas/autonomy/plan.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import type { Signal } from '../../schemas/autonomy/signals.ts';
-import type { FleetSnapshot, SnapshotNode } from '../../schemas/autonomy/snapshot.ts';
+import { emptyFleetSnapshot, type FleetSnapshot, type SnapshotNode } from '../../schemas/autonomy/snapshot.ts';
 import { builtinPolicies } from '../../services/autonomy/policies.ts';
 import type { ControlsState } from '../../services/autonomy/controls/controls.ts';
 
@@ -53,18 +53,7 @@ export function openedRetry(nodeId = 'n1', episode = 1, expiresAt = '2026-12-02T
   };
 }
 
-export const emptySnapshot = (at = NOW): FleetSnapshot => ({
-  at,
-  nodes: [],
-  bmc: [],
-  runningSteps: [],
-  instances: [],
-  agents: [],
-  heartbeats: [],
-  heartbeatsSince: null,
-  assignments: [],
-  templateClosures: [],
-});
+export const emptySnapshot = (at = NOW): FleetSnapshot => emptyFleetSnapshot(at);
 
 /** A deployed host running `bcd`, last changed an hour before NOW: what the host sensors judge. */
 export const deployedHost = (nodeId: string, over: Partial<SnapshotNode> = {}): SnapshotNode => ({

@@ -5,6 +5,7 @@ import { AggregateRepository } from '../../services/platform/commands/aggregateR
 import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { replaySubject } from '../../services/platform/eventStore/subjectReplay.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
+import { perEventReads } from '../../scripts/bench/measure/coldLoad.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { siteEventMetadata } from '../support/commandPayloads.ts';
 
@@ -35,15 +36,6 @@ async function requestsOf<T>(nc: NatsConnection, run: () => Promise<T>): Promise
     nc.request = request;
   }
 }
-
-/** The store as a repository reads it, with the messages after a sequence read by one direct get each (the old read). */
-const perEventReads = (store: EventStore): EventStore =>
-  ({
-    readsMayLag: store.readsMayLag,
-    lastEntry: store.lastEntry.bind(store),
-    entriesAfter: store.directEntriesAfter.bind(store),
-    entriesEndingAt: store.directEntriesAfter.bind(store),
-  }) as unknown as EventStore;
 
 const coldLoad = (store: EventStore, siteId: string) => new AggregateRepository(store).load(siteAggregate, siteId);
 

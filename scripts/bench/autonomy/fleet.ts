@@ -1,4 +1,4 @@
-import type { FleetSnapshot, SnapshotNode } from '../../../schemas/autonomy/snapshot.ts';
+import { emptyFleetSnapshot, type FleetSnapshot, type SnapshotNode } from '../../../schemas/autonomy/snapshot.ts';
 
 /**
  * A simulated fleet for the autonomy benchmark: a fixed set of nodes with lost BMCs and failed nodes, plus nodes
@@ -52,18 +52,7 @@ export class SimulatedFleet {
       at: now.toISOString(),
     }));
     // No heartbeats listened to and nothing pinned: the bench measures the BMC and failure lanes, not host liveness or modules.
-    return {
-      at: now.toISOString(),
-      nodes: this.nodes,
-      bmc,
-      runningSteps: [],
-      instances: [],
-      agents: [],
-      heartbeats: [],
-      heartbeatsSince: null,
-      assignments: [],
-      templateClosures: [],
-    };
+    return { ...emptyFleetSnapshot(now.toISOString()), nodes: this.nodes, bmc };
   }
 
   #pick(ids: readonly string[], n: number): string[] {

@@ -34,7 +34,7 @@ const replayReads = (store: EventStore): EventStore =>
   }) as unknown as EventStore;
 
 /** The store as a repository reads it, with the messages after a sequence read by one direct get each (the old read). */
-const perEventReads = (store: EventStore): EventStore =>
+export const perEventReads = (store: EventStore): EventStore =>
   ({
     readsMayLag: store.readsMayLag,
     lastEntry: store.lastEntry.bind(store),
