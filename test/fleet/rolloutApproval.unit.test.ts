@@ -1,6 +1,7 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { RolloutEvent } from '../../schemas/fleet/rolloutEvents.ts';
+import { EventCatalog } from '../../schemas/eventCatalog.ts';
+import { rolloutEvents, type RolloutEvent } from '../../schemas/fleet/rolloutEvents.ts';
 import { rolloutApprovalMessage } from '../../schemas/trust/approvals.ts';
 import type { ApproversState } from '../../schemas/trust/approversState.ts';
 import { approveRollout } from '../../services/fleet/rollout/approveRollout.ts';
@@ -51,6 +52,13 @@ describe('fleet.startRollout under an approver quorum (a require decision)', () 
       .then([awaiting()]);
     expect(rollout([awaiting()]).state.current).toMatchObject({ status: 'awaiting-approval', approvalsRequired: 2, approvals: [] });
     expect(rollout([started(hosts)]).state.current).toMatchObject({ status: 'running', approvalsRequired: 0 });
+  });
+
+  it('a RolloutStarted stored before approvals existed (v1) reads as a rollout that ran at once', () => {
+    const { approvalsRequired: _, ...v1 } = started(hosts).data as Record<string, unknown>;
+    const read = new EventCatalog(rolloutEvents).read({ type: 'RolloutStarted', version: 1, data: v1 });
+    expect(read).toEqual(started(hosts));
+    expect(rollout([read]).state.current).toMatchObject({ status: 'running' });
   });
 
   it('no wave starts and no operator verb but abort applies before the approval; the same plan again appends nothing', () => {
