@@ -1,7 +1,9 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulatedSite, type SimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
+import { startSiteAgent } from '../../daemon/site/siteAgent.ts';
 import { NodeLogLine } from '../../schemas/agent/nodeLog.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { agentCommand, log, startAgentBackbone } from './harness.ts';
@@ -100,5 +102,33 @@ describe('node logs from a simulated site: the site agent and the ramdisk print 
     const everything = JSON.stringify(lines);
     expect(everything).not.toContain('sim-password');
     expect(everything).not.toMatch(/https?:\/\//);
+  });
+
+  it("follows a machine's serial console file onto the node's serial lines", async () => {
+    const stateDir = join(env.dir, 'serial-site');
+    const serialFile = join(env.dir, 'dc9-m001.serial.log');
+    writeFileSync(serialFile, 'before the agent\n');
+    const agent = await startSiteAgent(env.nc, {
+      siteId: 'dc9',
+      stateDir,
+      natsUrl: env.nats.url,
+      credentials: { labFile: join(stateDir, 'credentials.json') },
+      serialConsoles: { 'dc9-m001': serialFile },
+      log,
+    });
+    try {
+      const subject = Subjects.nodeLog('dc9', 'dc9-m001', 'serial');
+      const stored = async () => {
+        const info = await env.jsm.streams.info(Streams.logs.name, { subjects_filter: subject });
+        return info.state.subjects?.[subject] ?? 0;
+      };
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      appendFileSync(serialFile, 'Ubuntu 24.04 dc9-m001 ttyS0\n');
+      await expect.poll(stored, { timeout: 10_000 }).toBe(1);
+      const last = await env.jsm.direct.getMessage(Streams.logs.name, { last_by_subj: subject });
+      expect(NodeLogLine.parse(last!.json())).toMatchObject({ nodeId: 'dc9-m001', source: 'serial', stream: 'stdout', text: 'Ubuntu 24.04 dc9-m001 ttyS0' });
+    } finally {
+      await agent.stop();
+    }
   });
 });
