@@ -5,6 +5,7 @@ import { AutonomyPage } from './pages/AutonomyPage.tsx';
 import { FleetOverviewPage } from './pages/FleetOverviewPage.tsx';
 import { NodesPage } from './pages/NodesPage.tsx';
 import { PluginsPage } from './pages/PluginsPage.tsx';
+import { TrendsPage } from './pages/TrendsPage.tsx';
 import { VpsPage } from './pages/VpsPage.tsx';
 import { WorkflowsPage } from './pages/WorkflowsPage.tsx';
 
@@ -27,6 +28,7 @@ export const sections: readonly Section[] = [
   { path: '/', label: 'Fleet overview', page: FleetOverviewPage, roles: everyone },
   { path: '/nodes', label: 'Nodes', page: NodesPage, roles: everyone },
   { path: '/workflows', label: 'Workflows', page: WorkflowsPage, roles: staff },
+  { path: '/trends', label: 'Trends', page: TrendsPage, roles: staff },
   { path: '/approvals', label: 'Approvals', page: ApprovalsPage, roles: staff },
   { path: '/autonomy', label: 'Autonomy', page: AutonomyPage, roles: staff },
   { path: '/vps', label: 'VPS', page: VpsPage, roles: everyone },

@@ -25,6 +25,7 @@ import type {
   SessionView,
   SiteView,
   TenantView,
+  TrendsView,
   WorkflowPage,
   WorkflowView,
 } from './shapes.ts';
@@ -120,6 +121,9 @@ export class ApiClient {
   session = (signal?: AbortSignal) => this.get<SessionView>('/v1/session', undefined, signal);
   fleetSummary = (minSeq?: number, signal?: AbortSignal) => this.readModel<FleetSummary>('/v1/fleet/summary', { minSeq }, signal);
   sites = (signal?: AbortSignal) => this.get<{ items: SiteView[] }>('/v1/sites', undefined, signal);
+  /** Hourly trends of one site (all when absent), `from`/`to` ISO. */
+  trends = (query: { site?: string | undefined; from: string; to: string; minSeq?: number | undefined }, signal?: AbortSignal) =>
+    this.readModel<TrendsView>('/v1/trends', query, signal);
 
   nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
     this.readModel<NodePage>('/v1/nodes', filter, signal);

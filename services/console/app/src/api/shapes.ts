@@ -11,6 +11,7 @@ export type { NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../../.
 export type { NodeState } from '../../../../../schemas/metal/nodeState.ts';
 export type { NodeView } from '../../../../../schemas/metal/views.ts';
 export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
+export type { TrendsView } from '../../../../../schemas/metal/trendViews.ts';
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { AllocateNode, PoolOffer } from '../../../../../schemas/metal/poolViews.ts';
