@@ -80,4 +80,7 @@ export const modulesMigrations = [
      restored TEXT,
      PRIMARY KEY (rollout_id, host)
    );`,
+  // 4: rollouts awaiting approval (fleet.approveRollout): the approvals the start needed and who approved so far
+  `ALTER TABLE rollouts ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE rollouts ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';`,
 ];

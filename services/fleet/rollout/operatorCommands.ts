@@ -89,9 +89,12 @@ export const rollbackRollout = operatorVerb('fleet.rollbackRollout', {
   },
 });
 
-/** `fleet.abortRollout`: stops the rollout (a rollback too) where it is; hosts keep what they run. */
+/**
+ * `fleet.abortRollout`: stops the rollout (a rollback too) where it is; hosts keep what they run. A rollout awaiting
+ * approval is aborted this way too (nothing ran): it is how an operator withdraws a plan the approvers will not sign.
+ */
 export const abortRollout = operatorVerb('fleet.abortRollout', {
-  from: ['running', 'paused', 'halted', 'rolling-back'],
+  from: ['awaiting-approval', 'running', 'paused', 'halted', 'rolling-back'],
   done: ['aborted'],
   decide: (run) => [{ type: 'RolloutAborted', data: { rolloutId: run.rolloutId } }],
 });
