@@ -5,9 +5,9 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { AssignmentView, TemplateView } from '../../schemas/fleet/views.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
-import { getAssignment, getTemplate, listTemplates } from './queries.ts';
+import { getAssignment, getTemplate, listAssignments, listTemplates } from './queries.ts';
 
-/** `GET /v1/fleet/templates[/:templateId]` and `GET /v1/fleet/assignments/:nodeId`, with `?minSeq=` read-your-writes. */
+/** `GET /v1/fleet/templates[/:templateId]` and `GET /v1/fleet/assignments[/:nodeId]`, with `?minSeq=` read-your-writes. */
 export const fleetReadRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -37,6 +37,19 @@ export const fleetReadRoutes: FastifyPluginAsync<{ reader: ReadModelReader; wait
       const template = getTemplate(reader.db(), req.params.templateId);
       if (!template) throw new PlatformError('NOT_FOUND', `template ${req.params.templateId} is not defined`);
       return template;
+    },
+  });
+
+  api.get('/v1/fleet/assignments', {
+    schema: {
+      tags: ['modules'],
+      summary: "Hosts' assignments in node order (those whose plan has one module, or of one template)",
+      querystring: MinSeqQuery.extend({ module: z.string().optional(), template: z.string().optional() }),
+      response: { 200: z.object({ items: z.array(AssignmentView) }), '4xx': Problem },
+    },
+    handler: async (req) => {
+      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
+      return { items: listAssignments(reader.db(), { module: req.query.module, template: req.query.template }) };
     },
   });
 

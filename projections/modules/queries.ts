@@ -18,6 +18,7 @@ interface VersionRow {
   manifest: string;
   published_at: string;
   published_by: string;
+  signing_key: string | null;
 }
 
 interface PublisherRow {
@@ -41,6 +42,7 @@ const versionView = (r: VersionRow): ModuleVersionView => ({
   bundleSha256: r.bundle_sha256,
   manifestSha256: r.manifest_sha256,
   publisherId: r.publisher_id,
+  signingKey: r.signing_key,
   publishedAt: r.published_at,
   publishedBy: r.published_by,
   manifest: JSON.parse(r.manifest) as ModuleManifest,
@@ -114,6 +116,17 @@ export function getTemplate(db: Database, templateId: string): (TemplateView & {
   if (!row) return undefined;
   const { n } = db.prepare('SELECT COUNT(*) AS n FROM host_assignments WHERE template = ?').get(templateId) as { n: number };
   return { ...templateView(row), hostCount: n };
+}
+
+/** Hosts' assignments in node order: every one, or those whose plan has `module` (of `template`, when given). */
+export function listAssignments(db: Database, filter: { module?: string; template?: string } = {}): AssignmentView[] {
+  const rows = db
+    .prepare(
+      `SELECT * FROM host_assignments WHERE (@module IS NULL OR json_extract(plan, '$.' || json_quote(@module)) IS NOT NULL)
+         AND (@template IS NULL OR template = @template) ORDER BY node_id`,
+    )
+    .all({ module: filter.module ?? null, template: filter.template ?? null }) as AssignmentRow[];
+  return rows.map(assignmentView);
 }
 
 export function getAssignment(db: Database, nodeId: string): AssignmentView | undefined {

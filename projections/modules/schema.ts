@@ -80,4 +80,6 @@ export const modulesMigrations = [
      restored TEXT,
      PRIMARY KEY (rollout_id, host)
    );`,
+  // 4: the publisher key each version's manifest was signed with (what the console shows beside the publisher)
+  `ALTER TABLE module_versions ADD COLUMN signing_key TEXT;`,
 ];

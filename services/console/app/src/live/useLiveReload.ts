@@ -26,4 +26,8 @@ export const subjectOf = {
   vps: (b: LiveBatch) => b.subject.startsWith('bc.evt.vps.'),
   plugins: (b: LiveBatch) => b.subject.startsWith('bc.evt.plugins.'),
   autonomy: (b: LiveBatch) => b.subject.startsWith('bc.evt.autonomy.'),
+  /** Modules, publishers, templates, assignments and rollouts. */
+  fleet: (b: LiveBatch) => b.subject.startsWith('bc.evt.fleet.'),
+  /** A module's rollouts: the rollout aggregate is the module's (`bc.evt.fleet.rollout.<module>`). */
+  rolloutsOf: (module: string) => (b: LiveBatch) => b.subject === `bc.evt.fleet.rollout.${module}`,
 };
