@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MinSeqQuery, Problem } from '../../schemas/api.ts';
+import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { AssignmentView, TemplateView } from '../../schemas/fleet/views.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
@@ -43,13 +43,19 @@ export const fleetReadRoutes: FastifyPluginAsync<{ reader: ReadModelReader; wait
   api.get('/v1/fleet/assignments', {
     schema: {
       tags: ['modules'],
-      summary: "Hosts' assignments in node order (those whose plan has one module, or of one template)",
-      querystring: MinSeqQuery.extend({ module: z.string().optional(), template: z.string().optional() }),
-      response: { 200: z.object({ items: z.array(AssignmentView) }), '4xx': Problem },
+      summary: "Hosts' assignments in node order (those whose plan has one module, or of one template), a page at a time",
+      querystring: MinSeqQuery.extend({
+        module: z.string().optional(),
+        template: z.string().optional(),
+        cursor: z.string().optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+      }),
+      response: { 200: pageOf(AssignmentView), '4xx': Problem },
     },
     handler: async (req) => {
-      await reader.waitFor(req.query.minSeq, waitTimeoutMs);
-      return { items: listAssignments(reader.db(), { module: req.query.module, template: req.query.template }) };
+      const { minSeq, ...filter } = req.query;
+      await reader.waitFor(minSeq, waitTimeoutMs);
+      return listAssignments(reader.db(), filter);
     },
   });
 

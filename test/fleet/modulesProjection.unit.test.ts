@@ -68,7 +68,8 @@ describe('the modules read model: signing keys and the hosts’ assignments', ()
       assigned('n3', null, { ntp: '4.2.0' }),
       assigned('n1', 'edge', { nginx: '1.24.0' }),
     ]);
-    const hosts = (filter: { module?: string; template?: string } = {}) => listAssignments(db, filter).map((a) => [a.nodeId, a.template, a.plan]);
+    const hosts = (filter: { module?: string; template?: string } = {}) =>
+      listAssignments(db, { ...filter, limit: 100 }).items.map((a) => [a.nodeId, a.template, a.plan]);
     expect(hosts()).toEqual([
       ['n1', 'edge', { nginx: '1.24.0' }],
       ['n2', 'web', { nginx: '1.24.0', ntp: '4.2.0' }],
@@ -77,5 +78,12 @@ describe('the modules read model: signing keys and the hosts’ assignments', ()
     expect(hosts({ module: 'nginx' }).map(([n]) => n)).toEqual(['n1', 'n2']);
     expect(hosts({ module: 'ntp', template: 'web' }).map(([n]) => n)).toEqual(['n2']);
     expect(hosts({ module: 'redis' })).toEqual([]);
+
+    // A page at a time, from where the last one ended.
+    const first = listAssignments(db, { limit: 2 });
+    expect([first.items.map((a) => a.nodeId), first.nextCursor]).toEqual([['n1', 'n2'], expect.any(String)]);
+    const second = listAssignments(db, { limit: 2, cursor: first.nextCursor! });
+    expect([second.items.map((a) => a.nodeId), second.nextCursor]).toEqual([['n3'], null]);
+    expect(listAssignments(db, { module: 'nginx', limit: 2 }).nextCursor).toBeNull();
   });
 });

@@ -177,8 +177,8 @@ export class ApiClient {
     this.readModel<ModuleView & { versions: ModuleVersionView[] }>(`/v1/modules/${encodeURIComponent(name)}`, { minSeq }, signal);
   publishers = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: PublisherView[] }>('/v1/module-publishers', { minSeq }, signal);
   templates = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: TemplateView[] }>('/v1/fleet/templates', { minSeq }, signal);
-  assignments = (module: string | undefined, minSeq?: number, signal?: AbortSignal) =>
-    this.readModel<{ items: AssignmentView[] }>('/v1/fleet/assignments', { module, minSeq }, signal);
+  assignments = (filter: { module?: string; cursor?: string | null }, minSeq?: number, signal?: AbortSignal) =>
+    this.readModel<{ items: AssignmentView[]; nextCursor: string | null }>('/v1/fleet/assignments', { ...filter, minSeq }, signal);
   rollouts = (filter: { module?: string; status?: RolloutStatus | '' }, minSeq?: number, signal?: AbortSignal) =>
     this.readModel<{ items: RolloutView[] }>('/v1/rollouts', { ...filter, minSeq }, signal);
   rollout = (rolloutId: string, minSeq?: number, signal?: AbortSignal) =>

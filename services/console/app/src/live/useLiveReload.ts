@@ -28,6 +28,8 @@ export const subjectOf = {
   autonomy: (b: LiveBatch) => b.subject.startsWith('bc.evt.autonomy.'),
   /** Modules, publishers, templates, assignments and rollouts. */
   fleet: (b: LiveBatch) => b.subject.startsWith('bc.evt.fleet.'),
+  /** One kind of them: `module`, `publishers`, `template`, `assignment` or `rollout`. */
+  fleetOf: (aggregate: 'module' | 'publishers' | 'template' | 'assignment' | 'rollout') => (b: LiveBatch) => b.subject.startsWith(`bc.evt.fleet.${aggregate}.`),
   /** A module's rollouts: the rollout aggregate is the module's (`bc.evt.fleet.rollout.<module>`). */
   rolloutsOf: (module: string) => (b: LiveBatch) => b.subject === `bc.evt.fleet.rollout.${module}`,
 };

@@ -3,7 +3,7 @@ import { useSignedIn } from '../api/apiContext.tsx';
 import { useResource } from '../api/useResource.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
-import { AssignmentTable } from '../modules/AssignmentTable.tsx';
+import { AssignmentList } from '../modules/AssignmentList.tsx';
 import { RolloutTable } from '../modules/RolloutTable.tsx';
 import { VersionTable } from '../modules/VersionTable.tsx';
 
@@ -12,12 +12,10 @@ export function ModulePage({ name }: { name: string }) {
   const { client } = useSignedIn();
   const module = useResource(`module:${name}`, (minSeq, signal) => client.module(name, minSeq, signal));
   const publishers = useResource('publishers', (minSeq, signal) => client.publishers(minSeq, signal));
-  const hosts = useResource(`assignments:${name}`, (minSeq, signal) => client.assignments(name, minSeq, signal));
   const rollouts = useResource(`rollouts-of:${name}`, (minSeq, signal) => client.rollouts({ module: name }, minSeq, signal));
-  useLiveReload(module, subjectOf.fleet);
-  useLiveReload(publishers, subjectOf.fleet);
-  useLiveReload(hosts, subjectOf.fleet);
-  useLiveReload(rollouts, subjectOf.fleet);
+  useLiveReload(module, subjectOf.fleetOf('module'));
+  useLiveReload(publishers, subjectOf.fleetOf('publishers'));
+  useLiveReload(rollouts, subjectOf.rolloutsOf(name));
 
   return (
     <section aria-labelledby="module-title">
@@ -29,9 +27,7 @@ export function ModulePage({ name }: { name: string }) {
       {module.data && <VersionTable versions={module.data.versions} publishers={publishers.data?.items ?? []} />}
 
       <h2>Hosts</h2>
-      <ProblemAlert error={hosts.error} />
-      {hosts.data?.items.length === 0 && <p>No host's plan has {name}.</p>}
-      {hosts.data && hosts.data.items.length > 0 && <AssignmentTable assignments={hosts.data.items} module={name} />}
+      <AssignmentList module={name} />
 
       <h2>Rollouts</h2>
       <ProblemAlert error={rollouts.error} />

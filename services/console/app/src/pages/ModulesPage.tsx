@@ -7,7 +7,7 @@ import { ChoiceFilter } from '../components/ChoiceFilter.tsx';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { TableHead } from '../components/TableHead.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
-import { AssignmentTable } from '../modules/AssignmentTable.tsx';
+import { AssignmentList } from '../modules/AssignmentList.tsx';
 import { PublisherTable, TemplateTable } from '../modules/CatalogueTables.tsx';
 import { RolloutTable } from '../modules/RolloutTable.tsx';
 
@@ -24,12 +24,10 @@ export function ModulesPage() {
   const rollouts = useResource(`rollouts:${status}`, (minSeq, signal) => client.rollouts({ status }, minSeq, signal));
   const templates = useResource('templates', (minSeq, signal) => client.templates(minSeq, signal));
   const publishers = useResource('publishers', (minSeq, signal) => client.publishers(minSeq, signal));
-  const assignments = useResource('assignments', (minSeq, signal) => client.assignments(undefined, minSeq, signal));
-  useLiveReload(modules, subjectOf.fleet);
-  useLiveReload(rollouts, subjectOf.fleet);
-  useLiveReload(templates, subjectOf.fleet);
-  useLiveReload(publishers, subjectOf.fleet);
-  useLiveReload(assignments, subjectOf.fleet);
+  useLiveReload(modules, subjectOf.fleetOf('module'));
+  useLiveReload(rollouts, subjectOf.fleetOf('rollout'));
+  useLiveReload(templates, subjectOf.fleetOf('template'));
+  useLiveReload(publishers, subjectOf.fleetOf('publishers'));
 
   return (
     <section aria-labelledby="modules-title">
@@ -75,9 +73,7 @@ export function ModulesPage() {
       {publishers.data && publishers.data.items.length > 0 && <PublisherTable publishers={publishers.data.items} />}
 
       <h2>Assignments</h2>
-      <ProblemAlert error={assignments.error} />
-      {assignments.data?.items.length === 0 && <p>No host is assigned a plan.</p>}
-      {assignments.data && assignments.data.items.length > 0 && <AssignmentTable assignments={assignments.data.items} />}
+      <AssignmentList />
     </section>
   );
 }
