@@ -30,6 +30,7 @@ export const ErrorCodes = {
   AGENT_LOST: { status: 504, title: 'The agent inside the machine stopped heartbeating while it ran a command' },
   APPROVER_UNKNOWN: { status: 403, title: 'The approver is not one this batch asked' },
   APPROVAL_SIGNATURE_INVALID: { status: 403, title: "The signature does not verify against the approver's key" },
+  APPROVAL_REPLAYED: { status: 409, title: 'The signature approves an earlier request, not this one' },
   APPROVAL_EXPIRED: { status: 409, title: 'The approval batch expired before it reached its threshold' },
   APPROVAL_PENDING: { status: 409, title: 'A destructive command waits for its approval batch' },
   PROXY_REFUSED: { status: 422, title: 'A site.httpProxy request is outside what a step may reach' },

@@ -5,6 +5,7 @@ import { statement } from '../runtime/statements.ts';
 
 /** The status each of these events leaves a rollout in. */
 const statusAfter: Partial<Record<PlatformEvent['type'], RolloutStatus>> = {
+  RolloutApproved: 'running',
   RolloutHalted: 'halted',
   RolloutPaused: 'paused',
   RolloutResumed: 'running',
@@ -25,16 +26,18 @@ export function applyRolloutEvent(db: Database, event: PlatformEvent, metadata: 
       const d = event.data;
       statement(
         db,
-        `INSERT OR IGNORE INTO rollouts (rollout_id, module, from_version, to_version, template, status, plan_digest, options, wave_count, host_count,
-           started_at, started_by, updated_at, seq)
-         VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO rollouts (rollout_id, module, from_version, to_version, template, status, plan_digest, approvals_required, options,
+           wave_count, host_count, started_at, started_by, updated_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         d.rolloutId,
         d.module,
         d.fromVersion,
         d.toVersion,
         d.template,
+        d.approvalsRequired > 0 ? 'awaiting-approval' : 'running',
         d.planDigest,
+        d.approvalsRequired,
         JSON.stringify(d.options),
         d.waves.length,
         d.waves.flat().length,
@@ -86,6 +89,15 @@ export function applyRolloutEvent(db: Database, event: PlatformEvent, metadata: 
       moveStatus(db, event.data.rolloutId, 'rolling-back', metadata.time, seq);
       statement(db, 'UPDATE rollouts SET rollback_targets = ? WHERE rollout_id = ?').run(JSON.stringify(event.data.targets), event.data.rolloutId);
       return;
+    case 'RolloutApprovalRecorded':
+      // Once per approver: a projector redelivery finds it listed already.
+      statement(
+        db,
+        `UPDATE rollouts SET approvals = json_insert(approvals, '$[#]', ?), updated_at = ?
+         WHERE rollout_id = ? AND NOT EXISTS (SELECT 1 FROM json_each(rollouts.approvals) WHERE value = ?)`,
+      ).run(event.data.approverId, metadata.time, event.data.rolloutId, event.data.approverId);
+      return;
+    case 'RolloutApproved':
     case 'RolloutPaused':
     case 'RolloutResumed':
     case 'RolloutContinued':

@@ -10,6 +10,8 @@ interface RolloutRow {
   template: string | null;
   status: RolloutStatus;
   plan_digest: string;
+  approvals_required: number;
+  approvals: string;
   options: string;
   wave_count: number;
   started_waves: number;
@@ -36,6 +38,8 @@ const rolloutView = (r: RolloutRow): RolloutView => ({
   template: r.template,
   status: r.status,
   planDigest: r.plan_digest,
+  approvalsRequired: r.approvals_required,
+  approvals: JSON.parse(r.approvals) as string[],
   options: JSON.parse(r.options) as RolloutView['options'],
   waveCount: r.wave_count,
   startedWaves: r.started_waves,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Ed25519Signature } from '../ed25519.ts';
 import { ResourceId } from '../ids.ts';
 import { ModuleName, ModuleVersion, TemplateName } from './closure.ts';
 import { HostOutcome } from './rolloutWaves.ts';
@@ -66,6 +67,14 @@ export type StartRolloutRequest = z.infer<typeof StartRolloutRequest>;
 /** `fleet.pauseRollout`, `resumeRollout`, `continueRollout`, `rollbackRollout`, `abortRollout`: the rollout they act on. */
 export const RolloutCommand = z.object({ rolloutId: RolloutId }).strict();
 export type RolloutCommand = z.infer<typeof RolloutCommand>;
+
+/**
+ * `fleet.approveRollout` (approvers, under a quorum): one approver's signature over `rolloutApprovalText('approve',
+ * { rolloutId, planDigest })`. `planDigest` is the digest the approver read (`rollouts show`, `POST /v1/rollouts/plan`):
+ * the rollout's own must be that one, or nothing is recorded (PLAN_DIGEST_MISMATCH).
+ */
+export const ApproveRollout = z.object({ rolloutId: RolloutId, planDigest: Sha256, approverId: ResourceId, signature: Ed25519Signature }).strict();
+export type ApproveRollout = z.infer<typeof ApproveRollout>;
 
 /** `fleet.startWave` (the rollout controller): wave `wave` is being applied; refused unless it is next and may start. */
 export const StartWave = z.object({ rolloutId: RolloutId, wave: z.number().int().min(0) }).strict();

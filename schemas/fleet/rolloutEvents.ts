@@ -11,7 +11,9 @@ const RolloutPlanOptions = z.object({
 
 /**
  * A rollout planned and started: its waves (wave 0 is the canary) and the digest of the plan (sha256 of the canonical
- * JSON of module, versions, waves and breaker: what an approver signs is what runs). No host is touched yet.
+ * JSON of module, versions, waves and breaker: what an approver signs is what runs). No host is touched yet. Under an
+ * approver quorum `approvalsRequired` is its threshold at the start and the rollout awaits that many approvals of this
+ * digest before its first wave; 0 (no quorum, and every rollout before approvals existed) runs at once.
  */
 export const RolloutStarted = defineEvent(
   'RolloutStarted',
@@ -24,8 +26,20 @@ export const RolloutStarted = defineEvent(
     waves: z.array(z.array(z.string())),
     options: RolloutPlanOptions,
     planDigest: z.string(),
+    approvalsRequired: z.number().int().min(0),
   }),
+  // v1 was written before approvals existed: such a rollout ran at once.
+  { version: 2, upcasters: { 1: (data) => ({ ...(data as object), approvalsRequired: 0 }) } },
 );
+
+/** One approver's verified signature over this rollout and its plan digest (each approver counts once). */
+export const RolloutApprovalRecorded = defineEvent(
+  'RolloutApprovalRecorded',
+  z.object({ rolloutId: z.string(), approverId: z.string(), planDigest: z.string() }),
+);
+
+/** The approvals reached the threshold: the plan with this digest, and no other, runs; the canary may start. */
+export const RolloutApproved = defineEvent('RolloutApproved', z.object({ rolloutId: z.string(), planDigest: z.string(), approvers: z.array(z.string()) }));
 
 /** The controller applies a wave: its hosts have until `deadline` to report the new version healthy. */
 export const RolloutWaveStarted = defineEvent(
@@ -71,6 +85,8 @@ export const RolloutCompleted = defineEvent('RolloutCompleted', z.object({ rollo
 
 export const rolloutEvents = [
   RolloutStarted,
+  RolloutApprovalRecorded,
+  RolloutApproved,
   RolloutWaveStarted,
   RolloutHostReported,
   RolloutHalted,

@@ -15,5 +15,5 @@ export const rolloutVerbFrom: Readonly<Record<RolloutVerb, readonly RolloutStatu
   resume: ['paused'],
   continue: ['halted'],
   rollback: ['halted', 'paused'],
-  abort: ['running', 'paused', 'halted', 'rolling-back'],
+  abort: ['awaiting-approval', 'running', 'paused', 'halted', 'rolling-back'],
 };

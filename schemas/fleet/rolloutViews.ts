@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { HostOutcome, RolloutHaltReason } from './rolloutWaves.ts';
 
 /**
- * Where a rollout is: `running` (waves start as the previous one reports healthy), `paused` (no wave starts; reports of
+ * Where a rollout is: `awaiting-approval` (under an approver quorum: no wave starts until enough approvers signed its
+ * plan digest), `running` (waves start as the previous one reports healthy), `paused` (no wave starts; reports of
  * the wave in flight still count), `halted` (a failure stopped it: continue, rollback or abort), `rolling-back` (the
  * hosts that took the new version go back), and the ends: `completed`, `rolled-back`, `aborted`.
  */
-export const RolloutStatus = z.enum(['running', 'paused', 'halted', 'rolling-back', 'completed', 'rolled-back', 'aborted']);
+export const RolloutStatus = z.enum(['awaiting-approval', 'running', 'paused', 'halted', 'rolling-back', 'completed', 'rolled-back', 'aborted']);
 export type RolloutStatus = z.infer<typeof RolloutStatus>;
 
 /** The statuses a rollout does not leave; any other holds its module (one rollout per module at a time). */
@@ -30,6 +31,9 @@ export const RolloutView = z.object({
   template: z.string().nullable(),
   status: RolloutStatus,
   planDigest: z.string(),
+  /** Approvals the start needed (the quorum's threshold then; 0: none) and the approvers who signed so far. */
+  approvalsRequired: z.number().int(),
+  approvals: z.array(z.string()),
   options: z.object({ canarySize: z.number().int(), wavePercent: z.number().int(), maxConsecutiveFailures: z.number().int(), waveTimeoutMs: z.number().int() }),
   waveCount: z.number().int(),
   startedWaves: z.number().int(),

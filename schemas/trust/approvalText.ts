@@ -21,3 +21,17 @@ export interface DecisionApprovalRequest {
  */
 export const decisionApprovalText = (verdict: 'approve' | 'reject', r: DecisionApprovalRequest): string =>
   `bc-approval/v1/decision/${verdict}/${r.decisionId}/${r.episode}/${r.expiresAt ?? 'none'}/${r.planDigest}`;
+
+/** What an approval of a rollout names: the rollout and the digest of its plan. */
+export interface RolloutApprovalRequest {
+  readonly rolloutId: string;
+  readonly planDigest: string;
+}
+
+/**
+ * The text an approver signs for a rollout: `bc-approval/v1/rollout/<verdict>/<rolloutId>/<planDigest>`. The digest
+ * alone would not do: a rollout rolled back and started again with the same hosts and options has the same plan, and
+ * a signature over it would approve the retry unseen. The rollout id (`<module>-<n>`) is never reused.
+ */
+export const rolloutApprovalText = (verdict: 'approve' | 'reject', r: RolloutApprovalRequest): string =>
+  `bc-approval/v1/rollout/${verdict}/${r.rolloutId}/${r.planDigest}`;

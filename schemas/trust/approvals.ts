@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEvent, type EventOf } from '../eventCatalog.ts';
 import { ResourceId } from '../ids.ts';
-import { approvalText, decisionApprovalText, type DecisionApprovalRequest } from './approvalText.ts';
+import { approvalText, decisionApprovalText, rolloutApprovalText, type DecisionApprovalRequest, type RolloutApprovalRequest } from './approvalText.ts';
 
 const PublicKey = z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'must be a base64 32-byte Ed25519 public key');
 
@@ -46,6 +46,10 @@ export const approvalMessage = (verdict: 'approve' | 'reject', digest: string) =
 /** What an approver signs for an autonomy decision (`decisionApprovalText`), as bytes. */
 export const decisionApprovalMessage = (verdict: 'approve' | 'reject', request: DecisionApprovalRequest) =>
   Buffer.from(decisionApprovalText(verdict, request), 'utf8');
+
+/** What an approver signs for a rollout (`rolloutApprovalText`), as bytes. */
+export const rolloutApprovalMessage = (verdict: 'approve' | 'reject', request: RolloutApprovalRequest) =>
+  Buffer.from(rolloutApprovalText(verdict, request), 'utf8');
 
 export const ApproversSet = defineEvent(
   'ApproversSet',

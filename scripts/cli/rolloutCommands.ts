@@ -1,9 +1,13 @@
+import { createPrivateKey, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CommandResult } from '../../schemas/api.ts';
+import { rolloutApprovalText } from '../../schemas/trust/approvalText.ts';
 import type { RolloutDetailView, RolloutView } from '../../schemas/fleet/rolloutViews.ts';
 import type { ApiClient } from './apiClient.ts';
 import { CliError } from './cliError.ts';
 import { table } from './format.ts';
+import { followExitCodes, followRollout } from './rolloutProgress.ts';
 
 type Output = (value: unknown, human: () => string) => void;
 
@@ -16,7 +20,10 @@ interface StartOptions {
   waveTimeout: string;
   planDigest?: string;
   dryRun?: boolean;
+  follow?: boolean;
 }
+
+const FOLLOW = 'stream its progress (approvals, waves, hosts, status) until it ends or halts; exit 0 completed, 3 halted, 4 rolled back, 5 aborted';
 
 const collect = (value: string, all: string[] = []): string[] => [...all, value];
 
@@ -30,15 +37,24 @@ const wavesText = (waves: readonly (readonly string[])[]): string =>
 
 function detailText(r: RolloutDetailView): string {
   const halt = r.halt ? `; last halt ${r.halt.reason} (failed: ${r.halt.failed.join(', ') || 'none'})` : '';
-  const head = `${r.rolloutId}: ${r.module} ${r.fromVersion} → ${r.toVersion}, ${r.status}, wave ${r.startedWaves}/${r.waveCount}${halt}\nplan ${r.planDigest}`;
+  const approvals =
+    r.approvalsRequired > 0 ? `\napprovals ${r.approvals.length}/${r.approvalsRequired}${r.approvals.length ? `: ${r.approvals.join(', ')}` : ''}` : '';
+  const head = `${r.rolloutId}: ${r.module} ${r.fromVersion} → ${r.toVersion}, ${r.status}, wave ${r.startedWaves}/${r.waveCount}${halt}\nplan ${r.planDigest}${approvals}`;
   const rows = r.waves.flatMap((w) =>
     w.hosts.map((h) => ({ wave: w.wave, host: h.host, outcome: h.outcome ?? '-', restored: h.restored ?? '-', deadline: w.deadline ?? '-' })),
   );
   return `${head}\n${table(rows, ['wave', 'host', 'outcome', 'restored', 'deadline'])}`;
 }
 
-/** `rollouts start|plan|ls|show|pause|resume|continue|rollback|abort` (docs/modules.md). */
+/** `rollouts start|plan|ls|show|approve|pause|resume|continue|rollback|abort`, each but ls with `--follow` (docs/modules.md). */
 export function addRolloutCommands(program: Command, api: () => ApiClient, print: Output): void {
+  /** Follows a rollout to its end or halt, prints it, and leaves the exit code that says where it stopped. */
+  async function follow(rolloutId: string, minSeq?: number): Promise<void> {
+    const view = await followRollout(api(), rolloutId, (line) => console.log(line), minSeq === undefined ? {} : { minSeq });
+    print(view, () => detailText(view));
+    process.exitCode = followExitCodes[view.status] ?? 0;
+  }
+
   const rollouts = program.command('rollouts').description('rollouts: a module moved to another version, wave by wave, with a breaker');
   rollouts
     .command('start <module> <fromVersion> <toVersion>')
@@ -51,6 +67,7 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
     .option('--wave-timeout <ms>', 'how long a wave has to report healthy', '600000')
     .option('--plan-digest <sha256>', 'start only if the plan is this one (the digest an approver signed)')
     .option('--dry-run', 'show the waves and the plan digest; start nothing')
+    .option('--follow', FOLLOW)
     .action(async (module: string, fromVersion: string, toVersion: string, o: StartOptions) => {
       const body = {
         module,
@@ -70,10 +87,19 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
         return;
       }
       const result = await api().call<CommandResult>('POST', '/v1/rollouts', body);
-      const started = result.events.find((e) => e.type === 'RolloutStarted')?.data as { rolloutId: string; waves: string[][]; planDigest: string } | undefined;
+      const started = result.events.find((e) => e.type === 'RolloutStarted')?.data as
+        { rolloutId: string; waves: string[][]; planDigest: string; approvalsRequired: number } | undefined;
+      const awaiting = started && started.approvalsRequired > 0 ? `\nawaits ${started.approvalsRequired} approval(s) of its plan (rollouts approve)` : '';
       print(result, () =>
-        started ? `started ${started.rolloutId}, plan ${started.planDigest}\n${wavesText(started.waves)}` : 'rollout already running with this plan',
+        started ? `started ${started.rolloutId}, plan ${started.planDigest}\n${wavesText(started.waves)}${awaiting}` : 'rollout already running with this plan',
       );
+      if (!o.follow) return;
+      // The same plan sent again appended nothing: the module's current rollout is the one it names.
+      const rolloutId =
+        started?.rolloutId ??
+        (await api().get<{ items: RolloutView[] }>(`/v1/rollouts?module=${encodeURIComponent(module)}&minSeq=${result.seq}`)).items[0]?.rolloutId;
+      if (rolloutId === undefined) throw new CliError('NOT_FOUND', `no rollout of ${module} to follow`);
+      await follow(rolloutId, result.seq);
     });
   rollouts
     .command('ls')
@@ -87,24 +113,56 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
   rollouts
     .command('show <rollout>')
     .description("one rollout: its waves and each host's outcome")
-    .action(async (id: string) => {
+    .option('--follow', FOLLOW)
+    .action(async (id: string, o: { follow?: boolean }) => {
+      if (o.follow) return follow(id);
       const rollout = await api().get<RolloutDetailView>(`/v1/rollouts/${encodeURIComponent(id)}`);
       print(rollout, () => detailText(rollout));
+    });
+  rollouts
+    .command('approve <rollout>')
+    .description('approve a rollout awaiting approval (approver token): sign its rollout id and plan digest with your approver key')
+    .requiredOption('--approver <id>', 'your approver id (pki.setApprovers)')
+    .requiredOption('--key <file>', 'your Ed25519 private key (PEM)')
+    .option('--plan-digest <sha256>', 'the digest you reviewed (default: the one the rollout shows); another one is refused')
+    .option('--follow', FOLLOW)
+    .action(async (id: string, o: { approver: string; key: string; planDigest?: string; follow?: boolean }) => {
+      const rollout = await api().get<RolloutDetailView>(`/v1/rollouts/${encodeURIComponent(id)}`);
+      const planDigest = o.planDigest ?? rollout.planDigest;
+      const signature = sign(null, Buffer.from(rolloutApprovalText('approve', { rolloutId: id, planDigest })), createPrivateKey(readFileSync(o.key))).toString(
+        'base64',
+      );
+      const result = await api().call<CommandResult>('POST', `/v1/rollouts/${encodeURIComponent(id)}/approve`, {
+        planDigest,
+        approverId: o.approver,
+        signature,
+      });
+      const types = result.events.map((e) => e.type);
+      print(result, () =>
+        types.includes('RolloutApproved')
+          ? `${id}: approved (plan ${planDigest}); its canary starts`
+          : types.length > 0
+            ? `${id}: approval recorded (plan ${planDigest}); ${rollout.approvalsRequired - rollout.approvals.length - 1} more to go`
+            : `${id}: unchanged (your approval counted already)`,
+      );
+      if (o.follow) await follow(id, result.seq);
     });
   const verbs = {
     pause: 'stop starting waves (reports of the wave in flight still count)',
     resume: 'start waves again',
     continue: 'after a halt: accept the failed hosts and go on',
     rollback: 'after a halt (or paused): put the hosts that took the new version back on the old one',
-    abort: 'stop the rollout where it is; hosts keep what they run',
+    abort: 'stop the rollout where it is (or withdraw one awaiting approval); hosts keep what they run',
   } as const;
   for (const [verb, description] of Object.entries(verbs)) {
     rollouts
       .command(`${verb} <rollout>`)
       .description(description)
-      .action(async (id: string) => {
+      .option('--follow', FOLLOW)
+      .action(async (id: string, o: { follow?: boolean }) => {
         const result = await api().call<CommandResult>('POST', `/v1/rollouts/${encodeURIComponent(id)}/${verb}`, {});
         print(result, () => (result.events.length > 0 ? `${id}: ${result.events.map((e) => e.type).join(', ')}` : `${id}: unchanged`));
+        if (o.follow) await follow(id, result.seq);
       });
   }
 }

@@ -45,6 +45,7 @@ import { publishModuleVersion } from '../fleet/module/publishVersion.ts';
 import { defineTemplate } from '../fleet/template/defineTemplate.ts';
 import { assignmentCommands } from '../fleet/assignment/assignmentCommands.ts';
 import { startRollout } from '../fleet/rollout/startRollout.ts';
+import { approveRollout } from '../fleet/rollout/approveRollout.ts';
 import { rolloutOperatorCommands } from '../fleet/rollout/operatorCommands.ts';
 import { rolloutControllerCommands } from '../fleet/rollout/controllerCommands.ts';
 import { createProviderAccount } from '../vps/account/create.ts';
@@ -140,6 +141,7 @@ export const allCommands: readonly CommandDefinition[] = [
   defineTemplate,
   ...assignmentCommands,
   startRollout,
+  approveRollout,
   ...rolloutOperatorCommands,
   ...rolloutControllerCommands,
   ...autonomyEngineCommands,

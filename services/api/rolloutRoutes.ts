@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hostsRunning } from '../../projections/modules/rolloutQueries.ts';
 import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
-import { RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
+import { ApproveRollout, RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
 import { RolloutVerb } from '../../schemas/fleet/rolloutVerbs.ts';
 import { planRollout } from '../fleet/rollout/rolloutPlan.ts';
 import { PlatformError } from '../platform/errors.ts';
@@ -28,6 +28,8 @@ const PlanAnswer = z.object({ hosts: z.array(z.string()), waves: z.array(z.array
  * the `modules` read model shows pinning the module at `fromVersion` (`?minSeq=` to wait for an assignment just made);
  * the decider checks each against its assignment in the log. `POST /v1/rollouts/:rolloutId/{pause,resume,continue,
  * rollback,abort}` send the operator's verbs (the same commands as `POST /v1/commands/fleet.<verb>Rollout`).
+ * `POST /v1/rollouts/:rolloutId/approve` (approver tokens only, `accessPolicy.ts`) sends `fleet.approveRollout`: under
+ * an approver quorum a rollout awaits its threshold of signed approvals of its plan digest before its first wave.
  */
 export const rolloutRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -75,6 +77,22 @@ export const rolloutRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
     handler: async (req, reply) => {
       const command = await startOf(req.body, req.query.minSeq);
       const result = await execute('fleet.startRollout', command, req.headers['idempotency-key'], req.principal?.actor);
+      return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);
+    },
+  });
+
+  api.post('/v1/rollouts/:rolloutId/approve', {
+    schema: {
+      tags: ['modules'],
+      summary: "Approve a rollout's plan: an approver's signature over rolloutApprovalText('approve', { rolloutId, planDigest })",
+      params: z.object({ rolloutId: RolloutId }),
+      headers: Headers,
+      body: ApproveRollout.omit({ rolloutId: true }),
+      response: { 200: CommandResult, 201: CommandResult, '4xx': Problem, '5xx': Problem },
+    },
+    handler: async (req, reply) => {
+      const payload = { rolloutId: req.params.rolloutId, ...req.body };
+      const result = await execute('fleet.approveRollout', payload, req.headers['idempotency-key'], req.principal?.actor);
       return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);
     },
   });

@@ -1,5 +1,6 @@
 import type { AssignmentState } from '../../schemas/fleet/assignmentState.ts';
 import type { RolloutEvent } from '../../schemas/fleet/rolloutEvents.ts';
+import type { ApproversState } from '../../schemas/trust/approversState.ts';
 import { planRollout } from '../../services/fleet/rollout/rolloutPlan.ts';
 
 /** A host whose plan pins `module` at `version`. */
@@ -12,16 +13,20 @@ export const pinned = (nodeId: string, module: string, version: string, template
   planDigest: '0'.repeat(64),
 });
 
+/** No approver quorum: a rollout runs as it starts. */
+export const noQuorum: ApproversState = { approvers: [], threshold: 0, approvalTtlSeconds: 3_600 };
+
 /** What `fleet.startRollout` reads, for hosts all pinning nginx 1.24.0 and nginx 1.26.1 published. */
-export const startInputs = (hosts: readonly string[], published = ['1.24.0', '1.26.1']) => ({
+export const startInputs = (hosts: readonly string[], published = ['1.24.0', '1.26.1'], quorum = noQuorum) => ({
   publishedVersions: published,
   assignments: Object.fromEntries(hosts.map((h) => [h, pinned(h, 'nginx', '1.24.0')])),
+  quorum,
 });
 
 export const options = { canarySize: 1, wavePercent: 50, maxConsecutiveFailures: 2, waveTimeoutMs: 60_000 };
 
-/** The `RolloutStarted` of nginx 1.24.0 → 1.26.1 over `hosts`, as the n-th rollout of nginx. */
-export function started(hosts: readonly string[], n = 1, over: Partial<typeof options> = {}): RolloutEvent {
+/** The `RolloutStarted` of nginx 1.24.0 → 1.26.1 over `hosts`, as the n-th rollout of nginx (awaiting `approvalsRequired`). */
+export function started(hosts: readonly string[], n = 1, over: Partial<typeof options> = {}, approvalsRequired = 0): RolloutEvent {
   const o = { ...options, ...over };
   const plan = planRollout({ module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...o });
   return {
@@ -35,6 +40,7 @@ export function started(hosts: readonly string[], n = 1, over: Partial<typeof op
       waves: plan.waves,
       options: o,
       planDigest: plan.planDigest,
+      approvalsRequired,
     },
   };
 }

@@ -59,6 +59,20 @@ describe('the rollouts of the modules read model', () => {
     expect(listRollouts(project(more), { status: 'aborted' }).map((r) => r.rolloutId)).toEqual(['nginx-1']);
   });
 
+  it('a rollout awaiting approval: its threshold, each approver once (redelivered too), and running once approved', () => {
+    const digest = (started(hosts, 1, {}, 2).data as { planDigest: string }).planDigest;
+    const approval = (approverId: string): PlatformEvent => ({ type: 'RolloutApprovalRecorded', data: { ...id, approverId, planDigest: digest } });
+    const awaiting: PlatformEvent[] = [started(hosts, 1, {}, 2), approval('alice')];
+    expect(getRollout(project(awaiting, 2), 'nginx-1')).toMatchObject({ status: 'awaiting-approval', approvalsRequired: 2, approvals: ['alice'] });
+    const approved: PlatformEvent[] = [
+      ...awaiting,
+      approval('bob'),
+      { type: 'RolloutApproved', data: { ...id, planDigest: digest, approvers: ['alice', 'bob'] } },
+    ];
+    expect(getRollout(project(approved, 2), 'nginx-1')).toMatchObject({ status: 'running', approvalsRequired: 2, approvals: ['alice', 'bob'] });
+    expect(getRollout(project([started(hosts)]), 'nginx-1')).toMatchObject({ status: 'running', approvalsRequired: 0, approvals: [] });
+  });
+
   it('a rollout’s default hosts: those whose plan pins the module at the version, of the template when asked', () => {
     const assigned = (nodeId: string, template: string, version: string): PlatformEvent => ({
       type: 'HostPlanAssigned',

@@ -90,7 +90,10 @@ export const rollbackRollout = operatorVerb('fleet.rollbackRollout', {
   },
 });
 
-/** `fleet.abortRollout`: stops the rollout (a rollback too) where it is; hosts keep what they run. */
+/**
+ * `fleet.abortRollout`: stops the rollout (a rollback too) where it is; hosts keep what they run. A rollout awaiting
+ * approval is aborted this way too (nothing ran): it is how an operator withdraws a plan the approvers will not sign.
+ */
 export const abortRollout = operatorVerb('fleet.abortRollout', {
   from: rolloutVerbFrom.abort,
   done: ['aborted'],

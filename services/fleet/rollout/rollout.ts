@@ -15,6 +15,9 @@ export interface RolloutRun {
   readonly template: string | null;
   readonly options: RolloutOptions;
   readonly planDigest: string;
+  /** Approvals its start needed (the quorum's threshold then; 0: it ran at once) and who approved so far. */
+  readonly approvalsRequired: number;
+  readonly approvals: readonly string[];
   readonly status: RolloutStatus;
   readonly progress: RolloutProgress;
   /** Set by a rollback: its targets and each one's first report of the previous version. */
@@ -44,9 +47,14 @@ export const rolloutAggregate = defineAggregate<RolloutState, RolloutEvent>({
     switch (event.type) {
       case 'RolloutStarted': {
         const { waves, options, ...rest } = event.data;
-        const run: RolloutRun = { ...rest, options, status: 'running', progress: initialProgress(waves), rollback: null };
+        const status = rest.approvalsRequired > 0 ? 'awaiting-approval' : 'running';
+        const run: RolloutRun = { ...rest, options, approvals: [], status, progress: initialProgress(waves), rollback: null };
         return { count: state.count + 1, current: run };
       }
+      case 'RolloutApprovalRecorded':
+        return withRun(state, (run) => ({ ...run, approvals: [...run.approvals, event.data.approverId] }));
+      case 'RolloutApproved':
+        return withRun(state, (run) => ({ ...run, status: 'running' }));
       case 'RolloutWaveStarted':
         return withRun(state, (run) => ({ ...run, progress: evolveProgress(run.progress, { type: 'WaveStarted', wave: event.data.wave }, run.options) }));
       case 'RolloutHostReported':

@@ -2,16 +2,18 @@ import type { AssignmentState } from '../../../schemas/fleet/assignmentState.ts'
 import { StartRollout } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
 import { DomainError, type Issue } from '../../platform/errors.ts';
 import { assignmentAggregate } from '../assignment/assignment.ts';
 import { moduleAggregate } from '../module/module.ts';
 import { isRolloutActive, rolloutAggregate } from './rollout.ts';
 import { nextRolloutId, planRollout } from './rolloutPlan.ts';
 
-/** What a start reads of the log: the module's published versions and each named host's assignment. */
+/** What a start reads of the log: the module's published versions, each named host's assignment, the approver quorum. */
 interface StartRolloutInputs {
   publishedVersions: readonly string[];
   assignments: Readonly<Record<string, AssignmentState>>;
+  quorum: ApproversState;
 }
 
 /** Why a host may not be in the rollout, or null: its plan must pin the module at the version the rollout moves from. */
@@ -27,8 +29,11 @@ function hostIssue(host: string, assignment: AssignmentState | undefined, comman
 
 /**
  * `fleet.startRollout`: plans the waves and records the rollout; no host is touched until the controller starts the
- * canary (`fleet.startWave`). The same plan sent again while it runs appends nothing; another plan of the module is
- * refused (ROLLOUT_IN_PROGRESS) until the running one ends.
+ * canary (`fleet.startWave`). Under an approver quorum (`pki.setApprovers`) the rollout is a `require` decision: it
+ * awaits the quorum's threshold of signed approvals of its plan digest (`fleet.approveRollout`) before any wave may
+ * start. Without one, as a destructive workflow's batch, there is nobody to ask and the operator's start approves it.
+ * The same plan sent again while it runs (or awaits approval) appends nothing; another plan of the module is refused
+ * (ROLLOUT_IN_PROGRESS) until the current one ends.
  */
 export const startRollout = defineCommand({
   name: 'fleet.startRollout',
@@ -38,13 +43,14 @@ export const startRollout = defineCommand({
   aggregateId: (command) => command.module,
   async dependencies(command, load): Promise<StartRolloutInputs> {
     const hosts = [...new Set(command.hosts)];
-    const [module, ...assignments] = await Promise.all([
-      load(moduleAggregate, command.module, { fresh: true }),
-      ...hosts.map((host) => load(assignmentAggregate, host, { fresh: true })),
+    const [quorum, [module, ...assignments]] = await Promise.all([
+      currentQuorum(load),
+      Promise.all([load(moduleAggregate, command.module, { fresh: true }), ...hosts.map((host) => load(assignmentAggregate, host, { fresh: true }))]),
     ]);
     return {
       publishedVersions: module.versions.map((v) => v.version),
       assignments: Object.fromEntries(hosts.map((host, i) => [host, assignments[i]!])),
+      quorum,
     };
   },
   decide(command, state, { dependencies }): RolloutEvent[] {
@@ -79,6 +85,7 @@ export const startRollout = defineCommand({
           waves: plan.waves,
           options: { canarySize, wavePercent, maxConsecutiveFailures, waveTimeoutMs },
           planDigest: plan.planDigest,
+          approvalsRequired: dependencies.quorum.threshold,
         },
       },
     ];

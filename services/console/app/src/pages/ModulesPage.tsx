@@ -11,7 +11,17 @@ import { AssignmentList } from '../modules/AssignmentList.tsx';
 import { PublisherTable, TemplateTable } from '../modules/CatalogueTables.tsx';
 import { RolloutTable } from '../modules/RolloutTable.tsx';
 
-const statuses: readonly (RolloutStatus | '')[] = ['', 'running', 'paused', 'halted', 'rolling-back', 'completed', 'rolled-back', 'aborted'];
+const statuses: readonly (RolloutStatus | '')[] = [
+  '',
+  'awaiting-approval',
+  'running',
+  'paused',
+  'halted',
+  'rolling-back',
+  'completed',
+  'rolled-back',
+  'aborted',
+];
 
 /**
  * Day-2 software on the hosts: the modules and their versions, the rollouts moving hosts from one version to another,

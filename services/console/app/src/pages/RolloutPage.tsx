@@ -13,6 +13,8 @@ const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${
 /** What the rollout's status means for the operator, with the last halt's reason and failed hosts. */
 function statusLine(r: RolloutDetailView): string {
   switch (r.status) {
+    case 'awaiting-approval':
+      return `Awaiting approval: ${r.approvals.length} of ${r.approvalsRequired} approvers signed its plan digest (${r.approvals.join(', ') || 'none yet'}); no wave starts before.`;
     case 'running':
       return 'Waves start as the one before reports healthy.';
     case 'paused':
