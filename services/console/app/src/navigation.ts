@@ -3,6 +3,7 @@ import type { Role } from './api/shapes.ts';
 import { ApprovalsPage } from './pages/ApprovalsPage.tsx';
 import { AutonomyPage } from './pages/AutonomyPage.tsx';
 import { FleetOverviewPage } from './pages/FleetOverviewPage.tsx';
+import { ModulesPage } from './pages/ModulesPage.tsx';
 import { NodesPage } from './pages/NodesPage.tsx';
 import { PluginsPage } from './pages/PluginsPage.tsx';
 import { TrendsPage } from './pages/TrendsPage.tsx';
@@ -22,7 +23,7 @@ const staff: readonly Role[] = ['admin', 'operator', 'approver', 'viewer'];
 
 /**
  * The console's sections in navigation order. A section is listed for a role only where the API lets that role read
- * its data (a tenant reads no fleet-wide workflows, approvals, autonomy decisions or plugins).
+ * its data (a tenant reads no fleet-wide workflows, approvals, autonomy decisions, modules or plugins).
  */
 export const sections: readonly Section[] = [
   { path: '/', label: 'Fleet overview', page: FleetOverviewPage, roles: everyone },
@@ -31,6 +32,7 @@ export const sections: readonly Section[] = [
   { path: '/trends', label: 'Trends', page: TrendsPage, roles: staff },
   { path: '/approvals', label: 'Approvals', page: ApprovalsPage, roles: staff },
   { path: '/autonomy', label: 'Autonomy', page: AutonomyPage, roles: staff },
+  { path: '/modules', label: 'Modules', page: ModulesPage, roles: staff },
   { path: '/vps', label: 'VPS', page: VpsPage, roles: everyone },
   { path: '/plugins', label: 'Plugins and profiles', page: PluginsPage, roles: staff },
 ];

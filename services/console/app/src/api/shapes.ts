@@ -22,6 +22,10 @@ export type { PluginView, ProfileValidation, ProfileView } from '../../../../../
 export type { SiteView } from '../../../../../schemas/site/views.ts';
 export type { BudgetView, ControlsView, DecisionView, PolicyView } from '../../../../../schemas/autonomy/views.ts';
 export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/decisionCommands.ts';
+export type { AssignmentView, ModuleVersionView, ModuleView, PublisherView, TemplateView } from '../../../../../schemas/fleet/views.ts';
+export type { RolloutDetailView, RolloutHostView, RolloutStatus, RolloutView } from '../../../../../schemas/fleet/rolloutViews.ts';
+export type { HostOutcome } from '../../../../../schemas/fleet/rolloutWaves.ts';
+export type { RolloutVerb } from '../../../../../schemas/fleet/rolloutVerbs.ts';
 
 import type { z } from 'zod';
 import type { pageOf } from '../../../../../schemas/api.ts';
