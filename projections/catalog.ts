@@ -6,6 +6,7 @@ import type { Projection } from './runtime/projection.ts';
 import { secretsProjection } from './secrets/projector.ts';
 import { sitesProjection } from './sites/projector.ts';
 import { tokensProjection } from './tokens/projector.ts';
+import { trendsProjection } from './trends/projector.ts';
 import { vpsProjection } from './vps/projector.ts';
 import { workflowsProjection } from './workflows/projector.ts';
 
@@ -20,4 +21,5 @@ export const allProjections: readonly Projection[] = [
   autonomyProjection,
   agentsProjection,
   modulesProjection,
+  trendsProjection,
 ];

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MinSeqQuery, Problem } from '../../schemas/api.ts';
+import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { AssignmentView, TemplateView } from '../../schemas/fleet/views.ts';
 import { PlatformError } from '../../services/platform/errors.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
-import { getAssignment, getTemplate, listTemplates } from './queries.ts';
+import { getAssignment, getTemplate, listAssignments, listTemplates } from './queries.ts';
 
-/** `GET /v1/fleet/templates[/:templateId]` and `GET /v1/fleet/assignments/:nodeId`, with `?minSeq=` read-your-writes. */
+/** `GET /v1/fleet/templates[/:templateId]` and `GET /v1/fleet/assignments[/:nodeId]`, with `?minSeq=` read-your-writes. */
 export const fleetReadRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number }> = async (app, { reader, waitTimeoutMs }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
 
@@ -37,6 +37,25 @@ export const fleetReadRoutes: FastifyPluginAsync<{ reader: ReadModelReader; wait
       const template = getTemplate(reader.db(), req.params.templateId);
       if (!template) throw new PlatformError('NOT_FOUND', `template ${req.params.templateId} is not defined`);
       return template;
+    },
+  });
+
+  api.get('/v1/fleet/assignments', {
+    schema: {
+      tags: ['modules'],
+      summary: "Hosts' assignments in node order (those whose plan has one module, or of one template), a page at a time",
+      querystring: MinSeqQuery.extend({
+        module: z.string().optional(),
+        template: z.string().optional(),
+        cursor: z.string().optional(),
+        limit: z.coerce.number().int().min(1).max(500).default(100),
+      }),
+      response: { 200: pageOf(AssignmentView), '4xx': Problem },
+    },
+    handler: async (req) => {
+      const { minSeq, ...filter } = req.query;
+      await reader.waitFor(minSeq, waitTimeoutMs);
+      return listAssignments(reader.db(), filter);
     },
   });
 

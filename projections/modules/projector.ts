@@ -14,11 +14,26 @@ export const modulesProjection = defineProjection({
     switch (event.type) {
       case 'ModuleVersionPublished': {
         const d = event.data;
+        // A version published before events named the key was verified against the publisher's key trusted then: only
+        // the current key verifies (a rotated-out one is refused), and the publisher row holds it at this log position.
         statement(
           db,
-          `INSERT OR IGNORE INTO module_versions (module, version, bundle_sha256, manifest_sha256, publisher_id, manifest, published_at, published_by, seq)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(d.module, d.version, d.bundleSha256, d.manifestSha256, d.publisherId, JSON.stringify(d.manifest), metadata.time, metadata.actor, position.seq);
+          `INSERT OR IGNORE INTO module_versions
+             (module, version, bundle_sha256, manifest_sha256, publisher_id, manifest, published_at, published_by, seq, signing_key)
+           VALUES (@module, @version, @bundle, @manifestSha, @publisher, @manifest, @time, @actor, @seq,
+             COALESCE(@key, (SELECT public_key FROM module_publishers WHERE publisher_id = @publisher)))`,
+        ).run({
+          module: d.module,
+          version: d.version,
+          bundle: d.bundleSha256,
+          manifestSha: d.manifestSha256,
+          publisher: d.publisherId,
+          manifest: JSON.stringify(d.manifest),
+          time: metadata.time,
+          actor: metadata.actor,
+          seq: position.seq,
+          key: d.publicKey ?? null,
+        });
         // Counted from the versions, not incremented: the same event applied twice leaves the same row.
         statement(
           db,

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { ModuleManifest } from '../../schemas/fleet/moduleManifest.ts';
+import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 import type { AssignmentView, ModuleVersionView, ModuleView, PublisherView, TemplateView } from '../../schemas/fleet/views.ts';
 
 interface ModuleRow {
@@ -18,6 +19,7 @@ interface VersionRow {
   manifest: string;
   published_at: string;
   published_by: string;
+  signing_key: string | null;
 }
 
 interface PublisherRow {
@@ -41,6 +43,7 @@ const versionView = (r: VersionRow): ModuleVersionView => ({
   bundleSha256: r.bundle_sha256,
   manifestSha256: r.manifest_sha256,
   publisherId: r.publisher_id,
+  signingKey: r.signing_key,
   publishedAt: r.published_at,
   publishedBy: r.published_by,
   manifest: JSON.parse(r.manifest) as ModuleManifest,
@@ -114,6 +117,30 @@ export function getTemplate(db: Database, templateId: string): (TemplateView & {
   if (!row) return undefined;
   const { n } = db.prepare('SELECT COUNT(*) AS n FROM host_assignments WHERE template = ?').get(templateId) as { n: number };
   return { ...templateView(row), hostCount: n };
+}
+
+/**
+ * Hosts' assignments in node order, a page at a time: every one, or those whose plan has `module` (of `template`, when
+ * given). `nextCursor` names where the next page starts; null on the last.
+ */
+export function listAssignments(
+  db: Database,
+  filter: { module?: string; template?: string; cursor?: string; limit: number },
+): { items: AssignmentView[]; nextCursor: string | null } {
+  const rows = db
+    .prepare(
+      `SELECT * FROM host_assignments WHERE node_id > @after
+         AND (@module IS NULL OR json_extract(plan, '$.' || json_quote(@module)) IS NOT NULL)
+         AND (@template IS NULL OR template = @template) ORDER BY node_id LIMIT @fetch`,
+    )
+    .all({
+      after: filter.cursor ? decodeCursor(filter.cursor) : '',
+      module: filter.module ?? null,
+      template: filter.template ?? null,
+      fetch: filter.limit + 1,
+    }) as AssignmentRow[];
+  const page = rows.slice(0, filter.limit).map(assignmentView);
+  return { items: page, nextCursor: rows.length > filter.limit ? encodeCursor(page.at(-1)!.nodeId) : null };
 }
 
 export function getAssignment(db: Database, nodeId: string): AssignmentView | undefined {

@@ -83,4 +83,6 @@ export const modulesMigrations = [
   // 4: rollouts awaiting approval (fleet.approveRollout): the approvals the start needed and who approved so far
   `ALTER TABLE rollouts ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE rollouts ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';`,
+  // 5: the publisher key each version's manifest was signed with (what the console shows beside the publisher)
+  `ALTER TABLE module_versions ADD COLUMN signing_key TEXT;`,
 ];

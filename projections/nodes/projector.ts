@@ -6,13 +6,23 @@ import { statement } from '../runtime/statements.ts';
 import { bmcOptionsOf } from '../../schemas/agent/bmc.ts';
 import { nodesMigrations } from './schema.ts';
 
+/**
+ * The statement that sets `set` on a node, built once per fragment: built per event, each event made a new string
+ * of up to 600 characters and hashed it again to find its prepared statement (issue 34).
+ */
+const updateStatements = new Map<string, string>();
+function updateSql(set: string): string {
+  let sql = updateStatements.get(set);
+  if (sql === undefined) updateStatements.set(set, (sql = `UPDATE nodes SET ${set}, updated_at = ?, last_seq = ? WHERE node_id = ?`));
+  return sql;
+}
+
 /** The `nodes` read model: one row per bare-metal node, its lifecycle state, current work and identity. */
 export const nodesProjection = defineProjection({
   name: 'nodes',
   migrations: nodesMigrations,
   apply(db, event, metadata, position) {
-    const update = (nodeId: string, set: string, ...args: unknown[]) =>
-      statement(db, `UPDATE nodes SET ${set}, updated_at = ?, last_seq = ? WHERE node_id = ?`).run(...args, metadata.time, position.seq, nodeId);
+    const update = (nodeId: string, set: string, ...args: unknown[]) => statement(db, updateSql(set)).run(...args, metadata.time, position.seq, nodeId);
     switch (event.type) {
       case 'NodeEnrolled': {
         const d = event.data;

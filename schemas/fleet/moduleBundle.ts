@@ -45,6 +45,8 @@ export type BundleVerdict =
       /** sha256 (hex) of `manifest.json`: what `ModuleVersionPublished` records and heartbeats report against. */
       readonly manifestSha256: string;
       readonly publisherId: string;
+      /** The publisher key the manifest signature verified against. */
+      readonly publicKey: string;
       /** The verified file contents by manifest path, for whoever unpacks them. */
       readonly files: ReadonlyMap<string, Uint8Array>;
     }
@@ -132,5 +134,5 @@ export function verifyModuleBundle(bytes: Uint8Array, trustedPublisherKeys: read
   }
   const missing = manifest.files.find((f) => !files.has(f.path));
   if (missing) return refuse('BUNDLE_FILE_MISSING', `${missing.path} is in the manifest but not in the bundle`);
-  return { ok: true, manifest, manifestSha256: sha256(manifestEntry.data), publisherId, files };
+  return { ok: true, manifest, manifestSha256: sha256(manifestEntry.data), publisherId, publicKey, files };
 }

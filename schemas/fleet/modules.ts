@@ -28,7 +28,8 @@ export type PublishModuleVersionCommand = z.infer<typeof PublishModuleVersionCom
 
 /**
  * A version published: its signed manifest (what hosts verify files against and the closure resolver reads), the
- * sha256 of the manifest's canonical bytes (what heartbeats report), the bundle's blob and who signed it.
+ * sha256 of the manifest's canonical bytes (what heartbeats report), the bundle's blob and who signed it, with which of
+ * the publisher's keys (`publicKey`; absent from versions published before it was recorded).
  */
 export const ModuleVersionPublished = defineEvent(
   'ModuleVersionPublished',
@@ -38,6 +39,7 @@ export const ModuleVersionPublished = defineEvent(
     bundleSha256: z.string(),
     manifestSha256: z.string(),
     publisherId: z.string(),
+    publicKey: z.string().optional(),
     manifest: ModuleManifest,
   }),
 );

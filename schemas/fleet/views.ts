@@ -9,6 +9,8 @@ export const ModuleVersionView = z.object({
   bundleSha256: z.string(),
   manifestSha256: z.string(),
   publisherId: z.string(),
+  /** The publisher key the signed manifest verified against; null in a read model built before keys were recorded. */
+  signingKey: z.string().nullable(),
   publishedAt: z.string(),
   publishedBy: z.string(),
   manifest: ModuleManifest,

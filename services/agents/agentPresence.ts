@@ -27,6 +27,8 @@ export interface AgentPresenceOptions {
   now?: () => number;
   /** How long a looked-up agent key is trusted before it is read again (a rotation or a new registration). */
   keyTtlMs?: number;
+  /** Hears each heartbeat once it verified (never one that did not): the rollout controller's host observations. */
+  onVerified?: (heartbeat: AgentHeartbeat, receivedAtMs: number) => void;
 }
 
 interface Heard {
@@ -81,6 +83,7 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
       drivers: heartbeat.drivers ?? [],
       modules: heartbeat.modules ?? [],
     });
+    options.onVerified?.(heartbeat, receivedAtMs);
   };
 
   const readKey = (agentId: string): void => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { hostsRunning } from '../../projections/modules/rolloutQueries.ts';
 import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ApproveRollout, RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
+import { RolloutVerb } from '../../schemas/fleet/rolloutVerbs.ts';
 import { planRollout } from '../fleet/rollout/rolloutPlan.ts';
 import { PlatformError } from '../platform/errors.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
@@ -11,13 +12,13 @@ import { readerOf, type ApiContext } from './apiContext.ts';
 const Headers = z.object({ 'idempotency-key': z.string().optional() }).passthrough();
 
 /** The operator verbs on a rollout, by the last segment of their route. */
-const verbs = {
+const verbs: Record<RolloutVerb, string> = {
   pause: 'fleet.pauseRollout',
   resume: 'fleet.resumeRollout',
   continue: 'fleet.continueRollout',
   rollback: 'fleet.rollbackRollout',
   abort: 'fleet.abortRollout',
-} as const;
+};
 
 const PlanAnswer = z.object({ hosts: z.array(z.string()), waves: z.array(z.array(z.string())), planDigest: z.string() });
 
@@ -100,7 +101,7 @@ export const rolloutRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
     schema: {
       tags: ['modules'],
       summary: 'Pause, resume, continue (after a halt), roll back or abort a rollout',
-      params: z.object({ rolloutId: RolloutId, verb: z.enum(Object.keys(verbs) as [keyof typeof verbs, ...(keyof typeof verbs)[]]) }),
+      params: z.object({ rolloutId: RolloutId, verb: RolloutVerb }),
       headers: Headers,
       response: { 200: CommandResult, 201: CommandResult, '4xx': Problem, '5xx': Problem },
     },

@@ -9,6 +9,7 @@ import { moduleReadRoutes } from '../../projections/modules/routes.ts';
 import { fleetReadRoutes } from '../../projections/modules/fleetRoutes.ts';
 import { rolloutReadRoutes } from '../../projections/modules/rolloutRoutes.ts';
 import { workflowRoutes } from '../../projections/workflows/routes.ts';
+import { trendRoutes } from '../../projections/trends/routes.ts';
 import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
 import { operatorCommands } from './commandCatalog.ts';
@@ -113,6 +114,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(fleetReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });
   await app.register(rolloutReadRoutes, { reader: readerOf(ctx, 'modules'), waitTimeoutMs });
   await app.register(workflowRoutes, { reader: readerOf(ctx, 'workflows'), waitTimeoutMs });
+  await app.register(trendRoutes, { reader: readerOf(ctx, 'trends'), waitTimeoutMs });
   await app.register(secretRoutes, { ctx });
   await app.register(tokenRoutes, { ctx, bus: ctx.bus });
   await app.register(approvalRoutes, { ctx, bus: ctx.bus });

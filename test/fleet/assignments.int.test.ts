@@ -40,6 +40,10 @@ describe('assignments: a per-host plan through the API and the CLI, against a re
     expect([again.statusCode, again.json().events]).toEqual([200, []]);
     const shown = await app.inject({ method: 'GET', url: `/v1/fleet/assignments/n1?minSeq=${assigned.json().seq}` });
     expect(shown.json()).toMatchObject({ nodeId: 'n1', template: 'web', pins: [], plan: { nginx: '1.26.1' } });
+    const listed = await app.inject({ method: 'GET', url: `/v1/fleet/assignments?module=nginx&minSeq=${assigned.json().seq}` });
+    expect(listed.json()).toEqual({ items: [shown.json()], nextCursor: null });
+    expect((await app.inject({ method: 'GET', url: '/v1/fleet/assignments?template=edge' })).json()).toEqual({ items: [], nextCursor: null });
+    expect((await app.inject({ method: 'GET', url: '/v1/fleet/assignments?cursor=nope' })).json().code).toBe('VALIDATION_FAILED');
 
     // A pin's dry run diffs from the current plan; a pin of a version nothing published is refused with the conflict.
     expect((await dryRun('n1', { pins: [{ module: 'nginx', version: '1.24.0' }] })).json()).toMatchObject({

@@ -33,7 +33,9 @@ describe('publishing a module version through the API and the blob store', () =>
     const listed = await app.inject({ method: 'GET', url: `/v1/modules?minSeq=${seq}` });
     expect(listed.json()).toMatchObject({ items: [{ name: 'dns-resolver', versionCount: 1, lastVersion: '1.2.0' }] });
     const shown = await app.inject({ method: 'GET', url: `/v1/modules/dns-resolver?minSeq=${seq}` });
-    expect(shown.json()).toMatchObject({ versions: [{ version: '1.2.0', bundleSha256: sha, publisherId: 'acme', manifest: { provides: ['dns'] } }] });
+    expect(shown.json()).toMatchObject({
+      versions: [{ version: '1.2.0', bundleSha256: sha, publisherId: 'acme', signingKey: acme.publicKey, manifest: { provides: ['dns'] } }],
+    });
     expect((await app.inject({ method: 'GET', url: `/v1/modules/ntp?minSeq=${seq}` })).statusCode).toBe(404);
 
     const again = await publish('dns-resolver', '1.2.0', sha);

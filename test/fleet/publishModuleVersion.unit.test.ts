@@ -47,7 +47,14 @@ describe('fleet.publishModuleVersion', () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       type: 'ModuleVersionPublished',
-      data: { module: 'dns-resolver', version: '1.2.0', bundleSha256: sha(bundle), publisherId: 'acme', manifest: { name: 'dns-resolver', version: '1.2.0' } },
+      data: {
+        module: 'dns-resolver',
+        version: '1.2.0',
+        bundleSha256: sha(bundle),
+        publisherId: 'acme',
+        publicKey: acme.publicKey,
+        manifest: { name: 'dns-resolver', version: '1.2.0' },
+      },
     });
     expect(events[0]!.data.manifestSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(given([...events]).versions.map((v) => v.version)).toEqual(['1.2.0']);

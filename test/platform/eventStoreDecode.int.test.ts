@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../schemas/envelope.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { EventHeaders, EventMac } from '../../services/platform/eventStore/eventMac.ts';
+import { deliveredHeaderBlock } from '../../services/platform/eventStore/eventHeaderValues.ts';
 import { EventStore, type RawLogMessage } from '../../services/platform/eventStore/eventStore.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
@@ -55,6 +56,34 @@ describe('decoding a message the process decoded already', () => {
       expect(store.decode(bare)).toMatchObject({ rejection: { reason: 'MAC_MISSING' } });
       // And the genuine message still decodes to the batch it did.
       expect(store.decode(await rawAt(store, seq))).toEqual(first);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('EventStore.decode reads a consumer-delivered message from its header bytes (nats.js still keeps them) and decodes it as a direct get does', async () => {
+    await using nats = await startTestNats();
+    using dir = tempDir('bc-delivered-');
+    const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, natsAuth: 'none', logLevel: 'silent' });
+    const nc = await connectNats(nats.url, 'delivered-entries');
+    try {
+      await ensureStreams(nc, config);
+      const store = await EventStore.open(nc, new EventMac(randomBytes(32)));
+      const subject = 'bc.evt.site.site.dc1';
+      const first = await store.append(subject, batch('Paris'), { expectedSeq: 0, msgId: 'c-paris' });
+      const second = await store.append(subject, batch('Lyon'), { expectedSeq: first.seq, msgId: 'c-lyon', position: 2 });
+      const consumer = await store.js.consumers.get(store.stream, { filter_subjects: subject });
+      const messages = await consumer.consume({ max_messages: 10 });
+      const seen = [];
+      for await (const m of messages) {
+        // Upgrading nats.js past the shape this relies on fails here, rather than quietly taking the slow path.
+        expect(deliveredHeaderBlock(m)).toBeDefined();
+        seen.push(store.decode(m));
+        if (m.seq === second.seq) break;
+      }
+      await messages.close();
+      expect(seen).toEqual([await store.readAt(first.seq), await store.readAt(second.seq)]);
+      expect(seen[1]).toMatchObject({ position: 2, batch: { events: [{ data: { name: 'Lyon' } }] } });
     } finally {
       await nc.close();
     }

@@ -14,7 +14,7 @@ const logArb = workloadArb({ maxLength: 60 });
 const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
-  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates, host assignments and node labels', async () => {
+  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates, host assignments, node labels and trend buckets', async () => {
     const seen = {
       workflowsCompleted: 0,
       workflowsFailed: 0,
@@ -28,6 +28,10 @@ describe('projections', () => {
       templates: 0,
       assignments: 0,
       labels: 0,
+      stepDurations: 0,
+      wipedBytes: 0,
+      capacityQueue: 0,
+      failureCodes: 0,
     };
     const runs = fc.sample(logArb, { numRuns: 40, seed: 20_261_202 });
     for (const intents of runs) {
@@ -45,6 +49,10 @@ describe('projections', () => {
       seen.templates += count('modules', `SELECT count(*) FROM templates`);
       seen.assignments += count('modules', `SELECT count(*) FROM host_assignments`);
       seen.labels += count('nodes', `SELECT count(*) FROM nodes WHERE labels != '{}'`);
+      seen.stepDurations += count('trends', `SELECT count(*) FROM trend_step_bins`);
+      seen.wipedBytes += count('trends', `SELECT count(*) FROM trend_steps WHERE step_id = 'disk.wipe' AND bytes > 0`);
+      seen.capacityQueue += count('trends', `SELECT count(*) FROM trend_capacity WHERE peak_waiting > 0`);
+      seen.failureCodes += count('trends', `SELECT count(*) FROM trend_failures`);
       dumpAll(dbs);
     }
     // Not every workload gets everywhere; together they must, or the properties below test empty tables.

@@ -31,6 +31,8 @@ export async function startConsoleStack(machines: number) {
   };
   return {
     api: stack.api,
+    /** The stack's data dir: its stack record and broker trust chain, for a test that talks NATS as a control-plane process. */
+    dataDir: dir.path,
     adminToken: stack.token,
     admin,
     createToken,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { headers } from '@nats-io/transport-node';
@@ -86,6 +86,21 @@ describe('EventMac', () => {
     expect(messageId).toBe('cmd-00000001.0YV0vgRUjH1X5HVtl_5Q2I');
     expect(fixed.sign(subject, messageId, 7, payload)).toBe('v1.81653e93b0aa1244.P9TjIbCY8m-z-WkVL1CBU5OMSezov5rmZd9vBE2MW7I');
     expect(fixed.verify(subject, stored(fixed), payload)).toBeUndefined();
+  });
+
+  it('EventMac computes HMAC-SHA256 as createHmac does, for payloads inside and past its reused buffer and any subject', () => {
+    const key = randomBytes(32);
+    const own = new EventMac(key);
+    const reference = (fields: string, body: Uint8Array) =>
+      `v1.${own.keyId}.${createHmac('sha256', key).update(fields, 'utf8').update(body).digest('base64url')}`;
+    for (const size of [0, 1, 55, 64, 400, 64 * 1024 - 200, 64 * 1024, 200_000]) {
+      const body = randomBytes(size);
+      for (const on of ['bc.evt.metal.node.n1', 'bc.evt.metal.node.nœud-é']) {
+        expect(own.sign(on, 'm.1', 3, body)).toBe(reference(`bc.event/v1\n${on}\nm.1\n3\n`, body));
+        expect(own.sign(on, 'm.1', 3, body, 9)).toBe(reference(`bc.event/v1+position\n${on}\nm.1\n3\n9\n`, body));
+        expect(own.verifyValues(on, own.sign(on, 'm.1', 3, body, 9), 'm.1', '3', body, '9')).toBeUndefined();
+      }
+    }
   });
 
   it('EventMac refuses a MAC header of the right shape whose MAC is cut short, padded or not base64url', () => {

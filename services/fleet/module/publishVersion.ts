@@ -37,7 +37,15 @@ export const publishModuleVersion = defineCommand({
     return [
       {
         type: 'ModuleVersionPublished',
-        data: { module, version, bundleSha256, manifestSha256: verdict.manifestSha256, publisherId: verdict.publisherId, manifest },
+        data: {
+          module,
+          version,
+          bundleSha256,
+          manifestSha256: verdict.manifestSha256,
+          publisherId: verdict.publisherId,
+          publicKey: verdict.publicKey,
+          manifest,
+        },
       },
     ];
   },

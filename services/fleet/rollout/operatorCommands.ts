@@ -1,6 +1,7 @@
 import { moduleOfRollout, RolloutCommand } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import type { RolloutStatus } from '../../../schemas/fleet/rolloutViews.ts';
+import { rolloutVerbFrom } from '../../../schemas/fleet/rolloutVerbs.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { rolledBack } from './controllerCommands.ts';
@@ -38,14 +39,14 @@ function operatorVerb<const N extends string>(name: N, verb: Verb) {
 
 /** `fleet.pauseRollout`: no further wave starts; what the wave in flight reports still counts. */
 export const pauseRollout = operatorVerb('fleet.pauseRollout', {
-  from: ['running'],
+  from: rolloutVerbFrom.pause,
   done: ['paused'],
   decide: (run) => [{ type: 'RolloutPaused', data: { rolloutId: run.rolloutId } }],
 });
 
 /** `fleet.resumeRollout`: waves start again. */
 export const resumeRollout = operatorVerb('fleet.resumeRollout', {
-  from: ['paused'],
+  from: rolloutVerbFrom.resume,
   done: ['running'],
   decide: (run) => [{ type: 'RolloutResumed', data: { rolloutId: run.rolloutId } }],
 });
@@ -55,7 +56,7 @@ export const resumeRollout = operatorVerb('fleet.resumeRollout', {
  * afresh. A halt on the last wave's last report completes the rollout here.
  */
 export const continueRollout = operatorVerb('fleet.continueRollout', {
-  from: ['halted'],
+  from: rolloutVerbFrom.continue,
   // `completed`: a continue past the last wave's halt completes the rollout, and its redelivery must find it done.
   done: ['running', 'paused', 'completed'],
   decide(run) {
@@ -72,7 +73,7 @@ export const continueRollout = operatorVerb('fleet.continueRollout', {
  * final, so no host that switches late is left out.
  */
 export const rollbackRollout = operatorVerb('fleet.rollbackRollout', {
-  from: ['halted', 'paused'],
+  from: rolloutVerbFrom.rollback,
   done: ['rolling-back', 'rolled-back'],
   decide(run) {
     const inFlight = run.progress.waves
@@ -94,7 +95,7 @@ export const rollbackRollout = operatorVerb('fleet.rollbackRollout', {
  * approval is aborted this way too (nothing ran): it is how an operator withdraws a plan the approvers will not sign.
  */
 export const abortRollout = operatorVerb('fleet.abortRollout', {
-  from: ['awaiting-approval', 'running', 'paused', 'halted', 'rolling-back'],
+  from: rolloutVerbFrom.abort,
   done: ['aborted'],
   decide: (run) => [{ type: 'RolloutAborted', data: { rolloutId: run.rolloutId } }],
 });

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
@@ -21,6 +21,10 @@ const VERSION = 'v1';
 /** Bytes of an HMAC-SHA256, and characters of its base64url form (no padding). */
 const MAC_BYTES = 32;
 const MAC_CHARS = 43;
+/** SHA-256's block size: HMAC's key pads are one block long. */
+const BLOCK_BYTES = 64;
+/** A message whose MAC input is longer than this is hashed in a buffer of its own rather than the reused one. */
+const REUSED_INPUT_BYTES = 64 * 1024;
 
 /**
  * The control plane's key for event batches: only a process holding it can write something readers accept on
@@ -44,9 +48,25 @@ export class EventMac {
   /** The MAC a header carries, decoded here rather than into a new buffer per message verified. */
   readonly #given = Buffer.alloc(MAC_BYTES);
 
+  /**
+   * HMAC-SHA256 as RFC 2104 builds it, with two one-shot `hash` calls instead of an `Hmac` object per message: the
+   * inner pad sits at the head of a reused input buffer (the fields and payload are written after it), the outer pad
+   * at the head of a reused buffer the inner digest is written after. `createHmac` made a native object per message
+   * whose set-up and collection were most of a catch-up's MAC cost (bench/README.md, issue 34); a test checks the
+   * result against `createHmac` for every shape of message.
+   */
+  readonly #inner = Buffer.alloc(BLOCK_BYTES + REUSED_INPUT_BYTES);
+  readonly #outer = Buffer.alloc(BLOCK_BYTES + MAC_BYTES);
   constructor(key: Buffer) {
     if (key.length !== KEY_BYTES) throw new Error(`the event key must be ${KEY_BYTES} bytes`);
     this.#key = createSecretKey(Buffer.from(key));
+    // A 32-byte key is shorter than a block: HMAC pads it with zeros, so each pad is the key XOR the pad byte, then it.
+    this.#inner.fill(0x36, 0, BLOCK_BYTES);
+    this.#outer.fill(0x5c, 0, BLOCK_BYTES);
+    for (let i = 0; i < key.length; i++) {
+      this.#inner[i]! ^= key[i]!;
+      this.#outer[i]! ^= key[i]!;
+    }
     this.keyId = createHash('sha256').update('bc.event-mac-id/v1').update(key).digest('hex').slice(0, 16);
     this.#prefix = `${VERSION}.${this.keyId}.`;
   }
@@ -96,15 +116,23 @@ export class EventMac {
   }
 
   #mac(subject: string, messageId: string, expectedSeq: string, position: string, payload: Uint8Array): Buffer {
-    // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another. (Passing
-    // the string itself, not its encoding, halves the cost; one template string costs less than an update per field
-    // or a copy into a reused buffer: measured.) A message with a position is signed under a tag of its own, so its
-    // position can be neither removed nor added to a message signed without one: older messages verify unchanged.
+    // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another. A message
+    // with a position is signed under a tag of its own, so its position can be neither removed nor added to a message
+    // signed without one: older messages verify unchanged.
     const fields =
       position === ''
         ? `bc.event/${VERSION}\n${subject}\n${messageId}\n${expectedSeq}\n`
         : `bc.event/${VERSION}+position\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n`;
-    return createHmac('sha256', this.#key).update(fields, 'utf8').update(payload).digest();
+    let input = this.#inner;
+    // At most 3 bytes of UTF-8 per UTF-16 unit: a bound that needs no pass over the string.
+    if (3 * fields.length + payload.length > REUSED_INPUT_BYTES) {
+      input = Buffer.allocUnsafe(BLOCK_BYTES + 3 * fields.length + payload.length);
+      this.#inner.copy(input, 0, 0, BLOCK_BYTES);
+    }
+    const end = BLOCK_BYTES + input.write(fields, BLOCK_BYTES, 'utf8');
+    input.set(payload, end);
+    this.#outer.set(hash('sha256', input.subarray(0, end + payload.length), 'buffer'), BLOCK_BYTES);
+    return hash('sha256', this.#outer, 'buffer');
   }
 }
 

@@ -13,6 +13,7 @@ import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { ConcurrencyError, PlatformError, unavailableOnFailure } from '../errors.ts';
+import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
 import { replaySubject } from './subjectReplay.ts';
 
@@ -126,13 +127,12 @@ export class EventStore {
    * the old generation, and cost a catch-up more in garbage collection than it saved readers (bench/README.md).
    */
   decode(message: RawLogMessage): LogEntry {
-    const { seq, subject, headers: hdrs, data } = message;
-    // Each header read copies the header names twice (nats.js): read the ones the MAC covers once.
-    const mac = hdrs?.get(EventHeaders.mac) ?? '';
-    const messageIdHeader = hdrs?.get(EventHeaders.messageId) ?? '';
-    const messageId = messageIdHeader || null;
-    const positionHeader = hdrs?.get(EventHeaders.position) ?? '';
-    const rejection = this.mac.verifyValues(subject, mac, messageIdHeader, hdrs?.get(EventHeaders.expectedSeq) ?? '', data, positionHeader);
+    // Not `message.headers`: nats.js decodes every header behind that getter (`eventHeaderValues`).
+    const { seq, subject, data } = message;
+    const values = eventHeaderValues(message);
+    const messageId = values.messageId || null;
+    const positionHeader = values.position;
+    const rejection = this.mac.verifyValues(subject, values.mac, values.messageId, values.expectedSeq, data, positionHeader);
     if (rejection) return { seq, subject, messageId, rejection };
     let parsed: ReturnType<typeof EventBatch.safeParse>;
     try {

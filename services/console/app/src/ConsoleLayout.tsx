@@ -2,8 +2,10 @@ import { Link, Route, Switch, useLocation } from 'wouter';
 import { useSignedIn } from './api/apiContext.tsx';
 import { useLiveStatus } from './live/eventStream.tsx';
 import { sectionsFor } from './navigation.ts';
+import { ModulePage } from './pages/ModulePage.tsx';
 import { NodeDetailPage } from './pages/NodeDetailPage.tsx';
 import { NotFoundPage } from './pages/NotFoundPage.tsx';
+import { RolloutPage } from './pages/RolloutPage.tsx';
 import { WorkflowPage } from './pages/WorkflowPage.tsx';
 
 const liveLabel = { connecting: 'connecting…', live: 'live', reconnecting: 'reconnecting…' } as const;
@@ -50,6 +52,8 @@ export function ConsoleLayout({ onSignOut }: { onSignOut: () => void }) {
           ))}
           <Route path="/nodes/:nodeId">{(params) => <NodeDetailPage nodeId={params.nodeId} />}</Route>
           <Route path="/workflows/:workflowId">{(params) => <WorkflowPage workflowId={params.workflowId} />}</Route>
+          <Route path="/modules/:module">{(params) => <ModulePage name={params.module} />}</Route>
+          <Route path="/rollouts/:rolloutId">{(params) => <RolloutPage rolloutId={params.rolloutId} />}</Route>
           <Route component={NotFoundPage} />
         </Switch>
       </main>

@@ -1,5 +1,14 @@
 import type {
   ApprovalView,
+  AssignmentView,
+  ModuleVersionView,
+  ModuleView,
+  PublisherView,
+  RolloutDetailView,
+  RolloutStatus,
+  RolloutVerb,
+  RolloutView,
+  TemplateView,
   ApproveDecision,
   BudgetView,
   ApproveBatch,
@@ -25,6 +34,7 @@ import type {
   SessionView,
   SiteView,
   TenantView,
+  TrendsView,
   WorkflowPage,
   WorkflowView,
 } from './shapes.ts';
@@ -120,6 +130,9 @@ export class ApiClient {
   session = (signal?: AbortSignal) => this.get<SessionView>('/v1/session', undefined, signal);
   fleetSummary = (minSeq?: number, signal?: AbortSignal) => this.readModel<FleetSummary>('/v1/fleet/summary', { minSeq }, signal);
   sites = (signal?: AbortSignal) => this.get<{ items: SiteView[] }>('/v1/sites', undefined, signal);
+  /** Hourly trends of one site (all when absent), `from`/`to` ISO. */
+  trends = (query: { site?: string | undefined; from: string; to: string; minSeq?: number | undefined }, signal?: AbortSignal) =>
+    this.readModel<TrendsView>('/v1/trends', query, signal);
 
   nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
     this.readModel<NodePage>('/v1/nodes', filter, signal);
@@ -162,6 +175,21 @@ export class ApiClient {
   plugins = (signal?: AbortSignal) => this.get<{ items: PluginView[] }>('/v1/plugins', undefined, signal);
   profiles = (signal?: AbortSignal) => this.get<{ items: ProfileView[] }>('/v1/profiles', undefined, signal);
   validateProfile = (profileId: string) => this.post<ProfileValidation>('/v1/profiles/validate', { profileId });
+
+  modules = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: ModuleView[] }>('/v1/modules', { minSeq }, signal);
+  module = (name: string, minSeq?: number, signal?: AbortSignal) =>
+    this.readModel<ModuleView & { versions: ModuleVersionView[] }>(`/v1/modules/${encodeURIComponent(name)}`, { minSeq }, signal);
+  publishers = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: PublisherView[] }>('/v1/module-publishers', { minSeq }, signal);
+  templates = (minSeq?: number, signal?: AbortSignal) => this.readModel<{ items: TemplateView[] }>('/v1/fleet/templates', { minSeq }, signal);
+  assignments = (filter: { module?: string; cursor?: string | null }, minSeq?: number, signal?: AbortSignal) =>
+    this.readModel<{ items: AssignmentView[]; nextCursor: string | null }>('/v1/fleet/assignments', { ...filter, minSeq }, signal);
+  rollouts = (filter: { module?: string; status?: RolloutStatus | '' }, minSeq?: number, signal?: AbortSignal) =>
+    this.readModel<{ items: RolloutView[] }>('/v1/rollouts', { ...filter, minSeq }, signal);
+  rollout = (rolloutId: string, minSeq?: number, signal?: AbortSignal) =>
+    this.readModel<RolloutDetailView>(`/v1/rollouts/${encodeURIComponent(rolloutId)}`, { minSeq }, signal);
+  /** An operator's verb on a rollout (`POST /v1/rollouts/:rolloutId/:verb`); the key makes a repeated confirm one command. */
+  rolloutVerb = (rolloutId: string, verb: RolloutVerb, idempotencyKey: string) =>
+    this.post<CommandResult>(`/v1/rollouts/${encodeURIComponent(rolloutId)}/${verb}`, {}, idempotencyKey);
 
   /** A command (`POST /v1/commands/<name>`); the idempotency key makes a repeated submit of one dialog one command. */
   command = (name: string, payload: unknown, idempotencyKey: string) => this.post<CommandResult>(`/v1/commands/${name}`, payload, idempotencyKey);

@@ -11,6 +11,7 @@ export type { NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../../.
 export type { NodeState } from '../../../../../schemas/metal/nodeState.ts';
 export type { NodeView } from '../../../../../schemas/metal/views.ts';
 export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
+export type { TrendsView } from '../../../../../schemas/metal/trendViews.ts';
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { SetMaintenance } from '../../../../../schemas/metal/nodeCommands.ts';
 export type { AllocateNode, PoolOffer } from '../../../../../schemas/metal/poolViews.ts';
@@ -22,6 +23,10 @@ export type { SiteView } from '../../../../../schemas/site/views.ts';
 export type { NodeLogEntry } from '../../../../../schemas/agent/nodeLog.ts';
 export type { BudgetView, ControlsView, DecisionView, PolicyView } from '../../../../../schemas/autonomy/views.ts';
 export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/decisionCommands.ts';
+export type { AssignmentView, ModuleVersionView, ModuleView, PublisherView, TemplateView } from '../../../../../schemas/fleet/views.ts';
+export type { RolloutDetailView, RolloutHostView, RolloutStatus, RolloutView } from '../../../../../schemas/fleet/rolloutViews.ts';
+export type { HostOutcome } from '../../../../../schemas/fleet/rolloutWaves.ts';
+export type { RolloutVerb } from '../../../../../schemas/fleet/rolloutVerbs.ts';
 
 import type { z } from 'zod';
 import type { pageOf } from '../../../../../schemas/api.ts';

@@ -26,4 +26,10 @@ export const subjectOf = {
   vps: (b: LiveBatch) => b.subject.startsWith('bc.evt.vps.'),
   plugins: (b: LiveBatch) => b.subject.startsWith('bc.evt.plugins.'),
   autonomy: (b: LiveBatch) => b.subject.startsWith('bc.evt.autonomy.'),
+  /** Modules, publishers, templates, assignments and rollouts. */
+  fleet: (b: LiveBatch) => b.subject.startsWith('bc.evt.fleet.'),
+  /** One kind of them: `module`, `publishers`, `template`, `assignment` or `rollout`. */
+  fleetOf: (aggregate: 'module' | 'publishers' | 'template' | 'assignment' | 'rollout') => (b: LiveBatch) => b.subject.startsWith(`bc.evt.fleet.${aggregate}.`),
+  /** A module's rollouts: the rollout aggregate is the module's (`bc.evt.fleet.rollout.<module>`). */
+  rolloutsOf: (module: string) => (b: LiveBatch) => b.subject === `bc.evt.fleet.rollout.${module}`,
 };
