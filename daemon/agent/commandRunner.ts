@@ -8,6 +8,12 @@ import type { NodeLogPublisher } from './nodeLogPublisher.ts';
 import type { ResultPublisher } from './resultPublisher.ts';
 
 /** Given to an executor: a heartbeat for long work and the agent's stop signal (power lost, shutdown). */
+
+/**
+ * The BMC monitor reads each resting node's power every minute: two lines a probe would push a node's real lines out
+ * of its window in days, and a good reading tells an operator nothing. A failed one (the BMC unreachable) is logged.
+ */
+const readsLoggedOnlyWhenFailed: ReadonlySet<AgentCommand['kind']> = new Set(['power.get']);
 export interface ExecutionContext {
   heartbeat(): void;
   signal: AbortSignal;
@@ -136,8 +142,9 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
   const stopHeartbeats = deps.heartbeats?.whileRunning(command);
   const logs = deps.logs;
   const say = (stream: NodeLogStream, text: string) => logs?.say({ nodeId: command.nodeId, commandId: command.commandId, stream, text });
+  const quiet = readsLoggedOnlyWhenFailed.has(command.kind);
   const startedAt = now();
-  say('stdout', `${command.kind} started (command ${command.commandId})`);
+  if (!quiet) say('stdout', `${command.kind} started (command ${command.commandId})`);
   try {
     outcome = { ok: true, payload: await executor.execute(command, params.data, logs ? { ...ctx, output: say } : ctx) };
   } catch (err) {
@@ -154,8 +161,9 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
   }
   const took = `${((now() - startedAt) / 1_000).toFixed(1)} s`;
   // The exit: ok, or the stable error code and message the signed result carries too (never its payload).
-  if (outcome.ok) say('stdout', `${command.kind} finished ok in ${took}`);
-  else say('stderr', `${command.kind} failed after ${took}: ${outcome.errorCode}: ${outcome.errorMessage}`);
+  if (outcome.ok) {
+    if (!quiet) say('stdout', `${command.kind} finished ok in ${took}`);
+  } else say('stderr', `${command.kind} failed after ${took}: ${outcome.errorCode}: ${outcome.errorMessage}`);
   await answer(outcome);
   return outcome.ok ? 'executed' : 'failed';
 }
