@@ -1,4 +1,3 @@
-import { DeliverPolicy } from '@nats-io/jetstream';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -8,13 +7,10 @@ import { Problem } from '../../schemas/api.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
-import { closeWhenSilent } from '../platform/nats/silentConsumer.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
-import type { TokenCheck, TokenInvalidReason } from './authentication.ts';
+import type { TokenCheck } from './authentication.ts';
+import { serveLiveStream, sseFrame } from './liveStream.ts';
 import { entryOf, NODE_LOG_PAGE_MAX, readNodeLogs, type NodeLogScope } from './nodeLogReader.ts';
-
-/** How often an open stream asks again whether its token still holds (as `/v1/events/stream`). */
-const tokenRecheckMs = 1_000;
 
 const Query = z.object({
   since: z.coerce.number().int().nonnegative().optional().describe('A BC_LOGS sequence: lines after it (absent: the newest `limit` lines)'),
@@ -61,47 +57,17 @@ export const nodeLogRoutes: FastifyPluginAsync<{ ctx: ApiContext; tokens: TokenC
       const resumeAfter = req.headers['last-event-id'] ?? since;
       const backlog = resumeAfter === undefined ? await readNodeLogs(ctx.store.js, ctx.store.jsm, scope, undefined, limit) : undefined;
       const after = backlog?.lastSeq ?? resumeAfter ?? 0;
-      const consumer = await ctx.store.js.consumers.get(Streams.logs.name, {
-        filter_subjects: Subjects.nodeLogs(scope.siteId, scope.nodeId),
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: after + 1,
+      return serveLiveStream(ctx, tokens, req, reply, {
+        stream: Streams.logs.name,
+        filter: Subjects.nodeLogs(scope.siteId, scope.nodeId),
+        after,
+        label: 'node log stream',
+        preamble: (backlog?.items ?? []).map((entry) => sseFrame(entry.seq, 'line', entry)),
+        frame: (msg) => {
+          const entry = entryOf(scope, { subject: msg.subject, seq: msg.seq, data: msg.data, time: msg.time });
+          return entry && sseFrame(entry.seq, 'line', entry);
+        },
       });
-      const messages = await consumer.consume({ max_messages: 256 });
-      void closeWhenSilent(messages, (missed) => req.log.warn({ missed }, 'node log stream consumer silent; ending the response'));
-      reply.hijack();
-      reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      reply.raw.write(`: connected\n\nevent: connected\ndata: ${JSON.stringify({ seq: after })}\n\n`);
-      for (const entry of backlog?.items ?? []) reply.raw.write(`id: ${entry.seq}\nevent: line\ndata: ${JSON.stringify(entry)}\n\n`);
-      const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
-      const principal = req.principal!;
-      let ended: TokenInvalidReason | null = null;
-      const recheck = setInterval(() => {
-        void tokens.whyInvalid(principal).then(
-          (why) => {
-            if (!why || ended) return;
-            ended = why;
-            void messages.close();
-          },
-          () => undefined,
-        );
-      }, tokenRecheckMs);
-      const stop = () => {
-        clearInterval(keepAlive);
-        clearInterval(recheck);
-      };
-      req.raw.once('close', () => {
-        stop();
-        void messages.close();
-      });
-      for await (const msg of messages) {
-        if (ended) break;
-        const entry = entryOf(scope, { subject: msg.subject, seq: msg.seq, data: msg.data, time: msg.time });
-        if (entry) reply.raw.write(`id: ${entry.seq}\nevent: line\ndata: ${JSON.stringify(entry)}\n\n`);
-      }
-      stop();
-      if (ended) reply.raw.end(`event: end\ndata: ${JSON.stringify({ code: 'UNAUTHENTICATED', reason: ended })}\n\n`);
-      else reply.raw.end();
-      return reply;
     },
   });
 };
