@@ -47,7 +47,9 @@ describe('web console: a node’s logs', () => {
     await page.evaluate(`${box}.scrollTop = 0`);
     await page.getByRole('button', { name: 'Follow new lines' }).waitFor();
     const seen = Number(await page.evaluate(lineCount));
-    // More comes: the inspection's remaining work, or the BMC monitor's power probe of the resting node (every minute).
+    // More comes: a BMC inspection once the in-band one is over (the site agent's inventory read, started and finished).
+    await rig.stack.admin.waitForNodeState('sim-m001', 'ready', 180_000);
+    expect((await rig.stack.admin.command('metal.inspect', { nodeId: 'sim-m001', inBand: false })).status).toBe(201);
     await expect.poll(async () => Number(await page.evaluate(lineCount)), { timeout: 180_000 }).toBeGreaterThan(seen);
     expect(await page.evaluate(scrollTop)).toBe(0);
     await page.getByRole('button', { name: 'Follow new lines' }).click();

@@ -19,6 +19,7 @@ import type {
   FleetSummary,
   InstanceView,
   NodeHistory,
+  NodeLogPage,
   NodePage,
   NodeState,
   NodeView,
@@ -134,6 +135,9 @@ export class ApiClient {
   trends = (query: { site?: string | undefined; from: string; to: string; minSeq?: number | undefined }, signal?: AbortSignal) =>
     this.readModel<TrendsView>('/v1/trends', query, signal);
 
+  /** The node's log after `since` (absent: the newest `limit` lines). */
+  nodeLogs = (nodeId: string, since: number | undefined, signal?: AbortSignal) =>
+    this.get<NodeLogPage>(`/v1/nodes/${encodeURIComponent(nodeId)}/logs`, { since }, signal);
   nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
     this.readModel<NodePage>('/v1/nodes', filter, signal);
   node = (nodeId: string, minSeq?: number, signal?: AbortSignal) => this.readModel<NodeView>(`/v1/nodes/${encodeURIComponent(nodeId)}`, { minSeq }, signal);

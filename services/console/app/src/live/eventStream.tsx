@@ -1,7 +1,7 @@
-import { createParser } from 'eventsource-parser';
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { ApiClient } from '../api/client.ts';
 import type { StoredEvent } from '../api/shapes.ts';
+import { followStream, type LiveStatus } from './followStream.ts';
 
 /** One message of `GET /v1/events/stream`: a command's events on one aggregate's subject. */
 export interface LiveBatch {
@@ -10,7 +10,6 @@ export interface LiveBatch {
   readonly events: readonly StoredEvent[];
 }
 
-export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 type Listener = (batch: LiveBatch) => void;
 
 interface LiveEvents {
@@ -26,8 +25,6 @@ interface LiveEvents {
 
 const LiveEventsContext = createContext<LiveEvents | null>(null);
 
-const retryMs = 2_000;
-
 /**
  * One server-sent-events connection for the whole console (`EventSource` cannot send a bearer token, so this reads
  * the stream through `fetch`). After a drop it reconnects with `Last-Event-ID`, so no batch is missed; what the token
@@ -40,45 +37,15 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
 
   useEffect(() => {
     const controller = new AbortController();
-    let lastSeq: number | undefined;
-    const connectOnce = async () => {
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (lastSeq !== undefined) headers['last-event-id'] = String(lastSeq);
-      const res = await client.fetch('/v1/events/stream?subject=bc.evt.>', { headers, signal: controller.signal });
-      setStatus('live');
-      const parser = createParser({
-        onEvent: (message) => {
-          // The API ends the stream when the token is revoked or expires: back to sign-in at once, not at the next click.
-          if (message.event === 'end') {
-            controller.abort();
-            client.unauthorized();
-            return;
-          }
-          if (message.event === 'connected') {
-            setConnectedAt((JSON.parse(message.data) as { seq: number }).seq);
-            return;
-          }
-          if (message.event !== 'events') return;
-          const batch = JSON.parse(message.data) as LiveBatch;
-          lastSeq = batch.seq;
-          for (const listener of listeners.current) listener(batch);
-        },
-      });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        parser.feed(value);
-      }
-    };
-    void (async () => {
-      while (!controller.signal.aborted) {
-        await connectOnce().catch(() => undefined);
-        if (controller.signal.aborted) return;
-        setStatus('reconnecting');
-        await new Promise((resolve) => setTimeout(resolve, retryMs));
-      }
-    })();
+    followStream(client, '/v1/events/stream?subject=bc.evt.>', controller.signal, {
+      status: setStatus,
+      event: (name, data) => {
+        if (name === 'connected') setConnectedAt((JSON.parse(data) as { seq: number }).seq);
+        if (name !== 'events') return;
+        const batch = JSON.parse(data) as LiveBatch;
+        for (const listener of listeners.current) listener(batch);
+      },
+    });
     return () => controller.abort();
   }, [client]);
 

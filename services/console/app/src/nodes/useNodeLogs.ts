@@ -1,57 +1,41 @@
-import { createParser } from 'eventsource-parser';
 import { useEffect, useState } from 'react';
 import { useSignedIn } from '../api/apiContext.tsx';
 import type { NodeLogEntry } from '../api/shapes.ts';
+import type { LiveStatus } from '../live/followStream.ts';
 import { appendLines } from './nodeLogLines.ts';
 
-const retryMs = 2_000;
-
-export type NodeLogStatus = 'connecting' | 'live' | 'reconnecting';
+/** How often a visible node page reads the lines stored since its last read. */
+export const NODE_LOG_POLL_MS = 1_000;
 
 /**
- * The node's log, live: `GET /v1/nodes/:id/logs?follow=1` read through `fetch` (the bearer token), the newest lines
- * first, then each as it is stored; after a drop it reconnects with Last-Event-ID, so no line is missed or repeated.
+ * The node's log, kept current by reading `GET /v1/nodes/:id/logs?since=<last seq>` every second while the tab is
+ * visible: the newest lines first, then each line once, in order. Not the API's `follow=1` stream: a browser keeps 6
+ * HTTP/1.1 connections per server, the console's event stream holds one per tab, and a second per node page would
+ * leave a few open node pages nothing to load the next page with.
  */
-export function useNodeLogs(nodeId: string): { lines: NodeLogEntry[]; status: NodeLogStatus } {
+export function useNodeLogs(nodeId: string): { lines: NodeLogEntry[]; status: LiveStatus } {
   const { client } = useSignedIn();
   const [lines, setLines] = useState<NodeLogEntry[]>([]);
-  const [status, setStatus] = useState<NodeLogStatus>('connecting');
+  const [status, setStatus] = useState<LiveStatus>('connecting');
 
   useEffect(() => {
     const controller = new AbortController();
-    let lastSeq: number | undefined;
+    let since: number | undefined;
     setLines([]);
-    const connectOnce = async () => {
-      const headers: Record<string, string> = { accept: 'text/event-stream' };
-      if (lastSeq !== undefined) headers['last-event-id'] = String(lastSeq);
-      const res = await client.fetch(`/v1/nodes/${encodeURIComponent(nodeId)}/logs?follow=1`, { headers, signal: controller.signal });
-      setStatus('live');
-      const parser = createParser({
-        onEvent: (message) => {
-          if (message.event === 'end') {
-            controller.abort();
-            client.unauthorized();
-            return;
-          }
-          if (message.event !== 'line') return;
-          const line = JSON.parse(message.data) as NodeLogEntry;
-          lastSeq = line.seq;
-          setLines((held) => appendLines(held, [line]));
-        },
-      });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        parser.feed(value);
-      }
-    };
     void (async () => {
       while (!controller.signal.aborted) {
-        await connectOnce().catch(() => undefined);
-        if (controller.signal.aborted) return;
-        setStatus('reconnecting');
-        await new Promise((resolve) => setTimeout(resolve, retryMs));
+        if (document.visibilityState === 'visible') {
+          try {
+            const page = await client.nodeLogs(nodeId, since, controller.signal);
+            since = page.lastSeq;
+            setLines((held) => appendLines(held, page.items));
+            setStatus('live');
+          } catch {
+            if (controller.signal.aborted) return;
+            setStatus('reconnecting');
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, NODE_LOG_POLL_MS));
       }
     })();
     return () => controller.abort();
