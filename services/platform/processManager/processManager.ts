@@ -83,19 +83,26 @@ export type Fold<E, T = never, O = never> =
   | { readonly type: 'performed'; readonly task: T; readonly error?: unknown; readonly now: number };
 
 /**
- * A process manager: a durable consumer's worth of reactions to the log, as data. `evolve` folds (the same inputs
+ * A process manager: a durable consumer's worth of reactions to the log (or to ticks and observations), as data. `evolve` folds (the same inputs
  * give the same model: that is how a restarted host gets it back); `decide` says what to do and does nothing. The
  * host (`ProcessManagerHost`) owns the consumer, the queues, the heartbeats, acks and dead letters, and sends what
  * `decide` answers. `evolve` changes the model in place: models index thousands of nodes or instances.
  */
 export interface ProcessManager<D extends EventDefinition, M, T = never, O = never> {
-  /** The durable consumer's name, also its dead-letter subject (`bc.dlq.<durable>.<seq>`). */
+  /** The durable consumer's name, also its dead-letter subject (`bc.dlq.<durable>.<seq>`) and its commands' actor. */
   readonly durable: string;
-  readonly filter: string;
-  readonly catalog: EventCatalog<D>;
+  /**
+   * The events it consumes. None for a process manager of ticks and observations only (the BMC monitor): the host
+   * then opens no consumer and starts it with a tick, and `catalog` and `ackWaitMs` go unused.
+   */
+  readonly filter?: string;
+  readonly catalog?: EventCatalog<D>;
   /** A crashed host's unacked events return after this; reactions heartbeat (`working()`) every third of it. */
-  readonly ackWaitMs: number;
-  /** Events whose reactions may be under way at once (the consumer's `max_ack_pending`). */
+  readonly ackWaitMs?: number;
+  /**
+   * Events whose reactions may be under way at once (the consumer's `max_ack_pending`); without a `filter`, reactions
+   * running at once across its keys (its probes in flight, say).
+   */
   readonly maxInFlight: number;
   /** How often `decide` gets a `tick`; none when absent. */
   readonly tickMs?: number;

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { EventDefinition, EventOf } from '../../../schemas/eventCatalog.ts';
+import type { EventCatalog, EventDefinition, EventOf } from '../../../schemas/eventCatalog.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { DeadLetterQueue } from '../deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
@@ -25,6 +25,9 @@ import { runEffects, type EffectPorts } from './runEffects.ts';
  *
  * Besides its events a process manager may take observations from outside the log (`O`: what the composition root
  * hands `observe`, e.g. verified heartbeats): each is folded, then decided on like a tick, on the same queues.
+ *
+ * A process manager without a `filter` has no consumer: it runs on ticks (the first at start) and observations
+ * alone, with at most `maxInFlight` reactions running at once (the BMC monitor's probes).
  */
 export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = never> {
   readonly #abort = new AbortController();
@@ -32,7 +35,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
   readonly failure = new Promise<Error>((resolve) => (this.#fail = resolve));
   readonly #deadLetters: DeadLetterQueue;
-  readonly #queues = new ReactionQueues();
+  readonly #queues: ReactionQueues;
   readonly #ports: EffectPorts<T>;
   /** Highest stream sequence folded into the model. */
   #appliedSeq = 0;
@@ -53,6 +56,8 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
     commands: CommandChannel = natsCommandChannel(nc),
   ) {
     this.#deadLetters = new DeadLetterQueue(nc, pm.durable, log);
+    // With a consumer its `max_ack_pending` bounds the reactions under way.
+    this.#queues = new ReactionQueues(pm.filter === undefined ? pm.maxInFlight : Infinity);
     const js = jetstream(nc);
     const signal = this.#abort.signal;
     this.#ports = {
@@ -85,13 +90,19 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
 
   async start(): Promise<void> {
     const { pm } = this;
+    if (pm.filter === undefined) {
+      this.#running = true;
+      this.startTicks(true);
+      return;
+    }
+    const { filter } = pm;
     const jsm = this.store.jsm;
-    const config = { ack_wait: pm.ackWaitMs * 1_000_000, max_ack_pending: pm.maxInFlight };
+    const config = { ack_wait: this.ackWaitMs * 1_000_000, max_ack_pending: pm.maxInFlight };
     let info = await jsm.consumers.info(Streams.events.name, pm.durable).catch(() => undefined);
     if (!info) {
       info = await jsm.consumers.add(Streams.events.name, {
         durable_name: pm.durable,
-        filter_subject: pm.filter,
+        filter_subject: filter,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         ...config,
@@ -100,7 +111,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
       info = await jsm.consumers.update(Streams.events.name, pm.durable, config);
     }
     // 2.9 may silently drop a filter it does not understand; a host fed the whole stream would still work, but slowly.
-    if (info.config.filter_subject !== pm.filter) throw new Error(`consumer ${pm.durable} has filter ${info.config.filter_subject ?? '(none)'}`);
+    if (info.config.filter_subject !== filter) throw new Error(`consumer ${pm.durable} has filter ${info.config.filter_subject ?? '(none)'}`);
     // Everything delivered before is folded in; what was delivered but not acked comes back and only reacts.
     await this.foldUpTo(info.delivered.stream_seq);
     const consumer = await this.store.js.consumers.get(Streams.events.name, pm.durable);
@@ -118,13 +129,29 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
       this.log.error({ err }, `${pm.durable} loop ended`);
       this.#fail(err instanceof Error ? err : new Error(String(err)));
     });
-    if (pm.tickMs !== undefined) {
-      this.#tick = setInterval(() => {
-        const tick = { type: 'tick', now: Date.now() } as const;
-        pm.evolve(pm.model, tick);
-        this.decideAlone(tick);
-      }, pm.tickMs);
-    }
+    this.startTicks(false);
+  }
+
+  /** Ticks every `tickMs` (if set); `now`: the first at once as well. */
+  private startTicks(now: boolean): void {
+    const { pm } = this;
+    const tick = () => {
+      const input = { type: 'tick', now: Date.now() } as const;
+      pm.evolve(pm.model, input);
+      this.decideAlone(input);
+    };
+    if (now) tick();
+    if (pm.tickMs !== undefined) this.#tick = setInterval(tick, pm.tickMs);
+  }
+
+  private get ackWaitMs(): number {
+    if (this.pm.ackWaitMs === undefined) throw new Error(`${this.pm.durable} consumes events but sets no ackWaitMs`);
+    return this.pm.ackWaitMs;
+  }
+
+  private get catalog(): EventCatalog<D> {
+    if (!this.pm.catalog) throw new Error(`${this.pm.durable} consumes events but has no catalog`);
+    return this.pm.catalog;
   }
 
   /** An observation from outside the log: folded, and decided on once the host runs (not after a stop). */
@@ -144,7 +171,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
   }
 
   private receive(msg: JsMsg): void {
-    const read = knownEvents(this.store.decode(msg), this.pm.catalog);
+    const read = knownEvents(this.store.decode(msg), this.catalog);
     if (read.rejection) {
       this.#appliedSeq = Math.max(this.#appliedSeq, msg.seq);
       this.#deadLetters.setAside(msg, read.rejection);
@@ -159,7 +186,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
     }
     // Most events ask for nothing (a step started, an agent registered): folded, they are done.
     if (runs.length === 0) return msg.ack();
-    const heartbeat = setInterval(() => msg.working(), this.pm.ackWaitMs / 3);
+    const heartbeat = setInterval(() => msg.working(), this.ackWaitMs / 3);
     void Promise.all(runs)
       .then(
         () => msg.ack(),
@@ -195,12 +222,12 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
 
   /** Rebuilds the model from events this host's durable already delivered, without reacting to them again. */
   private async foldUpTo(seq: number): Promise<void> {
-    if (seq === 0) return;
+    if (seq === 0 || this.pm.filter === undefined) return;
     const consumer = await this.store.js.consumers.get(Streams.events.name, { filter_subjects: this.pm.filter, deliver_policy: DeliverPolicy.All });
     const messages = await consumer.consume({ max_messages: 5_000 });
     try {
       for await (const m of withinReplayDeadline(messages, `${this.pm.durable} catching up`)) {
-        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.pm.catalog).events ?? []) this.fold(event, m.seq);
+        if (m.seq <= seq) for (const { event } of knownEvents(this.store.decode(m), this.catalog).events ?? []) this.fold(event, m.seq);
         this.#appliedSeq = Math.min(m.seq, seq);
         if (m.seq >= seq || m.info.pending === 0) break;
       }

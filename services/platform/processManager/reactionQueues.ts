@@ -4,18 +4,35 @@
  */
 export class ReactionQueues {
   readonly #queues = new Map<string, { tail: Promise<unknown>; pending: number }>();
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  /** `limit`: reactions running at once across keys (a reaction waiting for a slot still counts as its key's). */
+  constructor(private readonly limit = Infinity) {}
 
   run(key: string, task: () => Promise<void>): Promise<void> {
     const queue = this.#queues.get(key) ?? { tail: Promise.resolve(), pending: 0 };
     queue.pending++;
     this.#queues.set(key, queue);
-    const result = queue.tail.then(task, task);
+    const limited = this.limit === Infinity ? task : () => this.withinLimit(task);
+    const result = queue.tail.then(limited, limited);
     queue.tail = result
       .catch(() => undefined)
       .finally(() => {
         if (--queue.pending === 0 && this.#queues.get(key) === queue) this.#queues.delete(key);
       });
     return result;
+  }
+
+  private async withinLimit(task: () => Promise<void>): Promise<void> {
+    while (this.#running >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#running++;
+    try {
+      await task();
+    } finally {
+      this.#running--;
+      this.#waiting.shift()?.();
+    }
   }
 
   /** Whether the key has a reaction waiting or running. */
