@@ -80,6 +80,7 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
       lastError: heartbeat.lastError ?? null,
       drivers: heartbeat.drivers ?? [],
       modules: heartbeat.modules ?? [],
+      instances: heartbeat.instances ?? [],
     });
   };
 
