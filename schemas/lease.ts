@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CommandResponderView } from './commandPartitions.ts';
 
 /** The services that must run as one active instance: each takes a leader lease (`bc_leases` KV, one key each). */
-export const LeasedService = z.enum(['workflow-orchestrator', 'bmc-monitor', 'vps-reconciler', 'fleet-sensors']);
+export const LeasedService = z.enum(['workflow-orchestrator', 'bmc-monitor', 'vps-reconciler', 'fleet-sensors', 'rollout-controller']);
 export type LeasedService = z.infer<typeof LeasedService>;
 
 /**

@@ -27,6 +27,8 @@ export interface AgentPresenceOptions {
   now?: () => number;
   /** How long a looked-up agent key is trusted before it is read again (a rotation or a new registration). */
   keyTtlMs?: number;
+  /** Hears each heartbeat once it verified (never one that did not): the rollout controller's host observations. */
+  onVerified?: (heartbeat: AgentHeartbeat, receivedAtMs: number) => void;
 }
 
 interface Heard {
@@ -82,6 +84,7 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
       modules: heartbeat.modules ?? [],
       instances: heartbeat.instances ?? [],
     });
+    options.onVerified?.(heartbeat, receivedAtMs);
   };
 
   const readKey = (agentId: string): void => {

@@ -48,6 +48,19 @@ export class BlobStore {
     return { sha256, size: bytes.byteLength };
   }
 
+  /**
+   * A capability URL for `nodeId` to content already stored by digest (a published module bundle the rollout controller
+   * hands a host): the bytes are not read or copied, only the grant is written. Undefined when nothing is stored there.
+   */
+  async grantContent(nodeId: string, sha256: string): Promise<StoredBlob | undefined> {
+    if (!SHA256.test(sha256)) return undefined;
+    const stored = await this.store.info(`sha256-${sha256}`);
+    if (!stored) return undefined;
+    const capability = randomBytes(24).toString('base64url');
+    await this.store.putBlob({ name: grantName(nodeId, capability) }, new TextEncoder().encode(sha256));
+    return { sha256, size: stored.size, url: `${this.baseUrl}${blobPath(nodeId, capability, sha256)}` };
+  }
+
   /** The bytes stored under `sha256`, checked against it; undefined when none are. */
   async readContent(sha256: string): Promise<Uint8Array | undefined> {
     if (!SHA256.test(sha256)) return undefined;

@@ -13,7 +13,7 @@ const stepPath: ReadonlySet<string> = new Set(stepPathServices);
 
 /**
  * What `npm start` runs, one group per process in the `split` layout, in start order (projectors first: commands wait
- * for their read-your-writes; the sensors and engine share one; plugins only when `BC_PLUGINS` names some).
+ * for their read-your-writes; the fleet's control loops (sensors, engine, rollouts) share one; plugins only when `BC_PLUGINS` names some).
  */
 export function stackServiceGroups(withPlugins: boolean): string[][] {
   return [
@@ -25,7 +25,7 @@ export function stackServiceGroups(withPlugins: boolean): string[][] {
     ['workflow-executor'],
     ['bmc-monitor'],
     ['vps-reconciler'],
-    ['fleet-sensors', 'autonomy-engine'],
+    ['fleet-sensors', 'autonomy-engine', 'rollout-controller'],
     ['api'],
     ...(withPlugins ? [['plugins']] : []),
   ];

@@ -23,6 +23,8 @@ import { loadPluginModules } from '../plugins/pluginModules.ts';
 import { loadReconcilerConfig } from '../processes/vpsReconciler/config.ts';
 import { providersOf } from '../processes/vpsReconciler/providerClients.ts';
 import { VpsReconciler } from '../processes/vpsReconciler/reconciler.ts';
+import { loadRolloutControllerConfig } from '../processes/rolloutController/config.ts';
+import { RolloutController } from '../processes/rolloutController/rolloutController.ts';
 import { sealedProviderTokens } from './providerTokens.ts';
 import { agentEndpointsOf, brokerDirOf, publicUrlOf } from '../platform/config.ts';
 import { runPlugin, type RunningPlugin } from './runPlugin.ts';
@@ -204,6 +206,16 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
     return reconciler;
+  }),
+  // Rollouts (issue 35): waves started, `module.apply` sent to hosts, their verified heartbeats recorded as outcomes.
+  'rollout-controller': leased('rollout-controller', async ({ config, nc, store, commands, log }, lease) => {
+    const controller = new RolloutController(nc, store, loadRolloutControllerConfig(), log.child({ service: 'rollout-controller' }), {
+      blobBaseUrl: publicUrlOf(config),
+      lease,
+      commands,
+    });
+    await controller.start();
+    return controller;
   }),
   // The plugins the deployment's config names (BC_PLUGINS), each registered and serving its own work subjects.
   plugins: async ({ config, log }) => {

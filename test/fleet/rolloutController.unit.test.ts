@@ -37,6 +37,15 @@ describe('rollout controller (reactions as data)', () => {
       .then([{ key: id, effects: [startWave(0)] }]);
   });
 
+  it('under an approver quorum, asks for the canary only once the rollout is approved', () => {
+    const awaiting = started(hosts, 1, {}, 2);
+    const { planDigest } = awaiting.data as { planDigest: string };
+    const spec = givenInputs([]);
+    spec.when(ev(awaiting)).then([]);
+    spec.when(ev({ type: 'RolloutApprovalRecorded', data: { rolloutId: id, approverId: 'ap1', planDigest } })).then([]);
+    spec.when(ev({ type: 'RolloutApproved', data: { rolloutId: id, planDigest, approvers: ['ap1', 'ap2'] } })).then([{ key: id, effects: [startWave(0)] }]);
+  });
+
   it('sends module.apply of the new version to each host of a started wave, with an id per rollout, wave and host', () => {
     givenInputs([ev(started(hosts))])
       .when(waveStarted(0, ['a1']))
@@ -74,11 +83,25 @@ describe('rollout controller (reactions as data)', () => {
       .then([{ key: id, effects: [outcome('a1', 'failed')] }]);
     const published = ev({
       type: 'ModuleVersionPublished',
-      data: { module: 'nginx', version: '1.26.1', bundleSha256: 'b'.repeat(64), manifestSha256: 'c'.repeat(64), publisherId: 'p', manifest: {} as never },
+      data: {
+        module: 'nginx',
+        version: '1.26.1',
+        bundleSha256: 'b'.repeat(64),
+        manifestSha256: 'c'.repeat(64),
+        publisherId: 'p',
+        manifest: { probes: [{ name: 'http' }] } as never,
+      },
     } as never);
     givenInputs([published, ...canaryStarted])
       .when(observed('a1', '1.26.1', T0 + 5_000))
       .then([{ key: id, effects: [outcome('a1', 'failed')] }]);
+    // `current` switched, its probes not run yet: an active report without the declared probe is not judged.
+    givenInputs([published, ...canaryStarted])
+      .when(observed('a1', '1.26.1', T0 + 5_000, { digest: 'c'.repeat(64), probes: [] }))
+      .then([]);
+    givenInputs([published, ...canaryStarted])
+      .when(observed('a1', '1.26.1', T0 + 5_000, { digest: 'c'.repeat(64) }))
+      .then([{ key: id, effects: [outcome('a1', 'healthy')] }]);
   });
 
   it('waits on the old version, a pending one, or a report from before the wave started', () => {

@@ -13,7 +13,7 @@ describe('processGroups', () => {
       ['secret-grants'],
       ['bmc-monitor'],
       ['vps-reconciler'],
-      ['fleet-sensors', 'autonomy-engine'],
+      ['fleet-sensors', 'autonomy-engine', 'rollout-controller'],
       ['api'],
       ['plugins'],
     ]);

@@ -50,14 +50,27 @@ export interface Reaction<T = never> {
   readonly coalesce?: boolean;
 }
 
-/** What a process manager decides on: an event of the log, its own start, or a resync tick. */
-export type Input<E> =
-  { readonly type: 'event'; readonly event: E } | { readonly type: 'resumed'; readonly now: number } | { readonly type: 'tick'; readonly now: number };
+/**
+ * An observation from outside the log a process manager takes besides its events (the rollout controller's: a module of
+ * a host's verified heartbeat). None for a process manager that declares no observation type.
+ */
+export type Observed<O> = [O] extends [never] ? never : { readonly type: 'observed'; readonly observation: O };
 
-/** What a process manager folds: the log's events, and what came of the effects it decided. */
-export type Fold<E, T = never> =
+/** What a process manager decides on: an event of the log, its own start, a resync tick, or an observation. */
+export type Input<E, O = never> =
+  | { readonly type: 'event'; readonly event: E }
+  | { readonly type: 'resumed'; readonly now: number }
+  | { readonly type: 'tick'; readonly now: number }
+  | Observed<O>;
+
+/** What a process manager folds: the log's events, its clock and observations, and what came of the effects it decided. */
+export type Fold<E, T = never, O = never> =
   /** `seq`: the stream sequence of the message that carried it. */
   | { readonly type: 'event'; readonly event: E; readonly seq: number }
+  /** Folded just before the tick is decided on, so the decision reads the model at that time. */
+  | { readonly type: 'tick'; readonly now: number }
+  /** Folded just before it is decided on; folded even before the host's consumer runs (it only decides from then on). */
+  | Observed<O>
   /** Folded as soon as the command is decided (before it is sent), so the next decision already counts it. */
   | { readonly type: 'decided'; readonly command: EngineCommand<T> }
   /**
@@ -75,7 +88,7 @@ export type Fold<E, T = never> =
  * host (`ProcessManagerHost`) owns the consumer, the queues, the heartbeats, acks and dead letters, and sends what
  * `decide` answers. `evolve` changes the model in place: models index thousands of nodes or instances.
  */
-export interface ProcessManager<D extends EventDefinition, M, T = never> {
+export interface ProcessManager<D extends EventDefinition, M, T = never, O = never> {
   /** The durable consumer's name, also its dead-letter subject (`bc.dlq.<durable>.<seq>`). */
   readonly durable: string;
   readonly filter: string;
@@ -87,8 +100,8 @@ export interface ProcessManager<D extends EventDefinition, M, T = never> {
   /** How often `decide` gets a `tick`; none when absent. */
   readonly tickMs?: number;
   readonly model: M;
-  evolve(model: M, input: Fold<EventOf<D>, T>): void;
-  decide(input: Input<EventOf<D>>, model: M): readonly Reaction<T>[];
+  evolve(model: M, input: Fold<EventOf<D>, T, O>): void;
+  decide(input: Input<EventOf<D>, O>, model: M): readonly Reaction<T>[];
   /** Does a task's outside work and answers the effects it calls for; throws to fail the reaction. */
   perform?(task: T, model: M, signal: AbortSignal): Promise<readonly Effect<T>[]>;
   /** Whether a task's error is only folded (`performed` with the error: e.g. a backoff) instead of failing the reaction. */

@@ -11,7 +11,7 @@ import { withinReplayDeadline } from '../nats/replayDeadline.ts';
 import { DURABLE_PULL } from '../nats/durablePull.ts';
 import { natsCommandChannel, type CommandChannel } from '../commands/commandChannel.ts';
 import { sendEngineCommand } from './engineCommands.ts';
-import type { ProcessManager, Reaction, Refusal } from './processManager.ts';
+import type { Observed, ProcessManager, Reaction, Refusal } from './processManager.ts';
 import { ReactionQueues } from './reactionQueues.ts';
 import { runEffects, type EffectPorts } from './runEffects.ts';
 
@@ -22,8 +22,11 @@ import { runEffects, type EffectPorts } from './runEffects.ts';
  * (`working()`) meanwhile, and nak'ed (1 s) if one failed. A message the event store did not write, or cannot be
  * read, is dead-lettered and acked without folding or reacting. On start the model is folded back from the log up
  * to what the durable delivered before, so a redelivered event reacts again but is not applied twice.
+ *
+ * Besides its events a process manager may take observations from outside the log (`O`: what the composition root
+ * hands `observe`, e.g. verified heartbeats): each is folded, then decided on like a tick, on the same queues.
  */
-export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
+export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = never> {
   readonly #abort = new AbortController();
   #fail: (err: Error) => void = () => undefined;
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
@@ -36,11 +39,13 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
   #messages: ConsumerMessages | undefined;
   #loop: Promise<void> | undefined;
   #tick: NodeJS.Timeout | undefined;
+  /** Set once the model caught up with the log: observations are only folded before that, never decided on. */
+  #running = false;
 
   constructor(
     nc: NatsConnection,
     private readonly store: EventStore,
-    private readonly pm: ProcessManager<D, M, T>,
+    private readonly pm: ProcessManager<D, M, T, O>,
     private readonly log: Logger,
     /** The leader lease the host runs under: its term is stamped on every command it sends. */
     lease?: LeaseTerm,
@@ -103,6 +108,7 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
     this.#messages = await consumer.consume({ max_messages: pm.maxInFlight, ...DURABLE_PULL });
     const messages = this.#messages;
     this.#loop = (async () => {
+      this.#running = true;
       this.decideAlone({ type: 'resumed', now: Date.now() });
       for await (const msg of messages) this.receive(msg);
       await this.#queues.idle();
@@ -112,7 +118,21 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
       this.log.error({ err }, `${pm.durable} loop ended`);
       this.#fail(err instanceof Error ? err : new Error(String(err)));
     });
-    if (pm.tickMs !== undefined) this.#tick = setInterval(() => this.decideAlone({ type: 'tick', now: Date.now() }), pm.tickMs);
+    if (pm.tickMs !== undefined) {
+      this.#tick = setInterval(() => {
+        const tick = { type: 'tick', now: Date.now() } as const;
+        pm.evolve(pm.model, tick);
+        this.decideAlone(tick);
+      }, pm.tickMs);
+    }
+  }
+
+  /** An observation from outside the log: folded, and decided on once the host runs (not after a stop). */
+  observe(observation: O): void {
+    if (this.#abort.signal.aborted) return;
+    const input = { type: 'observed', observation } as unknown as Observed<O>;
+    this.pm.evolve(this.pm.model, input);
+    if (this.#running) this.decideAlone(input);
   }
 
   async stop(): Promise<void> {
@@ -153,8 +173,8 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never> {
       .finally(() => clearInterval(heartbeat));
   }
 
-  /** Reactions no message waits for (a start, a resync): a failure is logged, and the next tick or restart decides again. */
-  private decideAlone(input: { type: 'resumed' | 'tick'; now: number }): void {
+  /** Reactions no message waits for (a start, a resync, an observation): a failure is logged, and the next tick or restart decides again. */
+  private decideAlone(input: { type: 'resumed' | 'tick'; now: number } | Observed<O>): void {
     for (const run of this.enqueue(this.pm.decide(input, this.pm.model))) {
       run.catch((err: unknown) => {
         if (!this.#abort.signal.aborted) this.log.error({ err, input: input.type }, `${this.pm.durable} reaction failed`);

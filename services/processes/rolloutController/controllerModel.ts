@@ -27,6 +27,8 @@ export class RolloutControllerModel {
   readonly rollouts = new Map<string, ControlledRollouts>();
   /** `manifestSha256` of each published `<module>@<version>`: a report of another digest is not that version. */
   readonly manifests = new Map<string, string>();
+  /** The probes each published `<module>@<version>` declares, by name: a report is judged once it carries them all. */
+  readonly probes = new Map<string, readonly string[]>();
   /** Each host module's latest observation (by `at`). */
   readonly observations = new Map<string, HostModuleObservation>();
   /** The latest tick; null before the first one. */
@@ -38,6 +40,10 @@ export class RolloutControllerModel {
     const { event } = input;
     if (event.type === 'ModuleVersionPublished') {
       this.manifests.set(`${event.data.module}@${event.data.version}`, event.data.manifestSha256);
+      this.probes.set(
+        `${event.data.module}@${event.data.version}`,
+        event.data.manifest.probes.map((p) => p.name),
+      );
       return;
     }
     const module = moduleOfRollout(event.data.rolloutId);

@@ -30,7 +30,7 @@ const recording = new Set(['running', 'paused', 'halted']);
 
 /**
  * What the rollout controller does about an input, as data, keyed by rollout so one rollout's effects stay in order.
- * Edge-triggered: a wave is asked for when an event may have made it next, a wave's hosts get `module.apply` when
+ * Edge-triggered: a wave is asked for when an event may have made it next (a start, an approval, a report), a wave's hosts get `module.apply` when
  * it starts (again on resume or continue, same ids), a host's outcome is recorded when its heartbeat shows the new
  * version; a tick records what the deadlines say. Every id derives from what it answers, so a redelivered input
  * sends the same commands again and the bus (or the agent's journal) drops them.
@@ -43,7 +43,9 @@ export function decideRolloutReactions(input: ControllerInput, model: RolloutCon
   const run = model.activeRun(event.data.rolloutId);
   if (run === undefined) return [];
   switch (event.type) {
+    // Under an approver quorum the canary waits for the approval, not the start.
     case 'RolloutStarted':
+    case 'RolloutApproved':
     case 'RolloutHostReported':
       return reaction(run, nextWave(run));
     case 'RolloutWaveStarted':
@@ -101,6 +103,9 @@ function reportedOutcome(
   if (observation === undefined || observation.version !== version || observation.state === 'pending') return undefined;
   if (since !== null && observation.at < since) return undefined;
   const manifest = model.manifests.get(`${observation.module}@${version}`);
+  // `bcd node` switches `current` before it probes: until the host reports every declared probe, nothing is judged.
+  const declared = model.probes.get(`${observation.module}@${version}`) ?? [];
+  if (observation.state === 'active' && declared.some((name) => !observation.probes.some((p) => p.name === name))) return undefined;
   const healthy = observation.state === 'active' && observation.probes.every((p) => p.ok) && (manifest === undefined || manifest === observation.digest);
   return healthy ? 'healthy' : 'failed';
 }

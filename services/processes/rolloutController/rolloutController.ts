@@ -1,0 +1,106 @@
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { AgentHeartbeat } from '../../../schemas/agent/agentHeartbeat.ts';
+import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
+import { startAgentPresence, type AgentPresenceView } from '../../agents/agentPresence.ts';
+import { sendAgentCommand } from '../../agents/agentExchange.ts';
+import { BlobStore } from '../../blobs/blobStore.ts';
+import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
+import type { CommandChannel } from '../../platform/commands/commandChannel.ts';
+import { PlatformError } from '../../platform/errors.ts';
+import type { EventStore } from '../../platform/eventStore/eventStore.ts';
+import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { openOnFirstUse } from '../../platform/openOnFirstUse.ts';
+import { ProcessManagerHost } from '../../platform/processManager/processManagerHost.ts';
+import type { RolloutControllerConfig } from './config.ts';
+import type { RolloutControllerModel } from './controllerModel.ts';
+import { moduleApplyCommand, type ModuleApplySources } from './moduleApplyCommand.ts';
+import { rolloutControl, type RolloutControlEvents } from './rolloutControl.ts';
+import type { ModuleApplyTask } from './rolloutReactions.ts';
+
+export { ROLLOUT_CONTROLLER_DURABLE, ROLLOUT_EVENTS_FILTER } from './rolloutControl.ts';
+
+/** Refusals of a `module.apply` no retry changes: the host then says nothing of the version and its wave times it out. */
+const unbuildable = new Set(['NOT_FOUND', 'PRECONDITION_FAILED']);
+
+/** The modules a verified heartbeat reports, as the controller observes them (`at`: when this process heard it). */
+export const observationsOf = (heartbeat: AgentHeartbeat, receivedAtMs: number): HostModuleObservation[] =>
+  (heartbeat.modules ?? []).map(({ name, ...report }) => ({ ...report, host: heartbeat.nodeId, module: name, at: receivedAtMs }));
+
+export interface RolloutControllerDeps {
+  /** The control plane's public URL: bundles reach hosts through capability URLs under it (`/v1/blobs/...`). */
+  blobBaseUrl: string;
+  lease?: LeaseTerm;
+  commands?: CommandChannel;
+}
+
+/**
+ * `rollout-controller` (issue 35): the rollout process manager (`rolloutControl.ts`) on the platform's
+ * `ProcessManagerHost`, its durable over `bc.evt.fleet.>`; the modules of every heartbeat that verified against its
+ * host agent's registered key (`agentPresence.ts`; an unsigned or foreign one is never heard) are its observations;
+ * `module.apply` goes to the host as an agent command whose signed result and next heartbeats the host answers with.
+ */
+export class RolloutController {
+  readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, HostModuleObservation>;
+  readonly #presence: () => AgentPresenceView;
+  #heard: AgentPresenceView | undefined;
+  /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
+  readonly failure: Promise<Error>;
+
+  constructor(nc: NatsConnection, store: EventStore, config: RolloutControllerConfig, log: Logger, deps: RolloutControllerDeps) {
+    const repository = new AggregateRepository(store);
+    const js = jetstream(nc);
+    const sources: ModuleApplySources = {
+      repository,
+      blobs: openOnFirstUse(() => BlobStore.open(nc, deps.blobBaseUrl)),
+      probeTimeoutMs: config.probeTimeoutMs,
+    };
+    const apply = async (task: ModuleApplyTask, model: RolloutControllerModel, signal: AbortSignal) => {
+      const run = model.activeRun(task.rolloutId);
+      // Ended while the task waited (aborted, say): no host is asked any more.
+      if (run === undefined) return;
+      let command;
+      try {
+        command = await moduleApplyCommand(sources, task, Date.now() + run.options.waveTimeoutMs);
+      } catch (err) {
+        if (!(err instanceof PlatformError && unbuildable.has(err.code))) throw err;
+        log.warn({ rolloutId: task.rolloutId, host: task.host, code: err.code, detail: err.message }, 'module.apply not sent: the host will time out');
+        return;
+      }
+      signal.throwIfAborted();
+      await sendAgentCommand({ js }, command);
+      log.info({ rolloutId: task.rolloutId, host: task.host, version: task.version, commandId: task.commandId }, 'module.apply sent');
+    };
+    const host = new ProcessManagerHost(nc, store, rolloutControl({ tickMs: config.tickMs, apply }), log, deps.lease, deps.commands);
+    this.#host = host;
+    this.#presence = () =>
+      startAgentPresence(nc, {
+        repository,
+        // Only its `onVerified` is used: liveness is the sensors' and the executors' business.
+        windowMs: 60_000,
+        log,
+        onVerified: (heartbeat, at) => {
+          for (const observation of observationsOf(heartbeat, at)) host.observe(observation);
+        },
+      });
+    this.failure = host.failure;
+  }
+
+  get model(): RolloutControllerModel {
+    return this.#host.model;
+  }
+
+  /** Listens first: the heartbeats heard while the model catches up with the log are folded, then decided on. */
+  async start(): Promise<void> {
+    this.#heard = this.#presence();
+    await this.#host.start();
+  }
+
+  /** The host first: its reactions in flight are aborted at once (their events go back to the durable). */
+  async stop(): Promise<void> {
+    const stopped = this.#host.stop();
+    await this.#heard?.stop();
+    await stopped;
+  }
+}

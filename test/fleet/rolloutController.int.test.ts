@@ -1,0 +1,271 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeAgentId, startNodeAgent, type NodeAgent } from '../../daemon/node/nodeAgent.ts';
+import { moduleHost, type ModuleApplyParams } from '../../daemon/node/modules/moduleHost.ts';
+import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
+import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
+import type { HostModuleObservation } from '../../schemas/agent/hostModuleObservation.ts';
+import { verifyModuleBundle } from '../../schemas/fleet/moduleBundle.ts';
+import { LEASE_HEADER } from '../../schemas/lease.ts';
+import { Streams, Subjects } from '../../schemas/subjects.ts';
+import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { rolloutAggregate } from '../../services/fleet/rollout/rollout.ts';
+import { connectNats } from '../../services/platform/nats/connect.ts';
+import { RolloutController } from '../../services/processes/rolloutController/rolloutController.ts';
+import { natsCommandChannel, ProcessCommandChannel } from '../../services/platform/commands/commandChannel.ts';
+import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
+import type { Runtime } from '../../services/stack/runtime.ts';
+import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
+import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
+import { bundleOf, newPublisher } from './bundleFixture.ts';
+import { startApi } from '../support/apiFixture.ts';
+import { deployedNode } from '../support/deployedNode.ts';
+
+const hosts = ['n1', 'n2', 'n3'] as const;
+const siteOf = (host: string) => `dc-${host}`;
+const publisher = newPublisher('acme');
+const trusted = [{ publisherId: publisher.publisherId, publicKey: publisher.publicKey }];
+const text = (s: string) => new TextEncoder().encode(s);
+
+/** `resolver` at `version`: `bin/resolver` prints its version; its probe runs `probe` (default: calls it through PATH). */
+function resolver(version: string, probe = 'resolver') {
+  const source = { name: 'resolver', version, provides: [], requires: [], exclusive: [], probes: [{ name: 'runs', command: probe, shell: 'login' as const }] };
+  const bundle = bundleOf(publisher, source, [{ path: 'bin/resolver', mode: 0o755, data: text(`#!/bin/sh\necho "resolver ${version}"\n`) }]);
+  const verdict = verifyModuleBundle(bundle, trusted);
+  if (!verdict.ok) throw new Error(verdict.message);
+  const params: ModuleApplyParams = {
+    module: 'resolver',
+    version,
+    bundleUrl: 'http://bundles.invalid/b',
+    bundleSha256: '0'.repeat(64),
+    manifestSha256: verdict.manifestSha256,
+    trustedPublishers: trusted,
+    probeTimeoutMs: 5_000,
+  };
+  return { bundle, params };
+}
+
+const versions = {
+  v1: resolver('1.0.0'),
+  // A probe that takes a moment, so a controller can be stopped while a wave's hosts are still applying.
+  v2: resolver('1.1.0', 'sleep 1; resolver'),
+  v3: resolver('1.2.0', 'exit 3'),
+};
+
+// The tests run in order on the same hosts and log: each starts where the one before left the fleet.
+describe('rollout-controller: a real nats-server, the control plane and three bcd node hosts on temp file trees', () => {
+  let env: Awaited<ReturnType<typeof startApi>>;
+  let stops: (() => Promise<unknown>)[] = [];
+  const agents = new Map<string, { stateDir: string; agent: NodeAgent; nc: NatsConnection }>();
+  let blobBaseUrl = '';
+
+  const controller = async () => {
+    const c = new RolloutController(env.nc, env.store, { tickMs: 200, probeTimeoutMs: 5_000 }, env.log, { blobBaseUrl });
+    await c.start();
+    return c;
+  };
+  const current = (host: string) => readlinkSync(join(agents.get(host)!.stateDir, 'modules/resolver/current'));
+  const rollout = async () => (await env.bus.repository.load(rolloutAggregate, 'resolver', 'leader')).state.current;
+  const run = (name: string, payload: unknown) => env.bus.execute({ name, payload, actor: 'test' });
+  /** The `module.apply` commands stored for `host` (the command stream keeps one per command id), oldest first. */
+  const appliesTo = async (host: string) => {
+    const found: AgentCommand[] = [];
+    for (let seq = 0; ;) {
+      const msg = await env.store.jsm.direct
+        .getMessage(Streams.agentCommands.name, { seq: seq + 1, next_by_subj: Subjects.nodeAgentCommands(siteOf(host), host) })
+        .catch(() => null);
+      if (!msg) return found;
+      found.push(AgentCommand.parse(msg.json()));
+      seq = msg.seq;
+    }
+  };
+  const startRollout = (fromVersion: string, toVersion: string) =>
+    run('fleet.startRollout', {
+      module: 'resolver',
+      fromVersion,
+      toVersion,
+      hosts: [...hosts],
+      canarySize: 1,
+      wavePercent: 100,
+      maxConsecutiveFailures: 1,
+      waveTimeoutMs: 60_000,
+    });
+
+  beforeAll(async () => {
+    env = await startApi();
+    // Hosts fetch bundles from the control plane's capability URLs, so the API listens for real.
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    blobBaseUrl = `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
+    const registrations = startRegistrationService(env.nc, env.store, env.log);
+    const responder = serveCommands(env.nc, env.bus, env.log);
+    stops = [() => registrations.stop(), async () => responder.unsubscribe()];
+    await run('pki.registerPublisher', { publisherId: 'acme', publicKey: publisher.publicKey });
+    for (const { bundle, params } of Object.values(versions)) {
+      const put = await env.app.inject({
+        method: 'PUT',
+        url: '/v1/modules/bundles',
+        headers: { 'content-type': 'application/octet-stream' },
+        payload: Buffer.from(bundle),
+      });
+      const published = await env.app.inject({
+        method: 'POST',
+        url: '/v1/modules/resolver/versions',
+        payload: { version: params.version, bundleSha256: put.json().sha256 },
+      });
+      expect(published.statusCode, published.body).toBe(201);
+    }
+    for (const host of hosts) {
+      await deployedNode(env.bus, host, siteOf(host));
+      await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.0.0' });
+      const stateDir = mkdtempSync(`/var/tmp/bc-rollout-${host}-`);
+      // The host runs v1 already (as an earlier apply left it).
+      await moduleHost({ stateDir, bootId: () => 'boot-a' }).apply(versions.v1.params, versions.v1.bundle);
+      const nc = await connectNats(env.nats.url, `bcd-node-${host}`);
+      const agent = await startNodeAgent(nc, { siteId: siteOf(host), nodeId: host, stateDir, bootId: () => 'boot-a', heartbeatIntervalMs: 200, log: env.log });
+      await agent.registered;
+      agents.set(host, { stateDir, agent, nc });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const { agent, nc, stateDir } of agents.values()) {
+      await agent.stop();
+      await nc.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    for (const stop of stops) await stop();
+    await env?.[Symbol.asyncDispose]();
+  });
+
+  it('rolls v1 to v2 canary first; a controller restarted mid-wave on the same durable finishes it, each host asked once', { timeout: 120_000 }, async () => {
+    let first = await controller();
+    // Stopped the moment wave 1's first apply (to n2) goes out: the reaction to that wave is cut short, its event goes
+    // back to the durable, and the next instance decides the wave's applies again, with the same command ids.
+    const published: string[] = [];
+    let restarted: Promise<void> | undefined;
+    const sent = env.nc.subscribe('bc.site.*.node.*.cmd', {
+      callback: (_err, msg) => {
+        const command = AgentCommand.parse(msg.json());
+        published.push(`${command.nodeId} ${command.workflowId}`);
+        if (restarted || command.nodeId === 'n1') return;
+        const stopping = first.stop();
+        restarted = stopping.then(async () => void (first = await controller()));
+      },
+    });
+    await startRollout('1.0.0', '1.1.0');
+
+    await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('completed');
+    await restarted;
+    sent.unsubscribe();
+    // The wave's applies were published again by the new instance (n2's a second time); the stream kept one of each.
+    expect(published.filter((p) => p === 'n2 resolver-1').length).toBeGreaterThan(1);
+    expect((await rollout())?.progress.outcomes).toEqual({ n1: 'healthy', n2: 'healthy', n3: 'healthy' });
+    for (const host of hosts) {
+      expect(current(host)).toBe('1.1.0');
+      // What converged is what the hosts' own verified heartbeats say, as the controller heard them.
+      expect(first.model.observation(host, 'resolver')).toMatchObject({ version: '1.1.0', state: 'active', probes: [{ name: 'runs', ok: true }] });
+      const applies = await appliesTo(host);
+      expect(applies.map((c) => [c.workflowId, c.kind, (c.params as { version: string }).version])).toEqual([['resolver-1', 'module.apply', '1.1.0']]);
+    }
+    await first.stop();
+  });
+
+  it(
+    'v3 fails its probe on the canary: the breaker halts, the other hosts keep v2, and the rollback restores v2 on the canary',
+    { timeout: 120_000 },
+    async () => {
+      const controlling = await controller();
+      try {
+        // A heartbeat for n2 signed by a key no agent registered: never observed (every observation folded is recorded).
+        const folded: HostModuleObservation[] = [];
+        const fold = controlling.model.apply.bind(controlling.model);
+        controlling.model.apply = (input) => {
+          if (input.type === 'observed') folded.push(input.observation);
+          fold(input);
+        };
+        const forger = generateKeyPairSync('ed25519');
+        const forged = signAgentHeartbeat(
+          {
+            agentId: nodeAgentId('n2'),
+            siteId: siteOf('n2'),
+            nodeId: 'n2',
+            sentAt: new Date().toISOString(),
+            modules: [{ name: 'resolver', version: '1.2.0', digest: versions.v3.params.manifestSha256, state: 'active', probes: [{ name: 'runs', ok: true }] }],
+          },
+          { privateKey: forger.privateKey, publicKeyRaw: forger.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32) },
+        );
+        const forgedAt = Date.now();
+        env.nc.publish(Subjects.agentHeartbeat(siteOf('n2'), 'n2'), JSON.stringify(forged));
+        // Real heartbeats of n2 heard after the forged one: the forged one would have been the latest.
+        await expect.poll(() => controlling.model.observation('n2', 'resolver')?.at ?? 0, { timeout: 10_000, interval: 50 }).toBeGreaterThan(forgedAt + 500);
+        expect(folded.filter((o) => o.host === 'n2').map((o) => o.version)).not.toContain('1.2.0');
+        expect(folded.filter((o) => o.host === 'n2' && o.at > forgedAt).length).toBeGreaterThan(0);
+
+        // The plans pin what runs now (a rollout's end does not re-pin): the next rollout moves from there.
+        for (const host of hosts) await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.1.0' });
+        await startRollout('1.1.0', '1.2.0');
+        await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('halted');
+        const halted = await rollout();
+        expect(halted?.progress).toMatchObject({ startedWaves: 1, outcomes: { n1: 'failed' }, halted: { reason: 'canary_failed', failed: ['n1'] } });
+        expect(current('n1')).toBe('1.2.0');
+        for (const host of ['n2', 'n3']) {
+          expect(current(host)).toBe('1.1.0');
+          expect((await appliesTo(host)).map((c) => c.workflowId)).toEqual(['resolver-1']);
+        }
+
+        await run('fleet.rollbackRollout', { rolloutId: 'resolver-2' });
+        await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('rolled-back');
+        expect((await rollout())?.rollback).toEqual({ targets: ['n1'], restored: { n1: 'healthy' } });
+        expect(hosts.map(current)).toEqual(['1.1.0', '1.1.0', '1.1.0']);
+        const canary = (await appliesTo('n1')).map((c) => [c.workflowId, (c.params as { version: string }).version]);
+        expect(canary).toEqual([
+          ['resolver-1', '1.1.0'],
+          ['resolver-2', '1.2.0'],
+          ['resolver-2', '1.1.0'],
+        ]);
+        for (const host of ['n2', 'n3']) expect((await appliesTo(host)).map((c) => c.workflowId)).toEqual(['resolver-1']);
+      } finally {
+        await controlling.stop();
+      }
+    },
+  );
+
+  it("runs as the stack's leased `rollout-controller` service: it takes its lease and its stamped commands pass the fence", { timeout: 120_000 }, async () => {
+    const config = { ...env.config, publicUrl: blobBaseUrl };
+    const runtime: Runtime = {
+      config,
+      nc: env.nc,
+      store: env.store,
+      log: env.log,
+      bus: env.bus,
+      commands: new ProcessCommandChannel(natsCommandChannel(env.nc)),
+    };
+    // The lease stamps on the controller's engine commands (`fleet.startWave`, `fleet.recordHostOutcome`).
+    const stamps = new Set<string>();
+    const spies = ['bc.cmd.>', 'bc.cmdp.>'].map((subject) =>
+      env.nc.subscribe(subject, {
+        callback: (_err, msg) => void (msg.subject.includes('.fleet.') && stamps.add(msg.headers?.get(LEASE_HEADER) || '(none)')),
+      }),
+    );
+    const service = await serviceCatalog['rollout-controller']!(runtime);
+    try {
+      await expect
+        .poll(async () => (await new LeaseReader(env.nc).leaders()).map((l) => l.service), { timeout: 30_000, interval: 200 })
+        .toContain('rollout-controller');
+      // The last rollout ended rolled back, so a new one may start: n2 from v2 back to v1.
+      for (const host of hosts) await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.1.0' });
+      await run('fleet.startRollout', { module: 'resolver', fromVersion: '1.1.0', toVersion: '1.0.0', hosts: ['n2'], canarySize: 1, waveTimeoutMs: 60_000 });
+      await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('completed');
+      expect(current('n2')).toBe('1.0.0');
+      expect(stamps.size).toBeGreaterThan(0);
+      expect([...stamps].every((stamp) => /^rollout-controller\/\d+$/.test(stamp))).toBe(true);
+    } finally {
+      for (const spy of spies) spy.unsubscribe();
+      await service.stop();
+    }
+  });
+});
