@@ -19,6 +19,8 @@ export const AgentErrorCodes = {
   HARDWARE_UNREADABLE: "The kernel's view of the hardware (procfs, sysfs) cannot be read",
   MODULE_MISMATCH: 'The bundle is not the module version the command names (name, version or manifest digest differ)',
   MODULE_DRIFT: "A module's installed files differ from its manifest: changed, missing or added",
+  RUNTIME_NOT_LOADED: 'No runtime plugin of that id runs on the host, or it is between restarts',
+  INSTANCE_FAILED: "The runtime answered the instance's state as error, refused the spec or failed before answering",
   MODULE_STATE_UNSAFE: "The module's folder on the host holds something it never writes (a link, a device)",
 } as const;
 export type AgentErrorCode = keyof typeof AgentErrorCodes;

@@ -1,4 +1,5 @@
 import type { BcxDriverAdvert } from '../../schemas/bcx/bcxProtocol.ts';
+import type { HostInstanceReport } from '../../schemas/agent/hostInstances.ts';
 import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -55,6 +56,8 @@ export interface MachineAgentSpec {
   readonly drivers?: () => readonly BcxDriverAdvert[];
   /** The modules installed on the host, advertised in every heartbeat (`bcd node`). */
   readonly modules?: () => readonly HostModuleReport[];
+  /** The instances the host runs through its runtime plugins, advertised in every heartbeat (`bcd node`). */
+  readonly instances?: () => readonly HostInstanceReport[];
   readonly log: Logger;
 }
 
@@ -120,6 +123,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
         lastError: () => lastError,
         ...(spec.drivers ? { drivers: spec.drivers } : {}),
         ...(spec.modules ? { modules: spec.modules } : {}),
+        ...(spec.instances ? { instances: spec.instances } : {}),
         ...(spec.heartbeatIntervalMs ? { intervalMs: spec.heartbeatIntervalMs } : {}),
       });
     },

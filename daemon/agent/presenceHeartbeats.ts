@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { signAgentHeartbeat, type AgentLastError } from '../../schemas/agent/agentHeartbeat.ts';
 import type { BcxDriverAdvert } from '../../schemas/bcx/bcxProtocol.ts';
+import type { HostInstanceReport } from '../../schemas/agent/hostInstances.ts';
 import type { HostModuleReport } from '../../schemas/agent/hostModules.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import type { AgentKeyring } from './agentKeyring.ts';
@@ -22,6 +23,8 @@ export interface PresenceSpec {
   readonly drivers?: () => readonly BcxDriverAdvert[];
   /** The modules installed on the host (`bcd node`), read from its module folders. */
   readonly modules?: () => readonly HostModuleReport[];
+  /** The instances the host runs (`bcd node`), read from its instance journal. */
+  readonly instances?: () => readonly HostInstanceReport[];
   intervalMs?: number;
 }
 
@@ -35,6 +38,7 @@ export function startPresenceHeartbeats(nc: NatsConnection, spec: PresenceSpec):
     const lastError = spec.lastError();
     const drivers = spec.drivers?.() ?? [];
     const modules = spec.modules?.() ?? [];
+    const instances = spec.instances?.() ?? [];
     const signed = signAgentHeartbeat(
       {
         agentId: spec.agentId,
@@ -45,6 +49,7 @@ export function startPresenceHeartbeats(nc: NatsConnection, spec: PresenceSpec):
         ...(lastError ? { lastError } : {}),
         ...(drivers.length > 0 ? { drivers: [...drivers] } : {}),
         ...(modules.length > 0 ? { modules: [...modules] } : {}),
+        ...(instances.length > 0 ? { instances: [...instances] } : {}),
       },
       spec.identity,
     );

@@ -10,6 +10,9 @@ import { AgentError } from '../agent/errors.ts';
 import { connectLongLivedAgent } from '../agent/longLivedConnection.ts';
 import { startMachineAgent, type MachineAgent } from '../agent/machineAgent.ts';
 import { sizeOfDisk } from '../ramdisk/blockDevices.ts';
+import type { InstanceRemoveParams, InstanceSpec } from '../../schemas/agent/hostInstances.ts';
+import { instanceHost, type InstanceHost, type RuntimePlugin } from './instances/instanceHost.ts';
+import { fitInstanceReports, reportOf } from './instances/instanceReports.ts';
 import { fetchBundle } from './modules/bundleFetch.ts';
 import { moduleHost, type ModuleApplyParams, type ModuleHost, type ModuleRemoveParams } from './modules/moduleHost.ts';
 import { moduleReporter } from './modules/moduleState.ts';
@@ -32,11 +35,13 @@ export interface NodeMachine {
   disks: readonly string[];
   /** The host's modules (`module.apply`, `module.remove`); none: those kinds are refused. */
   modules?: ModuleHost;
+  /** The host's instances (`instance.apply`, `instance.remove`); none: those kinds are refused. */
+  instances?: InstanceHost;
   /** The site agent's HTTP base URL: module bundles are fetched from its verified cache first. */
   siteCacheUrl?: string;
 }
 
-/** Runs the `node` kinds an installed host runs on itself: `inventory.report`, `module.apply`, `module.remove`. */
+/** Runs the `node` kinds an installed host runs on itself: `inventory.report`, `module.*`, `instance.*`. */
 export function nodeExecutor(machine: NodeMachine): AgentExecutor {
   return {
     refuse(command) {
@@ -45,6 +50,7 @@ export function nodeExecutor(machine: NodeMachine): AgentExecutor {
       }
       if (AgentCommandKinds[command.kind].runsOn !== 'node') return `${command.kind} runs on the site agent, not inside the machine`;
       if (command.kind.startsWith('module.') && !machine.modules) return 'this node agent keeps no modules';
+      if (command.kind.startsWith('instance.') && !machine.instances) return 'this node agent runs no instances';
       return refusedOnRunningOs[command.kind];
     },
     async execute(command, params, ctx) {
@@ -53,6 +59,8 @@ export function nodeExecutor(machine: NodeMachine): AgentExecutor {
         return machine.modules.apply(apply, await fetchBundle(apply.bundleUrl, apply.bundleSha256, ctx, machine.siteCacheUrl));
       }
       if (command.kind === 'module.remove' && machine.modules) return machine.modules.remove(params as ModuleRemoveParams);
+      if (command.kind === 'instance.apply' && machine.instances) return machine.instances.apply(params as InstanceSpec);
+      if (command.kind === 'instance.remove' && machine.instances) return machine.instances.remove((params as InstanceRemoveParams).id);
       if (command.kind !== 'inventory.report') throw new AgentError('WRONG_AGENT', `${command.kind} does not run on an installed node`);
       return {
         hostname: hostname(),
@@ -80,6 +88,10 @@ export interface NodeAgentOptions {
   keyRotation?: { intervalMs?: number; userPublicKey?: string };
   /** The bcx drivers running on the host, advertised in every heartbeat. */
   readonly drivers?: () => readonly BcxDriverAdvert[];
+  /** The bcx plugins running on the host: the `runtime` ones serve `instance.apply` (none: every runtime is refused). */
+  readonly runtimes?: () => Iterable<RuntimePlugin>;
+  /** How often recorded instances are compared with their runtimes' `list` (default 30 s; also once at start). */
+  reconcileIntervalMs?: number;
   /** The site agent's HTTP base URL: module bundles are fetched from its verified cache first. */
   siteCacheUrl?: string;
   /** The kernel's boot id (default: read from /proc): a `rebootRequired` module is pending until it changes. */
@@ -101,7 +113,12 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
   const reports: () => HostModuleReport[] = moduleReporter(options.stateDir, options.bootId);
   // Modules applied before a reboot take effect now: probe them so the heartbeats say what runs.
   void modules.settle().catch((err: unknown) => options.log.warn({ err }, 'module probes at start failed'));
-  return startMachineAgent(nc, {
+  const instances = instanceHost({ stateDir: options.stateDir, runtimes: options.runtimes ?? (() => []), log: options.log });
+  // Specs recorded before a restart, or whose apply a plugin crash cut short, are applied again: at start, then now and then.
+  const reconcile = () => void instances.reconcile().catch((err: unknown) => options.log.warn({ err }, 'instance reconciliation failed'));
+  reconcile();
+  const reconciling = setInterval(reconcile, options.reconcileIntervalMs ?? 30_000);
+  const started = startMachineAgent(nc, {
     role: 'node',
     siteId,
     nodeId,
@@ -112,6 +129,7 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
       nodeId,
       disks: options.disks ?? [],
       modules,
+      instances,
       ...(options.siteCacheUrl ? { siteCacheUrl: options.siteCacheUrl } : {}),
     }),
     modules: () => {
@@ -122,6 +140,14 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
         return [];
       }
     },
+    instances: () => {
+      try {
+        return fitInstanceReports(instances.records().map(reportOf));
+      } catch (err) {
+        options.log.warn({ err }, 'instance journal unreadable; heartbeat sent without it');
+        return [];
+      }
+    },
     ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
     ...(options.heartbeatIntervalMs ? { heartbeatIntervalMs: options.heartbeatIntervalMs } : {}),
     joined: options.joined,
@@ -129,6 +155,20 @@ export function startNodeAgent(nc: NatsConnection, options: NodeAgentOptions): P
     ...(options.drivers ? { drivers: options.drivers } : {}),
     log: options.log,
   });
+  return started.then(
+    (agent) => {
+      const stopAgent = agent.stop.bind(agent);
+      agent.stop = async () => {
+        clearInterval(reconciling);
+        await stopAgent();
+      };
+      return agent;
+    },
+    (err: unknown) => {
+      clearInterval(reconciling);
+      throw err;
+    },
+  );
 }
 
 export interface NodeAgentLaunch {
@@ -187,7 +227,7 @@ export async function launchNodeAgent(launch: NodeAgentLaunch): Promise<{ agent:
         ...(launch.keyCheckIntervalMs ? { intervalMs: launch.keyCheckIntervalMs } : {}),
         ...(joined?.userPublicKey ? { userPublicKey: joined.userPublicKey } : {}),
       },
-      ...(plugins ? { drivers: () => plugins.drivers() } : {}),
+      ...(plugins ? { drivers: () => plugins.drivers(), runtimes: () => plugins.hosts.values() } : {}),
       ...(launch.siteCacheUrl ? { siteCacheUrl: launch.siteCacheUrl } : {}),
       log,
     });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { BmcConnection, BootMode } from './bmc.ts';
 import { WipeMethod } from './diskWipe.ts';
 import { HttpProxyRequest } from './httpProxy.ts';
+import { InstanceRemoveParams, InstanceSpec } from './hostInstances.ts';
 import { ModuleName, ModuleVersion } from '../fleet/moduleManifest.ts';
 import { PublisherId, PublisherPublicKey } from '../fleet/publishers.ts';
 
@@ -33,6 +34,10 @@ export const AgentCommandKinds = {
   // after a crash runs them again and lands where one run would have.
   'module.apply': { runsOn: 'node', destructive: false },
   'module.remove': { runsOn: 'node', destructive: false },
+  // Both converge to a journaled spec (an `apply` is idempotent by the runtime contract, a `remove` of an absent
+  // instance is a no-op): a redelivery after a crash lands where one run would have.
+  'instance.apply': { runsOn: 'node', destructive: false },
+  'instance.remove': { runsOn: 'node', destructive: false },
 } as const;
 export type AgentCommandKind = keyof typeof AgentCommandKinds;
 export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommandKind, ...AgentCommandKind[]];
@@ -43,8 +48,8 @@ export const agentCommandKinds = Object.keys(AgentCommandKinds) as [AgentCommand
  */
 export const ramdiskOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write', 'hardware.probe']);
 
-/** Kinds only an installed host's `bcd node` runs: a ramdisk has no modules (docs/modules.md). */
-export const installedHostOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['module.apply', 'module.remove']);
+/** Kinds only an installed host's `bcd node` runs: a ramdisk has no modules (docs/modules.md) and runs no instances (docs/bcx.md). */
+export const installedHostOnlyKinds: ReadonlySet<AgentCommandKind> = new Set(['module.apply', 'module.remove', 'instance.apply', 'instance.remove']);
 
 /** A command's nonce: base64url, at least 128 bits. */
 export const CommandNonce = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'must be a base64url nonce of at least 128 bits');
@@ -195,6 +200,13 @@ export const AgentCommandParams = {
    * changed, missing or added file is drift, refused (`MODULE_DRIFT`, nothing removed) unless `acceptDrift`.
    */
   'module.remove': z.object({ module: ModuleName, acceptDrift: z.boolean().default(false) }).strict(),
+  /**
+   * Converges one instance through the `runtime` plugin the host runs (docs/bcx.md, "Instances on `bcd node`"): the
+   * spec is journaled first, then applied; answers `InstanceApplyResult`. The runtime's `state: 'error'` fails it.
+   */
+  'instance.apply': InstanceSpec,
+  /** Removes the instance through the runtime that applied it and forgets its spec; answers `InstanceRemoveResult`. */
+  'instance.remove': InstanceRemoveParams,
 } satisfies Record<AgentCommandKind, z.ZodType>;
 
 /**

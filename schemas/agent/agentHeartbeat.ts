@@ -2,6 +2,7 @@ import { sign, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { BcxDriverAdvert } from '../bcx/bcxProtocol.ts';
 import { ResourceId } from '../ids.ts';
+import { HostInstanceReport, MAX_HOST_INSTANCES } from './hostInstances.ts';
 import { HostModuleReport, MAX_HOST_MODULES } from './hostModules.ts';
 import { keyIdOf } from '../trust/agentIds.ts';
 import { AgentId } from '../trust/agentIds.ts';
@@ -33,6 +34,8 @@ export const AgentHeartbeat = z
     drivers: z.array(BcxDriverAdvert).max(64).optional(),
     /** The modules installed on the host (`bcd node`, docs/modules.md "On the host"); absent: none. */
     modules: z.array(HostModuleReport).max(MAX_HOST_MODULES).optional(),
+    /** The instances the host runs through its runtime plugins (`bcd node`, docs/bcx.md); absent: none. */
+    instances: z.array(HostInstanceReport).max(MAX_HOST_INSTANCES).optional(),
   })
   .strict();
 export type AgentHeartbeat = z.infer<typeof AgentHeartbeat>;

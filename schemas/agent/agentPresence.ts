@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BcxDriverAdvert } from '../bcx/bcxProtocol.ts';
 import { AgentLastError } from './agentHeartbeat.ts';
+import { HostInstanceReport } from './hostInstances.ts';
 import { HostModuleReport } from './hostModules.ts';
 
 /**
@@ -19,6 +20,8 @@ export const AgentPresence = z.object({
   drivers: z.array(BcxDriverAdvert),
   /** The modules the host said it has, in that heartbeat: version, manifest digest, state, probes. */
   modules: z.array(HostModuleReport),
+  /** The instances the host said it runs, in that heartbeat: desired state, the runtime's state and addresses. */
+  instances: z.array(HostInstanceReport).optional(),
 });
 export type AgentPresence = z.infer<typeof AgentPresence>;
 

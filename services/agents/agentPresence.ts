@@ -82,6 +82,7 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
       lastError: heartbeat.lastError ?? null,
       drivers: heartbeat.drivers ?? [],
       modules: heartbeat.modules ?? [],
+      instances: heartbeat.instances ?? [],
     });
     options.onVerified?.(heartbeat, receivedAtMs);
   };

@@ -7,15 +7,16 @@ import { pluginUserName } from '../../daemon/bcx/sandbox/pluginUser.ts';
 
 /**
  * A plugins folder for bcx tests, outside `/tmp` (the sandbox's own) and readable by a plugin's account (the checkout
- * may sit under a 0700 home), holding `test/fixtures/bcx/memoryRuntime.ts` bundled into one file for `/usr/bin/node`.
+ * may sit under a 0700 home), holding a plugin of `test/fixtures/bcx/` (default `memoryRuntime.ts`) bundled into one
+ * file for `/usr/bin/node`.
  */
-export async function bcxPluginFolder() {
+export async function bcxPluginFolder(fixture = 'memoryRuntime') {
   const root = mkdtempSync('/var/tmp/bcx-');
   chmodSync(root, 0o755);
   const folder = join(root, 'plugins.d');
-  const bundle = join(root, 'memoryRuntime.mjs');
+  const bundle = join(root, `${fixture}.mjs`);
   await build({
-    entryPoints: [new URL('../fixtures/bcx/memoryRuntime.ts', import.meta.url).pathname],
+    entryPoints: [new URL(`../fixtures/bcx/${fixture}.ts`, import.meta.url).pathname],
     outfile: bundle,
     bundle: true,
     platform: 'node',
@@ -27,7 +28,7 @@ export async function bcxPluginFolder() {
   return {
     folder,
     stateRoot: join(root, 'state'),
-    /** Pins the memory runtime as plugin `id` (its digest, unless `sha256` says otherwise). */
+    /** Pins the bundled plugin as plugin `id` (its digest, unless `sha256` says otherwise). */
     pin(id: string, args: string[] = [], sha256?: string) {
       const dir = join(folder, id);
       mkdirSync(dir, { recursive: true, mode: 0o755 });
