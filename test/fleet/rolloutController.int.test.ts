@@ -2,18 +2,21 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeAgentId, startNodeAgent, type NodeAgent } from '../../daemon/node/nodeAgent.ts';
-import { moduleHost, type ModuleApplyParams } from '../../daemon/node/modules/moduleHost.ts';
+import { moduleHost } from '../../daemon/node/modules/moduleHost.ts';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import type { HostModuleObservation } from '../../schemas/agent/hostModuleObservation.ts';
-import { verifyModuleBundle } from '../../schemas/fleet/moduleBundle.ts';
 import { LEASE_HEADER } from '../../schemas/lease.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
+import { assignmentAggregate } from '../../services/fleet/assignment/assignment.ts';
 import { rolloutAggregate } from '../../services/fleet/rollout/rollout.ts';
+import { BLOB_BUCKET } from '../../services/blobs/blobStore.ts';
+import { startControlPlaneResultIntake } from '../../services/agents/resultIntake.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { RolloutController } from '../../services/processes/rolloutController/rolloutController.ts';
 import { natsCommandChannel, ProcessCommandChannel } from '../../services/platform/commands/commandChannel.ts';
@@ -21,40 +24,9 @@ import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
-import { bundleOf, newPublisher } from './bundleFixture.ts';
+import { hosts, publisher, siteOf, text, versions } from './rolloutControllerFleet.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { deployedNode } from '../support/deployedNode.ts';
-
-const hosts = ['n1', 'n2', 'n3'] as const;
-const siteOf = (host: string) => `dc-${host}`;
-const publisher = newPublisher('acme');
-const trusted = [{ publisherId: publisher.publisherId, publicKey: publisher.publicKey }];
-const text = (s: string) => new TextEncoder().encode(s);
-
-/** `resolver` at `version`: `bin/resolver` prints its version; its probe runs `probe` (default: calls it through PATH). */
-function resolver(version: string, probe = 'resolver') {
-  const source = { name: 'resolver', version, provides: [], requires: [], exclusive: [], probes: [{ name: 'runs', command: probe, shell: 'login' as const }] };
-  const bundle = bundleOf(publisher, source, [{ path: 'bin/resolver', mode: 0o755, data: text(`#!/bin/sh\necho "resolver ${version}"\n`) }]);
-  const verdict = verifyModuleBundle(bundle, trusted);
-  if (!verdict.ok) throw new Error(verdict.message);
-  const params: ModuleApplyParams = {
-    module: 'resolver',
-    version,
-    bundleUrl: 'http://bundles.invalid/b',
-    bundleSha256: '0'.repeat(64),
-    manifestSha256: verdict.manifestSha256,
-    trustedPublishers: trusted,
-    probeTimeoutMs: 5_000,
-  };
-  return { bundle, params };
-}
-
-const versions = {
-  v1: resolver('1.0.0'),
-  // A probe that takes a moment, so a controller can be stopped while a wave's hosts are still applying.
-  v2: resolver('1.1.0', 'sleep 1; resolver'),
-  v3: resolver('1.2.0', 'exit 3'),
-};
 
 // The tests run in order on the same hosts and log: each starts where the one before left the fleet.
 describe('rollout-controller: a real nats-server, the control plane and three bcd node hosts on temp file trees', () => {
@@ -70,6 +42,15 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
   };
   const current = (host: string) => readlinkSync(join(agents.get(host)!.stateDir, 'modules/resolver/current'));
   const rollout = async () => (await env.bus.repository.load(rolloutAggregate, 'resolver', 'leader')).state.current;
+  /** The version of resolver each host's assignment pins. */
+  const pins = async () => {
+    const pinned: Record<string, string | undefined> = {};
+    for (const host of hosts) {
+      const { state } = await env.bus.repository.load(assignmentAggregate, host, 'leader');
+      pinned[host] = state.exists ? state.pins.find((p) => p.module === 'resolver')?.version : undefined;
+    }
+    return pinned;
+  };
   const run = (name: string, payload: unknown) => env.bus.execute({ name, payload, actor: 'test' });
   /** The `module.apply` commands stored for `host` (the command stream keeps one per command id), oldest first. */
   const appliesTo = async (host: string) => {
@@ -102,8 +83,11 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
     blobBaseUrl = `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
     const registrations = startRegistrationService(env.nc, env.store, env.log);
     const responder = serveCommands(env.nc, env.bus, env.log);
-    stops = [() => registrations.stop(), async () => responder.unsubscribe()];
+    // Agents' signed results reach the results stream through the intake, as in every workflow-executor.
+    const intake = await startControlPlaneResultIntake(env.nc, { repository: env.bus.repository, bus: env.bus, log: env.log });
+    stops = [() => registrations.stop(), async () => responder.unsubscribe(), () => intake.stop()];
     await run('pki.registerPublisher', { publisherId: 'acme', publicKey: publisher.publicKey });
+    const bundles = new Map<string, string>();
     for (const { bundle, params } of Object.values(versions)) {
       const put = await env.app.inject({
         method: 'PUT',
@@ -117,7 +101,10 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
         payload: { version: params.version, bundleSha256: put.json().sha256 },
       });
       expect(published.statusCode, published.body).toBe(201);
+      bundles.set(params.version, put.json().sha256);
     }
+    const bucket = await new Objm(env.nc).open(BLOB_BUCKET);
+    await bucket.putBlob({ name: `sha256-${bundles.get('1.3.0')}` }, text('not the bundle that was published'));
     for (const host of hosts) {
       await deployedNode(env.bus, host, siteOf(host));
       await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.0.0' });
@@ -164,6 +151,8 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
     // The wave's applies were published again by the new instance (n2's a second time); the stream kept one of each.
     expect(published.filter((p) => p === 'n2 resolver-1').length).toBeGreaterThan(1);
     expect((await rollout())?.progress.outcomes).toEqual({ n1: 'healthy', n2: 'healthy', n3: 'healthy' });
+    // The rollout's end pinned every host to what it runs now (the test pinned 1.0.0 before it).
+    expect(await pins()).toEqual({ n1: '1.1.0', n2: '1.1.0', n3: '1.1.0' });
     for (const host of hosts) {
       expect(current(host)).toBe('1.1.0');
       // What converged is what the hosts' own verified heartbeats say, as the controller heard them.
@@ -205,8 +194,7 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
         expect(folded.filter((o) => o.host === 'n2').map((o) => o.version)).not.toContain('1.2.0');
         expect(folded.filter((o) => o.host === 'n2' && o.at > forgedAt).length).toBeGreaterThan(0);
 
-        // The plans pin what runs now (a rollout's end does not re-pin): the next rollout moves from there.
-        for (const host of hosts) await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.1.0' });
+        // The plans pin what runs now (the last rollout's end re-pinned them): the next rollout moves from there.
         await startRollout('1.1.0', '1.2.0');
         await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('halted');
         const halted = await rollout();
@@ -228,6 +216,8 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
           ['resolver-2', '1.1.0'],
         ]);
         for (const host of ['n2', 'n3']) expect((await appliesTo(host)).map((c) => c.workflowId)).toEqual(['resolver-1']);
+        // The restored canary is pinned to the version it runs again; the hosts never touched keep their pin.
+        await expect.poll(pins, { timeout: 10_000, interval: 100 }).toEqual({ n1: '1.1.0', n2: '1.1.0', n3: '1.1.0' });
       } finally {
         await controlling.stop();
       }
@@ -257,15 +247,44 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
         .poll(async () => (await new LeaseReader(env.nc).leaders()).map((l) => l.service), { timeout: 30_000, interval: 200 })
         .toContain('rollout-controller');
       // The last rollout ended rolled back, so a new one may start: n2 from v2 back to v1.
-      for (const host of hosts) await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.1.0' });
       await run('fleet.startRollout', { module: 'resolver', fromVersion: '1.1.0', toVersion: '1.0.0', hosts: ['n2'], canarySize: 1, waveTimeoutMs: 60_000 });
       await expect.poll(async () => (await rollout())?.status, { timeout: 60_000, interval: 200 }).toBe('completed');
       expect(current('n2')).toBe('1.0.0');
+      // Its pin too, through the fence like the rest of its commands.
+      await expect.poll(pins, { timeout: 10_000, interval: 100 }).toEqual({ n1: '1.1.0', n2: '1.0.0', n3: '1.1.0' });
       expect(stamps.size).toBeGreaterThan(0);
       expect([...stamps].every((stamp) => /^rollout-controller\/\d+$/.test(stamp))).toBe(true);
     } finally {
       for (const spy of spies) spy.unsubscribe();
       await service.stop();
+    }
+  });
+
+  it("a bundle whose digest does not match: the canary's signed refusal records it failed in seconds and the breaker halts", { timeout: 60_000 }, async () => {
+    const controlling = await controller();
+    try {
+      const startedAt = Date.now();
+      await run('fleet.startRollout', {
+        module: 'resolver',
+        fromVersion: '1.1.0',
+        toVersion: '1.3.0',
+        hosts: ['n1', 'n3'],
+        canarySize: 1,
+        waveTimeoutMs: 60_000,
+      });
+      // Far inside the wave's 60 s deadline: the refusal is heard, not waited out.
+      await expect.poll(async () => (await rollout())?.status, { timeout: 15_000, interval: 100 }).toBe('halted');
+      expect(Date.now() - startedAt).toBeLessThan(15_000);
+      expect((await rollout())?.progress).toMatchObject({
+        outcomes: { n1: 'failed' },
+        consecutiveFailures: 1,
+        halted: { reason: 'canary_failed', failed: ['n1'] },
+      });
+      expect(controlling.model.refused.size).toBe(1);
+      expect(current('n1')).toBe('1.1.0');
+      expect((await appliesTo('n3')).map((c) => c.workflowId)).toEqual(['resolver-1']);
+    } finally {
+      await controlling.stop();
     }
   });
 });

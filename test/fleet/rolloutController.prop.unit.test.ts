@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RolloutEvent } from '../../schemas/fleet/rolloutEvents.ts';
 import { recordHostOutcome, recordHostRestored, startWave } from '../../services/fleet/rollout/controllerCommands.ts';
-import { pauseRollout, resumeRollout, rollbackRollout } from '../../services/fleet/rollout/operatorCommands.ts';
+import { abortRollout, pauseRollout, resumeRollout, rollbackRollout } from '../../services/fleet/rollout/operatorCommands.ts';
 import { rolloutAggregate, type RolloutState } from '../../services/fleet/rollout/rollout.ts';
 import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
 import { DomainError } from '../../services/platform/errors.ts';
@@ -17,7 +17,7 @@ const T0 = Date.parse('2026-12-02T12:00:00.000Z');
 const engine = new Map<string, CommandDefinition<string, any, RolloutState, RolloutEvent>>(
   [startWave, recordHostOutcome, recordHostRestored].map((c) => [c.name, c as CommandDefinition<string, any, RolloutState, RolloutEvent>]),
 );
-const operator = [pauseRollout, resumeRollout, rollbackRollout] as CommandDefinition<string, any, RolloutState, RolloutEvent>[];
+const operator = [pauseRollout, resumeRollout, rollbackRollout, abortRollout] as CommandDefinition<string, any, RolloutState, RolloutEvent>[];
 
 /** What happens next on the simulated site: the log delivers, an effect runs, an event is redelivered, a host beats, time passes, an operator acts. */
 const op = fc.oneof(
@@ -47,6 +47,10 @@ function simulate(hosts: string[], steps: readonly { op: string; pick: number; o
   const installed = new Map(hosts.map((h) => [h, '1.24.0']));
   const tasks: ModuleApplyTask[] = [];
   const commands: { name: string; payload: { host?: string; wave?: number } }[] = [];
+  // The hosts' assignments (`fleet.pinModule` sets one; the bus drops an id it already took), and the applies refused.
+  const pins = new Map(hosts.map((h) => [h, '1.24.0']));
+  const pinned: string[] = [];
+  const refusedApplies: ModuleApplyTask[] = [];
 
   const append = (events: readonly RolloutEvent[]) => {
     log.push(...events);
@@ -88,8 +92,22 @@ function simulate(hosts: string[], steps: readonly { op: string; pick: number; o
       const effect = queue.shift()!;
       if (effect.kind === 'task') {
         tasks.push(effect.task);
-        if (!ran.has(effect.task.commandId)) installed.set(effect.task.host, effect.task.version);
+        // A host refuses an apply now and then (a bundle that does not match its digest): it keeps what it runs and
+        // answers with a signed refusal, which the controller hears (each time it resends, the agent answers the same).
+        const refuses = !ok && !ran.has(effect.task.commandId) ? pick % 2 === 0 : refusedApplies.some((t) => t.commandId === effect.task.commandId);
+        if (refuses) {
+          if (!ran.has(effect.task.commandId)) refusedApplies.push(effect.task);
+          const { commandId, rolloutId, host, module, version } = effect.task;
+          react({ type: 'refused', refusal: { kind: 'apply-refused', commandId, rolloutId, host, module, version, reason: 'BUNDLE_DIGEST' } }, true);
+        } else if (!ran.has(effect.task.commandId)) installed.set(effect.task.host, effect.task.version);
         ran.add(effect.task.commandId);
+      } else if (effect.kind === 'command' && effect.name === 'fleet.pinModule') {
+        if (!appended.has(effect.commandId)) {
+          const { nodeId, version } = effect.payload as { nodeId: string; version: string };
+          pins.set(nodeId, version);
+          pinned.push(nodeId);
+        }
+        appended.add(effect.commandId);
       } else if (effect.kind === 'command' && !appended.has(effect.commandId)) {
         commands.push({ name: effect.name, payload: effect.payload as { host?: string } });
         const events = decide(engine.get(effect.name)!, effect.payload);
@@ -98,7 +116,30 @@ function simulate(hosts: string[], steps: readonly { op: string; pick: number; o
       }
     }
   }
-  return { state, tasks, commands };
+  // The site settles: every event delivered (some twice), every effect run, until nothing is left to do.
+  while (delivered < log.length || queue.length > 0) {
+    if (delivered < log.length) {
+      const event = log[delivered++]!;
+      react({ type: 'event', event }, true);
+      react({ type: 'event', event }, false);
+    }
+    while (queue.length > 0) {
+      const effect = queue.shift()!;
+      if (effect.kind === 'command' && effect.name === 'fleet.pinModule') {
+        if (!appended.has(effect.commandId)) {
+          const { nodeId, version } = effect.payload as { nodeId: string; version: string };
+          pins.set(nodeId, version);
+          pinned.push(nodeId);
+        }
+        appended.add(effect.commandId);
+      } else if (effect.kind === 'command' && !appended.has(effect.commandId)) {
+        const events = decide(engine.get(effect.name)!, effect.payload);
+        if (events.length > 0) appended.add(effect.commandId);
+        append(events);
+      }
+    }
+  }
+  return { state, tasks, commands, pins, pinned, installed, refusedApplies };
 }
 
 describe('rollout controller (properties)', () => {
@@ -126,6 +167,35 @@ describe('rollout controller (properties)', () => {
           for (const [host, outcome] of Object.entries(run.progress.outcomes)) {
             if (outcome === 'healthy') expect(tasks.some((t) => t.host === host && t.version === run.toVersion)).toBe(true);
           }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a rollout that ends pins each host it left on a known version to that version, once; the others keep their pin', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 6 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(step, { minLength: 1, maxLength: 300, size: 'large' }),
+        (count, maxConsecutiveFailures, steps) => {
+          const hosts = Array.from({ length: count }, (_, i) => `h${i}`);
+          const { state, pins, pinned, installed, refusedApplies } = simulate(hosts, steps, maxConsecutiveFailures);
+          const run = state.current!;
+          // A refused apply never reads healthy: the host did not run what it refused.
+          for (const t of refusedApplies) if (t.version === run.toVersion) expect(run.progress.outcomes[t.host]).not.toBe('healthy');
+          const targets = run.rollback?.targets ?? [];
+          const expected = new Map(hosts.map((h) => [h, '1.24.0']));
+          if (['completed', 'aborted', 'rolled-back'].includes(run.status)) {
+            for (const [host, outcome] of Object.entries(run.progress.outcomes))
+              if (outcome === 'healthy' && !targets.includes(host)) expected.set(host, run.toVersion);
+            for (const host of targets) if (run.rollback?.restored[host] === 'healthy') expected.set(host, run.fromVersion);
+          }
+          expect(pins).toEqual(expected);
+          expect(new Set(pinned).size, 'one pin per host, however often the end is delivered').toBe(pinned.length);
+          // A pin says what the host runs.
+          for (const host of pinned) expect(pins.get(host)).toBe(installed.get(host));
         },
       ),
       { numRuns: 200 },

@@ -41,10 +41,13 @@ export const assignTemplate = defineCommand({
   decide: (command, state, { dependencies }): AssignmentEvent[] => decideHostPlan(command.nodeId, assignTarget(command, state), state, dependencies),
 });
 
-/** `fleet.pinModule`: the host runs exactly this version of the module, the rest re-resolved around it. */
+/**
+ * `fleet.pinModule`: the host runs exactly this version of the module, the rest re-resolved around it. The engine
+ * sends it too: the rollout controller pins the hosts of an ended rollout to what they run.
+ */
 export const pinModule = defineCommand({
   name: 'fleet.pinModule',
-  exposure: ['operator'],
+  exposure: ['operator', 'engine'],
   schema: PinModule,
   aggregate: assignmentAggregate,
   aggregateId: (command) => command.nodeId,

@@ -1,13 +1,19 @@
 import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
+import type { ApplyRefusal } from './applyResults.ts';
 import type { ModuleEvent } from '../../../schemas/fleet/modules.ts';
 import { moduleOfRollout } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
+import { endedRolloutStatuses } from '../../../schemas/fleet/rolloutViews.ts';
 import { isRolloutActive, rolloutAggregate, type RolloutRun, type RolloutState } from '../../fleet/rollout/rollout.ts';
 
-/** What the rollout controller folds: the log's rollout and module events, heartbeat observations, clock ticks. */
+/**
+ * What the rollout controller folds: the log's rollout and module events, heartbeat observations, the verified results
+ * of applies its hosts refused, clock ticks.
+ */
 export type ControllerInput =
   | { readonly type: 'event'; readonly event: RolloutEvent | ModuleEvent }
   | { readonly type: 'observed'; readonly observation: HostModuleObservation }
+  | { readonly type: 'refused'; readonly refusal: ApplyRefusal }
   | { readonly type: 'tick'; readonly now: number };
 
 /** A module's rollouts as the aggregate folds them, plus the times the aggregate does not keep. */
@@ -31,12 +37,18 @@ export class RolloutControllerModel {
   readonly probes = new Map<string, readonly string[]>();
   /** Each host module's latest observation (by `at`). */
   readonly observations = new Map<string, HostModuleObservation>();
+  /**
+   * The `module.apply` commands (by id) whose host answered with a verified result that it did not apply them. An id
+   * names one rollout, wave and host (`rolloutReactions.ts`), so the refusal is that host's outcome and no other's.
+   */
+  readonly refused = new Set<string>();
   /** The latest tick; null before the first one. */
   now: number | null = null;
 
   apply(input: ControllerInput): void {
     if (input.type === 'tick') return this.#tick(input.now);
     if (input.type === 'observed') return this.#observe(input.observation);
+    if (input.type === 'refused') return void this.refused.add(input.refusal.commandId);
     const { event } = input;
     if (event.type === 'ModuleVersionPublished') {
       this.manifests.set(`${event.data.module}@${event.data.version}`, event.data.manifestSha256);
@@ -64,6 +76,12 @@ export class RolloutControllerModel {
   activeRun(rolloutId: string): RolloutRun | undefined {
     const run = this.rollouts.get(moduleOfRollout(rolloutId))?.state.current ?? null;
     return isRolloutActive(run) && run.rolloutId === rolloutId ? run : undefined;
+  }
+
+  /** The rollout `rolloutId` when it is the current one of its module and has ended. */
+  endedRun(rolloutId: string): RolloutRun | undefined {
+    const run = this.rollouts.get(moduleOfRollout(rolloutId))?.state.current ?? null;
+    return run !== null && endedRolloutStatuses.has(run.status) && run.rolloutId === rolloutId ? run : undefined;
   }
 
   observation(host: string, module: string): HostModuleObservation | undefined {

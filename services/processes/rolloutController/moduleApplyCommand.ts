@@ -8,6 +8,9 @@ import type { AggregateRepository } from '../../platform/commands/aggregateRepos
 import { PlatformError } from '../../platform/errors.ts';
 import type { ModuleApplyTask } from './rolloutReactions.ts';
 
+/** How long a bundle's grant stays valid past its command's `notAfter`: a host that took the command still fetches it. */
+export const GRANT_OUTLIVES_COMMAND_MS = 15 * 60_000;
+
 /** Where a `module.apply` is built from: the log (the version, the trusted keys, the host's site) and the blob store. */
 export interface ModuleApplySources {
   readonly repository: AggregateRepository;
@@ -20,7 +23,7 @@ export interface ModuleApplySources {
  * The agent command of a `module.apply` task: the published version's bundle (through a capability URL granted to the
  * host alone) and manifest digest, the keys of its publisher trusted now (a revoked publisher's bundle is applied
  * nowhere), on the host's own command subject. `commandId` is the task's: a repeat is dropped by the command stream
- * within its duplicate window and by the agent's journal after it. Valid until `notAfter`: a host that comes back
+ * within its duplicate window and by the agent's journal after it, and the bundle's grant is the command id's. Valid until `notAfter`: a host that comes back
  * after the wave's deadline does not switch unasked (the wave already counted it timed out).
  *
  * Refuses with NOT_FOUND or PRECONDITION_FAILED what no retry would change: an unknown host or version, no trusted key.
@@ -38,7 +41,9 @@ export async function moduleApplyCommand(sources: ModuleApplySources, task: Modu
   const keys = trustedPublisherKeys(publishers.state).filter((k) => k.publisherId === published.publisherId);
   if (keys.length === 0)
     throw new PlatformError('PRECONDITION_FAILED', `publisher ${published.publisherId} of ${task.module} ${task.version} is not trusted now`);
-  const grant = await (await sources.blobs()).grantContent(task.host, published.bundleSha256);
+  // One grant per command id, so a resend reuses it; it outlives the command by the time a fetch may take, then expires.
+  const terms = { key: task.commandId, expiresAtMs: notAfterMs + GRANT_OUTLIVES_COMMAND_MS };
+  const grant = await (await sources.blobs()).grantContent(task.host, published.bundleSha256, terms, now);
   if (grant === undefined) throw new PlatformError('NOT_FOUND', `the bundle of ${task.module} ${task.version} is not in the blob store`);
   return AgentCommand.parse({
     commandId: task.commandId,

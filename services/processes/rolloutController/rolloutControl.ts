@@ -4,7 +4,8 @@ import { moduleEvents } from '../../../schemas/fleet/modules.ts';
 import { rolloutEvents } from '../../../schemas/fleet/rolloutEvents.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import type { DefinitionsOf, Effect, ProcessManager, Reaction } from '../../platform/processManager/processManager.ts';
-import { RolloutControllerModel } from './controllerModel.ts';
+import type { ApplyRefusal } from './applyResults.ts';
+import { type ControllerInput, RolloutControllerModel } from './controllerModel.ts';
 import { decideRolloutReactions, type ModuleApplyTask } from './rolloutReactions.ts';
 
 export const ROLLOUT_CONTROLLER_DURABLE = 'rollout_controller';
@@ -18,6 +19,12 @@ const catalog = new EventCatalog([...rolloutEvents, ...moduleEvents]);
 /** The events the controller reads. */
 export type RolloutControlEvents = DefinitionsOf<typeof catalog>;
 
+/** What the controller hears outside the log: the modules of verified heartbeats, and verified refused applies. */
+export type ControllerObservation = HostModuleObservation | ApplyRefusal;
+
+const inputOf = (observation: ControllerObservation): ControllerInput =>
+  'kind' in observation ? { type: 'refused', refusal: observation } : { type: 'observed', observation };
+
 export interface RolloutControlOptions {
   /** How often deadlines are read (a wave's timed-out hosts, a rollback's). */
   readonly tickMs: number;
@@ -28,13 +35,13 @@ export interface RolloutControlOptions {
 
 /**
  * `rollout-controller`, the process manager of rollouts (issue 35): folds the rollout and module events, the modules
- * of verified heartbeats (`observed`) and its clock, decides with `decideRolloutReactions`, and performs `module.apply`
+ * of verified heartbeats and the verified results of applies a host refused (`observed`) and its clock, decides with `decideRolloutReactions`, and performs `module.apply`
  * by sending the host a signed-result agent command. Its start resyncs like a tick: what the log and the heartbeats
  * heard since say is recorded, and a deadline passed while no instance ran is read as soon as its clock ticks.
  */
 export function rolloutControl(
   options: RolloutControlOptions,
-): ProcessManager<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, HostModuleObservation> {
+): ProcessManager<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, ControllerObservation> {
   return {
     durable: ROLLOUT_CONTROLLER_DURABLE,
     filter: ROLLOUT_EVENTS_FILTER,
@@ -46,10 +53,11 @@ export function rolloutControl(
     evolve(model, input) {
       if (input.type === 'event') model.apply({ type: 'event', event: input.event });
       else if (input.type === 'tick') model.apply({ type: 'tick', now: input.now });
-      else if (input.type === 'observed') model.apply({ type: 'observed', observation: input.observation });
+      else if (input.type === 'observed') model.apply(inputOf(input.observation));
     },
     decide(input, model): Reaction<ModuleApplyTask>[] {
       if (input.type === 'resumed') return decideRolloutReactions({ type: 'tick', now: input.now }, model);
+      if (input.type === 'observed') return decideRolloutReactions(inputOf(input.observation), model);
       return decideRolloutReactions(input, model);
     },
     async perform(task, model, signal): Promise<Effect<ModuleApplyTask>[]> {

@@ -16,7 +16,8 @@ import { ProcessManagerHost } from '../../platform/processManager/processManager
 import type { RolloutControllerConfig } from './config.ts';
 import type { RolloutControllerModel } from './controllerModel.ts';
 import { moduleApplyCommand, type ModuleApplySources } from './moduleApplyCommand.ts';
-import { rolloutControl, type RolloutControlEvents } from './rolloutControl.ts';
+import { ApplyResults } from './applyResults.ts';
+import { rolloutControl, type ControllerObservation, type RolloutControlEvents } from './rolloutControl.ts';
 import type { ModuleApplyTask } from './rolloutReactions.ts';
 
 export { ROLLOUT_CONTROLLER_DURABLE, ROLLOUT_EVENTS_FILTER } from './rolloutControl.ts';
@@ -39,12 +40,14 @@ export interface RolloutControllerDeps {
  * `rollout-controller` (issue 35): the rollout process manager (`rolloutControl.ts`) on the platform's
  * `ProcessManagerHost`, its durable over `bc.evt.fleet.>`; the modules of every heartbeat that verified against its
  * host agent's registered key (`agentPresence.ts`; an unsigned or foreign one is never heard) are its observations;
- * `module.apply` goes to the host as an agent command whose signed result and next heartbeats the host answers with.
+ * `module.apply` goes to the host as an agent command whose signed result and next heartbeats the host answers with:
+ * a verified result refusing it (`applyResults.ts`) is the host's failed outcome at once.
  */
 export class RolloutController {
-  readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, HostModuleObservation>;
+  readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, ControllerObservation>;
   readonly #presence: () => AgentPresenceView;
   #heard: AgentPresenceView | undefined;
+  readonly #applyResults: ApplyResults;
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
   readonly failure: Promise<Error>;
 
@@ -84,6 +87,8 @@ export class RolloutController {
           for (const observation of observationsOf(heartbeat, at)) host.observe(observation);
         },
       });
+    // A refused apply is heard from its verified result, so the breaker counts it in seconds, not at the deadline.
+    this.#applyResults = new ApplyResults(nc, { repository, log, onRefused: (refusal) => host.observe(refusal) });
     this.failure = host.failure;
   }
 
@@ -94,6 +99,7 @@ export class RolloutController {
   /** Listens first: the heartbeats heard while the model catches up with the log are folded, then decided on. */
   async start(): Promise<void> {
     this.#heard = this.#presence();
+    await this.#applyResults.start();
     await this.#host.start();
   }
 
@@ -101,6 +107,7 @@ export class RolloutController {
   async stop(): Promise<void> {
     const stopped = this.#host.stop();
     await this.#heard?.stop();
+    await this.#applyResults.stop();
     await stopped;
   }
 }

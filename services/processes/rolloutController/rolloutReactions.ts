@@ -5,7 +5,9 @@ import { decideProgress, outcomeOf } from '../../fleet/rollout/progress.ts';
 import { waveOf } from '../../fleet/rollout/waves.ts';
 import type { RolloutRun } from '../../fleet/rollout/rollout.ts';
 import type { Effect, EngineCommand, Reaction } from '../../platform/processManager/processManager.ts';
+import type { ApplyRefusal } from './applyResults.ts';
 import type { ControllerInput, RolloutControllerModel } from './controllerModel.ts';
+import { pinsOfEndedRollout } from './rolloutPins.ts';
 
 /**
  * `module.apply` of `version` to `host`, for the controller's `perform` to sign and publish as an agent command (the
@@ -25,6 +27,9 @@ type ControllerEffect = Effect<ModuleApplyTask>;
 
 const command = (name: string, payload: unknown, commandId: string): EngineCommand<ModuleApplyTask> => ({ kind: 'command', name, payload, commandId });
 
+/** The events that end a rollout: its hosts are pinned to what they run then (`rolloutPins.ts`). */
+const ending = new Set(['RolloutCompleted', 'RolloutAborted', 'RolloutRolledBack']);
+
 /** States whose started hosts' reports and timeouts still count (`fleet.recordHostOutcome` accepts them). */
 const recording = new Set(['running', 'paused', 'halted']);
 
@@ -33,13 +38,18 @@ const recording = new Set(['running', 'paused', 'halted']);
  * Edge-triggered: a wave is asked for when an event may have made it next (a start, an approval, a report), a wave's hosts get `module.apply` when
  * it starts (again on resume or continue, same ids), a host's outcome is recorded when its heartbeat shows the new
  * version; a tick records what the deadlines say. Every id derives from what it answers, so a redelivered input
- * sends the same commands again and the bus (or the agent's journal) drops them.
+ * sends the same commands again and the bus (or the agent's journal) drops them. A rollout's end pins its hosts.
  */
 export function decideRolloutReactions(input: ControllerInput, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
   if (input.type === 'tick') return [...model.rollouts.values()].flatMap(({ state }) => resync(state.current, model));
   if (input.type === 'observed') return observed(input.observation, model);
+  if (input.type === 'refused') return refused(input.refusal, model);
   const { event } = input;
   if (event.type === 'ModuleVersionPublished') return [];
+  if (ending.has(event.type)) {
+    const ended = model.endedRun(event.data.rolloutId);
+    return ended === undefined ? [] : reaction(ended, pinsOfEndedRollout(ended));
+  }
   const run = model.activeRun(event.data.rolloutId);
   if (run === undefined) return [];
   switch (event.type) {
@@ -82,12 +92,15 @@ const unreported = (run: RolloutRun): string[] =>
 const restored = (run: RolloutRun, host: string): boolean => run.rollback !== null && outcomeOf(run.rollback.restored, host) !== undefined;
 
 function applies(run: RolloutRun, hosts: readonly string[]): ControllerEffect[] {
-  return hosts
-    .filter((host) => outcomeOf(run.progress.outcomes, host) === undefined)
-    .map((host) => applyOf(run, host, run.toVersion, idFor('rollout-apply', `${run.rolloutId}/${waveOf(run.progress.waves, host)}/${host}`)));
+  return hosts.filter((host) => outcomeOf(run.progress.outcomes, host) === undefined).map((host) => applyOf(run, host, run.toVersion, applyId(run, host)));
 }
 
-const restore = (run: RolloutRun, host: string): ControllerEffect => applyOf(run, host, run.fromVersion, idFor('rollout-restore', `${run.rolloutId}/${host}`));
+/** The id of the `module.apply` of the new version to `host`: one per rollout, wave and host. */
+const applyId = (run: RolloutRun, host: string): string => idFor('rollout-apply', `${run.rolloutId}/${waveOf(run.progress.waves, host)}/${host}`);
+/** The id of the `module.apply` of the previous version to `host` in the rollout's rollback. */
+const restoreId = (run: RolloutRun, host: string): string => idFor('rollout-restore', `${run.rolloutId}/${host}`);
+
+const restore = (run: RolloutRun, host: string): ControllerEffect => applyOf(run, host, run.fromVersion, restoreId(run, host));
 
 function applyOf(run: RolloutRun, host: string, version: string, commandId: string): ControllerEffect {
   return { kind: 'task', task: { type: 'module.apply', commandId, rolloutId: run.rolloutId, host, module: run.module, version } };
@@ -110,16 +123,21 @@ function reportedOutcome(
   return healthy ? 'healthy' : 'failed';
 }
 
-/** The outcome of a started host: its report of the new version since its wave started, else timed-out past the deadline. */
+/**
+ * The outcome of a started host: failed when it refused its apply (a verified result), else its report of the new
+ * version since its wave started, else timed-out past the deadline.
+ */
 function hostOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
   const times = model.rollouts.get(run.module)?.waves[waveOf(run.progress.waves, host)];
   if (times === undefined) return undefined;
+  if (model.refused.has(applyId(run, host))) return 'failed';
   const reported = reportedOutcome(model, model.observation(host, run.module), run.toVersion, times.startedAt);
   if (reported !== undefined) return reported;
   return deadlines && model.now !== null && model.now > times.deadline ? 'timed-out' : undefined;
 }
 
 function restoredOutcome(run: RolloutRun, host: string, model: RolloutControllerModel, deadlines: boolean): HostOutcome | undefined {
+  if (model.refused.has(restoreId(run, host))) return 'failed';
   const since = model.rollouts.get(run.module)?.rollbackSince ?? null;
   const reported = reportedOutcome(model, model.observation(host, run.module), run.fromVersion, since);
   if (reported !== undefined) return reported;
@@ -162,6 +180,12 @@ function observed(observation: HostModuleObservation, model: RolloutControllerMo
   if (active === undefined) return [];
   // Only a report outcome here: a deadline is read on ticks, so one heartbeat never times out another host.
   return reaction(active, outcomes(active, model, [observation.host], false));
+}
+
+/** A host's refused apply: its outcome (or its restore's) is recorded failed now, and the breaker counts it. */
+function refused(refusal: ApplyRefusal, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
+  const active = model.activeRun(refusal.rolloutId);
+  return active === undefined ? [] : reaction(active, outcomes(active, model, [refusal.host], false));
 }
 
 function resync(run: RolloutRun | null, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
