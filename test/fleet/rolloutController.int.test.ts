@@ -5,11 +5,10 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeAgentId, startNodeAgent, type NodeAgent } from '../../daemon/node/nodeAgent.ts';
-import { moduleHost, type ModuleApplyParams } from '../../daemon/node/modules/moduleHost.ts';
+import { moduleHost } from '../../daemon/node/modules/moduleHost.ts';
 import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import type { HostModuleObservation } from '../../schemas/agent/hostModuleObservation.ts';
-import { verifyModuleBundle } from '../../schemas/fleet/moduleBundle.ts';
 import { LEASE_HEADER } from '../../schemas/lease.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
@@ -21,39 +20,19 @@ import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
-import { bundleOf, newPublisher } from './bundleFixture.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { deployedNode } from '../support/deployedNode.ts';
+import { publishVersions, resolverVersion, rolloutPublisher } from '../support/rolloutFleet.ts';
 
 const hosts = ['n1', 'n2', 'n3'] as const;
 const siteOf = (host: string) => `dc-${host}`;
-const publisher = newPublisher('acme');
-const trusted = [{ publisherId: publisher.publisherId, publicKey: publisher.publicKey }];
-const text = (s: string) => new TextEncoder().encode(s);
-
-/** `resolver` at `version`: `bin/resolver` prints its version; its probe runs `probe` (default: calls it through PATH). */
-function resolver(version: string, probe = 'resolver') {
-  const source = { name: 'resolver', version, provides: [], requires: [], exclusive: [], probes: [{ name: 'runs', command: probe, shell: 'login' as const }] };
-  const bundle = bundleOf(publisher, source, [{ path: 'bin/resolver', mode: 0o755, data: text(`#!/bin/sh\necho "resolver ${version}"\n`) }]);
-  const verdict = verifyModuleBundle(bundle, trusted);
-  if (!verdict.ok) throw new Error(verdict.message);
-  const params: ModuleApplyParams = {
-    module: 'resolver',
-    version,
-    bundleUrl: 'http://bundles.invalid/b',
-    bundleSha256: '0'.repeat(64),
-    manifestSha256: verdict.manifestSha256,
-    trustedPublishers: trusted,
-    probeTimeoutMs: 5_000,
-  };
-  return { bundle, params };
-}
+const fixtures = rolloutPublisher('acme');
 
 const versions = {
-  v1: resolver('1.0.0'),
+  v1: resolverVersion(fixtures, '1.0.0'),
   // A probe that takes a moment, so a controller can be stopped while a wave's hosts are still applying.
-  v2: resolver('1.1.0', 'sleep 1; resolver'),
-  v3: resolver('1.2.0', 'exit 3'),
+  v2: resolverVersion(fixtures, '1.1.0', 'sleep 1; resolver'),
+  v3: resolverVersion(fixtures, '1.2.0', 'exit 3'),
 };
 
 // The tests run in order on the same hosts and log: each starts where the one before left the fleet.
@@ -103,21 +82,7 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
     const registrations = startRegistrationService(env.nc, env.store, env.log);
     const responder = serveCommands(env.nc, env.bus, env.log);
     stops = [() => registrations.stop(), async () => responder.unsubscribe()];
-    await run('pki.registerPublisher', { publisherId: 'acme', publicKey: publisher.publicKey });
-    for (const { bundle, params } of Object.values(versions)) {
-      const put = await env.app.inject({
-        method: 'PUT',
-        url: '/v1/modules/bundles',
-        headers: { 'content-type': 'application/octet-stream' },
-        payload: Buffer.from(bundle),
-      });
-      const published = await env.app.inject({
-        method: 'POST',
-        url: '/v1/modules/resolver/versions',
-        payload: { version: params.version, bundleSha256: put.json().sha256 },
-      });
-      expect(published.statusCode, published.body).toBe(201);
-    }
+    await publishVersions(env.bus, env.app, fixtures, Object.values(versions));
     for (const host of hosts) {
       await deployedNode(env.bus, host, siteOf(host));
       await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.0.0' });
