@@ -50,6 +50,17 @@ export const Subjects = {
   /** Core NATS, not stored: an agent inside one machine says it is alive, or still running a command (`AgentHeartbeat`). */
   agentHeartbeat: (siteId: string, nodeId: string) => `bc.site.${siteId}.hb.${nodeId}`,
   allAgentHeartbeats: 'bc.site.*.hb.*',
+  /**
+   * One node's log lines from one source (`NodeLogLine`, BC_LOGS): `bc.site.dc1.log.r1-n1.ramdisk`. The broker lets a
+   * site agent publish `site-agent` and `serial` lines for its own site's nodes, an agent inside a machine `ramdisk` and
+   * `node-agent` lines for its own node only; the subject, not the line, says whose a line is.
+   */
+  nodeLog: (siteId: string, nodeId: string, source: string) => `bc.site.${siteId}.log.${nodeId}.${source}`,
+  /** Every source of one node's log: what a reader of that node filters on. */
+  nodeLogs: (siteId: string, nodeId: string) => `bc.site.${siteId}.log.${nodeId}.*`,
+  /** One source's lines for every node of a site: what a site agent may publish (`site-agent`, `serial`). */
+  siteNodeLogs: (siteId: string, source: string) => `bc.site.${siteId}.log.*.${source}`,
+  allNodeLogs: 'bc.site.*.log.>',
   /** Control requests to a projector process (rebuild, status). */
   projectorControl: (projector: string, verb: 'rebuild' | 'status') => `bc.ctl.projector.${projector}.${verb}`,
   /** Core request-reply: an agent asks for a short-lived, encrypted grant of a secret it may use (queue `secret-grants`). */
@@ -176,6 +187,8 @@ export const Streams = {
   deadLetters: { name: 'BC_DEAD_LETTERS', subjects: ['bc.dlq.>'] },
   /** Sensor passes: signals, pass markers and the latest observations (kept a day, one message per subject). */
   signals: { name: 'BC_SIGNALS', subjects: ['bc.sig.>'] },
+  /** Nodes' log lines from agents and serial consoles (limits: an age, lines per node and source, bytes in all). */
+  logs: { name: 'BC_LOGS', subjects: ['bc.site.*.log.>'] },
 } as const;
 
 /**

@@ -1,14 +1,27 @@
 import { AgentCommand, AgentCommandKinds, AgentCommandParams } from '../../schemas/agent/agentCommand.ts';
+import type { NodeLogStream } from '../../schemas/agent/nodeLog.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import type { CommandHeartbeats } from './commandHeartbeats.ts';
 import { agentErrorCodeOf } from './errors.ts';
 import type { CommandJournal } from './journal.ts';
+import type { NodeLogPublisher } from './nodeLogPublisher.ts';
 import type { ResultPublisher } from './resultPublisher.ts';
 
 /** Given to an executor: a heartbeat for long work and the agent's stop signal (power lost, shutdown). */
+
+/**
+ * The BMC monitor reads each resting node's power every minute: two lines a probe would push a node's real lines out
+ * of its window in days, and a good reading tells an operator nothing. A failed one (the BMC unreachable) is logged.
+ */
+const readsLoggedOnlyWhenFailed: ReadonlySet<AgentCommand['kind']> = new Set(['power.get']);
 export interface ExecutionContext {
   heartbeat(): void;
   signal: AbortSignal;
+  /**
+   * A line for the node's log (BC_LOGS), tagged with the running command; absent when the agent prints no log.
+   * Never a param, a URL (blob URLs are capabilities), a credential or a result payload: only what the work did.
+   */
+  output?(stream: NodeLogStream, text: string): void;
 }
 
 /** What an agent can run: which commands are its own, and how to execute one (returns the result payload). */
@@ -33,6 +46,8 @@ export interface RunnerDeps {
   log: Logger;
   /** Agents inside a machine say they are alive while a command runs (`commandHeartbeats.ts`). */
   heartbeats?: CommandHeartbeats;
+  /** Where the node's log lines go: a command's start and end, and what its executor prints (`ctx.output`). */
+  logs?: Pick<NodeLogPublisher, 'say'>;
   now?: () => number;
 }
 
@@ -125,17 +140,30 @@ export async function runCommand(data: Uint8Array, ctx: ExecutionContext, deps: 
   journal.started(command.commandId, command.kind, destructive, now());
   let outcome: Parameters<ResultSink['sign']>[1];
   const stopHeartbeats = deps.heartbeats?.whileRunning(command);
+  const logs = deps.logs;
+  const say = (stream: NodeLogStream, text: string) => logs?.say({ nodeId: command.nodeId, commandId: command.commandId, stream, text });
+  const quiet = readsLoggedOnlyWhenFailed.has(command.kind);
+  const startedAt = now();
+  if (!quiet) say('stdout', `${command.kind} started (command ${command.commandId})`);
   try {
-    outcome = { ok: true, payload: await executor.execute(command, params.data, ctx) };
+    outcome = { ok: true, payload: await executor.execute(command, params.data, logs ? { ...ctx, output: say } : ctx) };
   } catch (err) {
     // Stopped mid-way (power lost, shutdown): leave `started` in place and the message unacked, as a crash would.
-    if (ctx.signal.aborted) return 'aborted';
+    if (ctx.signal.aborted) {
+      say('stderr', `${command.kind} stopped: the agent is going down`);
+      return 'aborted';
+    }
     const errorCode = agentErrorCodeOf(err);
     log.warn({ commandId: command.commandId, kind: command.kind, errorCode, err }, 'agent command failed');
     outcome = { ok: false, errorCode, errorMessage: err instanceof Error ? err.message : String(err) };
   } finally {
     stopHeartbeats?.();
   }
+  const took = `${((now() - startedAt) / 1_000).toFixed(1)} s`;
+  // The exit: ok, or the stable error code and message the signed result carries too (never its payload).
+  if (outcome.ok) {
+    if (!quiet) say('stdout', `${command.kind} finished ok in ${took}`);
+  } else say('stderr', `${command.kind} failed after ${took}: ${outcome.errorCode}: ${outcome.errorMessage}`);
   await answer(outcome);
   return outcome.ok ? 'executed' : 'failed';
 }

@@ -8,6 +8,7 @@ import { startCommandConsumer } from './commandConsumer.ts';
 import { commandHeartbeats } from './commandHeartbeats.ts';
 import { lastErrorOf, readLastError } from './lastError.ts';
 import { startPresenceHeartbeats } from './presenceHeartbeats.ts';
+import { NodeLogPublisher } from './nodeLogPublisher.ts';
 import { runCommand, type AgentExecutor } from './commandRunner.ts';
 import { AgentKeyring } from './agentKeyring.ts';
 import { loadOrCreateIdentity } from './identity.ts';
@@ -73,6 +74,8 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
   const journal = new CommandJournal(spec.stateDir, spec.journal);
   const results = new ResultPublisher(jetstream(nc), await jetstreamManager(nc, { checkAPI: false }), identity, agentId, log);
   const heartbeats = commandHeartbeats(nc, { agentId, identity }, spec.heartbeatIntervalMs);
+  // The broker lets a ramdisk print only `ramdisk` lines and an installed host only `node-agent` lines, for its node.
+  const logs = new NodeLogPublisher((subject, data) => nc.publish(subject, data), siteId, role === 'ramdisk' ? 'ramdisk' : 'node-agent');
   const consumer = await startCommandConsumer(nc, {
     durable: spec.joined?.durable ?? AgentDurables.node(agentId),
     deliver: 'new',
@@ -80,7 +83,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
     filterSubject: Subjects.nodeAgentCommands(siteId, nodeId),
     ackWaitMs: spec.ackWaitMs ?? 30_000,
     serialiseBy: () => nodeId,
-    handle: (data, ctx) => gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log, heartbeats })),
+    handle: (data, ctx) => gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log, heartbeats, logs })),
     log,
   });
   const stopRegistering = new AbortController();
@@ -138,6 +141,7 @@ export async function startMachineAgent(nc: NatsConnection, spec: MachineAgentSp
       presence?.stop();
       stopRegistering.abort();
       await consumer.stop();
+      logs.close();
       await keyWatch?.done;
       journal.close();
     },

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { open, rm, type FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { WipedDisk, WipeMethod, WipeSample } from '../../schemas/agent/diskWipe.ts';
 import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice, supportsDiscard, SYSFS, type MachineDisk } from './blockDevices.ts';
 import { discardDevice, dropDeviceCache, punchHole } from './utilLinux.ts';
+import { progressLine } from './progressLine.ts';
 import { readAhead } from './readAhead.ts';
 import { sampleOffsets } from './wipeSample.ts';
 
@@ -44,20 +46,26 @@ async function zeroWipe(disk: MachineDisk, ctx: ExecutionContext, sysfs: string)
   const handle = await open(disk.path, 'r+');
   try {
     const sizeBytes = await diskSizeBytes(handle, disk.path, sysfs);
+    const name = basename(disk.path);
+    ctx.output?.('stdout', `zeroing ${name} (${sizeBytes} bytes), then reading every byte back`);
+    const zeroed = progressLine(ctx, `zero ${name}`, sizeBytes);
     for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
       stopIfAborted(ctx, 'wipe');
       await handle.write(ZEROS, 0, Math.min(CHUNK, sizeBytes - offset), offset);
       ctx.heartbeat();
+      zeroed(Math.min(sizeBytes, offset + CHUNK));
     }
     await handle.sync();
     if (await isBlockDevice(handle)) await dropDeviceCache(disk.path, ctx);
     let verifiedBytes = 0;
+    const verified = progressLine(ctx, `verify ${name}`, sizeBytes);
     await readAhead(handle, sizeBytes, CHUNK, (bytes, offset) => {
       stopIfAborted(ctx, 'wipe verification');
       const at = nonZeroAt(bytes, offset, Math.min(CHUNK, sizeBytes - offset));
       if (at !== -1) throw new AgentError('DISK_VERIFY_FAILED', `${disk.path} reads back a non-zero byte at offset ${at}`);
       verifiedBytes += bytes.length;
       ctx.heartbeat();
+      verified(verifiedBytes);
     });
     return { ...disk, sizeBytes, method: 'zero', verifiedBytes };
   } finally {
@@ -75,6 +83,7 @@ async function discardWipe(disk: MachineDisk, ctx: ExecutionContext, options: Wi
   try {
     const sizeBytes = await diskSizeBytes(handle, disk.path, options.sysfs);
     const blockDevice = await isBlockDevice(handle);
+    ctx.output?.('stdout', `discarding ${basename(disk.path)} (${sizeBytes} bytes), then reading a random sample back`);
     let secure = false;
     if (blockDevice) {
       if (!(await supportsDiscard(disk.path, options.sysfs))) return undefined;
@@ -87,8 +96,12 @@ async function discardWipe(disk: MachineDisk, ctx: ExecutionContext, options: Wi
     const buf = Buffer.alloc(SAMPLE_BLOCK_BYTES);
     for (const offset of sampleOffsets(sample, sizeBytes)) {
       stopIfAborted(ctx, 'wipe verification');
-      if (!(await readsZero(handle, buf, offset, Math.min(SAMPLE_BLOCK_BYTES, sizeBytes)))) return undefined;
+      if (!(await readsZero(handle, buf, offset, Math.min(SAMPLE_BLOCK_BYTES, sizeBytes)))) {
+        ctx.output?.('stderr', `${basename(disk.path)} still holds data after the discard; zeroing it instead`);
+        return undefined;
+      }
     }
+    ctx.output?.('stdout', `${basename(disk.path)}: ${sample.count} sampled blocks read back as zeros`);
     ctx.heartbeat();
     return { ...disk, sizeBytes, method: 'discard', discardedBytes: sizeBytes, secure, sample };
   } finally {

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice } from './blockDevices.ts';
 import { dropDeviceCache } from './utilLinux.ts';
 import { BatchedWriter } from './batchedWriter.ts';
+import { progressLine } from './progressLine.ts';
 import { readAhead } from './readAhead.ts';
 
 export interface WrittenImage {
@@ -106,6 +108,10 @@ export async function writeImage(disk: string, imageUrl: string, sha256: string,
     const diskSize = await diskSizeBytes(handle, disk);
     const hash = createHash('sha256');
     const heartbeat = throttled(() => ctx.heartbeat(), HEARTBEAT_MS);
+    // Where from, without the URL: a blob URL is a capability, and an image URL may carry a token.
+    const expected = Number(response.headers.get('content-length') ?? 0);
+    ctx.output?.('stdout', `writing image ${sha256.slice(0, 12)}… to ${basename(disk)} from ${source === imageUrl ? 'its source' : 'the site cache'}`);
+    const progress = progressLine(ctx, `write ${basename(disk)}`, expected > 0 ? expected : diskSize);
     // A cut connection (the site agent restarted, a slow reader dropped) resumes where the disk stops: the hash runs
     // over exactly the bytes written, so a bad splice still fails the digest check below.
     for (let resumes = 0; ;) {
@@ -119,6 +125,7 @@ export async function writeImage(disk: string, imageUrl: string, sha256: string,
             hash.update(chunk);
             written += chunk.length;
             heartbeat();
+            progress(written);
           }
         } finally {
           await writer.drain();
@@ -134,6 +141,7 @@ export async function writeImage(disk: string, imageUrl: string, sha256: string,
           next = await resumeAt(source, written, ctx);
         }
         if (!next) throw err;
+        ctx.output?.('stderr', `transfer cut at ${written} bytes; resumed (attempt ${resumes})`);
         response = next;
       }
     }
@@ -142,8 +150,10 @@ export async function writeImage(disk: string, imageUrl: string, sha256: string,
     if (streamed !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `image from ${source} hashes to ${streamed}, expected ${sha256}`);
     // The read-back must come from the device, not from the pages this write left in its cache.
     if (await isBlockDevice(handle)) await dropDeviceCache(disk, ctx);
+    ctx.output?.('stdout', `${written} bytes written, digest matches; reading them back from ${basename(disk)}`);
     const onDisk = await hashPrefix(handle, written, ctx);
     if (onDisk !== sha256) throw new AgentError('IMAGE_CHECKSUM_MISMATCH', `${disk} reads back as ${onDisk}, expected ${sha256}`);
+    ctx.output?.('stdout', `${basename(disk)} reads back as the image`);
     return { disk, source, bytesWritten: written, sha256, verified: true };
   } catch (err) {
     if (!ctx.signal.aborted) await zeroPrefix(handle, written).catch(() => undefined);

@@ -4,6 +4,8 @@ import { Subjects } from '../../schemas/subjects.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { startCommandConsumer } from '../agent/commandConsumer.ts';
 import { runCommand } from '../agent/commandRunner.ts';
+import { NodeLogPublisher } from '../agent/nodeLogPublisher.ts';
+import { tailSerialConsole } from './serialConsoleTail.ts';
 import { AgentKeyring } from '../agent/agentKeyring.ts';
 import { loadOrCreateIdentity, siteAgentId } from '../agent/identity.ts';
 import type { KeyRotationDeps } from '../agent/keyRotation.ts';
@@ -74,6 +76,8 @@ export interface SiteAgentOptions {
   bootBudgetMs?: number;
   /** Kernel arguments added to every machine's ramdisk boot (`--ramdisk-args`). */
   ramdiskArgs?: readonly string[];
+  /** Machines whose serial console is written to a file here (node id → path): followed onto their `serial` log. */
+  serialConsoles?: Readonly<Record<string, string>>;
   log: Logger;
 }
 
@@ -211,6 +215,10 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     throw err;
   }
 
+  // Each BMC command's start, exit and progress, on the node's log (`site-agent` lines, rate-limited).
+  const logs = new NodeLogPublisher((subject, data) => nc.publish(subject, data), siteId, 'site-agent');
+  const serialLogs = new NodeLogPublisher((subject, data) => nc.publish(subject, data), siteId, 'serial');
+  const serialTails = Object.entries(options.serialConsoles ?? {}).map(([nodeId, path]) => tailSerialConsole(path, nodeId, serialLogs));
   const consumer = await startCommandConsumer(nc, {
     durable: options.joined?.durable ?? `site_${siteId}`,
     durableExists: options.joined !== undefined,
@@ -222,7 +230,7 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
     // is refused for good (UNKNOWN_AGENT), and the step would wait for another until its timeout.
     handle: async (data, ctx) => {
       await registered.catch(() => undefined);
-      return ctx.signal.aborted ? 'aborted' : gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log }));
+      return ctx.signal.aborted ? 'aborted' : gate.signing(() => runCommand(data, ctx, { agentId, journal, results, executor, log, logs }));
     },
     log,
   });
@@ -245,6 +253,9 @@ export async function startSiteAgent(nc: NatsConnection, options: SiteAgentOptio
       stopRegistering.abort();
       imageWatch.unsubscribe();
       await consumer.stop();
+      await Promise.all(serialTails.map((tail) => tail.stop()));
+      logs.close();
+      serialLogs.close();
       await keyWatch.done;
       await bootPath?.close();
       await server.close();

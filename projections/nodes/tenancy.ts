@@ -11,3 +11,8 @@ export function nodeOwnership(db: Database, nodeId: string): { tenantId: string 
 export function isTenantWorkflow(db: Database, tenantId: string, workflowId: string): boolean {
   return db.prepare('SELECT 1 FROM workflow_tenants WHERE workflow_id = ? AND tenant_id = ?').get(workflowId, tenantId) !== undefined;
 }
+
+/** The site a node is enrolled at (its agents' subjects name it), or undefined when there is no such node. */
+export function nodeSiteOf(db: Database, nodeId: string): string | undefined {
+  return (db.prepare('SELECT site_id FROM nodes WHERE node_id = ?').get(nodeId) as { site_id: string } | undefined)?.site_id;
+}

@@ -22,6 +22,33 @@ export class ApiClient {
     return this.call<T>('GET', path);
   }
 
+  /**
+   * The server-sent events of a streaming route (`follow=1`), as `{ event, id, data }` with `data` parsed, until the
+   * server ends the stream or the caller stops iterating.
+   */
+  async *events(path: string): AsyncGenerator<{ event: string; id: string | undefined; data: unknown }> {
+    const headers: Record<string, string> = this.token ? { authorization: `Bearer ${this.token}` } : {};
+    const res = await fetch(new URL(path, this.baseUrl), { headers }).catch((err: unknown) => {
+      throw new ApiError(0, 'UNAVAILABLE', `cannot reach the API at ${this.baseUrl} (${String((err as Error).cause ?? err)})`);
+    });
+    if (!res.ok || !res.body) {
+      const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      throw new ApiError(res.status, typeof json.code === 'string' ? json.code : 'INTERNAL', typeof json.detail === 'string' ? json.detail : res.statusText);
+    }
+    let buffer = '';
+    for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(frame)?.[1];
+        const data = field('data');
+        if (data !== undefined) yield { event: field('event') ?? 'message', id: field('id'), data: JSON.parse(data) };
+      }
+    }
+  }
+
   async command<T>(name: string, body: unknown, idempotencyKey?: string): Promise<T> {
     return this.call<T>('POST', `/v1/commands/${name}`, body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
   }

@@ -5,6 +5,7 @@ import { ApiClient, ApiError } from './apiClient.ts';
 import { table } from './format.ts';
 import { addMetalLifecycleCommands } from './metalCommands.ts';
 import { addNodeLabelCommand } from './nodeLabelCommands.ts';
+import { addNodeLogCommand } from './nodeLogCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
 import { addHoldCommands } from './holdCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
@@ -68,6 +69,7 @@ nodes
   });
 
 addNodeLabelCommand(nodes, api, print);
+addNodeLogCommand(nodes, api, print, () => program.opts<{ json?: boolean }>().json === true);
 
 program
   .command('sites')

@@ -22,6 +22,8 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/nodes/:nodeId',
   '/v1/nodes/:nodeId/workflows',
   '/v1/nodes/:nodeId/history',
+  // only lines stored since the tenant took the node on (nodeLogRoutes.ts)
+  '/v1/nodes/:nodeId/logs',
   '/v1/fleet/summary',
   '/v1/session',
   '/v1/workflows/:workflowId',

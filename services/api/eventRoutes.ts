@@ -1,4 +1,3 @@
-import { DeliverPolicy } from '@nats-io/jetstream';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -7,9 +6,9 @@ import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { PlatformError } from '../platform/errors.ts';
 import type { ApiContext } from './apiContext.ts';
-import type { TokenCheck, TokenInvalidReason } from './authentication.ts';
+import type { TokenCheck } from './authentication.ts';
+import { serveLiveStream, sseFrame } from './liveStream.ts';
 import { tenantView, type Tenancy } from './tenancy.ts';
-import { closeWhenSilent } from '../platform/nats/silentConsumer.ts';
 
 const AggregateRef = z
   .string()
@@ -29,9 +28,6 @@ const SubjectFilter = z
   .string()
   .regex(/^bc\.evt(\.[A-Za-z0-9_*-]+)*(\.>)?$/, 'must be a subject under bc.evt, e.g. bc.evt.metal.>')
   .default(Subjects.allEvents);
-
-/** How often an open stream asks again whether its token still holds (revoked, expired). */
-const tokenRecheckMs = 1_000;
 
 /**
  * An aggregate's history (upcast to current versions) and a live SSE stream of the log. A tenant sees only batches
@@ -83,49 +79,20 @@ export const eventRoutes: FastifyPluginAsync<{ ctx: ApiContext; tenancy: Tenancy
       // A new stream starts just past the log's end as it is now, and says where (`connected`): a page that loaded its
       // data before the stream was open reloads no older than that, so an event stored in between is never missed.
       const after = req.headers['last-event-id'] ?? (await ctx.store.streamLastSequence());
-      const consumer = await ctx.store.js.consumers.get(Streams.events.name, {
-        filter_subjects: req.query.subject,
-        deliver_policy: DeliverPolicy.StartSequence,
-        opt_start_seq: after + 1,
+      const tenantId = req.principal?.tenantId;
+      return serveLiveStream(ctx, tokens, req, reply, {
+        stream: Streams.events.name,
+        filter: req.query.subject,
+        after,
+        label: 'event stream',
+        frame: async (m) => {
+          // Only what the event store wrote is shown: a raw publish on bc.evt.> is not an event.
+          const { batch } = ctx.store.decode(m);
+          if (!batch) return undefined;
+          if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.events))) return undefined;
+          return sseFrame(m.seq, 'events', { seq: m.seq, subject: m.subject, events: tenantId ? batch.events.map(tenantView) : batch.events });
+        },
       });
-      const messages = await consumer.consume({ max_messages: 256 });
-      // A consumer gone silent ends the response: the browser's EventSource reconnects with Last-Event-ID and resumes.
-      void closeWhenSilent(messages, (missed) => req.log.warn({ missed }, 'event stream consumer silent; ending the response'));
-      reply.hijack();
-      reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      reply.raw.write(`: connected\n\nevent: connected\ndata: ${JSON.stringify({ seq: after })}\n\n`);
-      const keepAlive = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
-      const principal = req.principal!;
-      let ended: TokenInvalidReason | null = null;
-      const recheck = setInterval(() => {
-        void tokens.whyInvalid(principal).then(
-          (why) => {
-            if (!why || ended) return;
-            ended = why;
-            void messages.close();
-          },
-          () => undefined,
-        );
-      }, tokenRecheckMs);
-      req.raw.once('close', () => {
-        clearInterval(keepAlive);
-        clearInterval(recheck);
-        void messages.close();
-      });
-      const tenantId = principal.tenantId;
-      for await (const m of messages) {
-        if (ended) break;
-        // Only what the event store wrote is shown: a raw publish on bc.evt.> is not an event.
-        const { batch } = ctx.store.decode(m);
-        if (!batch) continue;
-        if (tenantId && !(await tenancy.canSee(tenantId, m.seq, m.subject, batch.events))) continue;
-        const data = JSON.stringify({ seq: m.seq, subject: m.subject, events: tenantId ? batch.events.map(tenantView) : batch.events });
-        reply.raw.write(`id: ${m.seq}\nevent: events\ndata: ${data}\n\n`);
-      }
-      clearInterval(keepAlive);
-      clearInterval(recheck);
-      if (ended) reply.raw.end(`event: end\ndata: ${JSON.stringify({ code: 'UNAUTHENTICATED', reason: ended })}\n\n`);
-      else reply.raw.end();
     },
   });
 };

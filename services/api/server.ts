@@ -46,6 +46,7 @@ import { rolloutRoutes } from './rolloutRoutes.ts';
 import { consoleDistDir } from '../console/consoleBuild.ts';
 import { consoleRoutes } from './consoleRoutes.ts';
 import { nodeHistoryRoutes } from './nodeHistoryRoutes.ts';
+import { nodeLogRoutes } from './nodeLogRoutes.ts';
 import { sessionRoutes } from './sessionRoutes.ts';
 import { installSecurityHeaders } from './securityHeaders.ts';
 
@@ -131,6 +132,7 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   await app.register(rolloutRoutes, { ctx });
   await app.register(vpsRoutes, { reader: readerOf(ctx, 'vps'), waitTimeoutMs });
   await app.register(nodeHistoryRoutes, { ctx, tenancy });
+  await app.register(nodeLogRoutes, { ctx, tokens });
   await app.register(sessionRoutes);
   await app.register(consoleRoutes, { root: consoleDistDir });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -11,6 +11,13 @@ import { readStackRecord } from './stackRecord.ts';
  */
 export const AGENT_RESULTS_MAX_BYTES_DEFAULT = 256 << 20;
 
+/** `BC_LOGS_MAX_AGE_MS` unset: node log lines are kept a week (they explain recent work; the log of record is BC_EVENTS). */
+export const LOGS_MAX_AGE_MS_DEFAULT = 7 * 24 * 3600_000;
+/** `BC_LOGS_MAX_LINES_PER_SOURCE` unset: one node's lines from one source kept at most (oldest dropped first). */
+export const LOGS_MAX_LINES_PER_SOURCE_DEFAULT = 10_000;
+/** `BC_LOGS_MAX_BYTES` unset: 256 MiB of node logs in all, reserved from the account's storage like the agent results. */
+export const LOGS_MAX_BYTES_DEFAULT = 256 << 20;
+
 /**
  * Runtime configuration: defaults, overridden by an optional file (`BC_CONFIG`, else `better-compute.config.ts` in
  * the working directory, else `<dataDir>/config.json`; see `configFile.ts`), overridden by environment variables. The same code runs on one embedded server or a 3-node cluster
@@ -53,6 +60,18 @@ export const Config = z.object({
     .int()
     .min(1 << 20)
     .default(AGENT_RESULTS_MAX_BYTES_DEFAULT),
+  /**
+   * BC_LOGS retention: agents (tenants' hosts among them) choose what they print, so every bound is the stream's own:
+   * an age, lines per node and source (`maxLinesPerSource` × a line of at most `NODE_LOG_MAX_MSG_BYTES` bounds one
+   * node's source), and bytes in all.
+   */
+  logsMaxAgeMs: z.coerce.number().int().min(60_000).default(LOGS_MAX_AGE_MS_DEFAULT),
+  logsMaxLinesPerSource: z.coerce.number().int().min(100).default(LOGS_MAX_LINES_PER_SOURCE_DEFAULT),
+  logsMaxBytes: z.coerce
+    .number()
+    .int()
+    .min(1 << 20)
+    .default(LOGS_MAX_BYTES_DEFAULT),
   /**
    * Operator mode: the JetStream file storage the application account may use in all (its account JWT's
    * `disk_storage`). Unset: no account limit (the server's own `max_file_store` applies).
@@ -124,6 +143,9 @@ const envNames: Record<string, keyof Config> = {
   BC_LEASE_MS: 'leaseMs',
   BC_DUPLICATE_WINDOW_MS: 'duplicateWindowMs',
   BC_AGENT_RESULTS_MAX_BYTES: 'agentResultsMaxBytes',
+  BC_LOGS_MAX_AGE_MS: 'logsMaxAgeMs',
+  BC_LOGS_MAX_LINES_PER_SOURCE: 'logsMaxLinesPerSource',
+  BC_LOGS_MAX_BYTES: 'logsMaxBytes',
   BC_JETSTREAM_MAX_BYTES: 'jetStreamMaxBytes',
   BC_COMMAND_RETRIES: 'commandRetries',
   BC_AGENT_PRESENCE_WINDOW_MS: 'agentPresenceWindowMs',

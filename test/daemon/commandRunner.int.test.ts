@@ -137,6 +137,36 @@ describe('runCommand', () => {
     journal.close();
   });
 
+  it("logs a command's start and end, and a power reading only when it fails", async () => {
+    using dir = tempDir('bc-runner-');
+    const journal = new CommandJournal(dir.path);
+    const lines: string[] = [];
+    const logs = { say: (line: { commandId?: string; text: string }) => void lines.push(`${line.commandId}: ${line.text}`) };
+    const failing = new Set<string>();
+    const executor: AgentExecutor = {
+      refuse: () => undefined,
+      async execute(command) {
+        if (failing.has(command.commandId)) throw new Error('BMC unreachable');
+        return { powerState: 'On' };
+      },
+    };
+    const run = (command: AgentCommand) =>
+      runCommand(
+        Buffer.from(JSON.stringify(command)),
+        { heartbeat: () => undefined, signal: new AbortController().signal },
+        { journal, results: memorySink(), executor, log, logs },
+      );
+    const set = agentCommand('power.set', { params: { action: 'on' } });
+    const goodRead = agentCommand('power.get');
+    const badRead = agentCommand('power.get');
+    failing.add(badRead.commandId);
+    for (const command of [set, goodRead, badRead]) await run(command);
+    expect(lines.filter((l) => l.startsWith(set.commandId)).map((l) => l.split(': ')[1]!.split(' ')[1])).toEqual(['started', 'finished']);
+    expect(lines.filter((l) => l.startsWith(goodRead.commandId))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith(badRead.commandId))).toEqual([expect.stringContaining('power.get failed after')]);
+    journal.close();
+  });
+
   it('answers EXPIRED and INVALID_COMMAND without executing', async () => {
     using dir = tempDir('bc-runner-');
     const journal = new CommandJournal(dir.path);

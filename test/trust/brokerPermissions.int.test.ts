@@ -101,6 +101,7 @@ describe('control-plane credentials', () => {
         Streams.work.name,
         Streams.deadLetters.name,
         Streams.signals.name,
+        Streams.logs.name,
         ...Object.values(Buckets).map(bucketStream),
       ].sort(),
     );

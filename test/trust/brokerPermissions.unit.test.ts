@@ -17,6 +17,8 @@ describe('permissionsFor', () => {
         `bc.trust.keyStatus.site-dc1.${user}`,
         'bc.secrets.grant',
         'bc.trust.bootToken',
+        'bc.site.dc1.log.*.site-agent',
+        'bc.site.dc1.log.*.serial',
       ].sort(),
     );
     expect(p.sub.allow).toEqual(['_INBOX_site-dc1.>', 'bc.site.dc1.node.*.cmd']);
@@ -46,6 +48,15 @@ describe('permissionsFor', () => {
     expect(p.pub.allow.filter((s) => s.startsWith('bc.trust.keyStatus.'))).toEqual([`bc.trust.keyStatus.node-n1.${user}`]);
     expect(p.pub.allow.some((s) => s.includes('*') && s.startsWith('bc.trust.'))).toBe(false);
     expect(p.sub.allow.some((s) => s.startsWith('bc.trust.'))).toBe(false);
+  });
+
+  test('an agent inside a machine prints log lines only for its own node, under its own kind', () => {
+    const logsOf = (agentId: string) => permissionsFor({ role: 'node', agentId, siteId: 'dc1', nodeId: 'n1' }).pub.allow.filter((s) => s.includes('.log.'));
+    expect(logsOf('ramdisk-n1-abcdefgh')).toEqual(['bc.site.dc1.log.n1.ramdisk']);
+    // A tenant's installed host cannot print as the ramdisk that wiped its disk.
+    expect(logsOf('node-n1')).toEqual(['bc.site.dc1.log.n1.node-agent']);
+    // An agent id of no known kind prints nothing.
+    expect(logsOf('rd-n1')).toEqual([]);
   });
 
   test('a joiner publishes only join requests and reads only the join inbox', () => {

@@ -4,7 +4,7 @@ import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Buckets, Streams } from '../../../schemas/subjects.ts';
-import { AGENT_RESULTS_MAX_BYTES_DEFAULT, type Config } from '../config.ts';
+import { AGENT_RESULTS_MAX_BYTES_DEFAULT, LOGS_MAX_AGE_MS_DEFAULT, LOGS_MAX_BYTES_DEFAULT, LOGS_MAX_LINES_PER_SOURCE_DEFAULT, type Config } from '../config.ts';
 
 type DeclaredStream = Pick<
   StreamConfig,
@@ -31,8 +31,12 @@ export const DEAD_LETTERS_KEPT = 100_000;
 /** The largest agent result stored: nats-server's default `max_payload`, which a site's relayed HTTP answer may reach. */
 export const AGENT_RESULT_MAX_MSG_BYTES = 1 << 20;
 
+/** The largest node log line stored: a `NodeLogLine` of `NODE_LOG_TEXT_MAX` characters, each up to 3 UTF-8 bytes, and its fields. */
+export const NODE_LOG_MAX_MSG_BYTES = 8 << 10;
+
 /** What sizes the declared streams: replicas, the duplicate window and the agent results' bound from configuration. */
-export type StreamSettings = Pick<Config, 'streamReplicas' | 'duplicateWindowMs'> & Partial<Pick<Config, 'agentResultsMaxBytes'>>;
+export type StreamSettings = Pick<Config, 'streamReplicas' | 'duplicateWindowMs'> &
+  Partial<Pick<Config, 'agentResultsMaxBytes' | 'logsMaxAgeMs' | 'logsMaxLinesPerSource' | 'logsMaxBytes'>>;
 
 /** The streams the platform declares, with replicas and the duplicate window from configuration. */
 export function declaredStreams(config: StreamSettings): DeclaredStream[] {
@@ -89,6 +93,18 @@ export function declaredStreams(config: StreamSettings): DeclaredStream[] {
       retention: 'limits',
       max_age: ms(24 * 3600_000),
       max_msgs_per_subject: 1,
+    },
+    // Agents publish here directly (core publish, no ack), each on its own subjects only (broker permissions), and
+    // choose what they print: one subject per node and source, so a chatty source drops its own oldest lines first.
+    {
+      ...common,
+      name: Streams.logs.name,
+      subjects: [...Streams.logs.subjects],
+      retention: 'limits',
+      max_age: ms(config.logsMaxAgeMs ?? LOGS_MAX_AGE_MS_DEFAULT),
+      max_bytes: config.logsMaxBytes ?? LOGS_MAX_BYTES_DEFAULT,
+      max_msgs_per_subject: config.logsMaxLinesPerSource ?? LOGS_MAX_LINES_PER_SOURCE_DEFAULT,
+      max_msg_size: NODE_LOG_MAX_MSG_BYTES,
     },
   ];
 }

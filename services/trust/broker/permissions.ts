@@ -1,4 +1,5 @@
 import { AgentDurables, Inboxes, JetStreamApi, Streams, Subjects } from '../../../schemas/subjects.ts';
+import { agentRoleOf } from '../../../schemas/trust/agentIds.ts';
 import { BrokerTrustError } from './errors.ts';
 
 /**
@@ -103,6 +104,7 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
       // Site agents ask for BMC credential grants (`daemon/site/grantedCredentials.ts`) and for the join tokens of
       // their machines' boot scripts (`daemon/site/bootJoinTokens.ts`); the answering services check rights.
       const requests = grant.role === 'site' ? [Subjects.secretGrant, Subjects.bootJoinToken] : [];
+      const logs = logSubjectsFor(grant);
       return {
         pub: {
           allow: [
@@ -118,6 +120,7 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
             ...(userPublicKey ? [Subjects.agentRegistration(grant.agentId, userPublicKey), Subjects.agentKeyStatus(grant.agentId, userPublicKey)] : []),
             ...requests,
             ...heartbeats,
+            ...logs,
           ],
           deny: [],
         },
@@ -125,6 +128,20 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
       };
     }
   }
+}
+
+/**
+ * Where an agent may publish node log lines (BC_LOGS), so the subject proves whose a line is: a site agent its own
+ * site's `site-agent` and `serial` lines (it drives every node's BMC and relays their consoles), an agent inside a
+ * machine its own node's lines of its own kind, told by the agent id the control plane issued the credentials to
+ * (`ramdisk-…` prints as `ramdisk`, an installed host's `node-…` as `node-agent`; a tenant's host cannot pass for the
+ * ramdisk that wiped it). Any other agent id prints nothing.
+ */
+function logSubjectsFor(grant: Extract<RoleGrant, { role: 'site' | 'node' }>): string[] {
+  if (grant.role === 'site') return [Subjects.siteNodeLogs(grant.siteId, 'site-agent'), Subjects.siteNodeLogs(grant.siteId, 'serial')];
+  const kind = agentRoleOf(grant.agentId);
+  const source = kind === 'ramdisk' ? 'ramdisk' : kind === 'node' ? 'node-agent' : undefined;
+  return source ? [Subjects.nodeLog(grant.siteId, grant.nodeId, source)] : [];
 }
 
 /** The largest message an agent inside a machine (a ramdisk, an installed host's `bcd node`) may publish. */

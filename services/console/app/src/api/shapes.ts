@@ -20,6 +20,7 @@ export type { ApproveBatch, RejectBatch } from '../../../../../schemas/metal/wor
 export type { InstanceView, QuotaView, TenantView } from '../../../../../schemas/vps/views.ts';
 export type { PluginView, ProfileValidation, ProfileView } from '../../../../../schemas/plugins/views.ts';
 export type { SiteView } from '../../../../../schemas/site/views.ts';
+export type { NodeLogEntry } from '../../../../../schemas/agent/nodeLog.ts';
 export type { BudgetView, ControlsView, DecisionView, PolicyView } from '../../../../../schemas/autonomy/views.ts';
 export type { ApproveDecision, RejectDecision } from '../../../../../schemas/autonomy/decisionCommands.ts';
 export type { AssignmentView, ModuleVersionView, ModuleView, PublisherView, TemplateView } from '../../../../../schemas/fleet/views.ts';

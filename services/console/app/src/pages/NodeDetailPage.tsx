@@ -7,9 +7,10 @@ import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { HistoryTimeline } from '../nodes/HistoryTimeline.tsx';
 import { NodeActions } from '../nodes/NodeActions.tsx';
 import { NodeFacts } from '../nodes/NodeFacts.tsx';
+import { NodeLogs } from '../nodes/NodeLogs.tsx';
 import { WorkflowSteps } from '../workflows/WorkflowSteps.tsx';
 
-/** One node: state and actions, where it is and what it is, the workflow running on it, its past workflows and history. */
+/** One node: state and actions, where it is and what it is, the workflow running on it, its past workflows, its live log and history. */
 export function NodeDetailPage({ nodeId }: { nodeId: string }) {
   const { client } = useSignedIn();
   const node = useResource(`node:${nodeId}`, (minSeq, signal) => client.node(nodeId, minSeq, signal));
@@ -76,6 +77,7 @@ export function NodeDetailPage({ nodeId }: { nodeId: string }) {
               </ul>
             </section>
           </div>
+          <NodeLogs nodeId={nodeId} />
           <HistoryTimeline nodeId={nodeId} latestSeq={n.lastSeq} />
         </>
       )}
