@@ -37,6 +37,11 @@ const runs: { script: string; args: (out: string) => string[]; keys: string[] }[
   },
   // Emmett on PostgreSQL runs where 127.0.0.1:5432 answers (this kind of machine starts one) and is skipped elsewhere.
   { script: 'bench:peer', args: (out) => ['--quick', '--out', out], keys: ['date', 'quick', 'machine', 'postgres', 'ratios', 'figures'] },
+  {
+    script: 'bench:rollout',
+    args: (out) => ['--quick', '--out', out],
+    keys: ['date', 'quick', 'machine', 'hostsTouchedBeyondCanary', 'convergeSeconds', 'checks'],
+  },
   { script: 'bench:build', args: (out) => ['--rounds', '1', '--out', out], keys: ['date', 'machine', 'buildSeconds', 'programs'] },
 ];
 

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -24,9 +24,23 @@ import { LeaseReader } from '../../services/platform/lease/leaseReader.ts';
 import type { Runtime } from '../../services/stack/runtime.ts';
 import { serviceCatalog } from '../../services/stack/serviceCatalog.ts';
 import { startRegistrationService } from '../../services/trust/agent/registrationService.ts';
-import { hosts, publisher, siteOf, text, versions } from './rolloutControllerFleet.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { deployedNode } from '../support/deployedNode.ts';
+import { publishVersions, resolverVersion, rolloutPublisher } from '../support/rolloutFleet.ts';
+
+const hosts = ['n1', 'n2', 'n3'] as const;
+const siteOf = (host: string) => `dc-${host}`;
+const fixtures = rolloutPublisher('acme');
+
+const versions = {
+  v1: resolverVersion(fixtures, '1.0.0'),
+  // A probe that takes a moment, so a controller can be stopped while a wave's hosts are still applying.
+  v2: resolverVersion(fixtures, '1.1.0', 'sleep 1; resolver'),
+  v3: resolverVersion(fixtures, '1.2.0', 'exit 3'),
+  // Its stored bundle is swapped for other bytes once published: every host refuses it (the digest does not match).
+  v4: resolverVersion(fixtures, '1.3.0'),
+};
+const text = (s: string) => new TextEncoder().encode(s);
 
 // The tests run in order on the same hosts and log: each starts where the one before left the fleet.
 describe('rollout-controller: a real nats-server, the control plane and three bcd node hosts on temp file trees', () => {
@@ -86,25 +100,10 @@ describe('rollout-controller: a real nats-server, the control plane and three bc
     // Agents' signed results reach the results stream through the intake, as in every workflow-executor.
     const intake = await startControlPlaneResultIntake(env.nc, { repository: env.bus.repository, bus: env.bus, log: env.log });
     stops = [() => registrations.stop(), async () => responder.unsubscribe(), () => intake.stop()];
-    await run('pki.registerPublisher', { publisherId: 'acme', publicKey: publisher.publicKey });
-    const bundles = new Map<string, string>();
-    for (const { bundle, params } of Object.values(versions)) {
-      const put = await env.app.inject({
-        method: 'PUT',
-        url: '/v1/modules/bundles',
-        headers: { 'content-type': 'application/octet-stream' },
-        payload: Buffer.from(bundle),
-      });
-      const published = await env.app.inject({
-        method: 'POST',
-        url: '/v1/modules/resolver/versions',
-        payload: { version: params.version, bundleSha256: put.json().sha256 },
-      });
-      expect(published.statusCode, published.body).toBe(201);
-      bundles.set(params.version, put.json().sha256);
-    }
+    await publishVersions(env.bus, env.app, fixtures, Object.values(versions));
     const bucket = await new Objm(env.nc).open(BLOB_BUCKET);
-    await bucket.putBlob({ name: `sha256-${bundles.get('1.3.0')}` }, text('not the bundle that was published'));
+    const v4Sha256 = createHash('sha256').update(versions.v4.bundle).digest('hex');
+    await bucket.putBlob({ name: `sha256-${v4Sha256}` }, text('not the bundle that was published'));
     for (const host of hosts) {
       await deployedNode(env.bus, host, siteOf(host));
       await run('fleet.pinModule', { nodeId: host, module: 'resolver', version: '1.0.0' });
