@@ -64,7 +64,7 @@ describe('npm start', () => {
     const port = await freePort();
     const first = await startStackProcess(env, port);
     expect(first.serveGroups()).toContainEqual(['workflow-executor']);
-    expect(first.serveGroups().every((group) => group.length === 1 || group.join('+') === 'fleet-sensors+autonomy-engine')).toBe(true);
+    expect(first.serveGroups().every((group) => group.length === 1 || group.join('+') === 'fleet-sensors+autonomy-engine+rollout-controller')).toBe(true);
     await post(first, 'site.create', { siteId: 'dc1', name: 'DC 1' });
     const seq = (await json(post(first, 'metal.enroll', enroll('keep-1')))).seq;
     expect((await get(first, `/v1/nodes/keep-1?minSeq=${seq}`)).status).toBe(200);
