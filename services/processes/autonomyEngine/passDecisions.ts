@@ -102,8 +102,8 @@ export function decideAutonomyEngine(input: EngineInput, model: AutonomyEngineMo
   if (input.type === 'event') return [{ key: PASS_KEY, effects: [task({ type: 'readPass', marker: input.event })] }];
   const observation = input.observation;
   if (observation.type === 'pass') return readEach(observation.marker, observation.signals, observation.decisionIds, model);
-  if (observation.type === 'before') return [{ key: decisionKey(observation.decisionId), effects: sweepAndOpen(observation) }];
-  return [{ key: decisionKey(observation.decisionId), effects: actOn(observation, model.settings) }];
+  const effects = observation.type === 'before' ? sweepAndOpen(observation) : actOn(observation, model.settings);
+  return effects.length === 0 ? [] : [{ key: decisionKey(observation.decisionId), effects }];
 }
 
 /** The signals of a pass bound to a declared category, by the decision they open (the last of a key wins). */
