@@ -6,21 +6,21 @@ import type { ExistingDecision } from '../../services/autonomy/decision/decision
 import { builtinPolicies, PolicyCatalog } from '../../services/autonomy/policies.ts';
 import { firstLaneSensors } from '../../services/autonomy/sensors/firstLanes.ts';
 import type { EngineCommand, Reaction } from '../../services/platform/processManager/processManager.ts';
-import {
-  autonomyEngineModel,
-  decideAutonomyEngine,
-  evolveAutonomyEngine,
-  type EngineObservation,
-  type EngineTask,
-  type PassContext,
-  type StartView,
-} from '../../services/processes/autonomyEngine/passDecisions.ts';
+import { autonomyEngineModel, decideAutonomyEngine, evolveAutonomyEngine } from '../../services/processes/autonomyEngine/passDecisions.ts';
+import type { EngineObservation, EngineTask, PassContext, StartView } from '../../services/processes/autonomyEngine/passInputs.ts';
 import { plainReactions, processManagerSpec } from '../support/processManagerSpec.ts';
 import { allOk, signalOf } from './autonomyFixture.ts';
 import { noControls, openRetry, policyOf, retryPlan } from './fixtures.ts';
 
 const NOW = Date.parse('2026-12-02T12:00:00.000Z');
-const settings = { policies: new PolicyCatalog(builtinPolicies), bindings: firstLaneBindings, sensors: firstLaneSensors, settleMs: 90_000, budget: 20, budgetWindowMs: 3_600_000 };
+const settings = {
+  policies: new PolicyCatalog(builtinPolicies),
+  bindings: firstLaneBindings,
+  sensors: firstLaneSensors,
+  settleMs: 90_000,
+  budget: 20,
+  budgetWindowMs: 3_600_000,
+};
 const given = processManagerSpec<PassMarker, ReturnType<typeof autonomyEngineModel>, EngineTask, EngineObservation>({
   model: () => autonomyEngineModel(settings),
   evolve: evolveAutonomyEngine,
@@ -78,7 +78,15 @@ describe('autonomy engine: what a pass decides', () => {
       .when(observed({ type: 'pass', marker, signals: [opening.signal, unbound], decisionIds: [held] }))
       .then([
         { key: `decision:${held}`, effects: [{ kind: 'task', task: { type: 'readDecision', stage: 'before', decisionId: held, pass: without } }] },
-        { key, effects: [{ kind: 'task', task: { type: 'readDecision', stage: 'before', decisionId: id, pass: { ...withSignal, opening: { ...opening, plan: retryPlan('n1') } } } }] },
+        {
+          key,
+          effects: [
+            {
+              kind: 'task',
+              task: { type: 'readDecision', stage: 'before', decisionId: id, pass: { ...withSignal, opening: { ...opening, plan: retryPlan('n1') } } },
+            },
+          ],
+        },
       ]);
   });
 
@@ -103,7 +111,11 @@ describe('autonomy engine: what a pass decides', () => {
     const open = commandsOf(reactions).find((c) => c.name === 'autonomy.openDecision')!;
     const events = (disposition: string) => [{ type: 'DecisionOpened', data: { disposition } }];
     expect(open.ifAccepted!({ appended: true, events: events('require') })).toEqual([
-      { kind: 'announce', subject: 'bc.notify.metal', data: { kind: 'approval-requested', owner: 'metal', decisionId: id, signal: { kind: 'node-failed', key: 'n1', detail: opening.signal.detail } } },
+      {
+        kind: 'announce',
+        subject: 'bc.notify.metal',
+        data: { kind: 'approval-requested', owner: 'metal', decisionId: id, signal: { kind: 'node-failed', key: 'n1', detail: opening.signal.detail } },
+      },
     ]);
     expect(open.ifAccepted!({ appended: false, events: events('require') })).toBeUndefined();
     expect(open.ifAccepted!({ appended: true, events: events('auto') })).toBeUndefined();
@@ -117,9 +129,15 @@ describe('autonomy engine: what a pass decides', () => {
         {
           key,
           effects: [
-            cmd('autonomy.consumeBudget', { scope: 'metal', windowMs: 3_600_000, limit: 20, decisionId: id, episode: 1 }, autonomyCommandId('budget', id, 1), { refusable: true }),
+            cmd('autonomy.consumeBudget', { scope: 'metal', windowMs: 3_600_000, limit: 20, decisionId: id, episode: 1 }, autonomyCommandId('budget', id, 1), {
+              refusable: true,
+            }),
             cmd('metal.retry', retry[0]!.payload, remediate, { refusable: true }),
-            cmd('autonomy.recordStarted', { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: remediate, settleMs: 90_000 }, autonomyCommandId('started', id, 1)),
+            cmd(
+              'autonomy.recordStarted',
+              { decisionId: id, episode: 1, commandName: 'metal.retry', commandId: remediate, settleMs: 90_000 },
+              autonomyCommandId('started', id, 1),
+            ),
           ],
         },
       ]);
@@ -131,7 +149,9 @@ describe('autonomy engine: what a pass decides', () => {
     const budget = commandsOf(reactions)[0]!;
     const instead = budget.ifRefused!({ code: 'BUDGET_EXHAUSTED', message: 'used up' })!;
     expect(plainReactions([{ key, effects: instead }])[0]!.effects).toEqual([
-      cmd('autonomy.requireApproval', { decisionId: id, episode: 1, reason: 'BUDGET_EXHAUSTED: used up' }, autonomyCommandId('require', id, 1), { answerable: true }),
+      cmd('autonomy.requireApproval', { decisionId: id, episode: 1, reason: 'BUDGET_EXHAUSTED: used up' }, autonomyCommandId('require', id, 1), {
+        answerable: true,
+      }),
     ]);
     given([])
       .when(after(approved, without, start({ budgetFault: 'injected' })))
@@ -139,7 +159,9 @@ describe('autonomy engine: what a pass decides', () => {
         {
           key,
           effects: [
-            cmd('autonomy.requireApproval', { decisionId: id, episode: 1, reason: 'budget path failed: injected' }, autonomyCommandId('require', id, 1), { answerable: true }),
+            cmd('autonomy.requireApproval', { decisionId: id, episode: 1, reason: 'budget path failed: injected' }, autonomyCommandId('require', id, 1), {
+              answerable: true,
+            }),
           ],
         },
       ]);
@@ -148,9 +170,15 @@ describe('autonomy engine: what a pass decides', () => {
   it('approvers approved: no budget; halted or paused owner, or nothing to run: nothing starts', () => {
     const approved = decision({ status: 'approved', approvedBy: 'approvers' });
     expect(commandsOf(given([]).when(after(approved, without, start())).reactions).map((c) => c.name)).toEqual(['metal.retry', 'autonomy.recordStarted']);
-    given([]).when(after(approved, without, start({ controls: { ...noControls, halted: true } }))).then([]);
-    given([]).when(after(approved, without, start({ controls: { ...noControls, paused: ['metal'] } }))).then([]);
-    given([]).when(after(approved, without, start({ remediation: undefined }))).then([]);
+    given([])
+      .when(after(approved, without, start({ controls: { ...noControls, halted: true } })))
+      .then([]);
+    given([])
+      .when(after(approved, without, start({ controls: { ...noControls, paused: ['metal'] } })))
+      .then([]);
+    given([])
+      .when(after(approved, without, start({ remediation: undefined })))
+      .then([]);
   });
 
   it('a later step refused for quota waits for the next pass; any other refusal is recorded as started', () => {
@@ -161,7 +189,9 @@ describe('autonomy engine: what a pass decides', () => {
     const { reactions } = given([]).when(after(decision({ status: 'approved', approvedBy: 'approvers' }), without, start({ remediation: two })));
     const [del, create] = commandsOf(reactions);
     expect(create!.ifRefused!({ code: 'QUOTA_EXCEEDED', message: 'full' })).toEqual([]);
-    expect(del!.ifRefused!({ code: 'QUOTA_EXCEEDED', message: 'full' })!.map((e) => (e.kind === 'command' ? e.name : e.kind))).toEqual(['autonomy.recordStarted']);
+    expect(del!.ifRefused!({ code: 'QUOTA_EXCEEDED', message: 'full' })!.map((e) => (e.kind === 'command' ? e.name : e.kind))).toEqual([
+      'autonomy.recordStarted',
+    ]);
   });
 
   it('judges a settled remediation once its signal is gone and its sensors ran; never while it settles or sensors failed', () => {
@@ -170,10 +200,16 @@ describe('autonomy engine: what a pass decides', () => {
     given([])
       .when(after(running))
       .then([{ key, effects: [cmd('autonomy.recordOutcome', outcome(false), autonomyCommandId('outcome', id, 1, 'p2'), { answerable: true })] }]);
-    given([]).when(after(decision({ status: 'running', settleUntil: '2026-12-02T12:01:00.000Z' }))).then([]);
+    given([])
+      .when(after(decision({ status: 'running', settleUntil: '2026-12-02T12:01:00.000Z' })))
+      .then([]);
     const crashed = { ...without, sensors: allOk.map((r) => (r.sensor === 'node-state' ? { sensor: r.sensor, ok: false as const, error: 'crashed' } : r)) };
-    given([]).when(after(decision({ status: 'notified' }), crashed)).then([]);
-    given([]).when(after(decision({ status: 'notified' }), withSignal)).then([]);
+    given([])
+      .when(after(decision({ status: 'notified' }), crashed))
+      .then([]);
+    given([])
+      .when(after(decision({ status: 'notified' }), withSignal))
+      .then([]);
   });
 
   it('a holding action lasts while its signal does, and is cleared before its outcome once it is gone', () => {

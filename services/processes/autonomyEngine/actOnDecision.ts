@@ -3,7 +3,7 @@ import { Subjects } from '../../../schemas/subjects.ts';
 import type { ExistingDecision } from '../../autonomy/decision/decision.ts';
 import type { Announcement, EngineCommand, Effect } from '../../platform/processManager/processManager.ts';
 import type { PassMarker, Signal } from '../../../schemas/autonomy/signals.ts';
-import type { AutonomyEngineSettings, EngineObservation, EngineTask, StartView } from './passDecisions.ts';
+import type { AutonomyEngineSettings, EngineObservation, EngineTask, StartView } from './passInputs.ts';
 import { clearanceCommand, isHoldingAction } from './remediations.ts';
 
 export type EngineEffect = Effect<EngineTask, EngineObservation>;
@@ -49,12 +49,9 @@ export function startRemediation(d: ExistingDecision, { controls, remediation, b
   if (!remediation || remediation.length === 0) return [];
   const ref = { decisionId: d.decisionId, episode: d.episode };
   const requireApproval = (reason: string): EngineEffect[] => [
-    command(
-      'autonomy.requireApproval',
-      { ...ref, reason: reason.slice(0, 400) },
-      autonomyCommandId('require', d.decisionId, d.episode),
-      { ifAccepted: ({ appended }) => (appended ? [notice(d.policy.owner, 'approval-requested', d.decisionId, d.signal)] : undefined) },
-    ),
+    command('autonomy.requireApproval', { ...ref, reason: reason.slice(0, 400) }, autonomyCommandId('require', d.decisionId, d.episode), {
+      ifAccepted: ({ appended }) => (appended ? [notice(d.policy.owner, 'approval-requested', d.decisionId, d.signal)] : undefined),
+    }),
   ];
   if (d.approvedBy === 'policy' && budgetFault !== undefined) return requireApproval(`budget path failed: ${budgetFault}`);
   const ids = remediation.map((_, i) =>

@@ -13,16 +13,8 @@ import type { Logger } from '../../platform/logger.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
 import type { Effect, MessageSource, ProcessManager } from '../../platform/processManager/processManager.ts';
 import { ProcessManagerHost } from '../../platform/processManager/processManagerHost.ts';
-import {
-  autonomyEngineModel,
-  decideAutonomyEngine,
-  evolveAutonomyEngine,
-  type AutonomyEngineModel,
-  type AutonomyEngineSettings,
-  type EngineObservation,
-  type EngineTask,
-  type StartView,
-} from './passDecisions.ts';
+import { autonomyEngineModel, decideAutonomyEngine, evolveAutonomyEngine, type AutonomyEngineModel } from './passDecisions.ts';
+import type { AutonomyEngineSettings, EngineObservation, EngineTask, StartView } from './passInputs.ts';
 import { remediationCommands } from './remediations.ts';
 
 export interface AutonomyEngineOptions extends AutonomyEngineSettings {
