@@ -62,6 +62,8 @@ export class ProcessManagerHost<D extends EventDefinition, M, T = never, O = nev
   ) {
     this.#deadLetters = new DeadLetterQueue(nc, pm.durable, log);
     // With a consumer its `max_ack_pending` bounds the reactions under way.
+    // A message's reaction may wait for the reactions it observes onto: slots for them must remain.
+    if (pm.maxReactions !== undefined && pm.maxReactions <= pm.maxInFlight) throw new Error(`${pm.durable}: maxReactions must exceed maxInFlight`);
     this.#queues = new ReactionQueues(pm.filter === undefined ? pm.maxInFlight : (pm.maxReactions ?? Infinity));
     const js = jetstream(nc);
     const signal = this.#abort.signal;
