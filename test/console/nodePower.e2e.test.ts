@@ -47,6 +47,11 @@ describe('web console: node power, retire and agent liveness', () => {
     await press('Power on');
     await expect.poll(() => power.getAttribute('data-power'), { timeout: 180_000, interval: 250 }).toBe('On');
     await screenshot('node-power');
+    // At a phone's width the power section and its buttons wrap inside the page.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBe(390);
+    await screenshot('node-power-390');
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // A refusal: the node starts a rescue while the dialog is open, and the API's code shows in the dialog.
     await buttons.waitFor({ timeout: 60_000 });
