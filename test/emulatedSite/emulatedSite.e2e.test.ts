@@ -100,7 +100,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
 
   it(
     'enrols 2 VMs through one BMC in operator mode, inspects, deploys, releases to zeros, loops with one attested wipe each, survives kill -9 of bcd site and a power cut, ignores strangers',
-    { timeout: 1_500_000 },
+    { timeout: 2_700_000 },
     async () => {
       const started = Date.now();
       const [, image] = await Promise.all([buildRamdisk(join(scratch, 'ramdisk'), buildDirs('ramdisk').cacheDir), sharedHostImage()]);
