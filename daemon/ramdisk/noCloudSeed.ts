@@ -17,6 +17,11 @@ export interface NoCloudInput {
 export type NoCloudFiles = Readonly<Record<'meta-data' | 'user-data', string>> & { readonly 'network-config'?: string };
 
 const CLOUD_CONFIG = '#cloud-config';
+/**
+ * No folding: at the yaml library's default 80 columns an SSH key (100-750 characters) is split over lines. That is
+ * still the same YAML, but the key no longer reads back as itself from the seed (grep, a check of the deployed disk).
+ */
+const YAML_OPTIONS = { lineWidth: 0 } as const;
 
 /** User data formats that can travel next to a `#cloud-config` part in a MIME multipart, by their first line (cloud-init's "user data formats"). */
 const partTypes: readonly (readonly [prefix: string, contentType: string])[] = [
@@ -39,7 +44,7 @@ function mergeCloudConfig(userData: string, sshKeys: readonly string[]): string 
   const added = sshKeys.filter((key) => !present.has(key));
   if (existing) for (const key of added) existing.add(key);
   else doc.set('ssh_authorized_keys', added);
-  const text = doc.toString();
+  const text = doc.toString(YAML_OPTIONS);
   return text.startsWith(CLOUD_CONFIG) ? text : `${CLOUD_CONFIG}\n${text}`;
 }
 
@@ -50,14 +55,15 @@ function multipart(userData: string, contentType: string, sshKeys: readonly stri
   const part = (type: string, body: string) => `--${boundary}\nContent-Type: ${type}; charset="utf-8"\nMIME-Version: 1.0\n\n${body}\n`;
   return [
     `Content-Type: multipart/mixed; boundary="${boundary}"\nMIME-Version: 1.0\n\n`,
-    part('text/cloud-config', `${CLOUD_CONFIG}\n${stringify({ ssh_authorized_keys: sshKeys })}`),
+    part('text/cloud-config', `${CLOUD_CONFIG}\n${stringify({ ssh_authorized_keys: sshKeys }, YAML_OPTIONS)}`),
     part(contentType, userData),
     `--${boundary}--\n`,
   ].join('');
 }
 
 function userDataOf(userData: string | undefined, sshKeys: readonly string[]): string {
-  if (userData === undefined || userData.trim() === '') return `${CLOUD_CONFIG}\n${stringify(sshKeys.length > 0 ? { ssh_authorized_keys: sshKeys } : {})}`;
+  if (userData === undefined || userData.trim() === '')
+    return `${CLOUD_CONFIG}\n${stringify(sshKeys.length > 0 ? { ssh_authorized_keys: sshKeys } : {}, YAML_OPTIONS)}`;
   if (userData.startsWith(`${CLOUD_CONFIG}\n`) || userData.trimEnd() === CLOUD_CONFIG) return mergeCloudConfig(userData, sshKeys);
   if (sshKeys.length === 0) return userData;
   const type = partTypes.find(([prefix]) => userData.startsWith(prefix))?.[1];
@@ -80,7 +86,7 @@ function networkConfigOf(text: string): string {
 export function noCloudSeed(input: NoCloudInput): NoCloudFiles {
   for (const key of input.sshKeys) if (/[\r\n]/.test(key)) throw invalid('an SSH key must be one line');
   return {
-    'meta-data': stringify({ 'instance-id': input.instanceId, 'local-hostname': input.hostname }),
+    'meta-data': stringify({ 'instance-id': input.instanceId, 'local-hostname': input.hostname }, YAML_OPTIONS),
     'user-data': userDataOf(input.userData, input.sshKeys),
     ...(input.networkConfig === undefined ? {} : { 'network-config': networkConfigOf(input.networkConfig) }),
   };

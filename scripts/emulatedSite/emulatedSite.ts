@@ -20,6 +20,8 @@ export interface EmulatedMachine {
   mac: string;
   /** The raw file behind the VM's /dev/vda. */
   disk: string;
+  /** Every disk's raw file, /dev/vda's first (a hidden second disk too). */
+  disks: string[];
   /** The BMC address that names this system, for `metal.enroll`. */
   bmcAddress: string;
   system: VmSystem;
@@ -40,6 +42,11 @@ export interface EmulatedSiteOptions {
   memoryMiB?: number;
   /** QEMU's accelerator (default TCG; `emulatedAccel` picks and checks it). */
   accel?: VmAccel;
+  /**
+   * A second, smaller disk for the machines this returns its size for (MiB): the VM has it as /dev/vdb, the BMC does
+   * not list it (what in-band inspection must flag).
+   */
+  hiddenDiskMiB?: (machine: number) => number | undefined;
   /** `none`: the VMs' disks bypass the host's page cache (benchmarks). */
   diskCache?: 'none' | 'writeback';
   /** `bcd site` joins with this site token (else it registers, on a stack without broker auth). */
@@ -189,6 +196,14 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
     const disk = join(runDir, `${id}-disk0.raw`);
     writeFileSync(disk, '');
     truncateSync(disk, (options.diskMiB ?? 512) << 20);
+    const disks: { file: string; serial: string; hiddenFromBmc?: boolean }[] = [{ file: disk, serial: `EMU-${i}-D0` }];
+    const hiddenMiB = options.hiddenDiskMiB?.(i);
+    if (hiddenMiB !== undefined) {
+      const hidden = join(runDir, `${id}-disk1.raw`);
+      writeFileSync(hidden, '');
+      truncateSync(hidden, hiddenMiB << 20);
+      disks.push({ file: hidden, serial: `EMU-${i}-D1`, hiddenFromBmc: true });
+    }
     const mac = macOf();
     const uuid = randomUUID();
     const system = new VmSystem({
@@ -200,7 +215,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
         memoryMiB: options.memoryMiB ?? 1024,
         firmware: 'bios',
         nics: [{ mac, tap }],
-        disks: [{ file: disk, serial: `EMU-${i}-D0` }],
+        disks,
         runDir: join(runDir, id),
         accel: options.accel ?? 'tcg',
         ...(options.diskCache ? { diskCache: options.diskCache } : {}),
@@ -215,7 +230,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
       await reset(type);
       resets.push(type);
     };
-    machines.push({ id, uuid, mac, disk, bmcAddress: '', system, resets });
+    machines.push({ id, uuid, mac, disk, disks: disks.map((d) => d.file), bmcAddress: '', system, resets });
   }
   const bmc = await startVmBmc({ systems: machines.map((m) => m.system), username: EMULATED_BMC.username, password: EMULATED_BMC.password, host: net.hostIp });
   for (const m of machines) m.bmcAddress = bmc.systemUrl(m.id);

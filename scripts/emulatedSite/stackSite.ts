@@ -85,8 +85,11 @@ export async function startSiteOnStack(
   }
 }
 
-/** Enrols each VM of the site as a node (`metal.enroll` with its BMC address and MAC); throws on any refusal. */
-export async function enrolEmulatedMachines(stack: StackAccess, site: EmulatedSite, siteId: string): Promise<void> {
+/**
+ * Enrols each VM of the site as a node (`metal.enroll` with its BMC address and MAC); throws on any refusal.
+ * `inspectInBand`: the first inspection also boots the ramdisk and looks from inside (`hardware.probe`).
+ */
+export async function enrolEmulatedMachines(stack: StackAccess, site: EmulatedSite, siteId: string, options: { inspectInBand?: boolean } = {}): Promise<void> {
   const api = stackApi(stack);
   for (const vm of site.machines) {
     const enrolled = await api('POST', '/v1/commands/metal.enroll', {
@@ -95,6 +98,7 @@ export async function enrolEmulatedMachines(stack: StackAccess, site: EmulatedSi
       bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
       hardwareProfile: 'emulated-qemu',
       macs: [vm.mac],
+      ...(options.inspectInBand ? { inspectInBand: true } : {}),
     });
     if (enrolled.status !== 201) throw new StackSiteError(`enrolling ${vm.id} answered ${enrolled.status}: ${JSON.stringify(enrolled.body)}`);
   }

@@ -30,6 +30,24 @@ describe('the NoCloud seed of a deploy', () => {
     expect(seed('Content-Type: multipart/mixed; boundary="x"\n', [])['user-data']).toBe('Content-Type: multipart/mixed; boundary="x"\n');
   });
 
+  it('writes every key on one line of its own, however long, whichever way the user data goes', () => {
+    const key = `ssh-rsa AAAAB3NzaC1yc2E${'Q'.repeat(540)} long-key@bc`;
+    const cases = [
+      undefined,
+      '#cloud-config\nruncmd:\n  - [sh, -c, "echo a command longer than eighty columns, which stays on its line too"]\n',
+      '#!/bin/sh\necho hi\n',
+    ];
+    for (const userData of cases) {
+      const lines = noCloudSeed({ instanceId: 'i-1', hostname: 'n1', sshKeys: [key], userData })['user-data'].split('\n');
+      expect(
+        lines.some((line) => line.includes(key)),
+        String(userData),
+      ).toBe(true);
+    }
+    const merged = noCloudSeed({ instanceId: 'i-1', hostname: 'n1', sshKeys: [key], userData: cases[1] })['user-data'];
+    expect(merged).toContain('echo a command longer than eighty columns, which stays on its line too');
+  });
+
   it('refuses what it cannot merge or what cloud-init would not read, with INVALID_COMMAND', () => {
     for (const bad of [
       () => seed('Content-Type: multipart/mixed; boundary="x"\n'),

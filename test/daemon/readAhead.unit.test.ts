@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fc, test } from '@fast-check/vitest';
@@ -52,7 +52,7 @@ describe('the ramdisk reads and writes a disk in pieces with the next one in fli
   });
 
   test.prop([fc.array(fc.integer({ min: 1, max: 3 << 20 }), { minLength: 1, maxLength: 8 })], { numRuns: 15 })(
-    'BatchedWriter writes exactly the bytes added, in order, though its two batch buffers are reused',
+    'BatchedWriter writes exactly the bytes added, in order, gathering chunks into batches without copying them',
     async (sizes) => {
       const chunks = sizes.map((n) => randomBytes(n));
       const file = join(dir, `w-${sizes.join('-')}`.slice(0, 60));
@@ -71,4 +71,37 @@ describe('the ramdisk reads and writes a disk in pieces with the next one in fli
       }
     },
   );
+
+  test.prop([fc.array(fc.integer({ min: 1, max: 1 << 20 }), { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 300_000 })], { numRuns: 20 })(
+    'BatchedWriter goes on after short writes, from the byte where the disk stopped',
+    async (sizes, most) => {
+      const chunks = sizes.map((n) => randomBytes(n));
+      const total = Buffer.concat(chunks);
+      const disk = Buffer.alloc(total.length + 16);
+      // A disk that takes at most `most` bytes per call, as a pwritev interrupted by a signal does.
+      const shortWriter = {
+        async writev(buffers: Uint8Array[], position: number) {
+          let at = position;
+          for (const b of buffers) {
+            const n = Math.min(b.length, position + most - at);
+            disk.set(b.subarray(0, n), at);
+            at += n;
+            if (n < b.length) break;
+          }
+          return { bytesWritten: at - position, buffers };
+        },
+      } as unknown as FileHandle;
+      const writer = new BatchedWriter(shortWriter, 16);
+      for (const chunk of chunks) await writer.add(chunk);
+      await writer.drain();
+      expect(disk.subarray(16).equals(total)).toBe(true);
+    },
+  );
+
+  test('BatchedWriter fails as DRIVER_ERROR where the disk takes no byte, instead of trying forever', async () => {
+    const full = { writev: async (buffers: Uint8Array[]) => ({ bytesWritten: 0, buffers }) } as unknown as FileHandle;
+    const writer = new BatchedWriter(full, 0);
+    await writer.add(randomBytes(5 << 20));
+    await expect(writer.drain()).rejects.toMatchObject({ code: 'DRIVER_ERROR' });
+  });
 });

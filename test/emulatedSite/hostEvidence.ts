@@ -67,3 +67,15 @@ export async function probeDhcp(lanNetns: string, mac: string): Promise<{ from: 
     .filter(Boolean)
     .map((line) => JSON.parse(line));
 }
+
+/** Whether `needle` occurs anywhere in the file (read from the host side in 4 MiB pieces that overlap by its length). */
+export async function diskHolds(file: string, needle: string): Promise<boolean> {
+  const wanted = Buffer.from(needle);
+  let tail = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 4 << 20 }) as AsyncIterable<Buffer>) {
+    const window = Buffer.concat([tail, chunk]);
+    if (window.includes(wanted)) return true;
+    tail = window.subarray(Math.max(0, window.length - wanted.length + 1));
+  }
+  return false;
+}

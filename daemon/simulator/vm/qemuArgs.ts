@@ -9,8 +9,11 @@ export interface VmConfig {
   firmware: 'bios' | 'uefi';
   /** virtio-net NICs, each with a fixed MAC on an existing tap device. */
   nics: readonly { mac: string; tap: string }[];
-  /** virtio-blk disks backed by raw files, each with the serial number the guest reads. */
-  disks: readonly { file: string; serial: string }[];
+  /**
+   * virtio-blk disks backed by raw files, each with the serial number the guest reads. `hiddenFromBmc`: the guest has
+   * it, the BMC's inventory does not list it (a disk added behind the BMC's back, or on a controller it cannot see).
+   */
+  disks: readonly { file: string; serial: string; hiddenFromBmc?: boolean }[];
   /** Where the QMP socket, serial log, UEFI variables and fetched media live. */
   runDir: string;
   /**

@@ -148,7 +148,9 @@ export class VmSystem implements SystemBackend {
       cpus: config.cpus,
       memoryMiB: config.memoryMiB,
       nics: config.nics.map((nic, i) => ({ id: `NIC${i + 1}`, mac: nic.mac.toLowerCase() })),
-      disks: config.disks.map((disk, i) => ({ id: `Disk${i + 1}`, serial: disk.serial, sizeBytes: this.#sizes.get(disk.file) ?? 0 })),
+      disks: config.disks.flatMap((disk, i) =>
+        disk.hiddenFromBmc ? [] : [{ id: `Disk${i + 1}`, serial: disk.serial, sizeBytes: this.#sizes.get(disk.file) ?? 0 }],
+      ),
     };
   }
 
