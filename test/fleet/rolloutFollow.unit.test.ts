@@ -12,6 +12,8 @@ const base: RolloutDetailView = {
   planDigest: 'a'.repeat(64),
   approvalsRequired: 2,
   approvals: [],
+  approvalExpiresAt: '2026-12-02T13:00:00.000Z',
+  rejectedBy: null,
   options: { canarySize: 1, wavePercent: 50, maxConsecutiveFailures: 2, waveTimeoutMs: 60_000 },
   waveCount: 2,
   startedWaves: 0,

@@ -14,7 +14,11 @@ const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${
 function statusLine(r: RolloutDetailView): string {
   switch (r.status) {
     case 'awaiting-approval':
-      return `Awaiting approval: ${r.approvals.length} of ${r.approvalsRequired} approvers signed its plan digest (${r.approvals.join(', ') || 'none yet'}); no wave starts before.`;
+      return `Awaiting approval: ${r.approvals.length} of ${r.approvalsRequired} approvers signed its plan digest (${r.approvals.join(', ') || 'none yet'}); no wave starts before${r.approvalExpiresAt ? `, and the request expires at ${r.approvalExpiresAt}` : ''}.`;
+    case 'rejected':
+      return `Rejected by ${r.rejectedBy ?? 'an approver'}: no host was touched.`;
+    case 'approval-expired':
+      return `The approval request expired at ${r.approvalExpiresAt ?? '?'} with ${r.approvals.length} of ${r.approvalsRequired} approvals: no host was touched.`;
     case 'running':
       return 'Waves start as the one before reports healthy.';
     case 'paused':
