@@ -33,9 +33,7 @@ export const passedProbesDigest = (names: readonly string[]): string =>
     .digest('hex');
 
 /** The passing probes a report leaves out to fit the heartbeat: how many, and their names' `passedProbesDigest`. */
-export const PassedProbes = z
-  .object({ count: z.number().int().min(1).max(32), digest: z.string().regex(/^[0-9a-f]{64}$/) })
-  .strict();
+export const PassedProbes = z.object({ count: z.number().int().min(1).max(32), digest: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
 export type PassedProbes = z.infer<typeof PassedProbes>;
 
 /**

@@ -168,7 +168,9 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
         approverId: o.approver,
         signature,
       });
-      print(result, () => (result.events.length > 0 ? `${id}: rejected (plan ${planDigest}); no host is touched` : `${id}: unchanged (you rejected it already)`));
+      print(result, () =>
+        result.events.length > 0 ? `${id}: rejected (plan ${planDigest}); no host is touched` : `${id}: unchanged (you rejected it already)`,
+      );
     });
   const verbs = {
     pause: 'stop starting waves (reports of the wave in flight still count)',

@@ -52,7 +52,13 @@ describe('a heartbeat over its module budget summarises the passing probes', () 
   });
 
   it('a summary proves nothing unless it matches the declared probes left out exactly', () => {
-    const report = summarisePassed({ name: 'nginx', version: '1.0.0', digest: 'a'.repeat(64), state: 'active', probes: declared.map((name) => ({ name, ok: true })) });
+    const report = summarisePassed({
+      name: 'nginx',
+      version: '1.0.0',
+      digest: 'a'.repeat(64),
+      state: 'active',
+      probes: declared.map((name) => ({ name, ok: true })),
+    });
     expect(passedProbeNames(report, declared)).toEqual(new Set(declared));
     // The manifest declares a probe the host did not count: none of the summarised ones is taken on its word.
     expect(passedProbeNames(report, [...declared, 'dns'])).toEqual(new Set());
@@ -73,7 +79,11 @@ describe('a heartbeat over its module budget summarises the passing probes', () 
       .then([]);
     givenInputs(canaryStarted)
       .when(
-        observed('a1', '1.26.1', T0 + 5_000, { state: 'failed', probes: [{ name: 'tls', ok: false }], passed: { count: 2, digest: passedProbesDigest(['http', 'config']) } }),
+        observed('a1', '1.26.1', T0 + 5_000, {
+          state: 'failed',
+          probes: [{ name: 'tls', ok: false }],
+          passed: { count: 2, digest: passedProbesDigest(['http', 'config']) },
+        }),
       )
       .then([{ key: id, effects: [outcome('failed')] }]);
   });

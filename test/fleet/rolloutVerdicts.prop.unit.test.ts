@@ -23,7 +23,10 @@ const first = started(['vm1', 'vm2'], 1, {}, 2, new Date(T0 + WINDOW_MS).toISOSt
 const planDigest = (first.data as { planDigest: string }).planDigest;
 const signatures = new Map(
   keys.flatMap((k) =>
-    (['approve', 'reject'] as const).map((v) => [`${v}/${k.approverId}`, sign(null, rolloutApprovalMessage(v, { rolloutId: 'nginx-1', planDigest }), k.privateKey).toString('base64')]),
+    (['approve', 'reject'] as const).map((v) => [
+      `${v}/${k.approverId}`,
+      sign(null, rolloutApprovalMessage(v, { rolloutId: 'nginx-1', planDigest }), k.privateKey).toString('base64'),
+    ]),
   ),
 );
 

@@ -44,7 +44,10 @@ const at = (ms: number) => new Date(ms).toISOString();
 const awaiting = (n = 1, expiresAt = at(NOW + 3_600_000)) => started(hosts, n, {}, 2, expiresAt);
 const digest = (awaiting().data as { planDigest: string }).planDigest;
 const recorded = (approverId: string): RolloutEvent => ({ type: 'RolloutApprovalRecorded', data: { rolloutId: 'nginx-1', approverId, planDigest: digest } });
-const rejected = (approverId: string, rolloutId = 'nginx-1'): RolloutEvent => ({ type: 'RolloutRejected', data: { rolloutId, approverId, planDigest: digest } });
+const rejected = (approverId: string, rolloutId = 'nginx-1'): RolloutEvent => ({
+  type: 'RolloutRejected',
+  data: { rolloutId, approverId, planDigest: digest },
+});
 const approved: RolloutEvent = { type: 'RolloutApproved', data: { rolloutId: 'nginx-1', planDigest: digest, approvers: ['alice', 'bob'] } };
 const expired = (expiresAt: string): RolloutEvent => ({ type: 'RolloutApprovalExpired', data: { rolloutId: 'nginx-1', expiresAt } });
 
@@ -70,14 +73,24 @@ describe('a rollout approval window', () => {
     after.when(rejectRollout, verdict('reject', bob, 'nginx-1', digest), deps).thenRejects('APPROVAL_EXPIRED');
     after.when(startWave, { rolloutId: 'nginx-1', wave: 0 }).thenRejects('ILLEGAL_TRANSITION');
     after
-      .when(startRollout, { module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...options }, { dependencies: startInputs(hosts, undefined, quorum(2)) })
+      .when(
+        startRollout,
+        { module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...options },
+        { dependencies: startInputs(hosts, undefined, quorum(2)) },
+      )
       .then([awaiting(2)]);
     // The window still open: refused, so the controller asks again on a later tick.
     rollout([awaiting()]).when(expireRolloutApproval, { rolloutId: 'nginx-1' }).thenRejects('ILLEGAL_TRANSITION');
     // Approved, rejected or aborted in time, or needing no approval: nothing to expire.
-    rollout([awaiting(1, past), recorded('alice'), recorded('bob'), approved]).when(expireRolloutApproval, { rolloutId: 'nginx-1' }).then([]);
-    rollout([awaiting(1, past), rejected('bob')]).when(expireRolloutApproval, { rolloutId: 'nginx-1' }).then([]);
-    rollout([started(hosts)]).when(expireRolloutApproval, { rolloutId: 'nginx-1' }).then([]);
+    rollout([awaiting(1, past), recorded('alice'), recorded('bob'), approved])
+      .when(expireRolloutApproval, { rolloutId: 'nginx-1' })
+      .then([]);
+    rollout([awaiting(1, past), rejected('bob')])
+      .when(expireRolloutApproval, { rolloutId: 'nginx-1' })
+      .then([]);
+    rollout([started(hosts)])
+      .when(expireRolloutApproval, { rolloutId: 'nginx-1' })
+      .then([]);
   });
 
   it('an approval that arrives after the window closed is refused even before the expiry is recorded', () => {
@@ -103,24 +116,40 @@ describe('fleet.rejectRollout', () => {
     after.when(approveRollout, verdict('approve', bob, 'nginx-1', digest), deps).thenRejects('ILLEGAL_TRANSITION');
     after.when(startWave, { rolloutId: 'nginx-1', wave: 0 }).thenRejects('ILLEGAL_TRANSITION');
     after
-      .when(startRollout, { module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...options }, { dependencies: startInputs(hosts, undefined, quorum(2)) })
+      .when(
+        startRollout,
+        { module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...options },
+        { dependencies: startInputs(hosts, undefined, quorum(2)) },
+      )
       .then([awaiting(2)]);
   });
 
   it('refuses with the approval refusals: another digest, a non-approver, an approval signature sent as a rejection, a replay', () => {
     const other = 'f'.repeat(64);
-    rollout([awaiting()]).when(rejectRollout, verdict('reject', alice, 'nginx-1', other), deps).thenRejects('PLAN_DIGEST_MISMATCH');
-    rollout([awaiting()]).when(rejectRollout, verdict('reject', carol, 'nginx-1', digest), deps).thenRejects('APPROVER_UNKNOWN');
+    rollout([awaiting()])
+      .when(rejectRollout, verdict('reject', alice, 'nginx-1', other), deps)
+      .thenRejects('PLAN_DIGEST_MISMATCH');
+    rollout([awaiting()])
+      .when(rejectRollout, verdict('reject', carol, 'nginx-1', digest), deps)
+      .thenRejects('APPROVER_UNKNOWN');
     // The verdict is in the text signed: an approval is no rejection, and a rejection approves nothing.
-    rollout([awaiting()]).when(rejectRollout, verdict('approve', alice, 'nginx-1', digest), deps).thenRejects('APPROVAL_SIGNATURE_INVALID');
-    rollout([awaiting()]).when(approveRollout, verdict('reject', alice, 'nginx-1', digest), deps).thenRejects('APPROVAL_SIGNATURE_INVALID');
+    rollout([awaiting()])
+      .when(rejectRollout, verdict('approve', alice, 'nginx-1', digest), deps)
+      .thenRejects('APPROVAL_SIGNATURE_INVALID');
+    rollout([awaiting()])
+      .when(approveRollout, verdict('reject', alice, 'nginx-1', digest), deps)
+      .thenRejects('APPROVAL_SIGNATURE_INVALID');
     rollout([awaiting()])
       .when(rejectRollout, { ...verdict('reject', carol, 'nginx-1', digest), approverId: 'alice' }, deps)
       .thenRejects('APPROVAL_SIGNATURE_INVALID');
     // nginx-1's rejection replayed against the retry of the same plan.
     const retry = [awaiting(), rejected('alice'), awaiting(2)];
-    rollout(retry).when(rejectRollout, verdict('reject', alice, 'nginx-1', digest, 'nginx-2'), deps).thenRejects('APPROVAL_REPLAYED');
-    rollout(retry).when(rejectRollout, verdict('reject', alice, 'nginx-2', digest), deps).then([rejected('alice', 'nginx-2')]);
+    rollout(retry)
+      .when(rejectRollout, verdict('reject', alice, 'nginx-1', digest, 'nginx-2'), deps)
+      .thenRejects('APPROVAL_REPLAYED');
+    rollout(retry)
+      .when(rejectRollout, verdict('reject', alice, 'nginx-2', digest), deps)
+      .then([rejected('alice', 'nginx-2')]);
   });
 
   it('refuses a rejection of a rollout already approved, past its window, or never awaiting approval', () => {

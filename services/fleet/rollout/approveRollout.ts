@@ -42,7 +42,10 @@ export function verifiedApprover(run: RolloutRun, command: ApproveRollout, quoru
  * (recorded or not: the controller's sweep may not have run yet), ILLEGAL_TRANSITION for any other status.
  */
 export function assertAwaitingApproval(run: RolloutRun, now: string): void {
-  if (run.status === 'approval-expired' || (run.status === 'awaiting-approval' && run.approvalExpiresAt !== null && Date.parse(run.approvalExpiresAt) <= Date.parse(now))) {
+  if (
+    run.status === 'approval-expired' ||
+    (run.status === 'awaiting-approval' && run.approvalExpiresAt !== null && Date.parse(run.approvalExpiresAt) <= Date.parse(now))
+  ) {
     throw new DomainError('APPROVAL_EXPIRED', `the approval request of rollout ${run.rolloutId} expired at ${run.approvalExpiresAt ?? '(unknown)'}`);
   }
   if (run.status !== 'awaiting-approval') throw new DomainError('ILLEGAL_TRANSITION', `rollout ${run.rolloutId} is ${run.status}, not awaiting approval`);

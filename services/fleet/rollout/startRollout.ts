@@ -88,7 +88,8 @@ export const startRollout = defineCommand({
           options: { canarySize, wavePercent, maxConsecutiveFailures, waveTimeoutMs },
           planDigest: plan.planDigest,
           approvalsRequired: dependencies.quorum.threshold,
-          approvalExpiresAt: dependencies.quorum.threshold > 0 ? new Date(Date.parse(now) + dependencies.quorum.approvalTtlSeconds * 1_000).toISOString() : null,
+          approvalExpiresAt:
+            dependencies.quorum.threshold > 0 ? new Date(Date.parse(now) + dependencies.quorum.approvalTtlSeconds * 1_000).toISOString() : null,
         },
       },
     ];
