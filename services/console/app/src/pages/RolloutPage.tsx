@@ -6,6 +6,7 @@ import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { RolloutActions } from '../modules/RolloutActions.tsx';
+import { RolloutVerdicts } from '../modules/RolloutVerdicts.tsx';
 import { RolloutWaves } from '../modules/RolloutWaves.tsx';
 
 const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
@@ -55,6 +56,7 @@ export function RolloutPage({ rolloutId }: { rolloutId: string }) {
             {statusLine(r)}
           </p>
           <RolloutActions rollout={r} onDone={(seq) => rollout.reload(seq)} />
+          <RolloutVerdicts rollout={r} onDone={(seq) => rollout.reload(seq)} />
           <dl>
             <dt>Canary</dt>
             <dd>{r.options.canarySize === 1 ? '1 host' : `${r.options.canarySize} hosts`}</dd>
