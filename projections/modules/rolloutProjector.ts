@@ -6,6 +6,8 @@ import { statement } from '../runtime/statements.ts';
 /** The status each of these events leaves a rollout in. */
 const statusAfter: Partial<Record<PlatformEvent['type'], RolloutStatus>> = {
   RolloutApproved: 'running',
+  RolloutRejected: 'rejected',
+  RolloutApprovalExpired: 'approval-expired',
   RolloutHalted: 'halted',
   RolloutPaused: 'paused',
   RolloutResumed: 'running',
@@ -26,9 +28,9 @@ export function applyRolloutEvent(db: Database, event: PlatformEvent, metadata: 
       const d = event.data;
       statement(
         db,
-        `INSERT OR IGNORE INTO rollouts (rollout_id, module, from_version, to_version, template, status, plan_digest, approvals_required, options,
-           wave_count, host_count, started_at, started_by, updated_at, seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO rollouts (rollout_id, module, from_version, to_version, template, status, plan_digest, approvals_required,
+           approval_expires_at, options, wave_count, host_count, started_at, started_by, updated_at, seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         d.rolloutId,
         d.module,
@@ -38,6 +40,7 @@ export function applyRolloutEvent(db: Database, event: PlatformEvent, metadata: 
         d.approvalsRequired > 0 ? 'awaiting-approval' : 'running',
         d.planDigest,
         d.approvalsRequired,
+        d.approvalExpiresAt,
         JSON.stringify(d.options),
         d.waves.length,
         d.waves.flat().length,
@@ -97,7 +100,12 @@ export function applyRolloutEvent(db: Database, event: PlatformEvent, metadata: 
          WHERE rollout_id = ? AND NOT EXISTS (SELECT 1 FROM json_each(rollouts.approvals) WHERE value = ?)`,
       ).run(event.data.approverId, metadata.time, event.data.rolloutId, event.data.approverId);
       return;
+    case 'RolloutRejected':
+      moveStatus(db, event.data.rolloutId, 'rejected', metadata.time, seq);
+      statement(db, 'UPDATE rollouts SET rejected_by = ? WHERE rollout_id = ? AND seq = ?').run(event.data.approverId, event.data.rolloutId, seq);
+      return;
     case 'RolloutApproved':
+    case 'RolloutApprovalExpired':
     case 'RolloutPaused':
     case 'RolloutResumed':
     case 'RolloutContinued':

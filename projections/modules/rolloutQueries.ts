@@ -12,6 +12,8 @@ interface RolloutRow {
   plan_digest: string;
   approvals_required: number;
   approvals: string;
+  approval_expires_at: string | null;
+  rejected_by: string | null;
   options: string;
   wave_count: number;
   started_waves: number;
@@ -40,6 +42,8 @@ const rolloutView = (r: RolloutRow): RolloutView => ({
   planDigest: r.plan_digest,
   approvalsRequired: r.approvals_required,
   approvals: JSON.parse(r.approvals) as string[],
+  approvalExpiresAt: r.approval_expires_at,
+  rejectedBy: r.rejected_by,
   options: JSON.parse(r.options) as RolloutView['options'],
   waveCount: r.wave_count,
   startedWaves: r.started_waves,

@@ -85,4 +85,7 @@ export const modulesMigrations = [
    ALTER TABLE rollouts ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';`,
   // 5: the publisher key each version's manifest was signed with (what the console shows beside the publisher)
   `ALTER TABLE module_versions ADD COLUMN signing_key TEXT;`,
+  // 6: a rollout's approval window (fleet.expireRolloutApproval) and the approver who rejected it (fleet.rejectRollout)
+  `ALTER TABLE rollouts ADD COLUMN approval_expires_at TEXT;
+   ALTER TABLE rollouts ADD COLUMN rejected_by TEXT;`,
 ];

@@ -76,6 +76,13 @@ export type RolloutCommand = z.infer<typeof RolloutCommand>;
 export const ApproveRollout = z.object({ rolloutId: RolloutId, planDigest: Sha256, approverId: ResourceId, signature: Ed25519Signature }).strict();
 export type ApproveRollout = z.infer<typeof ApproveRollout>;
 
+/**
+ * `fleet.rejectRollout` (approvers): one approver's signature over `rolloutApprovalText('reject', { rolloutId,
+ * planDigest })`; it ends a rollout awaiting approval (`rejected`), whatever the others signed.
+ */
+export const RejectRollout = ApproveRollout;
+export type RejectRollout = z.infer<typeof RejectRollout>;
+
 /** `fleet.startWave` (the rollout controller): wave `wave` is being applied; refused unless it is next and may start. */
 export const StartWave = z.object({ rolloutId: RolloutId, wave: z.number().int().min(0) }).strict();
 export type StartWave = z.infer<typeof StartWave>;

@@ -13,7 +13,8 @@ const RolloutPlanOptions = z.object({
  * A rollout planned and started: its waves (wave 0 is the canary) and the digest of the plan (sha256 of the canonical
  * JSON of module, versions, waves and breaker: what an approver signs is what runs). No host is touched yet. Under an
  * approver quorum `approvalsRequired` is its threshold at the start and the rollout awaits that many approvals of this
- * digest before its first wave; 0 (no quorum, and every rollout before approvals existed) runs at once.
+ * digest before its first wave; 0 (no quorum, and every rollout before approvals existed) runs at once. Its approval
+ * window closes at `approvalExpiresAt` (the quorum's `approvalTtlSeconds` after the start; null when none is needed).
  */
 export const RolloutStarted = defineEvent(
   'RolloutStarted',
@@ -27,9 +28,17 @@ export const RolloutStarted = defineEvent(
     options: RolloutPlanOptions,
     planDigest: z.string(),
     approvalsRequired: z.number().int().min(0),
+    approvalExpiresAt: z.string().nullable(),
   }),
-  // v1 was written before approvals existed: such a rollout ran at once.
-  { version: 2, upcasters: { 1: (data) => ({ ...(data as object), approvalsRequired: 0 }) } },
+  {
+    version: 3,
+    upcasters: {
+      // v1 was written before approvals existed: such a rollout ran at once.
+      1: (data) => ({ ...(data as object), approvalsRequired: 0 }),
+      // v2 was written before approvals expired: its request stays open until approved, rejected or aborted.
+      2: (data) => ({ ...(data as object), approvalExpiresAt: null }),
+    },
+  },
 );
 
 /** One approver's verified signature over this rollout and its plan digest (each approver counts once). */
@@ -40,6 +49,12 @@ export const RolloutApprovalRecorded = defineEvent(
 
 /** The approvals reached the threshold: the plan with this digest, and no other, runs; the canary may start. */
 export const RolloutApproved = defineEvent('RolloutApproved', z.object({ rolloutId: z.string(), planDigest: z.string(), approvers: z.array(z.string()) }));
+
+/** An approver's verified signature rejecting this rollout and its plan: the rollout ends, no host touched. */
+export const RolloutRejected = defineEvent('RolloutRejected', z.object({ rolloutId: z.string(), approverId: z.string(), planDigest: z.string() }));
+
+/** The approval window closed before the approvals reached the threshold: the rollout ends, no host touched. */
+export const RolloutApprovalExpired = defineEvent('RolloutApprovalExpired', z.object({ rolloutId: z.string(), expiresAt: z.string() }));
 
 /** The controller applies a wave: its hosts have until `deadline` to report the new version healthy. */
 export const RolloutWaveStarted = defineEvent(
@@ -87,6 +102,8 @@ export const rolloutEvents = [
   RolloutStarted,
   RolloutApprovalRecorded,
   RolloutApproved,
+  RolloutRejected,
+  RolloutApprovalExpired,
   RolloutWaveStarted,
   RolloutHostReported,
   RolloutHalted,

@@ -5,13 +5,25 @@ import { HostOutcome, RolloutHaltReason } from './rolloutWaves.ts';
  * Where a rollout is: `awaiting-approval` (under an approver quorum: no wave starts until enough approvers signed its
  * plan digest), `running` (waves start as the previous one reports healthy), `paused` (no wave starts; reports of
  * the wave in flight still count), `halted` (a failure stopped it: continue, rollback or abort), `rolling-back` (the
- * hosts that took the new version go back), and the ends: `completed`, `rolled-back`, `aborted`.
+ * hosts that took the new version go back), and the ends: `completed`, `rolled-back`, `aborted`, and for a rollout that
+ * never ran: `rejected` (an approver signed its rejection) and `approval-expired` (its approval window closed first).
  */
-export const RolloutStatus = z.enum(['awaiting-approval', 'running', 'paused', 'halted', 'rolling-back', 'completed', 'rolled-back', 'aborted']);
+export const RolloutStatus = z.enum([
+  'awaiting-approval',
+  'running',
+  'paused',
+  'halted',
+  'rolling-back',
+  'completed',
+  'rolled-back',
+  'aborted',
+  'rejected',
+  'approval-expired',
+]);
 export type RolloutStatus = z.infer<typeof RolloutStatus>;
 
 /** The statuses a rollout does not leave; any other holds its module (one rollout per module at a time). */
-export const endedRolloutStatuses: ReadonlySet<RolloutStatus> = new Set(['completed', 'rolled-back', 'aborted']);
+export const endedRolloutStatuses: ReadonlySet<RolloutStatus> = new Set(['completed', 'rolled-back', 'aborted', 'rejected', 'approval-expired']);
 
 /** One host of a rollout: its wave, what it reported of the new version and, in a rollback, of the previous one. */
 export const RolloutHostView = z.object({
@@ -34,6 +46,10 @@ export const RolloutView = z.object({
   /** Approvals the start needed (the quorum's threshold then; 0: none) and the approvers who signed so far. */
   approvalsRequired: z.number().int(),
   approvals: z.array(z.string()),
+  /** When its approval window closes (null: it needed no approval); past it the rollout ends `approval-expired`. */
+  approvalExpiresAt: z.string().nullable(),
+  /** The approver whose signed rejection ended it (status `rejected`); null otherwise. */
+  rejectedBy: z.string().nullable(),
   options: z.object({ canarySize: z.number().int(), wavePercent: z.number().int(), maxConsecutiveFailures: z.number().int(), waveTimeoutMs: z.number().int() }),
   waveCount: z.number().int(),
   startedWaves: z.number().int(),

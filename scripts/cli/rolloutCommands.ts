@@ -23,7 +23,8 @@ interface StartOptions {
   follow?: boolean;
 }
 
-const FOLLOW = 'stream its progress (approvals, waves, hosts, status) until it ends or halts; exit 0 completed, 3 halted, 4 rolled back, 5 aborted';
+const FOLLOW =
+  'stream its progress (approvals, waves, hosts, status) until it ends or halts; exit 0 completed, 3 halted, 4 rolled back, 5 aborted, 6 rejected, 7 approval expired';
 
 const collect = (value: string, all: string[] = []): string[] => [...all, value];
 
@@ -38,7 +39,11 @@ const wavesText = (waves: readonly (readonly string[])[]): string =>
 function detailText(r: RolloutDetailView): string {
   const halt = r.halt ? `; last halt ${r.halt.reason} (failed: ${r.halt.failed.join(', ') || 'none'})` : '';
   const approvals =
-    r.approvalsRequired > 0 ? `\napprovals ${r.approvals.length}/${r.approvalsRequired}${r.approvals.length ? `: ${r.approvals.join(', ')}` : ''}` : '';
+    r.approvalsRequired > 0
+      ? `\napprovals ${r.approvals.length}/${r.approvalsRequired}${r.approvals.length ? `: ${r.approvals.join(', ')}` : ''}` +
+        (r.approvalExpiresAt !== null ? `; window closes ${r.approvalExpiresAt}` : '') +
+        (r.rejectedBy !== null ? `; rejected by ${r.rejectedBy}` : '')
+      : '';
   const head = `${r.rolloutId}: ${r.module} ${r.fromVersion} → ${r.toVersion}, ${r.status}, wave ${r.startedWaves}/${r.waveCount}${halt}\nplan ${r.planDigest}${approvals}`;
   const rows = r.waves.flatMap((w) =>
     w.hosts.map((h) => ({ wave: w.wave, host: h.host, outcome: h.outcome ?? '-', restored: h.restored ?? '-', deadline: w.deadline ?? '-' })),
@@ -46,7 +51,7 @@ function detailText(r: RolloutDetailView): string {
   return `${head}\n${table(rows, ['wave', 'host', 'outcome', 'restored', 'deadline'])}`;
 }
 
-/** `rollouts start|plan|ls|show|approve|pause|resume|continue|rollback|abort`, each but ls with `--follow` (docs/modules.md). */
+/** `rollouts start|plan|ls|show|approve|reject|pause|resume|continue|rollback|abort`, each but ls with `--follow` (docs/modules.md). */
 export function addRolloutCommands(program: Command, api: () => ApiClient, print: Output): void {
   /** Follows a rollout to its end or halt, prints it, and leaves the exit code that says where it stopped. */
   async function follow(rolloutId: string, minSeq?: number): Promise<void> {
@@ -146,6 +151,26 @@ export function addRolloutCommands(program: Command, api: () => ApiClient, print
             : `${id}: unchanged (your approval counted already)`,
       );
       if (o.follow) await follow(id, result.seq);
+    });
+  rollouts
+    .command('reject <rollout>')
+    .description('reject a rollout awaiting approval (approver token): sign its rejection with your approver key; it ends the rollout')
+    .requiredOption('--approver <id>', 'your approver id (pki.setApprovers)')
+    .requiredOption('--key <file>', 'your Ed25519 private key (PEM)')
+    .option('--plan-digest <sha256>', 'the digest you reviewed (default: the one the rollout shows); another one is refused')
+    .action(async (id: string, o: { approver: string; key: string; planDigest?: string }) => {
+      const rollout = await api().get<RolloutDetailView>(`/v1/rollouts/${encodeURIComponent(id)}`);
+      const planDigest = o.planDigest ?? rollout.planDigest;
+      const text = Buffer.from(rolloutApprovalText('reject', { rolloutId: id, planDigest }));
+      const signature = sign(null, text, createPrivateKey(readFileSync(o.key))).toString('base64');
+      const result = await api().call<CommandResult>('POST', `/v1/rollouts/${encodeURIComponent(id)}/reject`, {
+        planDigest,
+        approverId: o.approver,
+        signature,
+      });
+      print(result, () =>
+        result.events.length > 0 ? `${id}: rejected (plan ${planDigest}); no host is touched` : `${id}: unchanged (you rejected it already)`,
+      );
     });
   const verbs = {
     pause: 'stop starting waves (reports of the wave in flight still count)',

@@ -6,7 +6,14 @@ import type { ApiClient } from './apiClient.ts';
  * The exit code a followed rollout ends with, by the status it stopped in: 0 completed, 3 halted (waits for an
  * operator: continue, rollback or abort), 4 rolled back, 5 aborted. 1 and 2 stay the CLI's refusal and server error.
  */
-export const followExitCodes: Readonly<Partial<Record<RolloutStatus, number>>> = { completed: 0, halted: 3, 'rolled-back': 4, aborted: 5 };
+export const followExitCodes: Readonly<Partial<Record<RolloutStatus, number>>> = {
+  completed: 0,
+  halted: 3,
+  'rolled-back': 4,
+  aborted: 5,
+  rejected: 6,
+  'approval-expired': 7,
+};
 
 /** Where `--follow` stops: an end, or a halt (nothing moves until an operator acts). Paused and awaiting approval go on. */
 export const followEnds = (status: RolloutStatus): boolean => followExitCodes[status] !== undefined;
@@ -30,7 +37,14 @@ export function rolloutChanges(before: RolloutDetailView | undefined, after: Rol
   }
   let status: string | undefined;
   if (before?.status !== after.status) {
-    const halt = after.status === 'halted' && after.halt ? `: ${after.halt.reason} (failed: ${after.halt.failed.join(', ') || 'none'})` : '';
+    const halt =
+      after.status === 'halted' && after.halt
+        ? `: ${after.halt.reason} (failed: ${after.halt.failed.join(', ') || 'none'})`
+        : after.status === 'rejected' && after.rejectedBy !== null
+          ? ` by ${after.rejectedBy}`
+          : after.status === 'approval-expired' && after.approvalExpiresAt !== null
+            ? ` at ${after.approvalExpiresAt} (${after.approvals.length}/${after.approvalsRequired} approvals)`
+            : '';
     status = `${id}: ${after.status}${halt}`;
     // A status that lets waves or restores start comes before them; a halt or an end comes after the reports behind it.
     if (!followEnds(after.status)) lines.push(status);

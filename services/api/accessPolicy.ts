@@ -66,7 +66,9 @@ export function accessOf(principal: Principal, method: string, route: string | u
   // first, which the log records.
   if (path.startsWith('/v1/approvals/') && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
   // A rollout awaits approval only under a quorum, whose approvers alone answer it (as a workflow's batch).
-  if (path === '/v1/rollouts/:rolloutId/approve' && !reads.has(method)) return principal.role === 'approver' ? 'allow' : 'forbidden';
+  if ((path === '/v1/rollouts/:rolloutId/approve' || path === '/v1/rollouts/:rolloutId/reject') && !reads.has(method)) {
+    return principal.role === 'approver' ? 'allow' : 'forbidden';
+  }
   if (path.startsWith('/v1/autonomy/decisions/') && !reads.has(method))
     return principal.role === 'approver' || principal.role === 'admin' ? 'allow' : 'forbidden';
   if (principal.role === 'admin') return 'allow';

@@ -46,6 +46,7 @@ import { defineTemplate } from '../fleet/template/defineTemplate.ts';
 import { assignmentCommands } from '../fleet/assignment/assignmentCommands.ts';
 import { startRollout } from '../fleet/rollout/startRollout.ts';
 import { approveRollout } from '../fleet/rollout/approveRollout.ts';
+import { expireRolloutApproval, rejectRollout } from '../fleet/rollout/rolloutVerdicts.ts';
 import { rolloutOperatorCommands } from '../fleet/rollout/operatorCommands.ts';
 import { rolloutControllerCommands } from '../fleet/rollout/controllerCommands.ts';
 import { createProviderAccount } from '../vps/account/create.ts';
@@ -142,6 +143,8 @@ export const allCommands: readonly CommandDefinition[] = [
   ...assignmentCommands,
   startRollout,
   approveRollout,
+  rejectRollout,
+  expireRolloutApproval,
   ...rolloutOperatorCommands,
   ...rolloutControllerCommands,
   ...autonomyEngineCommands,

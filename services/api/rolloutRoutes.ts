@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hostsRunning } from '../../projections/modules/rolloutQueries.ts';
 import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
-import { ApproveRollout, RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
+import { ApproveRollout, RejectRollout, RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
 import { RolloutVerb } from '../../schemas/fleet/rolloutVerbs.ts';
 import { planRollout } from '../fleet/rollout/rolloutPlan.ts';
 import { PlatformError } from '../platform/errors.ts';
@@ -30,6 +30,8 @@ const PlanAnswer = z.object({ hosts: z.array(z.string()), waves: z.array(z.array
  * rollback,abort}` send the operator's verbs (the same commands as `POST /v1/commands/fleet.<verb>Rollout`).
  * `POST /v1/rollouts/:rolloutId/approve` (approver tokens only, `accessPolicy.ts`) sends `fleet.approveRollout`: under
  * an approver quorum a rollout awaits its threshold of signed approvals of its plan digest before its first wave.
+ * `POST /v1/rollouts/:rolloutId/reject` (approver tokens only) sends `fleet.rejectRollout`: one approver's signed
+ * rejection ends it.
  */
 export const rolloutRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app, { ctx }) => {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -93,6 +95,22 @@ export const rolloutRoutes: FastifyPluginAsync<{ ctx: ApiContext }> = async (app
     handler: async (req, reply) => {
       const payload = { rolloutId: req.params.rolloutId, ...req.body };
       const result = await execute('fleet.approveRollout', payload, req.headers['idempotency-key'], req.principal?.actor);
+      return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);
+    },
+  });
+
+  api.post('/v1/rollouts/:rolloutId/reject', {
+    schema: {
+      tags: ['modules'],
+      summary: "Reject a rollout awaiting approval: an approver's signature over rolloutApprovalText('reject', { rolloutId, planDigest }); it ends the rollout",
+      params: z.object({ rolloutId: RolloutId }),
+      headers: Headers,
+      body: RejectRollout.omit({ rolloutId: true }),
+      response: { 200: CommandResult, 201: CommandResult, '4xx': Problem, '5xx': Problem },
+    },
+    handler: async (req, reply) => {
+      const payload = { rolloutId: req.params.rolloutId, ...req.body };
+      const result = await execute('fleet.rejectRollout', payload, req.headers['idempotency-key'], req.principal?.actor);
       return reply.code(result.events.length > 0 && !result.duplicate ? 201 : 200).send(result);
     },
   });

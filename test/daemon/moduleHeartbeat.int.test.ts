@@ -160,7 +160,7 @@ describe('module.apply through the node executor', () => {
 });
 
 describe('modules fit a node agent heartbeat', () => {
-  it('keeps 256 modules of 32 probes each under the budget, failed probes kept, by listing only the failed ones', () => {
+  it('keeps 256 modules of 32 probes each under the budget, failed probes listed and the passing ones summarised', () => {
     const long = (i: number) => `p${String(i).padStart(62, '0')}`;
     const reports = Array.from({ length: 256 }, (_, m) => ({
       name: `m${String(m).padStart(62, '0')}`,
@@ -172,8 +172,8 @@ describe('modules fit a node agent heartbeat', () => {
     const fitted = fitReports(reports);
     expect(Buffer.byteLength(JSON.stringify(fitted))).toBeLessThanOrEqual(MODULES_HEARTBEAT_BUDGET);
     expect(fitted).toHaveLength(256);
-    expect(fitted[7]).toMatchObject({ state: 'failed', probes: [{ name: long(3), ok: false }] });
-    expect(fitted[8]!.probes).toEqual([]);
+    expect(fitted[7]).toMatchObject({ state: 'failed', probes: [{ name: long(3), ok: false }], passed: { count: 31 } });
+    expect(fitted[8]).toMatchObject({ probes: [], passed: { count: 32 } });
     // Every probe failing everywhere: the list is cut rather than the heartbeat refused by the broker.
     const allFailing = reports.map((r) => ({ ...r, state: 'failed' as const, probes: r.probes.map((p) => ({ ...p, ok: false })) }));
     const cut = fitReports(allFailing);

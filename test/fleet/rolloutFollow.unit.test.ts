@@ -12,6 +12,8 @@ const base: RolloutDetailView = {
   planDigest: 'a'.repeat(64),
   approvalsRequired: 2,
   approvals: [],
+  approvalExpiresAt: '2026-12-02T13:00:00.000Z',
+  rejectedBy: null,
   options: { canarySize: 1, wavePercent: 50, maxConsecutiveFailures: 2, waveTimeoutMs: 60_000 },
   waveCount: 2,
   startedWaves: 0,
@@ -81,8 +83,8 @@ describe('rollouts --follow: what it prints and where it stops', () => {
   });
 
   it('stops at an end or a halt with the exit code that says which; goes on while awaiting approval, running, paused or rolling back', () => {
-    expect(followExitCodes).toEqual({ completed: 0, halted: 3, 'rolled-back': 4, aborted: 5 });
+    expect(followExitCodes).toEqual({ completed: 0, halted: 3, 'rolled-back': 4, aborted: 5, rejected: 6, 'approval-expired': 7 });
     expect((['awaiting-approval', 'running', 'paused', 'rolling-back'] as const).filter(followEnds)).toEqual([]);
-    expect((['completed', 'halted', 'rolled-back', 'aborted'] as const).every(followEnds)).toBe(true);
+    expect((['completed', 'halted', 'rolled-back', 'aborted', 'rejected', 'approval-expired'] as const).every(followEnds)).toBe(true);
   });
 });

@@ -25,8 +25,17 @@ export const startInputs = (hosts: readonly string[], published = ['1.24.0', '1.
 
 export const options = { canarySize: 1, wavePercent: 50, maxConsecutiveFailures: 2, waveTimeoutMs: 60_000 };
 
-/** The `RolloutStarted` of nginx 1.24.0 → 1.26.1 over `hosts`, as the n-th rollout of nginx (awaiting `approvalsRequired`). */
-export function started(hosts: readonly string[], n = 1, over: Partial<typeof options> = {}, approvalsRequired = 0): RolloutEvent {
+/**
+ * The `RolloutStarted` of nginx 1.24.0 → 1.26.1 over `hosts`, as the n-th rollout of nginx (awaiting
+ * `approvalsRequired` until `approvalExpiresAt`, by default an hour after 2026-12-02T12:00Z when it awaits any).
+ */
+export function started(
+  hosts: readonly string[],
+  n = 1,
+  over: Partial<typeof options> = {},
+  approvalsRequired = 0,
+  approvalExpiresAt: string | null = approvalsRequired > 0 ? '2026-12-02T13:00:00.000Z' : null,
+): RolloutEvent {
   const o = { ...options, ...over };
   const plan = planRollout({ module: 'nginx', fromVersion: '1.24.0', toVersion: '1.26.1', hosts, ...o });
   return {
@@ -41,6 +50,7 @@ export function started(hosts: readonly string[], n = 1, over: Partial<typeof op
       options: o,
       planDigest: plan.planDigest,
       approvalsRequired,
+      approvalExpiresAt,
     },
   };
 }

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, statSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_HOST_MODULES, type HostModuleReport, type HostModuleState } from '../../../schemas/agent/hostModules.ts';
+import { MAX_HOST_MODULES, passedProbesDigest, type HostModuleReport, type HostModuleState } from '../../../schemas/agent/hostModules.ts';
 import { ModuleName } from '../../../schemas/fleet/moduleManifest.ts';
 import { currentLink, currentVersion, modulesRoot, readRecord, recordsDir, type AppliedRecord } from './moduleLayout.ts';
 
@@ -45,18 +45,30 @@ export function reportsOf(stateDir: string, bootId: string): HostModuleReport[] 
 
 /**
  * A node agent's message is at most 128 KiB (its JWT's payload limit) and a heartbeat is base64 inside JSON, so the
- * modules get at most this much JSON (base64: 107 KiB, the rest of the heartbeat and its envelope well under 21 KiB). Past it, modules list only their failed probes (`state` still says whether all
- * passed), and past that the list is cut.
+ * modules get at most this much JSON (base64: 107 KiB, the rest of the heartbeat and its envelope well under 21 KiB).
  */
 export const MODULES_HEARTBEAT_BUDGET = 80 * 1024;
 
+/** A report with its passing probes summarised (`passed`: their count and names' digest) and its failed ones listed. */
+export function summarisePassed(report: HostModuleReport): HostModuleReport {
+  const passing = report.probes.filter((p) => p.ok).map((p) => p.name);
+  if (passing.length === 0) return report;
+  return { ...report, probes: report.probes.filter((p) => !p.ok), passed: { count: passing.length, digest: passedProbesDigest(passing) } };
+}
+
+/**
+ * The reports as they fit the budget. Past it, each module's passing probes are summarised (`summarisePassed`): the
+ * control plane checks the summary against the probes the published version declares, so a host over budget still
+ * proves each probe passed (a dropped name would read as a probe not run yet, and its rollout would wait for it to
+ * its wave's deadline). Only past that (failed probes with long names on hundreds of modules) is the list cut: a module
+ * left out is not reported at all, which no reader takes for healthy.
+ */
 export function fitReports(reports: readonly HostModuleReport[], budget = MODULES_HEARTBEAT_BUDGET): HostModuleReport[] {
   const size = (r: readonly HostModuleReport[]) => Buffer.byteLength(JSON.stringify(r));
   if (size(reports) <= budget) return [...reports];
-  const failedOnly = reports.map((r) => ({ ...r, probes: r.probes.filter((p) => !p.ok) }));
   const fitted: HostModuleReport[] = [];
   let used = 2;
-  for (const r of failedOnly) {
+  for (const r of reports.map(summarisePassed)) {
     used += Buffer.byteLength(JSON.stringify(r)) + 1;
     if (used > budget) break;
     fitted.push(r);

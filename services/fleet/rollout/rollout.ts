@@ -18,6 +18,10 @@ export interface RolloutRun {
   /** Approvals its start needed (the quorum's threshold then; 0: it ran at once) and who approved so far. */
   readonly approvalsRequired: number;
   readonly approvals: readonly string[];
+  /** When its approval window closes (ISO-8601; null when it needed no approval). */
+  readonly approvalExpiresAt: string | null;
+  /** The approver whose signed rejection ended it; null unless `rejected`. */
+  readonly rejectedBy: string | null;
   readonly status: RolloutStatus;
   readonly progress: RolloutProgress;
   /** Set by a rollback: its targets and each one's first report of the previous version. */
@@ -48,13 +52,17 @@ export const rolloutAggregate = defineAggregate<RolloutState, RolloutEvent>({
       case 'RolloutStarted': {
         const { waves, options, ...rest } = event.data;
         const status = rest.approvalsRequired > 0 ? 'awaiting-approval' : 'running';
-        const run: RolloutRun = { ...rest, options, approvals: [], status, progress: initialProgress(waves), rollback: null };
+        const run: RolloutRun = { ...rest, options, approvals: [], rejectedBy: null, status, progress: initialProgress(waves), rollback: null };
         return { count: state.count + 1, current: run };
       }
       case 'RolloutApprovalRecorded':
         return withRun(state, (run) => ({ ...run, approvals: [...run.approvals, event.data.approverId] }));
       case 'RolloutApproved':
         return withRun(state, (run) => ({ ...run, status: 'running' }));
+      case 'RolloutRejected':
+        return withRun(state, (run) => ({ ...run, status: 'rejected', rejectedBy: event.data.approverId }));
+      case 'RolloutApprovalExpired':
+        return withRun(state, (run) => ({ ...run, status: 'approval-expired' }));
       case 'RolloutWaveStarted':
         return withRun(state, (run) => ({ ...run, progress: evolveProgress(run.progress, { type: 'WaveStarted', wave: event.data.wave }, run.options) }));
       case 'RolloutHostReported':

@@ -31,7 +31,9 @@ function hostIssue(host: string, assignment: AssignmentState | undefined, comman
  * `fleet.startRollout`: plans the waves and records the rollout; no host is touched until the controller starts the
  * canary (`fleet.startWave`). Under an approver quorum (`pki.setApprovers`) the rollout is a `require` decision: it
  * awaits the quorum's threshold of signed approvals of its plan digest (`fleet.approveRollout`) before any wave may
- * start. Without one, as a destructive workflow's batch, there is nobody to ask and the operator's start approves it.
+ * start, within its approval window (the quorum's `approvalTtlSeconds`: past it the rollout ends `approval-expired`,
+ * `fleet.expireRolloutApproval`), unless an approver rejects it first (`fleet.rejectRollout`). Without one, as a
+ * destructive workflow's batch, there is nobody to ask and the operator's start approves it.
  * The same plan sent again while it runs (or awaits approval) appends nothing; another plan of the module is refused
  * (ROLLOUT_IN_PROGRESS) until the current one ends.
  */
@@ -53,7 +55,7 @@ export const startRollout = defineCommand({
       quorum,
     };
   },
-  decide(command, state, { dependencies }): RolloutEvent[] {
+  decide(command, state, { dependencies, now }): RolloutEvent[] {
     const plan = planRollout(command);
     if (isRolloutActive(state.current)) {
       if (state.current.planDigest === plan.planDigest && state.current.template === (command.template ?? null)) return [];
@@ -86,6 +88,8 @@ export const startRollout = defineCommand({
           options: { canarySize, wavePercent, maxConsecutiveFailures, waveTimeoutMs },
           planDigest: plan.planDigest,
           approvalsRequired: dependencies.quorum.threshold,
+          approvalExpiresAt:
+            dependencies.quorum.threshold > 0 ? new Date(Date.parse(now) + dependencies.quorum.approvalTtlSeconds * 1_000).toISOString() : null,
         },
       },
     ];

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Streams, Subjects } from '../../../schemas/subjects.ts';
 import { ResultRejectedError } from '../../../plugins/sdk/stepErrors.ts';
 import { verifiedResult } from '../../agents/agentExchange.ts';
-import { SENT_COMMANDS_LOOKBACK_MS, SentCommands } from '../../agents/sentCommands.ts';
+import { SentCommands } from '../../agents/sentCommands.ts';
 import { StreamWatch } from '../../agents/streamWatch.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -28,8 +28,11 @@ export interface ApplyResultsDeps {
   readonly repository: AggregateRepository;
   readonly log: Logger;
   onRefused(refusal: ApplyRefusal): void;
-  /** How far back results (and the commands they answer) are read at start: a restart hears what it missed. */
-  readonly lookbackMs?: number;
+  /**
+   * From when results (and the commands they answer) are read at start, so a restart hears what it missed: the start of
+   * the earliest wave still waiting (`refusalLookbackStart`), not a fixed look-back.
+   */
+  readonly since: Date;
 }
 
 /**
@@ -49,12 +52,12 @@ export class ApplyResults {
     nc: NatsConnection,
     private readonly deps: ApplyResultsDeps,
   ) {
-    const lookbackMs = deps.lookbackMs ?? SENT_COMMANDS_LOOKBACK_MS;
-    this.#commands = new SentCommands(nc, deps.log, lookbackMs);
+    // The commands from the same time: a result answers a command sent before it.
+    this.#commands = new SentCommands(nc, deps.log, Math.max(0, Date.now() - deps.since.getTime()));
     this.#watch = new StreamWatch<never>(nc, {
       stream: Streams.agentResults.name,
       filter: Subjects.allAcceptedAgentResults,
-      from: new Date(Date.now() - lookbackMs),
+      from: deps.since,
       // Each stored result is judged as it is read; the watch keeps nothing for waiters.
       extract: (msg: JsMsg) => {
         this.#judge(msg.subject, msg.data);

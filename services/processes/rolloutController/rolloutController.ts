@@ -17,6 +17,7 @@ import type { RolloutControllerConfig } from './config.ts';
 import type { RolloutControllerModel } from './controllerModel.ts';
 import { moduleApplyCommand, type ModuleApplySources } from './moduleApplyCommand.ts';
 import { ApplyResults } from './applyResults.ts';
+import { refusalLookbackStart } from './refusalLookback.ts';
 import { rolloutControl, type ControllerObservation, type RolloutControlEvents } from './rolloutControl.ts';
 import type { ModuleApplyTask } from './rolloutReactions.ts';
 
@@ -47,7 +48,9 @@ export class RolloutController {
   readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, ControllerObservation>;
   readonly #presence: () => AgentPresenceView;
   #heard: AgentPresenceView | undefined;
-  readonly #applyResults: ApplyResults;
+  readonly #applyResults: (since: Date) => ApplyResults;
+  #refusals: ApplyResults | undefined;
+  #stopping = false;
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
   readonly failure: Promise<Error>;
 
@@ -88,7 +91,7 @@ export class RolloutController {
         },
       });
     // A refused apply is heard from its verified result, so the breaker counts it in seconds, not at the deadline.
-    this.#applyResults = new ApplyResults(nc, { repository, log, onRefused: (refusal) => host.observe(refusal) });
+    this.#applyResults = (since) => new ApplyResults(nc, { repository, log, since, onRefused: (refusal) => host.observe(refusal) });
     this.failure = host.failure;
   }
 
@@ -96,18 +99,26 @@ export class RolloutController {
     return this.#host.model;
   }
 
-  /** Listens first: the heartbeats heard while the model catches up with the log are folded, then decided on. */
+  /**
+   * Listens first: the heartbeats heard while the model catches up with the log are folded, then decided on. The
+   * refused applies are read once the model caught up, from the start of the earliest wave still waiting
+   * (`refusalLookbackStart`): a refusal heard after the first decisions is decided as it comes.
+   */
   async start(): Promise<void> {
     this.#heard = this.#presence();
-    await this.#applyResults.start();
+    const startedAt = Date.now();
     await this.#host.start();
+    if (this.#stopping) return;
+    this.#refusals = this.#applyResults(new Date(refusalLookbackStart(this.model, startedAt)));
+    await this.#refusals.start();
   }
 
   /** The host first: its reactions in flight are aborted at once (their events go back to the durable). */
   async stop(): Promise<void> {
+    this.#stopping = true;
     const stopped = this.#host.stop();
     await this.#heard?.stop();
-    await this.#applyResults.stop();
+    await this.#refusals?.stop();
     await stopped;
   }
 }

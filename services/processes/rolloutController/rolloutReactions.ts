@@ -1,4 +1,5 @@
 import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
+import { passedProbeNames } from '../../../schemas/agent/hostModules.ts';
 import type { HostOutcome } from '../../../schemas/fleet/rolloutWaves.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import { decideProgress, outcomeOf } from '../../fleet/rollout/progress.ts';
@@ -37,7 +38,7 @@ const recording = new Set(['running', 'paused', 'halted']);
  * What the rollout controller does about an input, as data, keyed by rollout so one rollout's effects stay in order.
  * Edge-triggered: a wave is asked for when an event may have made it next (a start, an approval, a report), a wave's hosts get `module.apply` when
  * it starts (again on resume or continue, same ids), a host's outcome is recorded when its heartbeat shows the new
- * version; a tick records what the deadlines say. Every id derives from what it answers, so a redelivered input
+ * version; a tick records what the deadlines say (and ends a rollout whose approval window closed). Every id derives from what it answers, so a redelivered input
  * sends the same commands again and the bus (or the agent's journal) drops them. A rollout's end pins its hosts.
  */
 export function decideRolloutReactions(input: ControllerInput, model: RolloutControllerModel): Reaction<ModuleApplyTask>[] {
@@ -116,9 +117,12 @@ function reportedOutcome(
   if (observation === undefined || observation.version !== version || observation.state === 'pending') return undefined;
   if (since !== null && observation.at < since) return undefined;
   const manifest = model.manifests.get(`${observation.module}@${version}`);
-  // `bcd node` switches `current` before it probes: until the host reports every declared probe, nothing is judged.
+  // `bcd node` switches `current` before it probes: until the host reports every declared probe, nothing is judged. A
+  // heartbeat over its budget carries the passing ones as a summary (`passed`), which counts only if it matches them.
   const declared = model.probes.get(`${observation.module}@${version}`) ?? [];
-  if (observation.state === 'active' && declared.some((name) => !observation.probes.some((p) => p.name === name))) return undefined;
+  const passed = passedProbeNames(observation, declared);
+  const carried = (name: string) => passed.has(name) || observation.probes.some((p) => p.name === name);
+  if (observation.state === 'active' && !declared.every(carried)) return undefined;
   const healthy = observation.state === 'active' && observation.probes.every((p) => p.ok) && (manifest === undefined || manifest === observation.digest);
   return healthy ? 'healthy' : 'failed';
 }
@@ -192,5 +196,16 @@ function resync(run: RolloutRun | null, model: RolloutControllerModel): Reaction
   if (run === null) return [];
   const active = model.activeRun(run.rolloutId);
   if (active === undefined) return [];
-  return reaction(active, outcomes(active, model, active.progress.waves.flat(), true), true);
+  return reaction(active, [...approvalExpiry(active, model), ...outcomes(active, model, active.progress.waves.flat(), true)], true);
+}
+
+/**
+ * `fleet.expireRolloutApproval` once the clock is past a waiting rollout's approval window. Its id is the rollout's: a
+ * repeat is a duplicate, and one refused because the decider's clock was behind is asked again on the next tick.
+ */
+function approvalExpiry(run: RolloutRun, model: RolloutControllerModel): ControllerEffect[] {
+  if (run.status !== 'awaiting-approval' || run.approvalExpiresAt === null || model.now === null) return [];
+  if (model.now < Date.parse(run.approvalExpiresAt)) return [];
+  const { rolloutId } = run;
+  return [command('fleet.expireRolloutApproval', { rolloutId }, idFor('rollout-approval-expiry', rolloutId))];
 }

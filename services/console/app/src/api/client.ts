@@ -192,6 +192,10 @@ export class ApiClient {
   rollout = (rolloutId: string, minSeq?: number, signal?: AbortSignal) =>
     this.readModel<RolloutDetailView>(`/v1/rollouts/${encodeURIComponent(rolloutId)}`, { minSeq }, signal);
   /** An operator's verb on a rollout (`POST /v1/rollouts/:rolloutId/:verb`); the key makes a repeated confirm one command. */
+  /** An approver's signed verdict on a rollout awaiting approval (`fleet.approveRollout` / `fleet.rejectRollout`). */
+  rolloutVerdict = (rolloutId: string, verdict: 'approve' | 'reject', body: { planDigest: string; approverId: string; signature: string }) =>
+    this.post<CommandResult>(`/v1/rollouts/${encodeURIComponent(rolloutId)}/${verdict}`, body);
+
   rolloutVerb = (rolloutId: string, verb: RolloutVerb, idempotencyKey: string) =>
     this.post<CommandResult>(`/v1/rollouts/${encodeURIComponent(rolloutId)}/${verb}`, {}, idempotencyKey);
 

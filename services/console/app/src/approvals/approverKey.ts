@@ -1,4 +1,10 @@
-import { approvalText, decisionApprovalText, type DecisionApprovalRequest } from '../../../../../schemas/trust/approvalText.ts';
+import {
+  approvalText,
+  decisionApprovalText,
+  rolloutApprovalText,
+  type DecisionApprovalRequest,
+  type RolloutApprovalRequest,
+} from '../../../../../schemas/trust/approvalText.ts';
 
 /** A WebCrypto key, named through `crypto.subtle` so the module also compiles (and is tested) outside the browser. */
 type WebCryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
@@ -37,3 +43,7 @@ export const signVerdict = (key: ApproverKey, verdict: 'approve' | 'reject', dig
 /** The base64 Ed25519 signature approving one episode of an autonomy decision (`decisionApprovalText`), made in the browser. */
 export const signDecisionApproval = (key: ApproverKey, request: DecisionApprovalRequest): Promise<string> =>
   signText(key, decisionApprovalText('approve', request));
+
+/** The base64 Ed25519 signature approving or rejecting one rollout's plan (`rolloutApprovalText`), made in the browser. */
+export const signRolloutVerdict = (key: ApproverKey, verdict: 'approve' | 'reject', request: RolloutApprovalRequest): Promise<string> =>
+  signText(key, rolloutApprovalText(verdict, request));

@@ -21,6 +21,8 @@ const statuses: readonly (RolloutStatus | '')[] = [
   'completed',
   'rolled-back',
   'aborted',
+  'rejected',
+  'approval-expired',
 ];
 
 /**

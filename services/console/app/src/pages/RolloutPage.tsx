@@ -6,6 +6,7 @@ import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
 import { RolloutActions } from '../modules/RolloutActions.tsx';
+import { RolloutVerdicts } from '../modules/RolloutVerdicts.tsx';
 import { RolloutWaves } from '../modules/RolloutWaves.tsx';
 
 const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
@@ -14,7 +15,11 @@ const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${
 function statusLine(r: RolloutDetailView): string {
   switch (r.status) {
     case 'awaiting-approval':
-      return `Awaiting approval: ${r.approvals.length} of ${r.approvalsRequired} approvers signed its plan digest (${r.approvals.join(', ') || 'none yet'}); no wave starts before.`;
+      return `Awaiting approval: ${r.approvals.length} of ${r.approvalsRequired} approvers signed its plan digest (${r.approvals.join(', ') || 'none yet'}); no wave starts before${r.approvalExpiresAt ? `, and the request expires at ${r.approvalExpiresAt}` : ''}.`;
+    case 'rejected':
+      return `Rejected by ${r.rejectedBy ?? 'an approver'}: no host was touched.`;
+    case 'approval-expired':
+      return `The approval request expired at ${r.approvalExpiresAt ?? '?'} with ${r.approvals.length} of ${r.approvalsRequired} approvals: no host was touched.`;
     case 'running':
       return 'Waves start as the one before reports healthy.';
     case 'paused':
@@ -51,6 +56,7 @@ export function RolloutPage({ rolloutId }: { rolloutId: string }) {
             {statusLine(r)}
           </p>
           <RolloutActions rollout={r} onDone={(seq) => rollout.reload(seq)} />
+          <RolloutVerdicts rollout={r} onDone={(seq) => rollout.reload(seq)} />
           <dl>
             <dt>Canary</dt>
             <dd>{r.options.canarySize === 1 ? '1 host' : `${r.options.canarySize} hosts`}</dd>
