@@ -62,6 +62,8 @@ import { createInstance } from '../vps/tenant/createInstance.ts';
 import { releaseQuota } from '../vps/tenant/releaseQuota.ts';
 import { placeHold } from '../vps/hold/place.ts';
 import { releaseHold } from '../vps/hold/release.ts';
+import { placeInstance } from '../vps/placement/placeInstance.ts';
+import { unplaceInstance } from '../vps/placement/unplaceInstance.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -124,6 +126,8 @@ export const allCommands: readonly CommandDefinition[] = [
   releaseQuota,
   placeHold,
   releaseHold,
+  placeInstance,
+  unplaceInstance,
   createPool,
   offerPool,
   withdrawPool,
