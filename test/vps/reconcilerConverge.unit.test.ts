@@ -11,7 +11,7 @@ const instanceOf = (overrides: Partial<ReconciledInstance> = {}): ReconciledInst
   key: 'tenant-a/web-1',
   tenantId: 'tenant-a',
   instanceId: 'web-1',
-  spec: { poolId: 'acme-pool', flavorId: 'small', image: 'debian-12', sshKeys: ['ssh-ed25519 AAAA key'], userData: '#cloud-config\n' },
+  spec: { poolId: 'acme-pool', flavorId: 'small', image: 'debian-12', sshKeys: ['ssh-ed25519 AAAA key'], userData: '#cloud-config\n', resources: { vcpus: 1, memoryMib: 1_024, diskGib: 10 } },
   desired: 'running',
   observed: null,
   providerInstanceId: null,
