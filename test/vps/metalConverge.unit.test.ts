@@ -30,7 +30,9 @@ const report = (over: Partial<HostInstanceReport> = {}): HostInstanceReport => (
 });
 /** What a pass does, as names: commands by name and state, tasks by step. */
 const summary = (effects: ReturnType<typeof planMetalPass>) =>
-  effects.map((e) => (e.kind === 'task' ? `task ${e.task.step}` : e.kind === 'command' ? `${e.name} ${(e.payload as { observed?: string }).observed ?? ''}`.trim() : e.kind));
+  effects.map((e) =>
+    e.kind === 'task' ? `task ${e.task.step}` : e.kind === 'command' ? `${e.name} ${(e.payload as { observed?: string }).observed ?? ''}`.trim() : e.kind,
+  );
 
 describe('planMetalPass: a metal instance converged by what its own host reports', () => {
   it('records provisioning and places a new instance; a placed one is applied, once per resend period', () => {

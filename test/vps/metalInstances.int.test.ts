@@ -49,7 +49,10 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
       const runtimes = await startPluginsFolder(plugins.folder, { stateRoot: plugins.stateRoot, privileged: new Set(), log: env.log });
       const pluginPid = (id: string): number | null => {
         try {
-          const entries = JSON.parse(readFileSync(join(plugins.stateRoot, 'plugins/process-runtime/instances.json'), 'utf8')) as Record<string, { pid: number | null }>;
+          const entries = JSON.parse(readFileSync(join(plugins.stateRoot, 'plugins/process-runtime/instances.json'), 'utf8')) as Record<
+            string,
+            { pid: number | null }
+          >;
           return entries[id]?.pid ?? null;
         } catch {
           return null;

@@ -10,7 +10,7 @@ import { reservationOf, type TenantState } from '../../schemas/vps/tenantState.t
 import { DomainError } from '../../services/platform/errors.ts';
 import { holdBookAggregate } from '../../services/vps/hold/holdBook.ts';
 import { allocatedByNode } from '../../services/vps/placement/bookSnapshot.ts';
-import { placeInstance } from '../../services/vps/placement/placeInstance.ts';
+import { placeInstance } from '../../services/vps/hold/placeInstance.ts';
 import { tenantAggregate } from '../../services/vps/tenant/tenant.ts';
 
 const T0 = '2026-12-06T12:00:00.000Z';
@@ -35,7 +35,17 @@ function tenantWith(tenantId: string, requests: readonly { instanceId: string; f
   for (const { instanceId, flavor } of requests) {
     state = tenantAggregate.evolve(state, {
       type: 'InstanceRequested',
-      data: { tenantId, instanceId, poolId: 'p1', flavorId: 'f', image: 'img', sshKeys: [], userData: null, resources: { instances: 1, ...flavor }, requestedAt: T0 },
+      data: {
+        tenantId,
+        instanceId,
+        poolId: 'p1',
+        flavorId: 'f',
+        image: 'img',
+        sshKeys: [],
+        userData: null,
+        resources: { instances: 1, ...flavor },
+        requestedAt: T0,
+      },
     });
   }
   return state;

@@ -80,7 +80,13 @@ function specOf(instance: ReconciledInstance, runtime: string): InstanceSpec {
  * time: a resend must reach a host whose journal already ran the previous one. The host's answer is read from its
  * verified heartbeats, not from the result.
  */
-export async function sendToHost(instance: ReconciledInstance, model: VpsModel, kind: 'apply' | 'remove', access: MetalAccess, now = Date.now()): Promise<void> {
+export async function sendToHost(
+  instance: ReconciledInstance,
+  model: VpsModel,
+  kind: 'apply' | 'remove',
+  access: MetalAccess,
+  now = Date.now(),
+): Promise<void> {
   const placement = instance.placement;
   const pool = model.metalPoolOf(instance);
   if (!placement || !pool?.runtime) return;

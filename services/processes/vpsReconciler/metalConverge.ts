@@ -55,7 +55,11 @@ export function planMetalPass(instance: ReconciledInstance, hosts: HostReports, 
   if (desired === 'deleted') {
     const sentAt = exchange.removeSentAt;
     const removed =
-      sentAt !== undefined && heard !== undefined && heard.at > sentAt && heard.report === undefined && (exchange.seen === true || heard.at > sentAt + resendMs);
+      sentAt !== undefined &&
+      heard !== undefined &&
+      heard.at > sentAt &&
+      heard.report === undefined &&
+      (exchange.seen === true || heard.at > sentAt + resendMs);
     if (removed) return gone(instance);
     const effects: Effect<ConvergeTask>[] = instance.observed === 'deleting' ? [] : [observe(instance, 'deleting')];
     if (sentAt === undefined || now - sentAt >= resendMs) effects.push(step(instance, 'remove'));

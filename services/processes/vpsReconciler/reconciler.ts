@@ -56,7 +56,9 @@ export interface VpsReconcilerOptions {
  * probes a pass) on the platform's `ProcessManagerHost` over `bc.evt.vps.>`. Passes of one instance are serialised;
  * different instances run concurrently up to `concurrency` provider calls. An event is acked once its passes are
  * done; a pass the provider could not serve (transient) backs off and is retried by the resync instead of holding
- * the event.
+ * the event. A metal pool's instances are placed on the site's book and converged by their host's `bcd node`
+ * (`metalConverge.ts`): the heartbeats this process hears, each verified against its node agent's key, are folded as
+ * observations, and a host's reports count only for the instances placed on it.
  */
 export class VpsReconciler {
   readonly #host: ProcessManagerHost<VpsDefinitions, VpsModel, ConvergeTask, HostInstancesHeard>;
@@ -88,16 +90,10 @@ export class VpsReconciler {
       offerOf: (instance) => model.offerOf(instance),
     };
     const js = jetstream(nc);
-    let host: ProcessManagerHost<VpsDefinitions, VpsModel, ConvergeTask, HostInstancesHeard> | undefined;
-    this.#presence = startAgentPresence(nc, {
-      repository: new AggregateRepository(store),
-      windowMs: options.presenceWindowMs ?? 60_000,
-      log,
-      onVerified: (heartbeat, at) => host?.observe({ nodeId: heartbeat.nodeId, at, instances: heartbeat.instances ?? [] }),
-    });
     const metal: MetalAccess = {
       nodes: options.nodes,
-      presence: this.#presence,
+      // The presence is started once the host exists (below); nothing asks it before the host runs.
+      presence: { presenceOf: (nodeId) => this.#presence.presenceOf(nodeId) },
       sendAgentCommand: (command) => sendAgentCommand({ js }, command),
     };
     const reconciliation: ProcessManager<VpsDefinitions, VpsModel, ConvergeTask, HostInstancesHeard> = {
@@ -139,8 +135,14 @@ export class VpsReconciler {
       },
       absorbs: (error) => error instanceof ProviderError && error.kind === 'transient',
     };
-    host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease, options.commands);
+    const host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease, options.commands);
     this.#host = host;
+    this.#presence = startAgentPresence(nc, {
+      repository: new AggregateRepository(store),
+      windowMs: options.presenceWindowMs ?? 60_000,
+      log,
+      onVerified: (heartbeat, at) => host.observe({ nodeId: heartbeat.nodeId, at, instances: heartbeat.instances ?? [] }),
+    });
     this.failure = this.#host.failure;
   }
 

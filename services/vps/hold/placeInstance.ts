@@ -5,9 +5,9 @@ import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { reservationOf, tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { holdBookAggregate } from '../hold/holdBook.ts';
-import { bookSnapshotAt } from './bookSnapshot.ts';
-import { place } from './placement.ts';
+import { holdBookAggregate } from './holdBook.ts';
+import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
+import { place } from '../placement/placement.ts';
 
 const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
@@ -58,9 +58,13 @@ export const placeInstance = defineCommand({
     if (!decision.placed) {
       const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));
       const detail = issues.length ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : 'the site has no node';
-      throw new DomainError('NO_CAPACITY', `no node of site ${siteId} takes instance ${instanceId} (${runtime}, ${vcpus} vCPU, ${memoryMib} MiB, ${diskGib} GiB): ${detail}`, {
-        issues,
-      });
+      throw new DomainError(
+        'NO_CAPACITY',
+        `no node of site ${siteId} takes instance ${instanceId} (${runtime}, ${vcpus} vCPU, ${memoryMib} MiB, ${diskGib} GiB): ${detail}`,
+        {
+          issues,
+        },
+      );
     }
     return [
       {

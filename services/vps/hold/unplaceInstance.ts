@@ -2,7 +2,7 @@ import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
 import { UnplaceInstance } from '../../../schemas/vps/placementCommands.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
-import { holdBookAggregate } from '../hold/holdBook.ts';
+import { holdBookAggregate } from './holdBook.ts';
 
 /**
  * `vps.unplaceInstance` (engine: the reconciler, once the instance's host removed it): the capacity it took on its
