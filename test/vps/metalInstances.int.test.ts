@@ -5,6 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { startPluginsFolder } from '../../daemon/bcx/pluginsFolder.ts';
 import { nodeAgentId, startNodeAgent } from '../../daemon/node/nodeAgent.ts';
+import { listNodes } from '../../projections/nodes/queries.ts';
 import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { reservationOf } from '../../schemas/vps/tenantState.ts';
@@ -110,7 +111,7 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         await run('vps.setQuota', { tenantId: 'tenant-a', ...quotaOf(4, 128, 65_536, 1_000) });
         await run('vps.offerPool', { poolId: 'metal-a', tenantId: 'tenant-a' });
 
-        reconciler = new VpsReconciler(env.nc, env.store, loadReconcilerConfig({}, { resyncMs: 100, hostResendMs: 2_000 }), env.log, {
+        reconciler = new VpsReconciler(env.nc, env.store, loadReconcilerConfig({}, { resyncMs: 100, hostResendMs: 2_000, placementWaitMs: 3_000 }), env.log, {
           providers: new Map(),
           // No provider pool here: the tokens are never asked for.
           tokens: { versionOf: () => Promise.reject(new Error('no provider')), open: () => Promise.reject(new Error('no provider')) },
@@ -123,6 +124,16 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         const book = async () => (await repository.load(holdBookAggregate, 'dc1')).state;
         const reservation = async (id: string) => reservationOf((await repository.load(tenantAggregate, 'tenant-a')).state, id);
         const byReports = { timeout: 30_000, interval: 100 };
+
+        // The nodes read model shows both hosts deployed with their inventory (under load the projector may lag).
+        await expect
+          .poll(() => listNodes(env.readers.get('nodes')!.db(), { siteId: 'dc1', limit: 10 }).items.map((n) => [n.nodeId, n.state, n.inventory?.cpus.cores]), {
+            timeout: 30_000,
+          })
+          .toEqual([
+            ['n1', 'deployed', 8],
+            ['n2', 'deployed', 16],
+          ]);
 
         // Created: placed on n1, the only node carrying bc.dev/driver.process-runtime, with why in the event.
         await run('vps.createInstance', { ...instancePayload('tenant-a', 'vm-1', 'medium'), userData: '#cloud-config\n' });

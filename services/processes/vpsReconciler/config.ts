@@ -12,6 +12,11 @@ export const ReconcilerConfig = z.object({
   maxBackoffMs: z.coerce.number().int().min(1).default(60_000),
   /** Metal pools: an `instance.apply`/`instance.remove` whose effect no heartbeat of its host showed is sent again after this. */
   hostResendMs: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * Metal pools: how long an instance no node takes is asked about again before it ends in `error` (a read model behind,
+   * a host not heard yet since this process started, capacity being freed).
+   */
+  placementWaitMs: z.coerce.number().int().min(0).default(60_000),
 });
 export type ReconcilerConfig = z.infer<typeof ReconcilerConfig>;
 
@@ -22,6 +27,7 @@ export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env, overr
     backoffMs: 'BC_VPS_BACKOFF_MS',
     maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS',
     hostResendMs: 'BC_VPS_HOST_RESEND_MS',
+    placementWaitMs: 'BC_VPS_PLACEMENT_WAIT_MS',
   };
   return loadEnvSettings(ReconcilerConfig, names, env, overrides);
 }

@@ -42,10 +42,19 @@ export function candidatesAt(access: MetalAccess, siteId: string): HoldCandidate
 }
 
 /**
- * `vps.placeInstance` for the instance, with the site's nodes now. Refused (no node fits, the pool names no runtime):
- * the instance is in `error` with the refusal, and its quota goes back (nothing was created anywhere).
+ * `vps.placeInstance` for the instance, with the site's nodes now. No node fits: asked again on the next passes, until
+ * `waitMs` after the first ask (the nodes read model may be behind, a host not heard yet since this process started,
+ * capacity about to be freed). Refused past that, or for anything else (the pool names no runtime): the instance is in
+ * `error` with the refusal, and its quota goes back (nothing was created anywhere).
  */
-export function placeEffects(instance: ReconciledInstance, model: VpsModel, access: MetalAccess): readonly Effect<ConvergeTask>[] {
+export function placeEffects(
+  instance: ReconciledInstance,
+  model: VpsModel,
+  access: MetalAccess,
+  waitMs: number,
+  now = Date.now(),
+): readonly Effect<ConvergeTask>[] {
+  const waiting = now - (instance.host?.placeAskedAt ?? now) < waitMs;
   const pool = model.metalPoolOf(instance);
   if (!pool) return [];
   const payload = { siteId: pool.siteId, tenantId: instance.tenantId, instanceId: instance.instanceId, candidates: candidatesAt(access, pool.siteId) };
@@ -55,7 +64,10 @@ export function placeEffects(instance: ReconciledInstance, model: VpsModel, acce
       name: 'vps.placeInstance',
       payload,
       commandId: `place-${randomUUID()}`,
-      ifRefused: (refusal) => [observe(instance, 'error', { message: `${refusal.code}: ${refusal.message}`.slice(0, 2_000) }), releaseQuota(instance)],
+      ifRefused: (refusal) =>
+        refusal.code === 'NO_CAPACITY' && waiting
+          ? []
+          : [observe(instance, 'error', { message: `${refusal.code}: ${refusal.message}`.slice(0, 2_000) }), releaseQuota(instance)],
     },
   ];
 }

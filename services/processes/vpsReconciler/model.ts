@@ -22,6 +22,8 @@ export interface HostExchange {
   removeSentAt?: number;
   /** A verified heartbeat of its node listed it since it was placed. */
   seen?: boolean;
+  /** When this process first asked for its placement (a refusal is retried until `placementWaitMs` after it). */
+  placeAskedAt?: number;
 }
 
 /**

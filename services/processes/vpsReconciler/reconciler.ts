@@ -111,7 +111,7 @@ export class VpsReconciler {
         if (!instance) return [];
         if (m.metalPoolOf(instance)) {
           if (task.step === 'plan') return planMetalPass(instance, m.hosts, Date.now(), config.hostResendMs, task.polledAt);
-          if (task.step === 'place') return placeEffects(instance, m, metal);
+          if (task.step === 'place') return placeEffects(instance, m, metal, config.placementWaitMs);
           if (task.step === 'apply' || task.step === 'remove') await sendToHost(instance, m, task.step, metal);
           return [];
         }

@@ -38,6 +38,11 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, H
     case 'performed': {
       const key = input.task.converge;
       if (input.task.step === 'apply' || input.task.step === 'remove') return hostCommandSent(model, key, input.task.step, input.now, input.error);
+      if (input.task.step === 'place') {
+        const placing = model.instances.get(key);
+        if (placing) placing.host = { ...placing.host, placeAskedAt: placing.host?.placeAskedAt ?? input.now };
+        return;
+      }
       if (input.task.step !== 'probe') return;
       // Whatever came of it, the probe may have created the server.
       const probed = model.instances.get(key);
