@@ -68,6 +68,8 @@ export const PoolCreated = defineEvent(
     siteId: z.string().nullable(),
     /** `wipeMethod` is absent on pools created before it existed, and when not given (`zero`). */
     policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()), wipeMethod: WipeMethod.optional() }),
+    /** The bcx runtime a metal pool's instances run on (`bc.dev/driver.<runtime>`); absent: the pool runs no instances on metal. */
+    runtime: z.string().optional(),
   }),
 );
 /** The tenant may create instances in the pool. */
@@ -184,7 +186,34 @@ export const HoldPlaced = defineEvent(
 /** The hold's capacity was given back before it expired. */
 export const HoldReleased = defineEvent('HoldReleased', z.object({ siteId: z.string(), holdId: z.string(), holder: HoldHolder, releasedAt: z.string() }));
 
-export const holdBookEvents = [HoldPlaced, HoldReleased] as const;
+/**
+ * An instance of a metal pool was placed at the site (`bc.evt.vps.holdBook.<siteId>`: the same book as holds, so
+ * placements and holds decided at once serialise on one subject): which node, and why (the free capacity it had, how
+ * many nodes were considered, the holds of its tenant or pool it drew on). It takes `resources` there until unplaced.
+ */
+export const InstancePlaced = defineEvent(
+  'InstancePlaced',
+  z.object({
+    siteId: z.string(),
+    instanceId: z.string(),
+    tenantId: z.string(),
+    poolId: z.string(),
+    runtime: z.string(),
+    nodeId: z.string(),
+    resources: HostResources,
+    freeBefore: HostResources,
+    fromHolds: z.array(z.object({ holdId: z.string(), resources: HostResources })),
+    considered: z.number().int(),
+    placedAt: z.string(),
+  }),
+);
+/** The instance is gone from its node (its host removed it): the capacity it took is free again. */
+export const InstanceUnplaced = defineEvent(
+  'InstanceUnplaced',
+  z.object({ siteId: z.string(), instanceId: z.string(), tenantId: z.string(), nodeId: z.string(), unplacedAt: z.string() }),
+);
+
+export const holdBookEvents = [HoldPlaced, HoldReleased, InstancePlaced, InstanceUnplaced] as const;
 export type HoldBookEvent = EventOf<(typeof holdBookEvents)[number]>;
 
 /** Every event of the `vps` module. */

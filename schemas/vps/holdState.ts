@@ -21,9 +21,23 @@ export interface HoldRecord {
   readonly releasedAt: string | null;
 }
 
-/** A site's holds (`bc.evt.vps.holdBook.<siteId>`): every hold placed at the site, released or not. */
+/** A metal-pool instance on one of the site's nodes, and what it takes there (some of it drawn from its holder's holds). */
+export interface PlacedInstance {
+  readonly instanceId: string;
+  readonly tenantId: string;
+  readonly poolId: string;
+  readonly nodeId: string;
+  readonly resources: HostResources;
+  readonly fromHolds: readonly { readonly holdId: string; readonly resources: HostResources }[];
+}
+
+/**
+ * A site's book (`bc.evt.vps.holdBook.<siteId>`): every hold placed at the site, released or not, and the metal-pool
+ * instances placed on its nodes and not yet removed (absent in states folded before instances were placed).
+ */
 export interface HoldBookState {
   readonly holds: Readonly<Record<string, HoldRecord>>;
+  readonly instances?: Readonly<Record<string, PlacedInstance>>;
 }
 
 export type HoldStatus = 'active' | 'expired' | 'released';

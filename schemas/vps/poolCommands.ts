@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { WipeMethod } from '../agent/diskWipe.ts';
+import { BcxPluginId } from '../bcx/bcxProtocol.ts';
 import { ResourceId } from '../ids.ts';
 
 /** An IPv4 or IPv6 CIDR such as `10.0.0.0/24` or `2001:db8::/64`. */
@@ -41,9 +42,14 @@ export const CreatePool = z
     accountId: ResourceId.optional(),
     siteId: ResourceId.optional(),
     policy: PoolPolicy.optional(),
+    /** A metal pool's bcx runtime: its instances are placed on nodes carrying `bc.dev/driver.<runtime>` and run there. */
+    runtime: BcxPluginId.optional(),
   })
   .strict()
   .superRefine((pool, ctx) => {
+    if (pool.runtime !== undefined && pool.class !== 'metal') ctx.addIssue({ code: 'custom', path: ['runtime'], message: 'only a metal pool has a runtime' });
+    if (pool.runtime !== undefined && pool.agent === 'none')
+      ctx.addIssue({ code: 'custom', path: ['runtime'], message: 'an agentless pool runs no runtime: its nodes run no bcd node' });
     if (pool.class === 'provider' && !pool.accountId) ctx.addIssue({ code: 'custom', path: ['accountId'], message: 'a provider pool needs accountId' });
     if (pool.class === 'metal' && !pool.siteId) ctx.addIssue({ code: 'custom', path: ['siteId'], message: 'a metal pool needs siteId' });
   });

@@ -11,6 +11,8 @@ export type PoolState =
       readonly agent: PoolAgent;
       readonly accountId: string | null;
       readonly siteId: string | null;
+      /** The bcx runtime a metal pool's instances run on; absent: none are placed. */
+      readonly runtime?: string;
       readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
       /** Tenants that may create instances here, in the order they were offered the pool. */
       readonly offeredTo: readonly string[];

@@ -63,6 +63,8 @@ import { createInstance } from '../vps/tenant/createInstance.ts';
 import { releaseQuota } from '../vps/tenant/releaseQuota.ts';
 import { placeHold } from '../vps/hold/place.ts';
 import { releaseHold } from '../vps/hold/release.ts';
+import { placeInstance } from '../vps/hold/placeInstance.ts';
+import { unplaceInstance } from '../vps/hold/unplaceInstance.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -125,6 +127,8 @@ export const allCommands: readonly CommandDefinition[] = [
   releaseQuota,
   placeHold,
   releaseHold,
+  placeInstance,
+  unplaceInstance,
   createPool,
   offerPool,
   withdrawPool,

@@ -194,18 +194,29 @@ export const serviceCatalog: Record<string, ServiceFactory> = {
     await executor.start();
     return executor;
   },
-  // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS.
+  // Holds the master key: it opens provider account tokens to build clients from the plugins in BC_PLUGINS. Metal pools:
+  // places instances on the site's nodes and sends their hosts `instance.apply`/`instance.remove`, hearing heartbeats.
   'vps-reconciler': leased('vps-reconciler', async ({ config, nc, store, commands, log }, lease) => {
     const providers = providersOf(await loadPluginModules(config.plugins));
+    // Metal pools: instances are placed on the site's nodes as the nodes read model shows them.
+    const nodes = readerOf(config.dataDir, 'nodes');
     const reconciler = new VpsReconciler(nc, store, loadReconcilerConfig(), log.child({ service: 'vps-reconciler' }), {
       providers,
       tokens: sealedProviderTokens(store, loadMasterKey(config)),
       lease,
       commands,
+      nodes,
+      presenceWindowMs: config.agentPresenceWindowMs,
     });
     await reconciler.start();
     log.info({ providers: [...providers.keys()] }, 'vps reconciler running');
-    return reconciler;
+    return {
+      failure: reconciler.failure,
+      stop: async () => {
+        await reconciler.stop();
+        nodes.close();
+      },
+    };
   }),
   // Rollouts (issue 35): waves started, `module.apply` sent to hosts, their verified heartbeats recorded as outcomes.
   'rollout-controller': leased('rollout-controller', async ({ config, nc, store, commands, log }, lease) => {

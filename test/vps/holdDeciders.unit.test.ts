@@ -128,8 +128,25 @@ describe('vps.placeHold', () => {
   });
 
   it('holds whole nodes only where nothing is placed or held, the smallest first, all or nothing', () => {
-    const candidates = [node('n1', 8, { allocated: { vcpus: 1, memoryMib: 0, diskGib: 0 } }), node('n2', 32), node('n3', 16), node('n4', 0)];
-    const events = placeHold.decide(command({ resources: undefined, nodes: 2, candidates }), fold([]), ctx());
+    const candidates = [node('n1', 8), node('n2', 32), node('n3', 16), node('n4', 0)];
+    // An instance placed on n1 (the book's word counts, never a candidate's `allocated`).
+    const onN1: HoldBookEvent = {
+      type: 'InstancePlaced',
+      data: {
+        siteId: 'dc1',
+        instanceId: 'i1',
+        tenantId: 't1',
+        poolId: 'p1',
+        runtime: 'crun',
+        nodeId: 'n1',
+        resources: { vcpus: 1, memoryMib: 0, diskGib: 0 },
+        freeBefore: { vcpus: 8, memoryMib: 0, diskGib: 0 },
+        fromHolds: [],
+        considered: 4,
+        placedAt: T0,
+      },
+    };
+    const events = [onN1, ...placeHold.decide(command({ resources: undefined, nodes: 2, candidates }), fold([onN1]), ctx())];
     const placed = placedIn(events);
     expect(placed.wholeNodes).toBe(true);
     expect(placed.nodes.map((n) => [n.nodeId, n.resources.vcpus])).toEqual([
@@ -147,7 +164,7 @@ describe('vps.placeHold', () => {
       ],
     });
     // Three whole nodes when two are free: none is held.
-    expect(thrownCode(() => placeHold.decide(command({ resources: undefined, nodes: 3, candidates }), fold([]), ctx()))).toBe('NO_CAPACITY');
+    expect(thrownCode(() => placeHold.decide(command({ resources: undefined, nodes: 3, candidates }), fold([onN1]), ctx()))).toBe('NO_CAPACITY');
   });
 
   it('never holds agentless nodes, and refuses an agentless pool (the Talos pool) outright', () => {

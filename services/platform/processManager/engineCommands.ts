@@ -18,6 +18,8 @@ const settled = new Set([
   'IDEMPOTENCY_KEY_REUSED',
   // Another node holds the machine: only its retirement frees it, and that is an operator's act, not a retry.
   'NODE_IDENTITY_CONFLICT',
+  // No node takes the instance (`vps.placeInstance`): that is the placement's answer; the sender says what follows.
+  'NO_CAPACITY',
 ]);
 
 /** A domain refusal that settles an engine command: retrying it with the same id cannot change the answer. */

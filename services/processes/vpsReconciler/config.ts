@@ -10,6 +10,13 @@ export const ReconcilerConfig = z.object({
   /** First wait after a provider stayed unavailable through its own retries; doubles per failure up to `maxBackoffMs`. */
   backoffMs: z.coerce.number().int().min(1).default(1_000),
   maxBackoffMs: z.coerce.number().int().min(1).default(60_000),
+  /** Metal pools: an `instance.apply`/`instance.remove` whose effect no heartbeat of its host showed is sent again after this. */
+  hostResendMs: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * Metal pools: how long an instance no node takes is asked about again before it ends in `error` (a read model behind,
+   * a host not heard yet since this process started, capacity being freed).
+   */
+  placementWaitMs: z.coerce.number().int().min(0).default(60_000),
 });
 export type ReconcilerConfig = z.infer<typeof ReconcilerConfig>;
 
@@ -19,6 +26,8 @@ export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env, overr
     concurrency: 'BC_VPS_RECONCILER_CONCURRENCY',
     backoffMs: 'BC_VPS_BACKOFF_MS',
     maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS',
+    hostResendMs: 'BC_VPS_HOST_RESEND_MS',
+    placementWaitMs: 'BC_VPS_PLACEMENT_WAIT_MS',
   };
   return loadEnvSettings(ReconcilerConfig, names, env, overrides);
 }

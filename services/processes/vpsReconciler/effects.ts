@@ -13,13 +13,15 @@ export interface Observation {
 
 /**
  * A step of a converge pass over one instance (by its key): `plan` decides on the model as it is when the pass runs
- * (`planPass`), `probe` does the provider work outside the log (`probe`). A pass of the periodic resync is only a poll,
+ * (`planPass`, `planMetalPass`), `probe` does the provider work outside the log (`probe`), `place`, `apply` and
+ * `remove` the metal pool's (`metalAccess.ts`). A pass of the periodic resync is only a poll,
  * asked for at `polledAt` (ms since the epoch): it has nothing to do if, by the time it runs, the instance is at rest or
  * a pass queued before it has asked the provider since.
  */
 export interface ConvergeTask {
   readonly converge: string;
-  readonly step: 'plan' | 'probe';
+  /** Metal pools: `place` sends `vps.placeInstance` with the site's nodes; `apply`/`remove` send the host its agent command. */
+  readonly step: 'plan' | 'probe' | 'place' | 'apply' | 'remove';
   readonly polledAt?: number;
 }
 

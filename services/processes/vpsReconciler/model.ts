@@ -1,5 +1,7 @@
 import type { DesiredInstanceState, ObservedInstanceState } from '../../../schemas/vps/instanceCommands.ts';
 import type { VpsEvent } from '../../../schemas/vps/events.ts';
+import type { HostResources } from '../../../schemas/vps/placement.ts';
+import { HostReports } from './hostReports.ts';
 
 /** What the tenant asked to create, from its `InstanceRequested`. */
 export interface InstanceSpec {
@@ -8,6 +10,20 @@ export interface InstanceSpec {
   readonly image: string;
   readonly sshKeys: readonly string[];
   readonly userData: string | null;
+  /** What it takes of a host (metal pools): its flavor's, from the reservation. */
+  readonly resources: HostResources;
+}
+
+/** What this process sent a metal instance's host, and whether the host ever listed it (in memory: a restart sends again). */
+export interface HostExchange {
+  /** The last `instance.apply`: the desired state it carried, and when it went out (ms since the epoch). */
+  applied?: { readonly desired: 'running' | 'stopped'; readonly at: number };
+  /** When the last `instance.remove` went out. */
+  removeSentAt?: number;
+  /** A verified heartbeat of its node listed it since it was placed. */
+  seen?: boolean;
+  /** When this process first asked for its placement (a refusal is retried until `placementWaitMs` after it). */
+  placeAskedAt?: number;
 }
 
 /**
@@ -43,6 +59,9 @@ export interface ReconciledInstance {
    * their way to the consumer, and must not take the instance back to a state it has left.
    */
   observedSeq?: number;
+  /** A metal instance's node, from `InstancePlaced` on the site's book (null once unplaced; absent: not placed). */
+  placement?: { readonly siteId: string; readonly nodeId: string } | null;
+  host?: HostExchange;
 }
 
 export interface ProviderAccount {
@@ -55,6 +74,9 @@ export interface ProviderAccount {
 export interface ProviderPool {
   readonly accountId: string | null;
   readonly class: 'provider' | 'metal';
+  readonly siteId?: string | null;
+  /** A metal pool's bcx runtime (absent: its instances are never placed). */
+  readonly runtime?: string;
 }
 
 export const instanceKey = (tenantId: string, instanceId: string) => `${tenantId}/${instanceId}`;
@@ -72,19 +94,24 @@ export class VpsModel {
   readonly accounts = new Map<string, ProviderAccount>();
   /** Instances whose provider stayed unavailable: failures so far and when to try again (ms since the epoch). */
   readonly retries = new Map<string, { failures: number; at: number }>();
+  /** The latest verified instance reports of each host. */
+  readonly hosts = new HostReports();
+  /** Keys of the instances placed on each node. */
+  readonly placedOn = new Map<string, Set<string>>();
 
   /** Applies one event, carried by the message at stream sequence `seq`; returns the key of the instance it concerns, if any. */
   apply(event: VpsEvent, seq: number): string | undefined {
     switch (event.type) {
       case 'InstanceRequested': {
         const { tenantId, instanceId, poolId, flavorId, image, sshKeys, userData } = event.data;
+        const { vcpus, memoryMib, diskGib } = event.data.resources;
         const key = instanceKey(tenantId, instanceId);
         if (!this.instances.has(key)) {
           this.instances.set(key, {
             key,
             tenantId,
             instanceId,
-            spec: { poolId, flavorId, image, sshKeys, userData },
+            spec: { poolId, flavorId, image, sshKeys, userData, resources: { vcpus, memoryMib, diskGib } },
             desired: 'running',
             observed: null,
             providerInstanceId: null,
@@ -111,9 +138,22 @@ export class VpsModel {
         if (seq <= known) return undefined;
         return this.#update(event.data, { observed, providerInstanceId, addresses, message, observedSeq: seq });
       }
-      case 'PoolCreated':
-        this.pools.set(event.data.poolId, { accountId: event.data.accountId, class: event.data.class });
+      case 'PoolCreated': {
+        const { accountId, siteId, runtime } = event.data;
+        this.pools.set(event.data.poolId, { accountId, class: event.data.class, siteId, ...(runtime !== undefined ? { runtime } : {}) });
         return undefined;
+      }
+      case 'InstancePlaced': {
+        const { siteId, nodeId } = event.data;
+        const key = this.#update(event.data, { placement: { siteId, nodeId } });
+        if (key) this.placedOn.set(nodeId, (this.placedOn.get(nodeId) ?? new Set()).add(key));
+        return key;
+      }
+      case 'InstanceUnplaced': {
+        const key = this.#update(event.data, { placement: null });
+        if (key) this.placedOn.get(event.data.nodeId)?.delete(key);
+        return key;
+      }
       case 'FlavorMapped': {
         const byPool = this.offers.get(event.data.flavorId) ?? new Map<string, string>();
         byPool.set(event.data.poolId, event.data.offerId);
@@ -143,6 +183,13 @@ export class VpsModel {
     if (!pool || pool.class !== 'provider' || !pool.accountId) return undefined;
     const account = this.accounts.get(pool.accountId);
     return account && { accountId: pool.accountId, account };
+  }
+
+  /** The metal pool an instance runs in, with its runtime; undefined for provider pools and unknown pools. */
+  metalPoolOf(instance: ReconciledInstance): { siteId: string; runtime: string | undefined } | undefined {
+    const pool = this.pools.get(instance.spec.poolId);
+    if (!pool || pool.class !== 'metal' || !pool.siteId) return undefined;
+    return { siteId: pool.siteId, runtime: pool.runtime };
   }
 
   offerOf(instance: ReconciledInstance): string | undefined {

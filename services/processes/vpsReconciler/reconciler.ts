@@ -1,9 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Agent } from 'undici';
+import { jetstream } from '@nats-io/jetstream';
+import type { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { ProviderError, type ProviderDefinition } from '../../../plugins/sdk/provider.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import { vpsEvents } from '../../../schemas/vps/events.ts';
+import { startAgentPresence, type AgentPresenceView } from '../../agents/agentPresence.ts';
+import { sendAgentCommand } from '../../agents/agentExchange.ts';
+import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import { pooledFetch } from '../../platform/http/pooledFetch.ts';
 import type { CommandChannel } from '../../platform/commands/commandChannel.ts';
@@ -15,6 +20,9 @@ import { ConcurrencyLimit } from './concurrencyLimit.ts';
 import type { ReconcilerConfig } from './config.ts';
 import { planPass, probe, type ProviderAccess } from './converge.ts';
 import type { ConvergeTask } from './effects.ts';
+import type { HostInstancesHeard } from './hostReports.ts';
+import { placeEffects, sendToHost, type MetalAccess } from './metalAccess.ts';
+import { planMetalPass } from './metalConverge.ts';
 import { VpsModel } from './model.ts';
 import { ProviderClients, type ProviderTokens } from './providerClients.ts';
 import { backoffDelay, decideVps, evolveVps } from './reconciliation.ts';
@@ -37,6 +45,10 @@ export interface VpsReconcilerOptions {
   readonly lease?: LeaseTerm;
   /** Where its commands go (default: NATS). */
   readonly commands?: CommandChannel;
+  /** The nodes read model: metal-pool instances are placed on the site's nodes as it shows them (none: nothing fits). */
+  readonly nodes?: ReadModelReader;
+  /** A node's agent is alive while its last verified heartbeat is at most this old (`BC_AGENT_PRESENCE_WINDOW_MS`). */
+  readonly presenceWindowMs?: number;
 }
 
 /**
@@ -44,10 +56,14 @@ export interface VpsReconcilerOptions {
  * probes a pass) on the platform's `ProcessManagerHost` over `bc.evt.vps.>`. Passes of one instance are serialised;
  * different instances run concurrently up to `concurrency` provider calls. An event is acked once its passes are
  * done; a pass the provider could not serve (transient) backs off and is retried by the resync instead of holding
- * the event.
+ * the event. A metal pool's instances are placed on the site's book and converged by their host's `bcd node`
+ * (`metalConverge.ts`): the heartbeats this process hears, each verified against its node agent's key, are folded as
+ * observations, and a host's reports count only for the instances placed on it.
  */
 export class VpsReconciler {
-  readonly #host: ProcessManagerHost<VpsDefinitions, VpsModel, ConvergeTask>;
+  readonly #host: ProcessManagerHost<VpsDefinitions, VpsModel, ConvergeTask, HostInstancesHeard>;
+  /** The heartbeats this process hears, each verified against its node agent's key: metal instances' reports. */
+  readonly #presence: AgentPresenceView;
   /** Resolves if the event loop ends without a stop: the process must then exit so its supervisor restarts it. */
   readonly failure: Promise<Error>;
   /** Aborts every provider call at stop. */
@@ -73,7 +89,14 @@ export class VpsReconciler {
       },
       offerOf: (instance) => model.offerOf(instance),
     };
-    const reconciliation: ProcessManager<VpsDefinitions, VpsModel, ConvergeTask> = {
+    const js = jetstream(nc);
+    const metal: MetalAccess = {
+      nodes: options.nodes,
+      // The presence is started once the host exists (below); nothing asks it before the host runs.
+      presence: { presenceOf: (nodeId) => this.#presence.presenceOf(nodeId) },
+      sendAgentCommand: (command) => sendAgentCommand({ js }, command),
+    };
+    const reconciliation: ProcessManager<VpsDefinitions, VpsModel, ConvergeTask, HostInstancesHeard> = {
       durable: VPS_RECONCILER_DURABLE,
       filter: VPS_EVENTS_FILTER,
       catalog,
@@ -86,6 +109,12 @@ export class VpsReconciler {
       async perform(task, m, signal) {
         const instance = m.instances.get(task.converge);
         if (!instance) return [];
+        if (m.metalPoolOf(instance)) {
+          if (task.step === 'plan') return planMetalPass(instance, m.hosts, Date.now(), config.hostResendMs, task.polledAt);
+          if (task.step === 'place') return placeEffects(instance, m, metal, config.placementWaitMs);
+          if (task.step === 'apply' || task.step === 'remove') await sendToHost(instance, m, task.step, metal);
+          return [];
+        }
         if (task.step === 'plan') return planPass(instance, task);
         // A pass that waited for a slot past a stop calls no provider.
         return limit.run(async () => {
@@ -106,7 +135,14 @@ export class VpsReconciler {
       },
       absorbs: (error) => error instanceof ProviderError && error.kind === 'transient',
     };
-    this.#host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease, options.commands);
+    const host = new ProcessManagerHost(nc, store, reconciliation, log, options.lease, options.commands);
+    this.#host = host;
+    this.#presence = startAgentPresence(nc, {
+      repository: new AggregateRepository(store),
+      windowMs: options.presenceWindowMs ?? 60_000,
+      log,
+      onVerified: (heartbeat, at) => host.observe({ nodeId: heartbeat.nodeId, at, instances: heartbeat.instances ?? [] }),
+    });
     this.failure = this.#host.failure;
   }
 
@@ -120,6 +156,7 @@ export class VpsReconciler {
 
   async stop(): Promise<void> {
     this.#abort.abort();
+    await this.#presence.stop();
     await this.#host.stop();
     await this.#pool?.destroy();
   }

@@ -4,6 +4,7 @@ import type { VpsEvent } from '../../../schemas/vps/events.ts';
 import type { Fold, Input, Reaction } from '../../platform/processManager/processManager.ts';
 import type { ReconcilerConfig } from './config.ts';
 import type { ConvergeTask, Observation } from './effects.ts';
+import type { HostInstancesHeard } from './hostReports.ts';
 import { instanceKey, isAtRest, type VpsModel } from './model.ts';
 
 export type Backoff = Pick<ReconcilerConfig, 'backoffMs' | 'maxBackoffMs'>;
@@ -17,15 +18,31 @@ export const backoffDelay = (backoff: Backoff, failures: number) => Math.min(bac
  * report refused because another tenant owns the instance marks the request refused; a pass the provider could not
  * serve backs off, one that went through clears its backoff.
  */
-export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, backoff: Backoff): void {
+export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, HostInstancesHeard>, backoff: Backoff): void {
   switch (input.type) {
     case 'event':
       model.apply(input.event, input.seq);
       return;
     case 'decided':
       return;
+    case 'observed': {
+      const heard = input.observation;
+      model.hosts.heard(heard);
+      // Listed by the node it is placed on: from now on, its absence from that node's heartbeat means it was removed.
+      for (const key of model.placedOn.get(heard.nodeId) ?? []) {
+        const instance = model.instances.get(key);
+        if (instance && heard.instances.some((r) => r.id === instance.instanceId)) instance.host = { ...instance.host, seen: true };
+      }
+      return;
+    }
     case 'performed': {
       const key = input.task.converge;
+      if (input.task.step === 'apply' || input.task.step === 'remove') return hostCommandSent(model, key, input.task.step, input.now, input.error);
+      if (input.task.step === 'place') {
+        const placing = model.instances.get(key);
+        if (placing) placing.host = { ...placing.host, placeAskedAt: placing.host?.placeAskedAt ?? input.now };
+        return;
+      }
       if (input.task.step !== 'probe') return;
       // Whatever came of it, the probe may have created the server.
       const probed = model.instances.get(key);
@@ -58,17 +75,45 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask>, 
   }
 }
 
+/** An `instance.apply` or `instance.remove` went out (no error): it is not sent again before `resendMs`. */
+function hostCommandSent(model: VpsModel, key: string, step: 'apply' | 'remove', now: number, error: unknown): void {
+  const instance = model.instances.get(key);
+  if (!instance || error !== undefined) return;
+  if (step === 'remove') instance.host = { ...instance.host, removeSentAt: now };
+  else if (instance.desired !== 'deleted') instance.host = { ...instance.host, applied: { desired: instance.desired, at: now } };
+}
+
+/** A host's verified heartbeat calls for a pass over each instance placed on it that it says something new about. */
+function passesOnHeard(model: VpsModel, heard: HostInstancesHeard): Reaction<ConvergeTask>[] {
+  const reactions: Reaction<ConvergeTask>[] = [];
+  for (const key of model.placedOn.get(heard.nodeId) ?? []) {
+    const instance = model.instances.get(key);
+    if (!instance || instance.released || instance.refused || instance.held === true) continue;
+    const report = heard.instances.find((r) => r.id === instance.instanceId);
+    const news = !isAtRest(instance) || report?.state !== instance.observed || JSON.stringify(report.addresses) !== JSON.stringify(instance.addresses);
+    const pass = news ? passOf(model, key) : undefined;
+    if (pass) reactions.push({ ...pass, coalesce: true });
+  }
+  return reactions;
+}
+
 /**
  * What the reconciler does, as data: a tenant's intent (a request, a new desired state) calls for a pass over that
  * instance; observations and quota releases are its own reports, already in the model. On start and every resync, every
  * instance not at rest and not asked about within the last `resyncMs`, or whose backoff is over, gets a pass unless one
  * is already queued. Passes are keyed by instance, so one instance's run one after another.
  */
-export function decideVps(input: Input<VpsEvent>, model: VpsModel, { resyncMs }: Pick<ReconcilerConfig, 'resyncMs'>): Reaction<ConvergeTask>[] {
+export function decideVps(
+  input: Input<VpsEvent, HostInstancesHeard>,
+  model: VpsModel,
+  { resyncMs }: Pick<ReconcilerConfig, 'resyncMs'>,
+): Reaction<ConvergeTask>[] {
+  if (input.type === 'observed') return passesOnHeard(model, input.observation);
   if (input.type === 'event') {
     const { event } = input;
     // The end of a remediation calls for a pass too: the provider is checked, and the instance taken back to where it was.
-    if (!['InstanceRequested', 'InstanceDesiredStateSet', 'InstanceRemediationCompleted'].includes(event.type)) return [];
+    // A metal instance placed on its node goes on to its host.
+    if (!['InstanceRequested', 'InstanceDesiredStateSet', 'InstanceRemediationCompleted', 'InstancePlaced'].includes(event.type)) return [];
     const { tenantId, instanceId } = event.data as { tenantId: string; instanceId: string };
     const pass = passOf(model, instanceKey(tenantId, instanceId));
     return pass ? [pass] : [];
@@ -88,7 +133,8 @@ export function decideVps(input: Input<VpsEvent>, model: VpsModel, { resyncMs }:
 
 function passOf(model: VpsModel, key: string, polledAt?: number): Reaction<ConvergeTask> | undefined {
   const instance = model.instances.get(key);
-  if (!instance || !model.accountOf(instance)) return undefined;
+  // A metal pool that names no runtime runs no instances: they stay accepted and reserved, and are never placed.
+  if (!instance || !(model.accountOf(instance) ?? model.metalPoolOf(instance)?.runtime)) return undefined;
   // What the pass does is planned when it runs (`planPass`), on the model as the passes before it left it.
   return { key, effects: [{ kind: 'task', task: { converge: key, step: 'plan', ...(polledAt === undefined ? {} : { polledAt }) } }] };
 }

@@ -17,7 +17,8 @@ function rememberedAt(holds: HoldBookState['holds'], nowMs: number): HoldBookSta
  * per site, so optimistic concurrency serialises them: two holds decided at once append against the same sequence and
  * one re-decides seeing the other, which is what makes overcommitting a node impossible. A hold that ended more than
  * a day before a new one is placed is forgotten (by the new event's time, so a replay forgets the same); the read
- * model keeps every hold.
+ * model keeps every hold. Metal-pool instances are placed here too (`vps.placeInstance`), for the same reason: a
+ * placement and a hold decided at once cannot both take the same capacity.
  */
 export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
   module: 'vps',
@@ -30,12 +31,20 @@ export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
         const { holdId, holder, nodes, wholeNodes, selector, durationSeconds, placedAt, expiresAt } = event.data;
         const held = nodes.map(({ nodeId, resources }) => ({ nodeId, resources }));
         const hold = { holdId, holder, nodes: held, wholeNodes, selector, durationSeconds, placedAt, expiresAt, releasedAt: null };
-        return { holds: { ...rememberedAt(state.holds, Date.parse(placedAt)), [holdId]: hold } };
+        return { ...state, holds: { ...rememberedAt(state.holds, Date.parse(placedAt)), [holdId]: hold } };
       }
       case 'HoldReleased': {
         const hold = state.holds[event.data.holdId];
         if (!hold) return state;
-        return { holds: { ...state.holds, [hold.holdId]: { ...hold, releasedAt: event.data.releasedAt } } };
+        return { ...state, holds: { ...state.holds, [hold.holdId]: { ...hold, releasedAt: event.data.releasedAt } } };
+      }
+      case 'InstancePlaced': {
+        const { instanceId, tenantId, poolId, nodeId, resources, fromHolds } = event.data;
+        return { ...state, instances: { ...state.instances, [instanceId]: { instanceId, tenantId, poolId, nodeId, resources, fromHolds } } };
+      }
+      case 'InstanceUnplaced': {
+        const { [event.data.instanceId]: _gone, ...rest } = state.instances ?? {};
+        return { ...state, instances: rest };
       }
     }
   },

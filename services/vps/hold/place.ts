@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
 import { PlaceHold, type HoldHolder } from '../../../schemas/vps/holdCommands.ts';
-import { placementHoldsOf } from '../../../schemas/vps/holdState.ts';
 import type { Exclusion } from '../../../schemas/vps/placement.ts';
 import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
+import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { decideHold } from '../placement/holdPlacement.ts';
 import { holdBookAggregate } from './holdBook.ts';
 
@@ -62,7 +62,8 @@ export const placeHold = defineCommand({
     checkHolder(holder, siteId, dependencies);
     const nowMs = Date.parse(now);
     const expiresAtMs = nowMs + durationSeconds * 1_000;
-    const snapshot = { candidates: command.candidates, holds: placementHoldsOf(Object.values(state.holds), nowMs), nowMs };
+    // What instances take of each node is the book's, not the sender's: holds never stand on placed instances.
+    const snapshot = bookSnapshotAt(state, command.candidates, nowMs);
     const decision = decideHold({ holdId, holder, nodes, resources, selector, expiresAtMs }, snapshot);
     if (!decision.placed) {
       const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));

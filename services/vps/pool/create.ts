@@ -30,6 +30,7 @@ export const createPool = defineCommand({
         provisioningCidrs: command.policy?.provisioningCidrs ?? [],
         ...(command.policy?.wipeMethod ? { wipeMethod: command.policy.wipeMethod } : {}),
       },
+      ...(command.runtime !== undefined ? { runtime: command.runtime } : {}),
     };
     if (state.exists) {
       const { offeredTo: _offeredTo, exists: _exists, ...created } = state;

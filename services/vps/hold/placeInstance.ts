@@ -1,0 +1,88 @@
+import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
+import type { Exclusion } from '../../../schemas/vps/placement.ts';
+import { PlaceInstance } from '../../../schemas/vps/placementCommands.ts';
+import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
+import { reservationOf, tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
+import { defineCommand } from '../../platform/commands/commandDefinition.ts';
+import { DomainError } from '../../platform/errors.ts';
+import { holdBookAggregate } from './holdBook.ts';
+import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
+import { place } from '../placement/placement.ts';
+
+const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
+
+/** The pool's runtime, once the pool is a metal pool of this site that runs instances; refuses anything else. */
+function runtimeOf(pool: PoolState, poolId: string, siteId: string): string {
+  if (!pool.exists || pool.class !== 'metal' || pool.siteId !== siteId)
+    throw new DomainError('PRECONDITION_FAILED', `pool ${poolId} is not a metal pool at site ${siteId}`);
+  if (pool.runtime === undefined) throw new DomainError('PRECONDITION_FAILED', `metal pool ${poolId} names no runtime: it runs no instances`);
+  return pool.runtime;
+}
+
+/**
+ * `vps.placeInstance` (engine): decides which node of the site a metal-pool instance runs on, by the pure placement
+ * core (`place`) on one snapshot: the candidates the reconciler read (labels, capacity, schedulable), what the book's
+ * instances take of each node and the holds active at the command's time (its tenant's and its pool's own are
+ * capacity it may draw on). The same snapshot gives the same node. One subject per site: two placements decided at
+ * once append against the same sequence and the loser re-decides seeing the winner, so no node is ever overcommitted.
+ * What it takes is the tenant's reservation (`InstanceRequested`); the runtime, the pool's. Placed already: a no-op.
+ * Nothing fits: NO_CAPACITY, each node named with why.
+ */
+export const placeInstance = defineCommand({
+  name: 'vps.placeInstance',
+  exposure: ['engine'],
+  schema: PlaceInstance,
+  aggregate: holdBookAggregate,
+  aggregateId: (command) => command.siteId,
+  dependencies: async (command, load) => {
+    const tenant: TenantState = await load(tenantRef, command.tenantId);
+    const reservation = reservationOf(tenant, command.instanceId);
+    return { reservation, pool: reservation ? await load(poolRef, reservation.poolId) : undefined };
+  },
+  decide(command, state, { dependencies, now }): HoldBookEvent[] {
+    const { siteId, tenantId, instanceId } = command;
+    const placed = state.instances?.[instanceId];
+    if (placed) {
+      if (placed.tenantId !== tenantId) throw new DomainError('ALREADY_EXISTS', `instance id ${instanceId} is placed for another tenant`);
+      return [];
+    }
+    const { reservation, pool } = dependencies;
+    if (!reservation || reservation.status === 'released')
+      throw new DomainError('PRECONDITION_FAILED', `tenant ${tenantId} holds no reservation for instance ${instanceId}`);
+    const runtime = runtimeOf(pool ?? { exists: false }, reservation.poolId, siteId);
+    const { vcpus, memoryMib, diskGib } = reservation.resources;
+    const resources = { vcpus, memoryMib, diskGib };
+    const nowMs = Date.parse(now);
+    const request = { instanceId, tenantId, poolId: reservation.poolId, runtime, resources, selector: {} };
+    const decision = place(request, bookSnapshotAt(state, command.candidates, nowMs));
+    if (!decision.placed) {
+      const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));
+      const detail = issues.length ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : 'the site has no node';
+      throw new DomainError(
+        'NO_CAPACITY',
+        `no node of site ${siteId} takes instance ${instanceId} (${runtime}, ${vcpus} vCPU, ${memoryMib} MiB, ${diskGib} GiB): ${detail}`,
+        {
+          issues,
+        },
+      );
+    }
+    return [
+      {
+        type: 'InstancePlaced',
+        data: {
+          siteId,
+          instanceId,
+          tenantId,
+          poolId: reservation.poolId,
+          runtime,
+          nodeId: decision.nodeId,
+          resources,
+          freeBefore: decision.freeBefore,
+          fromHolds: decision.fromHolds.map((d) => ({ holdId: d.holdId, resources: d.resources })),
+          considered: decision.considered,
+          placedAt: now,
+        },
+      },
+    ];
+  },
+});
