@@ -11,7 +11,13 @@ export type PoolState =
       readonly agent: PoolAgent;
       readonly accountId: string | null;
       readonly siteId: string | null;
-      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
+      readonly policy: {
+        readonly allowUnverifiedRelease: boolean;
+        readonly provisioningCidrs: readonly string[];
+        readonly wipeMethod?: WipeMethod;
+        /** The hardware profile every node enrolled into the pool has (`metal.enroll` checks it). */
+        readonly hardwareProfile?: string;
+      };
       /** Tenants that may create instances here, in the order they were offered the pool. */
       readonly offeredTo: readonly string[];
     };
