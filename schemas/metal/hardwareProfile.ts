@@ -21,7 +21,10 @@ export const HardwareDrivers = z
   .object({ power: PowerDriver, management: ManagementDriver, boot: BootDriver, deploy: DeployDriver })
   .strict()
   // The image-stream deploy boots the bcd ramdisk over the network: a machine that cannot PXE-boot never runs it.
-  .refine((d) => d.deploy !== 'image-stream' || d.boot === 'ipxe', { message: 'deploy image-stream boots the ramdisk over iPXE: boot must be ipxe', path: ['boot'] });
+  .refine((d) => d.deploy !== 'image-stream' || d.boot === 'ipxe', {
+    message: 'deploy image-stream boots the ramdisk over iPXE: boot must be ipxe',
+    path: ['boot'],
+  });
 export type HardwareDrivers = z.infer<typeof HardwareDrivers>;
 
 /** A kind of machine and the drivers it is driven with, as a config (`hardwareProfiles`) or a plugin declares it. */

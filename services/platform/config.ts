@@ -139,7 +139,8 @@ export const Config = z.object({
     .default({})
     .superRefine((profiles, ctx) => {
       for (const builtin of builtinHardwareProfiles)
-        if (builtin.id in profiles) ctx.addIssue({ code: 'custom', path: [builtin.id], message: `"${builtin.id}" is a built-in hardware profile; use another name` });
+        if (builtin.id in profiles)
+          ctx.addIssue({ code: 'custom', path: [builtin.id], message: `"${builtin.id}" is a built-in hardware profile; use another name` });
     }),
 });
 export type Config = z.infer<typeof Config>;

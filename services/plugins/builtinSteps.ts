@@ -53,7 +53,10 @@ const ramdiskKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image
  */
 function requireAgentInside(kind: AgentCommandKind, node: StepNode): void {
   if (ramdiskKinds.has(kind) && node.deployDriver === 'agentless')
-    throw new TerminalError('UNSUPPORTED', `${kind} runs on the agent inside the machine; node ${node.nodeId} (hardware profile ${node.hardwareProfile}) deploys agentless`);
+    throw new TerminalError(
+      'UNSUPPORTED',
+      `${kind} runs on the agent inside the machine; node ${node.nodeId} (hardware profile ${node.hardwareProfile}) deploys agentless`,
+    );
 }
 
 /**

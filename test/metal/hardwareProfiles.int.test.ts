@@ -45,7 +45,9 @@ describe('hardware profiles at enrolment and in the steps that run', () => {
       // A pool's policy selects the profile: an enrolment naming none takes it, one naming another is refused.
       await run('vps.createPool', { poolId: 'pxe', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { hardwareProfile: 'rack-pxe' } });
       const { hardwareProfile: _named, ...unnamed } = enrollPayload('n-pool');
-      await expect(run('metal.enroll', { ...unnamed, poolId: 'pxe', hardwareProfile: 'rack-media' })).rejects.toMatchObject({ code: 'HARDWARE_PROFILE_MISMATCH' });
+      await expect(run('metal.enroll', { ...unnamed, poolId: 'pxe', hardwareProfile: 'rack-media' })).rejects.toMatchObject({
+        code: 'HARDWARE_PROFILE_MISMATCH',
+      });
       await run('metal.enroll', { ...unnamed, poolId: 'pxe' });
       expect((await env.bus.repository.load(nodeAggregate, 'n-pool')).state).toMatchObject({ hardwareProfile: 'rack-pxe', poolId: 'pxe', agent: 'bcd' });
 
@@ -64,7 +66,12 @@ describe('hardware profiles at enrolment and in the steps that run', () => {
       const { nodeId: _id, hardwareProfile: _p, ...legacy } = enrollPayload('n-legacy');
       const batch: EventBatch = {
         events: [
-          { type: 'NodeEnrolled', version: 1, data: { nodeId: 'n-legacy', ...legacy, hardwareProfile: 'dl325' }, metadata: { ...metadata, eventId: randomUUID() } },
+          {
+            type: 'NodeEnrolled',
+            version: 1,
+            data: { nodeId: 'n-legacy', ...legacy, hardwareProfile: 'dl325' },
+            metadata: { ...metadata, eventId: randomUUID() },
+          },
         ],
       };
       await env.store.append('bc.evt.metal.node.n-legacy', batch, { expectedSeq: 0, msgId: 'legacy-enrol' });
@@ -89,12 +96,20 @@ describe('hardware profiles at enrolment and in the steps that run', () => {
       await run('site.create', { siteId: 'dc1', name: 'DC 1' });
       // Both deployed through the commands alone, before any workflow runs.
       const deployed = async (nodeId: string, hardwareProfile: string, deploy: Record<string, unknown>) => {
-        await run('metal.enroll', { ...enrollPayload(nodeId), bmc: { address: `https://127.0.0.1:9/redfish/v1/Systems/${nodeId}`, credentialsRef: 'secret:b' }, hardwareProfile });
+        await run('metal.enroll', {
+          ...enrollPayload(nodeId),
+          bmc: { address: `https://127.0.0.1:9/redfish/v1/Systems/${nodeId}`, credentialsRef: 'secret:b' },
+          hardwareProfile,
+        });
         await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.startInspection', { nodeId })) });
         await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.deploy', { ...deployBody(nodeId), ...deploy })) });
       };
       // The built-in deploy streams the image from the ramdisk: refused for a node whose profile deploys agentless.
-      await run('metal.enroll', { ...enrollPayload('n-refused'), bmc: { address: 'https://127.0.0.1:9/redfish/v1/Systems/n-refused', credentialsRef: 'secret:b' }, hardwareProfile: 'rack-media' });
+      await run('metal.enroll', {
+        ...enrollPayload('n-refused'),
+        bmc: { address: 'https://127.0.0.1:9/redfish/v1/Systems/n-refused', credentialsRef: 'secret:b' },
+        hardwareProfile: 'rack-media',
+      });
       await run('metal.completeOperation', { nodeId: 'n-refused', workflowId: workflowOf(await run('metal.startInspection', { nodeId: 'n-refused' })) });
       await expect(run('metal.deploy', deployBody('n-refused'))).rejects.toMatchObject({ code: 'UNSUPPORTED' });
       await deployed('n-media', 'rack-media', { profile: 'talos-1.8' });
@@ -109,7 +124,7 @@ describe('hardware profiles at enrolment and in the steps that run', () => {
           .poll(async () => (await env.bus.repository.load(nodeAggregate, nodeId)).state, { timeout: 20_000 })
           .toMatchObject({ current: { operation: 'release', workflowId: expect.any(String) } });
         const { current } = (await env.bus.repository.load(nodeAggregate, nodeId)).state as { current: { workflowId: string } };
-        await expect.poll(async () => ((await env.bus.repository.load(workflowAggregate, current.workflowId)).state as WorkflowState).exists, { timeout: 20_000 }).toBe(true);
+        await expect.poll(async () => (await env.bus.repository.load(workflowAggregate, current.workflowId)).state.exists, { timeout: 20_000 }).toBe(true);
         const wf = (await env.bus.repository.load(workflowAggregate, current.workflowId)).state as Extract<WorkflowState, { exists: true }>;
         return wf.steps.map((s) => s.id);
       };

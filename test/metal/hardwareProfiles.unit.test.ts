@@ -59,14 +59,16 @@ describe('hardware profile validation', () => {
       problems = (err as { problems: { path: string }[] }).problems;
     }
     expect(problems.map((p) => p.path).sort()).toEqual(['hardwareProfiles.default', 'hardwareProfiles.x-1.drivers.boot']);
-    const ok = loadConfig(env, { hardwareProfiles: { 'rack-pxe': { description: 'r', drivers: pxe } } } as never);
+    const ok = loadConfig(env, { hardwareProfiles: { 'rack-pxe': { description: 'r', drivers: pxe } } });
     expect(configuredHardwareProfiles(ok.hardwareProfiles)).toEqual([{ id: 'rack-pxe', description: 'r', drivers: pxe }]);
   });
 
   it('registers a plugin’s profiles; a built-in name or another plugin’s is refused with ALREADY_EXISTS', () => {
     const decide = (state: typeof pluginRegistryAggregate.initialState, pluginId: string, id: string) =>
       registerPlugin.decide(
-        registerPlugin.schema.parse(registrationOf(definePlugin({ id: pluginId, version: '1.0.0', steps: [], hardwareProfiles: [{ id, description: '', drivers: media }] }))),
+        registerPlugin.schema.parse(
+          registrationOf(definePlugin({ id: pluginId, version: '1.0.0', steps: [], hardwareProfiles: [{ id, description: '', drivers: media }] })),
+        ),
         state,
         { commandId: 'c1', actor: 't', now: 'now', dependencies: undefined },
       );
@@ -123,8 +125,11 @@ describe('driver selection', () => {
 
 describe('the doctor', () => {
   it('reports a pool (error) and nodes (warning) naming a profile nobody declares', () => {
-    const config = loadConfig({ BC_CONFIG: '' }, { hardwareProfiles: { 'rack-pxe': { description: '', drivers: pxe } } } as never);
-    const pools = [{ poolId: 'p1', policy: { hardwareProfile: 'gone' } }, { poolId: 'p2', policy: { hardwareProfile: 'rack-pxe' } }];
+    const config = loadConfig({ BC_CONFIG: '' }, { hardwareProfiles: { 'rack-pxe': { description: '', drivers: pxe } } });
+    const pools = [
+      { poolId: 'p1', policy: { hardwareProfile: 'gone' } },
+      { poolId: 'p2', policy: { hardwareProfile: 'rack-pxe' } },
+    ];
     const nodes = [
       { nodeId: 'n1', hardwareProfile: 'dl325' },
       { nodeId: 'n2', hardwareProfile: 'dl325' },
@@ -135,6 +140,8 @@ describe('the doctor', () => {
       ['HARDWARE_PROFILE_UNKNOWN', 'error', { poolId: 'p1', hardwareProfile: 'gone' }],
       ['HARDWARE_PROFILE_UNKNOWN', 'warning', { hardwareProfile: 'dl325', nodes: ['n1', 'n2'] }],
     ]);
-    expect(checkHardwareProfiles(config, { pools: pools.slice(1), nodes: nodes.slice(2), plugins: [] } as never).map((f) => f.code)).toEqual(['HARDWARE_PROFILES_OK']);
+    expect(checkHardwareProfiles(config, { pools: pools.slice(1), nodes: nodes.slice(2), plugins: [] } as never).map((f) => f.code)).toEqual([
+      'HARDWARE_PROFILES_OK',
+    ]);
   });
 });

@@ -46,7 +46,13 @@ const enrollPayload = (over: Record<string, unknown> = {}) => ({
 });
 const enrolled = (nodeId = 'n1'): MetalEvent => ({
   type: 'NodeEnrolled',
-  data: { nodeId, siteId: 'dc1', bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:bmc-1' }, hardwareProfile: 'default', macs: ['52:54:00:aa:bb:01'] },
+  data: {
+    nodeId,
+    siteId: 'dc1',
+    bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:bmc-1' },
+    hardwareProfile: 'default',
+    macs: ['52:54:00:aa:bb:01'],
+  },
 });
 const maintenance = (on: boolean, reason: string | null, source: 'operator' | 'bmc' = 'operator'): MetalEvent => ({
   type: 'NodeMaintenanceSet',

@@ -11,7 +11,10 @@ import { finding } from './finding.ts';
  * an error (every enrolment into it is refused); a node's a warning: it enrolled before the profile went away (or before
  * profiles were checked) and runs with the drivers its enrolment recorded, but cannot be enrolled again as it is.
  */
-export function checkHardwareProfiles(config: Config, fleet: { pools: readonly PoolView[]; nodes: readonly NodeView[]; plugins: readonly PluginView[] }): Finding[] {
+export function checkHardwareProfiles(
+  config: Config,
+  fleet: { pools: readonly PoolView[]; nodes: readonly NodeView[]; plugins: readonly PluginView[] },
+): Finding[] {
   const registry = { plugins: new Map(fleet.plugins.map((p) => [p.pluginId, p])) };
   const known = new Set(hardwareProfileCatalog(configuredHardwareProfiles(config.hardwareProfiles), registry).map((p) => p.id));
   const findings: Finding[] = [];
@@ -19,14 +22,21 @@ export function checkHardwareProfiles(config: Config, fleet: { pools: readonly P
     const named = pool.policy.hardwareProfile;
     if (named !== undefined && !known.has(named))
       findings.push(
-        finding('hardwareProfiles', 'HARDWARE_PROFILE_UNKNOWN', 'error', `pool ${pool.poolId} selects hardware profile ${named}, which nobody declares: enrolments into it are refused`, {
-          poolId: pool.poolId,
-          hardwareProfile: named,
-        }),
+        finding(
+          'hardwareProfiles',
+          'HARDWARE_PROFILE_UNKNOWN',
+          'error',
+          `pool ${pool.poolId} selects hardware profile ${named}, which nobody declares: enrolments into it are refused`,
+          {
+            poolId: pool.poolId,
+            hardwareProfile: named,
+          },
+        ),
       );
   }
   const unknownNodes = new Map<string, string[]>();
-  for (const node of fleet.nodes) if (!known.has(node.hardwareProfile)) unknownNodes.set(node.hardwareProfile, [...(unknownNodes.get(node.hardwareProfile) ?? []), node.nodeId]);
+  for (const node of fleet.nodes)
+    if (!known.has(node.hardwareProfile)) unknownNodes.set(node.hardwareProfile, [...(unknownNodes.get(node.hardwareProfile) ?? []), node.nodeId]);
   for (const [profile, nodes] of unknownNodes)
     findings.push(
       finding(
@@ -38,6 +48,8 @@ export function checkHardwareProfiles(config: Config, fleet: { pools: readonly P
       ),
     );
   if (findings.length === 0)
-    findings.push(finding('hardwareProfiles', 'HARDWARE_PROFILES_OK', 'info', `every pool and node names a declared hardware profile (${known.size} declared)`));
+    findings.push(
+      finding('hardwareProfiles', 'HARDWARE_PROFILES_OK', 'info', `every pool and node names a declared hardware profile (${known.size} declared)`),
+    );
   return findings;
 }

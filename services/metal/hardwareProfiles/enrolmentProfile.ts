@@ -24,7 +24,10 @@ export function enrolmentProfile(named: string | undefined, pool: PoolState | un
   const id = named ?? selected ?? DEFAULT_HARDWARE_PROFILE;
   const profile = findHardwareProfile(catalog, id);
   if (!profile)
-    throw new DomainError('HARDWARE_PROFILE_UNKNOWN', `no hardware profile ${id}: declare it in the config (hardwareProfiles) or a plugin, or name one of ${catalog.map((p) => p.id).join(', ')}`);
+    throw new DomainError(
+      'HARDWARE_PROFILE_UNKNOWN',
+      `no hardware profile ${id}: declare it in the config (hardwareProfiles) or a plugin, or name one of ${catalog.map((p) => p.id).join(', ')}`,
+    );
   if (profile.drivers.deploy === 'agentless') {
     if (pool?.exists && pool.agent === 'bcd')
       throw new DomainError('HARDWARE_PROFILE_MISMATCH', `pool ${pool.poolId} runs bcd; hardware profile ${id} deploys agentless and never boots it`);
