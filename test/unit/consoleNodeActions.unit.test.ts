@@ -56,9 +56,13 @@ describe('console node actions', () => {
   });
 
   it('offers an operator what the node state allows', () => {
-    expect(ids('operator', node({ state: 'ready' }))).toEqual(['deploy', 'rescue', 'maintenance-on']);
-    expect(ids('operator', node({ state: 'failed' }))).toEqual(['maintenance-on', 'retry']);
+    expect(ids('operator', node({ state: 'ready' }))).toEqual(['deploy', 'rescue', 'maintenance-on', 'retire']);
+    expect(ids('operator', node({ state: 'failed' }))).toEqual(['maintenance-on', 'retry', 'retire']);
     expect(ids('admin', node({ state: 'deploying', operation: 'deploy', workflowId: 'wf-1' }))).toEqual(['maintenance-on', 'cancel']);
+    // Retire only an idle node the decider takes (enrolled, ready, failed), never a deployed one or one at work.
+    expect(ids('operator', node({ state: 'enrolled' }))).toContain('retire');
+    expect(ids('operator', node({ state: 'deployed' }))).not.toContain('retire');
+    expect(ids('tenant', node({ state: 'ready', tenantId: 'acme' }))).not.toContain('retire');
     // An agentless node has no ramdisk to rescue into.
     expect(ids('operator', node({ state: 'deployed', agent: 'none' }))).toEqual(['release', 'maintenance-on']);
   });
@@ -68,8 +72,8 @@ describe('console node actions', () => {
   });
 
   it('offers no deploy or retry in maintenance, the rule the API holds (regression: issue 37, deploy offered then refused)', () => {
-    expect(ids('operator', node({ state: 'ready', maintenance: true }))).toEqual(['rescue', 'maintenance-off']);
-    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['maintenance-off']);
+    expect(ids('operator', node({ state: 'ready', maintenance: true }))).toEqual(['rescue', 'maintenance-off', 'retire']);
+    expect(ids('operator', node({ state: 'failed', maintenance: true }))).toEqual(['maintenance-off', 'retire']);
     expect(ids('tenant', node({ state: 'ready', maintenance: true }))).toEqual(['rescue']);
   });
 
@@ -84,7 +88,7 @@ describe('console node actions', () => {
 describe('console bulk actions', () => {
   const fleet = [node({ nodeId: 'a', state: 'deployed' }), node({ nodeId: 'b', state: 'ready' }), node({ nodeId: 'c', state: 'ready', maintenance: true })];
 
-  it('offers what at least one selected node allows, never deploy, and nothing to a viewer', () => {
+  it('offers what at least one selected node allows, never deploy or retire, and nothing to a viewer', () => {
     expect(bulkActionsFor('operator', fleet).map((a) => a.id)).toEqual(['release', 'rescue', 'maintenance-on', 'maintenance-off']);
     expect(bulkActionsFor('viewer', fleet)).toEqual([]);
   });

@@ -125,9 +125,9 @@ export const rescueProfile = defineProfile({
 });
 
 /**
- * Remediations (`metal.remediate`) may run any profile; these two are built for it. `bmc-check` reads the power state
- * (does the BMC answer again?) and changes nothing; `power-cycle` restarts the machine, so it is destructive and runs
- * only where the remediation may destroy.
+ * Remediations (`metal.remediate`) may run any profile; these are built for it. `bmc-check` reads the power state
+ * (does the BMC answer again?) and changes nothing; `power-cycle`, `power-on` and `power-off` set the power (the
+ * console's power buttons), so they are destructive and run only where the remediation may destroy.
  */
 export const bmcCheckProfile = defineProfile({ id: 'bmc-check', version: 1, target: 'metal', role: 'remediate', steps: [agent('power.get')] });
 export const powerCycleProfile = defineProfile({
@@ -137,6 +137,10 @@ export const powerCycleProfile = defineProfile({
   role: 'remediate',
   steps: [agent('power.set', { action: 'cycle' })],
 });
+const powerProfile = (action: 'on' | 'off') =>
+  defineProfile({ id: `power-${action}`, version: 1, target: 'metal', role: 'remediate', steps: [agent('power.set', { action })] });
+export const powerOnProfile = powerProfile('on');
+export const powerOffProfile = powerProfile('off');
 
 /**
  * The release of a node in an agentless pool: no ramdisk boots, so nothing is wiped; the site agent takes any
@@ -170,7 +174,14 @@ export const builtinProfiles: Readonly<Record<NodeOperation, Profile>> = {
 const agentlessProfiles: Readonly<Partial<Record<NodeOperation, Profile>>> = { release: agentlessReleaseProfile, retire: agentlessRetireProfile };
 
 /** Every built-in profile a request may name: one per operation, and the variants. */
-export const builtinProfileCatalog: readonly Profile[] = [...Object.values(builtinProfiles), configuredDeployProfile, powerCycleProfile, inBandInspectProfile];
+export const builtinProfileCatalog: readonly Profile[] = [
+  ...Object.values(builtinProfiles),
+  configuredDeployProfile,
+  powerCycleProfile,
+  powerOnProfile,
+  powerOffProfile,
+  inBandInspectProfile,
+];
 
 /**
  * The built-in profile `workflow.start` runs when the request names none: agentless nodes release and retire without a

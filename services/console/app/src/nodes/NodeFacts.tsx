@@ -1,14 +1,9 @@
 import type { NodeAtInstant } from '../api/shapes.ts';
+import { byteSize as size } from '../components/byteSize.ts';
+import { useNow } from '../components/useNow.ts';
+import { agentLiveness } from './agentLiveness.ts';
 import type { AgentPresence } from '../../../../../schemas/agent/agentPresence.ts';
 import type { InventoryFinding } from '../../../../../schemas/metal/inventoryFinding.ts';
-
-const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
-/** Disk sizes in decimal units, as disks are sold. */
-const size = (bytes: number | null) => {
-  if (bytes === null) return 'unknown size';
-  const power = Math.min(units.length - 1, Math.max(0, Math.floor(Math.log10(Math.max(bytes, 1)) / 3)));
-  return `${Number((bytes / 1000 ** power).toPrecision(3))} ${units[power]}`;
-};
 
 /** Where a node is and how it is reached, and its hardware from the last inspection. */
 /** The agent's last heartbeat: when, which agent since when, and the error it last reported. */
@@ -27,6 +22,12 @@ type Facts = NodeAtInstant & {
 
 export function NodeFacts({ node }: { node: Facts }) {
   const inv = node.inventory;
+  // A live node view ticks its "heard … ago"; a node at an instant of its history has no heartbeat and never ticks.
+  const now = useNow(5_000, node.lastHeartbeat !== undefined);
+  const liveness =
+    node.connected !== undefined && node.lastHeartbeat !== undefined
+      ? agentLiveness({ agent: node.agent, connected: node.connected, lastHeartbeat: node.lastHeartbeat }, now)
+      : null;
   return (
     <div className="facts">
       <dl>
@@ -41,8 +42,10 @@ export function NodeFacts({ node }: { node: Facts }) {
           {node.agent === 'none' ? 'agentless' : 'bcd'}
           {node.connected !== undefined && ` (${node.connected ? 'connected' : 'not connected'})`}
         </dd>
-        {node.lastHeartbeat !== undefined && (
+        {liveness && (
           <>
+            <dt>Agent liveness</dt>
+            <dd data-liveness={liveness.kind}>{liveness.text}</dd>
             <dt>Last heartbeat</dt>
             <dd>{node.lastHeartbeat ? heartbeatText(node.lastHeartbeat) : 'none heard'}</dd>
           </>

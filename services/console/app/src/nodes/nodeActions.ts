@@ -3,7 +3,7 @@ import type { NodeView, Role } from '../api/shapes.ts';
 
 /** A lifecycle verb the console offers on a node: the command it sends and when (role, node state) it is offered. */
 export interface NodeAction {
-  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry' | 'cancel';
+  readonly id: 'deploy' | 'release' | 'rescue' | 'unrescue' | 'maintenance-on' | 'maintenance-off' | 'retry' | 'cancel' | 'retire';
   readonly label: string;
   readonly command: string;
   readonly roles: readonly Role[];
@@ -85,6 +85,16 @@ export const nodeActions: readonly NodeAction[] = [
     consequence:
       'The running operation stops: no new step starts, a destructive step already running is waited for. A node whose disks were touched ends failed, in maintenance.',
   },
+  {
+    id: 'retire',
+    label: 'Retire',
+    command: 'metal.retire',
+    roles: operators,
+    // The decider's states (services/metal/node/retire.ts): an idle node, never one at work or deployed.
+    offered: (n) => ['enrolled', 'ready', 'failed'].includes(n.state) && n.workflowId === null,
+    danger: true,
+    consequence: 'Every disk of the node is wiped (attested by its ramdisk), the machine is powered off and the node leaves the fleet for good.',
+  },
 ];
 
 /**
@@ -112,6 +122,9 @@ export function bulkPlan(role: Role, action: NodeAction, nodes: readonly NodeVie
   return { applies, skipped: nodes.filter((n) => !applies.includes(n)) };
 }
 
-/** The actions a bulk selection offers: those offered on at least one selected node (deploy asks per node, so not here). */
+/**
+ * The actions a bulk selection offers: those offered on at least one selected node. Not deploy (it asks per node), nor
+ * retire: a node leaves the fleet for good one confirmation at a time.
+ */
 export const bulkActionsFor = (role: Role, nodes: readonly NodeView[]): NodeAction[] =>
-  nodeActions.filter((a) => a.id !== 'deploy' && nodes.some((n) => actionsFor(role, n).some((offered) => offered.id === a.id)));
+  nodeActions.filter((a) => a.id !== 'deploy' && a.id !== 'retire' && nodes.some((n) => actionsFor(role, n).some((offered) => offered.id === a.id)));

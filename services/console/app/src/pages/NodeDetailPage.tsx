@@ -8,9 +8,10 @@ import { HistoryTimeline } from '../nodes/HistoryTimeline.tsx';
 import { NodeActions } from '../nodes/NodeActions.tsx';
 import { NodeFacts } from '../nodes/NodeFacts.tsx';
 import { NodeLogs } from '../nodes/NodeLogs.tsx';
+import { NodePower } from '../nodes/NodePower.tsx';
 import { WorkflowSteps } from '../workflows/WorkflowSteps.tsx';
 
-/** One node: state and actions, where it is and what it is, the workflow running on it, its past workflows, its live log and history. */
+/** One node: state and actions, its power, where it is and what it is (its agent's liveness too), the workflow running on it, its past workflows, its live log and history. */
 export function NodeDetailPage({ nodeId }: { nodeId: string }) {
   const { client } = useSignedIn();
   const node = useResource(`node:${nodeId}`, (minSeq, signal) => client.node(nodeId, minSeq, signal));
@@ -53,6 +54,7 @@ export function NodeDetailPage({ nodeId }: { nodeId: string }) {
             </p>
           )}
           <NodeActions node={n} onDone={(seq) => node.reload(seq)} />
+          <NodePower node={n} workflows={workflows.data?.items ?? []} onDone={(seq) => node.reload(seq)} />
           <div className="columns">
             <section aria-labelledby="node-facts">
               <h2 id="node-facts">Node</h2>

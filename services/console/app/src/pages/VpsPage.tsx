@@ -3,10 +3,15 @@ import { useResource } from '../api/useResource.ts';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { subjectOf, useLiveReload } from '../live/useLiveReload.ts';
+import { InstanceActions } from '../vps/InstanceActions.tsx';
 import { QuotaBar } from '../vps/QuotaBar.tsx';
+import { QuotaLegend } from '../vps/QuotaLegend.tsx';
 import { TableHead } from '../components/TableHead.tsx';
 
-/** VPS tenants with their quota (limit, reserved, used) and instances with desired and observed state (a tenant: its own). */
+/**
+ * VPS tenants with their quota (limit, reserved, used; one legend for the bars) and instances with desired and observed
+ * state and their verbs: start, stop, delete, remediate (a tenant: its own).
+ */
 export function VpsPage() {
   const { client } = useSignedIn();
   const tenants = useResource('tenants', (minSeq, signal) => client.tenants(minSeq, signal));
@@ -19,6 +24,7 @@ export function VpsPage() {
       <h2>Tenants</h2>
       <ProblemAlert error={tenants.error} />
       {tenants.data?.items.length === 0 && <p>No tenants.</p>}
+      {tenants.data && tenants.data.items.length > 0 && <QuotaLegend />}
       <div className="tenants">
         {tenants.data?.items.map(({ tenantId, name, quota: { limit, used, reserved } }) => (
           <article key={tenantId} className="tenant" aria-label={`Tenant ${tenantId}`}>
@@ -38,10 +44,10 @@ export function VpsPage() {
       {instances.data && instances.data.items.length > 0 && (
         <div className="table-scroll">
           <table>
-            <TableHead caption="Instances" columns={['Instance', 'Tenant', 'Pool', 'Flavor', 'Desired', 'Observed', 'State', 'Addresses']} />
+            <TableHead caption="Instances" columns={['Instance', 'Tenant', 'Pool', 'Flavor', 'Desired', 'Observed', 'State', 'Addresses', 'Actions']} />
             <tbody>
               {instances.data.items.map((i) => (
-                <tr key={i.instanceId}>
+                <tr key={i.instanceId} data-instance={i.instanceId}>
                   <td>{i.instanceId}</td>
                   <td>{i.tenantId}</td>
                   <td>{i.poolId}</td>
@@ -53,6 +59,9 @@ export function VpsPage() {
                     {i.message && <span className="muted"> {i.message}</span>}
                   </td>
                   <td>{i.addresses.join(', ') || '—'}</td>
+                  <td>
+                    <InstanceActions instance={i} onDone={(seq) => instances.reload(seq)} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,6 +1,7 @@
 import type { WorkflowView } from '../api/shapes.ts';
 import { StateBadge } from '../components/StateBadge.tsx';
 import { TableHead } from '../components/TableHead.tsx';
+import { StepTimeline } from './StepTimeline.tsx';
 import { workflowOutcome } from './workflowOutcome.ts';
 
 /** What a step's output says about a wipe: only a wipe result signed by the machine's ramdisk key is attested. */
@@ -9,7 +10,7 @@ const attestation = (output: unknown): string | null => {
   return output.attested === true ? 'attested' : 'not attested';
 };
 
-/** A workflow's steps in order: state, attempts, destructive flag and attestation, and the failure code if any. */
+/** A workflow's steps in order: their timeline with outputs, then state, attempts, destructive flag and attestation, and the failure code if any. */
 export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
   const done = workflow.steps.filter((s) => s.state === 'succeeded').length;
   const outcome = workflowOutcome(workflow);
@@ -30,6 +31,7 @@ export function WorkflowSteps({ workflow }: { workflow: WorkflowView }) {
           {outcome.text}
         </p>
       )}
+      <StepTimeline workflow={workflow} />
       <div className="table-scroll">
         <table className="steps">
           <TableHead caption={`Steps of workflow ${workflow.workflowId}`} columns={['#', 'Step', 'Runs on', 'State', 'Attempts', 'Notes']} />
