@@ -29,6 +29,7 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
+      // Only these read `ctx.node`: an instance workflow's context has none, and its own refusals say why.
       if (ramdiskKinds.has(kind)) requireAgentInside(kind, ctx.node);
       // The deploy's first-boot data carries the node seed, so the deployed host's `bcd node` can join.
       const params = kind === 'userdata.write' && ctx.workflow.operation === 'deploy' ? { ...ctx.input, seed: await storeNodeSeed(ctx) } : ctx.input;
