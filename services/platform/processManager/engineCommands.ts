@@ -23,6 +23,12 @@ const settled = new Set([
 /** A domain refusal that settles an engine command: retrying it with the same id cannot change the answer. */
 export const isSettledRefusal = (err: unknown): err is PlatformError => err instanceof PlatformError && settled.has(err.code);
 
+/** Infrastructure trouble: the command may not have been decided at all, so it is sent again (its id makes that safe). */
+const transient = new Set(['UNAVAILABLE', 'CONCURRENCY_CONFLICT', 'RATE_LIMITED', 'READ_MODEL_BEHIND']);
+
+/** Any answer of the domain (a refusal, not trouble reaching it): for a command whose refusal is itself an answer. */
+const isRefusal = (err: unknown): err is PlatformError => err instanceof PlatformError && !transient.has(err.code);
+
 export interface EngineCommandOptions {
   /** Hears a domain refusal (the command is then settled and the send returns undefined). */
   onRefused?: (refusal: PlatformError) => void;
@@ -30,11 +36,14 @@ export interface EngineCommandOptions {
   lease?: LeaseTerm;
   /** Who sends it (recorded when the command is decided in this process). */
   actor?: string;
+  /** Which refusals settle it: `moot` (the default) the settled codes above, `refusal` every code but transient ones. */
+  settles?: 'moot' | 'refusal';
 }
 
 /**
  * Sends an engine command with a deterministic id until it is answered: infrastructure trouble is retried with
- * backoff (the id makes that safe), a domain refusal is logged, handed to `onRefused` and returned as `undefined`.
+ * backoff (the id makes that safe), a domain refusal that settles it (`settles`) is logged, handed to `onRefused`
+ * and returned as `undefined`. This is the one retry policy of every process manager's commands.
  * A leader's command refused with LEASE_SUPERSEDED ends its term (`lease.lost`) and throws: another instance leads.
  */
 export async function sendEngineCommand(
@@ -47,6 +56,7 @@ export async function sendEngineCommand(
   options: EngineCommandOptions = {},
 ): Promise<CommandResult | undefined> {
   const { lease, onRefused, actor } = options;
+  const settles = options.settles === 'refusal' ? isRefusal : isSettledRefusal;
   const stamp = lease ? formatLeaseStamp(lease.service, lease.term) : undefined;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -57,7 +67,7 @@ export async function sendEngineCommand(
         lease?.lost(err.message);
         throw err;
       }
-      if (isSettledRefusal(err)) {
+      if (settles(err)) {
         log.info({ command: name, commandId, code: err.code, detail: err.message }, 'engine command refused; treating as settled');
         onRefused?.(err);
         return undefined;

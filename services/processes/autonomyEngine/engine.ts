@@ -1,51 +1,53 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { CommandResult } from '../../../schemas/api.ts';
-import { autonomyCommandId, CONTROLS_ID, decisionIdOf } from '../../../schemas/autonomy/ids.ts';
+import { CONTROLS_ID } from '../../../schemas/autonomy/ids.ts';
 import { PassMarker, PublishedSignal, type Signal } from '../../../schemas/autonomy/signals.ts';
-import type { PolicyDeclaration } from '../../../schemas/autonomy/policies.ts';
 import { AUTONOMY_ENGINE_DURABLE, Streams, Subjects } from '../../../schemas/subjects.ts';
-import { checkBindings, type Binding } from '../../autonomy/bindings.ts';
-import { controlsAggregate, type ControlsState } from '../../autonomy/controls/controls.ts';
-import { decisionAggregate, type ExistingDecision } from '../../autonomy/decision/decision.ts';
-import type { PolicyCatalog } from '../../autonomy/policies.ts';
-import type { Sensor } from '../../autonomy/sensors/sensor.ts';
+import { checkBindings } from '../../autonomy/bindings.ts';
+import { controlsAggregate } from '../../autonomy/controls/controls.ts';
+import { decisionAggregate } from '../../autonomy/decision/decision.ts';
 import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
-import { sendCommand } from '../../platform/commands/sendCommand.ts';
 import { PlatformError } from '../../platform/errors.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
-import { clearanceCommand, isHoldingAction, remediationCommands } from './remediations.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';
+import type { Effect, MessageSource, ProcessManager } from '../../platform/processManager/processManager.ts';
+import { ProcessManagerHost } from '../../platform/processManager/processManagerHost.ts';
+import { autonomyEngineModel, decideAutonomyEngine, evolveAutonomyEngine, type AutonomyEngineModel } from './passDecisions.ts';
+import type { AutonomyEngineSettings, EngineObservation, EngineTask, StartView } from './passInputs.ts';
+import { remediationCommands } from './remediations.ts';
 
-export interface AutonomyEngineOptions {
-  policies: PolicyCatalog;
-  bindings: readonly Binding[];
-  sensors: readonly Sensor[];
-  settleMs: number;
-  budget: number;
-  budgetWindowMs: number;
+export interface AutonomyEngineOptions extends AutonomyEngineSettings {
   /** Fault injection for tests: called on the budget path before budget is taken; a throw must fail closed. */
   budgetFault?: () => void;
 }
 
-type Sent = { ok: true; result: CommandResult } | { ok: false; code: string; message: string };
-
-/** Decisions acted on at once within one pass. */
-const CONCURRENCY = 32;
+/** Pass markers, from `BC_SIGNALS`: a marker that does not parse is set aside (dead-lettered), never decided on. */
+const passMarkers: MessageSource<PassMarker> = {
+  stream: Streams.signals.name,
+  // Passes published before the engine's first start are history, not work.
+  deliver: 'new',
+  read(data) {
+    let parsed;
+    try {
+      parsed = PassMarker.safeParse(JSON.parse(new TextDecoder().decode(data)));
+    } catch {
+      return { rejection: { reason: 'UNDECODABLE', detail: 'a pass marker that is not JSON' } };
+    }
+    return parsed.success ? { events: [parsed.data] } : { rejection: { reason: 'UNDECODABLE', detail: 'not a pass marker' } };
+  },
+};
 
 /**
- * `autonomy-engine`: takes each pass marker from its durable (shared by replicas), reads the pass's signals, sweeps
- * expired requests, then decides. Every command it sends has an id derived from decision, episode and step, so two
- * replicas, a redelivered pass or a restart after `kill -9` send the same commands and the log keeps one of each.
+ * `autonomy-engine`: a process manager (`passDecisions.ts`, `actOnDecision.ts`) on the one `ProcessManagerHost`, its
+ * durable over the pass markers `fleet-sensors` publishes to `BC_SIGNALS` (shared by replicas). A pass is read (its
+ * signals, the decisions the log holds), then each decision on its own key: the expiry sweep and the opening, then
+ * its start or judgement. Every command has an id derived from decision, episode and step, so two replicas, a
+ * redelivered pass or a restart after `kill -9` send the same commands and the log keeps one of each.
  */
 export class AutonomyEngine {
   readonly repository: AggregateRepository;
-  readonly #bindings: ReadonlyMap<string, Binding>;
-  #messages: ConsumerMessages | undefined;
-  #loop: Promise<void> | undefined;
-  #stopped = false;
+  readonly #host: ProcessManagerHost<never, AutonomyEngineModel, EngineTask, EngineObservation, PassMarker>;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -57,185 +59,74 @@ export class AutonomyEngine {
     // The start-up check: a binding nobody feeds, or one to an undeclared category, is a configuration error.
     if (problems.length > 0) throw new PlatformError('VALIDATION_FAILED', `autonomy bindings refused: ${problems.join('; ')}`);
     this.repository = new AggregateRepository(store);
-    this.#bindings = new Map(options.bindings.map((b) => [b.signal, b]));
+    const engine: ProcessManager<never, AutonomyEngineModel, EngineTask, EngineObservation, PassMarker> = {
+      durable: AUTONOMY_ENGINE_DURABLE,
+      filter: Subjects.allPassMarkers,
+      source: passMarkers,
+      ackWaitMs: 120_000,
+      maxInFlight: 4,
+      // Decisions acted on at once (a pass's reaction waits for its decisions' and holds one slot).
+      maxReactions: 32,
+      model: autonomyEngineModel(options),
+      evolve: evolveAutonomyEngine,
+      decide: (input, model) => {
+        if (input.type === 'observed' && input.observation.type === 'pass') this.logUnbound(input.observation.signals, model);
+        return decideAutonomyEngine(input, model);
+      },
+      perform: (task, _model, signal) => this.read(task, signal),
+    };
+    this.#host = new ProcessManagerHost(nc, store, engine, log);
   }
 
   async start(): Promise<void> {
-    const jsm = await jetstreamManager(this.nc);
-    await jsm.consumers
-      .add(Streams.signals.name, {
-        durable_name: AUTONOMY_ENGINE_DURABLE,
-        filter_subject: Subjects.allPassMarkers,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.New,
-        ack_wait: 120_000_000_000,
-        max_ack_pending: 4,
-      })
-      .catch((err: unknown) => {
-        if (!/already in use|exists/i.test(String(err))) throw err;
-      });
-    const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, AUTONOMY_ENGINE_DURABLE);
-    // One pass at a time per replica: replicas share the passes instead of one taking them all.
-    this.#messages = await consumer.consume({ max_messages: 1 });
-    this.#loop = (async () => {
-      for await (const msg of this.#messages!) {
-        const parsed = PassMarker.safeParse(msg.json());
-        if (!parsed.success) {
-          msg.term();
-          continue;
-        }
-        const beat = setInterval(() => msg.working(), 10_000);
-        try {
-          await this.handlePass(parsed.data);
-          msg.ack();
-        } catch (err) {
-          if (!this.#stopped) this.log.warn({ err, passId: parsed.data.passId }, 'pass not handled; redelivering');
-          msg.nak(1_000);
-        } finally {
-          clearInterval(beat);
-        }
-      }
-    })();
+    await this.#host.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#messages?.close();
-    await this.#loop;
+    await this.#host.stop();
   }
 
-  /** Decides one pass: the expiry sweep first, then the pass's signals, then every open decision. */
-  async handlePass(marker: PassMarker): Promise<void> {
-    const signals = await this.#readSignals(marker);
-    const bound = new Map<string, { signal: Signal; binding: Binding; policy: PolicyDeclaration }>();
-    for (const signal of signals) {
-      const binding = this.#bindings.get(signal.kind);
-      const policy = binding ? this.options.policies.get(binding.category) : undefined;
-      if (!binding || !policy) {
-        this.log.warn({ kind: signal.kind, key: signal.key }, 'signal with no binding to a declared category: NOT_PERMITTED');
-        continue;
+  /** The reads a pass needs, answered as what was read: the decisions are taken on it. */
+  private async read(task: EngineTask, signal: AbortSignal): Promise<readonly Effect<EngineTask, EngineObservation>[]> {
+    let observation: EngineObservation;
+    if (task.type === 'readPass') {
+      const [signals, decisionIds] = await Promise.all([this.readSignals(task.marker), this.decisionIds()]);
+      observation = { type: 'pass', marker: task.marker, signals, decisionIds };
+    } else {
+      const { state } = await this.repository.load(decisionAggregate, task.decisionId);
+      const { decisionId, pass } = task;
+      const now = Date.now();
+      if (task.stage === 'before') observation = { type: 'before', decisionId, pass, state, now };
+      else {
+        const start = state.exists && state.status === 'approved' ? await this.startView(state) : undefined;
+        observation = { type: 'after', decisionId, pass, state, now, ...(start ? { start } : {}) };
       }
-      bound.set(decisionIdOf(binding.category, signal.key), { signal, binding, policy });
     }
-    const known = await this.#decisionIds();
-    await this.#each(known, (id) => this.#sweep(id));
-    await this.#each([...bound.keys()], async (id) => {
-      const { signal, binding, policy } = bound.get(id)!;
-      const payload = { category: binding.category, key: signal.key, passId: marker.passId, signal, policy, plan: binding.plan(signal) };
-      const sent = await this.#send('autonomy.openDecision', payload, autonomyCommandId('open', id, marker.passId));
-      if (!sent.ok) return void this.log.warn({ decisionId: id, code: sent.code, detail: sent.message }, 'decision refused');
-      const opened = sent.result.events.find((e) => e.type === 'DecisionOpened')?.data as { disposition: string } | undefined;
-      if (opened && !sent.result.duplicate && opened.disposition !== 'auto')
-        this.#notify(policy.owner, opened.disposition === 'require' ? 'approval-requested' : opened.disposition, id, signal);
-    });
+    signal.throwIfAborted();
+    return [{ kind: 'observe', observation }];
+  }
+
+  private async startView(state: Parameters<typeof remediationCommands>[0]): Promise<StartView> {
     const controls = (await this.repository.load(controlsAggregate, CONTROLS_ID)).state;
-    const sensorsOk = new Map(marker.sensors.map((r) => [r.sensor, r.ok]));
-    await this.#each([...new Set([...known, ...bound.keys()])], async (id) => {
-      const { state } = await this.repository.load(decisionAggregate, id);
-      if (!state.exists) return;
-      if (state.status === 'approved') return this.#start(state, controls);
-      if (state.status === 'running' || state.status === 'notified' || state.status === 'blocked') {
-        return this.#judge(state, marker, bound.has(id), this.#sensorOk(state.category, sensorsOk));
-      }
-    });
-  }
-
-  async #sweep(id: string): Promise<void> {
-    const { state } = await this.repository.load(decisionAggregate, id);
-    if (!state.exists || state.status !== 'pending' || state.expiresAt === null || Date.parse(state.expiresAt) > Date.now()) return;
-    await this.#send('autonomy.expire', { decisionId: id, episode: state.episode }, autonomyCommandId('expire', id, state.episode));
-  }
-
-  async #start(d: ExistingDecision, controls: ControlsState): Promise<void> {
-    if (controls.halted || controls.paused.includes(d.policy.owner)) return;
-    const remediation = await remediationCommands(d, this.repository);
-    if (!remediation || remediation.length === 0) return;
-    const ref = { decisionId: d.decisionId, episode: d.episode };
-    if (d.approvedBy === 'policy') {
-      // Fail closed: anything but a confirmed consumption turns the decision into an approval request.
-      let refusal: string | undefined;
-      try {
-        this.options.budgetFault?.();
-        const sent = await this.#send(
-          'autonomy.consumeBudget',
-          { scope: d.policy.owner, windowMs: this.options.budgetWindowMs, limit: this.options.budget, ...ref },
-          autonomyCommandId('budget', d.decisionId, d.episode),
-        );
-        if (!sent.ok) refusal = `${sent.code}: ${sent.message}`;
-      } catch (err) {
-        refusal = `budget path failed: ${err instanceof Error ? err.message : String(err)}`;
-      }
-      if (refusal !== undefined) {
-        const sent = await this.#send(
-          'autonomy.requireApproval',
-          { ...ref, reason: refusal.slice(0, 400) },
-          autonomyCommandId('require', d.decisionId, d.episode),
-        );
-        if (sent.ok && sent.result.events.length > 0 && !sent.result.duplicate) this.#notify(d.policy.owner, 'approval-requested', d.decisionId, d.signal);
-        return;
-      }
+    const remediation = await remediationCommands(state, this.repository);
+    if (state.approvedBy !== 'policy') return { controls, remediation };
+    try {
+      this.options.budgetFault?.();
+      return { controls, remediation };
+    } catch (err) {
+      return { controls, remediation, budgetFault: err instanceof Error ? err.message : String(err) };
     }
-    // Sent in order, each with an id derived from decision, episode and its place: a start resumed by a later pass (or
-    // another replica) sends the same commands, and the log keeps one of each.
-    const ids = remediation.map((_, i) =>
-      i === 0 ? autonomyCommandId('remediate', d.decisionId, d.episode) : autonomyCommandId('remediate', d.decisionId, d.episode, i),
-    );
-    for (const [i, command] of remediation.entries()) {
-      const sent = await this.#send(command.name, command.payload, ids[i]!);
-      // Infrastructure trouble, or a step that must wait for the one before it to take effect (a recreation's create
-      // while the deleted instance still holds its quota): the next pass sends the same commands again.
-      if (!sent.ok && (sent.code === 'UNAVAILABLE' || (i > 0 && sent.code === 'QUOTA_EXCEEDED'))) return;
-      if (!sent.ok) {
-        this.log.warn({ decisionId: d.decisionId, command: command.name, code: sent.code, detail: sent.message }, 'remediation refused; its outcome will say');
-        break;
-      }
+  }
+
+  private logUnbound(signals: readonly Signal[], model: AutonomyEngineModel): void {
+    for (const s of signals) {
+      const binding = model.bindings.get(s.kind);
+      if (!binding || !model.settings.policies.has(binding.category))
+        this.log.warn({ kind: s.kind, key: s.key }, 'signal with no binding to a declared category: NOT_PERMITTED');
     }
-    await this.#send(
-      'autonomy.recordStarted',
-      {
-        ...ref,
-        commandName: remediation
-          .map((c) => c.name)
-          .join('+')
-          .slice(0, 100),
-        commandId: ids[0]!,
-        settleMs: this.options.settleMs,
-      },
-      autonomyCommandId('started', d.decisionId, d.episode),
-    );
   }
 
-  async #judge(d: ExistingDecision, marker: PassMarker, signalPresent: boolean, sensorOk: boolean): Promise<void> {
-    if (d.status === 'running') {
-      if (d.settleUntil !== null && Date.parse(d.settleUntil) > Date.now()) return;
-      if (isHoldingAction(d) && (signalPresent || !sensorOk)) return;
-      const clearance = !signalPresent && sensorOk ? clearanceCommand(d) : undefined;
-      if (clearance) {
-        const cleared = await this.#send(clearance.name, clearance.payload, autonomyCommandId('clear', d.decisionId, d.episode));
-        if (!cleared.ok && cleared.code === 'UNAVAILABLE') return;
-      }
-    } else if (signalPresent || !sensorOk) return;
-    const sent = await this.#send(
-      'autonomy.recordOutcome',
-      { decisionId: d.decisionId, episode: d.episode, passId: marker.passId, signalPresent, sensorOk },
-      autonomyCommandId('outcome', d.decisionId, d.episode, marker.passId),
-    );
-    const outcome = sent.ok ? (sent.result.events[0]?.data as { escalated?: boolean } | undefined) : undefined;
-    if (outcome?.escalated) this.#notify(d.policy.owner, 'escalated', d.decisionId, d.signal);
-  }
-
-  /** A category's sensors all reported ok in this pass (the ones emitting a signal kind bound to it). */
-  #sensorOk(category: string, reports: ReadonlyMap<string, boolean>): boolean {
-    const kinds = new Set(this.options.bindings.filter((b) => b.category === category).map((b) => b.signal));
-    const sensors = this.options.sensors.filter((s) => s.emits.some((k) => kinds.has(k)));
-    return sensors.length > 0 && sensors.every((s) => reports.get(s.name) === true);
-  }
-
-  #notify(owner: string, kind: string, decisionId: string, signal: Signal): void {
-    this.nc.publish(Subjects.notify(owner), JSON.stringify({ kind, owner, decisionId, signal: { kind: signal.kind, key: signal.key, detail: signal.detail } }));
-  }
-
-  async #readSignals(marker: PassMarker): Promise<Signal[]> {
+  private async readSignals(marker: PassMarker): Promise<Signal[]> {
     if (marker.signalCount === 0) return [];
     const consumer = await jetstream(this.nc).consumers.get(Streams.signals.name, {
       filter_subjects: Subjects.passSignals(marker.passId),
@@ -256,30 +147,9 @@ export class AutonomyEngine {
   }
 
   /** Every decision the log holds (one subject each): the sweep and the outcome checks cover them all. */
-  async #decisionIds(): Promise<string[]> {
+  private async decisionIds(): Promise<string[]> {
     const jsm = await jetstreamManager(this.nc);
     const info = await jsm.streams.info(Streams.events.name, { subjects_filter: Subjects.aggregateEvents('autonomy', 'decision', '*') });
     return Object.keys(info.state.subjects ?? {}).map((s) => s.split('.').at(-1)!);
-  }
-
-  async #each(ids: readonly string[], f: (id: string) => Promise<void>): Promise<void> {
-    const queue = [...ids];
-    const worker = async () => {
-      for (let id = queue.shift(); id !== undefined; id = queue.shift()) await f(id);
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
-  }
-
-  async #send(name: string, payload: unknown, commandId: string): Promise<Sent> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return { ok: true, result: await sendCommand(this.nc, name, payload, { commandId, causationId: commandId }) };
-      } catch (err) {
-        const code = err instanceof PlatformError ? err.code : 'INTERNAL';
-        const retryable = code === 'UNAVAILABLE' || code === 'CONCURRENCY_CONFLICT';
-        if (!retryable || attempt >= 4 || this.#stopped) return { ok: false, code, message: err instanceof Error ? err.message : String(err) };
-        await sleep(100 * 2 ** attempt);
-      }
-    }
   }
 }
