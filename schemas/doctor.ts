@@ -15,6 +15,8 @@ export const DoctorCheck = z.enum([
   'readModels',
   'siteAgents',
   'bmc',
+  /** Pools and nodes name hardware profiles someone declares (built in, config, plugin). */
+  'hardwareProfiles',
   'masterKey',
   'clock',
   /** What a production deployment must set and a fresh machine has not: admin token rotation, TLS for the API, broker mode. */
@@ -67,6 +69,9 @@ export const FindingCode = z.enum([
   'BMC_OK',
   /** Nodes of the site are in maintenance because their BMC stopped answering (source `bmc`). */
   'BMC_UNREACHABLE',
+  'HARDWARE_PROFILES_OK',
+  /** A pool (error) or node (warning) names a hardware profile nobody declares. */
+  'HARDWARE_PROFILE_UNKNOWN',
   'MASTER_KEY_OK',
   'MASTER_KEY_MISSING',
   'MASTER_KEY_INVALID',

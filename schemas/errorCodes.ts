@@ -18,6 +18,8 @@ export const ErrorCodes = {
   NODE_IDENTITY_CONFLICT: { status: 409, title: 'Another enrolled node has the same BMC system or system UUID' },
   ILLEGAL_TRANSITION: { status: 409, title: 'The command is not allowed in the current state' },
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
+  HARDWARE_PROFILE_UNKNOWN: { status: 422, title: 'No built-in, configured or plugin hardware profile has this name' },
+  HARDWARE_PROFILE_MISMATCH: { status: 422, title: 'The hardware profile does not fit the pool (its policy.hardwareProfile, or its agent)' },
   QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },
   READ_MODEL_BEHIND: { status: 504, title: 'The read model did not reach the requested sequence in time' },
   MIN_SEQ_AHEAD: { status: 400, title: 'minSeq is beyond the end of the log: no read model will ever reach it' },

@@ -1,3 +1,4 @@
+import type { HardwareProfile } from '../../schemas/metal/hardwareProfile.ts';
 import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import { declarationsOf } from '../../schemas/metal/stepDeclarations.ts';
@@ -35,6 +36,11 @@ export interface PluginDefinition<Id extends string = string> {
    * plugin is refused at registration (`ALREADY_EXISTS`).
    */
   readonly policies: readonly PolicyDeclaration[];
+  /**
+   * Kinds of machine this plugin knows how to drive (`{ id, description, drivers: { power, management, boot, deploy } }`):
+   * enrolments and pools may name them once the plugin registered; a name built in or another's is refused.
+   */
+  readonly hardwareProfiles?: readonly HardwareProfile[];
 }
 
 export type PluginSpec<Id extends string> = Pick<PluginDefinition<Id>, 'id' | 'version'> &
@@ -73,5 +79,6 @@ export function registrationOf(plugin: PluginDefinition): PluginRegistration {
     providers: plugin.providers.map((p) => ({ id: p.id })),
     // The categories are data: the control plane checks operators' policy and pause commands against them.
     policies: plugin.policies.map((p) => ({ ...p })),
+    ...(plugin.hardwareProfiles?.length ? { hardwareProfiles: plugin.hardwareProfiles.map((p) => ({ ...p, drivers: { ...p.drivers } })) } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import type { DeployDriver } from '../../schemas/metal/hardwareProfile.ts';
 import type { z } from 'zod';
 import type { AgentCommandKind } from '../../schemas/agent/agentCommand.ts';
 import type { BmcConnection } from '../../schemas/agent/bmc.ts';
@@ -25,6 +26,10 @@ export interface StepNode {
   readonly productUuid: string | null;
   /** The metal pool the node was enrolled into, if any. */
   readonly poolId: string | null;
+  /** The hardware profile the node enrolled as (`default` and older enrolments: Redfish, iPXE, image stream). */
+  readonly hardwareProfile: string;
+  /** How an image gets onto its disk: `image-stream` (the bcd ramdisk) or `agentless` (nothing ever runs on it). */
+  readonly deployDriver: DeployDriver;
 }
 
 /**

@@ -14,7 +14,11 @@ export const EnrollNode = z
     nodeId: ResourceId.optional(),
     siteId: ResourceId,
     bmc: BmcEndpoint,
-    hardwareProfile: z.string().min(1).max(100),
+    /**
+     * A built-in, configured or plugin hardware profile (`HARDWARE_PROFILE_UNKNOWN` otherwise): its drivers drive the
+     * node. Omitted: the pool's `policy.hardwareProfile`, else the built-in `default`.
+     */
+    hardwareProfile: z.string().min(1).max(100).optional(),
     macs: z.array(MacAddress).min(1).max(32),
     /** IPv4 addresses the machine's own API answers on (an agentless OS): the only hosts `site.httpProxy` may reach. */
     addresses: z.array(z.ipv4()).max(16).default([]),

@@ -1,3 +1,4 @@
+import type { DeployDriver } from './hardwareProfile.ts';
 import type { BmcConnection } from '../agent/bmc.ts';
 import { aggregateRef } from '../aggregateRef.ts';
 import type { InBandInventory } from './inBandInventory.ts';
@@ -71,7 +72,10 @@ export type NodeAggregateState =
       readonly addresses?: readonly string[];
       /** The metal pool the node serves (absent: none). */
       readonly poolId?: string;
-      /** Whether the node ever runs `bcd` (its pool's `agent`); absent means `bcd`. */
+      /**
+       * Whether the node ever runs `bcd`: `none` when its hardware profile deploys agentless or its pool runs no agent
+       * (what enrolment decided, `deployDriverOf`); absent means `bcd`.
+       */
       readonly agent?: 'none' | 'bcd';
       /** Its inspection after enrolment boots the ramdisk (`metal.enroll … inspectInBand`). */
       readonly inspectInBand?: true;
@@ -89,8 +93,15 @@ export type NodeAggregateState =
       readonly labels?: NodeLabels;
     };
 
-/** Whether the node is in an agentless pool: only its site agent ever acts on it (out of band, over Redfish). */
-export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => node.agent === 'none';
+/**
+ * The deploy driver the node is driven with, as its enrolment recorded it: `agentless` when its hardware profile deploys
+ * agentless or its pool runs no agent, else `image-stream` (the built-in default, and every enrolment older than
+ * hardware profiles). Recorded, never looked up again: a profile redeclared later does not change enrolled nodes.
+ */
+export const deployDriverOf = (node: { readonly agent?: 'none' | 'bcd' }): DeployDriver => (node.agent === 'none' ? 'agentless' : 'image-stream');
+
+/** Whether the node deploys agentless: only its site agent ever acts on it (out of band, over Redfish). */
+export const isAgentless = (node: { readonly agent?: 'none' | 'bcd' }): boolean => deployDriverOf(node) === 'agentless';
 
 /** What another module may read of a node (`bc.evt.metal.node.<nodeId>`). */
 export const nodeRef = aggregateRef<NodeAggregateState>('metal', 'node');

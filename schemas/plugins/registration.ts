@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { agentCommandKinds } from '../agent/agentCommand.ts';
 import { PolicyDeclaration } from '../autonomy/policies.ts';
 import { ResourceId } from '../ids.ts';
+import { HardwareProfile } from '../metal/hardwareProfile.ts';
 import { declarationIssue, StepAttests, StepRecords } from '../metal/stepDeclarations.ts';
 import { NodeOperation, ProfileId, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
 
@@ -78,6 +79,8 @@ export const PluginRegistration = z
     drivers: z.array(DriverDescriptor).max(256),
     providers: z.array(z.object({ id: ResourceId })).max(64),
     policies: z.array(PolicyDeclaration).max(64).default([]),
+    /** Hardware profiles (`{ description, drivers }`) the plugin declares; absent in registrations older than them. */
+    hardwareProfiles: z.array(HardwareProfile).max(64).optional(),
   })
   .strict();
 export type PluginRegistration = z.infer<typeof PluginRegistration>;

@@ -67,7 +67,12 @@ export const PoolCreated = defineEvent(
     accountId: z.string().nullable(),
     siteId: z.string().nullable(),
     /** `wipeMethod` is absent on pools created before it existed, and when not given (`zero`). */
-    policy: z.object({ allowUnverifiedRelease: z.boolean(), provisioningCidrs: z.array(z.string()), wipeMethod: WipeMethod.optional() }),
+    policy: z.object({
+      allowUnverifiedRelease: z.boolean(),
+      provisioningCidrs: z.array(z.string()),
+      wipeMethod: WipeMethod.optional(),
+      hardwareProfile: z.string().optional(),
+    }),
     /** The bcx runtime a metal pool's instances run on (`bc.dev/driver.<runtime>`); absent: the pool runs no instances on metal. */
     runtime: z.string().optional(),
   }),

@@ -23,12 +23,15 @@ export type PoolAgent = z.infer<typeof PoolAgent>;
 /**
  * Metal-pool policy, stored for the metal lifecycle. Defaults: verified release required, no provisioning CIDRs,
  * `zero` wipes. `wipeMethod` is how releases and retirements of the pool's nodes erase their disks (`WipeMethod`).
+ * `hardwareProfile` selects the hardware profile (and so the drivers) of the pool's nodes: an enrolment into the pool
+ * naming none takes it, one naming another is refused (`HARDWARE_PROFILE_MISMATCH`).
  */
 export const PoolPolicy = z
   .object({
     allowUnverifiedRelease: z.boolean().default(false),
     provisioningCidrs: z.array(Cidr).max(64).default([]),
     wipeMethod: WipeMethod.optional(),
+    hardwareProfile: ResourceId.optional(),
   })
   .strict();
 export type PoolPolicy = z.infer<typeof PoolPolicy>;

@@ -13,7 +13,13 @@ export type PoolState =
       readonly siteId: string | null;
       /** The bcx runtime a metal pool's instances run on; absent: none are placed. */
       readonly runtime?: string;
-      readonly policy: { readonly allowUnverifiedRelease: boolean; readonly provisioningCidrs: readonly string[]; readonly wipeMethod?: WipeMethod };
+      readonly policy: {
+        readonly allowUnverifiedRelease: boolean;
+        readonly provisioningCidrs: readonly string[];
+        readonly wipeMethod?: WipeMethod;
+        /** The hardware profile every node enrolled into the pool has (`metal.enroll` checks it). */
+        readonly hardwareProfile?: string;
+      };
       /** Tenants that may create instances here, in the order they were offered the pool. */
       readonly offeredTo: readonly string[];
     };

@@ -66,7 +66,7 @@ for (let i = 0; i < fleet.nodes.length; i += 50) {
           siteId: 'sim',
           // One BMC system per node, as a real fleet has (enrolment refuses a system another node holds).
           bmc: { address: `https://10.0.0.1/redfish/v1/Systems/${n.nodeId}`, credentialsRef: 'secret:sim' },
-          hardwareProfile: 'sim',
+          hardwareProfile: 'default',
           macs: ['52:54:00:00:00:01'],
         },
         actor: 'bench',

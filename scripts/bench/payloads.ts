@@ -60,7 +60,7 @@ export function fillMessage(i: number): EventFillMessage {
                 nodeId,
                 siteId: 'bench-site',
                 bmc: { address: `https://10.${(node >> 16) & 255}.${(node >> 8) & 255}.${node & 255}`, credentialsRef: `secret:bmc-${node}` },
-                hardwareProfile: 'r640',
+                hardwareProfile: 'default',
                 macs: ['52:54:00:12:34:56'],
               },
               metadata: metadata('metal.node', nodeId, commandId, 'metal.enroll', i),

@@ -86,6 +86,12 @@ export async function startSiteOnStack(
 }
 
 /**
+ * The hardware profile the VMs enrol as, declared by `examples/emulated-site/better-compute.config.ts`: the stack
+ * must run with that config (`BC_CONFIG=examples/emulated-site/better-compute.config.ts npm start`).
+ */
+export const EMULATED_HARDWARE_PROFILE = 'emulated-redfish';
+
+/**
  * Enrols each VM of the site as a node (`metal.enroll` with its BMC address and MAC); throws on any refusal.
  * `inspectInBand`: the first inspection also boots the ramdisk and looks from inside (`hardware.probe`).
  */
@@ -96,10 +102,16 @@ export async function enrolEmulatedMachines(stack: StackAccess, site: EmulatedSi
       nodeId: vm.id,
       siteId,
       bmc: { address: vm.bmcAddress, credentialsRef: EMULATED_BMC.credentialsRef },
-      hardwareProfile: 'emulated-qemu',
+      hardwareProfile: EMULATED_HARDWARE_PROFILE,
       macs: [vm.mac],
       ...(options.inspectInBand ? { inspectInBand: true } : {}),
     });
-    if (enrolled.status !== 201) throw new StackSiteError(`enrolling ${vm.id} answered ${enrolled.status}: ${JSON.stringify(enrolled.body)}`);
+    if (enrolled.status !== 201) {
+      const hint =
+        (enrolled.body as { code?: string } | undefined)?.code === 'HARDWARE_PROFILE_UNKNOWN'
+          ? ' (start the stack with BC_CONFIG=examples/emulated-site/better-compute.config.ts, which declares the profile)'
+          : '';
+      throw new StackSiteError(`enrolling ${vm.id} answered ${enrolled.status}: ${JSON.stringify(enrolled.body)}${hint}`);
+    }
   }
 }

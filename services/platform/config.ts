@@ -1,5 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { builtinHardwareProfiles, HardwareProfileSpec } from '../../schemas/metal/hardwareProfile.ts';
+import { ResourceId } from '../../schemas/ids.ts';
 import { ConfigError, type ConfigProblem } from './configError.ts';
 import { configFilePath, readConfigFile } from './configFile.ts';
 import { readStackRecord } from './stackRecord.ts';
@@ -128,6 +130,18 @@ export const Config = z.object({
       z.array(z.string().min(1)),
     )
     .default([]),
+  /**
+   * The hardware profiles this deployment declares, by name: `{ description, drivers: { power, management, boot,
+   * deploy } }` (schemas/metal/hardwareProfile.ts). Enrolments and pools name them; a built-in name is refused.
+   */
+  hardwareProfiles: z
+    .record(ResourceId, HardwareProfileSpec)
+    .default({})
+    .superRefine((profiles, ctx) => {
+      for (const builtin of builtinHardwareProfiles)
+        if (builtin.id in profiles)
+          ctx.addIssue({ code: 'custom', path: [builtin.id], message: `"${builtin.id}" is a built-in hardware profile; use another name` });
+    }),
 });
 export type Config = z.infer<typeof Config>;
 

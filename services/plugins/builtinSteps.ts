@@ -29,6 +29,8 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it; the rule's inference differs here
     input: AgentCommandParams[kind] as unknown as z.ZodType<Record<string, unknown>>,
     run: async (ctx) => {
+      // Only these read `ctx.node`: an instance workflow's context has none, and its own refusals say why.
+      if (ramdiskKinds.has(kind)) requireAgentInside(kind, ctx.node);
       // The deploy's first-boot data carries the node seed, so the deployed host's `bcd node` can join.
       const params = kind === 'userdata.write' && ctx.workflow.operation === 'deploy' ? { ...ctx.input, seed: await storeNodeSeed(ctx) } : ctx.input;
       const { payload, agentId } = await ctx.platform.runAgentCommand(kind, params, AgentCommandKinds[kind].destructive);
@@ -40,6 +42,22 @@ function agentStep<K extends AgentCommandKind>(kind: K): StepDefinition<K, Recor
       return payload;
     },
   });
+}
+
+/** The commands a node workflow sends the bcd ramdisk: the `image-stream` deploy driver's, and its wipe's. */
+const ramdiskKinds: ReadonlySet<AgentCommandKind> = new Set(['disk.wipe', 'image.write', 'userdata.write', 'inventory.report', 'hardware.probe']);
+
+/**
+ * A ramdisk command runs only where the node's hardware profile deploys with `bcd` (`image-stream`): with the
+ * `agentless` driver nothing of ours ever runs there, so the step fails at once instead of waiting out its timeout for
+ * an agent that never comes (a workflow profile written for another driver, named by hand).
+ */
+function requireAgentInside(kind: AgentCommandKind, node: StepNode): void {
+  if (ramdiskKinds.has(kind) && node.deployDriver === 'agentless')
+    throw new TerminalError(
+      'UNSUPPORTED',
+      `${kind} runs on the agent inside the machine; node ${node.nodeId} (hardware profile ${node.hardwareProfile}) deploys agentless`,
+    );
 }
 
 /**
@@ -81,7 +99,11 @@ export const waitAgentJoined = defineStep({
   destructive: false,
   sends: [],
   input: z.object({ role: z.enum(['ramdisk', 'node']).default('ramdisk') }),
-  run: async (ctx) => ctx.platform.waitForAgent(ctx.input.role, ctx.workflow.restartedAt ?? ctx.workflow.startedAt),
+  run: async (ctx) => {
+    if (ctx.input.role === 'ramdisk' && ctx.node.deployDriver === 'agentless')
+      throw new TerminalError('UNSUPPORTED', `node ${ctx.node.nodeId} (hardware profile ${ctx.node.hardwareProfile}) deploys agentless; no ramdisk will join`);
+    return ctx.platform.waitForAgent(ctx.input.role, ctx.workflow.restartedAt ?? ctx.workflow.startedAt);
+  },
 });
 
 /** Every step the executor can run, by id. */

@@ -1,4 +1,5 @@
 import type { JoinAttestorName } from '../../schemas/trust/joinTokens.ts';
+import { deployDriverOf } from '../../schemas/metal/nodeState.ts';
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEndpoints, StepContext, StepDefinition } from '../../plugins/sdk/defineStep.ts';
@@ -77,6 +78,8 @@ export function buildStepContext(
       addresses: node.addresses ?? [],
       productUuid: node.inventory?.productUuid ?? null,
       poolId: node.poolId ?? null,
+      hardwareProfile: node.hardwareProfile,
+      deployDriver: deployDriverOf(node),
     },
     workflow: { workflowId, operation: wf.operation, stepIndex, attempt, startedAt: wf.startedAt, restartedAt: wf.restartedAt ?? null },
     idempotencyKey: attemptId,

@@ -5,7 +5,7 @@ const enrollBody = {
   nodeId: 'n1',
   siteId: 'dc1',
   bmc: { address: 'https://127.0.0.1:8443', credentialsRef: 'secret:bmc-1' },
-  hardwareProfile: 'dl325',
+  hardwareProfile: 'default',
   macs: ['52:54:00:aa:bb:01'],
 };
 

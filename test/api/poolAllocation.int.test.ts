@@ -29,14 +29,14 @@ describe('free pool for tenants', () => {
     const acme = await token('acme', 'tenant', 'acme');
     const offers = await env.app.inject({ method: 'GET', url: `/v1/pool/offers?minSeq=${seq}`, headers: as(acme) });
     expect(offers.statusCode).toBe(200);
-    expect(offers.json()).toEqual({ items: [{ siteId: 'dc1', poolId: null, hardwareProfile: 'test-profile', available: 2 }] });
+    expect(offers.json()).toEqual({ items: [{ siteId: 'dc1', poolId: null, hardwareProfile: 'default', available: 2 }] });
     expect(offers.body).not.toMatch(/free-1|held-1/);
 
     const taken = await env.app.inject({
       method: 'POST',
       url: `/v1/pool/allocate?minSeq=${seq}`,
       headers: as(acme),
-      payload: { siteId: 'dc1', hardwareProfile: 'test-profile', deploy },
+      payload: { siteId: 'dc1', hardwareProfile: 'default', deploy },
     });
     expect(taken.statusCode).toBe(201);
     expect(taken.json()).toMatchObject({ nodeId: 'free-1' });
@@ -49,7 +49,7 @@ describe('free pool for tenants', () => {
     await using _env = env;
     const acme = await token('acme', 'tenant', 'acme');
     const viewer = await token('v', 'viewer');
-    const body = { siteId: 'dc1', hardwareProfile: 'test-profile', deploy: { ...deploy, tenantId: 'globex' } };
+    const body = { siteId: 'dc1', hardwareProfile: 'default', deploy: { ...deploy, tenantId: 'globex' } };
     const named = await env.app.inject({ method: 'POST', url: `/v1/pool/allocate?minSeq=${seq}`, headers: as(acme), payload: body });
     expect(named.statusCode).toBe(400);
     expect(named.json().code).toBe('VALIDATION_FAILED');
@@ -66,7 +66,7 @@ describe('free pool for tenants', () => {
         method: 'POST',
         url: `/v1/pool/allocate?minSeq=${seq}`,
         headers: as(acme),
-        payload: { siteId: 'dc1', hardwareProfile: 'test-profile', deploy },
+        payload: { siteId: 'dc1', hardwareProfile: 'default', deploy },
       });
     expect((await take()).statusCode).toBe(201);
     const second = await take();

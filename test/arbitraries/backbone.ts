@@ -48,7 +48,7 @@ export const enrollArb: fc.Arbitrary<Fresh> = fc
       address: fc.constantFrom('https://10.0.0.21', 'http://bmc.lab:8443'),
       credentialsRef: fc.constantFrom('secret:bmc-a', 'secret:bmc-b'),
     }),
-    hardwareProfile: fc.constantFrom('dl325', 'r650'),
+    hardwareProfile: fc.constantFrom('default', 'dmtf-public-tower'),
     macs: fc.uniqueArray(fc.constantFrom('52:54:00:AA:BB:01', '52-54-00-aa-bb-02', '52:54:00:aa:bb:03'), { minLength: 1, maxLength: 2 }),
   })
   .map((p) => ({ name: 'metal.enroll', payload: withoutUndefined(p) }));

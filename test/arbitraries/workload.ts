@@ -172,7 +172,7 @@ const fleetArb: fc.Arbitrary<Intent[]> = fc
             nodeId,
             siteId: site,
             bmc,
-            hardwareProfile: 'r650',
+            hardwareProfile: 'default',
             macs: [`52:54:00:aa:bb:0${i}`],
             ...(pooled && site === 's0' ? { poolId: 'p-metal' } : {}),
           },

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { repoRoot } from '../../services/platform/repoRoot.ts';
 import { readStackRecord } from '../../services/platform/stackRecord.ts';
 import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import { issueServiceCredentials } from '../../services/trust/broker/userCredentials.ts';
@@ -23,6 +24,8 @@ export async function startStackForSite(net: SiteNetwork, dataDir: string, env: 
     {
       BC_DATA_DIR: dataDir,
       BC_SIM_MACHINES: '0',
+      // The site's machines enrol as the hardware profile this config declares (examples/emulated-site/README.md).
+      BC_CONFIG: join(repoRoot, 'examples/emulated-site/better-compute.config.ts'),
       BC_HTTP_HOST: '0.0.0.0',
       BC_PUBLIC_URL: `http://${net.hostIp}:${httpPort}`,
       BC_AGENT_NATS_URL: `nats://${net.hostIp}:${natsRelayPort}`,

@@ -15,15 +15,22 @@ import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
+import { hardwareProfileCatalog } from '../../services/metal/hardwareProfiles/catalog.ts';
 
 const given = deciderSpec(nodeAggregate);
 const n = 'n1';
 const wf = workflowIdFor(n, 'cmd-00000001');
 const bmc = { address: 'https://10.0.0.1', credentialsRef: 'secret:b' };
-const enrollPayload = { nodeId: n, siteId: 'dc1', bmc, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'] };
+const enrollPayload = { nodeId: n, siteId: 'dc1', bmc, hardwareProfile: 'default', macs: ['52:54:00:aa:bb:01'] };
 const site = { exists: true };
 /** Nobody holds the node's BMC system yet (`metal.enroll` refuses one another node holds). */
-const unclaimed = { identity: { kind: 'bmcSystem', address: bmc.address } as const, claim: { claimedBy: null }, holder: undefined };
+const unclaimed = {
+  identity: { kind: 'bmcSystem', address: bmc.address } as const,
+  claim: { claimedBy: null },
+  holder: undefined,
+  // The built-in hardware profiles only: no config, no plugin.
+  hardwareProfiles: hardwareProfileCatalog([], undefined),
+};
 
 const pool = (overrides: Partial<Extract<PoolState, { exists: true }>> = {}): PoolState => ({
   exists: true,
@@ -39,7 +46,7 @@ const pool = (overrides: Partial<Extract<PoolState, { exists: true }>> = {}): Po
 
 const enrolledIn = (agent: 'none' | 'bcd'): MetalEvent => ({
   type: 'NodeEnrolled',
-  data: { nodeId: n, siteId: 'dc1', bmc, hardwareProfile: 'x', macs: ['52:54:00:aa:bb:01'], poolId: 'talos', agent },
+  data: { nodeId: n, siteId: 'dc1', bmc, hardwareProfile: 'default', macs: ['52:54:00:aa:bb:01'], poolId: 'talos', agent },
 });
 const requested = (operation: 'inspect' | 'deploy' | 'release', workflowId: string, inputs: Record<string, unknown> = {}): MetalEvent => ({
   type: 'NodeOperationRequested',

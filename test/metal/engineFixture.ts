@@ -66,7 +66,7 @@ export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
   siteId,
   // One BMC system per node: enrolment refuses a second node for a system another holds.
   bmc: { address: `https://127.0.0.1:8443/redfish/v1/Systems/${nodeId}`, credentialsRef: 'secret:bmc-1' },
-  hardwareProfile: 'fake-1u',
+  hardwareProfile: 'default',
   macs: ['52:54:00:aa:bb:01'],
 });
 

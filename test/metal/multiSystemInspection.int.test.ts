@@ -37,7 +37,7 @@ describe('inspection of a BMC that serves several systems', () => {
       const enroll = (nodeId: string, address: string, macs: string[]) =>
         bus.execute({
           name: 'metal.enroll',
-          payload: { nodeId, siteId: 'dc1', bmc: { address, credentialsRef: 'secret:chassis-bmc' }, hardwareProfile: 'apollo', macs },
+          payload: { nodeId, siteId: 'dc1', bmc: { address, credentialsRef: 'secret:chassis-bmc' }, hardwareProfile: 'hpe-ilo5-dl325', macs },
           actor: 'test',
         });
       await enroll('node-a', a!.address, [a!.macs[0]!]);

@@ -39,7 +39,7 @@ describe('concurrent writers', () => {
             nodeId: NODE,
             siteId: 'dc1',
             bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:b' },
-            hardwareProfile: 'x',
+            hardwareProfile: 'default',
             macs: ['52:54:00:00:00:01'],
           },
           actor: 'setup',

@@ -67,7 +67,7 @@ describe('sealed secrets', () => {
       const enroll = (nodeId: string, siteId: string, ref: string, i: number) =>
         backbone.bus.execute({
           name: 'metal.enroll',
-          payload: { nodeId, siteId, bmc: { address: `https://10.0.0.${i}`, credentialsRef: ref }, hardwareProfile: 'test', macs: [`52:54:00:00:00:0${i}`] },
+          payload: { nodeId, siteId, bmc: { address: `https://10.0.0.${i}`, credentialsRef: ref }, hardwareProfile: 'default', macs: [`52:54:00:00:00:0${i}`] },
           actor: 'test',
         });
       await enroll('n1', 'dc1', 'secret:bmc-n1', 1);

@@ -5,7 +5,7 @@ export const enrollPayload = (nodeId: string, siteId = 'dc1') => ({
   nodeId,
   siteId,
   bmc: { address: `https://127.0.0.1:9/redfish/v1/Systems/${nodeId}`, credentialsRef: `secret:${nodeId}-bmc` },
-  hardwareProfile: 'test-profile',
+  hardwareProfile: 'default',
   macs: ['52:54:00:00:00:01'],
 });
 

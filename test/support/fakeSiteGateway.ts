@@ -76,6 +76,8 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
         addresses: ['10.0.5.21'],
         productUuid: null,
         poolId: null,
+        hardwareProfile: 'default',
+        deployDriver: 'image-stream',
       },
       workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 3, attempt: 1, startedAt: new Date().toISOString() },
       idempotencyKey: 'wf-1-s3-a1',

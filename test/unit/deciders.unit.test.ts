@@ -10,6 +10,7 @@ import { DomainError } from '../../services/platform/errors.ts';
 import { createSite } from '../../services/site/site/create.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import type { SiteState } from '../../schemas/site/siteState.ts';
+import { hardwareProfileCatalog } from '../../services/metal/hardwareProfiles/catalog.ts';
 
 /** Given prior events folded with `evolve`, when `decide` runs on the parsed payload: its events or its refusal code. */
 function given<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>, ...events: E[]) {
@@ -39,13 +40,19 @@ const enrollPayload = (over: Record<string, unknown> = {}) => ({
   nodeId: 'n1',
   siteId: 'dc1',
   bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:bmc-1' },
-  hardwareProfile: 'dl325',
+  hardwareProfile: 'default',
   macs: ['52-54-00-AA-BB-01'],
   ...over,
 });
 const enrolled = (nodeId = 'n1'): MetalEvent => ({
   type: 'NodeEnrolled',
-  data: { nodeId, siteId: 'dc1', bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:bmc-1' }, hardwareProfile: 'dl325', macs: ['52:54:00:aa:bb:01'] },
+  data: {
+    nodeId,
+    siteId: 'dc1',
+    bmc: { address: 'https://10.0.0.21', credentialsRef: 'secret:bmc-1' },
+    hardwareProfile: 'default',
+    macs: ['52:54:00:aa:bb:01'],
+  },
 });
 const maintenance = (on: boolean, reason: string | null, source: 'operator' | 'bmc' = 'operator'): MetalEvent => ({
   type: 'NodeMaintenanceSet',
@@ -79,7 +86,8 @@ describe('site.create', () => {
 
 const bmcSystem = { kind: 'bmcSystem', address: 'https://10.0.0.21' } as const;
 /** Nobody holds the BMC system yet. */
-const unclaimed = { identity: bmcSystem, claim: { claimedBy: null }, holder: undefined };
+// Nobody holds the system; the built-in hardware profiles only (no config, no plugin).
+const unclaimed = { identity: bmcSystem, claim: { claimedBy: null }, holder: undefined, hardwareProfiles: hardwareProfileCatalog([], undefined) };
 
 describe('metal.enroll', () => {
   it('metal.enroll enrolls a new node at an existing site with normalised MACs', () => {
@@ -108,7 +116,7 @@ describe('metal.enroll', () => {
 
   it('metal.enroll refuses the BMC system another enrolled node holds with NODE_IDENTITY_CONFLICT; a retired holder frees it', () => {
     const holder = given(nodeAggregate, enrolled('n0')).state;
-    const held = { identity: bmcSystem, claim: { claimedBy: 'n0' }, holder };
+    const held = { ...unclaimed, claim: { claimedBy: 'n0' }, holder };
     expect(given(nodeAggregate).when(enrollNode, enrollPayload(), { dependencies: { site: existingSite, ...held } })).toEqual({
       code: 'NODE_IDENTITY_CONFLICT',
     });

@@ -50,7 +50,7 @@ const enrollBody = (siteId: string, nodeId: string, i: number) => ({
   nodeId,
   siteId,
   bmc: { address: `https://10.1.${(i >> 8) & 255}.${i & 255}`, credentialsRef: 'secret:bmc-bench' },
-  hardwareProfile: 'r640',
+  hardwareProfile: 'default',
   macs: ['52:54:00:12:34:56'],
 });
 

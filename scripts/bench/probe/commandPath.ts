@@ -40,7 +40,7 @@ const enroll = (prefix: string) => (i: number) =>
       siteId: 's1',
       // One BMC system per node, as a real fleet has (enrolment refuses a system another node holds).
       bmc: { address: `https://10.0.0.1/redfish/v1/Systems/${prefix}-${i}`, credentialsRef: 'secret:b' },
-      hardwareProfile: 'r',
+      hardwareProfile: 'default',
       macs: ['52:54:00:12:34:56'],
     },
     actor: 'probe',

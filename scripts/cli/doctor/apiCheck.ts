@@ -1,7 +1,9 @@
 import type { Finding } from '../../../schemas/doctor.ts';
 import { Readiness, type ReadinessWarningCode } from '../../../schemas/health.ts';
 import type { NodeView } from '../../../schemas/metal/views.ts';
+import type { PluginView } from '../../../schemas/plugins/views.ts';
 import type { SecretView } from '../../../schemas/secrets/views.ts';
+import type { PoolView } from '../../../schemas/vps/views.ts';
 import type { SiteView } from '../../../schemas/site/views.ts';
 import { ApiClient, ApiError } from '../apiClient.ts';
 import type { ClockSample } from './clockCheck.ts';
@@ -12,6 +14,8 @@ export interface Fleet {
   sites: SiteView[];
   nodes: NodeView[];
   secretKeyIds: string[];
+  pools: PoolView[];
+  plugins: PluginView[];
 }
 
 export interface ApiReach {
@@ -110,5 +114,7 @@ async function readFleet(api: ApiClient): Promise<Fleet> {
     cursor = page.nextCursor;
   }
   const secretKeyIds = (await api.get<{ items: SecretView[] }>('/v1/secrets')).items.map((s) => s.keyId);
-  return { sites, nodes, secretKeyIds };
+  const pools = (await api.get<{ items: PoolView[] }>('/v1/vps/pools')).items;
+  const plugins = (await api.get<{ items: PluginView[] }>('/v1/plugins')).items;
+  return { sites, nodes, secretKeyIds, pools, plugins };
 }

@@ -7,6 +7,7 @@ import { checkApi } from './apiCheck.ts';
 import { checkClock, type ClockSample } from './clockCheck.ts';
 import { checkConfig } from './configCheck.ts';
 import { skipped } from './finding.ts';
+import { checkHardwareProfiles } from './hardwareProfileCheck.ts';
 import { checkMasterKey } from './masterKeyCheck.ts';
 import { checkNats, natsServerTime } from './natsCheck.ts';
 import { checkProduction, type BootstrapTokenState } from './productionCheck.ts';
@@ -63,6 +64,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     else findings.push(skipped('siteAgents', 'JetStream could not be read'));
     if (api.fleet) findings.push(...checkBmcs(api.fleet.sites, api.fleet.nodes));
     else findings.push(skipped('bmc', 'the API could not list the fleet'));
+    findings.push(...(api.fleet ? checkHardwareProfiles(config, api.fleet) : [skipped('hardwareProfiles', 'the API could not list the fleet')]));
     findings.push(...checkMasterKey(config, api.fleet?.secretKeyIds));
     findings.push(...checkClock(clocks, now()));
     const bootstrap = token !== undefined && parseToken(token)?.tokenId === bootstrapTokenId;

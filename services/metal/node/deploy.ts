@@ -22,9 +22,13 @@ export const deployNode = defineCommand({
       node.current?.operation === 'deploy' && node.current.inputs.imageSha256 === command.imageSha256 && node.current.inputs.profile === command.profile;
     if (same) return [];
     requireState(node, 'metal.deploy', ['ready']);
-    // The built-in deploy writes the image from the ramdisk, which an agentless machine never boots.
+    // The built-in deploy is the image-stream driver's: it writes the image from the ramdisk, which a node whose
+    // hardware profile (or pool) deploys agentless never boots.
     if (isAgentless(node) && command.profile === undefined) {
-      throw new DomainError('UNSUPPORTED', `node ${node.nodeId} is in an agentless pool; deploy it with a profile that needs no agent (e.g. talos-1.8)`);
+      throw new DomainError(
+        'UNSUPPORTED',
+        `node ${node.nodeId} deploys agentless (hardware profile ${node.hardwareProfile}${node.poolId ? `, pool ${node.poolId}` : ''}); deploy it with a profile that needs no agent (e.g. talos-1.8)`,
+      );
     }
     const { nodeId: _nodeId, tenantId, inputs: extra, ...inputs } = command;
     return requestOperation(node, 'deploy', { ...extra, ...inputs }, commandId, tenantId);

@@ -3,10 +3,13 @@ import { createHash } from 'node:crypto';
 import { EnrollNode } from '../../../schemas/metal/nodeCommands.ts';
 import { describeIdentity, identityKey, nodeIdentityRef, type NodeIdentity } from '../../../schemas/metal/nodeIdentity.ts';
 import { nodeRef } from '../../../schemas/metal/nodeState.ts';
+import { PLUGIN_REGISTRY_ID, pluginRegistryRef } from '../../../schemas/plugins/registryState.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand, type AggregateLoader } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
+import { deploymentHardwareProfiles, hardwareProfileCatalog } from '../hardwareProfiles/catalog.ts';
+import { enrolmentProfile } from '../hardwareProfiles/enrolmentProfile.ts';
 import { otherHolder } from '../identity/nodeIdentity.ts';
 import { nodeAggregate } from './node.ts';
 
@@ -29,6 +32,8 @@ export const enrollNode = defineCommand({
     site: await load(siteRef, command.siteId),
     pool: command.poolId === undefined ? undefined : await load(poolRef, command.poolId),
     ...(await identityClaim({ kind: 'bmcSystem', address: command.bmc.address }, load)),
+    // What the enrolment may name: built in, this deployment's config, and what plugins registered.
+    hardwareProfiles: hardwareProfileCatalog(deploymentHardwareProfiles(), await load(pluginRegistryRef, PLUGIN_REGISTRY_ID)),
   }),
   decide(command, state, { commandId, dependencies }): MetalEvent[] {
     const nodeId = command.nodeId ?? derivedNodeId(commandId);
@@ -44,6 +49,9 @@ export const enrollNode = defineCommand({
       if (command.inspectInBand && pool.agent === 'none')
         throw new DomainError('UNSUPPORTED', `pool ${pool.poolId} is agentless; an in-band inspection needs the bcd ramdisk`);
     }
+    const profile = enrolmentProfile(command.hardwareProfile, pool, dependencies.hardwareProfiles);
+    if (command.inspectInBand && profile.agent === 'none')
+      throw new DomainError('UNSUPPORTED', `hardware profile ${profile.id} deploys agentless; an in-band inspection needs the bcd ramdisk`);
     return [
       {
         type: 'NodeEnrolled',
@@ -51,10 +59,11 @@ export const enrollNode = defineCommand({
           nodeId,
           siteId: command.siteId,
           bmc: command.bmc,
-          hardwareProfile: command.hardwareProfile,
+          hardwareProfile: profile.id,
           macs: command.macs,
           ...(command.addresses.length > 0 ? { addresses: command.addresses } : {}),
-          ...(pool?.exists ? { poolId: pool.poolId, agent: pool.agent } : {}),
+          ...(pool?.exists ? { poolId: pool.poolId } : {}),
+          ...(profile.agent !== undefined ? { agent: profile.agent } : {}),
           ...(command.inspectInBand ? { inspectInBand: true as const } : {}),
         },
       },

@@ -4,17 +4,19 @@ import type { PluginEvent } from '../../../schemas/plugins/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../platform/errors.ts';
 import { builtinPolicies } from '../../autonomy/policies.ts';
+import { builtinHardwareProfiles } from '../../../schemas/metal/hardwareProfile.ts';
 import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';
 import { builtinSteps } from '../builtinSteps.ts';
 import { PLUGIN_REGISTRY_ID, ownerOf, pluginRegistryAggregate } from './registry.ts';
 
 const builtinProfileIds = new Set(builtinProfileCatalog.map((p) => p.id));
-const builtinIds: Record<'steps' | 'profiles' | 'policies', { has(id: string): boolean }> = {
+const builtinIds: Record<'steps' | 'profiles' | 'policies' | 'hardwareProfiles', { has(id: string): boolean }> = {
   steps: builtinSteps,
   profiles: builtinProfileIds,
   policies: new Set(builtinPolicies.map((p) => p.category)),
+  hardwareProfiles: new Set(builtinHardwareProfiles.map((p) => p.id)),
 };
-const noun = { steps: 'step id', profiles: 'profile id', policies: 'category' } as const;
+const noun = { steps: 'step id', profiles: 'profile id', policies: 'category', hardwareProfiles: 'hardware profile' } as const;
 
 /**
  * `plugins.register`: a plugin process announces what it brings. A step or profile id, or an intervention category,
@@ -34,8 +36,8 @@ export const registerPlugin = defineCommand({
       const { registeredAt: _, ...registered } = previous;
       if (isDeepStrictEqual(registered, command)) return [];
     }
-    for (const kind of ['steps', 'profiles', 'policies'] as const) {
-      const ids = kind === 'policies' ? command.policies.map((p) => p.category) : command[kind].map((item) => item.id);
+    for (const kind of ['steps', 'profiles', 'policies', 'hardwareProfiles'] as const) {
+      const ids = kind === 'policies' ? command.policies.map((p) => p.category) : (command[kind] ?? []).map((item) => item.id);
       const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
       if (duplicate) throw new DomainError('VALIDATION_FAILED', `plugin ${command.pluginId} lists ${kind} "${duplicate}" twice`);
       for (const id of ids) {

@@ -6,9 +6,9 @@ import { defineAggregate } from '../../platform/commands/commandDefinition.ts';
 export { PLUGIN_REGISTRY_ID, type PluginRegistryState, type RegisteredPlugin };
 
 /** Which plugin owns a step id, a profile id or an intervention category, if any. */
-export function ownerOf(state: PluginRegistryState, kind: 'steps' | 'profiles' | 'policies', id: string): string | undefined {
+export function ownerOf(state: PluginRegistryState, kind: 'steps' | 'profiles' | 'policies' | 'hardwareProfiles', id: string): string | undefined {
   for (const plugin of state.plugins.values()) {
-    const ids = kind === 'policies' ? plugin.policies.map((p) => p.category) : plugin[kind].map((item) => item.id);
+    const ids = kind === 'policies' ? plugin.policies.map((p) => p.category) : (plugin[kind] ?? []).map((item) => item.id);
     if (ids.includes(id)) return plugin.pluginId;
   }
   return undefined;

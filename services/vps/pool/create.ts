@@ -29,6 +29,7 @@ export const createPool = defineCommand({
         allowUnverifiedRelease: command.policy?.allowUnverifiedRelease ?? false,
         provisioningCidrs: command.policy?.provisioningCidrs ?? [],
         ...(command.policy?.wipeMethod ? { wipeMethod: command.policy.wipeMethod } : {}),
+        ...(command.policy?.hardwareProfile ? { hardwareProfile: command.policy.hardwareProfile } : {}),
       },
       ...(command.runtime !== undefined ? { runtime: command.runtime } : {}),
     };
