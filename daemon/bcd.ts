@@ -6,7 +6,7 @@ import { pendingJoinUserKey } from './agent/pendingJoin.ts';
 import { connectLongLivedAgent } from './agent/longLivedConnection.ts';
 import { recordLastError } from './agent/lastError.ts';
 import { loadMembership } from './agent/membership.ts';
-import { PlatformError } from '../services/platform/errors.ts';
+import { PlatformError } from '../schemas/platformError.ts';
 import { createLogger } from '../services/platform/logger.ts';
 import { BcdUsageError, bcdUsage, parseBcdArgs, type BcdArgs } from './bcdArgs.ts';
 import { launchNodeAgent } from './node/nodeAgent.ts';

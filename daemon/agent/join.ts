@@ -6,7 +6,7 @@ import { JoinAccepted, JoinReply, type JoinRequest } from '../../schemas/trust/j
 import { openJoinAnswer } from '../../schemas/trust/joinReplySeal.ts';
 import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
 import type { JoinRole } from '../../schemas/trust/joinTokens.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 
 export interface JoinAttempt {

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import type { AgentKeyring } from './agentKeyring.ts';
 import { syncFolder } from './durableFile.ts';

@@ -4,7 +4,7 @@ import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { ANONYMOUS_USER } from '../../schemas/trust/agentIds.ts';
 import { AgentKeyStatusReply, type AgentKeyStatus } from '../../schemas/trust/agentKeyStatus.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { rotateKey, rotationPending, type KeyRotationDeps, type RotationOutcome } from './keyRotation.ts';
 import type { SigningGate } from './signingGate.ts';
 

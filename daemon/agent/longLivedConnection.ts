@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { userPublicKeyOfCreds } from '../../services/platform/nats/agentCredentials.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';

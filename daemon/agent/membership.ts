@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentMembership } from '../../schemas/agent/agentMembership.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { writeFileDurably, type DurableFs } from './durableFile.ts';
 
 export type { AgentMembership };

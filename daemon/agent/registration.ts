@@ -5,7 +5,7 @@ import type { CommandResult, Problem } from '../../schemas/api.ts';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { rotationMessage, type AgentRegistrationRequest } from '../../schemas/trust/commands.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { ANONYMOUS_USER } from '../../schemas/trust/agentIds.ts';
 import type { AgentIdentity, AgentRole } from './identity.ts';

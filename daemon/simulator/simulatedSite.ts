@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sendCommand } from '../../services/platform/commands/sendCommand.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../../services/platform/logger.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import type { MasterKey } from '../../services/secrets/masterKey.ts';

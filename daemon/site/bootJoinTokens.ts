@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { isErrorCode } from '../../schemas/errorCodes.ts';
 import { BootTokenReply, signBootTokenRequest } from '../../schemas/trust/bootToken.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { AgentIdentity } from '../agent/identity.ts';
 import type { BootTicket } from './bootTickets.ts';
 

@@ -5,7 +5,7 @@ import { ephemeralKeyPair } from '../../schemas/ephemeralKey.ts';
 import { decryptGrant, signGrantRequest } from '../../schemas/secrets/grantCodec.ts';
 import { BmcCredentialsValue } from '../../schemas/secrets/views.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { AgentIdentity } from '../agent/identity.ts';
 import { AgentError } from '../agent/errors.ts';
 import type { BmcCredentials, CredentialResolver } from './credentials.ts';

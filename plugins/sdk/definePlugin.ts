@@ -2,7 +2,7 @@ import type { HardwareProfile } from '../../schemas/metal/hardwareProfile.ts';
 import type { DriverDescriptor, PluginRegistration } from '../../schemas/plugins/registration.ts';
 import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import { declarationsOf } from '../../schemas/metal/stepDeclarations.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Binding } from './defineBinding.ts';
 import type { Profile } from './defineProfile.ts';
 import type { Sensor } from './defineSensor.ts';

@@ -5,8 +5,8 @@ import type { BmcConnection } from '../../schemas/agent/bmc.ts';
 import type { HttpProxyAnswer, HttpProxyRequest } from '../../schemas/agent/httpProxy.ts';
 import { declarationIssue, declarationsOf, StepDeclarations, type StepAttests, type StepRecords } from '../../schemas/metal/stepDeclarations.ts';
 import type { NodeOperation, StepRunsOn } from '../../schemas/metal/workflow.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
-import type { Logger } from '../../services/platform/logger.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
+import type { Logger } from 'pino';
 import type { StepBlobs, StepPki, StepSecrets } from './stepFacilities.ts';
 
 /** What a step passes to `httpViaSite`: defaults (method, headers, timeout) may be left out. */

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../../schemas/errorCodes.ts';
 import type { AgentResultRejection as RejectionReason } from '../../schemas/agent/agentResultCodec.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 
 /** The step cannot succeed by trying again: the executor records `StepFailed` (not retryable) and `term()`s the work. */
 export class TerminalError extends PlatformError {

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { AssignmentView, TemplateView } from '../../schemas/fleet/views.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { getAssignment, getTemplate, listAssignments, listTemplates } from './queries.ts';
 

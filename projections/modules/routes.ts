@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ModuleVersionView, ModuleView, PublisherView } from '../../schemas/fleet/views.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { getModule, listModules, listPublishers } from './queries.ts';
 

@@ -8,7 +8,7 @@ import { nodeStates } from '../../schemas/metal/nodeState.ts';
 import { NodeView } from '../../schemas/metal/views.ts';
 import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
 import type { CapacityCaps } from '../../schemas/metal/workflow.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { fleetSummary } from './fleetSummary.ts';
 import { getNode, listNodes } from './queries.ts';

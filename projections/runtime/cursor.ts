@@ -1,4 +1,4 @@
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 
 /** Opaque page cursors: the last key of the previous page, base64url-encoded so clients do not parse it. */
 export const encodeCursor = (key: string): string => Buffer.from(key, 'utf8').toString('base64url');

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { isCorruptDatabase } from '../../services/platform/corruptDatabase.ts';
 import { openReader, readCheckpoint } from './readModelDatabase.ts';
 import { fileIdentity, type ReadModelFiles } from './readModelFiles.ts';

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { maxTrendHours, TrendsView } from '../../schemas/metal/trendViews.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ReadModelReader } from '../runtime/readModelReader.ts';
 import { msPerHour } from './hours.ts';
 import { trendsOf } from './queries.ts';

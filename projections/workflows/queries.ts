@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { WorkflowStepView, WorkflowView } from '../../schemas/metal/workflowViews.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { decodeCursor, encodeCursor } from '../runtime/cursor.ts';
 
 interface WorkflowRow {

@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../platform/logger.ts';
 import { AGENT_RESULT_MAX_MSG_BYTES } from '../platform/nats/streams.ts';
 import { ResultRejectedError } from '../../plugins/sdk/stepErrors.ts';

@@ -6,7 +6,7 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ApprovalView } from '../../schemas/metal/approvalViews.ts';
 import { ApproveBatch, RejectBatch } from '../../schemas/metal/workflowCommands.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 const WorkflowParams = z.object({ workflowId: z.string() });

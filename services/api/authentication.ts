@@ -4,7 +4,7 @@ import { actorOfToken, type Principal } from '../../schemas/auth/roles.ts';
 import { parseToken, secretMatches } from '../auth/bearer.ts';
 import { tokenAggregate } from '../auth/token/token.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { accessOf, isPublicRoute } from './accessPolicy.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 

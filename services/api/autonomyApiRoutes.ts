@@ -9,7 +9,7 @@ import { PolicyView } from '../../schemas/autonomy/views.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { APPROVERS_ID } from '../../schemas/trust/approvals.ts';
 import { approversRef } from '../../schemas/trust/approversState.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { declaredPolicies } from '../autonomy/policies.ts';
 import { PluginCatalog } from '../plugins/pluginCatalog.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';

@@ -3,7 +3,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { z } from 'zod';
 import { CommandResult, Problem } from '../../schemas/api.ts';
 import type { Principal } from '../../schemas/auth/roles.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { CommandDefinition } from '../platform/commands/commandDefinition.ts';
 import type { ApiContext } from './apiContext.ts';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { eventCatalog } from '../../schemas/events.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ApiContext } from './apiContext.ts';
 import type { TokenCheck } from './authentication.ts';
 import { serveLiveStream, sseFrame } from './liveStream.ts';

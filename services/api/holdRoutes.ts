@@ -10,7 +10,7 @@ import type { NodeView } from '../../schemas/metal/views.ts';
 import { PlaceHoldRequest, type HoldCandidate, type HoldHolder } from '../../schemas/vps/holdCommands.ts';
 import { HoldView } from '../../schemas/vps/views.ts';
 import { payloadDigest } from '../platform/commands/commandBus.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { placementCandidateOf } from '../vps/placement/candidates.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 

@@ -7,7 +7,7 @@ import { Problem } from '../../schemas/api.ts';
 import { JoinExpectation, JoinRole, MAX_JOIN_TOKEN_TTL_SECONDS } from '../../schemas/trust/joinTokens.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { brokerDirOf } from '../platform/config.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { mintJoinToken } from '../trust/joinToken/mint.ts';
 import type { ApiContext } from './apiContext.ts';
 

@@ -7,7 +7,7 @@ import { MAX_BUNDLE_BYTES, PublishModuleVersion } from '../../schemas/fleet/modu
 import { BlobStore } from '../blobs/blobStore.ts';
 import { payloadDigest } from '../platform/commands/commandBus.ts';
 import { publicUrlOf } from '../platform/config.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { openOnFirstUse } from '../platform/openOnFirstUse.ts';
 import type { ApiContext } from './apiContext.ts';
 

@@ -6,7 +6,7 @@ import { Problem } from '../../schemas/api.ts';
 import { HistoryInstant, NodeHistory } from '../../schemas/metal/nodeHistory.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ApiContext } from './apiContext.ts';
 import type { Tenancy } from './tenancy.ts';
 

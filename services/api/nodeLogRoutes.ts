@@ -6,7 +6,7 @@ import { NodeLogPage } from '../../schemas/agent/nodeLog.ts';
 import { Problem } from '../../schemas/api.ts';
 import { ResourceId } from '../../schemas/ids.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 import type { TokenCheck } from './authentication.ts';
 import { serveLiveStream, sseFrame } from './liveStream.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { claimableNodeIds, poolOffers } from '../../projections/nodes/poolOffers.ts';
 import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { AllocateNode, PoolOffer } from '../../schemas/metal/poolViews.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 /** Free nodes a racing caller may take between the read and the deploy: this many are tried before giving up. */

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { Problem } from '../../schemas/api.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { ApiContext } from './apiContext.ts';
 
 const ProjectorStatus = z.object({ name: z.string(), checkpoint: z.number(), streamLastSeq: z.number(), lag: z.number(), rebuilding: z.boolean() });

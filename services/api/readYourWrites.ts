@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 
 /**
  * `?minSeq=` asks a read model to have applied that position of the log first (read-your-writes). A position beyond

@@ -6,7 +6,7 @@ import { CommandResult, MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { ApproveRollout, RejectRollout, RolloutId, StartRollout, StartRolloutRequest } from '../../schemas/fleet/rolloutCommands.ts';
 import { RolloutVerb } from '../../schemas/fleet/rolloutVerbs.ts';
 import { planRollout } from '../fleet/rollout/rolloutPlan.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 const Headers = z.object({ 'idempotency-key': z.string().optional() }).passthrough();

@@ -6,7 +6,7 @@ import { MinSeqQuery, Problem } from '../../schemas/api.ts';
 import { SecretKind, sealingAad, secretRefOf } from '../../schemas/secrets/sealed.ts';
 import type { SecretEvent } from '../../schemas/secrets/events.ts';
 import { PutSecretBody, SecretIdParams, SecretStoredView, SecretView } from '../../schemas/secrets/views.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { loadMasterKey } from '../secrets/masterKey.ts';
 import { seal } from '../secrets/sealing.ts';
 import { secretRequestDigest } from '../secrets/secretRequestDigest.ts';

@@ -14,7 +14,7 @@ import { vpsRoutes } from '../../projections/vps/routes.ts';
 import { ensureAdminToken } from '../auth/bootstrap.ts';
 import { operatorCommands } from './commandCatalog.ts';
 import { DeadLetterReader } from '../platform/deadLetters/deadLetterReader.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { Logger } from '../platform/logger.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 import { installAuthentication } from './authentication.ts';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Problem } from '../../schemas/api.ts';
 import { ServicesView } from '../../schemas/lease.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { LeaseReader } from '../platform/lease/leaseReader.ts';
 import type { ResponderRoster } from '../commands/responderRoster.ts';
 

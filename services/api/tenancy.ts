@@ -3,7 +3,7 @@ import { isTenantWorkflow, nodeOwnership } from '../../projections/nodes/tenancy
 import type { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { instanceById } from '../../projections/vps/queries.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 /**

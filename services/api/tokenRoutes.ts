@@ -8,7 +8,7 @@ import { CreateTokenBody } from '../../schemas/auth/commands.ts';
 import { CreatedTokenView, TokenIdParams, TokenView } from '../../schemas/auth/views.ts';
 import { mintToken } from '../auth/bearer.ts';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { readerOf, type ApiContext } from './apiContext.ts';
 
 /**

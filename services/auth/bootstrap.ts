@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandBus } from '../platform/commands/commandBus.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { createPrivateFileOnce } from '../platform/privateFile.ts';
 import type { Logger } from '../platform/logger.ts';
 import { hashSecret, mintToken, parseToken } from './bearer.ts';

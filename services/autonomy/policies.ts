@@ -1,6 +1,6 @@
 import { HOUR_MS, type PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import type { PluginRegistryState } from '../../schemas/plugins/registryState.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 
 const chainTimeoutMs = 4 * HOUR_MS;
 

@@ -3,7 +3,7 @@ import { StorageType } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { blobPath } from '../../schemas/blobs.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { StoredBlob } from '../../schemas/blobs.ts';
 
 export type { StoredBlob };

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { commandNameOf } from '../../schemas/commandPartitions.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { toPlatformError } from '../platform/problem.ts';
 import type { CommandChannel } from '../platform/commands/commandChannel.ts';
 import type { Logger } from '../platform/logger.ts';

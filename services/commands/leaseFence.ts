@@ -1,7 +1,7 @@
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { parseLeaseStamp } from '../../schemas/lease.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { openLeaseBucket, readLease } from '../platform/lease/leaderLease.ts';
 import type { Logger } from '../platform/logger.ts';
 import { openOnFirstUse } from '../platform/openOnFirstUse.ts';

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../schemas/errorCodes.ts';
-import { PlatformError } from './errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 
 /** Why configuration could not be loaded or used; stable, for matching (the platform code says how it crosses boundaries). */
 export const ConfigReason = {

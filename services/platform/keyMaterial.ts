@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ErrorCode } from '../../schemas/errorCodes.ts';
-import { PlatformError } from './errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { createPrivateFileOnce } from './privateFile.ts';
 
 export const KEY_BYTES = 32;

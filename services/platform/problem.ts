@@ -1,7 +1,7 @@
 import { isCorruptDatabase } from './corruptDatabase.ts';
 import { ErrorCodes, type ErrorCode } from '../../schemas/errorCodes.ts';
 import type { Problem } from '../../schemas/api.ts';
-import { asPlatformError, PlatformError, type Issue } from './errors.ts';
+import { asPlatformError, PlatformError, type Issue } from '../../schemas/platformError.ts';
 
 /** Fastify's own request errors, by its stable `code`, mapped onto ours. */
 const fastifyCodes: Record<string, ErrorCode> = {

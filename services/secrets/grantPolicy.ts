@@ -1,7 +1,7 @@
 import type { NodeAggregateState } from '../../schemas/metal/nodeState.ts';
 import type { SecretGrantRequest } from '../../schemas/secrets/grant.ts';
 import type { AgentState } from '../../schemas/trust/agentState.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { SecretState } from './secret/secret.ts';
 import type { SecretTicketClaims } from './secretTicket.ts';
 

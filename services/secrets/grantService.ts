@@ -7,7 +7,7 @@ import { nodeRef } from '../../schemas/metal/nodeState.ts';
 import { agentRef } from '../../schemas/trust/agentState.ts';
 import { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { serveRequests } from '../platform/commands/requestResponder.ts';
-import { PlatformError, issuesOf } from '../platform/errors.ts';
+import { PlatformError, issuesOf } from '../../schemas/platformError.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
 import { authoriseGrant, authoriseTicketGrant } from './grantPolicy.ts';

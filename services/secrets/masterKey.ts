@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Config } from '../platform/config.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { decodeKey, KEY_BYTES, loadKeyMaterial } from '../platform/keyMaterial.ts';
 
 /**

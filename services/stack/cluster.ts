@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Inboxes } from '../../schemas/subjects.ts';
 import { brokerDirOf, loadConfig } from '../platform/config.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { createLogger } from '../platform/logger.ts';
 import { connectNats } from '../platform/nats/connect.ts';
 import { NatsServerMissingError } from '../platform/nats/embeddedServer.ts';

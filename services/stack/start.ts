@@ -7,7 +7,7 @@ import { connectNats } from '../platform/nats/connect.ts';
 import { NatsServerMissingError, startNatsServer, type NatsServerProcess } from '../platform/nats/embeddedServer.ts';
 import { NatsAccessError } from '../platform/nats/natsAccessError.ts';
 import { ensureStreams } from '../platform/nats/streams.ts';
-import { PlatformError } from '../platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { makePrivateDir, usePrivateUmask } from '../platform/privateTree.ts';
 import { removeStackRecord, writeStackRecord } from '../platform/stackRecord.ts';
 import { prepareStackBroker } from '../trust/broker/stackBroker.ts';

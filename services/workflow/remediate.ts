@@ -4,7 +4,7 @@ import { RemediateNode, RemediationInputs } from '../../schemas/metal/nodeComman
 import { remediableStates } from '../../schemas/metal/nodeState.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { defineCommand } from '../platform/commands/commandDefinition.ts';
-import { DomainError } from '../platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { findProfile, stepHomes } from '../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../plugins/registry/registry.ts';
 import { requestOperation, requireNode, requireState } from '../metal/node/lifecycle.ts';

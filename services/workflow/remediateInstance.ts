@@ -6,7 +6,7 @@ import { heldByAnother } from '../../schemas/vps/instanceState.ts';
 import { reservationOf, tenantRef } from '../../schemas/vps/tenantState.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import { defineCommand } from '../platform/commands/commandDefinition.ts';
-import { DomainError } from '../platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { findProfile, stepHomes } from '../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../plugins/registry/registry.ts';
 import { workflowIdFor } from '../metal/node/lifecycle.ts';

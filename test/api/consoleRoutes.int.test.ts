@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { consoleRoutes } from '../../services/api/consoleRoutes.ts';
 import { precompress } from '../../services/console/precompress.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { tempDir } from '../support/natsServer.ts';
 

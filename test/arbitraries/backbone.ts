@@ -9,7 +9,7 @@ import {
   type DomainEventLike,
 } from '../../services/platform/commands/commandDefinition.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 
 /** The small id space: collisions (duplicate creates, enrolls at missing sites, unknown nodes) are the point. */
 export const SITE_IDS = ['s0', 's1', 's2'] as const;

@@ -3,7 +3,7 @@ import type { AggregateRepository, AggregateSnapshot } from '../../services/plat
 import type { AggregateLoader, CommandContext } from '../../services/platform/commands/commandDefinition.ts';
 import { DependencyFreshness } from '../../services/platform/commands/dependencyFreshness.ts';
 import { RememberedCommands } from '../../services/platform/commands/rememberedCommands.ts';
-import { DomainError, PlatformError } from '../../services/platform/errors.ts';
+import { DomainError, PlatformError } from '../../schemas/platformError.ts';
 import type { ReadFrom } from '../../services/platform/eventStore/eventStore.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { LATEST_SEEN_MAX_AGE_MS } from '../../services/platform/commands/aggregateRepository.ts';
 import { defineCommand } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { createSite } from '../../services/site/site/create.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import { startBackbone } from '../support/backboneFixture.ts';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ModulePin } from '../../schemas/fleet/closure.ts';
 import { assignTemplate } from '../../services/fleet/assignment/assignmentCommands.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { closureInput, shuffled, shuffledInput } from './closureArbitraries.ts';
 import { type FakeLog, loaderOf } from './assignmentLog.ts';
 

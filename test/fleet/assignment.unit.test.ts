@@ -5,7 +5,7 @@ import type { PublishedModuleVersion, TemplateSpec } from '../../schemas/fleet/c
 import { assignmentAggregate } from '../../services/fleet/assignment/assignment.ts';
 import { assignTemplate, pinModule, unpinModule } from '../../services/fleet/assignment/assignmentCommands.ts';
 import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { type FakeLog, loaderOf } from './assignmentLog.ts';
 
 const context = { commandId: 'cmd-a-01', actor: 'spec', now: '2026-12-06T00:00:00.000Z' };

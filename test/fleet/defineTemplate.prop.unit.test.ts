@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TemplateState } from '../../schemas/fleet/templateState.ts';
 import type { AggregateLoader } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { defineTemplate } from '../../services/fleet/template/defineTemplate.ts';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e', 'f'] as const;

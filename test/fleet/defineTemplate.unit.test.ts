@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PublishedModuleVersion } from '../../schemas/fleet/closure.ts';
 import type { TemplateState } from '../../schemas/fleet/templateState.ts';
 import type { AggregateLoader } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { defineTemplate } from '../../services/fleet/template/defineTemplate.ts';
 import { dryRunAssignment } from '../../services/fleet/template/dryRun.ts';
 import { templateAggregate } from '../../services/fleet/template/template.ts';

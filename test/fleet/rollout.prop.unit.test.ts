@@ -7,7 +7,7 @@ import { abortRollout, continueRollout, pauseRollout, resumeRollout, rollbackRol
 import { decideProgress } from '../../services/fleet/rollout/progress.ts';
 import { rolloutAggregate, type RolloutState } from '../../services/fleet/rollout/rollout.ts';
 import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { started } from './rolloutLog.ts';
 
 const context = { commandId: 'cmd-prop-01', actor: 'prop', now: '2026-12-02T12:00:00.000Z', dependencies: undefined };

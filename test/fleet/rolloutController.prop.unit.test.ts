@@ -5,7 +5,7 @@ import { recordHostOutcome, recordHostRestored, startWave } from '../../services
 import { abortRollout, pauseRollout, resumeRollout, rollbackRollout } from '../../services/fleet/rollout/operatorCommands.ts';
 import { rolloutAggregate, type RolloutState } from '../../services/fleet/rollout/rollout.ts';
 import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import type { Effect } from '../../services/platform/processManager/processManager.ts';
 import { RolloutControllerModel, type ControllerInput } from '../../services/processes/rolloutController/controllerModel.ts';
 import { decideRolloutReactions, type ModuleApplyTask } from '../../services/processes/rolloutController/rolloutReactions.ts';

@@ -9,7 +9,7 @@ import { startWave } from '../../services/fleet/rollout/controllerCommands.ts';
 import { rolloutAggregate, type RolloutState } from '../../services/fleet/rollout/rollout.ts';
 import { expireRolloutApproval, rejectRollout } from '../../services/fleet/rollout/rolloutVerdicts.ts';
 import type { CommandDefinition } from '../../services/platform/commands/commandDefinition.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { started } from './rolloutLog.ts';
 
 const T0 = Date.parse('2026-12-02T12:00:00.000Z');

@@ -9,7 +9,7 @@ import { configuredHardwareProfiles, hardwareProfileCatalog } from '../../servic
 import { enrolmentProfile } from '../../services/metal/hardwareProfiles/enrolmentProfile.ts';
 import { AGENTLESS_INPUT, builtinProfileFor } from '../../services/metal/profiles/builtin.ts';
 import { loadConfig } from '../../services/platform/config.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { builtinSteps } from '../../services/plugins/builtinSteps.ts';
 import { pluginRegistryAggregate } from '../../services/plugins/registry/registry.ts';
 import { registerPlugin } from '../../services/plugins/registry/register.ts';

@@ -17,7 +17,7 @@ import { unrescueNode } from '../../services/metal/node/unrescue.ts';
 import { completeOperation } from '../../services/metal/node/completeOperation.ts';
 import { failOperation } from '../../services/metal/node/failOperation.ts';
 import { markWiping } from '../../services/metal/node/markWiping.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { deployPayload } from './engineFixture.ts';
 
 const n = 'n1';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandResult } from '../../schemas/api.ts';
 import type { CommandChannel } from '../../services/platform/commands/commandChannel.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { sendEngineCommand } from '../../services/platform/processManager/engineCommands.ts';
 import type { Effect } from '../../services/platform/processManager/processManager.ts';

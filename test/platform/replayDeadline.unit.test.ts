@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { withinReplayDeadline } from '../../services/platform/nats/replayDeadline.ts';
 
 /** Yields `values`, then either ends or never says another word (a consumer whose server went away). */

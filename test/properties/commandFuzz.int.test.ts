@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCodes, isErrorCode } from '../../schemas/errorCodes.ts';
 import { serveCommands } from '../../services/commands/commandResponder.ts';
 import { allCommands, operatorCommands } from '../../services/api/commandCatalog.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { WorkflowExecutor } from '../../services/workflow/executor.ts';
 import { loadWorkflowConfig } from '../../services/workflow/config.ts';
 import { hostilePayload } from '../arbitraries/hostilePayload.ts';

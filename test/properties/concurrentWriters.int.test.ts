@@ -5,7 +5,7 @@ import type { CommandResult } from '../../schemas/api.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
 import { foldStored } from '../arbitraries/backbone.ts';

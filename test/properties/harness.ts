@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Projector } from '../../projections/runtime/projector.ts';
 import type { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import type { GeneratedCommand, Outcome } from '../arbitraries/backbone.ts';
 import { dumpTables, type TableDump } from './tables.ts';
 

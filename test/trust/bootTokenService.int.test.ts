@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { requestBootJoinToken } from '../../daemon/site/bootJoinTokens.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { startBootTokenService } from '../../services/trust/join/bootTokenService.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';

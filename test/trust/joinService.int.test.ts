@@ -11,7 +11,7 @@ import { keyIdOf, ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
 import { parseJoinToken } from '../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { EventMac } from '../../services/platform/eventStore/eventMac.ts';
 import { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { createLogger } from '../../services/platform/logger.ts';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { askKeyStatus } from '../../daemon/agent/keyRotationWatch.ts';
 import { startSimulatedSite } from '../../daemon/simulator/simulatedSite.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { startBrokerEngine } from './brokerEngineFixture.ts';
 

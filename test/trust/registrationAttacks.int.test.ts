@@ -6,7 +6,7 @@ import { requestSecretGrant } from '../../daemon/site/grantedCredentials.ts';
 import { sealingAad } from '../../schemas/secrets/sealed.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { keyIdOf, ramdiskAgentId } from '../../schemas/trust/agentIds.ts';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { seal } from '../../services/secrets/sealing.ts';
 import { agentAggregate } from '../../services/trust/agent/agent.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';

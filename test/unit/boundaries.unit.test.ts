@@ -42,7 +42,7 @@ describe('the layer check', () => {
       await brokenRules({
         'schemas/ids.ts': [],
         'services/platform/logger.ts': ['schemas/ids.ts'],
-        'plugins/sdk/defineStep.ts': ['services/platform/logger.ts', 'schemas/ids.ts'],
+        'plugins/sdk/defineStep.ts': ['schemas/ids.ts'],
         'plugins/talos/index.ts': ['plugins/sdk/defineStep.ts'],
         'services/metal/deploy.ts': ['plugins/sdk/defineStep.ts', 'services/platform/logger.ts'],
         'services/workflow/executor.ts': ['services/metal/deploy.ts', 'plugins/sdk/defineStep.ts'],
@@ -117,6 +117,12 @@ describe('the layer check', () => {
 
   it('keeps the SDK off runtime internals', async () => {
     expect(await brokenRules({ 'plugins/sdk/index.ts': ['services/workflow/runAttempt.ts'], 'services/workflow/runAttempt.ts': [] })).toEqual([
+      'sdk-imports-only-base',
+    ]);
+  });
+
+  it('keeps plugins/ on the contract alone: no arrow back up into services/', async () => {
+    expect(await brokenRules({ 'plugins/sdk/defineStep.ts': ['services/platform/logger.ts'], 'services/platform/logger.ts': [] })).toEqual([
       'sdk-imports-only-base',
     ]);
   });

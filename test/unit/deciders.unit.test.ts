@@ -6,7 +6,7 @@ import type { AggregateDefinition, CommandDefinition, DomainEventLike } from '..
 import { enrollNode } from '../../services/metal/node/enroll.ts';
 import { nodeAggregate } from '../../services/metal/node/node.ts';
 import { setMaintenance } from '../../services/metal/node/setMaintenance.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { createSite } from '../../services/site/site/create.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import type { SiteState } from '../../schemas/site/siteState.ts';

@@ -1,7 +1,7 @@
 import { JetStreamApiError, JetStreamError } from '@nats-io/jetstream';
 import { NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
-import { PlatformError } from '../../services/platform/errors.ts';
+import { PlatformError } from '../../schemas/platformError.ts';
 import { isTransportFailure } from '../../services/platform/nats/transportFailure.ts';
 import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 

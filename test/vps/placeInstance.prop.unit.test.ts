@@ -7,7 +7,7 @@ import type { HoldBookState } from '../../schemas/vps/holdState.ts';
 import type { HostResources } from '../../schemas/vps/placement.ts';
 import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { reservationOf, type TenantState } from '../../schemas/vps/tenantState.ts';
-import { DomainError } from '../../services/platform/errors.ts';
+import { DomainError } from '../../schemas/platformError.ts';
 import { holdBookAggregate } from '../../services/vps/hold/holdBook.ts';
 import { allocatedByNode } from '../../services/vps/placement/bookSnapshot.ts';
 import { placeInstance } from '../../services/vps/hold/placeInstance.ts';

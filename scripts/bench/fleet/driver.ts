@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sendCommand } from '../../../services/platform/commands/sendCommand.ts';
-import { PlatformError } from '../../../services/platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 /** When each machine reached each point of its cycle (ms since the epoch). */
 export interface MachineTimes {

@@ -1,7 +1,8 @@
 import { createInbox, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { EventBatch } from '../../../schemas/envelope.ts';
 import type { AppendResult, EventStore } from '../../../services/platform/eventStore/eventStore.ts';
-import { ConcurrencyError, PlatformError } from '../../../services/platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
+import { ConcurrencyError } from '../../../services/platform/errors.ts';
 
 const WRONG_LAST_SEQUENCE = 10071;
 const encoder = new TextEncoder();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CommandResult } from '../../../schemas/api.ts';
 import type { CommandBus, CommandRequest } from '../../../services/platform/commands/commandBus.ts';
-import { PlatformError, issuesOf } from '../../../services/platform/errors.ts';
+import { PlatformError, issuesOf } from '../../../schemas/platformError.ts';
 
 /**
  * A command bus that validates like the real one and answers at once without NATS: with it, the HTTP figure is

@@ -1,6 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { sendCommand } from '../../../services/platform/commands/sendCommand.ts';
-import { PlatformError } from '../../../services/platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import { FLAVOR, FLAVOR_ID, POOL_ID } from './stack.ts';
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBenchTenantKey000000000000 bench@vps';

@@ -1,7 +1,7 @@
 import { CreateToken } from '../../../schemas/auth/commands.ts';
 import type { AuthEvent } from '../../../schemas/auth/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { tokenAggregate } from './token.ts';
 
 /**

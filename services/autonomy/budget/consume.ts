@@ -2,7 +2,7 @@ import { budgetIdOf } from '../../../schemas/autonomy/ids.ts';
 import { ConsumeBudget } from '../../../schemas/autonomy/budgetCommands.ts';
 import type { BudgetEvent } from '../../../schemas/autonomy/controlEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { budgetAggregate } from '../controls/controls.ts';
 
 /**

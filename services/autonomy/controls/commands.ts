@@ -2,7 +2,7 @@ import { CONTROLS_ID } from '../../../schemas/autonomy/ids.ts';
 import { HaltAutonomy, PauseOwner, SetPolicy } from '../../../schemas/autonomy/controlCommands.ts';
 import type { ControlEvent } from '../../../schemas/autonomy/controlEvents.ts';
 import { defineCommand, type AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryRef } from '../../../schemas/plugins/registryState.ts';
 import { declaredPolicies } from '../policies.ts';
 import { controlsAggregate } from './controls.ts';

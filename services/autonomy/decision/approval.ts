@@ -5,7 +5,7 @@ import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
 import { decisionApprovalMessage } from '../../../schemas/trust/approvals.ts';
 import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { decisionAggregate, plusMs, type DecisionState, type ExistingDecision } from './decision.ts';
 
 function pendingRequest(state: DecisionState, decisionId: string, now: string): ExistingDecision {

@@ -2,7 +2,7 @@ import { ExpireDecision, RecordOutcome, RecordStarted, RequireApproval } from '.
 import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts';
 import { cooldownMsOf } from '../../../schemas/autonomy/policies.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { decisionAggregate, ESCALATE_AFTER, plusMs, type DecisionState, type ExistingDecision } from './decision.ts';
 
 /** The episode a command names, or undefined when the decision has moved on (a late or repeated engine command). */

@@ -4,7 +4,7 @@ import type { DecisionEvent } from '../../../schemas/autonomy/decisionEvents.ts'
 import { planDigestOf } from '../../../schemas/autonomy/plan.ts';
 import type { Disposition } from '../../../schemas/autonomy/policies.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { controlsAggregate, type ControlsState } from '../controls/controls.ts';
 import { decisionAggregate, isOpen, plusMs, type DecisionState } from './decision.ts';
 

@@ -4,7 +4,7 @@ import type { ModuleManifest } from '../../../schemas/fleet/moduleManifest.ts';
 import { TEMPLATE_INCLUDE_REACH_MAX } from '../../../schemas/fleet/templateCommands.ts';
 import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import type { AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { moduleAggregate } from '../module/module.ts';
 import { templateAggregate } from '../template/template.ts';
 

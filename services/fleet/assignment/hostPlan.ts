@@ -4,7 +4,7 @@ import type { AssignmentEvent } from '../../../schemas/fleet/assignmentEvents.ts
 import type { AssignmentState } from '../../../schemas/fleet/assignmentState.ts';
 import type { ClosureConflict, ClosurePlan, ClosureResult, ModulePin } from '../../../schemas/fleet/closure.ts';
 import type { NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
-import { DomainError, type Issue } from '../../platform/errors.ts';
+import { DomainError, type Issue } from '../../../schemas/platformError.ts';
 import { byCodePoint } from '../template/catalogueIndex.ts';
 import { resolveClosure } from '../template/closure.ts';
 import { type AssignmentTarget, type ClosureInputs, loadedFor } from './closureInputs.ts';

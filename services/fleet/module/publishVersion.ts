@@ -3,7 +3,7 @@ import { verifyModuleBundle } from '../../../schemas/fleet/moduleBundle.ts';
 import { PublishModuleVersionCommand, type ModuleEvent } from '../../../schemas/fleet/modules.ts';
 import { PUBLISHERS_ID, publishersRef, trustedPublisherKeys } from '../../../schemas/fleet/publishers.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { moduleAggregate } from './module.ts';
 
 /**

@@ -8,7 +8,7 @@ import {
   type PublishersState,
 } from '../../../schemas/fleet/publishers.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { publishersAggregate } from './publishers.ts';
 
 function usableKey(publisherId: string, publicKey: string): void {

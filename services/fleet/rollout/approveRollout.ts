@@ -4,7 +4,7 @@ import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { rolloutApprovalMessage } from '../../../schemas/trust/approvals.ts';
 import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { rolloutAggregate, type RolloutRun } from './rollout.ts';
 import { runOf } from './rolloutPlan.ts';
 

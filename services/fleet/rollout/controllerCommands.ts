@@ -1,7 +1,7 @@
 import { moduleOfRollout, RecordHostOutcome, RecordHostRestored, StartWave } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { decideProgress, evolveProgress, outcomeOf } from './progress.ts';
 import { rolloutAggregate } from './rollout.ts';
 import { runOf } from './rolloutPlan.ts';

@@ -3,7 +3,7 @@ import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import type { RolloutStatus } from '../../../schemas/fleet/rolloutViews.ts';
 import { rolloutVerbFrom } from '../../../schemas/fleet/rolloutVerbs.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { rolledBack } from './controllerCommands.ts';
 import { decideProgress, evolveProgress, rollbackTargets } from './progress.ts';
 import { rolloutAggregate, type RolloutRun } from './rollout.ts';

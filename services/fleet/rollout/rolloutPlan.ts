@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../../schemas/canonicalJson.ts';
 import type { RolloutOptions } from '../../../schemas/fleet/rolloutCommands.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import type { RolloutRun, RolloutState } from './rollout.ts';
 import { planWaves } from './waves.ts';
 

@@ -2,7 +2,7 @@ import { moduleOfRollout, RejectRollout, RolloutCommand } from '../../../schemas
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { assertAwaitingApproval, verifiedApprover } from './approveRollout.ts';
 import { rolloutAggregate } from './rollout.ts';
 import { runOf } from './rolloutPlan.ts';

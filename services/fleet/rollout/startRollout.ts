@@ -3,7 +3,7 @@ import { StartRollout } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
-import { DomainError, type Issue } from '../../platform/errors.ts';
+import { DomainError, type Issue } from '../../../schemas/platformError.ts';
 import { assignmentAggregate } from '../assignment/assignment.ts';
 import { moduleAggregate } from '../module/module.ts';
 import { isRolloutActive, rolloutAggregate } from './rollout.ts';

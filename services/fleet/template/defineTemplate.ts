@@ -2,7 +2,7 @@ import type { TemplateSpec } from '../../../schemas/fleet/closure.ts';
 import { DefineTemplate, TEMPLATE_INCLUDE_REACH_MAX } from '../../../schemas/fleet/templateCommands.ts';
 import type { TemplateEvent } from '../../../schemas/fleet/templateEvents.ts';
 import { defineCommand, type AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { templateAggregate } from './template.ts';
 import { expandTemplate } from './templateExpansion.ts';
 

@@ -1,6 +1,6 @@
 import { DEFAULT_HARDWARE_PROFILE, type HardwareDrivers } from '../../../schemas/metal/hardwareProfile.ts';
 import type { PoolState } from '../../../schemas/vps/poolState.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { findHardwareProfile, type CatalogedHardwareProfile } from './catalog.ts';
 
 /** The profile an enrolment records, and whether the node ever runs `bcd` (what `NodeEnrolled.agent` says). */

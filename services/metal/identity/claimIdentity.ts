@@ -1,7 +1,7 @@
 import { ClaimNodeIdentity, describeIdentity, identityKey, nodeIdentityRef, type NodeIdentityEvent } from '../../../schemas/metal/nodeIdentity.ts';
 import { nodeRef } from '../../../schemas/metal/nodeState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { nodeIdentityAggregate, otherHolder } from './nodeIdentity.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { CancelNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
 

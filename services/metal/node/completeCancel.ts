@@ -2,7 +2,7 @@ import { CompleteCancel, RemediationInputs } from '../../../schemas/metal/nodeCo
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';

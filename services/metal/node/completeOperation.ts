@@ -4,7 +4,7 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { erasingOperations } from '../../../schemas/metal/workflow.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { wipeAttestationOf, workflowRef } from '../../../schemas/metal/workflowState.ts';
 import { requireCurrentWorkflow, requireNode } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';

@@ -7,7 +7,7 @@ import { PLUGIN_REGISTRY_ID, pluginRegistryRef } from '../../../schemas/plugins/
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { defineCommand, type AggregateLoader } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { deploymentHardwareProfiles, hardwareProfileCatalog } from '../hardwareProfiles/catalog.ts';
 import { enrolmentProfile } from '../hardwareProfiles/enrolmentProfile.ts';
 import { otherHolder } from '../identity/nodeIdentity.ts';

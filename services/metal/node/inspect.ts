@@ -1,7 +1,7 @@
 import { InspectNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { IN_BAND_INPUT } from '../profiles/builtin.ts';
 import { requestOperation, requireNode, requireState } from './lifecycle.ts';
 import { isAgentless, nodeAggregate } from './node.ts';

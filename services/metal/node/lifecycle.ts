@@ -3,7 +3,7 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { isRefusedInMaintenance } from '../../../schemas/metal/maintenanceRule.ts';
 import type { NodeState } from '../../../schemas/metal/nodeState.ts';
 import type { NodeOperation } from '../../../schemas/metal/workflow.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import type { NodeAggregateState } from './node.ts';
 
 export type ExistingNode = Extract<NodeAggregateState, { exists: true }>;

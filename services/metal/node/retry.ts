@@ -2,7 +2,7 @@ import { RetryNode } from '../../../schemas/metal/nodeCommands.ts';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { PLAN_ACTION_INPUT, PLAN_DIGEST_INPUT } from '../../../schemas/autonomy/plan.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { requestOperation, requireNode, requireState } from './lifecycle.ts';
 import { nodeAggregate } from './node.ts';
 

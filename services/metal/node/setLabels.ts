@@ -2,7 +2,7 @@ import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { SetLabels } from '../../../schemas/metal/nodeCommands.ts';
 import { isDerivedLabelKey, NodeLabels } from '../../../schemas/metal/nodeLabels.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError, issuesOf } from '../../platform/errors.ts';
+import { DomainError, issuesOf } from '../../../schemas/platformError.ts';
 import { nodeAggregate } from './node.ts';
 
 export const setLabels = defineCommand({

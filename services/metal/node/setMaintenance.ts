@@ -1,7 +1,7 @@
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
 import { SetMaintenance } from '../../../schemas/metal/nodeCommands.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { nodeAggregate } from './node.ts';
 
 export const setMaintenance = defineCommand({

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
 import { RememberedCommands } from './rememberedCommands.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';

@@ -1,7 +1,7 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import type { Msg, MsgHdrs } from '@nats-io/transport-node';
 import { CommandHeaders, commandSigningText, type CommandSigningFields } from '../../../schemas/commandHeaders.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import { jwtClaims, jwtSignatureHolds, nkeyPublicKey, verifyEd25519, type ConnectionIdentity, type UserClaims } from '../nats/connectionIdentity.ts';
 
 /** How far a command's signing time may be from the responder's clock: a captured request replays no later than this. */

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import type { ReadFrom } from '../eventStore/eventStore.ts';
 import type { AggregateRepository } from './aggregateRepository.ts';
 import { resolveAggregate, type AggregateLoader, type CommandContext, type CommandDefinition } from './commandDefinition.ts';

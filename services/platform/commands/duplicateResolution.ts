@@ -1,4 +1,4 @@
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../eventStore/eventStore.ts';
 import type { AppliedCommand } from './rememberedCommands.ts';
 

@@ -1,7 +1,7 @@
 import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { problemOf, toPlatformError } from '../problem.ts';
 import type { Logger } from '../logger.ts';
-import type { PlatformError } from '../errors.ts';
+import type { PlatformError } from '../../../schemas/platformError.ts';
 import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
 
 /** The header every refusal repeats its stable code in, so a client can branch without parsing the body. */

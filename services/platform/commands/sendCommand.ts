@@ -4,7 +4,7 @@ import type { CommandResult, Problem } from '../../../schemas/api.ts';
 import { commandPartitionOf } from '../../../schemas/commandPartitions.ts';
 import { isErrorCode } from '../../../schemas/errorCodes.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import { CommandHeaders } from '../../../schemas/commandHeaders.ts';
 import { identityOf } from '../nats/connectionIdentity.ts';
 import { commandRouteKey } from './commandDefinition.ts';

@@ -3,7 +3,7 @@ import { jetstream, type JetStreamClient, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DeadLetter, Rejection } from '../../../schemas/deadLetters.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { Logger } from '../logger.ts';
 
 const HEAD_BYTES = 4096;

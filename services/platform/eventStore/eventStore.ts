@@ -12,7 +12,8 @@ import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-n
 import type { Rejection } from '../../../schemas/deadLetters.ts';
 import { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
-import { ConcurrencyError, PlatformError, unavailableOnFailure } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
+import { ConcurrencyError, unavailableOnFailure } from '../errors.ts';
 import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
 import { replaySubject } from './subjectReplay.ts';

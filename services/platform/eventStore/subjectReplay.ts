@@ -1,5 +1,6 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { PlatformError, unavailableOnFailure } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
+import { unavailableOnFailure } from '../errors.ts';
 
 /** How long a replay waits for its consumer or its next message before the store counts as unavailable. */
 const REPLAY_TIMEOUT_MS = 5_000;

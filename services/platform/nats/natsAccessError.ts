@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../../schemas/errorCodes.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 /** Why a control-plane process will not use a NATS server; stable, for matching. */
 export const NatsAccessReason = {

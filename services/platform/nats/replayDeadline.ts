@@ -1,4 +1,4 @@
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 /**
  * How long a catch-up read of the log may wait for its next message. An ordered consumer that loses its server

@@ -1,4 +1,4 @@
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 /**
  * The servers a NATS url setting names: one url, or several separated by commas (the nodes of a cluster, e.g.

@@ -1,6 +1,6 @@
 import { JetStreamApiError, JetStreamError } from '@nats-io/jetstream';
 import { ClosedConnectionError, ConnectionError, DrainingConnectionError, NoRespondersError, RequestError, TimeoutError } from '@nats-io/transport-node';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 const transportErrors = [
   TimeoutError,

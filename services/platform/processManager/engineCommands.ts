@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandResult } from '../../../schemas/api.ts';
 import { formatLeaseStamp } from '../../../schemas/lease.ts';
 import type { CommandChannel } from '../commands/commandChannel.ts';
-import { PlatformError } from '../errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { LeaseTerm } from '../lease/leaderLease.ts';
 import type { Logger } from '../logger.ts';
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { PluginRegistration } from '../../../schemas/plugins/registration.ts';
 import type { PluginEvent } from '../../../schemas/plugins/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { builtinPolicies } from '../../autonomy/policies.ts';
 import { builtinHardwareProfiles } from '../../../schemas/metal/hardwareProfile.ts';
 import { builtinProfileCatalog } from '../../metal/profiles/builtin.ts';

@@ -7,7 +7,7 @@ import { checkBindings } from '../../autonomy/bindings.ts';
 import { controlsAggregate } from '../../autonomy/controls/controls.ts';
 import { decisionAggregate } from '../../autonomy/decision/decision.ts';
 import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { withinReplayDeadline } from '../../platform/nats/replayDeadline.ts';

@@ -3,7 +3,7 @@ import type { ClosureConflict, ClosureResult } from '../../../schemas/fleet/clos
 import type { ModuleManifest } from '../../../schemas/fleet/moduleManifest.ts';
 import type { TemplateView } from '../../../schemas/fleet/views.ts';
 import type { TemplateAssignment } from '../../../projections/modules/queries.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { type AssignmentTarget, catalogueSource, closureVersionOf, reachClosure } from '../../fleet/assignment/closureInputs.ts';
 import { planDigestOf, resolveHostPlan, sortedPins } from '../../fleet/assignment/hostPlan.ts';
 import { diffPins } from '../../fleet/template/pinDiff.ts';

@@ -5,7 +5,7 @@ import { moduleAggregate } from '../../fleet/module/module.ts';
 import { publishersAggregate } from '../../fleet/publishers/publishers.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { ModuleApplyTask } from './rolloutReactions.ts';
 
 /** How long a bundle's grant stays valid past its command's `notAfter`: a host that took the command still fetches it. */

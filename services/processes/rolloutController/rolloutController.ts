@@ -7,7 +7,7 @@ import { sendAgentCommand } from '../../agents/agentExchange.ts';
 import { BlobStore } from '../../blobs/blobStore.ts';
 import { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import type { CommandChannel } from '../../platform/commands/commandChannel.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { LeaseTerm } from '../../platform/lease/leaderLease.ts';
 import type { Logger } from '../../platform/logger.ts';

@@ -1,7 +1,7 @@
 import { PutSecret } from '../../../schemas/secrets/commands.ts';
 import type { SecretEvent } from '../../../schemas/secrets/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { secretAggregate } from './secret.ts';
 
 /**

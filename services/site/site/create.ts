@@ -1,7 +1,7 @@
 import type { SiteEvent } from '../../../schemas/site/events.ts';
 import { CreateSite } from '../../../schemas/site/commands.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { siteAggregate } from './site.ts';
 
 export const createSite = defineCommand({

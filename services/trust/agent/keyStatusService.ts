@@ -4,7 +4,7 @@ import { AgentId } from '../../../schemas/trust/agentIds.ts';
 import type { AgentKeyStatus } from '../../../schemas/trust/agentKeyStatus.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { agentAggregate } from './agent.ts';
 

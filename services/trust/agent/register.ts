@@ -4,7 +4,7 @@ import { keyIdOf, ramdiskAgentId, siteAgentId } from '../../../schemas/trust/age
 import { RegisterAgent, rotationMessage } from '../../../schemas/trust/commands.ts';
 import type { AgentEvent, AgentRegistrationRefusal } from '../../../schemas/trust/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError, PlatformError } from '../../platform/errors.ts';
+import { DomainError, PlatformError } from '../../../schemas/platformError.ts';
 import { joinTokenAggregate, type JoinTokenState } from '../joinToken/joinToken.ts';
 import { agentAggregate } from './agent.ts';
 

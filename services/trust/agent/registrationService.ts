@@ -4,7 +4,7 @@ import { ANONYMOUS_USER, agentRoleOf } from '../../../schemas/trust/agentIds.ts'
 import { AgentRegistrationRequest } from '../../../schemas/trust/commands.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
-import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import { issuesOf, PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RefusalTallyOptions } from '../../platform/refusalTally.ts';

@@ -1,7 +1,7 @@
 import { RotateAgentKey } from '../../../schemas/trust/commands.ts';
 import type { AgentEvent } from '../../../schemas/trust/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { agentAggregate } from './agent.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { unusableEd25519Key } from '../../../schemas/ed25519.ts';
 import { APPROVERS_ID, SetApprovers, type ApproverEvent } from '../../../schemas/trust/approvals.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { approversAggregate } from './approvers.ts';
 
 /** Why `publicKey` cannot be an approver's key, or undefined when it can (`unusableEd25519Key`). */

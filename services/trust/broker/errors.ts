@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../../schemas/errorCodes.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 
 /** Why a broker-trust operation failed; stable, for matching (the platform code says how it crosses boundaries). */
 export const BrokerTrustReason = {

@@ -12,7 +12,7 @@ import {
 import { bootIdOf, type RamdiskBoot } from '../../../schemas/trust/ramdiskBoot.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
-import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import { issuesOf, PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { agentAggregate } from '../agent/agent.ts';

@@ -8,7 +8,7 @@ import { sealJoinAnswer, type SealedJoinAnswer } from '../../../schemas/trust/jo
 import { hashJoinSecret, JoinRefusal, JoinRole, parseJoinToken } from '../../../schemas/trust/joinTokens.ts';
 import { CommandBus } from '../../platform/commands/commandBus.ts';
 import { serveRequests } from '../../platform/commands/requestResponder.ts';
-import { issuesOf, PlatformError } from '../../platform/errors.ts';
+import { issuesOf, PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore } from '../../platform/eventStore/eventStore.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { RefusalTallyOptions } from '../../platform/refusalTally.ts';

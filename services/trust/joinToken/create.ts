@@ -4,7 +4,7 @@ import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeSta
 import { siteRef, type SiteState } from '../../../schemas/site/siteState.ts';
 import { defineCommand, type AggregateLoader, type CommandContext } from '../../platform/commands/commandDefinition.ts';
 import { joinAttestors } from '../../../schemas/trust/joinAttestors.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
 const defaultTtlSeconds = 3600;

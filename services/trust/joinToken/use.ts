@@ -3,7 +3,7 @@ import type { JoinTokenEvent } from '../../../schemas/trust/events.ts';
 import { nodeRef, type NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { joinAttestors } from '../../../schemas/trust/joinAttestors.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { joinTokenAggregate, type JoinTokenState } from './joinToken.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { RecordBootToken, type RamdiskBootEvent } from '../../../schemas/trust/ramdiskBoot.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { ramdiskBootAggregate } from './ramdiskBoot.ts';
 
 /**

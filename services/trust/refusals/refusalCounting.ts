@@ -1,6 +1,6 @@
 import type { RefusalKind } from '../../../schemas/trust/refusals.ts';
 import type { CommandBus } from '../../platform/commands/commandBus.ts';
-import { PlatformError } from '../../platform/errors.ts';
+import { PlatformError } from '../../../schemas/platformError.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { RefusalTally, type RefusalTallyOptions, type RefusalTicket } from '../../platform/refusalTally.ts';
 import { countRefusals } from './countRefusals.ts';

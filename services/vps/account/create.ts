@@ -3,7 +3,7 @@ import { CreateProviderAccount } from '../../../schemas/vps/accountCommands.ts';
 import type { AccountEvent } from '../../../schemas/vps/events.ts';
 import { secretRef } from '../../../schemas/secrets/secretState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { accountAggregate } from './account.ts';
 
 /**

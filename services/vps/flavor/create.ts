@@ -1,7 +1,7 @@
 import { CreateFlavor, MapFlavor } from '../../../schemas/vps/flavorCommands.ts';
 import type { FlavorEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { offerIn } from '../../../schemas/vps/flavorState.ts';
 import { poolRef } from '../../../schemas/vps/poolState.ts';
 import { flavorAggregate } from './flavor.ts';

@@ -5,7 +5,7 @@ import type { Exclusion } from '../../../schemas/vps/placement.ts';
 import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { decideHold } from '../placement/holdPlacement.ts';
 import { holdBookAggregate } from './holdBook.ts';

@@ -4,7 +4,7 @@ import { PlaceInstance } from '../../../schemas/vps/placementCommands.ts';
 import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { reservationOf, tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { place } from '../placement/placement.ts';

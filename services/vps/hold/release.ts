@@ -2,7 +2,7 @@ import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
 import { ReleaseHold } from '../../../schemas/vps/holdCommands.ts';
 import { holdStatusAt } from '../../../schemas/vps/holdState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 
 /**

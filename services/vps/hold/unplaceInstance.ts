@@ -1,7 +1,7 @@
 import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
 import { UnplaceInstance } from '../../../schemas/vps/placementCommands.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { DesiredInstanceState } from '../../../schemas/vps/instanceCommands
 import { TenantInstance } from '../../../schemas/vps/tenantCommands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { heldByAnother } from '../../../schemas/vps/instanceState.ts';
 import { reservationOf, tenantRef } from '../../../schemas/vps/tenantState.ts';
 import { instanceAggregate } from './instance.ts';

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { RecordInstanceObserved } from '../../../schemas/vps/instanceCommands.ts';
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { heldByAnother } from '../../../schemas/vps/instanceState.ts';
 import { instanceAggregate } from './instance.ts';
 

@@ -2,7 +2,7 @@ import { CompleteInstanceRemediation, FailInstanceRemediation } from '../../../s
 import type { InstanceEvent } from '../../../schemas/vps/events.ts';
 import type { InstanceState } from '../../../schemas/vps/instanceState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { instanceAggregate } from './instance.ts';
 
 /** For the orchestrator's commands about one workflow: the instance must be running exactly that remediation. */

@@ -4,7 +4,7 @@ import type { PoolEvent } from '../../../schemas/vps/events.ts';
 import { siteRef } from '../../../schemas/site/siteState.ts';
 import { accountRef } from '../../../schemas/vps/accountState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { poolAggregate } from './pool.ts';
 
 /** `vps.createPool`: the account (provider pool) or site (metal pool) it draws on must exist. */

@@ -2,7 +2,7 @@ import { PoolTenant } from '../../../schemas/vps/poolCommands.ts';
 import type { PoolEvent } from '../../../schemas/vps/events.ts';
 import { tenantRef } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { poolAggregate } from './pool.ts';
 
 /** `vps.offerPool`: the tenant may create instances in the pool; offering it again is a no-op. */

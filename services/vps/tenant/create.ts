@@ -1,7 +1,7 @@
 import { CreateTenant, SetQuota } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { tenantAggregate } from './tenant.ts';
 
 /** `vps.createTenant`: creating the same tenant again is a no-op; another name under its id is ALREADY_EXISTS. */

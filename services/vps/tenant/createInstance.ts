@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CreateInstance, resourceDimensions, type Resources } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { flavorRef, offerIn } from '../../../schemas/vps/flavorState.ts';
 import { heldByAnother, instanceRef } from '../../../schemas/vps/instanceState.ts';
 import { isOfferedTo, poolRef } from '../../../schemas/vps/poolState.ts';

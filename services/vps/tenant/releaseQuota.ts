@@ -1,7 +1,7 @@
 import { ReleaseQuota } from '../../../schemas/vps/tenantCommands.ts';
 import type { TenantEvent } from '../../../schemas/vps/events.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { reservationOf, type TenantState } from '../../../schemas/vps/tenantState.ts';
 import { tenantAggregate } from './tenant.ts';
 

@@ -1,7 +1,7 @@
 import { CompleteStep } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { nodeRef } from '../../../schemas/metal/nodeState.ts';
 import { attests, signerOf } from './attestation.ts';
 import { cancelledEvent } from './cancel.ts';

@@ -1,7 +1,7 @@
 import { CountRejectedResults } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { workflowAggregate } from './workflow.ts';
 import { requireRunningStep } from './stepRules.ts';
 

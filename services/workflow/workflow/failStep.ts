@@ -1,7 +1,7 @@
 import { FailStep } from '../../../schemas/metal/workflowCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { cancelledEvent } from './cancel.ts';
 import { bootBefore, bootOfWait, rewindEvents } from './rewind.ts';
 import { workflowAggregate } from './workflow.ts';

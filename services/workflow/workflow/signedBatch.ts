@@ -1,7 +1,7 @@
 import { ApproveBatch } from '../../../schemas/metal/workflowCommands.ts';
 import { approvalMessage } from '../../../schemas/trust/approvals.ts';
 import { signatureHolds } from '../../../schemas/agent/agentResultCodec.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import type { ApproversState } from '../../../schemas/trust/approversState.ts';
 import { approvalStatus, type ApprovalBatch, type WorkflowState } from './workflow.ts';
 

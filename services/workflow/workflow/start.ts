@@ -6,7 +6,7 @@ import { RemediationInputs } from '../../../schemas/metal/nodeCommands.ts';
 import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { resolveSteps } from '../../../plugins/sdk/defineProfile.ts';
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { findProfile, stepHomes, validateProfile } from '../../plugins/profileCatalog.ts';
 import { PLUGIN_REGISTRY_ID, pluginRegistryAggregate } from '../../plugins/registry/registry.ts';
 import { builtinProfileFor } from '../../metal/profiles/builtin.ts';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../platform/errors.ts';
+import { DomainError } from '../../../schemas/platformError.ts';
 import { type WipeAttestation } from './attestation.ts';
 import { type ExistingWorkflow, type WorkflowState } from './workflow.ts';
 
