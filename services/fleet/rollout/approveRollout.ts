@@ -5,7 +5,7 @@ import { rolloutApprovalMessage } from '../../../schemas/trust/approvals.ts';
 import { currentQuorum, type ApproversState } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
-import { rolloutAggregate, type RolloutRun } from './rollout.ts';
+import { rolloutAggregate, type RolloutRun, type RolloutState } from './rollout.ts';
 import { runOf } from './rolloutPlan.ts';
 
 /** Earlier rollouts of the module a signature is checked against to name a replay (older ones are only invalid). */
@@ -18,7 +18,7 @@ const REPLAY_LOOKBACK = 32;
  * module is named a replay: the same plan comes back when a rolled-back rollout is started again, and its approval
  * (or rejection) must not carry over.
  */
-export function verifiedApprover(run: RolloutRun, command: ApproveRollout, quorum: ApproversState, verdict: 'approve' | 'reject' = 'approve'): string {
+function verifiedApprover(run: RolloutRun, command: ApproveRollout, quorum: ApproversState, verdict: Verdict): string {
   const key = quorum.approvers.find((a) => a.approverId === command.approverId);
   if (!key) {
     const why = quorum.approvers.length === 0 ? 'no approvers are set, so no signature can count' : 'not an approver';
@@ -35,6 +35,23 @@ export function verifiedApprover(run: RolloutRun, command: ApproveRollout, quoru
     }
   }
   throw new DomainError('APPROVAL_SIGNATURE_INVALID', `signature of ${key.approverId} does not ${verdict} ${run.rolloutId} (plan ${run.planDigest})`);
+}
+
+type Verdict = 'approve' | 'reject';
+
+/**
+ * The rollout a verdict names and the approver who signed it: ILLEGAL_TRANSITION once a later rollout of its module
+ * ran, PLAN_DIGEST_MISMATCH when the approver read another plan, then the signature as `verifiedApprover` checks it.
+ */
+export function signedVerdict(state: RolloutState, command: ApproveRollout, quorum: ApproversState, verdict: Verdict): { run: RolloutRun; approverId: string } {
+  const found = runOf(state, command.rolloutId);
+  if ('ended' in found) throw new DomainError('ILLEGAL_TRANSITION', `rollout ${command.rolloutId} has ended: a later rollout of its module ran`);
+  const { run } = found;
+  if (command.planDigest !== run.planDigest) {
+    const read = verdict === 'approve' ? 'approved' : 'rejected';
+    throw new DomainError('PLAN_DIGEST_MISMATCH', `rollout ${run.rolloutId} runs plan ${run.planDigest}, not the ${read} ${command.planDigest}`);
+  }
+  return { run, approverId: verifiedApprover(run, command, quorum, verdict) };
 }
 
 /**
@@ -67,13 +84,7 @@ export const approveRollout = defineCommand({
   aggregateId: (command) => moduleOfRollout(command.rolloutId),
   dependencies: async (_command, load) => ({ quorum: await currentQuorum(load) }),
   decide(command, state, { dependencies, now }): RolloutEvent[] {
-    const found = runOf(state, command.rolloutId);
-    if ('ended' in found) throw new DomainError('ILLEGAL_TRANSITION', `rollout ${command.rolloutId} has ended: a later rollout of its module ran`);
-    const { run } = found;
-    if (command.planDigest !== run.planDigest) {
-      throw new DomainError('PLAN_DIGEST_MISMATCH', `rollout ${run.rolloutId} runs plan ${run.planDigest}, not the approved ${command.planDigest}`);
-    }
-    const approverId = verifiedApprover(run, command, dependencies.quorum);
+    const { run, approverId } = signedVerdict(state, command, dependencies.quorum, 'approve');
     // A redelivery of an approval that counted: nothing new, whatever the rollout did since.
     if (run.approvals.includes(approverId)) return [];
     assertAwaitingApproval(run, now);

@@ -3,7 +3,7 @@ import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
 import { currentQuorum } from '../../../schemas/trust/approversState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
-import { assertAwaitingApproval, verifiedApprover } from './approveRollout.ts';
+import { assertAwaitingApproval, signedVerdict } from './approveRollout.ts';
 import { rolloutAggregate } from './rollout.ts';
 import { runOf } from './rolloutPlan.ts';
 
@@ -24,13 +24,7 @@ export const rejectRollout = defineCommand({
   aggregateId: (command) => moduleOfRollout(command.rolloutId),
   dependencies: async (_command, load) => ({ quorum: await currentQuorum(load) }),
   decide(command, state, { dependencies, now }): RolloutEvent[] {
-    const found = runOf(state, command.rolloutId);
-    if ('ended' in found) throw new DomainError('ILLEGAL_TRANSITION', `rollout ${command.rolloutId} has ended: a later rollout of its module ran`);
-    const { run } = found;
-    if (command.planDigest !== run.planDigest) {
-      throw new DomainError('PLAN_DIGEST_MISMATCH', `rollout ${run.rolloutId} runs plan ${run.planDigest}, not the rejected ${command.planDigest}`);
-    }
-    const approverId = verifiedApprover(run, command, dependencies.quorum, 'reject');
+    const { run, approverId } = signedVerdict(state, command, dependencies.quorum, 'reject');
     if (run.status === 'rejected' && run.rejectedBy === approverId) return [];
     assertAwaitingApproval(run, now);
     return [{ type: 'RolloutRejected', data: { rolloutId: run.rolloutId, approverId, planDigest: run.planDigest } }];

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { useSignedIn } from '../api/apiContext.tsx';
-import type { RolloutStatus } from '../api/shapes.ts';
+import { RolloutStatus } from '../../../../../schemas/fleet/rolloutViews.ts';
 import { useResource } from '../api/useResource.ts';
 import { ChoiceFilter } from '../components/ChoiceFilter.tsx';
 import { ProblemAlert } from '../components/ProblemAlert.tsx';
@@ -11,19 +11,7 @@ import { AssignmentList } from '../modules/AssignmentList.tsx';
 import { PublisherTable, TemplateTable } from '../modules/CatalogueTables.tsx';
 import { RolloutTable } from '../modules/RolloutTable.tsx';
 
-const statuses: readonly (RolloutStatus | '')[] = [
-  '',
-  'awaiting-approval',
-  'running',
-  'paused',
-  'halted',
-  'rolling-back',
-  'completed',
-  'rolled-back',
-  'aborted',
-  'rejected',
-  'approval-expired',
-];
+const statuses: readonly (RolloutStatus | '')[] = ['', ...RolloutStatus.options];
 
 /**
  * Day-2 software on the hosts: the modules and their versions, the rollouts moving hosts from one version to another,
