@@ -81,6 +81,7 @@ async function runSite(args: Extract<BcdArgs, { command: 'site' }>): Promise<voi
     ...(args.pxe ? { pxe: args.pxe } : {}),
     ...(args.ramdiskDir ? { ramdiskDir: args.ramdiskDir } : {}),
     ...(args.ramdiskArgs ? { ramdiskArgs: args.ramdiskArgs } : {}),
+    ...(args.serialConsoles ? { serialConsoles: args.serialConsoles } : {}),
     ...(joined ? { joined: { durable: joined.durable, userPublicKey: joined.userPublicKey } } : {}),
     // Served to the site's machines at /join.creds, for their own joins.
     ...(joinCreds ? { joinCreds } : {}),

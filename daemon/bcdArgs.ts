@@ -1,10 +1,13 @@
 import { isIPv4 } from 'node:net';
+import { isAbsolute } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { SitePxeSettings } from './site/pxe/siteBootPath.ts';
 
 export const bcdUsage = `usage:
-  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>] [pxe] [join]
-              (first start: --join-token; later starts resume from the membership kept in --state)
+  bcd site    --site <siteId> --nats <url> --state <dir> [--http-port <port>] [--http-host <host>] [--advertise-url <url>] [--lab-credentials-file <file>]
+              [--serial-console <nodeId>=<file>...] [pxe] [join]
+              (first start: --join-token; later starts resume from the membership kept in --state; --serial-console: a file
+               the machine's serial console is written to (a BMC's SOL capture, QEMU's -serial file:), followed onto its log)
   bcd ramdisk --site <siteId> --node <nodeId> --nats <url> --state <dir> (--disk <path> [--disk <path>...] | --all-disks) [--site-url <url>] [join]
   bcd node    --site <siteId> --node <nodeId> --nats <url> --state <dir> [--site-url <url>] [--plugins <dir> [--privileged-plugin <id>...]] [join]
               (first start: --join-token; later starts resume from --state; --plugins: the bcx plugins folder, see docs/bcx.md;
@@ -34,6 +37,8 @@ export type BcdArgs =
       pxe?: SitePxeSettings;
       ramdiskDir?: string;
       ramdiskArgs?: string[];
+      /** Machines whose serial console is written to a file (node id → absolute path). */
+      serialConsoles?: Record<string, string>;
       join: BcdJoin;
     }
   | {
@@ -113,6 +118,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
         'ramdisk-args': { type: 'string' },
         plugins: { type: 'string' },
         'privileged-plugin': { type: 'string', multiple: true },
+        'serial-console': { type: 'string', multiple: true },
       },
     }));
   } catch (cause) {
@@ -130,6 +136,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const stateDir = required(values, 'state');
   if (command !== 'node' && (values.plugins !== undefined || values['privileged-plugin'] !== undefined))
     throw new BcdUsageError('--plugins and --privileged-plugin are options of bcd node');
+  if (command !== 'site' && values['serial-console'] !== undefined) throw new BcdUsageError('--serial-console is an option of bcd site');
   if (command === 'site') {
     if (values.node !== undefined || values.disk !== undefined || values['all-disks'] !== undefined || values['site-url'] !== undefined) {
       throw new BcdUsageError('--node, --disk, --all-disks and --site-url are for bcd ramdisk and bcd node');
@@ -149,6 +156,7 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
       advertiseUrl: values['advertise-url'] as string | undefined,
       ...(values['lab-credentials-file'] ? { labCredentialsFile: values['lab-credentials-file'] as string } : {}),
       ...pxe,
+      ...serialConsolesOf(values['serial-console'] as string[] | undefined),
       join,
     };
   }
@@ -171,6 +179,22 @@ export function parseBcdArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   const disks = named.length > 0 ? named : 'discover';
   const siteUrl = values['site-url'] as string | undefined;
   return { command, siteId: id(values, 'site'), nodeId: id(values, 'node'), natsUrl, stateDir, disks, siteUrl, join };
+}
+
+/** `--serial-console <nodeId>=<file>`, repeatable: one file per machine, each machine once. */
+function serialConsolesOf(given: readonly string[] | undefined): { serialConsoles?: Record<string, string> } {
+  if (!given?.length) return {};
+  const serialConsoles: Record<string, string> = {};
+  for (const entry of given) {
+    const at = entry.indexOf('=');
+    const nodeId = entry.slice(0, at);
+    const path = entry.slice(at + 1);
+    if (at < 0 || !ID.test(nodeId) || !isAbsolute(path))
+      throw new BcdUsageError(`--serial-console ${JSON.stringify(entry)} must be <nodeId>=<absolute file path>`);
+    if (nodeId in serialConsoles) throw new BcdUsageError(`--serial-console names ${nodeId} twice`);
+    serialConsoles[nodeId] = path;
+  }
+  return { serialConsoles };
 }
 
 const pxeFlags = ['pxe-interface', 'pxe-address', 'dhcp-pool', 'dhcp-router', 'tftp-root', 'ramdisk-dir', 'ramdisk-args'] as const;

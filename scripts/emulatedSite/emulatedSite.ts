@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startVmBmc, type VmBmc } from '../../daemon/simulator/vm/redfishAdapter.ts';
 import type { VmAccel } from '../../daemon/simulator/vm/qemuArgs.ts';
 import type { SystemResetType } from '../../daemon/simulator/vm/systemBackend.ts';
@@ -94,7 +94,7 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** `bcd site` on the bridge: ProxyDHCP beside the LAN's dnsmasq, TFTP, the boot HTTP server, BMCs over the uplink. */
-function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): BcdSiteProcess {
+function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string, machines: readonly EmulatedMachine[]): BcdSiteProcess {
   const { net, runDir } = options;
   const stateDir = join(runDir, 'bcd-site');
   const logFile = join(runDir, 'bcd-site.log');
@@ -128,6 +128,8 @@ function bcdSiteProcess(options: EmulatedSiteOptions, credentialsFile: string): 
     '--lab-credentials-file',
     credentialsFile,
     ...(options.ramdiskArgs ? ['--ramdisk-args', options.ramdiskArgs] : []),
+    // Each VM's serial console (QEMU's -serial file:), followed onto the node's `serial` log as a BMC's SOL would be.
+    ...machines.flatMap((m) => ['--serial-console', `${m.id}=${resolve(m.system.vm.paths.serial)}`]),
   ];
   const pidFile = join(runDir, 'bcd-site.pid');
   return {
@@ -239,7 +241,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
   writeFileSync(credentialsFile, JSON.stringify({ [EMULATED_BMC.credentialsRef]: { username: EMULATED_BMC.username, password: EMULATED_BMC.password } }), {
     mode: 0o600,
   });
-  const bcdSite = bcdSiteProcess(options, credentialsFile);
+  const bcdSite = bcdSiteProcess(options, credentialsFile, machines);
   bcdSite.start();
 
   return {

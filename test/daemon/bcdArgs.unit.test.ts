@@ -136,6 +136,19 @@ describe('parseBcdArgs', () => {
     expect(usage(['site', '--site', 'dc1', '--nats', 'n', '--state', 's', '--plugins', '/p'])).toBe('USAGE');
   });
 
+  it('parses bcd site --serial-console per machine, and refuses a malformed, repeated or misplaced one', () => {
+    const site = ['site', '--site', 'dc1', '--nats', 'n', '--state', 's'];
+    expect(parseBcdArgs([...site, '--serial-console', 'm1=/run/vm/m1/serial.log', '--serial-console', 'm2=/run/vm/m2/serial.log'])).toMatchObject({
+      serialConsoles: { m1: '/run/vm/m1/serial.log', m2: '/run/vm/m2/serial.log' },
+    });
+    expect(parseBcdArgs(site)).not.toHaveProperty('serialConsoles');
+    expect(usage([...site, '--serial-console', 'm1'])).toBe('USAGE');
+    expect(usage([...site, '--serial-console', 'm1=relative/serial.log'])).toBe('USAGE');
+    expect(usage([...site, '--serial-console', 'M1 bad=/x'])).toBe('USAGE');
+    expect(usage([...site, '--serial-console', 'm1=/a', '--serial-console', 'm1=/b'])).toBe('USAGE');
+    expect(usage(['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's', '--serial-console', 'n1=/x'])).toBe('USAGE');
+  });
+
   it('parses bcd node --site-url, where module bundles are fetched from first', () => {
     const node = ['node', '--site', 'dc1', '--node', 'n1', '--nats', 'n', '--state', 's'];
     expect(parseBcdArgs([...node, '--site-url', 'http://10.0.0.1:8080'])).toMatchObject({ command: 'node', siteUrl: 'http://10.0.0.1:8080' });

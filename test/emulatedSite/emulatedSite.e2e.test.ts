@@ -272,6 +272,12 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       };
       await Promise.all([rounds(vm1), rounds(vm2)]);
 
+      // Each VM's serial console reached its node's log through bcd site (`--serial-console`), where an operator reads it.
+      for (const vm of site.machines) {
+        const page = (await client.getJson(`/v1/nodes/${vm.id}/logs?limit=500`)) as { items: { source: string; text: string }[] };
+        expect(page.items.filter((line) => line.source === 'serial').length, `${vm.id}'s serial lines`).toBeGreaterThan(0);
+      }
+
       // Every release into ready, each with exactly one attested wipe, counted in SQL.
       for (const vm of site.machines) {
         const history = await client.getJson(`/v1/events?aggregate=metal.node/${vm.id}`);
