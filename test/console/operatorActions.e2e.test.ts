@@ -120,12 +120,12 @@ describe('web console: sessions, the pool, cancel, maintenance and layout', () =
     const { page } = await rig.browser.newPage();
     await signIn(page, rig.stack.api, operator, `/nodes/${others()[1]}`);
     const actions = page.getByRole('group', { name: 'Node actions' });
-    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Deploy', 'Rescue', 'Maintenance on']);
+    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Deploy', 'Rescue', 'Maintenance on', 'Retire']);
     await actions.getByRole('button', { name: 'Maintenance on' }).click();
     const dialog = page.getByRole('dialog', { name: `Maintenance on: ${others()[1]}` });
     await dialog.getByLabel('Reason').fill('fan swap');
     await dialog.getByRole('button', { name: 'Maintenance on' }).click();
-    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Rescue', 'Maintenance off']);
+    await expect.poll(() => actions.getByRole('button').allTextContents(), { timeout: 15_000 }).toEqual(['Rescue', 'Maintenance off', 'Retire']);
     const refused = await rig.stack.admin.command('metal.deploy', {
       nodeId: others()[1],
       imageUrl: rig.image.url,
