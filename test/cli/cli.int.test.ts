@@ -29,7 +29,7 @@ describe('better-compute CLI', () => {
       '--credentials',
       'secret:r1-n1',
       '--profile',
-      'dl325',
+      'default',
       '--mac',
       '52:54:00:00:00:01',
       '--bmc-insecure',

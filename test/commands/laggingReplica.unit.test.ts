@@ -10,6 +10,7 @@ import type { EventStore, LastEntry, LogEntry, ReadFrom } from '../../services/p
 import { createSite } from '../../services/site/site/create.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import { enrollPayload, siteEventMetadata } from '../support/commandPayloads.ts';
+import '../../services/plugins/registry/registry.ts'; // enrolment reads the plugins' hardware profiles from the registry aggregate
 
 /**
  * The event log of a 3-replica stream in memory. The leader holds every append; a `replica` read is answered as a
