@@ -101,20 +101,16 @@ describe('web console: modules, versions, assignments and a rollout with its wav
         .toEqual(['nginx', '2', '1.26.1', expect.any(String)]);
       const rollout = page.getByRole('table', { name: 'Rollouts, newest first' }).locator(`tr[data-rollout="${rolloutId}"] td`);
       // Waves started: 0 of 3, or 1 where a rollout controller already started the canary.
-      expect((await rollout.allTextContents()).slice(0, 6)).toEqual([
-        rolloutId,
-        'nginx',
-        '1.24.0 → 1.26.1',
-        'running',
-        expect.stringMatching(/^[01]\/3$/),
-        '3',
-      ]);
+      // Each table loads with its own query, so the rollouts and the plans may fill after the modules table.
+      await expect
+        .poll(async () => (await rollout.allTextContents()).slice(0, 6), { timeout: 15_000 })
+        .toEqual([rolloutId, 'nginx', '1.24.0 → 1.26.1', 'running', expect.stringMatching(/^[01]\/3$/), '3']);
       expect(await page.getByRole('table', { name: 'Templates' }).locator('tr[data-template="web"] td').nth(1).textContent()).toBe('nginx ^1.24');
       expect(await page.getByRole('table', { name: 'Module publishers' }).locator('tr[data-publisher="acme"] td').nth(2).textContent()).toBe(acme.publicKey);
       const plans = page.getByRole('table', { name: 'Hosts and their plans' }).locator('tbody tr');
-      expect(await plans.evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-assignment'), r.children[3]!.textContent]))).toEqual(
-        hosts.map((h) => [h, 'nginx@1.24.0']),
-      );
+      await expect
+        .poll(() => plans.evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-assignment'), r.children[3]!.textContent])), { timeout: 15_000 })
+        .toEqual(hosts.map((h) => [h, 'nginx@1.24.0']));
       expect(await unnamedControls(page)).toEqual([]);
 
       await page.getByRole('link', { name: 'nginx', exact: true }).first().click();
