@@ -19,6 +19,10 @@ export const ErrorCodes = {
   ILLEGAL_TRANSITION: { status: 409, title: 'The command is not allowed in the current state' },
   PRECONDITION_FAILED: { status: 422, title: 'A referenced resource is missing or unusable' },
   HARDWARE_PROFILE_UNKNOWN: { status: 422, title: 'No built-in, configured or plugin hardware profile has this name' },
+  PROVIDER_CREDENTIALS_INVALID: {
+    status: 422,
+    title: "The provider account's region and config do not fit the shape the provider's plugin declared (the failing paths are listed, never the values)",
+  },
   HARDWARE_PROFILE_MISMATCH: { status: 422, title: 'The hardware profile does not fit the pool (its policy.hardwareProfile, or its agent)' },
   QUOTA_EXCEEDED: { status: 409, title: "The request does not fit in what is left of the tenant's quota" },
   READ_MODEL_BEHIND: { status: 504, title: 'The read model did not reach the requested sequence in time' },

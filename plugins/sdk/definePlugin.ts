@@ -4,6 +4,7 @@ import type { PolicyDeclaration } from '../../schemas/autonomy/policies.ts';
 import { declarationsOf } from '../../schemas/metal/stepDeclarations.ts';
 import { PlatformError } from '../../schemas/platformError.ts';
 import type { Binding } from './defineBinding.ts';
+import { providerManifestOf } from './providerManifest.ts';
 import type { Profile } from './defineProfile.ts';
 import type { Sensor } from './defineSensor.ts';
 import type { StepDefinition } from './defineStep.ts';
@@ -76,7 +77,8 @@ export function registrationOf(plugin: PluginDefinition): PluginRegistration {
     })),
     profiles: plugin.profiles.map((p) => ({ id: p.id, version: p.version, target: p.target, role: p.role, steps: [...p.steps] })),
     drivers: plugin.drivers.map((d) => ({ ...d })),
-    providers: plugin.providers.map((p) => ({ id: p.id })),
+    // Each provider's account shape goes with it: the control plane checks accounts against it without running plugin code.
+    providers: plugin.providers.map(providerManifestOf),
     // The categories are data: the control plane checks operators' policy and pause commands against them.
     policies: plugin.policies.map((p) => ({ ...p })),
     ...(plugin.hardwareProfiles?.length ? { hardwareProfiles: plugin.hardwareProfiles.map((p) => ({ ...p, drivers: { ...p.drivers } })) } : {}),

@@ -3,6 +3,7 @@ import { agentCommandKinds } from '../agent/agentCommand.ts';
 import { PolicyDeclaration } from '../autonomy/policies.ts';
 import { ResourceId } from '../ids.ts';
 import { HardwareProfile } from '../metal/hardwareProfile.ts';
+import { ProviderManifest } from '../vps/providerAccountShape.ts';
 import { declarationIssue, StepAttests, StepRecords } from '../metal/stepDeclarations.ts';
 import { NodeOperation, ProfileId, RetryPolicy, StepRunsOn } from '../metal/workflow.ts';
 
@@ -77,7 +78,8 @@ export const PluginRegistration = z
     steps: z.array(StepDescriptor).max(256),
     profiles: z.array(ProfileDescriptor).max(256),
     drivers: z.array(DriverDescriptor).max(256),
-    providers: z.array(z.object({ id: ResourceId })).max(64),
+    /** Each VPS provider's id and the shape its accounts must have (`vps.createProviderAccount` checks it). */
+    providers: z.array(ProviderManifest).max(64),
     policies: z.array(PolicyDeclaration).max(64).default([]),
     /** Hardware profiles (`{ description, drivers }`) the plugin declares; absent in registrations older than them. */
     hardwareProfiles: z.array(HardwareProfile).max(64).optional(),

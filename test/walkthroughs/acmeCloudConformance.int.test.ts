@@ -8,7 +8,7 @@ import type { ConformanceSubject } from 'better-compute/sdk';
 import { AcmeCloud, issueAccountToken } from './acme-cloud/cloud.ts';
 import type { AcmeServerRecord } from './acme-cloud/cloud.ts';
 import { acmeCloudProvider } from './acme-cloud/provider.ts';
-import { loadRecording, recordingFetch, replayingFetch } from './acme-cloud/record-replay.ts';
+import { loadRecording, recordingFetch, replayingFetch } from './record-replay.ts';
 
 let workDir: string;
 beforeAll(async () => {

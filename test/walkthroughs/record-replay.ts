@@ -1,6 +1,6 @@
 /**
  * Record a provider's HTTP exchanges once against a live (or emulated) cloud, then answer the same requests offline
- * from the file. Only method, path+query, request body and the answer are kept: the host is dropped (the emulator's
+ * from the file; any provider's (the Acme and Hetzner Cloud conformance tests use it). Only method, path+query, request body and the answer are kept: the host is dropped (the emulator's
  * port changes every run) and request headers are never stored, so the account token never reaches the file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
