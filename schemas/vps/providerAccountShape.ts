@@ -31,7 +31,7 @@ function compile(shape: Record<string, unknown>): z.ZodType | undefined {
   if (compiled.has(key)) return compiled.get(key);
   let schema: z.ZodType | undefined;
   try {
-    schema = z.fromJSONSchema(shape as Parameters<typeof z.fromJSONSchema>[0]);
+    schema = z.fromJSONSchema(shape);
   } catch {
     schema = undefined;
   }

@@ -267,11 +267,19 @@ describe('pools and provider accounts', () => {
   const account = { accountId: 'acc1', providerId: 'hetzner', region: 'fsn1', config: { project: 'p1' }, tokenSecretId: 'tok' };
 
   it('stores only the token secret id in the account, and needs the secret to exist', () => {
-    const [event] = createProviderAccount.decide(CreateProviderAccount.parse(account), accountAggregate.initialState, ctx({ secret: secret(true) as never, provider: undefined }));
+    const [event] = createProviderAccount.decide(
+      CreateProviderAccount.parse(account),
+      accountAggregate.initialState,
+      ctx({ secret: secret(true) as never, provider: undefined }),
+    );
     expect(Object.keys(event!.data).sort()).toEqual(['accountId', 'config', 'providerId', 'region', 'tokenSecretId']);
     expect(
       thrownCode(() =>
-        createProviderAccount.decide(CreateProviderAccount.parse(account), accountAggregate.initialState, ctx({ secret: secret(false) as never, provider: undefined })),
+        createProviderAccount.decide(
+          CreateProviderAccount.parse(account),
+          accountAggregate.initialState,
+          ctx({ secret: secret(false) as never, provider: undefined }),
+        ),
       ),
     ).toBe('PRECONDITION_FAILED');
     expect(CreateProviderAccount.safeParse({ ...account, config: { apiToken: 'hunter2' } }).success).toBe(false);

@@ -210,7 +210,6 @@ export class HetznerCloud {
     this.servers.push(record);
     this.byId.set(record.id, record);
     this.createdAt.set(record.id, new Date().toISOString());
-    const half = this.options.bootMs / 2;
     const { bootMs } = this.options;
     const queue = start ? steps(['initializing', 0], ['starting', bootMs / 2], ['running', bootMs]) : steps(['initializing', 0], ['off', bootMs / 2]);
     const action = this.begin(record, 'create_server', queue);

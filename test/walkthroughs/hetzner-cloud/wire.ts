@@ -127,7 +127,7 @@ export function readCreateRequest(
     image,
     location,
     labels: { ...(labels as Record<string, string>) },
-    userData: userData as string | null,
+    userData: userData,
     start: start !== false,
   };
 }
