@@ -42,6 +42,8 @@ export {
   withTransientRetry,
 } from './provider.ts';
 export { providerConformanceCases, runConformance } from './providerConformance.ts';
+export { runCommand } from './providerCommands.ts';
+export type { CommandResult, ProviderCommand, RunCommand } from './providerCommands.ts';
 export type {
   ProviderClient,
   ProviderContext,

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { ProviderInstance, ProviderInstanceSpec, ProviderOffer } from '../../schemas/vps/provider.ts';
+import { runCommand, type RunCommand } from './providerCommands.ts';
 
 export type { ProviderInstance, ProviderInstanceSpec, ProviderOffer, ProviderInstanceState } from '../../schemas/vps/provider.ts';
 
@@ -21,7 +22,12 @@ export interface ProviderContext<C> {
   readonly token: string;
   /** The only way a provider may reach the network; injected so tests can record, replay or fault it. */
   readonly fetch: typeof fetch;
-  /** Aborted when the platform gives up on the work; pass it to `fetch` and `withTransientRetry`. */
+  /**
+   * The only way a provider may run a program (a cloud driven by a local tool, as libvirt by `virsh`); injected like
+   * `fetch`. The platform's runner spawns it without a shell (`runCommand`).
+   */
+  readonly run: RunCommand;
+  /** Aborted when the platform gives up on the work; pass it to `fetch`, `run` and `withTransientRetry`. */
   readonly signal?: AbortSignal;
 }
 
@@ -73,14 +79,15 @@ export function defineProvider<const Id extends string, C>(definition: ProviderD
  */
 export function connectProvider<C>(
   provider: ProviderDefinition<string, C>,
-  account: { config: unknown; token: string; fetch: typeof fetch; signal?: AbortSignal },
+  account: { config: unknown; token: string; fetch: typeof fetch; run?: RunCommand; signal?: AbortSignal },
 ): ProviderClient {
   const parsed = provider.configSchema.safeParse(account.config);
   if (!parsed.success) {
     const paths = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ');
     throw new ProviderError('configuration', `${provider.id}: invalid account config at ${paths}`, { cause: parsed.error });
   }
-  return provider.create({ config: parsed.data, token: account.token, fetch: account.fetch, signal: account.signal });
+  const run = account.run ?? runCommand;
+  return provider.create({ config: parsed.data, token: account.token, fetch: account.fetch, run, signal: account.signal });
 }
 
 /**

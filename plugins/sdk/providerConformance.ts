@@ -5,8 +5,10 @@
  */
 import { ProviderInstance, ProviderOffer } from '../../schemas/vps/provider.ts';
 import type { ProviderInstanceSpec, ProviderInstanceState } from '../../schemas/vps/provider.ts';
-import { ProviderError, clientTokenOf, connectProvider } from './provider.ts';
+import { ProviderError } from './provider.ts';
 import type { ProviderClient, ProviderDefinition } from './provider.ts';
+import type { RunCommand } from './providerCommands.ts';
+import { check, startHarness } from './providerConformanceHarness.ts';
 
 /** The account a conformance run works in. It creates and deletes instances there: use a throwaway account. */
 export interface ConformanceSubject<C = unknown> {
@@ -15,8 +17,20 @@ export interface ConformanceSubject<C = unknown> {
   readonly config: unknown;
   readonly token: string;
   /** A token the cloud refuses: the suite checks it yields a `configuration` error without retries. */
-  readonly wrongToken: string;
+  readonly wrongToken?: string;
+  /**
+   * For a provider whose accounts hold no token (libvirt over a local socket, where the socket's permissions are the
+   * credential): an account config the cloud refuses, checked the same way. Give this or `wrongToken`.
+   */
+  readonly wrongConfig?: unknown;
   readonly fetch: typeof fetch;
+  /** The program runner for providers driven by a local tool; default the platform's `runCommand`. Counted like fetch. */
+  readonly run?: RunCommand;
+  /**
+   * True for a cloud whose list call has no pages (libvirt lists every domain of a connection at once): the
+   * pagination case then checks only that every instance is listed exactly once.
+   */
+  readonly unpaged?: boolean;
   /** The size to create; default the first of `listOffers()`. */
   readonly offerId?: string;
   /** Image to create from. Default `debian-12`. */
@@ -53,18 +67,26 @@ export interface ConformanceReport {
 /** What a case works with: clients over the subject's account, and bookkeeping that cleans up after it. */
 export interface ConformanceHarness {
   readonly subject: ConformanceSubject;
-  /** A fresh client, as a new process would build it; `fetch` defaults to the subject's (counted) fetch. */
-  open(options?: { token?: string; fetch?: typeof fetch; signal?: AbortSignal }): ProviderClient;
+  /** A fresh client, as a new process would build it; `fetch` and `run` default to the subject's (counted) ones. */
+  open(options?: HarnessOpenOptions): ProviderClient;
   /** A spec with a deterministic token and name; the instance it creates is deleted when the case ends. */
   spec(label: string): Promise<ProviderInstanceSpec>;
-  /** Requests made through the subject's fetch so far in this case. */
+  /** Requests made through the subject's fetch and commands through its runner so far in this case. */
   requests(): number;
+  /** The subject's (counted) program runner, for a case that wraps it. */
+  run(): RunCommand;
   waitFor(client: ProviderClient, id: string, accept: (state: ProviderInstanceState | 'gone') => boolean): Promise<void>;
 }
 
-function check(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new Error(message);
+/** What `open` may change from the subject's account. */
+export interface HarnessOpenOptions {
+  token?: string;
+  config?: unknown;
+  fetch?: typeof fetch;
+  run?: RunCommand;
+  signal?: AbortSignal;
 }
+
 
 const createTwiceCase: ConformanceCase = {
   name: 'createInstance is idempotent by client token',
@@ -95,8 +117,18 @@ const crashCase: ConformanceCase = {
       dying.abort(new Error('process crashed'));
       throw new Error('process crashed');
     };
+    // The same for a provider that runs programs: the first mutating command runs to its end, its answer is lost.
+    const run = h.run();
+    const crashingRun: RunCommand = async (command, signal) => {
+      if (crashed) throw new Error('process crashed');
+      if (!command.mutating) return run(command, signal);
+      crashed = true;
+      await run(command);
+      dying.abort(new Error('process crashed'));
+      throw new Error('process crashed');
+    };
     await h
-      .open({ fetch: crashingFetch, signal: dying.signal })
+      .open({ fetch: crashingFetch, run: crashingRun, signal: dying.signal })
       .createInstance(spec)
       .then(
         () => Promise.reject(new Error('create resolved although its process crashed')),
@@ -142,9 +174,11 @@ const deleteTwiceCase: ConformanceCase = {
 const wrongTokenCase: ConformanceCase = {
   name: 'a wrong token is a configuration error, not retried',
   async run(h) {
+    const { wrongToken, wrongConfig } = h.subject;
+    check(wrongToken !== undefined || wrongConfig !== undefined, 'the subject gives neither wrongToken nor wrongConfig');
     const before = h.requests();
     const error = await h
-      .open({ token: h.subject.wrongToken })
+      .open(wrongToken !== undefined ? { token: wrongToken } : { config: wrongConfig })
       .listOffers()
       .then(
         () => null,
@@ -154,7 +188,7 @@ const wrongTokenCase: ConformanceCase = {
     check(error.kind === 'configuration' && error.code === 'PROVIDER_CONFIGURATION', `expected configuration, got ${error.code}`);
     check(h.requests() - before === 1, `the refused call was sent ${h.requests() - before} times, expected once`);
     const shown = `${error.message} ${String(error.stack)}`;
-    check(!shown.includes(h.subject.wrongToken) && !shown.includes(h.subject.token), 'the error message contains a token');
+    check(!shown.includes(wrongToken ?? h.subject.token) && !shown.includes(h.subject.token), 'the error message contains a token');
   },
 };
 
@@ -168,7 +202,7 @@ const paginationCase: ConformanceCase = {
     }
     const before = h.requests();
     const listed = (await client.listInstances()).map((i) => ProviderInstance.parse(i).providerInstanceId);
-    check(h.requests() - before > 1, 'listInstances used one request: raise pagedInstanceCount above the page size');
+    if (h.subject.unpaged !== true) check(h.requests() - before > 1, 'listInstances used one request: raise pagedInstanceCount above the page size');
     check(new Set(listed).size === listed.length, 'listInstances returned an instance twice');
     const missing = [...created].filter((id) => !listed.includes(id));
     check(missing.length === 0, `listInstances missed ${missing.join(', ')}`);
@@ -222,95 +256,4 @@ export async function runConformance(cases: readonly ConformanceCase[], subject:
 function describe(error: unknown): string {
   if (error instanceof ProviderError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
-}
-
-function startHarness(subject: ConformanceSubject, caseName: string): ConformanceHarness & { cleanUp(): Promise<void> } {
-  let requests = 0;
-  const countedFetch: typeof fetch = (input, init) => {
-    requests++;
-    return subject.fetch(input, init);
-  };
-  // Every instance a client of the case created is remembered, so cleanup also finds one under an unexpected token.
-  const created = new Set<string>();
-  const open = (options: { token?: string; fetch?: typeof fetch; signal?: AbortSignal } = {}): ProviderClient => {
-    const account = { config: subject.config, token: options.token ?? subject.token, fetch: options.fetch ?? countedFetch, signal: options.signal };
-    const client = connectProvider(subject.provider, account);
-    // Delegates method by method: a provider's client may be a class instance, whose methods a spread would drop.
-    return {
-      listOffers: () => client.listOffers(),
-      async createInstance(spec) {
-        const instance = await client.createInstance(spec);
-        created.add(instance.providerInstanceId);
-        return instance;
-      },
-      getInstance: (id) => client.getInstance(id),
-      findByClientToken: (token) => client.findByClientToken(token),
-      startInstance: (id) => client.startInstance(id),
-      stopInstance: (id) => client.stopInstance(id),
-      deleteInstance: (id) => client.deleteInstance(id),
-      listInstances: () => client.listInstances(),
-    };
-  };
-  const tokens: string[] = [];
-  const slug = caseName
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .slice(0, 24)
-    .replace(/-$/, '');
-  let offerId = subject.offerId;
-  const pollIntervalMs = subject.pollIntervalMs ?? 1000;
-  const timeoutMs = subject.timeoutMs ?? 600_000;
-
-  const waitFor: ConformanceHarness['waitFor'] = async (client, id, accept) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const state = await client.getInstance(id).then(
-        (instance) => ProviderInstance.parse(instance).state,
-        (error: unknown) => {
-          if (error instanceof ProviderError && error.kind === 'not-found') return 'gone' as const;
-          throw error;
-        },
-      );
-      if (accept(state)) return;
-      if (state === 'error') throw new Error(`instance ${id} went to error`);
-      if (Date.now() > deadline) throw new Error(`instance ${id} still ${state} after ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, pollIntervalMs));
-    }
-  };
-
-  return {
-    subject,
-    open,
-    requests: () => requests,
-    waitFor,
-    async spec(label) {
-      if (offerId === undefined) {
-        const offers = (await open().listOffers()).map((offer) => ProviderOffer.parse(offer));
-        check(offers[0] !== undefined, 'listOffers returned no offers');
-        offerId = offers[0].offerId;
-      }
-      const key = `${subject.runId ?? 'conformance'}/${slug}/${label}`;
-      const clientToken = clientTokenOf(key);
-      tokens.push(clientToken);
-      return {
-        clientToken,
-        name: `bc-${slug}-${label}`.slice(0, 63),
-        offerId,
-        image: subject.image ?? 'debian-12',
-        sshKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBcConformanceKey conformance'],
-      };
-    },
-    async cleanUp() {
-      const client = open();
-      const leftovers = new Set(created);
-      for (const token of tokens) {
-        const instance = await client.findByClientToken(token);
-        if (instance !== null) leftovers.add(instance.providerInstanceId);
-      }
-      for (const id of leftovers) {
-        await client.deleteInstance(id);
-        await waitFor(client, id, (s) => s === 'deleted' || s === 'gone');
-      }
-    },
-  };
 }
