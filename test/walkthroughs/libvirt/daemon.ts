@@ -5,7 +5,7 @@
  * round it for root, whose session URI is the system socket. A daemon already running is used as it is and left so.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { chmod, chown, readFile, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
@@ -30,11 +30,27 @@ export interface LibvirtDaemon {
   stop(): Promise<void>;
 }
 
+/**
+ * Gives /dev/kvm the owner Debian's udev rule gives it on a real host (group kvm, mode 0660). Without udev it stays
+ * root-only, and libvirtd then finds its cached QEMU capabilities (probed with KVM present) invalid for the
+ * unprivileged `libvirt-qemu` user on every domain definition, probes QEMU again and takes about 40 s per `define`.
+ * The domains stay `type='qemu'` (TCG) either way.
+ */
+async function kvmDeviceAsUdevLeavesIt(): Promise<void> {
+  const device = await stat('/dev/kvm').catch(() => null);
+  if (device === null) return;
+  const kvmGid = Number((await exec('getent', ['group', 'kvm']).catch(() => ({ stdout: '' }))).stdout.split(':')[2]);
+  if (!Number.isInteger(kvmGid)) return;
+  if (device.gid !== kvmGid) await chown('/dev/kvm', device.uid, kvmGid);
+  if ((device.mode & 0o060) !== 0o060) await chmod('/dev/kvm', (device.mode & 0o777) | 0o060);
+}
+
 /** Makes `qemu:///system` answer, starting the daemons when they are not running; throws saying what is missing. */
 export async function ensureLibvirtDaemon(): Promise<LibvirtDaemon> {
   for (const program of ['virsh', 'libvirtd', 'virtlogd', 'qemu-system-x86_64']) {
     if (!(await installed(program))) throw new Error(`libvirt is missing on this machine: no ${program}. Install it: ${INSTALL}`);
   }
+  await kvmDeviceAsUdevLeavesIt();
   if (await connects()) return { stop: async () => undefined };
   const started: string[] = [];
   for (const [daemon, pidFile] of [
