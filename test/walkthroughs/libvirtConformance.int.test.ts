@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectProvider, providerConformanceCases, runCommand, runConformance } from 'better-compute/sdk';
 import type { ConformanceSubject, ProviderCommand, RunCommand } from 'better-compute/sdk';
-import { libvirtProvider } from '../../plugins/libvirt/index.ts';
+import { domainUuidOf, libvirtProvider } from '../../plugins/libvirt/index.ts';
 import { SYSTEM_URI, ensureLibvirtDaemon, type LibvirtDaemon } from './libvirt/daemon.ts';
 
 // The real libvirtd (QEMU under TCG: no KVM here). Diskless 64 MiB domains: the firmware finds nothing to boot and
@@ -51,5 +56,59 @@ describe('libvirt provider against the real libvirtd', () => {
     expect(report.cases).toHaveLength(providerConformanceCases().length);
     const client = connectProvider(libvirtProvider, { config, token: subject.token, fetch: subject.fetch });
     expect((await client.listInstances()).filter((i) => i.clientToken.startsWith('bc-'))).toEqual([]);
+  });
+});
+
+describe('libvirt provider details', () => {
+  test('boots from an account image as a transient disk: QEMU writes to an overlay beside it, dropped at power-off', { timeout: 120_000 }, async () => {
+    // libvirt hands the image to the unprivileged libvirt-qemu user, so its folder must be one that user can enter.
+    const dir = await mkdtemp(join(tmpdir(), 'bc-libvirt-image-'));
+    await chmod(dir, 0o755);
+    const image = join(dir, 'base.qcow2');
+    await promisify(execFile)('qemu-img', ['create', '-q', '-f', 'qcow2', image, '16M']);
+    const recorder = recordingRun();
+    const withImage = { ...config, images: { base: image } };
+    const client = connectProvider(libvirtProvider, { config: withImage, token: 'unused', fetch: globalThis.fetch, run: recorder.run });
+    const token = `bc-${runId}-disk`;
+    try {
+      const created = await client.createInstance({ ...spec(token), image: 'base' });
+      expect(created).toMatchObject({ providerInstanceId: domainUuidOf(token), clientToken: token, state: 'running', addresses: [] });
+      expect((await readdir(dir)).sort()).toEqual(['base.qcow2', `base.qcow2.TRANSIENT-web-${domainUuidOf(token).slice(0, 8)}`]);
+      await client.stopInstance(created.providerInstanceId);
+      expect(await client.getInstance(created.providerInstanceId)).toMatchObject({ state: 'stopped', message: 'libvirt state shut off (destroyed)' });
+      expect(await readdir(dir)).toEqual(['base.qcow2']);
+      // One define with the XML on stdin, one start; every other call was a read.
+      const mutating = recorder.commands.filter((c) => c.mutating).map((c) => c.args.slice(3, 4)[0]);
+      expect(mutating).toEqual(['define', 'start', 'destroy']);
+      expect(recorder.commands.find((c) => c.args.includes('define'))?.input).toContain(`<source file='${image}'/><target dev='vda' bus='virtio'/><transient/>`);
+    } finally {
+      await client.deleteInstance(domainUuidOf(token));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('refuses an unknown flavour or image before calling libvirt, and a host without the daemon is a configuration error', async () => {
+    const recorder = recordingRun();
+    const client = connectProvider(libvirtProvider, { config, token: 'unused', fetch: globalThis.fetch, run: recorder.run });
+    await expect(client.createInstance({ ...spec('bc-no-flavour'), offerId: 'huge' })).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(client.createInstance({ ...spec('bc-no-image'), image: 'debian-12' })).rejects.toMatchObject({ kind: 'rejected' });
+    expect(recorder.commands).toEqual([]);
+    await expect(client.getInstance('not-a-uuid')).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(client.findByClientToken('bc-never-created')).resolves.toBeNull();
+    const elsewhere = connectProvider(libvirtProvider, {
+      config: { ...config, uri: 'qemu+unix:///system?socket=/nonexistent/libvirt-sock' },
+      token: 'unused',
+      fetch: globalThis.fetch,
+    });
+    const error = await elsewhere.listInstances().catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'configuration', code: 'PROVIDER_CONFIGURATION' });
+    expect((error as Error).message).toContain("Failed to connect socket to '/nonexistent/libvirt-sock'");
+    // Flavours larger than the host (virsh nodeinfo) are not offered.
+    const offers = await connectProvider(libvirtProvider, {
+      config: { ...config, flavours: [...config.flavours, { offerId: 'too-big', vcpus: 64, memoryMib: 1_048_576, diskGib: 1 }] },
+      token: 'unused',
+      fetch: globalThis.fetch,
+    }).listOffers();
+    expect(offers.map((o) => o.offerId)).toEqual(['tiny']);
   });
 });
