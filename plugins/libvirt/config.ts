@@ -29,12 +29,23 @@ export const LibvirtConfig = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/)
     .optional(),
-  flavours: z.array(LibvirtFlavour).min(1).default([{ offerId: 'small', vcpus: 1, memoryMib: 512, diskGib: 10 }]),
+  flavours: z
+    .array(LibvirtFlavour)
+    .min(1)
+    .default([{ offerId: 'small', vcpus: 1, memoryMib: 512, diskGib: 10 }]),
   /**
    * Boot images by the name a create asks for: an absolute path to a qcow2 image on the libvirt host, attached as a
    * transient disk (QEMU writes to an overlay libvirt discards when the domain stops, so the image is never
    * changed), or null for a domain with no disk (network boot, tests).
    */
-  images: z.record(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/), z.string().regex(/^\/[A-Za-z0-9._/-]+$/).nullable()).default({}),
+  images: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+      z
+        .string()
+        .regex(/^\/[A-Za-z0-9._/-]+$/)
+        .nullable(),
+    )
+    .default({}),
 });
 export type LibvirtConfig = z.infer<typeof LibvirtConfig>;

@@ -86,7 +86,8 @@ export const libvirtProvider = defineProvider({
         const info = await virsh(['nodeinfo']);
         const cpus = Number(/^CPU\(s\):\s*(\d+)/m.exec(info)?.[1] ?? Number.NaN);
         const memoryKib = Number(/^Memory size:\s*(\d+)\s*KiB/m.exec(info)?.[1] ?? Number.NaN);
-        if (!Number.isFinite(cpus) || !Number.isFinite(memoryKib)) throw new ProviderError('rejected', 'libvirt: virsh nodeinfo gave no CPU count or memory size');
+        if (!Number.isFinite(cpus) || !Number.isFinite(memoryKib))
+          throw new ProviderError('rejected', 'libvirt: virsh nodeinfo gave no CPU count or memory size');
         return ctx.config.flavours
           .filter((f) => f.vcpus <= cpus && f.memoryMib * 1024 <= memoryKib)
           .map((f) => ({ offerId: f.offerId, vcpus: f.vcpus, memoryMib: f.memoryMib, diskGib: f.diskGib }));
@@ -131,7 +132,10 @@ export const libvirtProvider = defineProvider({
         await virsh(['undefine', uuid], { mutating: true }).catch(ignore(/^$/));
       },
       async listInstances() {
-        const uuids = (await virsh(['list', '--all', '--uuid'])).split('\n').map((line) => line.trim()).filter((line) => UUID.test(line));
+        const uuids = (await virsh(['list', '--all', '--uuid']))
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => UUID.test(line));
         const instances: ProviderInstance[] = [];
         for (const uuid of uuids) {
           // A domain undefined between the list and its lookup is simply no longer there.

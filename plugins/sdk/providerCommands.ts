@@ -62,8 +62,8 @@ function spawnWith(command: ProviderCommand, stdin: 'ignore' | number, signal: A
       size += chunk.length;
       if (size <= MAX_OUTPUT) into.push(chunk);
     };
-    child.stdout.on('data', keep(out));
-    child.stderr.on('data', keep(err));
+    child.stdout?.on('data', keep(out));
+    child.stderr?.on('data', keep(err));
     child.on('error', reject);
     child.on('close', (code, killedBy) => {
       if (code === null) return reject(new Error(`${command.file} was ended by ${killedBy ?? 'a signal'}`));

@@ -3,47 +3,13 @@
  * crashed create, power states, idempotent delete, error kinds, pagination) checked against a real or emulated
  * account. Names and client tokens are derived from `runId`, never random, so a recorded run replays exactly.
  */
-import { ProviderInstance, ProviderOffer } from '../../schemas/vps/provider.ts';
-import type { ProviderInstanceSpec, ProviderInstanceState } from '../../schemas/vps/provider.ts';
+import { ProviderInstance } from '../../schemas/vps/provider.ts';
 import { ProviderError } from './provider.ts';
-import type { ProviderClient, ProviderDefinition } from './provider.ts';
 import type { RunCommand } from './providerCommands.ts';
 import { check, startHarness } from './providerConformanceHarness.ts';
+import type { ConformanceHarness, ConformanceSubject } from './providerConformanceHarness.ts';
 
-/** The account a conformance run works in. It creates and deletes instances there: use a throwaway account. */
-export interface ConformanceSubject<C = unknown> {
-  readonly provider: ProviderDefinition<string, C>;
-  /** The account config, validated with the provider's schema. */
-  readonly config: unknown;
-  readonly token: string;
-  /** A token the cloud refuses: the suite checks it yields a `configuration` error without retries. */
-  readonly wrongToken?: string;
-  /**
-   * For a provider whose accounts hold no token (libvirt over a local socket, where the socket's permissions are the
-   * credential): an account config the cloud refuses, checked the same way. Give this or `wrongToken`.
-   */
-  readonly wrongConfig?: unknown;
-  readonly fetch: typeof fetch;
-  /** The program runner for providers driven by a local tool; default the platform's `runCommand`. Counted like fetch. */
-  readonly run?: RunCommand;
-  /**
-   * True for a cloud whose list call has no pages (libvirt lists every domain of a connection at once): the
-   * pagination case then checks only that every instance is listed exactly once.
-   */
-  readonly unpaged?: boolean;
-  /** The size to create; default the first of `listOffers()`. */
-  readonly offerId?: string;
-  /** Image to create from. Default `debian-12`. */
-  readonly image?: string;
-  /** Pause between state polls. Default 1000 ms; use 0 when replaying a recording. */
-  readonly pollIntervalMs?: number;
-  /** How long an instance may take to reach a state. Default 600 000 ms (10 minutes). */
-  readonly timeoutMs?: number;
-  /** How many instances the pagination case creates; must exceed the provider's page size. Default 6. */
-  readonly pagedInstanceCount?: number;
-  /** Prefix of every name and client token; make it unique per run against a real account. Default `conformance`. */
-  readonly runId?: string;
-}
+export type { ConformanceHarness, ConformanceSubject, HarnessOpenOptions } from './providerConformanceHarness.ts';
 
 /** One independent check; it deletes what it created, also when it fails. */
 export interface ConformanceCase {
@@ -63,30 +29,6 @@ export interface ConformanceReport {
   readonly ok: boolean;
   readonly cases: readonly ConformanceResult[];
 }
-
-/** What a case works with: clients over the subject's account, and bookkeeping that cleans up after it. */
-export interface ConformanceHarness {
-  readonly subject: ConformanceSubject;
-  /** A fresh client, as a new process would build it; `fetch` and `run` default to the subject's (counted) ones. */
-  open(options?: HarnessOpenOptions): ProviderClient;
-  /** A spec with a deterministic token and name; the instance it creates is deleted when the case ends. */
-  spec(label: string): Promise<ProviderInstanceSpec>;
-  /** Requests made through the subject's fetch and commands through its runner so far in this case. */
-  requests(): number;
-  /** The subject's (counted) program runner, for a case that wraps it. */
-  run(): RunCommand;
-  waitFor(client: ProviderClient, id: string, accept: (state: ProviderInstanceState | 'gone') => boolean): Promise<void>;
-}
-
-/** What `open` may change from the subject's account. */
-export interface HarnessOpenOptions {
-  token?: string;
-  config?: unknown;
-  fetch?: typeof fetch;
-  run?: RunCommand;
-  signal?: AbortSignal;
-}
-
 
 const createTwiceCase: ConformanceCase = {
   name: 'createInstance is idempotent by client token',

@@ -80,7 +80,9 @@ describe('libvirt provider details', () => {
       // One define with the XML on stdin, one start; every other call was a read.
       const mutating = recorder.commands.filter((c) => c.mutating).map((c) => c.args.slice(3, 4)[0]);
       expect(mutating).toEqual(['define', 'start', 'destroy']);
-      expect(recorder.commands.find((c) => c.args.includes('define'))?.input).toContain(`<source file='${image}'/><target dev='vda' bus='virtio'/><transient/>`);
+      expect(recorder.commands.find((c) => c.args.includes('define'))?.input).toContain(
+        `<source file='${image}'/><target dev='vda' bus='virtio'/><transient/>`,
+      );
     } finally {
       await client.deleteInstance(domainUuidOf(token));
       await rm(dir, { recursive: true, force: true });
