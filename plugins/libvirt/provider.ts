@@ -100,6 +100,8 @@ export const libvirtProvider = defineProvider({
         if (image === undefined) throw new ProviderError('rejected', `the account has no image ${JSON.stringify(spec.image.slice(0, 64))}`);
         const existing = await inspectToken(spec.clientToken);
         // Defined but never started ("shut off (unknown)"): an earlier create died between its define and its start.
+        // libvirtd also reports a domain it loaded at its own start as `unknown`, but the platform creates again only
+        // when it lost a create's answer, before it ever asked for a stop.
         if (existing && !(existing.word === 'shut off' && existing.reason === 'unknown')) return existing.instance;
         const uuid = domainUuidOf(spec.clientToken);
         if (!existing) {
