@@ -29,6 +29,15 @@ export const LibvirtConfig = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/)
     .optional(),
+  /**
+   * A libvirt storage pool for each instance's NoCloud seed (a small ISO labelled `cidata` with the SSH keys and user
+   * data, attached as a read-only CD-ROM, which cloud-init reads at first boot). Without one, a create that carries
+   * SSH keys or user data is refused: the guest would never get them.
+   */
+  seedPool: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+    .optional(),
   flavours: z
     .array(LibvirtFlavour)
     .min(1)

@@ -42,6 +42,8 @@ export interface DomainSpec {
   /** A qcow2 image to boot from as a transient disk, or null for none. */
   image: string | null;
   network?: string;
+  /** The NoCloud seed volume, attached as a read-only CD-ROM; absent when the guest gets nothing. */
+  seed?: { pool: string; volume: string };
 }
 
 /**
@@ -53,6 +55,10 @@ export function domainXml(spec: DomainSpec): string {
     spec.image === null
       ? ''
       : `<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='${escapeXml(spec.image)}'/><target dev='vda' bus='virtio'/><transient/></disk>`;
+  const seed =
+    spec.seed === undefined
+      ? ''
+      : `<disk type='volume' device='cdrom'><driver name='qemu' type='raw'/><source pool='${escapeXml(spec.seed.pool)}' volume='${escapeXml(spec.seed.volume)}'/><target dev='sda' bus='sata'/><readonly/></disk>`;
   const nic = spec.network === undefined ? '' : `<interface type='network'><source network='${escapeXml(spec.network)}'/><model type='virtio'/></interface>`;
   return [
     `<domain type='qemu'>`,
@@ -64,7 +70,7 @@ export function domainXml(spec: DomainSpec): string {
     `<vcpu>${spec.flavour.vcpus}</vcpu>`,
     `<os><type arch='x86_64' machine='pc'>hvm</type><boot dev='hd'/></os>`,
     `<on_poweroff>destroy</on_poweroff><on_reboot>restart</on_reboot><on_crash>destroy</on_crash>`,
-    `<devices>${disk}${nic}<serial type='pty'/></devices>`,
+    `<devices>${disk}${seed}${nic}<serial type='pty'/></devices>`,
     `</domain>`,
   ].join('\n');
 }

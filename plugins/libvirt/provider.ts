@@ -5,9 +5,10 @@
  * same UUID updates the one domain instead of making a second.
  */
 import { ProviderError, defineProvider } from 'better-compute/sdk';
-import type { ProviderInstance, ProviderInstanceState } from 'better-compute/sdk';
+import type { ProviderInstance, ProviderInstanceSpec, ProviderInstanceState } from 'better-compute/sdk';
 import { LibvirtConfig } from './config.ts';
 import { TOKEN_PATTERN, clientTokenOfXml, domainNameOf, domainUuidOf, domainXml } from './domainXml.ts';
+import { needsSeed, seedIso, seedVolumeOf } from './seed.ts';
 import { virshFor } from './virsh.ts';
 
 // `virsh domstate` words (virDomainState). `in shutdown` still runs; `paused` and `pmsuspended` are powered but not
@@ -79,6 +80,18 @@ export const libvirtProvider = defineProvider({
         if (!isOperationInvalid(error, /already (running|active)/i)) throw error;
       });
     };
+    const notFoundIsDone = (error: unknown): void => {
+      if (!(error instanceof ProviderError && error.kind === 'not-found')) throw error;
+    };
+    // The seed volume: created (an earlier try may have made it: its contents are written again below) and filled.
+    const writeSeed = async (pool: string, uuid: string, hostname: string, spec: ProviderInstanceSpec): Promise<void> => {
+      const iso = seedIso(uuid, hostname, spec);
+      const volume = seedVolumeOf(uuid);
+      await virsh(['vol-create-as', pool, volume, String(iso.byteLength), '--format', 'raw'], { mutating: true }).catch((error: unknown) => {
+        if (!isOperationInvalid(error, /already exists|already in use/i)) throw error;
+      });
+      await virsh(['vol-upload', '--pool', pool, volume, '/dev/stdin'], { mutating: true, input: iso });
+    };
     return {
       // The account's flavours that fit the host at all (`virsh nodeinfo`): a flavour with more vCPUs or memory than the
       // host has could never start. Asking the host also proves the connection works.
@@ -98,16 +111,23 @@ export const libvirtProvider = defineProvider({
         if (!flavour) throw new ProviderError('rejected', `the account offers no flavour ${JSON.stringify(spec.offerId.slice(0, 40))}`);
         const image = ctx.config.images[spec.image];
         if (image === undefined) throw new ProviderError('rejected', `the account has no image ${JSON.stringify(spec.image.slice(0, 64))}`);
+        const pool = ctx.config.seedPool;
+        if (needsSeed(spec) && pool === undefined)
+          throw new ProviderError('configuration', 'the account names no seedPool, so the SSH keys and user data could not reach the guest');
         const existing = await inspectToken(spec.clientToken);
         // Defined but never started ("shut off (unknown)"): an earlier create died between its define and its start.
         // libvirtd also reports a domain it loaded at its own start as `unknown`, but the platform creates again only
         // when it lost a create's answer, before it ever asked for a stop.
         if (existing && !(existing.word === 'shut off' && existing.reason === 'unknown')) return existing.instance;
         const uuid = domainUuidOf(spec.clientToken);
+        const name = domainNameOf(spec.name, uuid);
+        const seed = needsSeed(spec) && pool !== undefined ? { pool, volume: seedVolumeOf(uuid) } : undefined;
+        // The define comes first: it is the one call whose effect a retried create finds again (by the UUID).
         if (!existing) {
-          const xml = domainXml({ uuid, name: domainNameOf(spec.name, uuid), clientToken: spec.clientToken, flavour, image, network: ctx.config.network });
+          const xml = domainXml({ uuid, name, clientToken: spec.clientToken, flavour, image, network: ctx.config.network, seed });
           await virsh(['define', '/dev/stdin'], { mutating: true, input: xml });
         }
+        if (seed) await writeSeed(seed.pool, uuid, name, spec);
         await startInstance(uuid);
         return getInstance(uuid);
       },
@@ -131,7 +151,10 @@ export const libvirtProvider = defineProvider({
             if (!isOperationInvalid(error, words)) throw error;
           };
         await virsh(['destroy', uuid], { mutating: true }).catch(ignore(/not running/i));
-        await virsh(['undefine', uuid], { mutating: true }).catch(ignore(/^$/));
+        await virsh(['undefine', uuid], { mutating: true }).catch(notFoundIsDone);
+        // Also after the domain is gone: a delete that died between the undefine and this leaves the seed behind.
+        const pool = ctx.config.seedPool;
+        if (pool !== undefined) await virsh(['vol-delete', '--pool', pool, seedVolumeOf(uuid)], { mutating: true }).catch(notFoundIsDone);
       },
       async listInstances() {
         const uuids = (await virsh(['list', '--all', '--uuid']))

@@ -7,14 +7,15 @@ import { ProviderError, withTransientRetry } from 'better-compute/sdk';
 import type { ProviderContext } from 'better-compute/sdk';
 import type { LibvirtConfig } from './config.ts';
 
-// virsh's own lookup failure ("failed to get domain 'x'") and libvirt's VIR_ERR_NO_DOMAIN ("Domain not found").
-const NOT_FOUND = /failed to get domain|Domain not found/i;
+// virsh's own lookup failures ("failed to get domain 'x'", "failed to get vol") and libvirt's VIR_ERR_NO_DOMAIN and
+// VIR_ERR_NO_STORAGE_VOL ("Domain not found", "Storage volume not found").
+const NOT_FOUND = /failed to get domain|Domain not found|failed to get vol|Storage volume not found/i;
 // No daemon listens at the URI's socket, or it refuses us: an operator must act (start it, fix the uri or the rights).
 const CONFIGURATION = /No such file or directory|Permission denied|authentication (failed|unavailable)|access denied|unsupported configuration/i;
 // The daemon is there but the connection broke or it is restarting: worth trying again.
 const TRANSIENT = /Connection refused|Connection reset|Cannot recv data|Cannot write data|End of file while reading|timed out|Broken pipe/i;
 
-export type Virsh = (args: readonly string[], options?: { mutating?: boolean; input?: string }) => Promise<string>;
+export type Virsh = (args: readonly string[], options?: { mutating?: boolean; input?: string | Uint8Array }) => Promise<string>;
 
 /** The failure libvirt reported, without virsh's `error: ` prefixes, on one line, at most 300 characters. */
 function messageOf(stderr: string): string {

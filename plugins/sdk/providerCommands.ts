@@ -16,7 +16,7 @@ export interface ProviderCommand {
    * The program's standard input. It is a regular file, not a pipe, so a program that opens `/dev/stdin` by name
    * (`virsh define /dev/stdin`) can: Node's pipes are sockets, which cannot be opened that way.
    */
-  readonly input?: string;
+  readonly input?: string | Uint8Array;
   /** True when the run changes the cloud (defines, starts, deletes); false for reads, which are safe to repeat. */
   readonly mutating: boolean;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,16 +11,27 @@ import { SYSTEM_URI, ensureLibvirtDaemon, type LibvirtDaemon } from './libvirt/d
 
 // The real libvirtd (QEMU under TCG: no KVM here). Diskless 64 MiB domains: the firmware finds nothing to boot and
 // idles, which is all the provider contract needs, and boots in about a second.
+const virsh = (...args: string[]) => promisify(execFile)('virsh', ['--quiet', '--connect', SYSTEM_URI, ...args]);
+const runId = `libvirt-${process.pid}-${Date.now().toString(36)}`;
+// A directory storage pool of the run's own for the NoCloud seed volumes.
+const seedPool = `bc-seeds-${runId}`;
+let seedDir: string;
 let daemon: LibvirtDaemon;
 beforeAll(async () => {
   daemon = await ensureLibvirtDaemon();
+  seedDir = await mkdtemp(join(tmpdir(), 'bc-libvirt-seeds-'));
+  await chmod(seedDir, 0o755);
+  await virsh('pool-define-as', seedPool, 'dir', '--target', seedDir);
+  await virsh('pool-start', seedPool);
 }, 120_000);
 afterAll(async () => {
+  await virsh('pool-destroy', seedPool).catch(() => undefined);
+  await virsh('pool-undefine', seedPool).catch(() => undefined);
+  if (seedDir) await rm(seedDir, { recursive: true, force: true });
   await daemon?.stop();
 });
 
-const runId = `libvirt-${process.pid}-${Date.now().toString(36)}`;
-const config = { region: 'local', uri: SYSTEM_URI, flavours: [{ offerId: 'tiny', vcpus: 1, memoryMib: 64, diskGib: 1 }], images: { none: null } };
+const config = { region: 'local', uri: SYSTEM_URI, seedPool, flavours: [{ offerId: 'tiny', vcpus: 1, memoryMib: 64, diskGib: 1 }], images: { none: null } };
 const spec = (clientToken: string) => ({ clientToken, name: 'web', offerId: 'tiny', image: 'none', sshKeys: [] });
 
 /** The real runner, remembering every virsh command line it ran. */
@@ -58,6 +69,8 @@ describe('libvirt provider against the real libvirtd', () => {
     expect(report.cases.filter((c) => !c.ok)).toEqual([]);
     expect(report.cases).toHaveLength(providerConformanceCases().length);
     expect((await client.listInstances()).map((i) => i.providerInstanceId).sort()).toEqual(before);
+    // Every create carried the conformance SSH key, so each made a seed volume; every delete removed its own.
+    expect(await readdir(seedDir)).toEqual([]);
   });
 });
 
@@ -72,23 +85,32 @@ describe('libvirt provider details', () => {
     const withImage = { ...config, images: { base: image } };
     const client = connectProvider(libvirtProvider, { config: withImage, token: 'unused', fetch: globalThis.fetch, run: recorder.run });
     const token = `bc-${runId}-disk`;
+    const uuid = domainUuidOf(token);
     try {
-      const created = await client.createInstance({ ...spec(token), image: 'base' });
+      const userData = '#!/bin/sh\necho hello from the tenant\n';
+      const created = await client.createInstance({ ...spec(token), image: 'base', sshKeys: ['ssh-ed25519 AAAAtenantkey tenant'], userData });
       expect(created).toMatchObject({ providerInstanceId: domainUuidOf(token), clientToken: token, state: 'running', addresses: [] });
       expect((await readdir(dir)).sort()).toEqual(['base.qcow2', `base.qcow2.TRANSIENT-web-${domainUuidOf(token).slice(0, 8)}`]);
       await client.stopInstance(created.providerInstanceId);
       expect(await client.getInstance(created.providerInstanceId)).toMatchObject({ state: 'stopped', message: 'libvirt state shut off (destroyed)' });
       expect(await readdir(dir)).toEqual(['base.qcow2']);
-      // One define with the XML on stdin, one start; every other call was a read.
-      const mutating = recorder.commands.filter((c) => c.mutating).map((c) => c.args.slice(3, 4)[0]);
-      expect(mutating).toEqual(['define', 'start', 'destroy']);
-      expect(recorder.commands.find((c) => c.args.includes('define'))?.input).toContain(
-        `<source file='${image}'/><target dev='vda' bus='virtio'/><transient/>`,
-      );
+      // The define (XML on stdin), the seed volume made and filled, the start; every other call was a read.
+      const mutating = recorder.commands.filter((c) => c.mutating).map((c) => c.args[3]);
+      expect(mutating).toEqual(['define', 'vol-create-as', 'vol-upload', 'start', 'destroy']);
+      const xml = String(recorder.commands.find((c) => c.args.includes('define'))?.input);
+      expect(xml).toContain(`<source file='${image}'/><target dev='vda' bus='virtio'/><transient/>`);
+      expect(xml).toContain(`<source pool='${seedPool}' volume='bc-seed-${uuid}.iso'/>`);
+      // The seed as libvirt stored it: a `cidata` ISO with the keys in meta-data and the tenant's user data unchanged.
+      const seed = await readFile(join(seedDir, `bc-seed-${uuid}.iso`));
+      expect(seed.subarray(16 * 2048 + 40, 16 * 2048 + 46).toString('ascii')).toBe('cidata');
+      expect(seed.toString('latin1')).toContain('public-keys:\n  - "ssh-ed25519 AAAAtenantkey tenant"');
+      expect(seed.toString('latin1')).toContain(userData);
     } finally {
-      await client.deleteInstance(domainUuidOf(token));
+      await client.deleteInstance(uuid);
       await rm(dir, { recursive: true, force: true });
     }
+    await expect(client.getInstance(uuid)).rejects.toMatchObject({ kind: 'not-found' });
+    expect(await readdir(seedDir)).toEqual([]);
   });
 
   test('refuses an unknown flavour or image before calling libvirt, and a host without the daemon is a configuration error', async () => {
@@ -96,6 +118,13 @@ describe('libvirt provider details', () => {
     const client = connectProvider(libvirtProvider, { config, token: 'unused', fetch: globalThis.fetch, run: recorder.run });
     await expect(client.createInstance({ ...spec('bc-no-flavour'), offerId: 'huge' })).rejects.toMatchObject({ kind: 'rejected' });
     await expect(client.createInstance({ ...spec('bc-no-image'), image: 'debian-12' })).rejects.toMatchObject({ kind: 'rejected' });
+    const noPool = connectProvider(libvirtProvider, {
+      config: { ...config, seedPool: undefined },
+      token: 'unused',
+      fetch: globalThis.fetch,
+      run: recorder.run,
+    });
+    await expect(noPool.createInstance({ ...spec('bc-no-pool'), sshKeys: ['ssh-ed25519 AAAA k'] })).rejects.toMatchObject({ kind: 'configuration' });
     expect(recorder.commands).toEqual([]);
     await expect(client.getInstance('not-a-uuid')).rejects.toMatchObject({ kind: 'not-found' });
     await expect(client.findByClientToken('bc-never-created')).resolves.toBeNull();
