@@ -10,7 +10,9 @@
  * | services/{workflow,agents,commands,plugins}/ | all of the above (the engine)                            |
  * | services/processes/<process>/ (reactors)     | the engine and all below it, projections/ (read models); |
  * |                                              | never a root, an agent or another process                |
- * | projections/                                 | schemas/, services/platform/                             |
+ * | projections/ (folds, SQL, queries, readers)  | schemas/ only                                            |
+ * | services/projectors/ (the projector runner)  | schemas/, services/platform/, projections/; started by a |
+ * |                                              | composition root only                                    |
  * | services/{api,stack}/, scripts/ (roots)      | everything in the product                                |
  * | daemon/ (agents)                             | schemas/, services/platform/                             |
  * | services/console/app/ (the browser app)      | schemas/ only (and npm packages, never node: built-ins)  |
@@ -26,11 +28,14 @@ const engine = '^services/(workflow|agents|commands|plugins)/';
 const roots = '^services/(api|stack)/';
 // The long-running reactors, one folder each: above the engine, below the composition roots that start them.
 const processes = '^services/processes/';
+// The runner of the read models' projectors (durable consumer, batches, replay, file swap): it puts the event store and
+// NATS of services/platform/ under the folds of projections/, so projections/ itself needs nothing above schemas/.
+const projectorRunner = '^services/projectors/';
 // The web console's browser code: bundled by Vite into the page, so it can hold nothing that runs on the server.
 const browserApp = '^services/console/app/';
 // Every services/<folder> that is neither the base layer, the engine nor a composition root is a domain module (the
 // console's build scripts in services/console/ are; its browser app has a rule of its own).
-const domainModule = '^services/(?!(platform|workflow|agents|commands|plugins|processes|api|stack)/|console/app/)([^/]+)/';
+const domainModule = '^services/(?!(platform|workflow|agents|commands|plugins|processes|projectors|api|stack)/|console/app/)([^/]+)/';
 const allOurs = '^(schemas|services|projections|plugins|daemon|scripts|test)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -75,7 +80,7 @@ module.exports = {
       name: 'module-imports-no-other-module',
       comment: 'Domain modules talk to each other only through the schemas/ contract (commands, events, subjects).',
       severity: 'error',
-      from: { path: '^services/([^/]+)/', pathNot: `^services/(platform|workflow|agents|commands|plugins|processes|api|stack)/|${browserApp}` },
+      from: { path: '^services/([^/]+)/', pathNot: `^services/(platform|workflow|agents|commands|plugins|processes|projectors|api|stack)/|${browserApp}` },
       to: { path: domainModule, pathNot: '^services/$1/' },
     },
     {
@@ -109,10 +114,25 @@ module.exports = {
     },
     {
       name: 'projections-import-only-base',
-      comment: 'Read models fold events: schemas/ and services/platform/ only.',
+      comment:
+        'Read models fold events into SQL and answer queries on the contract alone (schemas/); the runner that feeds them from the log is services/projectors/, so no arrow runs from projections/ back up into services/.',
       severity: 'error',
       from: { path: '^projections/' },
-      to: { path: allOurs, pathNot: '^(schemas|services/platform|projections)/' },
+      to: { path: allOurs, pathNot: '^(schemas|projections)/' },
+    },
+    {
+      name: 'projector-runner-imports-only-base',
+      comment: 'services/projectors/ runs the folds of projections/ over the event store and NATS of services/platform/: nothing else of ours.',
+      severity: 'error',
+      from: { path: projectorRunner },
+      to: { path: allOurs, pathNot: '^(schemas|services/platform|projections|services/projectors)/' },
+    },
+    {
+      name: 'projector-runner-started-by-roots',
+      comment: 'Only a composition root starts the projectors; every other reader of a read model goes through its ReadModelReader in projections/.',
+      severity: 'error',
+      from: { path: allOurs, pathNot: `${roots}|^scripts/|${devOnly}|${projectorRunner}` },
+      to: { path: projectorRunner },
     },
     {
       name: 'daemon-imports-only-base',

@@ -5,7 +5,8 @@ import { MinSeqQuery, pageOf, Problem } from '../../schemas/api.ts';
 import { FleetSummary } from '../../schemas/metal/fleetViews.ts';
 import { selectorOfTerms } from '../../schemas/metal/labelSelectorTerms.ts';
 import { nodeStates } from '../../schemas/metal/nodeState.ts';
-import { NodeView } from '../../schemas/metal/views.ts';
+import { nodeRowOf } from '../../schemas/metal/nodeRow.ts';
+import { NodeRowView, NodeView } from '../../schemas/metal/views.ts';
 import type { AgentPresenceLookup } from '../../schemas/agent/agentPresence.ts';
 import type { CapacityCaps } from '../../schemas/metal/workflow.ts';
 import { PlatformError } from '../../schemas/platformError.ts';
@@ -40,17 +41,19 @@ export const nodeRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeo
           .describe('key=value (the label has that value) or key (the node carries it); repeated or comma-separated terms are AND-ed'),
         cursor: z.string().optional(),
         limit: z.coerce.number().int().min(1).max(500).default(100),
+        view: z.enum(['full', 'row']).default('full').describe('row: what a list of thousands shows (NodeRowView), without inventories and labels'),
       }),
-      response: { 200: pageOf(NodeView), '4xx': Problem },
+      response: { 200: z.union([pageOf(NodeView), pageOf(NodeRowView)]), '4xx': Problem },
     },
     handler: async (req) => {
-      const { label, ...query } = req.query;
+      const { label, view, ...query } = req.query;
       const selected = label === undefined ? undefined : selectorOfTerms(typeof label === 'string' ? [label] : label);
       if (selected && 'problem' in selected) throw new PlatformError('LABEL_SELECTOR_INVALID', selected.problem);
       await reader.waitFor(query.minSeq, waitTimeoutMs);
       // A tenant's list holds its own nodes only (ownership is checked per node on the other routes).
       const tenantId = req.principal?.tenantId ?? query.tenantId ?? null;
-      return listNodes(reader.db(), { ...query, tenantId, ...(selected ? { selector: selected.selector } : {}) }, presence, caps);
+      const page = listNodes(reader.db(), { ...query, tenantId, ...(selected ? { selector: selected.selector } : {}) }, presence, caps);
+      return view === 'row' ? { ...page, items: page.items.map(nodeRowOf) } : page;
     },
   });
 

@@ -1,9 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import { PlatformError } from '../../schemas/platformError.ts';
-import { isCorruptDatabase } from '../../services/platform/corruptDatabase.ts';
+import { isCorruptDatabase } from '../../schemas/corruptDatabase.ts';
 import { openReader, readCheckpoint } from './readModelDatabase.ts';
-import { fileIdentity, type ReadModelFiles } from './readModelFiles.ts';
+import { fileIdentity } from './fileIdentity.ts';
+
+/**
+ * Where a read model's live file is named: its name, the `CURRENT` pointer and the file that pointer names. Its
+ * projector's `ReadModelFiles` (`services/projectors/readModelFiles.ts`) is one; the reader asks `current()` only once
+ * the pointer exists, so it never creates one.
+ */
+export interface ReadModelLocation {
+  readonly name: string;
+  readonly pointer: string;
+  current(): string;
+}
 
 /**
  * Query-side access to a read model that a projector (maybe in another process) writes. Every query checks which
@@ -17,7 +28,7 @@ export class ReadModelReader {
   /** The file `CURRENT` named, by the pointer's identity: a swap renames a new pointer into place. */
   #pointer: { identity: string; file: string } | undefined;
 
-  constructor(readonly files: ReadModelFiles) {}
+  constructor(readonly files: ReadModelLocation) {}
 
   get name(): string {
     return this.files.name;

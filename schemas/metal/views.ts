@@ -76,3 +76,28 @@ export const NodeView = z.object({
   labels: z.record(z.string(), z.string()),
 });
 export type NodeView = z.infer<typeof NodeView>;
+
+/**
+ * A node as a list of thousands shows it (`GET /v1/nodes?view=row`): what the console's node table, search, filters
+ * and bulk actions read, without the inventories, findings and labels that make a full view several times larger.
+ */
+export const NodeRowView = NodeView.pick({
+  nodeId: true,
+  siteId: true,
+  state: true,
+  maintenance: true,
+  tenantId: true,
+  waitingReason: true,
+  waitingFor: true,
+  macs: true,
+  updatedAt: true,
+  lastSeq: true,
+  workflowId: true,
+  addresses: true,
+  poolId: true,
+  agent: true,
+}).extend({
+  /** The serial number the last inspection read, for search; null: never inspected. */
+  serial: z.string().nullable(),
+});
+export type NodeRowView = z.infer<typeof NodeRowView>;

@@ -8,7 +8,7 @@
  * the routes, see variants/stubBus.ts).
  */
 import { allProjections } from '../../projections/catalog.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';

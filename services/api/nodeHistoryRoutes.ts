@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { foldNodeHistory, type NodeBatch } from '../../projections/nodes/history.ts';
+import { foldNodeHistory, type NodeBatch } from '../metal/node/history.ts';
 import { Problem } from '../../schemas/api.ts';
 import { HistoryInstant, NodeHistory } from '../../schemas/metal/nodeHistory.ts';
 import { ResourceId } from '../../schemas/ids.ts';

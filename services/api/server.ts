@@ -1,3 +1,4 @@
+import fastifyCompress from '@fastify/compress';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -86,6 +87,10 @@ export async function buildApi(ctx: ApiContext, log: Logger) {
   installMinSeqCheck(app, ctx.store);
   const tenancy = installTenancy(app, ctx);
   await installRateLimit(app, ctx.config);
+  // A list of thousands of nodes or workflows is megabytes of JSON that compresses about tenfold (brotli at quality 4,
+  // cheap for the API). The live streams write to the raw socket, past this hook, so no event waits in a buffer; the
+  // console's bundles and blobs (octet-stream, ranges) already carry their own encoding or none.
+  await app.register(fastifyCompress, { global: true, threshold: 4_096, encodings: ['br', 'gzip'] });
 
   await app.register(fastifySwagger, {
     openapi: {

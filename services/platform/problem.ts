@@ -1,4 +1,4 @@
-import { isCorruptDatabase } from './corruptDatabase.ts';
+import { isCorruptDatabase } from '../../schemas/corruptDatabase.ts';
 import { ErrorCodes, type ErrorCode } from '../../schemas/errorCodes.ts';
 import type { Problem } from '../../schemas/api.ts';
 import { asPlatformError, PlatformError, type Issue } from '../../schemas/platformError.ts';

@@ -1,9 +1,9 @@
 import { allProjections } from '../../projections/catalog.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../projectors/projector.ts';
+import { ProjectorGroup } from '../projectors/projectorGroup.ts';
+import { ReadModelFiles } from '../projectors/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
-import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
+import { serveProjectorControl } from '../projectors/projectorControl.ts';
 import { createMetrics } from '../api/metrics.ts';
 import { buildApi } from '../api/server.ts';
 import { serveCommands } from '../commands/commandResponder.ts';

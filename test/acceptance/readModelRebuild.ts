@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { allProjections } from '../../projections/catalog.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../../services/projectors/projector.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { loadConfig } from '../../services/platform/config.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';

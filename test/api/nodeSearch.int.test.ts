@@ -33,5 +33,15 @@ describe('node search', () => {
     expect(await search('%')).toEqual([]);
     const empty = await app.inject({ url: '/v1/nodes?q=' });
     expect(empty.json().code).toBe('VALIDATION_FAILED');
+
+    // The list's rows: the same search and paging, with the serial the search matched and without the inventory.
+    const rows = await app.inject({ url: `/v1/nodes?minSeq=${seq}&q=xyz&view=row` });
+    expect(rows.json().items).toEqual([
+      expect.objectContaining({ nodeId: 'rack1-db1', serial: 'SN-XYZ-42', macs: ['52:54:00:bb:00:02'], state: 'inspecting', agent: 'bcd' }),
+    ]);
+    expect(rows.json().items[0]).not.toHaveProperty('inventory');
+    const full = await app.inject({ url: `/v1/nodes?minSeq=${seq}&q=xyz` });
+    expect(full.json().items[0].inventory.serial).toBe('SN-XYZ-42');
+    expect((await app.inject({ url: '/v1/nodes?view=wide' })).json().code).toBe('VALIDATION_FAILED');
   });
 });

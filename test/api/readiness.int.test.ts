@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allProjections } from '../../projections/catalog.ts';
-import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ProjectorGroup } from '../../services/projectors/projectorGroup.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { createMetrics } from '../../services/api/metrics.ts';
 import { buildApi } from '../../services/api/server.ts';
 import { startBackbone } from '../support/backboneFixture.ts';

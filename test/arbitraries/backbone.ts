@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
+import { projectEntry, type ProjectedMessage } from '../../services/projectors/applyBatch.ts';
 import type { EventBatch, StoredEvent } from '../../schemas/envelope.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { listNodes } from '../../projections/nodes/queries.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../../services/projectors/projector.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { getSite } from '../../projections/sites/queries.ts';
 import { Streams } from '../../schemas/subjects.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
 import { defineProjection } from '../../projections/runtime/projection.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../../services/projectors/projector.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { startApi } from '../support/apiFixture.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
 

@@ -15,7 +15,7 @@ import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';
 import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { fakeInventory } from './fakeAgent.ts';
 import { deciderSpec } from './spec.ts';
-import { hardwareProfileCatalog } from '../../services/metal/hardwareProfiles/catalog.ts';
+import { hardwareProfileCatalog } from '../../schemas/metal/hardwareProfileCatalog.ts';
 
 const given = deciderSpec(nodeAggregate);
 const n = 'n1';

@@ -3,7 +3,7 @@ import { AgentCommandParams } from '../../schemas/agent/agentCommand.ts';
 import { EnrollNode } from '../../schemas/metal/nodeCommands.ts';
 import { getBmcConnection, getNode } from '../../projections/nodes/queries.ts';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
-import { applyBatch, projectEntry } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry } from '../../services/projectors/applyBatch.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import { builtinProfileCatalog, configuredDeployProfile } from '../../services/metal/profiles/builtin.ts';
 import { resolveSteps } from '../../plugins/sdk/defineProfile.ts';

@@ -29,60 +29,70 @@ writeFileSync(
 process.env.BC_CONFIG = join(configDir, 'config.json');
 
 describe('hardware profiles at enrolment and in the steps that run', () => {
-  it('refuses an unknown profile (nothing appended) and one the pool does not select; a legacy name still loads and deploys', { timeout: 60_000 }, async () => {
-    await using env = await startBackbone();
-    const responder = serveCommands(env.nc, env.bus, env.log);
-    try {
-      const run = (name: string, payload: unknown) => env.bus.execute({ name, payload, actor: 'test' });
-      await run('site.create', { siteId: 'dc1', name: 'DC 1' });
-      const before = await env.store.streamLastSequence();
-      await expect(run('metal.enroll', { ...enrollPayload('n-unknown'), hardwareProfile: 'no-such-rack' })).rejects.toMatchObject({
-        code: 'HARDWARE_PROFILE_UNKNOWN',
-      });
-      expect(await env.store.streamLastSequence()).toBe(before);
-      expect((await env.bus.repository.load(nodeAggregate, 'n-unknown')).state.exists).toBe(false);
+  it(
+    'refuses an unknown profile at enrolment and at pool creation (nothing appended) and one the pool does not select; a legacy name still loads and deploys',
+    { timeout: 60_000 },
+    async () => {
+      await using env = await startBackbone();
+      const responder = serveCommands(env.nc, env.bus, env.log);
+      try {
+        const run = (name: string, payload: unknown) => env.bus.execute({ name, payload, actor: 'test' });
+        await run('site.create', { siteId: 'dc1', name: 'DC 1' });
+        const before = await env.store.streamLastSequence();
+        await expect(run('metal.enroll', { ...enrollPayload('n-unknown'), hardwareProfile: 'no-such-rack' })).rejects.toMatchObject({
+          code: 'HARDWARE_PROFILE_UNKNOWN',
+        });
+        expect(await env.store.streamLastSequence()).toBe(before);
+        expect((await env.bus.repository.load(nodeAggregate, 'n-unknown')).state.exists).toBe(false);
 
-      // A pool's policy selects the profile: an enrolment naming none takes it, one naming another is refused.
-      await run('vps.createPool', { poolId: 'pxe', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { hardwareProfile: 'rack-pxe' } });
-      const { hardwareProfile: _named, ...unnamed } = enrollPayload('n-pool');
-      await expect(run('metal.enroll', { ...unnamed, poolId: 'pxe', hardwareProfile: 'rack-media' })).rejects.toMatchObject({
-        code: 'HARDWARE_PROFILE_MISMATCH',
-      });
-      await run('metal.enroll', { ...unnamed, poolId: 'pxe' });
-      expect((await env.bus.repository.load(nodeAggregate, 'n-pool')).state).toMatchObject({ hardwareProfile: 'rack-pxe', poolId: 'pxe', agent: 'bcd' });
+        // A pool selecting a profile nobody declares is refused when it is created, not at each enrolment into it.
+        await expect(
+          run('vps.createPool', { poolId: 'racks', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { hardwareProfile: 'no-such-rack' } }),
+        ).rejects.toMatchObject({ code: 'HARDWARE_PROFILE_UNKNOWN' });
+        expect(await env.store.streamLastSequence()).toBe(before);
 
-      // An enrolment written before profiles were checked, naming one nobody declares: it loads, and deploys as before.
-      const time = new Date().toISOString();
-      const metadata = {
-        aggregateType: 'metal.node',
-        aggregateId: 'n-legacy',
-        commandId: 'legacy-enrol',
-        commandName: 'metal.enroll',
-        correlationId: 'legacy-enrol',
-        causationId: 'legacy-enrol',
-        actor: 'test',
-        time,
-      };
-      const { nodeId: _id, hardwareProfile: _p, ...legacy } = enrollPayload('n-legacy');
-      const batch: EventBatch = {
-        events: [
-          {
-            type: 'NodeEnrolled',
-            version: 1,
-            data: { nodeId: 'n-legacy', ...legacy, hardwareProfile: 'dl325' },
-            metadata: { ...metadata, eventId: randomUUID() },
-          },
-        ],
-      };
-      await env.store.append('bc.evt.metal.node.n-legacy', batch, { expectedSeq: 0, msgId: 'legacy-enrol' });
-      const workflowOf = (result: Awaited<ReturnType<typeof run>>) => (result.events[0]!.data as { workflowId: string }).workflowId;
-      await run('metal.completeOperation', { nodeId: 'n-legacy', workflowId: workflowOf(await run('metal.startInspection', { nodeId: 'n-legacy' })) });
-      await run('metal.deploy', deployBody('n-legacy'));
-      expect((await env.bus.repository.load(nodeAggregate, 'n-legacy')).state).toMatchObject({ hardwareProfile: 'dl325', current: { operation: 'deploy' } });
-    } finally {
-      responder.unsubscribe();
-    }
-  });
+        // A pool's policy selects the profile: an enrolment naming none takes it, one naming another is refused.
+        await run('vps.createPool', { poolId: 'pxe', class: 'metal', agent: 'bcd', siteId: 'dc1', policy: { hardwareProfile: 'rack-pxe' } });
+        const { hardwareProfile: _named, ...unnamed } = enrollPayload('n-pool');
+        await expect(run('metal.enroll', { ...unnamed, poolId: 'pxe', hardwareProfile: 'rack-media' })).rejects.toMatchObject({
+          code: 'HARDWARE_PROFILE_MISMATCH',
+        });
+        await run('metal.enroll', { ...unnamed, poolId: 'pxe' });
+        expect((await env.bus.repository.load(nodeAggregate, 'n-pool')).state).toMatchObject({ hardwareProfile: 'rack-pxe', poolId: 'pxe', agent: 'bcd' });
+
+        // An enrolment written before profiles were checked, naming one nobody declares: it loads, and deploys as before.
+        const time = new Date().toISOString();
+        const metadata = {
+          aggregateType: 'metal.node',
+          aggregateId: 'n-legacy',
+          commandId: 'legacy-enrol',
+          commandName: 'metal.enroll',
+          correlationId: 'legacy-enrol',
+          causationId: 'legacy-enrol',
+          actor: 'test',
+          time,
+        };
+        const { nodeId: _id, hardwareProfile: _p, ...legacy } = enrollPayload('n-legacy');
+        const batch: EventBatch = {
+          events: [
+            {
+              type: 'NodeEnrolled',
+              version: 1,
+              data: { nodeId: 'n-legacy', ...legacy, hardwareProfile: 'dl325' },
+              metadata: { ...metadata, eventId: randomUUID() },
+            },
+          ],
+        };
+        await env.store.append('bc.evt.metal.node.n-legacy', batch, { expectedSeq: 0, msgId: 'legacy-enrol' });
+        const workflowOf = (result: Awaited<ReturnType<typeof run>>) => (result.events[0]!.data as { workflowId: string }).workflowId;
+        await run('metal.completeOperation', { nodeId: 'n-legacy', workflowId: workflowOf(await run('metal.startInspection', { nodeId: 'n-legacy' })) });
+        await run('metal.deploy', deployBody('n-legacy'));
+        expect((await env.bus.repository.load(nodeAggregate, 'n-legacy')).state).toMatchObject({ hardwareProfile: 'dl325', current: { operation: 'deploy' } });
+      } finally {
+        responder.unsubscribe();
+      }
+    },
+  );
 
   it("runs the release of the node's deploy driver: out of band for agentless, a ramdisk wipe for image-stream", { timeout: 90_000 }, async () => {
     await using env = await startBackbone();

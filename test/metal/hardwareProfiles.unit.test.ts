@@ -5,7 +5,7 @@ import type { PoolState } from '../../schemas/vps/poolState.ts';
 import { definePlugin, registrationOf } from '../../plugins/sdk/definePlugin.ts';
 import type { StepContext } from '../../plugins/sdk/defineStep.ts';
 import { checkHardwareProfiles } from '../../scripts/cli/doctor/hardwareProfileCheck.ts';
-import { configuredHardwareProfiles, hardwareProfileCatalog } from '../../services/metal/hardwareProfiles/catalog.ts';
+import { configuredHardwareProfiles, hardwareProfileCatalog } from '../../schemas/metal/hardwareProfileCatalog.ts';
 import { enrolmentProfile } from '../../services/metal/hardwareProfiles/enrolmentProfile.ts';
 import { AGENTLESS_INPUT, builtinProfileFor } from '../../services/metal/profiles/builtin.ts';
 import { loadConfig } from '../../services/platform/config.ts';

@@ -2,8 +2,8 @@ import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allProjections } from '../../projections/catalog.ts';
-import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ProjectorGroup } from '../../services/projectors/projectorGroup.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';
 import { loadConfig } from '../../services/platform/config.ts';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Projector } from '../../projections/runtime/projector.ts';
+import type { Projector } from '../../services/projectors/projector.ts';
 import type { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { PlatformError } from '../../schemas/platformError.ts';

@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
-import { applyBatch } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch } from '../../services/projectors/applyBatch.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import type { NodeAggregateState } from '../../services/metal/node/node.ts';
 import { chunk, deliver, deliveryPlanArb } from '../arbitraries/backbone.ts';

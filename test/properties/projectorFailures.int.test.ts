@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Projection } from '../../projections/runtime/projection.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../../services/projectors/projector.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { sitesProjection } from '../../projections/sites/projector.ts';
 import { listSites } from '../../projections/sites/queries.ts';
 import { startBackbone } from '../support/backboneFixture.ts';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allProjections } from '../../projections/catalog.ts';
-import { Projector } from '../../projections/runtime/projector.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { Projector } from '../../services/projectors/projector.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { withoutClock } from '../arbitraries/backbone.ts';
 import { planWorkload, workloadArb } from '../arbitraries/workload.ts';
 import { startBackbone } from '../support/backboneFixture.ts';

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { allProjections } from '../../projections/catalog.ts';
-import { applyBatch, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, type ProjectedMessage } from '../../services/projectors/applyBatch.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 

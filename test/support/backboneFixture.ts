@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { allProjections } from '../../projections/catalog.ts';
-import { ProjectorGroup } from '../../projections/runtime/projectorGroup.ts';
-import type { Projector } from '../../projections/runtime/projector.ts';
-import { serveProjectorControl } from '../../projections/runtime/projectorControl.ts';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ProjectorGroup } from '../../services/projectors/projectorGroup.ts';
+import type { Projector } from '../../services/projectors/projector.ts';
+import { serveProjectorControl } from '../../services/projectors/projectorControl.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { ReadModelReader } from '../../projections/runtime/readModelReader.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
 import { allCommands } from '../../services/api/commandCatalog.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatchWindow, BUSY_WINDOW_MS, QUIET_WINDOW_MS } from '../../projections/runtime/batchWindow.ts';
+import { BatchWindow, BUSY_WINDOW_MS, QUIET_WINDOW_MS } from '../../services/projectors/batchWindow.ts';
 
 describe('projector batch window', () => {
   const clock = () => {

@@ -46,7 +46,8 @@ describe('the layer check', () => {
         'plugins/talos/index.ts': ['plugins/sdk/defineStep.ts'],
         'services/metal/deploy.ts': ['plugins/sdk/defineStep.ts', 'services/platform/logger.ts'],
         'services/workflow/executor.ts': ['services/metal/deploy.ts', 'plugins/sdk/defineStep.ts'],
-        'projections/nodes/nodes.ts': ['services/platform/logger.ts'],
+        'projections/nodes/nodes.ts': ['schemas/ids.ts'],
+        'services/projectors/projectorGroup.ts': ['services/platform/logger.ts', 'projections/nodes/nodes.ts', 'schemas/ids.ts'],
         'daemon/agent/agent.ts': ['services/platform/logger.ts'],
         'services/processes/orchestrator/orchestrator.ts': [
           'services/workflow/executor.ts',
@@ -57,7 +58,12 @@ describe('the layer check', () => {
           'services/processes/orchestrator/orchestration.ts',
         ],
         'services/processes/orchestrator/orchestration.ts': ['schemas/ids.ts'],
-        'services/stack/start.ts': ['services/workflow/executor.ts', 'projections/nodes/nodes.ts', 'services/processes/orchestrator/orchestrator.ts'],
+        'services/stack/start.ts': [
+          'services/workflow/executor.ts',
+          'projections/nodes/nodes.ts',
+          'services/projectors/projectorGroup.ts',
+          'services/processes/orchestrator/orchestrator.ts',
+        ],
         'daemon/simulator/site.ts': ['services/stack/start.ts', 'daemon/agent/agent.ts'],
         'test/metal/deploy.int.test.ts': ['services/stack/start.ts', 'daemon/simulator/site.ts'],
       }),
@@ -136,6 +142,27 @@ describe('the layer check', () => {
         'services/metal/node.ts': [],
       }),
     ).toEqual(['daemon-imports-only-base', 'projections-import-only-base']);
+  });
+
+  it('keeps projections/ on the contract alone: no arrow back up into services/', async () => {
+    expect(await brokenRules({ 'projections/runtime/readModelReader.ts': ['services/platform/logger.ts'], 'services/platform/logger.ts': [] })).toEqual([
+      'projections-import-only-base',
+    ]);
+    expect(
+      await brokenRules({ 'projections/nodes/projector.ts': ['services/projectors/projectorGroup.ts'], 'services/projectors/projectorGroup.ts': [] }),
+    ).toEqual(['projections-import-only-base', 'projector-runner-started-by-roots']);
+  });
+
+  it('keeps the projector runner on the base and projections, started by a composition root only', async () => {
+    expect(await brokenRules({ 'services/projectors/projectorGroup.ts': ['services/workflow/executor.ts'], 'services/workflow/executor.ts': [] })).toEqual([
+      'projector-runner-imports-only-base',
+    ]);
+    expect(
+      await brokenRules({
+        'services/processes/fleetSensors/snapshotReader.ts': ['services/projectors/projectorGroup.ts'],
+        'services/projectors/projectorGroup.ts': [],
+      }),
+    ).toEqual(['projector-runner-started-by-roots']);
   });
 
   it('keeps the browser console on the schemas contract and its own files', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeStep } from '../../services/console/app/src/approvals/approvalWords.ts';
 import { actionsFor, bulkActionsFor, bulkPlan, nodeActions } from '../../services/console/app/src/nodes/nodeActions.ts';
-import { matchesFilter } from '../../services/console/app/src/nodes/nodeMatches.ts';
+import { nodeRowOf } from '../../schemas/metal/nodeRow.ts';
+import { matchesFilter, refinesFilter } from '../../services/console/app/src/nodes/nodeMatches.ts';
 import type { NodeView } from '../../schemas/metal/views.ts';
 
 const node = (patch: Partial<NodeView>): NodeView => ({
@@ -102,10 +103,21 @@ describe('console bulk actions', () => {
 
 describe('console node search', () => {
   it('keeps a node re-read live in a searched list only while the search still finds it, as the API would', () => {
-    const n = node({ nodeId: 'rack1-db1', macs: ['52:54:00:BB:00:02'], addresses: ['10.0.4.7'], state: 'ready' });
-    for (const q of ['DB1', 'bb:00', '10.0.4', ' rack1 ']) expect(matchesFilter(n, { q })).toBe(true);
+    const full = node({ nodeId: 'rack1-db1', macs: ['52:54:00:BB:00:02'], addresses: ['10.0.4.7'], state: 'ready' });
+    const n = { ...nodeRowOf(full), serial: 'SN-4711' };
+    for (const q of ['DB1', 'bb:00', '10.0.4', ' rack1 ', 'sn-47']) expect(matchesFilter(n, { q })).toBe(true);
     expect(matchesFilter(n, { q: 'web' })).toBe(false);
     expect(matchesFilter(n, { q: 'rack1', state: 'deployed' })).toBe(false);
+  });
+
+  it('narrows a list read in full only to a filter that selects a subset of it; a widened or changed filter reads again', () => {
+    expect(refinesFilter({ siteId: 'dc1' }, {})).toBe(true);
+    expect(refinesFilter({ siteId: 'dc1', state: 'ready' }, { siteId: 'dc1' })).toBe(true);
+    expect(refinesFilter({ q: 'Rack1-DB' }, { q: ' rack1' })).toBe(true);
+    expect(refinesFilter({}, { siteId: 'dc1' })).toBe(false);
+    expect(refinesFilter({ siteId: 'dc2' }, { siteId: 'dc1' })).toBe(false);
+    expect(refinesFilter({ q: 'rack' }, { q: 'rack1' })).toBe(false);
+    expect(refinesFilter({ siteId: 'dc1' }, { siteId: 'dc1', state: '' })).toBe(true);
   });
 });
 

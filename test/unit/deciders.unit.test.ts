@@ -10,7 +10,7 @@ import { DomainError } from '../../schemas/platformError.ts';
 import { createSite } from '../../services/site/site/create.ts';
 import { siteAggregate } from '../../services/site/site/site.ts';
 import type { SiteState } from '../../schemas/site/siteState.ts';
-import { hardwareProfileCatalog } from '../../services/metal/hardwareProfiles/catalog.ts';
+import { hardwareProfileCatalog } from '../../schemas/metal/hardwareProfileCatalog.ts';
 
 /** Given prior events folded with `evolve`, when `decide` runs on the parsed payload: its events or its refusal code. */
 function given<S, E extends DomainEventLike>(aggregate: AggregateDefinition<S, E>, ...events: E[]) {

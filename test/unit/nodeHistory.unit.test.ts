@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { foldNodeHistory, type NodeBatch } from '../../projections/nodes/history.ts';
+import { foldNodeHistory, type NodeBatch } from '../../services/metal/node/history.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
 import { HistoryInstant } from '../../schemas/metal/nodeHistory.ts';
-// Defines the node aggregate, whose fold the history finds through the contract's `nodeRef` (as the API process does).
-import '../../services/metal/node/node.ts';
 
 const at = (time: string, actor = 'token:ops') => ({ time, actor });
 const batch = (seq: number, when: { time: string; actor: string }, ...events: { type: string; data: unknown }[]): NodeBatch => ({

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getNode, listNodes } from '../../projections/nodes/queries.ts';
 import { nodesProjection } from '../../projections/nodes/projector.ts';
-import { applyBatch, projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry, type ProjectedMessage } from '../../services/projectors/applyBatch.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import { openWriter, readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 import { getSite, listSites } from '../../projections/sites/queries.ts';

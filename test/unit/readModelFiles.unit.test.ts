@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReadModelFiles } from '../../projections/runtime/readModelFiles.ts';
+import { ReadModelFiles } from '../../services/projectors/readModelFiles.ts';
 import { tempDir } from '../support/natsServer.ts';
 
 describe('ReadModelFiles', () => {

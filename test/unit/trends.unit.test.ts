@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyBatch, projectEntry, type ProjectedMessage } from '../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry, type ProjectedMessage } from '../../services/projectors/applyBatch.ts';
 import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
 import { trendsProjection } from '../../projections/trends/projector.ts';
 import { trendsOf } from '../../projections/trends/queries.ts';

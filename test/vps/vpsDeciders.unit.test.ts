@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CreateProviderAccount } from '../../schemas/vps/accountCommands.ts';
+import { hardwareProfileCatalog } from '../../schemas/metal/hardwareProfileCatalog.ts';
 import { CreatePool } from '../../schemas/vps/poolCommands.ts';
 import { CreateInstance } from '../../schemas/vps/tenantCommands.ts';
 import type { InstanceEvent, PoolEvent, TenantEvent } from '../../schemas/vps/events.ts';
@@ -291,9 +292,23 @@ describe('pools and provider accounts', () => {
       siteId: 'dc1',
       policy: { provisioningCidrs: ['10.0.0.0/24', '2001:db8::/64'] },
     });
-    expect(thrownCode(() => createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: false })))).toBe('PRECONDITION_FAILED');
-    const created = createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: true }));
-    expect(createPool.decide(metal, fold(poolAggregate, created), ctx({ accountExists: true, siteExists: true }))).toEqual([]);
+    expect(thrownCode(() => createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: false, hardwareProfiles: [] })))).toBe(
+      'PRECONDITION_FAILED',
+    );
+    const created = createPool.decide(metal, poolAggregate.initialState, ctx({ accountExists: true, siteExists: true, hardwareProfiles: [] }));
+    expect(createPool.decide(metal, fold(poolAggregate, created), ctx({ accountExists: true, siteExists: true, hardwareProfiles: [] }))).toEqual([]);
+  });
+
+  it('refuses a metal pool whose policy selects a hardware profile nobody declares, or an agentless one for a pool that runs bcd', () => {
+    const catalog = hardwareProfileCatalog([], undefined);
+    const poolWith = (agent: 'bcd' | 'none', hardwareProfile: string) =>
+      CreatePool.parse({ poolId: 'p', class: 'metal', agent, siteId: 'dc1', policy: { hardwareProfile } });
+    const decide = (command: CreatePool) => () =>
+      createPool.decide(command, poolAggregate.initialState, ctx({ accountExists: true, siteExists: true, hardwareProfiles: catalog }));
+    expect(thrownCode(decide(poolWith('bcd', 'dell-r650')))).toBe('HARDWARE_PROFILE_UNKNOWN');
+    expect(thrownCode(decide(poolWith('bcd', 'agentless')))).toBe('HARDWARE_PROFILE_MISMATCH');
+    expect(decide(poolWith('none', 'agentless'))()).toMatchObject([{ type: 'PoolCreated', data: { policy: { hardwareProfile: 'agentless' } } }]);
+    expect(decide(poolWith('bcd', 'dmtf-public-tower'))()).toMatchObject([{ type: 'PoolCreated', data: { policy: { hardwareProfile: 'dmtf-public-tower' } } }]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { nodesProjection } from '../../../projections/nodes/projector.ts';
-import { Projector } from '../../../projections/runtime/projector.ts';
+import { Projector } from '../../../services/projectors/projector.ts';
 import { readCheckpoint } from '../../../projections/runtime/readModelDatabase.ts';
-import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
+import { ReadModelFiles } from '../../../services/projectors/readModelFiles.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import type { Logger } from '../../../services/platform/logger.ts';

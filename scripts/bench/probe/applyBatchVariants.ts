@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { nodesProjection } from '../../../projections/nodes/projector.ts';
-import { applyBatch, projectEntry } from '../../../projections/runtime/applyBatch.ts';
+import { applyBatch, projectEntry } from '../../../services/projectors/applyBatch.ts';
 import type { Projection } from '../../../projections/runtime/projection.ts';
 import { openWriter } from '../../../projections/runtime/readModelDatabase.ts';
 import { fillMessage } from '../payloads.ts';

@@ -5,7 +5,7 @@ import { EventBatch } from '../../../schemas/envelope.ts';
 import { eventCatalog, type PlatformEvent } from '../../../schemas/events.ts';
 
 /**
- * Bench copy of `projections/runtime/applyBatch.ts` with its validation made switchable, to measure what it costs:
+ * Bench copy of `services/projectors/applyBatch.ts` with its validation made switchable, to measure what it costs:
  * - `parse`: how a payload becomes an EventBatch (`zodEnvelope` is the product's `EventBatch.parse(JSON.parse())`;
  *   `trustEnvelope` trusts `JSON.parse`: the log only holds what the event store wrote);
  * - `data: 'trusted'` skips `eventCatalog.read` (upcast + zod parse of `data`), only to measure what it costs.

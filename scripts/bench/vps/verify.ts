@@ -1,4 +1,4 @@
-import { ReadModelFiles } from '../../../projections/runtime/readModelFiles.ts';
+import { ReadModelFiles } from '../../../services/projectors/readModelFiles.ts';
 import { ReadModelReader } from '../../../projections/runtime/readModelReader.ts';
 import { quotaOf } from '../../../projections/vps/queries.ts';
 import { resourceDimensions, type Resources } from '../../../schemas/vps/tenantCommands.ts';

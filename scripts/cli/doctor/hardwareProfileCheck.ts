@@ -3,7 +3,7 @@ import type { NodeView } from '../../../schemas/metal/views.ts';
 import type { PluginView } from '../../../schemas/plugins/views.ts';
 import type { PoolView } from '../../../schemas/vps/views.ts';
 import type { Config } from '../../../services/platform/config.ts';
-import { configuredHardwareProfiles, hardwareProfileCatalog } from '../../../services/metal/hardwareProfiles/catalog.ts';
+import { configuredHardwareProfiles, hardwareProfileCatalog } from '../../../schemas/metal/hardwareProfileCatalog.ts';
 import { finding } from './finding.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { DEFAULT_HARDWARE_PROFILE, type HardwareDrivers } from '../../../schemas/metal/hardwareProfile.ts';
 import type { PoolState } from '../../../schemas/vps/poolState.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
-import { findHardwareProfile, type CatalogedHardwareProfile } from './catalog.ts';
+import { refuseAgentlessInBcdPool, requireHardwareProfile, type CatalogedHardwareProfile } from '../../../schemas/metal/hardwareProfileCatalog.ts';
 
 /** The profile an enrolment records, and whether the node ever runs `bcd` (what `NodeEnrolled.agent` says). */
 export interface EnrolmentProfile {
@@ -22,17 +22,9 @@ export function enrolmentProfile(named: string | undefined, pool: PoolState | un
   if (named !== undefined && selected !== undefined && named !== selected)
     throw new DomainError('HARDWARE_PROFILE_MISMATCH', `pool ${pool?.exists ? pool.poolId : ''} takes hardware profile ${selected}, not ${named}`);
   const id = named ?? selected ?? DEFAULT_HARDWARE_PROFILE;
-  const profile = findHardwareProfile(catalog, id);
-  if (!profile)
-    throw new DomainError(
-      'HARDWARE_PROFILE_UNKNOWN',
-      `no hardware profile ${id}: declare it in the config (hardwareProfiles) or a plugin, or name one of ${catalog.map((p) => p.id).join(', ')}`,
-    );
-  if (profile.drivers.deploy === 'agentless') {
-    if (pool?.exists && pool.agent === 'bcd')
-      throw new DomainError('HARDWARE_PROFILE_MISMATCH', `pool ${pool.poolId} runs bcd; hardware profile ${id} deploys agentless and never boots it`);
-    return { id, drivers: profile.drivers, agent: 'none' };
-  }
+  const profile = requireHardwareProfile(catalog, id);
+  if (pool?.exists) refuseAgentlessInBcdPool(pool.poolId, pool.agent, profile);
+  if (profile.drivers.deploy === 'agentless') return { id, drivers: profile.drivers, agent: 'none' };
   const agent = pool?.exists ? pool.agent : undefined;
   return { id, drivers: agent === 'none' ? { ...profile.drivers, deploy: 'agentless' } : profile.drivers, agent };
 }

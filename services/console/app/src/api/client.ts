@@ -21,6 +21,7 @@ import type {
   NodeHistory,
   NodeLogPage,
   NodePage,
+  NodeRowPage,
   NodeState,
   NodeView,
   PluginView,
@@ -140,6 +141,9 @@ export class ApiClient {
     this.get<NodeLogPage>(`/v1/nodes/${encodeURIComponent(nodeId)}/logs`, { since }, signal);
   nodes = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
     this.readModel<NodePage>('/v1/nodes', filter, signal);
+  /** The node list's rows: the same filter and paging, without inventories and labels. */
+  nodeRows = (filter: NodeFilter & { cursor?: string | null; limit?: number; minSeq?: number }, signal?: AbortSignal) =>
+    this.readModel<NodeRowPage>('/v1/nodes', { ...filter, view: 'row' }, signal);
   node = (nodeId: string, minSeq?: number, signal?: AbortSignal) => this.readModel<NodeView>(`/v1/nodes/${encodeURIComponent(nodeId)}`, { minSeq }, signal);
   nodeWorkflows = (nodeId: string, minSeq?: number, signal?: AbortSignal) =>
     this.readModel<{ items: WorkflowView[] }>(`/v1/nodes/${encodeURIComponent(nodeId)}/workflows`, { minSeq, limit: 20 }, signal);

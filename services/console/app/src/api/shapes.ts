@@ -9,7 +9,7 @@ export type { StoredEvent } from '../../../../../schemas/envelope.ts';
 export type { FleetSummary, NodeCounts } from '../../../../../schemas/metal/fleetViews.ts';
 export type { NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../../../schemas/metal/nodeHistory.ts';
 export type { NodeState } from '../../../../../schemas/metal/nodeState.ts';
-export type { NodeView } from '../../../../../schemas/metal/views.ts';
+export type { NodeRowView, NodeView } from '../../../../../schemas/metal/views.ts';
 export type { WorkflowStepView, WorkflowView } from '../../../../../schemas/metal/workflowViews.ts';
 export type { TrendsView } from '../../../../../schemas/metal/trendViews.ts';
 export type { DeployNode } from '../../../../../schemas/metal/nodeCommands.ts';
@@ -30,11 +30,13 @@ export type { RolloutVerb } from '../../../../../schemas/fleet/rolloutVerbs.ts';
 
 import type { z } from 'zod';
 import type { pageOf } from '../../../../../schemas/api.ts';
-import type { NodeView as NodeViewSchema } from '../../../../../schemas/metal/views.ts';
+import type { NodeRowView as NodeRowViewSchema, NodeView as NodeViewSchema } from '../../../../../schemas/metal/views.ts';
 import type { WorkflowView as WorkflowViewSchema } from '../../../../../schemas/metal/workflowViews.ts';
 
 /** A page of `GET /v1/nodes` (`pageOf(NodeView)`). */
 export type NodePage = z.infer<ReturnType<typeof pageOf<typeof NodeViewSchema>>>;
+/** A page of `GET /v1/nodes?view=row` (`pageOf(NodeRowView)`). */
+export type NodeRowPage = z.infer<ReturnType<typeof pageOf<typeof NodeRowViewSchema>>>;
 /** A page of `GET /v1/workflows` (`pageOf(WorkflowView)`). */
 export type WorkflowPage = z.infer<ReturnType<typeof pageOf<typeof WorkflowViewSchema>>>;
 /** What `POST /v1/autonomy/decisions/:id/approve|reject` answers. */

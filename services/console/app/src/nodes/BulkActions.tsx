@@ -1,9 +1,8 @@
 import { useState } from 'react';
 import { useSignedIn } from '../api/apiContext.tsx';
 import { ApiError } from '../api/client.ts';
-import type { NodeView } from '../api/shapes.ts';
 import { ConfirmDialog } from '../components/ConfirmDialog.tsx';
-import { actionPayload, asksReason, bulkActionsFor, bulkPlan, type NodeAction } from './nodeActions.ts';
+import { actionPayload, asksReason, bulkActionsFor, bulkPlan, type ActionableNode, type NodeAction } from './nodeActions.ts';
 
 /** How many commands of a bulk action are in flight at once: fast on a large selection, gentle on the API. */
 const inFlight = 4;
@@ -12,7 +11,7 @@ const inFlight = 4;
  * Actions on the selected nodes with one confirmation: the dialog says which nodes the action applies to and which it
  * skips (not offered in their state), then sends one command per node and reports what the API refused, by code.
  */
-export function BulkActions({ selected, onDone }: { selected: readonly NodeView[]; onDone: (report: string) => void }) {
+export function BulkActions({ selected, onDone }: { selected: readonly ActionableNode[]; onDone: (report: string) => void }) {
   const { session } = useSignedIn();
   const [open, setOpen] = useState<NodeAction | null>(null);
   const actions = bulkActionsFor(session.role, selected);
@@ -36,7 +35,7 @@ function BulkDialog({
   onSent,
 }: {
   action: NodeAction;
-  nodes: readonly NodeView[];
+  nodes: readonly ActionableNode[];
   onClose: () => void;
   onSent: (report: string) => void;
 }) {

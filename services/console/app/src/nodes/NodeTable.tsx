@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useMemo, useRef, useState } from 'react';
 import { Link } from 'wouter';
-import type { NodeView } from '../api/shapes.ts';
+import type { NodeRowView } from '../api/shapes.ts';
 import { StateBadge } from '../components/StateBadge.tsx';
 
 type SortKey = 'nodeId' | 'siteId' | 'state' | 'poolId' | 'tenantId' | 'updatedAt';
@@ -24,7 +24,7 @@ export function NodeTable({
   selected,
   onToggle,
 }: {
-  nodes: ReadonlyMap<string, NodeView>;
+  nodes: ReadonlyMap<string, NodeRowView>;
   /** With `onToggle`: a checkbox per row, for bulk actions. */
   selected?: ReadonlySet<string>;
   onToggle?: (nodeId: string) => void;

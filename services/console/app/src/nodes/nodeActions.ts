@@ -1,5 +1,8 @@
 import { isRefusedInMaintenance } from '../../../../../schemas/metal/maintenanceRule.ts';
-import type { NodeView, Role } from '../api/shapes.ts';
+import type { NodeRowView, Role } from '../api/shapes.ts';
+
+/** What an action's offer depends on: a row of the node list has it, and so has a node's full view. */
+export type ActionableNode = Pick<NodeRowView, 'nodeId' | 'state' | 'agent' | 'maintenance' | 'workflowId'>;
 
 /** A lifecycle verb the console offers on a node: the command it sends and when (role, node state) it is offered. */
 export interface NodeAction {
@@ -7,7 +10,7 @@ export interface NodeAction {
   readonly label: string;
   readonly command: string;
   readonly roles: readonly Role[];
-  readonly offered: (node: NodeView) => boolean;
+  readonly offered: (node: ActionableNode) => boolean;
   /** What confirming does, in words. */
   readonly consequence: string;
   readonly danger?: boolean;
@@ -101,7 +104,7 @@ export const nodeActions: readonly NodeAction[] = [
  * The actions this role may take on this node now (none for viewers and approvers): the same states and maintenance
  * rule (`schemas/metal/maintenanceRule.ts`) the API's deciders hold, so nothing offered is then refused.
  */
-export const actionsFor = (role: Role, node: NodeView): NodeAction[] =>
+export const actionsFor = (role: Role, node: ActionableNode): NodeAction[] =>
   nodeActions.filter((a) => a.roles.includes(role) && a.offered(node) && !isRefusedInMaintenance(a.command, node.maintenance));
 
 /** The command body of an action on a node; `reason` where the command takes one (maintenance on, cancel). */
@@ -117,7 +120,7 @@ export function actionPayload(action: NodeAction, nodeId: string, reason = ''): 
 export const asksReason = (action: NodeAction): boolean => action.id === 'maintenance-on' || action.id === 'cancel';
 
 /** What a bulk action over `nodes` would do: the nodes it is offered on now, and those it skips (and so never sends). */
-export function bulkPlan(role: Role, action: NodeAction, nodes: readonly NodeView[]): { applies: NodeView[]; skipped: NodeView[] } {
+export function bulkPlan<N extends ActionableNode>(role: Role, action: NodeAction, nodes: readonly N[]): { applies: N[]; skipped: N[] } {
   const applies = nodes.filter((n) => actionsFor(role, n).some((a) => a.id === action.id));
   return { applies, skipped: nodes.filter((n) => !applies.includes(n)) };
 }
@@ -126,5 +129,5 @@ export function bulkPlan(role: Role, action: NodeAction, nodes: readonly NodeVie
  * The actions a bulk selection offers: those offered on at least one selected node. Not deploy (it asks per node), nor
  * retire: a node leaves the fleet for good one confirmation at a time.
  */
-export const bulkActionsFor = (role: Role, nodes: readonly NodeView[]): NodeAction[] =>
+export const bulkActionsFor = (role: Role, nodes: readonly ActionableNode[]): NodeAction[] =>
   nodeActions.filter((a) => a.id !== 'deploy' && a.id !== 'retire' && nodes.some((n) => actionsFor(role, n).some((offered) => offered.id === a.id)));

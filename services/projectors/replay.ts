@@ -2,12 +2,12 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { Database } from 'better-sqlite3';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import type { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
-import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
-import { withinReplayDeadline } from '../../services/platform/nats/replayDeadline.ts';
+import type { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import { withinReplayDeadline } from '../platform/nats/replayDeadline.ts';
 import { applyBatch, projectEntry, type ProjectedMessage } from './applyBatch.ts';
-import type { Projection } from './projection.ts';
-import { readCheckpoint } from './readModelDatabase.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
+import { readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 
 const MAX_TRANSACTION = 2_000;
 /** About how long the replay holds the event loop before giving it back (decoding plus one transaction). */

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
-import type { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
-import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
-import type { Logger } from '../../services/platform/logger.ts';
-import { isCorruptDatabase } from '../../services/platform/corruptDatabase.ts';
+import type { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import { isCorruptDatabase } from '../../schemas/corruptDatabase.ts';
 import { applyBatch, type ProjectedMessage } from './applyBatch.ts';
-import type { Projection } from './projection.ts';
-import { openWriter, readCheckpoint } from './readModelDatabase.ts';
-import { fileIdentity, hasDatabaseHeader, type ReadModelFiles } from './readModelFiles.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
+import { openWriter, readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
+import { fileIdentity } from '../../projections/runtime/fileIdentity.ts';
+import { hasDatabaseHeader, type ReadModelFiles } from './readModelFiles.ts';
 import { replayInto } from './replay.ts';
 
 /** How often the live file is checked for having been deleted, replaced or overwritten while no event arrives. */

@@ -2,13 +2,13 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@na
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Rejection } from '../../schemas/deadLetters.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
-import { DeadLetterQueue } from '../../services/platform/deadLetters/deadLetterQueue.ts';
-import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
-import type { Logger } from '../../services/platform/logger.ts';
-import { DURABLE_PULL } from '../../services/platform/nats/durablePull.ts';
+import { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import { DURABLE_PULL } from '../platform/nats/durablePull.ts';
 import { projectEntry, type ProjectedMessage } from './applyBatch.ts';
 import { BatchWindow } from './batchWindow.ts';
-import type { Projection } from './projection.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
 import type { ReadModelFiles } from './readModelFiles.ts';
 import { ReadModelProjector, type ProjectorHost } from './readModelProjector.ts';
 

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
-import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
-import type { Logger } from '../../services/platform/logger.ts';
-import type { Projection } from './projection.ts';
+import type { EventStore } from '../platform/eventStore/eventStore.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
 import { ProjectorGroup } from './projectorGroup.ts';
 import type { ReadModelFiles } from './readModelFiles.ts';
 import type { ProjectorStatus, ReadModelProjector } from './readModelProjector.ts';

@@ -1,7 +1,8 @@
-import type { StoredEvent } from '../../schemas/envelope.ts';
-import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../schemas/metal/nodeHistory.ts';
-import { nodeRef, type NodeAggregateState } from '../../schemas/metal/nodeState.ts';
-import { resolveAggregate } from '../../services/platform/commands/commandDefinition.ts';
+import type { StoredEvent } from '../../../schemas/envelope.ts';
+import type { HistoryInstant, NodeAtInstant, NodeHistory, NodeHistoryEntry } from '../../../schemas/metal/nodeHistory.ts';
+import type { NodeAggregateState } from '../../../schemas/metal/nodeState.ts';
+import type { AggregateDefinition } from '../../platform/commands/commandDefinition.ts';
+import { nodeAggregate } from './node.ts';
 
 /** One message of a node's subject: one command's events, at its stream sequence. */
 export interface NodeBatch {
@@ -31,6 +32,12 @@ const atInstant = (node: ExistingNode): NodeAtInstant => ({
   operatorLabels: { ...(node.labels ?? {}) },
 });
 
+/**
+ * The node aggregate's own fold, run as the aggregate repository runs it: the catalog upcasts and validates what the
+ * log holds (any event type it knows), `evolve` takes it.
+ */
+const nodeFold: AggregateDefinition<NodeAggregateState> = nodeAggregate;
+
 const batchTime = (batch: NodeBatch): string => batch.events[0]!.metadata.time;
 
 /** Whether a batch happened at or before the instant asked for. */
@@ -48,9 +55,6 @@ export function foldNodeHistory(
   at: HistoryInstant | undefined,
   visible: (seq: number) => boolean = () => true,
 ): NodeHistory | undefined {
-  // The node module's own fold, found by the contract's reference (the process defines it; a projection never imports it),
-  // as the aggregate repository folds: the catalog upcasts and validates what the log holds, `evolve` takes it.
-  const nodeFold = resolveAggregate(nodeRef);
   let state = nodeFold.initialState;
   let snapshot: NodeHistory['node'] | undefined;
   let snapshotAt: NodeHistory['at'] | undefined;

@@ -1,7 +1,7 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { makePrivateDir, restrictTree } from '../../services/platform/privateTree.ts';
+import { makePrivateDir, restrictTree } from '../platform/privateTree.ts';
 
 /**
  * The files of one read model: `<dataDir>/readmodels/<name>/`, with `CURRENT` naming the live database file. A
@@ -50,16 +50,6 @@ export class ReadModelFiles {
       const base = entry.replace(/-(wal|shm)$/, '');
       if (base.endsWith('.db') && !keep.has(base)) rmSync(join(this.dir, entry), { force: true });
     }
-  }
-}
-
-/** Which file a path names right now (device and inode), or undefined when it names none. */
-export function fileIdentity(file: string): string | undefined {
-  try {
-    const stat = statSync(file);
-    return `${stat.dev}:${stat.ino}`;
-  } catch {
-    return undefined;
   }
 }
 

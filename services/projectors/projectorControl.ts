@@ -1,6 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Subjects } from '../../schemas/subjects.ts';
-import type { Projection } from './projection.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
 import type { ProjectorStatus } from './readModelProjector.ts';
 
 /** What answers for one read model: a `Projector` of its own, or a read model of the shared `ProjectorGroup`. */

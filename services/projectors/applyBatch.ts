@@ -1,10 +1,10 @@
 import type { Database } from 'better-sqlite3';
 import type { Rejection } from '../../schemas/deadLetters.ts';
 import { eventCatalog, type PlatformEvent } from '../../schemas/events.ts';
-import type { LogEntry } from '../../services/platform/eventStore/eventStore.ts';
-import { knownEvents, type KnownEvent } from '../../services/platform/eventStore/knownEvents.ts';
-import type { Projection } from './projection.ts';
-import { readCheckpoint, writeCheckpoint } from './readModelDatabase.ts';
+import type { LogEntry } from '../platform/eventStore/eventStore.ts';
+import { knownEvents, type KnownEvent } from '../platform/eventStore/knownEvents.ts';
+import type { Projection } from '../../projections/runtime/projection.ts';
+import { readCheckpoint, writeCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 
 /** A log message as a projector applies it: the events it reads from it (none for a quarantined message). */
 export interface ProjectedMessage {
