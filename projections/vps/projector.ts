@@ -7,8 +7,9 @@ const USED_ONCE_RUNNING = `quota_status = CASE quota_status WHEN 'reserved' THEN
 
 /**
  * The `vps` read model: tenants and their quota, instances with their reservation, desired and observed state,
- * pools and who they are offered to, flavors and their offers, provider accounts (the token secret's id, never a
- * token). Used and reserved quota are summed from the instances' `quota_status`, so they cannot drift from the rows.
+ * the node a metal-pool instance is placed on (and why, from its `InstancePlaced`, until `InstanceUnplaced`), pools and
+ * who they are offered to, flavors and their offers, provider accounts (the token secret's id, never a token). Used and
+ * reserved quota are summed from the instances' `quota_status`, so they cannot drift from the rows.
  */
 export const vpsProjection = defineProjection({
   name: 'vps',
@@ -92,16 +93,10 @@ export const vpsProjection = defineProjection({
       }
       case 'PoolCreated': {
         const d = event.data;
-        statement(db, 'INSERT INTO vps_pools (pool_id, class, agent, account_id, site_id, policy, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-          d.poolId,
-          d.class,
-          d.agent,
-          d.accountId,
-          d.siteId,
-          JSON.stringify(d.policy),
-          time,
-          seq,
-        );
+        statement(
+          db,
+          'INSERT INTO vps_pools (pool_id, class, agent, account_id, site_id, policy, runtime, created_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        ).run(d.poolId, d.class, d.agent, d.accountId, d.siteId, JSON.stringify(d.policy), d.runtime ?? null, time, seq);
         return;
       }
       case 'PoolOffered':
@@ -156,6 +151,15 @@ export const vpsProjection = defineProjection({
         );
         return;
       }
+      case 'InstancePlaced': {
+        const { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt } = event.data;
+        const placement = { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt };
+        updateInstance(event.data.tenantId, event.data.instanceId, 'placement = @placement', { placement: JSON.stringify(placement) });
+        return;
+      }
+      case 'InstanceUnplaced':
+        updateInstance(event.data.tenantId, event.data.instanceId, 'placement = NULL', {});
+        return;
       case 'HoldReleased':
         statement(db, 'UPDATE vps_holds SET released_at = ?, last_seq = ? WHERE site_id = ? AND hold_id = ?').run(
           event.data.releasedAt,

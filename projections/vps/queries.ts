@@ -4,6 +4,7 @@ import {
   instanceStateOf,
   type AccountView,
   type FlavorView,
+  type InstancePlacementView,
   type InstanceView,
   type PoolView,
   type QuotaStatus,
@@ -41,6 +42,7 @@ interface InstanceRow {
   provider_instance_id: string | null;
   addresses: string;
   message: string | null;
+  placement: string | null;
   requested_at: string;
   updated_at: string;
 }
@@ -108,6 +110,7 @@ const toInstance = (r: InstanceRow): InstanceView => ({
   providerInstanceId: r.provider_instance_id,
   addresses: JSON.parse(r.addresses) as string[],
   message: r.message,
+  placement: r.placement === null ? null : (JSON.parse(r.placement) as InstancePlacementView),
   requestedAt: r.requested_at,
   updatedAt: r.updated_at,
 });
@@ -139,6 +142,7 @@ interface PoolRow {
   account_id: string | null;
   site_id: string | null;
   policy: string;
+  runtime: string | null;
   created_at: string;
 }
 
@@ -158,6 +162,7 @@ export function listPools(db: Database, filter: { tenantId?: string | null } = {
     accountId: r.account_id,
     siteId: r.site_id,
     policy: JSON.parse(r.policy) as PoolView['policy'],
+    ...(r.runtime !== null ? { runtime: r.runtime } : {}),
     offeredTo: tenantId === null ? (offers.all(r.pool_id) as { tenant_id: string }[]).map((o) => o.tenant_id) : [tenantId],
     createdAt: r.created_at,
   }));

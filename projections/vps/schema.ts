@@ -94,4 +94,8 @@ export const vpsMigrations = [
    );
    CREATE INDEX vps_holds_by_id ON vps_holds (hold_id);
    CREATE INDEX vps_holds_by_tenant ON vps_holds (tenant_id);`,
+  // 3: where a metal-pool instance runs (its InstancePlaced, cleared on InstanceUnplaced) and a metal pool's runtime.
+  // Instances placed and pools created before it show neither until the read model is rebuilt.
+  `ALTER TABLE vps_instances ADD COLUMN placement TEXT;
+   ALTER TABLE vps_pools ADD COLUMN runtime TEXT;`,
 ];

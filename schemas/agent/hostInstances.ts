@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BcxPluginId, RuntimeInstanceStatus } from '../bcx/bcxProtocol.ts';
+import { SshPublicKey } from '../sshPublicKey.ts';
 
 /** An instance's id on the host: what the runtime is told and what names its journal file (subject- and path-safe). */
 export const HostInstanceId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'an instance id is lower-case letters, digits, "_" and "-" (at most 63)');
@@ -9,9 +10,9 @@ export type InstanceDesiredState = z.infer<typeof InstanceDesiredState>;
 
 /**
  * The params of `instance.apply` (docs/bcx.md, "Instances on `bcd node`"): what the runtime converges one instance to.
- * `runtime` names the plugin (its Hello lists kind `runtime` and this id). `userData` is read by the instance at its
- * first boot: the host passes it on the instance's first `apply` only, keeps it (0600) only until that apply is
- * answered, and never logs or reports it.
+ * `runtime` names the plugin (its Hello lists kind `runtime` and this id). `sshKeys` go with every apply. `userData`
+ * is read by the instance at its first boot: the host passes it on the instance's first `apply` only, keeps it (0600)
+ * only until that apply is answered, and never logs or reports it.
  */
 export const InstanceSpec = z
   .object({
@@ -40,6 +41,12 @@ export const InstanceSpec = z
       })
       .strict(),
     desiredState: InstanceDesiredState,
+    /**
+     * The OpenSSH public keys the instance lets in (its tenant's `vps.createInstance` keys, validated the same way).
+     * Public: journaled with the spec and passed on every apply, so a runtime may install them whenever it (re)creates
+     * the instance; absent when there are none.
+     */
+    sshKeys: z.array(SshPublicKey).min(1).max(32).optional(),
     userData: z.string().max(65_536).optional(),
   })
   .strict();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ResourceId } from '../ids.ts';
+import { SshPublicKey } from '../sshPublicKey.ts';
 
 /** The four quota dimensions; an instance counts 1 and its flavor's size. */
 export const Resources = z
@@ -18,18 +19,6 @@ export type ResourceDimension = (typeof resourceDimensions)[number];
 
 /** How large a cloud-init user data blob may be (bytes of its UTF-8 text), the smallest cap common clouds allow. */
 export const USER_DATA_MAX_BYTES = 32_768;
-
-/**
- * An OpenSSH public key line (`<type> <base64> [comment]`). Checked roughly: the type is one OpenSSH knows and the
- * key body is base64; a private key pasted by mistake is refused here, before it reaches the log.
- */
-export const SshPublicKey = z
-  .string()
-  .max(8_192)
-  .regex(
-    /^(ssh-(rsa|ed25519|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]{16,}={0,3}( [^\r\n]*)?$/,
-    'must be an OpenSSH public key line ("ssh-ed25519 AAAA... comment")',
-  );
 
 /** `vps.createTenant`: someone who may own VPS instances; its quota starts at zero. */
 export const CreateTenant = z.object({ tenantId: ResourceId, name: z.string().min(1).max(200) }).strict();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DesiredInstanceState, ObservedInstanceState } from './instanceCommands.ts';
 import { Resources } from './tenantCommands.ts';
-import { PoolCreated } from './events.ts';
+import { InstancePlaced, PoolCreated } from './events.ts';
 import { HostResources } from './placement.ts';
 import { LabelSelector } from '../metal/nodeLabels.ts';
 
@@ -32,6 +32,22 @@ export function instanceStateOf(desired: DesiredInstanceState, observed: Observe
   return observed ?? 'pending';
 }
 
+/**
+ * Where a metal-pool instance runs, and why there: its `InstancePlaced` (the free capacity the node had, how many nodes
+ * were considered, the holds it drew on). Null until placed, and again once its host removed it (`InstanceUnplaced`).
+ */
+export const InstancePlacementView = InstancePlaced.schema.pick({
+  siteId: true,
+  nodeId: true,
+  runtime: true,
+  resources: true,
+  freeBefore: true,
+  fromHolds: true,
+  considered: true,
+  placedAt: true,
+});
+export type InstancePlacementView = z.infer<typeof InstancePlacementView>;
+
 /** One instance. User data is not shown (it may hold anything); `hasUserData` says whether there is some. */
 export const InstanceView = z.object({
   instanceId: z.string(),
@@ -50,6 +66,8 @@ export const InstanceView = z.object({
   addresses: z.array(z.string()),
   /** The provider's words about the last observation (why `error`). */
   message: z.string().nullable(),
+  /** A metal-pool instance's node (provider pools: always null). */
+  placement: InstancePlacementView.nullable(),
   requestedAt: z.string(),
   updatedAt: z.string(),
 });

@@ -63,7 +63,9 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .action(async (o: { tenant?: string; pool?: string }) => {
       const q = new URLSearchParams({ ...(o.tenant ? { tenantId: o.tenant } : {}), ...(o.pool ? { poolId: o.pool } : {}) });
       const page = await api().get<{ items: Array<Record<string, unknown>> }>(`/v1/vps/instances?${q.toString()}`);
-      print(page, () => table(page.items, ['instanceId', 'tenantId', 'poolId', 'flavorId', 'state', 'desired', 'addresses', 'message']));
+      // A metal-pool instance's node (its placement); a provider pool's instances show none.
+      const rows = page.items.map((i) => ({ ...i, node: (i.placement as { nodeId?: string } | null | undefined)?.nodeId ?? null }));
+      print(page, () => table(rows, ['instanceId', 'tenantId', 'poolId', 'flavorId', 'state', 'desired', 'node', 'addresses', 'message']));
     });
   vps
     .command('create-instance <instanceId>')

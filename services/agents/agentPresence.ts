@@ -27,7 +27,12 @@ export interface AgentPresenceOptions {
   now?: () => number;
   /** How long a looked-up agent key is trusted before it is read again (a rotation or a new registration). */
   keyTtlMs?: number;
-  /** Hears each heartbeat once it verified (never one that did not): the rollout controller's host observations. */
+  /**
+   * Hears each presence heartbeat (one without a `commandId`) once it verified, never one that did not: what the host
+   * reports (its modules for the rollout controller, its instances for the VPS reconciler). A command's "still working"
+   * heartbeat reports nothing of the host, so it is not passed on: taken as a report, it would say the host runs no
+   * module, no instance.
+   */
   onVerified?: (heartbeat: AgentHeartbeat, receivedAtMs: number) => void;
 }
 
@@ -73,18 +78,22 @@ export function startAgentPresence(nc: NatsConnection, options: AgentPresenceOpt
     }
     const before = latest.get(heartbeat.nodeId);
     if (before && before.heardAtMs > receivedAtMs) return;
+    const heardAt = { agentId: heartbeat.agentId, role: agent.role, heardAt: new Date(receivedAtMs).toISOString(), heardAtMs: receivedAtMs };
+    // A command's "still working" heartbeat proves the agent alive and says nothing else: what the same agent's last
+    // presence heartbeat reported (its drivers, modules, instances) still stands.
+    if (heartbeat.commandId !== undefined && before?.agentId === heartbeat.agentId) {
+      latest.set(heartbeat.nodeId, { ...before, ...heardAt });
+      return;
+    }
     latest.set(heartbeat.nodeId, {
-      agentId: heartbeat.agentId,
-      role: agent.role,
-      heardAt: new Date(receivedAtMs).toISOString(),
-      heardAtMs: receivedAtMs,
+      ...heardAt,
       startedAt: heartbeat.startedAt ?? null,
       lastError: heartbeat.lastError ?? null,
       drivers: heartbeat.drivers ?? [],
       modules: heartbeat.modules ?? [],
       instances: heartbeat.instances ?? [],
     });
-    options.onVerified?.(heartbeat, receivedAtMs);
+    if (heartbeat.commandId === undefined) options.onVerified?.(heartbeat, receivedAtMs);
   };
 
   const readKey = (agentId: string): void => {

@@ -30,6 +30,8 @@ const POOLS = ['p-metal', 'p-cloud'] as const;
 const FLAVORS = ['small', 'large'] as const;
 const INSTANCES = ['i0', 'i1', 'i2'] as const;
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB property-test';
+/** The metal pool's bcx runtime: a node carrying `bc.dev/driver.proc` takes its instances. */
+const RUNTIME = 'proc';
 
 const nodeVerbs = ['metal.deploy', 'metal.undeploy', 'metal.rescue', 'metal.unrescue', 'metal.retire', 'metal.retry'] as const;
 
@@ -44,6 +46,42 @@ export type Intent =
   | { kind: 'advance'; node: number; outcome: (typeof Outcomes)[number]; retryable: boolean; times: number };
 
 const sealed = { alg: 'A256GCM', keyId: '0123456789abcdef', iv: 'AAAAAAAAAAAAAAAA', ciphertext: 'c2VhbGVk', tag: 'AAAAAAAAAAAAAAAAAAAAAA==' };
+
+/**
+ * What the VPS reconciler sends a metal pool's site book (the fleet's metal instance, t0's i0, most often): a placement with the site's nodes as it read them (some
+ * carrying the pool's runtime driver, some full already by the sender's count, which the book ignores), and the
+ * unplacement once the host removed the instance.
+ */
+const instanceRefArb = fc.oneof(
+  { arbitrary: fc.constant({ tenantId: 't0', instanceId: 'i0' }), weight: 3 },
+  { arbitrary: fc.record({ tenantId: fc.constantFrom(...TENANTS), instanceId: fc.constantFrom(...INSTANCES) }), weight: 1 },
+);
+const placementCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
+  fc
+    .record({
+      instance: instanceRefArb,
+      nodes: fc.subarray([...NODE_IDS], { minLength: 1 }),
+      withDriver: fc.subarray([...NODE_IDS]),
+      vcpus: fc.constantFrom(1, 4, 8),
+    })
+    .map(({ instance: { tenantId, instanceId }, nodes, withDriver, vcpus }) => ({
+      name: 'vps.placeInstance',
+      payload: {
+        siteId: 's0',
+        tenantId,
+        instanceId,
+        candidates: nodes.map((nodeId) => ({
+          nodeId,
+          labels: withDriver.includes(nodeId) ? { [`bc.dev/driver.${RUNTIME}`]: '0.1.0' } : {},
+          capacity: { vcpus, memoryMib: 16_384, diskGib: 200 },
+          allocated: { vcpus: 0, memoryMib: 0, diskGib: 0 },
+          schedulable: true,
+          agentless: false,
+        })),
+      },
+    })),
+  instanceRefArb.map((p) => ({ name: 'vps.unplaceInstance', payload: { siteId: 's0', ...p } })),
+);
 
 const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
   fc.record({ tenantId: fc.constantFrom(...TENANTS), name: fc.constantFrom('Acme', 'Globex') }).map((payload) => ({ name: 'vps.createTenant', payload })),
@@ -62,7 +100,7 @@ const vpsCommandArb: fc.Arbitrary<Fresh> = fc.oneof(
     .record({ siteId: fc.constantFrom('s0', 's1'), wipeMethod: fc.option(fc.constantFrom('zero', 'discard'), { nil: undefined }) })
     .map(({ siteId, wipeMethod }) => ({
       name: 'vps.createPool',
-      payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId, policy: withoutUndefined({ wipeMethod }) },
+      payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId, policy: withoutUndefined({ wipeMethod }), runtime: RUNTIME },
     })),
   fc.constant({ name: 'vps.createPool', payload: { poolId: 'p-cloud', class: 'provider', agent: 'none', accountId: 'acct' } }),
   fc
@@ -125,6 +163,7 @@ const nodeArb = fc.oneof(fc.constant(0), fc.nat(NODE_IDS.length - 1));
 const intentArb: fc.Arbitrary<Intent> = fc.oneof(
   { arbitrary: fc.oneof(siteCreateArb, enrollArb, setMaintenanceArb).map((command) => ({ kind: 'command' as const, command })), weight: 3 },
   { arbitrary: vpsCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 4 },
+  { arbitrary: placementCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 2 },
   { arbitrary: fleetCommandArb.map((command) => ({ kind: 'command' as const, command })), weight: 1 },
   { arbitrary: setLabelsArb.map((command) => ({ kind: 'command' as const, command })), weight: 1 },
   {
@@ -148,10 +187,10 @@ const intentArb: fc.Arbitrary<Intent> = fc.oneof(
 );
 
 /**
- * A fleet to work on: two sites, a metal pool at the first (with a wipe method or not), the nodes enrolled at either
- * (in the pool or not), two of them inspected and one deployed for a tenant, two tenants with room in their quota, a cloud account, flavors sold
- * in both pools. Commands
- * after it still collide with it (duplicates, ALREADY_EXISTS), which is part of the point.
+ * A fleet to work on: two sites, a metal pool at the first (with a wipe method or not, and a runtime), the nodes enrolled
+ * at either (in the pool or not), two of them inspected and one deployed for a tenant, two tenants with room in their
+ * quota, a cloud account, flavors sold in both pools, an instance in the metal pool. Commands after it still collide
+ * with it (duplicates, ALREADY_EXISTS), which is part of the point.
  */
 const fleetArb: fc.Arbitrary<Intent[]> = fc
   .record({
@@ -162,7 +201,10 @@ const fleetArb: fc.Arbitrary<Intent[]> = fc
     const commands: Fresh[] = [
       { name: 'site.create', payload: { siteId: 's0', name: 'DC one' } },
       { name: 'site.create', payload: { siteId: 's1', name: 'Edge 2' } },
-      { name: 'vps.createPool', payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId: 's0', policy: withoutUndefined({ wipeMethod }) } },
+      {
+        name: 'vps.createPool',
+        payload: { poolId: 'p-metal', class: 'metal', agent: 'bcd', siteId: 's0', policy: withoutUndefined({ wipeMethod }), runtime: RUNTIME },
+      },
       ...NODE_IDS.map((nodeId, i) => {
         const { site, pooled } = nodes[i]!;
         const bmc = { address: `https://10.0.0.${21 + i}`, credentialsRef: 'secret:bmc-a' };
@@ -190,6 +232,11 @@ const fleetArb: fc.Arbitrary<Intent[]> = fc
         { name: 'vps.mapFlavor', payload: { flavorId: 'small', poolId, offerId: 's-1' } },
         ...TENANTS.map((tenantId) => ({ name: 'vps.offerPool', payload: { poolId, tenantId } })),
       ]),
+      // An instance in the metal pool, so placements in the body find a reservation to place.
+      {
+        name: 'vps.createInstance',
+        payload: { tenantId: 't0', instanceId: 'i0', poolId: 'p-metal', flavorId: 'small', image: 'debian-12', sshKeys: [SSH_KEY] },
+      },
     ];
     // The first two nodes are inspected (six engine commands each) and the first deployed, so the body finds nodes
     // ready and deployed to work on.

@@ -14,7 +14,7 @@ const logArb = workloadArb({ maxLength: 60 });
 const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
-  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances, templates, host assignments, node labels and trend buckets', async () => {
+  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances placed and unplaced, templates, host assignments, node labels and trend buckets', async () => {
     const seen = {
       workflowsCompleted: 0,
       workflowsFailed: 0,
@@ -24,6 +24,8 @@ describe('projections', () => {
       rescued: 0,
       secrets: 0,
       instances: 0,
+      placed: 0,
+      unplaced: 0,
       pools: 0,
       templates: 0,
       assignments: 0,
@@ -35,7 +37,8 @@ describe('projections', () => {
     };
     const runs = fc.sample(logArb, { numRuns: 40, seed: 20_261_202 });
     for (const intents of runs) {
-      const dbs = projectInMemory([(await simulate(intents)).messages]);
+      const sim = await simulate(intents);
+      const dbs = projectInMemory([sim.messages]);
       const count = (model: string, sql: string) => ((dbs.get(model)!.prepare(sql).pluck().get() as number) > 0 ? 1 : 0);
       seen.workflowsCompleted += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'completed' AND operation != 'inspect'`);
       seen.workflowsFailed += count('workflows', `SELECT count(*) FROM workflows WHERE state = 'failed'`);
@@ -45,6 +48,8 @@ describe('projections', () => {
       seen.rescued += count('workflows', `SELECT count(*) FROM workflows WHERE operation = 'rescue' AND state = 'completed'`);
       seen.secrets += count('secrets', `SELECT count(*) FROM secrets`);
       seen.instances += count('vps', `SELECT count(*) FROM vps_instances`);
+      seen.placed += count('vps', `SELECT count(*) FROM vps_instances WHERE placement IS NOT NULL`);
+      seen.unplaced += sim.batches.some((b) => b.batch.events.some((e) => e.type === 'InstanceUnplaced')) ? 1 : 0;
       seen.pools += count('vps', `SELECT count(*) FROM vps_pools`);
       seen.templates += count('modules', `SELECT count(*) FROM templates`);
       seen.assignments += count('modules', `SELECT count(*) FROM host_assignments`);

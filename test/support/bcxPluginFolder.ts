@@ -2,21 +2,22 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { pluginUserName } from '../../daemon/bcx/sandbox/pluginUser.ts';
 
 /**
  * A plugins folder for bcx tests, outside `/tmp` (the sandbox's own) and readable by a plugin's account (the checkout
- * may sit under a 0700 home), holding a plugin of `test/fixtures/bcx/` (default `memoryRuntime.ts`) bundled into one
- * file for `/usr/bin/node`.
+ * may sit under a 0700 home), holding a plugin of `test/fixtures/bcx/` (default `memoryRuntime.ts`), or the one at an
+ * absolute path (a walkthrough's own), bundled into one file for `/usr/bin/node`.
  */
 export async function bcxPluginFolder(fixture = 'memoryRuntime') {
+  const entry = isAbsolute(fixture) ? fixture : new URL(`../fixtures/bcx/${fixture}.ts`, import.meta.url).pathname;
   const root = mkdtempSync('/var/tmp/bcx-');
   chmodSync(root, 0o755);
   const folder = join(root, 'plugins.d');
-  const bundle = join(root, `${fixture}.mjs`);
+  const bundle = join(root, `${basename(entry, '.ts')}.mjs`);
   await build({
-    entryPoints: [new URL(`../fixtures/bcx/${fixture}.ts`, import.meta.url).pathname],
+    entryPoints: [entry],
     outfile: bundle,
     bundle: true,
     platform: 'node',

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BcxError } from '../../daemon/bcx/bcxErrors.ts';
 import { instanceHost, type RuntimePlugin } from '../../daemon/node/instances/instanceHost.ts';
 import type { RuntimeInstanceStatus } from '../../schemas/bcx/bcxProtocol.ts';
-import type { InstanceSpec } from '../../schemas/agent/hostInstances.ts';
+import { InstanceSpec } from '../../schemas/agent/hostInstances.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 
 const log = createLogger('instance-host-test', 'silent');
@@ -77,6 +77,21 @@ describe('the instance host', () => {
     expect(await host.reconcile()).toEqual({ reapplied: ['vm-1'], failed: [] });
     expect((await host.apply(spec('stopped', { userData: 'ud' }))).userDataDelivered).toBe(false);
     expect(crun.applied.map((a) => a.userData)).toEqual(['ud', 'ud', undefined]);
+  });
+
+  it('passes the SSH keys on every apply, kept in the journal with the spec, and refuses a key that is no OpenSSH public key', async () => {
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl tenant@laptop';
+    const crun = memoryRuntime('crun');
+    const host = hostWith(crun);
+    await host.apply(spec('running', { sshKeys: [key], userData: 'ud' }));
+    await host.apply(spec('stopped', { sshKeys: [key] }));
+    expect(crun.applied.map((a) => [a.sshKeys, a.userData])).toEqual([
+      [[key], 'ud'],
+      [[key], undefined],
+    ]);
+    expect(host.records()[0]!.spec.sshKeys).toEqual([key]);
+    expect(InstanceSpec.safeParse(spec('running', { sshKeys: ['-----BEGIN OPENSSH PRIVATE KEY-----'] })).success).toBe(false);
+    expect(InstanceSpec.safeParse(spec('running', { sshKeys: [] })).success).toBe(false);
   });
 
   it('reconciles only what drifted: an instance its runtime lost or whose state moved; the rest is left alone', async () => {

@@ -74,7 +74,7 @@ describe('planMetalPass: a metal instance converged by what its own host reports
     expect(failed).toMatchObject({ payload: { observed: 'error', message: 'the image does not boot' } });
   });
 
-  it('deletes once a heartbeat heard after the remove no longer lists it, then frees the node and releases the quota', () => {
+  it('deletes once a heartbeat heard after the remove no longer lists it, with no address left, then frees the node and releases the quota', () => {
     const hosts = new HostReports();
     hosts.heard({ nodeId: 'n1', at: 10, instances: [report()] });
     const deleting = instanceOf({ desired: 'deleted', observed: 'running', host: { seen: true } });
@@ -89,7 +89,10 @@ describe('planMetalPass: a metal instance converged by what its own host reports
     hosts.heard({ nodeId: 'n2', at: 200, instances: [] });
     expect(planMetalPass(sent, hosts, 250, RESEND)).toEqual([]);
     hosts.heard({ nodeId: 'n1', at: 200, instances: [] });
-    expect(summary(planMetalPass(sent, hosts, 250, RESEND))).toEqual(['vps.recordInstanceObserved deleted', 'vps.unplaceInstance', 'vps.releaseQuota']);
+    const gone = planMetalPass(sent, hosts, 250, RESEND);
+    expect(summary(gone)).toEqual(['vps.recordInstanceObserved deleted', 'vps.unplaceInstance', 'vps.releaseQuota']);
+    // The addresses it had are no longer its own.
+    expect(gone[0]).toMatchObject({ payload: { observed: 'deleted', addresses: [] } });
     // A host that never listed it: gone only once a heartbeat a resend period after the remove still does not.
     const never = instanceOf({ desired: 'deleted', observed: 'deleting', host: { removeSentAt: 100 } });
     expect(planMetalPass(never, hosts, 250, RESEND)).toEqual([]);

@@ -37,7 +37,7 @@ const alive = (pid: number | null | undefined): boolean => {
 
 describe('instances in a metal pool, end to end: a real nats-server, the VPS reconciler and a deployed host running bcd node', () => {
   it(
-    'places at create, runs through the runtime plugin, stops, starts and deletes by the host verified reports, and frees the capacity',
+    'places at create, runs through the runtime plugin with the SSH keys, stops, starts and deletes by the host verified reports, and frees the capacity',
     { timeout: 120_000 },
     async () => {
       await using env = await startBackbone();
@@ -48,17 +48,18 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
       using plugins = await bcxPluginFolder('processRuntime');
       plugins.pin('process-runtime');
       const runtimes = await startPluginsFolder(plugins.folder, { stateRoot: plugins.stateRoot, privileged: new Set(), log: env.log });
-      const pluginPid = (id: string): number | null => {
+      const pluginEntry = (id: string): { pid: number | null; userDataApplies: number; lastSshKeys: string[] | null } | undefined => {
         try {
           const entries = JSON.parse(readFileSync(join(plugins.stateRoot, 'plugins/process-runtime/instances.json'), 'utf8')) as Record<
             string,
-            { pid: number | null }
+            { pid: number | null; userDataApplies: number; lastSshKeys: string[] | null }
           >;
-          return entries[id]?.pid ?? null;
+          return entries[id];
         } catch {
-          return null;
+          return undefined;
         }
       };
+      const pluginPid = (id: string): number | null => pluginEntry(id)?.pid ?? null;
       const stateDirs: string[] = [];
       const hosts: { stop(): Promise<void> }[] = [];
       const connections: NatsConnection[] = [];
@@ -142,6 +143,8 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         expect((await instance('vm-1')).addresses).toEqual(['127.0.0.1']);
         const pid = pluginPid('vm-1');
         expect(alive(pid)).toBe(true);
+        // The runtime got the tenant's SSH keys in its apply spec, with the user data on the first apply.
+        expect(pluginEntry('vm-1')).toMatchObject({ lastSshKeys: instancePayload('tenant-a', 'vm-1').sshKeys, userDataApplies: 1 });
         expect(allocatedByNode(await book()).get('n1')).toEqual({ vcpus: 4, memoryMib: 4_096, diskGib: 40 });
 
         // A heartbeat for n1 signed by a key no agent registered, saying the instance stopped: never heard.
@@ -175,6 +178,8 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         await run('vps.startInstance', { tenantId: 'tenant-a', instanceId: 'vm-1' });
         await expect.poll(async () => (await instance('vm-1')).observed, byReports).toBe('running');
         expect(alive(pluginPid('vm-1'))).toBe(true);
+        // Later applies carry the keys again, the user data not.
+        expect(pluginEntry('vm-1')).toMatchObject({ lastSshKeys: instancePayload('tenant-a', 'vm-1').sshKeys, userDataApplies: 1 });
 
         // Deleted: removed from the host, the node's capacity freed, the quota given back.
         const lastPid = pluginPid('vm-1');

@@ -7,6 +7,7 @@ import { ProviderAccountShape, accountShapeIssues } from '../../schemas/vps/prov
 import { accountAggregate } from '../../services/vps/account/account.ts';
 import { createProviderAccount } from '../../services/vps/account/create.ts';
 import { hetznerCloudProvider } from '../../plugins/hetzner-cloud/index.ts';
+import { proxmoxVeProvider } from '../../plugins/proxmox-ve/index.ts';
 import { thrownCode } from '../support/thrownCode.ts';
 
 const provider = (configSchema: z.ZodType) => defineProvider({ id: 'p', configSchema, create: () => ({}) as never });
@@ -18,6 +19,10 @@ describe('provider account shapes', () => {
     expect(manifest.id).toBe('hetzner-cloud');
     expect(ProviderAccountShape.parse(manifest.account)).toMatchObject({ type: 'object', required: ['region'], additionalProperties: false });
     expect(providerManifestOf({ id: 'just-a-name' })).toEqual({ id: 'just-a-name' });
+    // Proxmox VE has no public endpoint to default to: an account must name its cluster's.
+    const proxmox = providerManifestOf(proxmoxVeProvider).account!;
+    expect(accountShapeIssues(proxmox, { region: 'pve1' })).toEqual([{ path: 'endpoint', message: 'expected string' }]);
+    expect(accountShapeIssues(proxmox, { region: 'pve1', endpoint: 'https://pve.example:8006/api2/json' })).toEqual([]);
   });
 
   it('a configSchema that is not an object schema is refused when the plugin registers, naming the provider', () => {

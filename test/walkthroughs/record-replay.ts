@@ -12,6 +12,8 @@ export interface RecordedExchange {
   path: string;
   requestBody: string | null;
   status: number;
+  /** The status line's reason phrase: Proxmox VE puts its error message there, not in the body. */
+  statusText?: string;
   /** Only the headers a provider acts on. */
   headers: Record<string, string>;
   body: string;
@@ -55,8 +57,9 @@ export function recordingFetch(inner: typeof fetch): { fetch: typeof fetch; reco
       const value = response.headers.get(name);
       if (value !== null) headers[name] = value;
     }
-    exchanges.push({ ...request, status: response.status, headers, body });
-    return new Response(nullBodyStatuses.has(response.status) ? null : body, { status: response.status, headers });
+    const { status, statusText } = response;
+    exchanges.push({ ...request, status, ...(statusText ? { statusText } : {}), headers, body });
+    return new Response(nullBodyStatuses.has(status) ? null : body, { status, statusText, headers });
   };
   const recording = (): Recording => ({ version: 1, exchanges: exchanges.map((e) => ({ ...e, headers: { ...e.headers } })) });
   return {
@@ -94,7 +97,11 @@ export function replayingFetch(recording: Recording): { fetch: typeof fetch; rem
     entry.used = true;
     const { exchange } = entry;
     if (exchange.networkError !== undefined) throw new TypeError(`fetch failed (recorded): ${exchange.networkError}`);
-    return new Response(nullBodyStatuses.has(exchange.status) ? null : exchange.body, { status: exchange.status, headers: exchange.headers });
+    return new Response(nullBodyStatuses.has(exchange.status) ? null : exchange.body, {
+      status: exchange.status,
+      ...(exchange.statusText ? { statusText: exchange.statusText } : {}),
+      headers: exchange.headers,
+    });
   };
   return { fetch: replayed, remaining: () => unconsumed.filter((e) => !e.used).length };
 }

@@ -37,7 +37,7 @@ const registered = new Map([host, tenantHost, siteAgent].map((a) => [a.agentId, 
 
 const WINDOW_MS = 600;
 
-async function presenceFixture() {
+async function presenceFixture(onVerified?: (heartbeat: AgentHeartbeat) => void) {
   const nats = await startTestNats();
   const nc = await connectNats(nats.url, 'api');
   const beats = await connectNats(nats.url, 'agents');
@@ -45,7 +45,7 @@ async function presenceFixture() {
   const repository = {
     load: async (_aggregate: unknown, id: string) => (reads++, { state: registered.get(id) ?? { exists: false } }),
   } as unknown as AggregateRepository;
-  const presence = startAgentPresence(nc, { repository, windowMs: WINDOW_MS, log: createLogger('test', 'silent') });
+  const presence = startAgentPresence(nc, { repository, windowMs: WINDOW_MS, log: createLogger('test', 'silent'), ...(onVerified ? { onVerified } : {}) });
   // The subscription reaches the server with the connection's next flush; a heartbeat sent before it is not heard.
   await nc.flush();
   return {
@@ -86,6 +86,24 @@ describe('agent presence', () => {
     await env.beats.flush();
     await sleep(WINDOW_MS + 100);
     expect(env.presence.presenceOf('n1')).toMatchObject({ alive: false, presence: { agentId: 'node-n1' } });
+  });
+
+  it("regression (a host's drivers and instances vanished while it ran a command): a command heartbeat keeps what the agent's last presence heartbeat reported, and is no report", async () => {
+    const reports: AgentHeartbeat[] = [];
+    await using env = await presenceFixture((heartbeat) => reports.push(heartbeat));
+    const drivers = [{ id: 'hello-vm', version: '1.0.0', kinds: ['runtime' as const] }];
+    const instances = [{ id: 'vm-1', runtime: 'hello-vm', desiredState: 'running' as const, state: 'running' as const, addresses: ['127.0.0.1'] }];
+    beat(env.beats, host.signer, { agentId: host.agentId, startedAt: '2026-01-01T00:00:00.000Z', drivers, instances });
+    await expect.poll(() => env.presence.presenceOf('n1')?.presence.drivers, { timeout: 5_000, interval: 20 }).toEqual(drivers);
+    const before = env.presence.presenceOf('n1')!.presence.heardAt;
+    await sleep(20);
+    beat(env.beats, host.signer, { agentId: host.agentId, commandId: 'instance-remove-vm-1' });
+    await expect.poll(() => env.presence.presenceOf('n1')?.presence.heardAt, { timeout: 5_000, interval: 20 }).not.toBe(before);
+    expect(env.presence.presenceOf('n1')).toMatchObject({
+      alive: true,
+      presence: { agentId: 'node-n1', startedAt: '2026-01-01T00:00:00.000Z', drivers, instances },
+    });
+    expect(reports.map((r) => r.commandId)).toEqual([undefined]);
   });
 
   it('reads a key once, then verifies each heartbeat against it as it arrives', async () => {

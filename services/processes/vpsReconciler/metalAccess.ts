@@ -72,15 +72,19 @@ export function placeEffects(
   ];
 }
 
-/** The `instance.apply` spec of the instance: the pool's runtime, the flavor, the image, the desired state, its user data. */
+/**
+ * The `instance.apply` spec of the instance: the pool's runtime, the flavor, the image, the desired state, its SSH keys
+ * (what the tenant gave `vps.createInstance`), its user data.
+ */
 function specOf(instance: ReconciledInstance, runtime: string): InstanceSpec {
-  const { flavorId, image, userData, resources } = instance.spec;
+  const { flavorId, image, sshKeys, userData, resources } = instance.spec;
   return {
     id: instance.instanceId,
     runtime,
     flavor: { name: flavorId, vcpus: resources.vcpus, memoryMiB: resources.memoryMib, diskGiB: resources.diskGib },
     image: { ref: image },
     desiredState: instance.desired === 'stopped' ? 'stopped' : 'running',
+    ...(sshKeys.length > 0 ? { sshKeys: [...sshKeys] } : {}),
     // The host passes it on the first apply only, and keeps it only until that apply is answered.
     ...(userData !== null ? { userData } : {}),
   };

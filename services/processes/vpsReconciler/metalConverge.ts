@@ -20,9 +20,9 @@ export const unplace = (instance: ReconciledInstance, siteId: string): Reconcile
   commandId: idFor('unplace', instance.key),
 });
 
-/** Gone for good: recorded, its node's capacity freed, its quota given back. */
+/** Gone for good: recorded (with no address: the host removed it), its node's capacity freed, its quota given back. */
 const gone = (instance: ReconciledInstance): Effects => [
-  observe(instance, 'deleted', {}, idFor('observe-deleted', instance.key)),
+  observe(instance, 'deleted', { addresses: [] }, idFor('observe-deleted', instance.key)),
   ...(instance.placement ? [unplace(instance, instance.placement.siteId)] : []),
   releaseQuota(instance),
 ];
