@@ -4,7 +4,7 @@
  * error kinds here and nowhere else.
  */
 import { z } from 'zod';
-import { ProviderError, classifyFetchFailure, classifyHttpFailure, withTransientRetry } from 'better-compute/sdk';
+import { ProviderError, callProviderApi, classifyHttpFailure, readAnswer } from 'better-compute/sdk';
 import type { ProviderContext } from 'better-compute/sdk';
 
 /** A Hetzner Cloud account: the API base URL (with `/v1`) and the location servers are created in. */
@@ -43,11 +43,7 @@ export const SshKeyList = z.object({ ssh_keys: z.array(z.object({ id: z.number()
 const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 /** An answer in a shape the plugin does not know is Hetzner's API changing under us: not worth retrying. */
-export function read<T>(schema: z.ZodType<T>, answer: unknown): T {
-  const parsed = schema.safeParse(answer);
-  if (!parsed.success) throw new ProviderError('rejected', 'Hetzner Cloud answered in an unexpected shape', { cause: parsed.error });
-  return parsed.data;
-}
+export const read = <T>(schema: z.ZodType<T>, answer: unknown): T => readAnswer('Hetzner Cloud', schema, answer);
 
 // Codes the documentation says go away on their own: `locked` (an action is already running on the resource),
 // `conflict` (the resource changed during the request: retry), `rate_limit_exceeded`, `maintenance`, `timeout`.
@@ -99,31 +95,18 @@ function safeJson(text: string): unknown {
 export function hetznerApi(ctx: ProviderContext<HetznerCloudConfig>) {
   const base = ctx.config.endpoint.replace(/\/+$/, '');
   return (method: string, path: string, body?: unknown): Promise<unknown> =>
-    withTransientRetry(
-      async () => {
-        let response: Response;
-        try {
-          response = await ctx.fetch(`${base}${path}`, {
-            method,
-            headers: {
-              authorization: `Bearer ${ctx.token}`,
-              accept: 'application/json',
-              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            },
-            body: body === undefined ? undefined : JSON.stringify(body),
-            signal: ctx.signal,
-          });
-        } catch (error) {
-          throw classifyFetchFailure(error);
-        }
-        const text = await response.text();
-        if (!response.ok) throw classifyHetznerFailure(response.status, text, response.headers);
-        try {
-          return text === '' ? undefined : (JSON.parse(text) as unknown);
-        } catch (error) {
-          throw new ProviderError('rejected', `Hetzner Cloud answered ${method} ${path} with a body that is not JSON`, { cause: error });
-        }
+    callProviderApi(
+      ctx,
+      {
+        method,
+        url: `${base}${path}`,
+        headers: {
+          authorization: `Bearer ${ctx.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       },
-      { signal: ctx.signal },
+      (response, text) => classifyHetznerFailure(response.status, text, response.headers),
     );
 }

@@ -4,7 +4,7 @@
  * errors also come as `errors`), and a missing VM is a 500 whose message says its configuration file does not exist.
  */
 import { z } from 'zod';
-import { ProviderError, classifyFetchFailure, withTransientRetry } from 'better-compute/sdk';
+import { ProviderError, callProviderApi, readAnswer } from 'better-compute/sdk';
 import type { ProviderContext } from 'better-compute/sdk';
 
 /** A Proxmox VE account: the API base URL (`https://<host>:8006/api2/json`) and the node VMs are created on. */
@@ -29,11 +29,7 @@ export type PveVm = z.infer<typeof PveVm>;
 export const Data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
 /** An answer in a shape the plugin does not know is the API changing under us: not worth retrying. */
-export function read<T>(schema: z.ZodType<T>, answer: unknown): T {
-  const parsed = schema.safeParse(answer);
-  if (!parsed.success) throw new ProviderError('rejected', 'Proxmox VE answered in an unexpected shape', { cause: parsed.error });
-  return parsed.data;
-}
+export const read = <T>(schema: z.ZodType<T>, answer: unknown): T => readAnswer('Proxmox VE', schema, answer);
 
 /**
  * Maps a failed answer. Proxmox VE answers most refusals with 500 and a message, so the message decides: a missing
@@ -54,35 +50,22 @@ export function classifyPveFailure(status: number, statusText: string, bodyText:
 /** One API call with transient retries; resolves the parsed answer (`{ data }`). Parameters go form-encoded. */
 export function pveApi(ctx: ProviderContext<ProxmoxVeConfig>) {
   const base = ctx.config.endpoint.replace(/\/+$/, '');
-  return (method: string, path: string, params?: Record<string, string | number>): Promise<unknown> =>
-    withTransientRetry(
-      async () => {
-        const body =
-          params === undefined ? undefined : new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
-        let response: Response;
-        try {
-          response = await ctx.fetch(`${base}${path}`, {
-            method,
-            headers: {
-              // An API token (`USER@REALM!TOKENID=SECRET`) needs no ticket and no CSRF header.
-              authorization: `PVEAPIToken=${ctx.token}`,
-              accept: 'application/json',
-              ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-            },
-            body,
-            signal: ctx.signal,
-          });
-        } catch (error) {
-          throw classifyFetchFailure(error);
-        }
-        const text = await response.text();
-        if (!response.ok) throw classifyPveFailure(response.status, response.statusText, text);
-        try {
-          return JSON.parse(text) as unknown;
-        } catch (error) {
-          throw new ProviderError('rejected', `Proxmox VE answered ${method} ${path} with a body that is not JSON`, { cause: error });
-        }
+  return (method: string, path: string, params?: Record<string, string | number>): Promise<unknown> => {
+    const body = params === undefined ? undefined : new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+    return callProviderApi(
+      ctx,
+      {
+        method,
+        url: `${base}${path}`,
+        headers: {
+          // An API token (`USER@REALM!TOKENID=SECRET`) needs no ticket and no CSRF header.
+          authorization: `PVEAPIToken=${ctx.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+        },
+        ...(body === undefined ? {} : { body }),
       },
-      { signal: ctx.signal },
+      (response, text) => classifyPveFailure(response.status, response.statusText, text),
     );
+  };
 }

@@ -41,6 +41,8 @@ export {
   classifyFetchFailure,
   withTransientRetry,
 } from './provider.ts';
+export { callProviderApi, readAnswer } from './providerApi.ts';
+export type { ClassifyApiFailure, ProviderApiRequest } from './providerApi.ts';
 export { providerConformanceCases, runConformance } from './providerConformance.ts';
 export { runCommand } from './providerCommands.ts';
 export type { CommandResult, ProviderCommand, RunCommand } from './providerCommands.ts';

@@ -3,7 +3,7 @@
  * wire shapes keep Acme's snake_case spelling and are mapped to the SDK's shapes in `toInstance`/`toOffer` alone.
  */
 import { z } from 'zod';
-import { ProviderError, classifyFetchFailure, classifyHttpFailure, defineProvider, withTransientRetry } from 'better-compute/sdk';
+import { ProviderError, callProviderApi, defineProvider, readAnswer } from 'better-compute/sdk';
 import type { ProviderContext, ProviderInstance, ProviderInstanceState, ProviderOffer } from 'better-compute/sdk';
 
 const AcmeServer = z.object({
@@ -20,11 +20,7 @@ const ServerPage = z.object({ servers: z.array(AcmeServer), next_page_token: z.s
 const OfferList = z.object({ offers: z.array(AcmeOffer) });
 
 /** An answer in a shape the plugin does not know is Acme's API changing under us: not worth retrying. */
-function read<T>(schema: z.ZodType<T>, answer: unknown): T {
-  const parsed = schema.safeParse(answer);
-  if (!parsed.success) throw new ProviderError('rejected', 'Acme answered in an unexpected shape', { cause: parsed.error });
-  return parsed.data;
-}
+const read = <T>(schema: z.ZodType<T>, answer: unknown): T => readAnswer('Acme', schema, answer);
 
 // Acme's transitional power states are reported as the state the instance is still in: the platform waits for the
 // target state anyway, and `message` keeps Acme's own word.
@@ -119,31 +115,14 @@ function serverPath(id: string): string {
 function acmeApi(ctx: ProviderContext<AcmeCloudConfig>) {
   const base = ctx.config.endpoint.replace(/\/+$/, '');
   return (method: string, path: string, body?: unknown): Promise<unknown> =>
-    withTransientRetry(
-      async () => {
-        let response: Response;
-        try {
-          response = await ctx.fetch(`${base}${path}`, {
-            method,
-            headers: {
-              authorization: `Bearer ${ctx.token}`,
-              accept: 'application/json',
-              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            },
-            body: body === undefined ? undefined : JSON.stringify(body),
-            signal: ctx.signal,
-          });
-        } catch (error) {
-          throw classifyFetchFailure(error);
-        }
-        const text = await response.text();
-        if (!response.ok) throw classifyHttpFailure(response.status, text, response.headers.get('retry-after'));
-        try {
-          return text === '' ? undefined : (JSON.parse(text) as unknown);
-        } catch (error) {
-          throw new ProviderError('rejected', `Acme answered ${method} ${path} with a body that is not JSON`, { cause: error });
-        }
+    callProviderApi(ctx, {
+      method,
+      url: `${base}${path}`,
+      headers: {
+        authorization: `Bearer ${ctx.token}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      { signal: ctx.signal },
-    );
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
 }
