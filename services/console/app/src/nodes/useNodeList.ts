@@ -25,6 +25,9 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
   const [error, setError] = useState<ApiError | undefined>();
   const key = JSON.stringify(filter);
   const changed = useRef(new Map<string, number>());
+  // A node re-read may answer after the filter changed: it is matched against the filter of the moment it lands.
+  const currentFilter = useRef(filter);
+  currentFilter.current = filter;
   /** The filter of the list as it stands once it was read in full, and whose token read it. */
   const readInFull = useRef<{ filter: NodeFilter; client: typeof client } | undefined>(undefined);
 
@@ -64,7 +67,7 @@ export function useNodeList(filter: NodeFilter): { nodes: ReadonlyMap<string, No
         client.node(nodeId, seq).then(
           (view) => {
             const node = nodeRowOf(view);
-            setNodes((prev) => withNode(prev, nodeId, matchesFilter(node, filter) ? node : undefined));
+            setNodes((prev) => withNode(prev, nodeId, matchesFilter(node, currentFilter.current) ? node : undefined));
           },
           (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND' && setNodes((prev) => withNode(prev, nodeId, undefined)),
         );
