@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import type { ConformanceSubject } from 'better-compute/sdk';
 import { AcmeCloud, issueAccountToken } from './acme-cloud/cloud.ts';
 import type { AcmeServerRecord } from './acme-cloud/cloud.ts';
 import { acmeCloudProvider } from './acme-cloud/provider.ts';
-import { loadRecording, recordingFetch, replayingFetch } from './record-replay.ts';
+import { conformanceLiveThenReplayed } from './recordedConformance.ts';
 
 let workDir: string;
 beforeAll(async () => {
@@ -51,32 +51,18 @@ describe('Acme Cloud provider', () => {
   test('passes conformance against the emulator, then again offline from the recording', async () => {
     const token = issueAccountToken();
     const cloud = await AcmeCloud.start({ token });
-    const recorder = recordingFetch(globalThis.fetch);
-    const subject = subjectFor(cloud, token, recorder.fetch);
-    let live;
-    try {
-      live = await runConformance(providerConformanceCases(), subject);
-    } finally {
-      await cloud.close();
-    }
-    expect(live.cases.filter((c) => !c.ok)).toEqual([]);
-    expect(live.cases).toHaveLength(providerConformanceCases().length);
-
+    // Offline: the same subject, but the only transport is the replayer and nothing listens on the endpoint.
+    const { replay } = await conformanceLiveThenReplayed({
+      subject: (fetch) => subjectFor(cloud, token, fetch),
+      close: () => cloud.close(),
+      recordingFile: join(workDir, 'acme-conformance.json'),
+      secret: token,
+    });
     const records = cloud.records();
     expect(records.length).toBeGreaterThan(6);
     expect([...serversPerToken(records).values()].every((n) => n === 1)).toBe(true);
     expect(records.every((r) => r.createdForToken === 1 && r.deleted)).toBe(true);
     expect(await refusesConnections(cloud.port)).toBe(true);
-
-    const file = join(workDir, 'acme-conformance.json');
-    await recorder.save(file);
-    expect(await readFile(file, 'utf8')).not.toContain(token);
-
-    // Offline: the same subject, but the only transport is the replayer and nothing listens on the endpoint.
-    const replay = replayingFetch(await loadRecording(file));
-    const offline = await runConformance(providerConformanceCases(), { ...subject, fetch: replay.fetch, pollIntervalMs: 0 });
-    expect(offline.cases.filter((c) => !c.ok)).toEqual([]);
-    expect(replay.remaining()).toBe(0);
     await expect(replay.fetch(`${cloud.endpoint}/v1/offers`)).rejects.toThrow(/no recorded exchange left for GET \/v1\/offers/);
   });
 

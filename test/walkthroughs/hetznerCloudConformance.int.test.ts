@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ProviderError, connectProvider, providerConformanceCases, runConformance } from 'better-compute/sdk';
+import { ProviderError, connectProvider } from 'better-compute/sdk';
 import type { ConformanceSubject, ProviderInstanceSpec } from 'better-compute/sdk';
 import { hetznerCloudProvider } from '../../plugins/hetzner-cloud/index.ts';
 import { HetznerCloud, issueProjectToken } from './hetzner-cloud/cloud.ts';
-import { loadRecording, recordingFetch, replayingFetch } from './record-replay.ts';
+import { conformanceLiveThenReplayed } from './recordedConformance.ts';
 
 let workDir: string;
 beforeAll(async () => {
@@ -44,29 +44,15 @@ describe('Hetzner Cloud provider', () => {
   test('passes the conformance suite against the emulator, then again offline from the recording', async () => {
     const token = issueProjectToken();
     const cloud = await start(token);
-    const recorder = recordingFetch(globalThis.fetch);
-    const subject = subjectFor(cloud, token, recorder.fetch);
-    let live;
-    try {
-      live = await runConformance(providerConformanceCases(), subject);
-    } finally {
-      await cloud.close();
-    }
-    expect(live.cases.filter((c) => !c.ok)).toEqual([]);
-    expect(live.cases).toHaveLength(providerConformanceCases().length);
-
+    await conformanceLiveThenReplayed({
+      subject: (fetch) => subjectFor(cloud, token, fetch),
+      close: () => cloud.close(),
+      recordingFile: join(workDir, 'hetzner-conformance.json'),
+      secret: token,
+    });
     const records = cloud.records();
     expect(records.length).toBeGreaterThan(6);
     expect(records.every((r) => r.createdForToken === 1 && r.deleted)).toBe(true);
-
-    const file = join(workDir, 'hetzner-conformance.json');
-    await recorder.save(file);
-    expect(await readFile(file, 'utf8')).not.toContain(token);
-
-    const replay = replayingFetch(await loadRecording(file));
-    const offline = await runConformance(providerConformanceCases(), { ...subject, fetch: replay.fetch, pollIntervalMs: 0 });
-    expect(offline.cases.filter((c) => !c.ok)).toEqual([]);
-    expect(replay.remaining()).toBe(0);
   });
 
   test('two racing creates of one client token make one server: the second is told uniqueness_error and finds the first', async () => {

@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { connectProvider, providerConformanceCases, runConformance } from 'better-compute/sdk';
+import { connectProvider } from 'better-compute/sdk';
 import type { ConformanceSubject, ProviderInstanceSpec } from 'better-compute/sdk';
 import { proxmoxVeProvider } from '../../plugins/proxmox-ve/index.ts';
 import { ProxmoxVe, issueApiToken } from './proxmox-ve/cloud.ts';
-import { loadRecording, recordingFetch, replayingFetch } from './record-replay.ts';
+import { conformanceLiveThenReplayed } from './recordedConformance.ts';
 
 let workDir: string;
 beforeAll(async () => {
@@ -39,26 +39,14 @@ describe('Proxmox VE provider', () => {
   test('passes the conformance suite against the emulator, then again offline from the recording', async () => {
     const token = issueApiToken();
     const pve = await ProxmoxVe.start({ token });
-    const recorder = recordingFetch(globalThis.fetch);
-    const subject = subjectFor(pve, token, recorder.fetch);
-    let live;
-    try {
-      live = await runConformance(providerConformanceCases(), subject);
-    } finally {
-      await pve.close();
-    }
-    expect(live.cases.filter((c) => !c.ok)).toEqual([]);
+    await conformanceLiveThenReplayed({
+      subject: (fetch) => subjectFor(pve, token, fetch),
+      close: () => pve.close(),
+      recordingFile: join(workDir, 'pve-conformance.json'),
+      secret: token.split('=')[1]!,
+    });
     expect(pve.records().length).toBeGreaterThan(6);
     expect(pve.records().every((vm) => vm.deleted)).toBe(true);
-
-    const file = join(workDir, 'pve-conformance.json');
-    await recorder.save(file);
-    expect(await readFile(file, 'utf8')).not.toContain(token.split('=')[1]);
-
-    const replay = replayingFetch(await loadRecording(file));
-    const offline = await runConformance(providerConformanceCases(), { ...subject, fetch: replay.fetch, pollIntervalMs: 0 });
-    expect(offline.cases.filter((c) => !c.ok)).toEqual([]);
-    expect(replay.remaining()).toBe(0);
   });
 
   test('a create clones the template, then sizes, keys, starts and tags the VM once its clone lock is gone', async () => {
