@@ -36,7 +36,9 @@ describe('the key rotation lane in operator mode', () => {
         expect(agent.keyId).toBe(before);
         await engine.send('agent.rotateKey', { agentId: agent.agentId, reason: 'test' }, 'rotate-site-kr-0001');
         // The agent asks on its own subject, rotates with the registered key's signature, and the request is settled.
+        // The control plane takes the new key before its answer reaches the agent, which only then signs with it.
         await expect.poll(async () => (await keyOf())?.keyId, { timeout: 30_000 }).not.toBe(before);
+        await expect.poll(() => agent.keyId, { timeout: 10_000 }).not.toBe(before);
         expect(await keyOf()).toMatchObject({ keyId: agent.keyId, rotationRequestedFor: null });
       } finally {
         await site.stop();
