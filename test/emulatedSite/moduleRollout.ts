@@ -115,7 +115,8 @@ export async function moduleRolloutOnDeployedHosts(ctx: ModuleRolloutContext): P
   const completed = await rollout(`${MODULE}-1`);
   expect(completed.status).toBe('completed');
   expect(outcomes(completed)).toEqual([[[canary, 'healthy', null]], [[other, 'healthy', null]]]);
-  for (const nodeId of ids) expect(await reported(nodeId)).toEqual(await runs('1.1.0'));
+  // The API hears the same signed heartbeats the controller judged on (its own subscriber: a moment apart at most).
+  for (const nodeId of ids) await expect.poll(() => reported(nodeId), POLL).toEqual(await runs('1.1.0'));
   // The rollout's end pins each host to what it runs: the next rollout plans from there.
   for (const nodeId of ids) {
     await expect.poll(async () => (await client.getJson(`/v1/fleet/assignments/${nodeId}`)).plan, POLL).toEqual({ [MODULE]: '1.1.0' });
@@ -128,7 +129,7 @@ export async function moduleRolloutOnDeployedHosts(ctx: ModuleRolloutContext): P
   const halted = await rollout(`${MODULE}-2`);
   expect(halted).toMatchObject({ status: 'halted', startedWaves: 1, halt: { reason: 'canary_failed', failed: [canary] } });
   expect(outcomes(halted)).toEqual([[[canary, 'failed', null]], [[other, null, null]]]);
-  expect(await reported(canary)).toMatchObject({ version: '1.2.0', state: 'failed', probes: [{ name: 'serves-zone', ok: false }] });
+  await expect.poll(() => reported(canary), POLL).toMatchObject({ version: '1.2.0', state: 'failed', probes: [{ name: 'serves-zone', ok: false }] });
   expect(await reported(other)).toEqual(await runs('1.1.0'));
 
   // The rollback puts 1.1.0 back on the canary, the only host that took 1.2.0 (exit 4: rolled back).
