@@ -52,7 +52,7 @@ describe('GET /v1/trends for a tenant', () => {
     const trends = async (headers: Record<string, string> | undefined, query = '') => {
       const res = await app.inject({ method: 'GET', url: `/v1/trends?minSeq=${last.seq}${query}`, ...(headers ? { headers } : {}) });
       expect(res.statusCode).toBe(200);
-      return res.json() as Trends;
+      return res.json<Trends>();
     };
     const ofAcme = await trends(acme);
     expect(ofAcme.tenantId).toBe('acme');
