@@ -58,6 +58,10 @@ describe('StreamHub (the console shared worker)', () => {
     expect(events(other)).toEqual([]);
     expect(hub.size).toBe(2);
 
+    // Joining again what it follows (a page shown from the back-forward cache) opens nothing new.
+    hub.join(a, 'tok-1', '/v1/events/stream');
+    expect(api.connections).toHaveLength(2);
+    expect(a.seen.at(-1)).toEqual({ type: 'event', name: 'connected', data: JSON.stringify({ seq: 42 }) });
     hub.leave(a);
     hub.leave(b);
     expect(api.connections[0]!.signal.aborted).toBe(false);

@@ -25,4 +25,6 @@ scope.onconnect = (event) => {
     if (message.data.type === 'join') hub.join(port, message.data.token, message.data.path);
     else hub.leave(port);
   };
+  // A tab that went without saying so (its process crashed): browsers that tell a port's end leave it too.
+  port.addEventListener('close', () => hub.leave(port));
 };

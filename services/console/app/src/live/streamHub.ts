@@ -45,8 +45,9 @@ export class StreamHub {
   }
 
   join(tab: TabPort, token: string, path: string): void {
-    this.leave(tab);
     const key = JSON.stringify([token, path]);
+    // Joining again what it follows (shown from the back-forward cache) must not close the stream under its tabs.
+    if (this.#joined.get(tab)?.key !== key) this.leave(tab);
     const stream = this.#streams.get(key) ?? this.#open(key, token, path);
     stream.tabs.add(tab);
     this.#joined.set(tab, stream);
