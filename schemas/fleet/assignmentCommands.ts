@@ -27,6 +27,10 @@ export type PinModule = z.infer<typeof PinModule>;
 export const UnpinModule = z.object({ nodeId: ResourceId, module: ModuleName }).strict();
 export type UnpinModule = z.infer<typeof UnpinModule>;
 
+/** `fleet.applyPlan`: the host installs its pinned plan now (each module it does not already report at that version). */
+export const ApplyHostPlan = z.object({ nodeId: ResourceId }).strict();
+export type ApplyHostPlan = z.infer<typeof ApplyHostPlan>;
+
 /** `POST /v1/fleet/assignments/:nodeId/dry-run`: what assigning would give, from the host's current assignment. */
 export const AssignmentDryRunRequest = z.object({ template: TemplateName.optional(), pins: HostPins.optional() }).strict();
 export type AssignmentDryRunRequest = z.infer<typeof AssignmentDryRunRequest>;

@@ -17,5 +17,19 @@ export const HostPlanAssigned = defineEvent(
   }),
 );
 
-export const assignmentEvents = [HostPlanAssigned] as const;
+/**
+ * An operator asked that the host install its pinned plan now (`fleet.applyPlan`): the plan as it was then, and the
+ * request's command id, from which the rollout controller derives the id of each `module.apply` it sends for it.
+ */
+export const HostPlanApplyRequested = defineEvent(
+  'HostPlanApplyRequested',
+  z.object({
+    nodeId: z.string(),
+    requestId: z.string(),
+    plan: ClosurePlan,
+    planDigest: z.string(),
+  }),
+);
+
+export const assignmentEvents = [HostPlanAssigned, HostPlanApplyRequested] as const;
 export type AssignmentEvent = EventOf<(typeof assignmentEvents)[number]>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aggregateRef } from '../aggregateRef.ts';
 import { HostOutcome, RolloutHaltReason } from './rolloutWaves.ts';
 
 /**
@@ -21,6 +22,18 @@ export const RolloutStatus = z.enum([
   'approval-expired',
 ]);
 export type RolloutStatus = z.infer<typeof RolloutStatus>;
+
+/**
+ * What another fleet aggregate's decider may read of a module's rollouts (`fleet.applyPlan`): the current rollout's
+ * status and the hosts of its waves (the fold stays in `services/fleet/rollout/rollout.ts`).
+ */
+export const rolloutRef = aggregateRef<{
+  readonly current: {
+    readonly rolloutId: string;
+    readonly status: RolloutStatus;
+    readonly progress: { readonly waves: readonly (readonly string[])[] };
+  } | null;
+}>('fleet', 'rollout');
 
 /** The statuses a rollout does not leave; any other holds its module (one rollout per module at a time). */
 export const endedRolloutStatuses: ReadonlySet<RolloutStatus> = new Set(['completed', 'rolled-back', 'aborted', 'rejected', 'approval-expired']);

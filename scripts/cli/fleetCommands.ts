@@ -6,6 +6,7 @@ import type { AssignmentView, TemplateView } from '../../schemas/fleet/views.ts'
 import type { ApiClient } from './apiClient.ts';
 import { CliError } from './cliError.ts';
 import { table } from './format.ts';
+import { followPlanApply, PLAN_APPLY_EXIT } from './planApplyFollow.ts';
 
 type Output = (value: unknown, human: () => string) => void;
 
@@ -47,7 +48,7 @@ function dryRunText(run: DryRun): string {
   return `${run.nodeId}: template ${run.template ?? '(none)'}, plan ${run.planDigest}\n${planLines(run.plan!)}\n${diffLines(run.diff!)}`;
 }
 
-/** `templates define|ls|show` (fleet.defineTemplate) and `assignments set|pin|unpin|show` (docs/modules.md). */
+/** `templates define|ls|show` (fleet.defineTemplate) and `assignments set|pin|unpin|apply|show` (docs/modules.md). */
 export function addFleetCommands(program: Command, api: () => ApiClient, print: Output): void {
   const templates = program.command('templates').description('templates: the modules and capabilities a host runs, with the templates they include');
   templates
@@ -109,6 +110,23 @@ export function addFleetCommands(program: Command, api: () => ApiClient, print: 
     .command('unpin <node> <module>')
     .description("let the host's template decide the module again: fleet.unpinModule")
     .action(async (nodeId: string, module: string) => assign(api(), print, 'fleet.unpinModule', { nodeId, module }));
+  assignments
+    .command('apply <node>')
+    .description("install the host's pinned plan now, each module it does not already report at that version: fleet.applyPlan")
+    .option('--follow', 'wait until the host reports every module of the plan; exit 0 all active and healthy, 3 not')
+    .action(async (nodeId: string, o: { follow?: boolean }) => {
+      const result = await api().command<CommandResult>('fleet.applyPlan', { nodeId });
+      const event = result.events.find((e) => e.type === 'HostPlanApplyRequested')?.data as { plan: ClosurePlan; planDigest: string };
+      if (!o.follow) {
+        print(result, () => `${nodeId}: applying plan ${event.planDigest}\n${planLines(event.plan)}`);
+        return;
+      }
+      console.log(`${new Date().toISOString()} ${nodeId}: applying plan ${event.planDigest}`);
+      const applied = await followPlanApply(api(), nodeId, event.plan, (line) => console.log(line));
+      const rows = applied.modules.map((m) => ({ module: m.name, version: m.version, state: m.state }));
+      print(applied, () => table(rows, ['module', 'version', 'state']));
+      process.exitCode = applied.healthy ? PLAN_APPLY_EXIT.healthy : PLAN_APPLY_EXIT.unhealthy;
+    });
   assignments
     .command('show <node>')
     .description("the host's template, pins and plan")

@@ -9,10 +9,13 @@ export const assignmentAggregate = defineAggregate<AssignmentState, AssignmentEv
   type: 'assignment',
   initialState: { exists: false },
   catalog: new EventCatalog(assignmentEvents),
-  evolve(_state, event) {
+  evolve(state, event) {
     switch (event.type) {
       case 'HostPlanAssigned':
         return { exists: true, ...event.data };
+      // A request to install the plan changes nothing of it: the rollout controller acts on it.
+      case 'HostPlanApplyRequested':
+        return state;
     }
   },
 });

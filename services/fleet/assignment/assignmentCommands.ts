@@ -5,6 +5,7 @@ import type { ModulePin } from '../../../schemas/fleet/closure.ts';
 import { type AggregateLoader, defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { assignmentAggregate } from './assignment.ts';
 import { type AssignmentTarget, type ClosureInputs, loadClosureInputs } from './closureInputs.ts';
+import { applyPlan } from './applyPlan.ts';
 import { decideHostPlan, requireAssignableNode } from './hostPlan.ts';
 
 const pinsOf = (state: AssignmentState): readonly ModulePin[] => (state.exists ? state.pins : []);
@@ -72,4 +73,4 @@ export const unpinModule = defineCommand({
   },
 });
 
-export const assignmentCommands = [assignTemplate, pinModule, unpinModule] as const;
+export const assignmentCommands = [assignTemplate, pinModule, unpinModule, applyPlan] as const;

@@ -1,5 +1,6 @@
 import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
 import type { ApplyRefusal } from './applyResults.ts';
+import type { AssignmentEvent } from '../../../schemas/fleet/assignmentEvents.ts';
 import type { ModuleEvent } from '../../../schemas/fleet/modules.ts';
 import { moduleOfRollout } from '../../../schemas/fleet/rolloutCommands.ts';
 import type { RolloutEvent } from '../../../schemas/fleet/rolloutEvents.ts';
@@ -7,11 +8,12 @@ import { endedRolloutStatuses } from '../../../schemas/fleet/rolloutViews.ts';
 import { isRolloutActive, rolloutAggregate, type RolloutRun, type RolloutState } from '../../fleet/rollout/rollout.ts';
 
 /**
- * What the rollout controller folds: the log's rollout and module events, heartbeat observations, the verified results
+ * What the rollout controller folds: the log's rollout, module and assignment events (a plan's apply request is decided
+ * on, never folded), heartbeat observations, the verified results
  * of applies its hosts refused, clock ticks.
  */
 export type ControllerInput =
-  | { readonly type: 'event'; readonly event: RolloutEvent | ModuleEvent }
+  | { readonly type: 'event'; readonly event: RolloutEvent | ModuleEvent | AssignmentEvent }
   | { readonly type: 'observed'; readonly observation: HostModuleObservation }
   | { readonly type: 'refused'; readonly refusal: ApplyRefusal }
   | { readonly type: 'tick'; readonly now: number };
@@ -50,6 +52,7 @@ export class RolloutControllerModel {
     if (input.type === 'observed') return this.#observe(input.observation);
     if (input.type === 'refused') return void this.refused.add(input.refusal.commandId);
     const { event } = input;
+    if (event.type === 'HostPlanAssigned' || event.type === 'HostPlanApplyRequested') return;
     if (event.type === 'ModuleVersionPublished') {
       this.manifests.set(`${event.data.module}@${event.data.version}`, event.data.manifestSha256);
       this.probes.set(

@@ -6,6 +6,7 @@ import { publishersAggregate } from '../../fleet/publishers/publishers.ts';
 import { nodeAggregate } from '../../metal/node/node.ts';
 import type { AggregateRepository } from '../../platform/commands/aggregateRepository.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
+import type { PlanApplyTask } from './planApplyReactions.ts';
 import type { ModuleApplyTask } from './rolloutReactions.ts';
 
 /** How long a bundle's grant stays valid past its command's `notAfter`: a host that took the command still fetches it. */
@@ -20,7 +21,7 @@ export interface ModuleApplySources {
 }
 
 /**
- * The agent command of a `module.apply` task: the published version's bundle (through a capability URL granted to the
+ * The agent command of a `module.apply` task (a rollout's, or a plan's `plan.apply`): the published version's bundle (through a capability URL granted to the
  * host alone) and manifest digest, the keys of its publisher trusted now (a revoked publisher's bundle is applied
  * nowhere), on the host's own command subject. `commandId` is the task's: a repeat is dropped by the command stream
  * within its duplicate window and by the agent's journal after it, and the bundle's grant is the command id's. Valid until `notAfter`: a host that comes back
@@ -28,7 +29,12 @@ export interface ModuleApplySources {
  *
  * Refuses with NOT_FOUND or PRECONDITION_FAILED what no retry would change: an unknown host or version, no trusted key.
  */
-export async function moduleApplyCommand(sources: ModuleApplySources, task: ModuleApplyTask, notAfterMs: number, now = Date.now()): Promise<AgentCommand> {
+export async function moduleApplyCommand(
+  sources: ModuleApplySources,
+  task: ModuleApplyTask | PlanApplyTask,
+  notAfterMs: number,
+  now = Date.now(),
+): Promise<AgentCommand> {
   const { repository } = sources;
   const [module, publishers, node] = await Promise.all([
     repository.load(moduleAggregate, task.module),
@@ -50,7 +56,8 @@ export async function moduleApplyCommand(sources: ModuleApplySources, task: Modu
     kind: 'module.apply',
     siteId: node.state.siteId,
     nodeId: task.host,
-    workflowId: task.rolloutId,
+    // A rollout's apply answers to the rollout, a plan's to its operator's request.
+    workflowId: task.type === 'module.apply' ? task.rolloutId : task.requestId,
     stepIndex: 0,
     attempt: 1,
     destructive: false,

@@ -1,21 +1,26 @@
 import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
+import { assignmentEvents } from '../../../schemas/fleet/assignmentEvents.ts';
 import { moduleEvents } from '../../../schemas/fleet/modules.ts';
 import { rolloutEvents } from '../../../schemas/fleet/rolloutEvents.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import type { DefinitionsOf, Effect, ProcessManager, Reaction } from '../../platform/processManager/processManager.ts';
 import type { ApplyRefusal } from './applyResults.ts';
 import { type ControllerInput, RolloutControllerModel } from './controllerModel.ts';
+import { decidePlanApply, type PlanApplyTask } from './planApplyReactions.ts';
 import { decideRolloutReactions, type ModuleApplyTask } from './rolloutReactions.ts';
 
 export const ROLLOUT_CONTROLLER_DURABLE = 'rollout_controller';
 /**
- * The fleet module's events: rollouts and published module versions (nats-server 2.9 takes one filter subject per
- * consumer). Its assignments and templates come too; the catalog leaves them out unread.
+ * The fleet module's events: rollouts, published module versions and assignments (a plan's apply request; nats-server
+ * 2.9 takes one filter subject per consumer). Its templates come too; the catalog leaves them out unread.
  */
 export const ROLLOUT_EVENTS_FILTER = Subjects.moduleEvents('fleet');
 
-const catalog = new EventCatalog([...rolloutEvents, ...moduleEvents]);
+const catalog = new EventCatalog([...rolloutEvents, ...moduleEvents, ...assignmentEvents]);
+
+/** What the controller performs: a rollout's `module.apply`, or one of a plan an operator asked installed. */
+export type ControllerTask = ModuleApplyTask | PlanApplyTask;
 /** The events the controller reads. */
 export type RolloutControlEvents = DefinitionsOf<typeof catalog>;
 
@@ -30,7 +35,7 @@ export interface RolloutControlOptions {
   readonly tickMs: number;
   readonly ackWaitMs?: number;
   /** Sends a `module.apply` task's agent command to its host (idempotent on its command id). */
-  apply(task: ModuleApplyTask, model: RolloutControllerModel, signal: AbortSignal): Promise<void>;
+  apply(task: ControllerTask, model: RolloutControllerModel, signal: AbortSignal): Promise<void>;
 }
 
 /**
@@ -41,7 +46,7 @@ export interface RolloutControlOptions {
  */
 export function rolloutControl(
   options: RolloutControlOptions,
-): ProcessManager<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, ControllerObservation> {
+): ProcessManager<RolloutControlEvents, RolloutControllerModel, ControllerTask, ControllerObservation> {
   return {
     durable: ROLLOUT_CONTROLLER_DURABLE,
     filter: ROLLOUT_EVENTS_FILTER,
@@ -55,12 +60,13 @@ export function rolloutControl(
       else if (input.type === 'tick') model.apply({ type: 'tick', now: input.now });
       else if (input.type === 'observed') model.apply(inputOf(input.observation));
     },
-    decide(input, model): Reaction<ModuleApplyTask>[] {
+    decide(input, model): Reaction<ControllerTask>[] {
       if (input.type === 'resumed') return decideRolloutReactions({ type: 'tick', now: input.now }, model);
       if (input.type === 'observed') return decideRolloutReactions(inputOf(input.observation), model);
+      if (input.type === 'event' && input.event.type === 'HostPlanApplyRequested') return decidePlanApply(input.event, model);
       return decideRolloutReactions(input, model);
     },
-    async perform(task, model, signal): Promise<Effect<ModuleApplyTask>[]> {
+    async perform(task, model, signal): Promise<Effect<ControllerTask>[]> {
       await options.apply(task, model, signal);
       return [];
     },

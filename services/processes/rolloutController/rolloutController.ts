@@ -18,8 +18,8 @@ import type { RolloutControllerModel } from './controllerModel.ts';
 import { moduleApplyCommand, type ModuleApplySources } from './moduleApplyCommand.ts';
 import { ApplyResults } from './applyResults.ts';
 import { refusalLookbackStart } from './refusalLookback.ts';
-import { rolloutControl, type ControllerObservation, type RolloutControlEvents } from './rolloutControl.ts';
-import type { ModuleApplyTask } from './rolloutReactions.ts';
+import { rolloutControl, type ControllerObservation, type ControllerTask, type RolloutControlEvents } from './rolloutControl.ts';
+import { PLAN_APPLY_VALID_MS } from './planApplyReactions.ts';
 
 export { ROLLOUT_CONTROLLER_DURABLE, ROLLOUT_EVENTS_FILTER } from './rolloutControl.ts';
 
@@ -45,7 +45,7 @@ export interface RolloutControllerDeps {
  * a verified result refusing it (`applyResults.ts`) is the host's failed outcome at once.
  */
 export class RolloutController {
-  readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ModuleApplyTask, ControllerObservation>;
+  readonly #host: ProcessManagerHost<RolloutControlEvents, RolloutControllerModel, ControllerTask, ControllerObservation>;
   readonly #presence: () => AgentPresenceView;
   #heard: AgentPresenceView | undefined;
   readonly #applyResults: (since: Date) => ApplyResults;
@@ -62,21 +62,22 @@ export class RolloutController {
       blobs: openOnFirstUse(() => BlobStore.open(nc, deps.blobBaseUrl)),
       probeTimeoutMs: config.probeTimeoutMs,
     };
-    const apply = async (task: ModuleApplyTask, model: RolloutControllerModel, signal: AbortSignal) => {
-      const run = model.activeRun(task.rolloutId);
-      // Ended while the task waited (aborted, say): no host is asked any more.
-      if (run === undefined) return;
+    const apply = async (task: ControllerTask, model: RolloutControllerModel, signal: AbortSignal) => {
+      // A rollout's apply is valid for its wave; one ended while the task waited (aborted, say) asks no host any more.
+      const run = task.type === 'module.apply' ? model.activeRun(task.rolloutId) : undefined;
+      if (task.type === 'module.apply' && run === undefined) return;
+      const workflow = task.type === 'module.apply' ? { rolloutId: task.rolloutId } : { requestId: task.requestId };
       let command;
       try {
-        command = await moduleApplyCommand(sources, task, Date.now() + run.options.waveTimeoutMs);
+        command = await moduleApplyCommand(sources, task, Date.now() + (run?.options.waveTimeoutMs ?? PLAN_APPLY_VALID_MS));
       } catch (err) {
         if (!(err instanceof PlatformError && unbuildable.has(err.code))) throw err;
-        log.warn({ rolloutId: task.rolloutId, host: task.host, code: err.code, detail: err.message }, 'module.apply not sent: the host will time out');
+        log.warn({ ...workflow, host: task.host, code: err.code, detail: err.message }, 'module.apply not sent: the host is not asked');
         return;
       }
       signal.throwIfAborted();
       await sendAgentCommand({ js }, command);
-      log.info({ rolloutId: task.rolloutId, host: task.host, version: task.version, commandId: task.commandId }, 'module.apply sent');
+      log.info({ ...workflow, host: task.host, version: task.version, commandId: task.commandId }, 'module.apply sent');
     };
     const host = new ProcessManagerHost(nc, store, rolloutControl({ tickMs: config.tickMs, apply }), log, deps.lease, deps.commands);
     this.#host = host;

@@ -46,7 +46,8 @@ export function decideRolloutReactions(input: ControllerInput, model: RolloutCon
   if (input.type === 'observed') return observed(input.observation, model);
   if (input.type === 'refused') return refused(input.refusal, model);
   const { event } = input;
-  if (event.type === 'ModuleVersionPublished') return [];
+  // A plan's apply request is no rollout's: `decidePlanApply` answers it (`rolloutControl.ts`).
+  if (event.type === 'ModuleVersionPublished' || event.type === 'HostPlanAssigned' || event.type === 'HostPlanApplyRequested') return [];
   if (ending.has(event.type)) {
     const ended = model.endedRun(event.data.rolloutId);
     return ended === undefined ? [] : reaction(ended, pinsOfEndedRollout(ended));
