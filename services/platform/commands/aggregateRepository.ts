@@ -2,7 +2,8 @@ import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
 import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
-import { RememberedCommands } from './rememberedCommands.ts';
+import { decodeCarriedState, encodeCarriedState } from './aggregateState.ts';
+import { RememberedCommands, type AppliedCommand } from './rememberedCommands.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
 export interface AggregateSnapshot<S> {
@@ -15,6 +16,11 @@ export interface AggregateSnapshot<S> {
    */
   readonly length: number;
   readonly commands: RememberedCommands;
+  /**
+   * Set when the state came from a message's carried state (`aggregateState.ts`): the command ids of the messages from
+   * this sequence through `seq` are not read yet (`commands` is empty), and `withCommands` reads them.
+   */
+  readonly commandsFrom?: number | undefined;
 }
 
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
@@ -58,11 +64,11 @@ export class AggregateRepository {
    * whose predecessor it did not return, came from a replica still catching up (on a cluster): it is read again at
    * the stream leader, so a load never answers older than what this process saw, nor a state with a message left out.
    */
-  async load<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
+  async load<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica', options: { carried?: boolean } = {}): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
     const subject = this.subjectOf(aggregate, id);
     // Undefined when this read was the leader's already.
-    const behind = () => (from === 'leader' || !this.store.readsMayLag ? undefined : this.load(aggregate, id, 'leader'));
+    const behind = () => (from === 'leader' || !this.store.readsMayLag ? undefined : this.load(aggregate, id, 'leader', options));
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
     const held = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
@@ -86,6 +92,9 @@ export class AggregateRepository {
       if (fromLeader) return fromLeader;
       snapshot = undefined;
     }
+    // The state the last message carries stands for every message up to it: no other read (unless told to fold them).
+    const carried = options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) ? undefined : this.carriedBy(aggregate, last.entry);
+    if (carried) return this.remember(subject, carried, readAt);
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
       // The read ends at the message the last one names as its predecessor (the subject holds nothing between the
@@ -137,6 +146,48 @@ export class AggregateRepository {
     return cached ?? emptySnapshot(aggregate);
   }
 
+  /** The snapshot a message's carried state gives, when it has one the current fold wrote. */
+  private carriedBy<S>(aggregate: AggregateDefinition<S>, entry: LogEntry): AggregateSnapshot<S> | undefined {
+    if (entry.rejection || entry.state === undefined || entry.position === undefined) return undefined;
+    const carried = decodeCarriedState(aggregate, entry.state, entry.seq);
+    return carried && { state: carried.state, seq: entry.seq, length: entry.position, commands: RememberedCommands.none, commandsFrom: carried.commandsFrom };
+  }
+
+  /**
+   * `snapshot` with the command ids it remembers: read, when it came from a carried state, from the messages they are
+   * in (one request: `commandsFrom` is at most 143 messages back). Its state and sequence are the log's through
+   * `snapshot.seq`, so a read that does not reach it (a replica behind; a message deleted since) loads the aggregate
+   * afresh by its events instead, at the leader where one may lag.
+   */
+  async withCommands<S>(source: AggregateSource<S>, id: string, snapshot: AggregateSnapshot<S>, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
+    if (snapshot.commandsFrom === undefined) return snapshot;
+    const aggregate = resolveAggregate(source);
+    const subject = this.subjectOf(aggregate, id);
+    let commands = RememberedCommands.none;
+    let reached = 0;
+    for await (const entry of this.store.entriesAfter(subject, snapshot.commandsFrom - 1, snapshot.seq, from)) {
+      reached = entry.seq;
+      if (!entry.rejection) commands = commands.with(entry.batch.events[0]!.metadata.commandId, applied(entry.seq, entry.batch.events));
+    }
+    if (reached !== snapshot.seq) return this.load(aggregate, id, this.store.readsMayLag ? 'leader' : from, { carried: false });
+    const complete: AggregateSnapshot<S> = { state: snapshot.state, seq: snapshot.seq, length: snapshot.length, commands };
+    const cached = this.#cache.get(subject);
+    if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot: complete, checkedAtMs: cached.checkedAtMs });
+    return complete;
+  }
+
+  /**
+   * The state after `events` are folded onto `base`, and the value its message carries (`aggregateState.ts`; undefined
+   * when the aggregate carries none, the state is too large, or `base` has not read its command ids: the message
+   * could not say where they begin).
+   */
+  stateAfter<S>(aggregate: AggregateDefinition<S>, base: AggregateSnapshot<S>, events: readonly StoredEvent[]): { state: S; carried: string | undefined } {
+    let state = base.state;
+    for (const stored of events) state = aggregate.evolve(state, { type: stored.type, data: stored.data });
+    const carried = base.commandsFrom === undefined ? encodeCarriedState(aggregate, state, base.commands.oldestKeptWithOneMore()) : undefined;
+    return { state, carried };
+  }
+
   /**
    * A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
    * message until the next append, so the snapshot moves past it: the next append expects its sequence.
@@ -161,8 +212,15 @@ export class AggregateRepository {
    * Records a message this process just appended, so the next load needs no read beyond the sequence check. Its events
    * were validated at the current version by `catalog.write` just before: they are folded as they are, not parsed again.
    */
-  applyAppended<S>(aggregate: AggregateDefinition<S>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
-    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }));
+  applyAppended<S>(
+    aggregate: AggregateDefinition<S>,
+    id: string,
+    base: AggregateSnapshot<S>,
+    seq: number,
+    events: StoredEvent[],
+    folded?: { state: S },
+  ): AggregateSnapshot<S> {
+    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }), folded);
     this.remember(this.subjectOf(aggregate, id), snapshot);
     return snapshot;
   }
@@ -173,12 +231,15 @@ export class AggregateRepository {
     seq: number,
     events: StoredEvent[],
     read: (stored: StoredEvent) => DomainEventLike = (stored) => aggregate.catalog.read(stored),
+    folded?: { state: S },
   ): AggregateSnapshot<S> {
     let state = base.state;
-    for (const stored of events) state = aggregate.evolve(state, read(stored));
-    const { commandId, commandName, requestDigest } = events[0]!.metadata;
-    const applied = { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
-    return { state, seq, length: base.length + 1, commands: base.commands.with(commandId, applied) };
+    if (folded) state = folded.state;
+    else for (const stored of events) state = aggregate.evolve(state, read(stored));
+    const { commandsFrom } = base;
+    // Ids not read yet stay unread: `withCommands` reads them all, through this message, from where they begin.
+    if (commandsFrom !== undefined) return { state, seq, length: base.length + 1, commands: base.commands, commandsFrom };
+    return { state, seq, length: base.length + 1, commands: base.commands.with(events[0]!.metadata.commandId, applied(seq, events)) };
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */
@@ -194,4 +255,10 @@ export class AggregateRepository {
     if (this.#cache.size > this.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
     return snapshot;
   }
+}
+
+/** What a message's command produced, as `RememberedCommands` keeps it. */
+function applied(seq: number, events: readonly StoredEvent[]): AppliedCommand {
+  const { commandName, requestDigest } = events[0]!.metadata;
+  return { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
 }
