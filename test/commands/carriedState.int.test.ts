@@ -77,4 +77,32 @@ describe('carried aggregate states', () => {
     expect(held.commands.get('retried-command-1')?.seq).toBe(original.seq);
     expect(held.state).toEqual((await new AggregateRepository(backbone.store).load(nodeAggregate, 'n1', 'replica', { carried: false })).state);
   });
+
+  test('a state of several KB travels whole every few messages; a load of one between reads from the one it names', async () => {
+    await using backbone = await startBackbone({ projectors: false });
+    const run = (name: string, payload: unknown) => backbone.bus.execute({ name, payload, actor: 'test' });
+    await run('site.create', { siteId: 'dc1', name: 'DC 1' });
+    await run('metal.enroll', enrollPayload('n1'));
+    // 40 labels of about 70 characters: a state of about 3 KB, carried whole every 4th message.
+    await run('metal.setLabels', { nodeId: 'n1', set: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`long-label-${k}`, 'x'.repeat(56)])) });
+    const kinds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await run('metal.setMaintenance', i % 2 ? { nodeId: 'n1', on: false } : { nodeId: 'n1', on: true, reason: `r${i}` });
+      for (const other of ['n2', 'n3']) await run('metal.enroll', enrollPayload(`${other}-${i}`));
+      const last = await backbone.store.lastEntry('bc.evt.metal.node.n1');
+      const value = last?.held === false ? last.entry.state : undefined;
+      expect(value).toMatch(/^1 (@\d+|\d+ \{)/);
+      const requests = vi.spyOn(backbone.nc, 'request');
+      const loaded = await new AggregateRepository(backbone.store).load(nodeAggregate, 'n1');
+      kinds.push(requests.mock.calls.map(([subject]) => kindOf(subject).slice('$JS.API.'.length)).join('+'));
+      requests.mockRestore();
+      const byEvents = await new AggregateRepository(backbone.store).load(nodeAggregate, 'n1', 'replica', { carried: false });
+      expect({ state: loaded.state, seq: loaded.seq, length: loaded.length }).toEqual({ state: byEvents.state, seq: byEvents.seq, length: byEvents.length });
+      expect(loaded.commandsFrom).toBeDefined();
+    }
+    // Whole on every 4th message (the labels' message at position 2, then 6 and 10: one get); between, the get and the messages
+    // from the one named (by a get each over a span of up to 4 sequences, else one replay), never those before it.
+    expect(kinds.map((k) => k === 'DIRECT.GET')).toEqual([false, false, false, true, false, false, false, true]);
+    for (const k of kinds) expect(k).toMatch(/^DIRECT\.GET(\+DIRECT\.GET){0,3}$|^DIRECT\.GET\+CONSUMER\.CREATE$/);
+  });
 });

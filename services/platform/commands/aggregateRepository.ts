@@ -1,27 +1,13 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
-import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
-import { decodeCarriedState, encodeCarriedState } from './aggregateState.ts';
-import { RememberedCommands, type AppliedCommand } from './rememberedCommands.ts';
+import type { EventStore, LastEntry, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
+import { appliedCommand, carriedSnapshot, type AggregateSnapshot, type StateAfter } from './aggregateSnapshot.ts';
+import { decodeCarriedState, encodeCarriedState, wholeStateChars } from './aggregateState.ts';
+import { RememberedCommands } from './rememberedCommands.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
-export interface AggregateSnapshot<S> {
-  readonly state: S;
-  /** Stream sequence of the subject's last message this snapshot accounts for, folded or skipped (0: none). */
-  readonly seq: number;
-  /**
-   * How many messages of the subject it accounts for, folded or skipped: the next append stores one more as its
-   * position, which tells a later cold load at its first get how long the read before the last message is.
-   */
-  readonly length: number;
-  readonly commands: RememberedCommands;
-  /**
-   * Set when the state came from a message's carried state (`aggregateState.ts`): the command ids of the messages from
-   * this sequence through `seq` are not read yet (`commands` is empty), and `withCommands` reads them.
-   */
-  readonly commandsFrom?: number | undefined;
-}
+export type { AggregateSnapshot } from './aggregateSnapshot.ts';
 
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
 export const LATEST_SEEN_MAX_AGE_MS = 1_000;
@@ -93,7 +79,7 @@ export class AggregateRepository {
       snapshot = undefined;
     }
     // The state the last message carries stands for every message up to it: no other read (unless told to fold them).
-    const carried = options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) ? undefined : this.carriedBy(aggregate, last.entry);
+    const carried = options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) ? undefined : await this.fromCarried(aggregate, subject, last, from);
     if (carried) return this.remember(subject, carried, readAt);
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
@@ -146,11 +132,32 @@ export class AggregateRepository {
     return cached ?? emptySnapshot(aggregate);
   }
 
-  /** The snapshot a message's carried state gives, when it has one the current fold wrote. */
-  private carriedBy<S>(aggregate: AggregateDefinition<S>, entry: LogEntry): AggregateSnapshot<S> | undefined {
-    if (entry.rejection || entry.state === undefined || entry.position === undefined) return undefined;
-    const carried = decodeCarriedState(aggregate, entry.state, entry.seq);
-    return carried && { state: carried.state, seq: entry.seq, length: entry.position, commands: RememberedCommands.none, commandsFrom: carried.commandsFrom };
+  /**
+   * The snapshot the last message's carried state gives, when the current fold wrote it: the state itself, or (a
+   * large state, carried every few messages) the one it names, read with the messages after it in one request and
+   * folded. Undefined when there is none to use, or the read did not reach the last message's predecessor: the caller
+   * then reads the events.
+   */
+  private async fromCarried<S>(
+    aggregate: AggregateDefinition<S>,
+    subject: string,
+    last: LastEntry & { held: false },
+    from: ReadFrom,
+  ): Promise<AggregateSnapshot<S> | undefined> {
+    const whole = carriedSnapshot(aggregate, last.entry);
+    if (whole !== 'named') return whole;
+    const stateAt = (decodeCarriedState(aggregate, last.entry.state!, last.seq) as { stateAt: number }).stateAt;
+    if (last.previousSeq === undefined || stateAt > last.previousSeq) return undefined;
+    let snapshot: AggregateSnapshot<S> | undefined;
+    for await (const entry of this.store.entriesAfter(subject, stateAt - 1, last.previousSeq, from)) {
+      if (snapshot) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      else {
+        const named = entry.seq === stateAt ? carriedSnapshot(aggregate, entry) : undefined;
+        if (named === undefined || named === 'named') return undefined;
+        snapshot = named;
+      }
+    }
+    return snapshot?.seq === last.previousSeq ? this.foldEntry(aggregate, snapshot, last.entry) : undefined;
   }
 
   /**
@@ -167,10 +174,10 @@ export class AggregateRepository {
     let reached = 0;
     for await (const entry of this.store.entriesAfter(subject, snapshot.commandsFrom - 1, snapshot.seq, from)) {
       reached = entry.seq;
-      if (!entry.rejection) commands = commands.with(entry.batch.events[0]!.metadata.commandId, applied(entry.seq, entry.batch.events));
+      if (!entry.rejection) commands = commands.with(entry.batch.events[0]!.metadata.commandId, appliedCommand(entry.seq, entry.batch.events));
     }
     if (reached !== snapshot.seq) return this.load(aggregate, id, this.store.readsMayLag ? 'leader' : from, { carried: false });
-    const complete: AggregateSnapshot<S> = { state: snapshot.state, seq: snapshot.seq, length: snapshot.length, commands };
+    const complete: AggregateSnapshot<S> = { state: snapshot.state, seq: snapshot.seq, length: snapshot.length, commands, carriedAt: snapshot.carriedAt };
     const cached = this.#cache.get(subject);
     if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot: complete, checkedAtMs: cached.checkedAtMs });
     return complete;
@@ -181,11 +188,14 @@ export class AggregateRepository {
    * when the aggregate carries none, the state is too large, or `base` has not read its command ids: the message
    * could not say where they begin).
    */
-  stateAfter<S>(aggregate: AggregateDefinition<S>, base: AggregateSnapshot<S>, events: readonly StoredEvent[]): { state: S; carried: string | undefined } {
+  stateAfter<S>(aggregate: AggregateDefinition<S>, base: AggregateSnapshot<S>, events: readonly StoredEvent[]): StateAfter<S> {
     let state = base.state;
     for (const stored of events) state = aggregate.evolve(state, { type: stored.type, data: stored.data });
-    const carried = base.commandsFrom === undefined ? encodeCarriedState(aggregate, state, base.commands.oldestKeptWithOneMore()) : undefined;
-    return { state, carried };
+    const encoded =
+      base.commandsFrom === undefined
+        ? encodeCarriedState(aggregate, state, base.length + 1, base.carriedAt, base.commands.oldestKeptWithOneMore())
+        : undefined;
+    return { state, carried: encoded?.value, wholeChars: encoded?.chars };
   }
 
   /**
@@ -193,7 +203,9 @@ export class AggregateRepository {
    * message until the next append, so the snapshot moves past it: the next append expects its sequence.
    */
   private foldEntry<S>(aggregate: AggregateDefinition<S>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
-    return entry.rejection ? { ...snapshot, seq: entry.seq, length: snapshot.length + 1 } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
+    if (entry.rejection) return { ...snapshot, seq: entry.seq, length: snapshot.length + 1 };
+    const chars = entry.state === undefined ? undefined : wholeStateChars(aggregate, entry.state);
+    return this.fold(aggregate, snapshot, entry.seq, entry.batch.events, undefined, undefined, chars);
   }
 
   /**
@@ -218,9 +230,9 @@ export class AggregateRepository {
     base: AggregateSnapshot<S>,
     seq: number,
     events: StoredEvent[],
-    folded?: { state: S },
+    folded?: StateAfter<S>,
   ): AggregateSnapshot<S> {
-    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }), folded);
+    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }), folded, folded?.wholeChars);
     this.remember(this.subjectOf(aggregate, id), snapshot);
     return snapshot;
   }
@@ -232,14 +244,18 @@ export class AggregateRepository {
     events: StoredEvent[],
     read: (stored: StoredEvent) => DomainEventLike = (stored) => aggregate.catalog.read(stored),
     folded?: { state: S },
+    /** Characters of the whole state the message carries, when it carries it. */
+    wholeChars?: number,
   ): AggregateSnapshot<S> {
     let state = base.state;
     if (folded) state = folded.state;
     else for (const stored of events) state = aggregate.evolve(state, read(stored));
+    const length = base.length + 1;
+    const carriedAt = wholeChars === undefined ? base.carriedAt : { seq, length, chars: wholeChars };
     const { commandsFrom } = base;
     // Ids not read yet stay unread: `withCommands` reads them all, through this message, from where they begin.
-    if (commandsFrom !== undefined) return { state, seq, length: base.length + 1, commands: base.commands, commandsFrom };
-    return { state, seq, length: base.length + 1, commands: base.commands.with(events[0]!.metadata.commandId, applied(seq, events)) };
+    if (commandsFrom !== undefined) return { state, seq, length, commands: base.commands, commandsFrom, carriedAt };
+    return { state, seq, length, commands: base.commands.with(events[0]!.metadata.commandId, appliedCommand(seq, events)), carriedAt };
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */
@@ -255,10 +271,4 @@ export class AggregateRepository {
     if (this.#cache.size > this.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
     return snapshot;
   }
-}
-
-/** What a message's command produced, as `RememberedCommands` keeps it. */
-function applied(seq: number, events: readonly StoredEvent[]): AppliedCommand {
-  const { commandName, requestDigest } = events[0]!.metadata;
-  return { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
 }
