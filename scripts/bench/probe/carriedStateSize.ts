@@ -50,7 +50,7 @@ function inventoryEvent(disks: number, nics: number, firmware: number): MetalEve
       },
       findings: [],
     },
-  } as MetalEvent;
+  };
 }
 
 const enrolled: MetalEvent = {
@@ -62,7 +62,7 @@ const enrolled: MetalEvent = {
     hardwareProfile: 'default',
     macs: ['52:54:00:12:34:56', '52:54:00:12:34:57'],
   },
-} as MetalEvent;
+};
 const deploying: MetalEvent = {
   type: 'NodeOperationRequested',
   data: {
@@ -78,7 +78,7 @@ const deploying: MetalEvent = {
     },
     tenantId: 'tenant-7',
   },
-} as MetalEvent;
+};
 
 for (const [label, disks, nics, firmware] of [
   ['typical server (8 disks, 4 NICs, 25 firmware entries)', 8, 4, 25],
