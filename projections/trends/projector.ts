@@ -9,56 +9,74 @@ import { bytesOf } from './stepBytes.ts';
 
 type OperationOutcome = 'started' | 'completed' | 'failed' | 'cancelled';
 
-const countOperation = (db: Database, siteId: string, hour: string, operation: string, outcome: OperationOutcome) =>
-  statement(
-    db,
-    `INSERT INTO trend_operations (site_id, hour, operation, ${outcome}) VALUES (?, ?, ?, 1)
-     ON CONFLICT (site_id, hour, operation) DO UPDATE SET ${outcome} = ${outcome} + 1`,
-  ).run(siteId, hour, operation);
+/** Where a workflow's figures go: its site, and the tenant it ran for ('' for none). */
+interface Owner {
+  readonly siteId: string;
+  readonly tenantId: string;
+}
 
-const countFailure = (db: Database, siteId: string, hour: string, code: string, of: 'workflows' | 'steps') =>
+const countOperation = (db: Database, at: Owner, hour: string, operation: string, outcome: OperationOutcome) =>
   statement(
     db,
-    `INSERT INTO trend_failures (site_id, hour, code, ${of}) VALUES (?, ?, ?, 1)
-     ON CONFLICT (site_id, hour, code) DO UPDATE SET ${of} = ${of} + 1`,
-  ).run(siteId, hour, code);
+    `INSERT INTO trend_operations (site_id, tenant_id, hour, operation, ${outcome}) VALUES (?, ?, ?, ?, 1)
+     ON CONFLICT (site_id, tenant_id, hour, operation) DO UPDATE SET ${outcome} = ${outcome} + 1`,
+  ).run(at.siteId, at.tenantId, hour, operation);
+
+const countFailure = (db: Database, at: Owner, hour: string, code: string, of: 'workflows' | 'steps') =>
+  statement(
+    db,
+    `INSERT INTO trend_failures (site_id, tenant_id, hour, code, ${of}) VALUES (?, ?, ?, ?, 1)
+     ON CONFLICT (site_id, tenant_id, hour, code) DO UPDATE SET ${of} = ${of} + 1`,
+  ).run(at.siteId, at.tenantId, hour, code);
 
 const workflowOf = (db: Database, workflowId: string) =>
-  statement(db, 'SELECT site_id AS siteId, operation FROM trend_workflows WHERE workflow_id = ?').get(workflowId) as
-    { siteId: string; operation: string } | undefined;
+  statement(db, 'SELECT site_id AS siteId, tenant_id AS tenantId, operation FROM trend_workflows WHERE workflow_id = ?').get(workflowId) as
+    (Owner & { operation: string }) | undefined;
+
+/** The tenant an operation was asked for (`NodeOperationRequested`), taken once its workflow starts or it ends. */
+const takeRequestTenant = (db: Database, workflowId: string): string | undefined =>
+  (statement(db, 'DELETE FROM trend_requests WHERE workflow_id = ? RETURNING tenant_id').pluck().get(workflowId) as string | undefined) ?? undefined;
 
 /**
  * The waiting queue of a site grew or shrank by one (`requested`: one more asked, `admitted`: one got its slot); its depth
- * is recounted. An hour's first change also counts the depth the hour started with in its peak.
+ * is recounted, for the whole site ('*') and for the tenant's own share of it. An hour's first change also counts the
+ * depth the hour started with in its peak.
  */
-function countWaiting(db: Database, siteId: string, hour: string, change: { requested: number; admitted: number; grew: boolean }): void {
-  const depth = statement(db, 'SELECT count(*) FROM trend_waiting WHERE site_id = ?').pluck().get(siteId) as number;
-  const before = change.grew ? depth - 1 : depth + 1;
-  statement(
-    db,
-    `INSERT INTO trend_capacity (site_id, hour, requested, admitted, peak_waiting, waiting) VALUES (@siteId, @hour, @requested, @admitted, max(@before, @depth), @depth)
-     ON CONFLICT (site_id, hour) DO UPDATE SET requested = requested + @requested, admitted = admitted + @admitted,
-       peak_waiting = max(peak_waiting, @depth), waiting = @depth`,
-  ).run({ siteId, hour, depth, before, requested: change.requested, admitted: change.admitted });
+function countWaiting(db: Database, at: Owner, hour: string, change: { requested: number; admitted: number; grew: boolean }): void {
+  for (const tenantId of at.tenantId === '' ? ['*'] : ['*', at.tenantId]) {
+    const depth = statement(db, `SELECT count(*) FROM trend_waiting WHERE site_id = ? AND (? = '*' OR tenant_id = ?)`)
+      .pluck()
+      .get(at.siteId, tenantId, tenantId) as number;
+    const before = change.grew ? depth - 1 : depth + 1;
+    statement(
+      db,
+      `INSERT INTO trend_capacity (site_id, tenant_id, hour, requested, admitted, peak_waiting, waiting)
+       VALUES (@siteId, @tenantId, @hour, @requested, @admitted, max(@before, @depth), @depth)
+       ON CONFLICT (site_id, tenant_id, hour) DO UPDATE SET requested = requested + @requested, admitted = admitted + @admitted,
+         peak_waiting = max(peak_waiting, @depth), waiting = @depth`,
+    ).run({ siteId: at.siteId, tenantId, hour, depth, before, requested: change.requested, admitted: change.admitted });
+  }
 }
 
 /** An operation left the queue (admitted, or ended before it was). */
 function leaveQueue(db: Database, workflowId: string, hour: string, admitted: boolean): void {
-  const row = statement(db, 'DELETE FROM trend_waiting WHERE workflow_id = ? RETURNING site_id AS siteId').get(workflowId) as { siteId: string } | undefined;
-  if (row) countWaiting(db, row.siteId, hour, { requested: 0, admitted: admitted ? 1 : 0, grew: false });
+  const row = statement(db, 'DELETE FROM trend_waiting WHERE workflow_id = ? RETURNING site_id AS siteId, tenant_id AS tenantId').get(workflowId) as
+    Owner | undefined;
+  if (row) countWaiting(db, row, hour, { requested: 0, admitted: admitted ? 1 : 0, grew: false });
 }
 
-function endWorkflow(db: Database, workflowId: string, hour: string, outcome: Exclude<OperationOutcome, 'started'>): { siteId: string } | undefined {
+function endWorkflow(db: Database, workflowId: string, hour: string, outcome: Exclude<OperationOutcome, 'started'>): Owner | undefined {
   const wf = workflowOf(db, workflowId);
   if (!wf) return undefined;
-  countOperation(db, wf.siteId, hour, wf.operation, outcome);
+  countOperation(db, wf, hour, wf.operation, outcome);
   statement(db, 'DELETE FROM trend_attempts WHERE workflow_id = ?').run(workflowId);
   statement(db, 'DELETE FROM trend_workflows WHERE workflow_id = ?').run(workflowId);
   return wf;
 }
 
 /**
- * The `trends` read model: workflow and step events folded into hourly buckets per site, by the log time of the event
+ * The `trends` read model: workflow and step events folded into hourly buckets per site and tenant (the tenant the
+ * operation was asked for, `NodeOperationRequested.tenantId`, or the instance's for a VPS workflow), by the log time of the event
  * (`metadata.time`, stored with it, so a rebuild buckets exactly as live projection did). Operations started and ended,
  * failures by code, succeeded steps' durations (`durationHistogram.ts`) and bytes, and the capacity queue.
  */
@@ -72,25 +90,30 @@ export const trendsProjection = defineProjection({
     switch (event.type) {
       case 'NodeOperationRequested': {
         const { workflowId, siteId, operation } = event.data;
+        const tenantId = event.data.tenantId ?? '';
+        if (tenantId !== '') statement(db, 'INSERT OR REPLACE INTO trend_requests (workflow_id, tenant_id) VALUES (?, ?)').run(workflowId, tenantId);
         if (!cappedOperations[operation]) return;
-        const added = statement(db, 'INSERT OR IGNORE INTO trend_waiting (workflow_id, site_id) VALUES (?, ?)').run(workflowId, siteId);
-        if (added.changes > 0) countWaiting(db, siteId, hour, { requested: 1, admitted: 0, grew: true });
+        const added = statement(db, 'INSERT OR IGNORE INTO trend_waiting (workflow_id, site_id, tenant_id) VALUES (?, ?, ?)').run(workflowId, siteId, tenantId);
+        if (added.changes > 0) countWaiting(db, { siteId, tenantId }, hour, { requested: 1, admitted: 0, grew: true });
         return;
       }
       case 'WorkflowStarted': {
         const { workflowId, siteId, operation } = event.data;
-        const added = statement(db, 'INSERT OR IGNORE INTO trend_workflows (workflow_id, site_id, operation) VALUES (?, ?, ?)').run(
+        const tenantId = event.data.instance?.tenantId ?? takeRequestTenant(db, workflowId) ?? '';
+        const added = statement(db, 'INSERT OR IGNORE INTO trend_workflows (workflow_id, site_id, tenant_id, operation) VALUES (?, ?, ?, ?)').run(
           workflowId,
           siteId,
+          tenantId,
           operation,
         );
-        if (added.changes > 0) countOperation(db, siteId, hour, operation, 'started');
+        if (added.changes > 0) countOperation(db, { siteId, tenantId }, hour, operation, 'started');
         leaveQueue(db, workflowId, hour, true);
         return;
       }
       case 'NodeOperationCompleted':
       case 'NodeOperationFailed':
       case 'NodeOperationCancelled':
+        takeRequestTenant(db, event.data.workflowId);
         return leaveQueue(db, event.data.workflowId, hour, false);
       case 'StepStarted': {
         const { workflowId, stepIndex, attempt } = event.data;
@@ -117,21 +140,21 @@ export const trendsProjection = defineProjection({
         const bytes = bytesOf(event.data.output);
         statement(
           db,
-          `INSERT INTO trend_steps (site_id, hour, step_id, succeeded, bytes, bytes_ms) VALUES (@siteId, @hour, @stepId, 1, @bytes, @bytesMs)
-           ON CONFLICT (site_id, hour, step_id) DO UPDATE SET succeeded = succeeded + 1, bytes = bytes + @bytes, bytes_ms = bytes_ms + @bytesMs`,
-        ).run({ siteId: wf.siteId, hour, stepId, bytes: bytes ?? 0, bytesMs: bytes === null ? 0 : durationMs });
+          `INSERT INTO trend_steps (site_id, tenant_id, hour, step_id, succeeded, bytes, bytes_ms) VALUES (@siteId, @tenantId, @hour, @stepId, 1, @bytes, @bytesMs)
+           ON CONFLICT (site_id, tenant_id, hour, step_id) DO UPDATE SET succeeded = succeeded + 1, bytes = bytes + @bytes, bytes_ms = bytes_ms + @bytesMs`,
+        ).run({ siteId: wf.siteId, tenantId: wf.tenantId, hour, stepId, bytes: bytes ?? 0, bytesMs: bytes === null ? 0 : durationMs });
         statement(
           db,
-          `INSERT INTO trend_step_bins (site_id, hour, step_id, bin, count) VALUES (?, ?, ?, ?, 1)
-           ON CONFLICT (site_id, hour, step_id, bin) DO UPDATE SET count = count + 1`,
-        ).run(wf.siteId, hour, stepId, binOf(durationMs));
+          `INSERT INTO trend_step_bins (site_id, tenant_id, hour, step_id, bin, count) VALUES (?, ?, ?, ?, ?, 1)
+           ON CONFLICT (site_id, tenant_id, hour, step_id, bin) DO UPDATE SET count = count + 1`,
+        ).run(wf.siteId, wf.tenantId, hour, stepId, binOf(durationMs));
         return;
       }
       case 'StepFailed': {
         const { workflowId, stepIndex, attempt, code } = event.data;
         statement(db, 'DELETE FROM trend_attempts WHERE workflow_id = ? AND step_index = ? AND attempt = ?').run(workflowId, stepIndex, attempt);
         const wf = workflowOf(db, workflowId);
-        if (wf) countFailure(db, wf.siteId, hour, code, 'steps');
+        if (wf) countFailure(db, wf, hour, code, 'steps');
         return;
       }
       case 'WorkflowCompleted':
@@ -142,7 +165,7 @@ export const trendsProjection = defineProjection({
         return;
       case 'WorkflowFailed': {
         const wf = endWorkflow(db, event.data.workflowId, hour, 'failed');
-        if (wf) countFailure(db, wf.siteId, hour, event.data.code, 'workflows');
+        if (wf) countFailure(db, wf, hour, event.data.code, 'workflows');
         return;
       }
       default:

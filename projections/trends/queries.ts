@@ -4,8 +4,15 @@ import { readCheckpoint } from '../runtime/readModelDatabase.ts';
 import { durationRelativeError, percentileOf } from './durationHistogram.ts';
 import { hoursBetween, msPerHour } from './hours.ts';
 
-/** The rows of one site, or of every site when none is asked for. */
-const siteFilter = '(@siteId IS NULL OR site_id = @siteId)';
+/**
+ * The rows of one site, or of every site when none is asked for; of one tenant's operations, or of everyone's (and
+ * no one's) for staff.
+ */
+const siteFilter = '(@siteId IS NULL OR site_id = @siteId) AND (@tenantId IS NULL OR tenant_id = @tenantId)';
+/** The capacity queue is kept whole per site ('*': peaks do not add up over tenants) and as each tenant's share. */
+const queueFilter = `(@siteId IS NULL OR site_id = @siteId) AND tenant_id = coalesce(@tenantId, '*')`;
+
+type Scope = { siteId: string | null; tenantId: string | null; from: string; to: string };
 
 interface StepRow {
   hour: string;
@@ -27,7 +34,7 @@ function stepTrend(stepId: string, sums: { succeeded: number; bytes: number; byt
   };
 }
 
-function stepTrends(db: Database, args: { siteId: string | null; from: string; to: string }): Pick<TrendsView, 'steps' | 'stepTotals'> {
+function stepTrends(db: Database, args: Scope): Pick<TrendsView, 'steps' | 'stepTotals'> {
   const rows = db
     .prepare(
       `SELECT hour, step_id, sum(succeeded) AS succeeded, sum(bytes) AS bytes, sum(bytes_ms) AS bytes_ms FROM trend_steps
@@ -73,17 +80,17 @@ function stepTrends(db: Database, args: { siteId: string | null; from: string; t
  * The capacity queue per hour, every hour of the range: an hour in which nothing entered or left the queue keeps the
  * depth the hour before ended with (carried from before `from` too).
  */
-function capacityTrends(db: Database, args: { siteId: string | null; from: string; to: string }, hours: readonly string[]): CapacityTrend[] {
+function capacityTrends(db: Database, args: Scope, hours: readonly string[]): CapacityTrend[] {
   const rows = db
     .prepare(
       `SELECT site_id, hour, requested, admitted, peak_waiting, waiting FROM trend_capacity
-       WHERE ${siteFilter} AND hour >= @from AND hour < @to ORDER BY hour`,
+       WHERE ${queueFilter} AND hour >= @from AND hour < @to ORDER BY hour`,
     )
     .all(args) as { site_id: string; hour: string; requested: number; admitted: number; peak_waiting: number; waiting: number }[];
   const before = db
     .prepare(
       `SELECT site_id, waiting FROM trend_capacity c
-       WHERE ${siteFilter} AND hour = (SELECT max(hour) FROM trend_capacity d WHERE d.site_id = c.site_id AND d.hour < @from)`,
+       WHERE ${queueFilter} AND hour = (SELECT max(hour) FROM trend_capacity d WHERE d.site_id = c.site_id AND d.tenant_id = c.tenant_id AND d.hour < @from)`,
     )
     .all(args) as { site_id: string; waiting: number }[];
   const depth = new Map(before.map((r) => [r.site_id, r.waiting]));
@@ -105,8 +112,8 @@ function capacityTrends(db: Database, args: { siteId: string | null; from: strin
   });
 }
 
-/** Hourly trends of one site (or all), the hours from `fromMs` to `toMs`. */
-export function trendsOf(db: Database, query: { siteId: string | null; fromMs: number; toMs: number }): TrendsView {
+/** Hourly trends of one site (or all) and one tenant (or all, for staff), the hours from `fromMs` to `toMs`. */
+export function trendsOf(db: Database, query: { siteId: string | null; tenantId: string | null; fromMs: number; toMs: number }): TrendsView {
   // Read first: the buckets are at least this recent, so `minSeq=seq` never waits on a model behind them.
   const seq = readCheckpoint(db).seq;
   // Whole hours: from the top of `fromMs`'s hour to the end of the hour `toMs` falls in (the current one included).
@@ -114,7 +121,7 @@ export function trendsOf(db: Database, query: { siteId: string | null; fromMs: n
   const toMs = Math.ceil(query.toMs / msPerHour) * msPerHour;
   const hours = hoursBetween(fromMs, toMs);
   const [from, to] = [new Date(fromMs).toISOString(), new Date(toMs).toISOString()];
-  const args = { siteId: query.siteId, from, to };
+  const args: Scope = { siteId: query.siteId, tenantId: query.tenantId, from, to };
   const operations = db
     .prepare(
       `SELECT hour, operation, sum(started) AS started, sum(completed) AS completed, sum(failed) AS failed, sum(cancelled) AS cancelled
@@ -129,6 +136,7 @@ export function trendsOf(db: Database, query: { siteId: string | null; fromMs: n
     .all(args) as FailureTrend[];
   return {
     siteId: query.siteId,
+    tenantId: query.tenantId,
     from,
     to,
     hours,

@@ -10,7 +10,10 @@ import { trendsOf } from './queries.ts';
 
 const Instant = z.string().datetime({ offset: true });
 
-/** `GET /v1/trends?site=&from=&to=`: hourly buckets of the `trends` read model (default: the last 24 hours, all sites). */
+/**
+ * `GET /v1/trends?site=&from=&to=`: hourly buckets of the `trends` read model (default: the last 24 hours, all sites).
+ * A tenant token reads its own tenant's operations only: never another's figures, nor a total that holds them.
+ */
 export const trendRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTimeoutMs: number; now?: () => number }> = async (
   app,
   { reader, waitTimeoutMs, now = Date.now },
@@ -35,7 +38,7 @@ export const trendRoutes: FastifyPluginAsync<{ reader: ReadModelReader; waitTime
       if (fromMs >= toMs) throw new PlatformError('VALIDATION_FAILED', '`from` must be before `to`');
       if (toMs - fromMs > maxTrendHours * msPerHour) throw new PlatformError('VALIDATION_FAILED', `a range is at most ${maxTrendHours} hours`);
       await reader.waitFor(req.query.minSeq, waitTimeoutMs);
-      return trendsOf(reader.db(), { siteId: req.query.site ?? null, fromMs, toMs });
+      return trendsOf(reader.db(), { siteId: req.query.site ?? null, tenantId: req.principal?.tenantId ?? null, fromMs, toMs });
     },
   });
 };

@@ -42,6 +42,8 @@ export type CapacityTrend = z.infer<typeof CapacityTrend>;
 /** `GET /v1/trends`: hourly buckets of one site (or all), `from` (inclusive) to `to` (exclusive), whole hours. */
 export const TrendsView = z.object({
   siteId: z.string().nullable(),
+  /** A tenant token's own tenant: the figures of its operations alone; null for staff (every tenant's and none). */
+  tenantId: z.string().nullable(),
   from: Hour,
   to: Hour,
   /** Every hour of the range, oldest first: the axis every series below is drawn on. */

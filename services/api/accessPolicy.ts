@@ -42,6 +42,8 @@ const tenantReadable: ReadonlySet<string> = new Set([
   '/v1/holds',
   // free nodes by group, never one by id (poolRoutes.ts)
   '/v1/pool/offers',
+  // the tenant's own operations only (projections/trends/routes.ts)
+  '/v1/trends',
 ]);
 
 const reads = new Set(['GET', 'HEAD']);

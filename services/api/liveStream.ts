@@ -39,6 +39,8 @@ export async function serveLiveStream(ctx: ApiContext, tokens: TokenCheck, req: 
   const messages = await consumer.consume({ max_messages: 256 });
   void closeWhenSilent(messages, (missed) => req.log.warn({ missed }, `${live.label} consumer silent; ending the response`));
   reply.hijack();
+  ctx.metrics.liveStreams.inc({ stream: live.label });
+  ctx.metrics.liveStreamsOpened.inc({ stream: live.label });
   reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   reply.raw.write(`: connected\n\nevent: connected\ndata: ${JSON.stringify({ seq: live.after })}\n\n`);
   for (const frame of live.preamble ?? []) reply.raw.write(frame);
@@ -55,9 +57,12 @@ export async function serveLiveStream(ctx: ApiContext, tokens: TokenCheck, req: 
       () => undefined,
     );
   }, tokenRecheckMs);
+  let stopped = false;
   const stop = () => {
     clearInterval(keepAlive);
     clearInterval(recheck);
+    if (!stopped) ctx.metrics.liveStreams.dec({ stream: live.label });
+    stopped = true;
   };
   req.raw.once('close', () => {
     stop();

@@ -31,6 +31,18 @@ export function createMetrics() {
       labelNames: ['projection'],
       registers: [registry],
     }),
+    liveStreams: new Gauge({
+      name: 'bc_api_live_streams',
+      help: 'Server-sent-event streams open now, by stream (`event stream`, `node log stream`): one per browser, not per tab',
+      labelNames: ['stream'],
+      registers: [registry],
+    }),
+    liveStreamsOpened: new Counter({
+      name: 'bc_api_live_streams_opened_total',
+      help: 'Server-sent-event streams opened, by stream',
+      labelNames: ['stream'],
+      registers: [registry],
+    }),
     streamLastSeq: new Gauge({ name: 'bc_stream_last_seq', help: 'Last sequence of the event stream', registers: [registry] }),
     deadLetters: new Gauge({
       name: 'bc_dead_letters',

@@ -11,6 +11,8 @@ export default defineConfig({
   base: '/',
   plugins: [react()],
   publicDir: false,
+  // The live-events shared worker (`app/src/live/liveWorker.ts`) is a module worker, bundled apart from the page.
+  worker: { format: 'es' },
   build: {
     outDir: fileURLToPath(new URL('../../dist/console', import.meta.url)),
     emptyOutDir: true,

@@ -42,7 +42,7 @@ describe('web console by role', () => {
     await page.goto(`${rig.stack.api}/`);
     await expect.poll(() => page.getByTestId('total-Nodes').textContent(), { timeout: 10_000 }).toBe('1');
     // The navigation offers what a tenant's token may read.
-    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Fleet overview', 'Nodes', 'VPS']);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Fleet overview', 'Nodes', 'Trends', 'VPS']);
 
     const other = await rig.stack.admin.node('sim-m002');
     for (const nodeId of ['sim-m002', 'sim-m003']) {
@@ -59,6 +59,32 @@ describe('web console by role', () => {
     await page.goto(`${rig.stack.api}/nodes/sim-m001`);
     await page.getByRole('group', { name: 'Node actions' }).waitFor();
     expect(await page.getByRole('group', { name: 'Node actions' }).getByRole('button').allTextContents()).toEqual(['Release', 'Rescue']);
+  });
+
+  it("draws a tenant the trends of its own deploy, not another tenant's", { timeout: 120_000 }, async () => {
+    const { page, consoleErrors, screenshot } = await rig.browser.newPage();
+    await signIn(page, rig.stack.api, tokens.acme!, '/');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trends' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Trends' }).waitFor();
+    await page.getByText('The operations of tenant acme only').waitFor();
+    // globex deployed too, at the same site and in the same hours: acme's chart counts its own deploy alone.
+    const chart = page.getByRole('figure', { name: 'Deploys and releases per hour' }).getByRole('img');
+    await expect
+      .poll(() => chart.getAttribute('aria-label'), { timeout: 30_000 })
+      .toBe(
+        'Deploys and releases per hour: deploys started 1, deploys completed 1, deploys failed 0, releases started 0, releases completed 0, releases failed 0',
+      );
+    const drawn = await page.evaluate<number>(`(() => {
+      const canvas = document.querySelector('[data-chart="operations"] canvas');
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+      return n;
+    })()`);
+    expect(drawn).toBeGreaterThan(500);
+    expect(await page.getByRole('table', { name: 'Steps over the range' }).locator('tr[data-step="image.write"] td').first().textContent()).toBe('1');
+    await screenshot('tenant-trends');
+    expect(consoleErrors).toEqual([]);
   });
 
   it('gives a viewer no action anywhere', { timeout: 120_000 }, async () => {

@@ -14,7 +14,7 @@ const logArb = workloadArb({ maxLength: 60 });
 const simulate = async (intents: Parameters<typeof planWorkload>[0]) => (await planWorkload(intents)).sim;
 
 describe('projections', () => {
-  it('workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances placed and unplaced, templates, host assignments, node labels and trend buckets', async () => {
+  it("workloads reach every read model: workflows that complete and fail, attested wipes, retirements, secrets, VPS instances placed and unplaced, templates, host assignments, node labels and trend buckets (tenants' own among them)", async () => {
     const seen = {
       workflowsCompleted: 0,
       workflowsFailed: 0,
@@ -34,6 +34,7 @@ describe('projections', () => {
       wipedBytes: 0,
       capacityQueue: 0,
       failureCodes: 0,
+      tenantTrends: 0,
     };
     const runs = fc.sample(logArb, { numRuns: 40, seed: 20_261_202 });
     for (const intents of runs) {
@@ -58,6 +59,17 @@ describe('projections', () => {
       seen.wipedBytes += count('trends', `SELECT count(*) FROM trend_steps WHERE step_id = 'disk.wipe' AND bytes > 0`);
       seen.capacityQueue += count('trends', `SELECT count(*) FROM trend_capacity WHERE peak_waiting > 0`);
       seen.failureCodes += count('trends', `SELECT count(*) FROM trend_failures`);
+      seen.tenantTrends += count('trends', `SELECT count(*) FROM trend_operations WHERE tenant_id != ''`);
+      // A tenant's share of a site's queue is never more than the whole of it ('*'), hour by hour.
+      const overShare = dbs
+        .get('trends')!
+        .prepare(
+          `SELECT count(*) FROM trend_capacity t JOIN trend_capacity w ON w.site_id = t.site_id AND w.hour = t.hour AND w.tenant_id = '*'
+           WHERE t.tenant_id != '*' AND (t.requested > w.requested OR t.admitted > w.admitted OR t.peak_waiting > w.peak_waiting OR t.waiting > w.waiting)`,
+        )
+        .pluck()
+        .get();
+      expect(overShare).toBe(0);
       dumpAll(dbs);
     }
     // Not every workload gets everywhere; together they must, or the properties below test empty tables.

@@ -1,7 +1,10 @@
 import type { Database } from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyBatch, projectEntry, type ProjectedMessage } from '../../services/projectors/applyBatch.ts';
-import { openWriter } from '../../projections/runtime/readModelDatabase.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openWriter, readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 import { trendsProjection } from '../../projections/trends/projector.ts';
 import { trendsOf } from '../../projections/trends/queries.ts';
 import type { StoredEvent } from '../../schemas/envelope.ts';
@@ -37,8 +40,8 @@ function log() {
   const profile = { id: 'p', version: 1 };
   return {
     messages,
-    requested: (at: number, workflowId: string, siteId: string, operation: string) =>
-      add(at, 'NodeOperationRequested', { nodeId: `n-${workflowId}`, siteId, operation, workflowId, inputs: {} }),
+    requested: (at: number, workflowId: string, siteId: string, operation: string, tenantId?: string) =>
+      add(at, 'NodeOperationRequested', { nodeId: `n-${workflowId}`, siteId, operation, workflowId, inputs: {}, ...(tenantId ? { tenantId } : {}) }),
     started: (at: number, workflowId: string, siteId: string, operation: string, steps: string[]) =>
       add(at, 'WorkflowStarted', { workflowId, nodeId: `n-${workflowId}`, siteId, operation, profile, steps: steps.map(step), startedAt: iso(at) }, 2),
     stepStarted: (at: number, workflowId: string, stepIndex: number, stepId: string, attempt = 1) =>
@@ -92,7 +95,7 @@ describe('trends read model', () => {
     l.failed(hour(11, 20), 'r1', 'WIPE_UNATTESTED');
     const db = project(l.messages);
 
-    const dc1 = trendsOf(db, { siteId: 'dc1', fromMs: hour(9, 30), toMs: hour(11, 30) });
+    const dc1 = trendsOf(db, { siteId: 'dc1', tenantId: null, fromMs: hour(9, 30), toMs: hour(11, 30) });
     expect(dc1.hours).toEqual([iso(hour(9)), iso(hour(10)), iso(hour(11))]);
     expect([dc1.from, dc1.to]).toEqual([iso(hour(9)), iso(hour(12))]);
     expect(dc1.operations).toEqual([
@@ -116,7 +119,7 @@ describe('trends read model', () => {
       [iso(hour(10)), 'power.set', 1],
     ]);
 
-    const all = trendsOf(db, { siteId: null, fromMs: hour(10), toMs: hour(12) });
+    const all = trendsOf(db, { siteId: null, tenantId: null, fromMs: hour(10), toMs: hour(12) });
     expect(all.failures).toEqual([
       { hour: iso(hour(10)), code: 'BMC_UNREACHABLE', workflows: 0, steps: 1 },
       { hour: iso(hour(11)), code: 'WIPE_UNATTESTED', workflows: 1, steps: 0 },
@@ -142,7 +145,7 @@ describe('trends read model', () => {
     l.requested(hour(8, 20), 'd2', 'dc1', 'deploy');
     l.started(hour(12, 0), 'd1', 'dc1', 'deploy', ['power.set']);
     const db = project(l.messages);
-    const view = trendsOf(db, { siteId: 'dc1', fromMs: hour(10), toMs: hour(13) });
+    const view = trendsOf(db, { siteId: 'dc1', tenantId: null, fromMs: hour(10), toMs: hour(13) });
     expect(view.capacity.map((c) => [c.hour, c.peakWaiting, c.waiting])).toEqual([
       [iso(hour(10)), 2, 2],
       [iso(hour(11)), 2, 2],
@@ -155,9 +158,68 @@ describe('trends read model', () => {
     l.requested(hour(10), 'i1', 'dc1', 'inspect');
     l.started(hour(10, 1), 'i1', 'dc1', 'inspect', ['inventory.read']);
     l.stepSucceeded(hour(10, 2), 'i1', 0, 'inventory.read');
-    const view = trendsOf(project(l.messages), { siteId: 'dc1', fromMs: hour(10), toMs: hour(11) });
+    const view = trendsOf(project(l.messages), { siteId: 'dc1', tenantId: null, fromMs: hour(10), toMs: hour(11) });
     expect(view.capacity).toEqual([{ hour: iso(hour(10)), requested: 0, admitted: 0, peakWaiting: 0, waiting: 0 }]);
     expect(view.stepTotals).toEqual([]);
     expect(view.operations).toEqual([{ hour: iso(hour(10)), operation: 'inspect', started: 1, completed: 0, failed: 0, cancelled: 0 }]);
+  });
+
+  it("gives a tenant its own operations' figures and share of the queue, staff the whole site", () => {
+    const l = log();
+    l.requested(hour(10, 1), 'a1', 'dc1', 'deploy', 'acme');
+    l.requested(hour(10, 2), 'b1', 'dc1', 'deploy', 'globex');
+    l.requested(hour(10, 3), 'b2', 'dc1', 'deploy', 'globex');
+    l.requested(hour(10, 4), 'o1', 'dc1', 'deploy');
+    l.started(hour(10, 5), 'a1', 'dc1', 'deploy', ['image.write']);
+    l.stepStarted(hour(10, 6), 'a1', 0, 'image.write');
+    l.stepFailed(hour(10, 7), 'a1', 0, 'image.write', 'DRIVER_ERROR', false);
+    l.failed(hour(10, 8), 'a1', 'DRIVER_ERROR');
+    l.started(hour(10, 10), 'b1', 'dc1', 'deploy', ['power.set']);
+    l.stepStarted(hour(10, 11), 'b1', 0, 'power.set');
+    l.stepSucceeded(hour(10, 12), 'b1', 0, 'power.set');
+    l.completed(hour(10, 13), 'b1');
+    const db = project(l.messages);
+    const of = (tenantId: string | null) => trendsOf(db, { siteId: null, tenantId, fromMs: hour(10), toMs: hour(11) });
+    const ops = (tenantId: string | null) => of(tenantId).operations.map((o) => [o.started, o.completed, o.failed]);
+    expect(ops('acme')).toEqual([[1, 0, 1]]);
+    expect(of('acme').failures).toEqual([{ hour: iso(hour(10)), code: 'DRIVER_ERROR', workflows: 1, steps: 1 }]);
+    expect(of('acme').stepTotals).toEqual([]);
+    expect(ops('globex')).toEqual([[1, 1, 0]]);
+    expect(of('globex').failures).toEqual([]);
+    expect(of('globex').stepTotals.map((s) => [s.stepId, s.count])).toEqual([['power.set', 1]]);
+    expect(ops(null)).toEqual([[2, 1, 1]]);
+    expect(ops('initech')).toEqual([]);
+    // The queue: 4 asked for at once, each tenant sees its own share of it; staff the whole site's peak.
+    const queue = (tenantId: string | null) => of(tenantId).capacity.map((c) => [c.requested, c.admitted, c.peakWaiting, c.waiting]);
+    expect(queue('acme')).toEqual([[1, 1, 1, 0]]);
+    expect(queue('globex')).toEqual([[2, 1, 2, 1]]);
+    expect(queue(null)).toEqual([[4, 2, 4, 2]]);
+    expect(queue('initech')).toEqual([[0, 0, 0, 0]]);
+    expect(of('acme').tenantId).toBe('acme');
+  });
+
+  it('replays the log into version 2: v1 buckets had no tenant, so the migration empties them and goes back to 0', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trends-v1-'));
+    try {
+      const file = join(dir, 'trends.db');
+      const l = log();
+      l.requested(hour(10, 1), 'a1', 'dc1', 'deploy', 'acme');
+      l.started(hour(10, 2), 'a1', 'dc1', 'deploy', ['power.set']);
+      // A v1 file: the first migration alone, folded by a fold of the v1 tables' shape (site-keyed buckets).
+      const v1 = openWriter(file, { ...trendsProjection, migrations: trendsProjection.migrations.slice(0, 1), apply: () => undefined });
+      v1.prepare(`INSERT INTO trend_operations (site_id, hour, operation, started) VALUES ('dc1', ?, 'deploy', 1)`).run(iso(hour(10)));
+      applyBatch(v1, { ...trendsProjection, apply: () => undefined }, l.messages);
+      expect(readCheckpoint(v1).seq).toBe(2);
+      v1.close();
+      const v2 = openWriter(file, trendsProjection);
+      open.push(v2);
+      expect(v2.pragma('user_version', { simple: true })).toBe(2);
+      expect(readCheckpoint(v2).seq).toBe(0);
+      expect(v2.prepare('SELECT count(*) FROM trend_operations').pluck().get()).toBe(0);
+      applyBatch(v2, trendsProjection, l.messages);
+      expect(trendsOf(v2, { siteId: null, tenantId: 'acme', fromMs: hour(10), toMs: hour(11) }).operations).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -29,7 +29,8 @@ export const sections: readonly Section[] = [
   { path: '/', label: 'Fleet overview', page: FleetOverviewPage, roles: everyone },
   { path: '/nodes', label: 'Nodes', page: NodesPage, roles: everyone },
   { path: '/workflows', label: 'Workflows', page: WorkflowsPage, roles: staff },
-  { path: '/trends', label: 'Trends', page: TrendsPage, roles: staff },
+  // A tenant's trends are of its own operations (the API scopes them to its tenant).
+  { path: '/trends', label: 'Trends', page: TrendsPage, roles: everyone },
   { path: '/approvals', label: 'Approvals', page: ApprovalsPage, roles: staff },
   { path: '/autonomy', label: 'Autonomy', page: AutonomyPage, roles: staff },
   { path: '/modules', label: 'Modules', page: ModulesPage, roles: staff },

@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import type { ApiClient } from '../api/client.ts';
 import type { StoredEvent } from '../api/shapes.ts';
 import { followStream, type LiveStatus } from './followStream.ts';
+import { followSharedStream } from './sharedStream.ts';
 
 /** One message of `GET /v1/events/stream`: a command's events on one aggregate's subject. */
 export interface LiveBatch {
@@ -26,9 +27,11 @@ interface LiveEvents {
 const LiveEventsContext = createContext<LiveEvents | null>(null);
 
 /**
- * One server-sent-events connection for the whole console (`EventSource` cannot send a bearer token, so this reads
- * the stream through `fetch`). After a drop it reconnects with `Last-Event-ID`, so no batch is missed; what the token
- * may not see the API leaves out; an `end` event (token revoked or expired) returns the user to sign-in.
+ * One server-sent-events connection for the whole browser: the tabs signed in with the same token share it through a
+ * shared worker (`sharedStream.ts`; where there is none, each tab reads its own). `EventSource` cannot send a bearer
+ * token, so the stream is read through `fetch`. After a drop it reconnects with `Last-Event-ID`, so no batch is
+ * missed; what the token may not see the API leaves out; an `end` event (token revoked or expired) returns every tab
+ * of the token to sign-in.
  */
 export function LiveEventsProvider({ client, children }: { client: ApiClient; children: ReactNode }) {
   const listeners = useRef(new Set<Listener>());
@@ -37,15 +40,18 @@ export function LiveEventsProvider({ client, children }: { client: ApiClient; ch
 
   useEffect(() => {
     const controller = new AbortController();
-    followStream(client, '/v1/events/stream?subject=bc.evt.>', controller.signal, {
+    const path = '/v1/events/stream?subject=bc.evt.>';
+    const on = {
       status: setStatus,
-      event: (name, data) => {
+      event: (name: string, data: string) => {
         if (name === 'connected') setConnectedAt((JSON.parse(data) as { seq: number }).seq);
         if (name !== 'events') return;
         const batch = JSON.parse(data) as LiveBatch;
         for (const listener of listeners.current) listener(batch);
       },
-    });
+    };
+    const perTab = () => followStream(client, path, controller.signal, on);
+    if (!followSharedStream(client, path, controller.signal, on, perTab)) perTab();
     return () => controller.abort();
   }, [client]);
 

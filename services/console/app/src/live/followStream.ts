@@ -1,6 +1,12 @@
 import { createParser } from 'eventsource-parser';
 import type { ApiClient } from '../api/client.ts';
 
+/**
+ * Where a stream is read from: the signed-in `ApiClient` in a tab, or the shared worker's own fetch with the token
+ * (`liveWorker.ts`). `unauthorized` is called when the token no longer holds.
+ */
+export type StreamSource = Pick<ApiClient, 'fetch' | 'unauthorized'>;
+
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting';
 
 const retryMs = 2_000;
@@ -12,7 +18,7 @@ const retryMs = 2_000;
  * next click.
  */
 export function followStream(
-  client: ApiClient,
+  client: StreamSource,
   path: string,
   signal: AbortSignal,
   on: { status: (status: LiveStatus) => void; event: (name: string, data: string) => void },

@@ -10,9 +10,12 @@ const ranges = { '24': 'Last 24 hours', '168': 'Last 7 days' } as const;
 type Range = keyof typeof ranges;
 const hourMs = 3_600_000;
 
-/** Trends of the fleet or one site, hour by hour, from the `trends` read model; live as workflows run. */
+/**
+ * Trends of the fleet or one site, hour by hour, from the `trends` read model; live as workflows run. A tenant sees
+ * its own operations' (the API answers a tenant token with nothing else).
+ */
 export function TrendsPage() {
-  const { client } = useSignedIn();
+  const { client, session } = useSignedIn();
   const [site, setSite] = useState('');
   const [range, setRange] = useState<Range>('24');
   const sites = useResource('sites', (_minSeq, signal) => client.sites(signal));
@@ -32,6 +35,7 @@ export function TrendsPage() {
   return (
     <section aria-labelledby="trends-title">
       <h1 id="trends-title">Trends</h1>
+      {session.tenantId !== null && <p className="scope-note">The operations of tenant {session.tenantId} only: the nodes and instances it holds.</p>}
       <form className="filters" aria-label="Trend filters" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor="trend-site">Site</label>
