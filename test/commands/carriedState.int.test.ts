@@ -4,6 +4,7 @@ import { nodeAggregate, type NodeAggregateState } from '../../services/metal/nod
 import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import type { AggregateDefinition } from '../../services/platform/commands/commandDefinition.ts';
 import { CommandBus } from '../../services/platform/commands/commandBus.ts';
+import type { EventStore } from '../../services/platform/eventStore/eventStore.ts';
 import { foldStored } from '../arbitraries/backbone.ts';
 import { enrollPayload } from '../support/commandPayloads.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
@@ -104,5 +105,34 @@ describe('carried aggregate states', () => {
     // from the one named (by a get each over a span of up to 4 sequences, else one replay), never those before it.
     expect(kinds.map((k) => k === 'DIRECT.GET')).toEqual([false, false, false, true, false, false, false, true]);
     for (const k of kinds) expect(k).toMatch(/^DIRECT\.GET(\+DIRECT\.GET){0,3}$|^DIRECT\.GET\+CONSUMER\.CREATE$/);
+  });
+
+  test('command ids whose read stops short of the carried state (a replica behind) come from a load by the events', async () => {
+    await using backbone = await startBackbone({ projectors: false });
+    const run = (name: string, payload: unknown) => backbone.bus.execute({ name, payload, actor: 'test' });
+    await run('site.create', { siteId: 'dc1', name: 'DC 1' });
+    await run('metal.enroll', enrollPayload('n1'));
+    const first = await run('metal.setMaintenance', { nodeId: 'n1', on: true, reason: 'fan' });
+    const last = await run('metal.setMaintenance', { nodeId: 'n1', on: false });
+    // A store whose first read of a subject's messages stops one short of the end, as a replica catching up would.
+    let reads = 0;
+    const store = Object.create(backbone.store, {
+      entriesAfter: {
+        value: async function* (...args: Parameters<EventStore['entriesAfter']>) {
+          const entries = [];
+          for await (const entry of backbone.store.entriesAfter(...args)) entries.push(entry);
+          yield* reads++ === 0 ? entries.slice(0, -1) : entries;
+        },
+      },
+    }) as EventStore;
+    const reader = new AggregateRepository(store);
+    const carried = await reader.load(nodeAggregate, 'n1');
+    expect(carried).toMatchObject({ seq: last.seq, commandsFrom: expect.any(Number) });
+
+    const complete = await reader.withCommands(nodeAggregate, 'n1', carried);
+    expect(complete).toMatchObject({ seq: last.seq, length: 3, state: { maintenance: false } });
+    expect(complete.commandsFrom).toBeUndefined();
+    for (const { commandId, seq } of [first, last]) expect(complete.commands.get(commandId)?.seq).toBe(seq);
+    expect(reader.cachedOrInitial(nodeAggregate, 'n1')).toBe(complete);
   });
 });

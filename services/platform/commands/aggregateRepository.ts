@@ -176,7 +176,11 @@ export class AggregateRepository {
       reached = entry.seq;
       if (!entry.rejection) commands = commands.with(entry.batch.events[0]!.metadata.commandId, appliedCommand(entry.seq, entry.batch.events));
     }
-    if (reached !== snapshot.seq) return this.load(aggregate, id, this.store.readsMayLag ? 'leader' : from, { carried: false });
+    if (reached !== snapshot.seq) {
+      // Not from the cache either: it holds this very snapshot, which the load would confirm or fold onto.
+      this.#cache.delete(subject);
+      return this.load(aggregate, id, this.store.readsMayLag ? 'leader' : from, { carried: false });
+    }
     const complete: AggregateSnapshot<S> = { state: snapshot.state, seq: snapshot.seq, length: snapshot.length, commands, carriedAt: snapshot.carriedAt };
     const cached = this.#cache.get(subject);
     if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot: complete, checkedAtMs: cached.checkedAtMs });
