@@ -9,6 +9,9 @@ import { resolveAggregate, type AggregateDefinition, type AggregateSource, type 
 
 export type { AggregateSnapshot } from './aggregateSnapshot.ts';
 
+/** Messages a held snapshot may be behind the last one and still catch up by the events (exact gets: `entriesEndingAt`). */
+const CATCH_UP_BY_EVENTS_UP_TO = 4;
+
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
 export const LATEST_SEEN_MAX_AGE_MS = 1_000;
 
@@ -79,7 +82,14 @@ export class AggregateRepository {
       snapshot = undefined;
     }
     // The state the last message carries stands for every message up to it: no other read (unless told to fold them).
-    const carried = options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) ? undefined : await this.fromCarried(aggregate, subject, last, from);
+    // A held snapshot with its command ids and at most a few messages behind catches up by their gets instead: the
+    // carried state would leave the command ids to read again, from up to 143 messages back.
+    const behindBy =
+      snapshot && snapshot.commandsFrom === undefined && last.entry.position !== undefined ? last.entry.position - 1 - snapshot.length : undefined;
+    const carried =
+      options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) || (behindBy !== undefined && behindBy <= CATCH_UP_BY_EVENTS_UP_TO)
+        ? undefined
+        : await this.fromCarried(aggregate, subject, last, from);
     if (carried) return this.remember(subject, carried, readAt);
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
