@@ -157,6 +157,22 @@ export const vpsProjection = defineProjection({
         updateInstance(event.data.tenantId, event.data.instanceId, 'placement = @placement', { placement: JSON.stringify(placement) });
         return;
       }
+      case 'InstanceRelocated': {
+        const { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, relocatedAt, fromNodeId, reason } = event.data;
+        const placement = {
+          siteId,
+          nodeId,
+          runtime,
+          resources,
+          freeBefore,
+          fromHolds,
+          considered,
+          placedAt: relocatedAt,
+          relocatedFrom: { nodeId: fromNodeId, reason },
+        };
+        updateInstance(event.data.tenantId, event.data.instanceId, 'placement = @placement', { placement: JSON.stringify(placement) });
+        return;
+      }
       case 'InstanceUnplaced':
         updateInstance(event.data.tenantId, event.data.instanceId, 'placement = NULL', {});
         return;

@@ -9,7 +9,16 @@ import { SignalTarget } from './signals.ts';
  */
 export const RemediationPlan = z
   .object({
-    action: z.enum(['none', 'metal.bmcMaintenance', 'metal.retry', 'metal.remediate', 'vps.remediateInstance', 'vps.recreate', 'agent.rotateKey']),
+    action: z.enum([
+      'none',
+      'metal.bmcMaintenance',
+      'metal.retry',
+      'metal.remediate',
+      'vps.remediateInstance',
+      'vps.recreate',
+      'vps.relocate',
+      'agent.rotateKey',
+    ]),
     target: SignalTarget,
     params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   })

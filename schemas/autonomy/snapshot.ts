@@ -47,6 +47,8 @@ export const SnapshotInstance = z.object({
   desired: z.string(),
   observed: z.string().nullable(),
   message: z.string().nullable(),
+  /** A metal-pool instance's node, from the `vps` read model's placement (absent or null: not placed on metal). */
+  placement: z.object({ siteId: z.string(), nodeId: z.string() }).nullable().optional(),
 });
 export type SnapshotInstance = z.infer<typeof SnapshotInstance>;
 

@@ -218,7 +218,40 @@ export const InstanceUnplaced = defineEvent(
   z.object({ siteId: z.string(), instanceId: z.string(), tenantId: z.string(), nodeId: z.string(), unplacedAt: z.string() }),
 );
 
-export const holdBookEvents = [HoldPlaced, HoldReleased, InstancePlaced, InstanceUnplaced] as const;
+/**
+ * The instance's node is lost (its host silent past the liveness window, or no longer deployed): it is to be placed
+ * again on another node of the site. Recorded on the site's book by the autonomy engine's `relocate` lane; the
+ * reconciler carries it out (`InstanceRelocated`).
+ */
+export const InstanceRelocationRequested = defineEvent(
+  'InstanceRelocationRequested',
+  z.object({ siteId: z.string(), instanceId: z.string(), tenantId: z.string(), fromNodeId: z.string(), reason: z.string(), requestedAt: z.string() }),
+);
+/**
+ * The instance was placed again, on `nodeId`, away from `fromNodeId` (why: `reason`, as requested): it takes
+ * `resources` there from now on and nothing on `fromNodeId`, whose copy its host is asked to remove if it comes back.
+ * Why this node is told as for `InstancePlaced`.
+ */
+export const InstanceRelocated = defineEvent(
+  'InstanceRelocated',
+  z.object({
+    siteId: z.string(),
+    instanceId: z.string(),
+    tenantId: z.string(),
+    poolId: z.string(),
+    runtime: z.string(),
+    fromNodeId: z.string(),
+    nodeId: z.string(),
+    reason: z.string(),
+    resources: HostResources,
+    freeBefore: HostResources,
+    fromHolds: z.array(z.object({ holdId: z.string(), resources: HostResources })),
+    considered: z.number().int(),
+    relocatedAt: z.string(),
+  }),
+);
+
+export const holdBookEvents = [HoldPlaced, HoldReleased, InstancePlaced, InstanceUnplaced, InstanceRelocationRequested, InstanceRelocated] as const;
 export type HoldBookEvent = EventOf<(typeof holdBookEvents)[number]>;
 
 /** Every event of the `vps` module. */

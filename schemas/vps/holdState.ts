@@ -29,6 +29,8 @@ export interface PlacedInstance {
   readonly nodeId: string;
   readonly resources: HostResources;
   readonly fromHolds: readonly { readonly holdId: string; readonly resources: HostResources }[];
+  /** Its node was found lost (`InstanceRelocationRequested`) and it is not placed again yet. */
+  readonly relocation?: { readonly fromNodeId: string; readonly reason: string };
 }
 
 /**

@@ -34,18 +34,21 @@ export function instanceStateOf(desired: DesiredInstanceState, observed: Observe
 
 /**
  * Where a metal-pool instance runs, and why there: its `InstancePlaced` (the free capacity the node had, how many nodes
- * were considered, the holds it drew on). Null until placed, and again once its host removed it (`InstanceUnplaced`).
+ * were considered, the holds it drew on), or its latest `InstanceRelocated` (`placedAt` its time, with the node it
+ * left and why in `relocatedFrom`). Null until placed, and again once its host removed it (`InstanceUnplaced`).
  */
-export const InstancePlacementView = InstancePlaced.schema.pick({
-  siteId: true,
-  nodeId: true,
-  runtime: true,
-  resources: true,
-  freeBefore: true,
-  fromHolds: true,
-  considered: true,
-  placedAt: true,
-});
+export const InstancePlacementView = InstancePlaced.schema
+  .pick({
+    siteId: true,
+    nodeId: true,
+    runtime: true,
+    resources: true,
+    freeBefore: true,
+    fromHolds: true,
+    considered: true,
+    placedAt: true,
+  })
+  .extend({ relocatedFrom: z.object({ nodeId: z.string(), reason: z.string() }).optional() });
 export type InstancePlacementView = z.infer<typeof InstancePlacementView>;
 
 /** One instance. User data is not shown (it may hold anything); `hasUserData` says whether there is some. */

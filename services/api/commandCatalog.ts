@@ -65,6 +65,8 @@ import { placeHold } from '../vps/hold/place.ts';
 import { releaseHold } from '../vps/hold/release.ts';
 import { placeInstance } from '../vps/hold/placeInstance.ts';
 import { unplaceInstance } from '../vps/hold/unplaceInstance.ts';
+import { requestRelocation } from '../vps/hold/requestRelocation.ts';
+import { relocateInstance } from '../vps/hold/relocateInstance.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -129,6 +131,8 @@ export const allCommands: readonly CommandDefinition[] = [
   releaseHold,
   placeInstance,
   unplaceInstance,
+  requestRelocation,
+  relocateInstance,
   createPool,
   offerPool,
   withdrawPool,

@@ -17,10 +17,17 @@ export const firstLaneBindings: readonly Binding[] = [
   defineBinding({ signal: 'step-overdue', category: 'observation', plan: none }),
   defineBinding({ signal: 'queue-stale', category: 'observation', plan: none }),
   defineBinding({ signal: 'instance-error', category: 'recreate', plan: (s) => ({ action: 'vps.recreate', target: s.target, params: {} }) }),
+  // The plan names the node it leaves, so approvers see what moves from where; the new node is placement's choice.
+  defineBinding({
+    signal: 'instance-host-lost',
+    category: 'relocate',
+    plan: (s) => ({ action: 'vps.relocate', target: s.target, params: { siteId: s.facts.siteId ?? '', fromNodeId: s.facts.nodeId ?? '' } }),
+  }),
   defineBinding({ signal: 'agent-key-old', category: 'rotate-key', plan: (s) => ({ action: 'agent.rotateKey', target: s.target, params: {} }) }),
   // Nothing the control plane can run makes an agent rotate: the owner is told.
   defineBinding({ signal: 'agent-key-rotation-stalled', category: 'observation', plan: none }),
-  // Notify only: a tenant is root on its host and can silence its own agent at will; no silence may make the platform act on the host.
+  // Notify only: a tenant is root on its host and can silence its own agent at will; no silence may make the platform act on
+  // the host. The instances of a metal pool placed on a silent host move (`instance-host-lost`): that acts on them, not on it.
   defineBinding({ signal: 'host-silent', category: 'observation', plan: none }),
   // Notify only for now: what a drifted, failing or unreported module needs (re-apply, roll back) is an operator's or a rollout's call.
   defineBinding({ signal: 'module-drift', category: 'module-health', plan: none }),

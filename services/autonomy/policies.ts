@@ -43,6 +43,16 @@ export const builtinPolicies: readonly PolicyDeclaration[] = [
     description: 'A VPS instance desired running but observed in error is deleted and created again',
   },
   {
+    category: 'relocate',
+    owner: 'vps',
+    disposition: 'auto',
+    kind: 'destructive',
+    advancement: false,
+    approvalTimeoutMs: chainTimeoutMs,
+    description:
+      "A metal-pool instance whose node is lost (its bcd node silent, or the node no longer deployed) is placed on another node and started there from its image; the lost node's copy is removed if it comes back",
+  },
+  {
     category: 'rotate-key',
     owner: 'trust',
     disposition: 'auto',

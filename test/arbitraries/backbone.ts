@@ -243,7 +243,7 @@ export async function simulate(commands: readonly GeneratedCommand[]): Promise<S
  * the bus's is the wall clock, and these fields are the only place the two differ.
  */
 export function withoutClock(outcomes: readonly Outcome[]): Outcome[] {
-  const clockFields = new Set(['startedAt', 'requestedAt', 'expiresAt', 'placedAt', 'unplacedAt']);
+  const clockFields = new Set(['startedAt', 'requestedAt', 'expiresAt', 'placedAt', 'unplacedAt', 'relocatedAt']);
   return outcomes.map((o) =>
     o.kind !== 'appended'
       ? o

@@ -186,10 +186,20 @@ const intentArb: fc.Arbitrary<Intent> = fc.oneof(
   { arbitrary: fc.nat().map((pick) => ({ kind: 'retry' as const, pick })), weight: 1 },
 );
 
+/** Every node carries the runtime's driver; n0 is the smallest. */
+const relocationCandidates = NODE_IDS.map((nodeId, i) => ({
+  nodeId,
+  labels: { [`bc.dev/driver.${RUNTIME}`]: '0.1.0' },
+  capacity: { vcpus: i === 0 ? 2 : 8, memoryMib: 16_384, diskGib: 200 },
+  allocated: { vcpus: 0, memoryMib: 0, diskGib: 0 },
+  schedulable: true,
+  agentless: false,
+}));
+
 /**
  * A fleet to work on: two sites, a metal pool at the first (with a wipe method or not, and a runtime), the nodes enrolled
  * at either (in the pool or not), two of them inspected and one deployed for a tenant, two tenants with room in their
- * quota, a cloud account, flavors sold in both pools, an instance in the metal pool. Commands after it still collide
+ * quota, a cloud account, flavors sold in both pools, an instance in the metal pool, placed and relocated. Commands after it still collide
  * with it (duplicates, ALREADY_EXISTS), which is part of the point.
  */
 const fleetArb: fc.Arbitrary<Intent[]> = fc
@@ -237,6 +247,10 @@ const fleetArb: fc.Arbitrary<Intent[]> = fc
         name: 'vps.createInstance',
         payload: { tenantId: 't0', instanceId: 'i0', poolId: 'p-metal', flavorId: 'small', image: 'debian-12', sshKeys: [SSH_KEY] },
       },
+      // Placed on n0 (the tightest fit), then moved off it as a lost node's instance is: the body starts from a relocation.
+      { name: 'vps.placeInstance', payload: { siteId: 's0', tenantId: 't0', instanceId: 'i0', candidates: relocationCandidates } },
+      { name: 'vps.requestRelocation', payload: { siteId: 's0', tenantId: 't0', instanceId: 'i0', fromNodeId: 'n0', reason: 'node lost' } },
+      { name: 'vps.relocateInstance', payload: { siteId: 's0', tenantId: 't0', instanceId: 'i0', candidates: relocationCandidates } },
     ];
     // The first two nodes are inspected (six engine commands each) and the first deployed, so the body finds nodes
     // ready and deployed to work on.

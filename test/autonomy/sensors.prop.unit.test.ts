@@ -58,9 +58,10 @@ const snapshotArb: fc.Arbitrary<FleetSnapshot> = fc.record({
     fc.record({
       instanceId: fc.integer({ min: 0, max: 20 }).map((i) => `i${i}`),
       tenantId: fc.constant('t1'),
-      desired: fc.constantFrom('running', 'stopped'),
+      desired: fc.constantFrom('running', 'stopped', 'deleted'),
       observed: fc.constantFrom(null, 'running', 'error'),
       message: fc.constant(null),
+      placement: fc.option(fc.record({ siteId, nodeId }), { nil: null }),
     }),
     { selector: (i) => i.instanceId, maxLength: 10 },
   ),
@@ -224,7 +225,19 @@ describe('sensors (acceptance 1)', () => {
         { nodeId: 'n1', siteId: 'dc1', consecutiveFailures: 2, lastError: 'ECONNREFUSED', at: NOW },
       ],
       runningSteps: [{ workflowId: 'wf-000000000001', nodeId: 'n3', siteId: 'dc1', stepId: 'image.write', startedAt: iso(HOUR_MS), timeoutMs: 60_000 }],
-      instances: [{ instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: 'provider says no' }],
+      instances: [
+        { instanceId: 'i1', tenantId: 't1', desired: 'running', observed: 'error', message: 'provider says no' },
+        // Metal instances: on n5 (silent) and n1 (failed) their node is lost; on n4 (beating) not; one being deleted never.
+        ...(['n5', 'n1', 'n4'] as const).map((id) => ({
+          instanceId: `m-${id}`,
+          tenantId: 't1',
+          desired: 'running',
+          observed: 'running',
+          message: null,
+          placement: { siteId: 'dc1', nodeId: id },
+        })),
+        { instanceId: 'm-gone', tenantId: 't1', desired: 'deleted', observed: 'deleting', message: null, placement: { siteId: 'dc1', nodeId: 'n5' } },
+      ],
       agents: [
         { agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, keySince: iso(100 * 24 * HOUR_MS), rotationRequestedAt: null },
         // Asked 40 minutes ago to rotate, and it has not: its lane cannot act.
@@ -238,11 +251,17 @@ describe('sensors (acceptance 1)', () => {
       'bmc-unreachable/n2',
       'host-silent/n5',
       'instance-error/i1',
+      'instance-host-lost/m-n1',
+      'instance-host-lost/m-n5',
       'node-failed/n1',
       'queue-stale/dc1',
       'step-overdue/wf-000000000001',
     ]);
     expect(signals.find((s) => s.kind === 'node-failed')!.facts).toEqual({ operation: 'deploy' });
+    expect(signals.filter((s) => s.kind === 'instance-host-lost').map((s) => s.facts)).toEqual([
+      { siteId: 'dc1', nodeId: 'n1', reason: 'failed' },
+      { siteId: 'dc1', nodeId: 'n5', reason: 'silent' },
+    ]);
     expect(reports.every((r) => r.ok)).toBe(true);
   });
 

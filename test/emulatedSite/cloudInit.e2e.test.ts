@@ -1,6 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { QemuVm } from '../../daemon/simulator/vm/qemuVm.ts';
 import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { createLogger } from '../../services/platform/logger.ts';
 import { waitForLog } from './harness.ts';
+import { catFile, rootFilesystemOf } from './rootFilesystem.ts';
 import { sharedHostImage } from './sharedHostImage.ts';
 
 /**
@@ -22,31 +22,6 @@ const scratch = mkdtempSync(join(tmpdir(), 'emusite-cloudinit-'));
 const MARKER_KEY = `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI${randomUUID().replace(/-/g, '')} cloudinit-e2e@bc`;
 const ctx: ExecutionContext = { heartbeat: () => undefined, signal: new AbortController().signal };
 let vm: QemuVm | undefined;
-
-/** The root partition (the image's second) copied out of the disk, with its journal replayed as a mount would. */
-function rootFilesystemOf(disk: string): string {
-  const { partitiontable } = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
-    partitiontable: { partitions: { start: number; size: number }[] };
-  };
-  const root = partitiontable.partitions[1]!;
-  const out = join(scratch, 'root.ext4');
-  const [from, to] = [openSync(disk, 'r'), openSync(out, 'w')];
-  try {
-    const chunk = Buffer.alloc(4 << 20);
-    for (let done = 0; done < root.size * 512;) {
-      const n = readSync(from, chunk, 0, Math.min(chunk.length, root.size * 512 - done), root.start * 512 + done);
-      writeSync(to, chunk, 0, n);
-      done += n;
-    }
-  } finally {
-    closeSync(from);
-    closeSync(to);
-  }
-  // The VM powers off without unmounting: e2fsck replays the journal (exit 1: it fixed something, e.g. the replay).
-  const fsck = spawnSync('e2fsck', ['-fy', out], { encoding: 'utf8' });
-  expect(fsck.status, fsck.stdout + fsck.stderr).toBeLessThanOrEqual(1);
-  return out;
-}
 
 describe('cloud-init in the deployable host image', () => {
   beforeAll(() => requireTools(['qemu-system-x86_64', 'mke2fs', 'mkfs.vfat', 'syslinux', 'mcopy', 'sfdisk', 'debugfs', 'e2fsck']));
@@ -109,8 +84,8 @@ describe('cloud-init in the deployable host image', () => {
     await waitForLog('power-off', vm.paths.serial, /reboot: Power down/, 120_000).catch(() => undefined);
     await vm.stop();
     vm = undefined;
-    const root = rootFilesystemOf(disk);
-    const cat = (path: string) => execFileSync('debugfs', ['-R', `cat ${path}`, root], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const root = rootFilesystemOf(disk, join(scratch, 'root.ext4'));
+    const cat = (path: string) => catFile(root, path);
     expect(cat('/root/.ssh/authorized_keys').split('\n')).toContain(MARKER_KEY);
     expect(cat('/var/lib/bc-marker')).toBe('written by cloud-init write_files');
   }, 900_000);

@@ -17,9 +17,10 @@ import { journalRows } from '../support/agentEvidence.ts';
 import { apiClient } from '../support/apiClient.ts';
 import { workflowSteps } from '../support/deployEvidence.ts';
 import { openReadModel } from '../support/readModelDb.ts';
-import { waitForLog } from './harness.ts';
+import { waitForLog, whenAllArrive } from './harness.ts';
 import { hostChecks } from './deployedHost.ts';
 import { deployUserData, type DeployUserData } from './deployUserData.ts';
+import { moduleRolloutOnDeployedHosts } from './moduleRollout.ts';
 import { probeDhcp, stepTimings } from './hostEvidence.ts';
 import { sharedHostImage } from './sharedHostImage.ts';
 import { startStackForSite } from './siteStack.ts';
@@ -33,7 +34,9 @@ import { startStackForSite } from './siteStack.ts';
  * again on release; each deployed host's `bcd node` joins with the seed the deploy wrote and cloud-init applies the
  * deploy's key and user data. Both VMs are inspected from inside at enrolment, then deployed and released
  * `BC_EMULATED_ROUNDS` times each (default 2, which holds every scenario below and fits CI's budget; issue 32's acceptance
- * run is 3), the two VMs' rounds running side by side.
+ * run is 3), the two VMs' rounds running side by side. In the last round, with both hosts deployed, issue 35's modules
+ * story runs on them once (moduleRollout.ts): publish, assign by template, apply, a canary rollout, a broken version
+ * halting on the canary, the rollback.
  */
 const siteId = 'emu';
 const ROUNDS = Number(process.env.BC_EMULATED_ROUNDS ?? 2);
@@ -223,6 +226,19 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(bootLog).toMatch(/"boot":"http"/);
       };
 
+      // Issue 35's modules and rollouts, once both hosts joined in the last round (moduleRollout.ts), inside its 3 minutes.
+      const modulesOnBothHosts = whenAllArrive(2, () =>
+        moduleRolloutOnDeployedHosts({
+          client,
+          nc: nc!,
+          siteId,
+          dataDir,
+          token: stack!.access.adminToken,
+          publicUrl: stack!.publicUrl,
+          work: join(scratch, 'modules'),
+          vms: site.machines,
+        }),
+      );
       /**
        * One VM's deploy/release rounds. vm1: the first deploy survives a kill -9 of bcd site; the second host's
        * first boot loses its power at a random moment around its join. vm2: the second host is powered off once it
@@ -264,6 +280,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
           }
           const joined = (await client.node(vm.id)).lastHeartbeat as { startedAt: string };
           mark(vm, round, 'joined');
+          if (round === ROUNDS) await modulesOnBothHosts();
           if (round === ROUNDS) await new Promise((r) => setTimeout(r, Math.max(0, deployedAt + 180_000 - Date.now())));
           await stillAlive(vm, joined);
           await release(vm);

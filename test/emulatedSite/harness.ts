@@ -36,3 +36,14 @@ export async function waitForLog(what: string, file: string, pattern: RegExp, ti
   }
   throw new Error(`${what}: ${pattern} not seen in ${file} within ${timeoutMs / 1000} s`);
 }
+
+/** Runs `work` once, when `count` callers have arrived; each caller waits for it (and sees its failure). */
+export function whenAllArrive(count: number, work: () => Promise<void>): () => Promise<void> {
+  let arrived = 0;
+  let allHere!: () => void;
+  const done = new Promise<void>((ok) => (allHere = ok)).then(work);
+  return () => {
+    if (++arrived === count) allHere();
+    return done;
+  };
+}

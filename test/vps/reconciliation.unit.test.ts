@@ -14,7 +14,7 @@ const RESYNC_MS = 500;
 const given = processManagerSpec<VpsEvent, VpsModel, ConvergeTask>({
   model: () => new VpsModel(),
   evolve: (model, input) => evolveVps(model, input, backoff),
-  decide: (input, model) => decideVps(input, model, { resyncMs: RESYNC_MS }),
+  decide: (input, model) => decideVps(input, model, { resyncMs: RESYNC_MS, hostResendMs: 30_000 }),
 });
 const ev = (type: string, data: Record<string, unknown>) => ({ type, data }) as VpsEvent;
 const event = (type: string, data: Record<string, unknown>) => ({ type: 'event', event: ev(type, data) }) as const;

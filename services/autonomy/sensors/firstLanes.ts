@@ -1,5 +1,7 @@
 import type { Signal } from '../../../schemas/autonomy/signals.ts';
 import { hostModulesSensor } from './hostModules.ts';
+import { hostSilenceOf } from './hostSilence.ts';
+import { instanceHostSensor } from './instanceHost.ts';
 import { templateClosureDriftSensor } from './templateClosureDrift.ts';
 import { defineSensor } from './sensor.ts';
 
@@ -151,35 +153,31 @@ export const agentKeySensor = defineSensor({
 
 /**
  * A deployed host whose `bcd node` has not heartbeated for `hostSilentMs`: its agent died, hangs or crash-loops, or the
- * host is down. Silence is counted from the latest of its last verified heartbeat, the node's last change (a deploy
- * that just completed: the host is still booting) and the moment the heartbeats were first listened to (nobody's
- * silence before that is known); with no heartbeats listened to at all, nothing is judged.
+ * host is down (`hostSilenceOf`: with no heartbeats listened to at all, nothing is judged).
  */
 export const hostSilentSensor = defineSensor({
   name: 'host-liveness',
   emits: ['host-silent'],
   assess(snapshot, settings) {
-    const since = snapshot.heartbeatsSince;
-    if (since === null) return { assessed: 0, signals: [] };
-    const heard = new Map(snapshot.heartbeats.filter((h) => h.role === 'node').map((h) => [h.nodeId, h.heardAt]));
-    const hosts = snapshot.nodes.filter((n) => n.state === 'deployed' && n.agent === 'bcd');
+    const silence = hostSilenceOf(snapshot);
+    if (!silence) return { assessed: 0, signals: [] };
+    const nodes = new Map(snapshot.nodes.map((n) => [n.nodeId, n]));
     const signals: Signal[] = [];
-    for (const n of hosts) {
-      const lastHeard = heard.get(n.nodeId);
-      const silentFor = Math.min(age(snapshot.at, since), age(snapshot.at, n.updatedAt), lastHeard ? age(snapshot.at, lastHeard) : Infinity);
-      if (silentFor <= settings.hostSilentMs) continue;
+    for (const [nodeId, { silentForMs, lastHeard }] of silence) {
+      if (silentForMs <= settings.hostSilentMs) continue;
+      const n = nodes.get(nodeId)!;
       signals.push({
         kind: 'host-silent',
         sensor: 'host-liveness',
         key: n.nodeId,
         target: { type: 'node', id: n.nodeId },
         siteId: n.siteId,
-        detail: `deployed host's bcd node silent for ${Math.round(silentFor / 1000)} s${lastHeard ? ` (last heartbeat ${lastHeard})` : ' (no heartbeat heard)'}`,
+        detail: `deployed host's bcd node silent for ${Math.round(silentForMs / 1000)} s${lastHeard ? ` (last heartbeat ${lastHeard})` : ' (no heartbeat heard)'}`,
         facts: {},
         controlPlane: n.controlPlane,
       });
     }
-    return { assessed: hosts.length, signals };
+    return { assessed: silence.size, signals };
   },
 });
 
@@ -190,6 +188,7 @@ export const firstLaneSensors = [
   vpsSensor,
   agentKeySensor,
   hostSilentSensor,
+  instanceHostSensor,
   hostModulesSensor,
   templateClosureDriftSensor,
 ] as const;

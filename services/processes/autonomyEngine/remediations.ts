@@ -53,6 +53,20 @@ export async function remediationCommands(decision: ExistingDecision, repository
     }
     case 'vps.recreate':
       return recreateCommands(repository, decision);
+    case 'vps.relocate': {
+      // Placed again by the reconciler on the site's book; the instance's own tenant, read from the instance.
+      const { tenantId } = (await repository.load(instanceAggregate, plan.target.id)).state;
+      if (tenantId === null) return undefined;
+      const payload = {
+        siteId: String(plan.params.siteId),
+        tenantId,
+        instanceId: plan.target.id,
+        fromNodeId: String(plan.params.fromNodeId),
+        reason: decision.signal.detail,
+        approvedPlanDigest: decision.planDigest,
+      };
+      return [{ name: 'vps.requestRelocation', payload }];
+    }
     case 'agent.rotateKey':
       return [{ name: 'agent.rotateKey', payload: { agentId: plan.target.id, reason: decision.signal.detail } }];
     case 'none':

@@ -64,14 +64,19 @@ function runningStepsOf(db: Database, stepTimeoutMs: number): SnapshotStep[] {
 }
 
 function instancesOf(db: Database): SnapshotInstance[] {
-  const rows = db.prepare(`SELECT instance_id, tenant_id, desired, observed, message FROM vps_instances`).all() as {
+  const rows = db.prepare(`SELECT instance_id, tenant_id, desired, observed, message, placement FROM vps_instances`).all() as {
     instance_id: string;
     tenant_id: string;
     desired: string;
     observed: string | null;
     message: string | null;
+    placement: string | null;
   }[];
-  return rows.map((r) => ({ instanceId: r.instance_id, tenantId: r.tenant_id, desired: r.desired, observed: r.observed, message: r.message }));
+  return rows.map((r) => {
+    const placement = r.placement === null ? null : (JSON.parse(r.placement) as { siteId: string; nodeId: string });
+    const placedOn = placement && { siteId: placement.siteId, nodeId: placement.nodeId };
+    return { instanceId: r.instance_id, tenantId: r.tenant_id, desired: r.desired, observed: r.observed, message: r.message, placement: placedOn };
+  });
 }
 
 /** The latest BMC observation of every node: one ordered consumer delivering the last message per subject. */

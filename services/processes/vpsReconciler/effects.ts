@@ -20,9 +20,15 @@ export interface Observation {
  */
 export interface ConvergeTask {
   readonly converge: string;
-  /** Metal pools: `place` sends `vps.placeInstance` with the site's nodes; `apply`/`remove` send the host its agent command. */
-  readonly step: 'plan' | 'probe' | 'place' | 'apply' | 'remove';
+  /**
+   * Metal pools: `place` sends `vps.placeInstance` with the site's nodes; `apply`/`remove` send the host its agent
+   * command; `relocate` sends `vps.relocateInstance` with the site's nodes; `removeCopy` sends `instance.remove` to
+   * `nodeId`, a node the instance was moved off that lists it again.
+   */
+  readonly step: 'plan' | 'probe' | 'place' | 'apply' | 'remove' | 'relocate' | 'removeCopy';
   readonly polledAt?: number;
+  /** `removeCopy`: the node whose copy goes. */
+  readonly nodeId?: string;
 }
 
 export type ReconcilerCommand = EngineCommand<ConvergeTask>;

@@ -73,6 +73,26 @@ export function placeEffects(
 }
 
 /**
+ * `vps.relocateInstance` for an instance whose node is lost, with the site's nodes now (the lost one is never taken,
+ * whatever the read model says of it). No node fits: the request stands, and the next resync pass asks again (the
+ * instance is not at rest while it waits); its quota is untouched.
+ */
+export function relocateEffects(instance: ReconciledInstance, model: VpsModel, access: MetalAccess): readonly Effect<ConvergeTask>[] {
+  const pool = model.metalPoolOf(instance);
+  if (!pool) return [];
+  const payload = { siteId: pool.siteId, tenantId: instance.tenantId, instanceId: instance.instanceId, candidates: candidatesAt(access, pool.siteId) };
+  return [
+    {
+      kind: 'command',
+      name: 'vps.relocateInstance',
+      payload,
+      commandId: `relocate-${randomUUID()}`,
+      ifRefused: (r) => (r.code === 'NO_CAPACITY' ? [] : undefined),
+    },
+  ];
+}
+
+/**
  * The `instance.apply` spec of the instance: the pool's runtime, the flavor, the image, the desired state, its SSH keys
  * (what the tenant gave `vps.createInstance`), its user data.
  */
@@ -102,10 +122,12 @@ export async function sendToHost(
   kind: 'apply' | 'remove',
   access: MetalAccess,
   now = Date.now(),
+  /** A node other than its own: one it was moved off, whose copy goes (`instance.remove` only). */
+  onNode?: string,
 ): Promise<void> {
-  const placement = instance.placement;
+  const placement = onNode !== undefined ? { siteId: model.metalPoolOf(instance)?.siteId ?? '', nodeId: onNode } : instance.placement;
   const pool = model.metalPoolOf(instance);
-  if (!placement || !pool?.runtime) return;
+  if (!placement || !pool?.runtime || (onNode !== undefined && kind !== 'remove')) return;
   if (kind === 'apply' && instance.desired === 'deleted') return;
   const command = AgentCommand.parse({
     commandId: `${idFor(`instance-${kind}`, instance.key)}-${randomUUID().slice(0, 8)}`,

@@ -7,7 +7,7 @@ import { isAtRest, type ReconciledInstance } from './model.ts';
 
 type Effects = readonly Effect<ConvergeTask>[];
 
-const step = (instance: ReconciledInstance, s: 'place' | 'apply' | 'remove'): Effect<ConvergeTask> => ({
+const step = (instance: ReconciledInstance, s: 'place' | 'apply' | 'remove' | 'relocate'): Effect<ConvergeTask> => ({
   kind: 'task',
   task: { converge: instance.key, step: s },
 });
@@ -42,6 +42,8 @@ export function planMetalPass(instance: ReconciledInstance, hosts: HostReports, 
   // A poll queued behind the pass that brought the instance to rest.
   if (polledAt !== undefined && isAtRest(instance)) return [];
   if (instance.observed === 'deleted') return [...(placement ? [unplace(instance, placement.siteId)] : []), releaseQuota(instance)];
+  // Its node is lost: placed again elsewhere first (`vps.relocateInstance`), whatever else is asked of it.
+  if (instance.relocation && placement?.nodeId === instance.relocation.fromNodeId) return [step(instance, 'relocate')];
   if (instance.observed === 'error' && desired !== 'deleted') return [];
   if (instance.observed === null) {
     if (desired === 'deleted') return gone(instance);
@@ -65,6 +67,8 @@ export function planMetalPass(instance: ReconciledInstance, hosts: HostReports, 
     if (sentAt === undefined || now - sentAt >= resendMs) effects.push(step(instance, 'remove'));
     return effects;
   }
+  // Back from a remediation: converged again on its host before anything it reported is taken.
+  if (exchange.reapply === true) return [step(instance, 'apply')];
   const report = heard?.report;
   if (report?.desiredState === desired && report.state === desired) {
     const next = { observed: desired, addresses: report.addresses, message: report.message ?? null };
@@ -74,7 +78,10 @@ export function planMetalPass(instance: ReconciledInstance, hosts: HostReports, 
   }
   if (report?.desiredState === desired && report.state === 'error')
     return [observe(instance, 'error', { addresses: [], message: (report.message ?? `${report.runtime} reports the instance in error`).slice(0, 2_000) })];
+  // Moved off a lost node: it runs nowhere we know of until its new node lists it.
+  const moving = exchange.relocated === true && exchange.seen !== true && instance.observed !== 'provisioning';
+  const provisioning = moving ? [observe(instance, 'provisioning', { addresses: [] })] : [];
   const applied = exchange.applied;
-  if (applied?.desired === desired && now - applied.at < resendMs) return [];
-  return [step(instance, 'apply')];
+  if (applied?.desired === desired && now - applied.at < resendMs) return provisioning;
+  return [...provisioning, step(instance, 'apply')];
 }

@@ -24,6 +24,10 @@ export interface HostExchange {
   seen?: boolean;
   /** When this process first asked for its placement (a refusal is retried until `placementWaitMs` after it). */
   placeAskedAt?: number;
+  /** Placed here by a relocation: until this node lists it, it runs nowhere we know of (recorded `provisioning`). */
+  relocated?: boolean;
+  /** A remediation ended: the host is asked to converge it again (`instance.apply`) whatever it last reported. */
+  reapply?: boolean;
 }
 
 /**
@@ -61,6 +65,8 @@ export interface ReconciledInstance {
   observedSeq?: number;
   /** A metal instance's node, from `InstancePlaced` on the site's book (null once unplaced; absent: not placed). */
   placement?: { readonly siteId: string; readonly nodeId: string } | null;
+  /** Its node was found lost (`InstanceRelocationRequested`) and it is not placed again yet. */
+  relocation?: { readonly fromNodeId: string } | null;
   host?: HostExchange;
 }
 
@@ -98,6 +104,12 @@ export class VpsModel {
   readonly hosts = new HostReports();
   /** Keys of the instances placed on each node. */
   readonly placedOn = new Map<string, Set<string>>();
+  /**
+   * Instances moved off each node (`InstanceRelocated`) whose copy there its host has not shown gone, by key, with when
+   * this process last asked that host to remove it. A host that comes back listing one is asked to remove it: the
+   * instance never serves from two nodes by our choice.
+   */
+  readonly copiesLeft = new Map<string, Map<string, { removeSentAt?: number }>>();
 
   /** Applies one event, carried by the message at stream sequence `seq`; returns the key of the instance it concerns, if any. */
   apply(event: VpsEvent, seq: number): string | undefined {
@@ -130,8 +142,13 @@ export class VpsModel {
       case 'InstanceRemediationRequested':
       case 'InstanceRemediationFailed':
         return this.#update(event.data, { held: true });
-      case 'InstanceRemediationCompleted':
-        return this.#update(event.data, { desired: event.data.returnTo, held: false });
+      case 'InstanceRemediationCompleted': {
+        const key = this.#update(event.data, { desired: event.data.returnTo, held: false });
+        // A metal instance goes back to its host: applied again there, its state taken from what the host says after.
+        const instance = key === undefined ? undefined : this.instances.get(key);
+        if (instance?.placement) instance.host = { ...instance.host, reapply: true };
+        return key;
+      }
       case 'InstanceObserved': {
         const { observed, providerInstanceId, addresses, message } = event.data;
         const known = this.instances.get(instanceKey(event.data.tenantId, event.data.instanceId))?.observedSeq ?? 0;
@@ -147,6 +164,17 @@ export class VpsModel {
         const { siteId, nodeId } = event.data;
         const key = this.#update(event.data, { placement: { siteId, nodeId } });
         if (key) this.placedOn.set(nodeId, (this.placedOn.get(nodeId) ?? new Set()).add(key));
+        return key;
+      }
+      case 'InstanceRelocationRequested':
+        return this.#update(event.data, { relocation: { fromNodeId: event.data.fromNodeId } });
+      case 'InstanceRelocated': {
+        const { siteId, nodeId, fromNodeId } = event.data;
+        const key = this.#update(event.data, { placement: { siteId, nodeId }, relocation: null, host: { relocated: true } });
+        if (!key) return undefined;
+        this.placedOn.get(fromNodeId)?.delete(key);
+        this.placedOn.set(nodeId, (this.placedOn.get(nodeId) ?? new Set()).add(key));
+        this.copiesLeft.set(fromNodeId, (this.copiesLeft.get(fromNodeId) ?? new Map<string, { removeSentAt?: number }>()).set(key, {}));
         return key;
       }
       case 'InstanceUnplaced': {
@@ -200,6 +228,8 @@ export class VpsModel {
 /** Nothing to do until the tenant asks for something else: no polling for these. */
 export function isAtRest(instance: ReconciledInstance): boolean {
   if (instance.released || instance.refused || instance.held === true) return true;
+  // Its node is lost: it is asked about again until it is placed elsewhere.
+  if (instance.relocation) return false;
   // An error is the provider's or the operator's to fix; polling would only repeat it. A new desired state re-runs it.
   if (instance.observed === 'error') return true;
   return instance.observed === instance.desired;

@@ -21,7 +21,7 @@ import type { ReconcilerConfig } from './config.ts';
 import { planPass, probe, type ProviderAccess } from './converge.ts';
 import type { ConvergeTask } from './effects.ts';
 import type { HostInstancesHeard } from './hostReports.ts';
-import { placeEffects, sendToHost, type MetalAccess } from './metalAccess.ts';
+import { placeEffects, relocateEffects, sendToHost, type MetalAccess } from './metalAccess.ts';
 import { planMetalPass } from './metalConverge.ts';
 import { VpsModel } from './model.ts';
 import { ProviderClients, type ProviderTokens } from './providerClients.ts';
@@ -112,7 +112,9 @@ export class VpsReconciler {
         if (m.metalPoolOf(instance)) {
           if (task.step === 'plan') return planMetalPass(instance, m.hosts, Date.now(), config.hostResendMs, task.polledAt);
           if (task.step === 'place') return placeEffects(instance, m, metal, config.placementWaitMs);
+          if (task.step === 'relocate') return relocateEffects(instance, m, metal);
           if (task.step === 'apply' || task.step === 'remove') await sendToHost(instance, m, task.step, metal);
+          if (task.step === 'removeCopy' && task.nodeId !== undefined) await sendToHost(instance, m, 'remove', metal, Date.now(), task.nodeId);
           return [];
         }
         if (task.step === 'plan') return planPass(instance, task);

@@ -33,11 +33,22 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, H
         const instance = model.instances.get(key);
         if (instance && heard.instances.some((r) => r.id === instance.instanceId)) instance.host = { ...instance.host, seen: true };
       }
+      // A node an instance was moved off that no longer lists it has no copy left.
+      const copies = model.copiesLeft.get(heard.nodeId);
+      for (const key of copies?.keys() ?? []) {
+        const instanceId = model.instances.get(key)?.instanceId;
+        if (!heard.instances.some((r) => r.id === instanceId)) copies!.delete(key);
+      }
       return;
     }
     case 'performed': {
       const key = input.task.converge;
       if (input.task.step === 'apply' || input.task.step === 'remove') return hostCommandSent(model, key, input.task.step, input.now, input.error);
+      if (input.task.step === 'removeCopy') {
+        const copy = model.copiesLeft.get(input.task.nodeId ?? '')?.get(key);
+        if (copy && input.error === undefined) copy.removeSentAt = input.now;
+        return;
+      }
       if (input.task.step === 'place') {
         const placing = model.instances.get(key);
         if (placing) placing.host = { ...placing.host, placeAskedAt: placing.host?.placeAskedAt ?? input.now };
@@ -80,12 +91,21 @@ function hostCommandSent(model: VpsModel, key: string, step: 'apply' | 'remove',
   const instance = model.instances.get(key);
   if (!instance || error !== undefined) return;
   if (step === 'remove') instance.host = { ...instance.host, removeSentAt: now };
-  else if (instance.desired !== 'deleted') instance.host = { ...instance.host, applied: { desired: instance.desired, at: now } };
+  else if (instance.desired !== 'deleted') instance.host = { ...instance.host, applied: { desired: instance.desired, at: now }, reapply: false };
 }
 
-/** A host's verified heartbeat calls for a pass over each instance placed on it that it says something new about. */
-function passesOnHeard(model: VpsModel, heard: HostInstancesHeard): Reaction<ConvergeTask>[] {
+/**
+ * A host's verified heartbeat calls for a pass over each instance placed on it that it says something new about, and
+ * for the removal of each copy it lists of an instance moved off it (again `resendMs` after the last ask).
+ */
+function passesOnHeard(model: VpsModel, heard: HostInstancesHeard, resendMs: number): Reaction<ConvergeTask>[] {
   const reactions: Reaction<ConvergeTask>[] = [];
+  for (const [key, copy] of model.copiesLeft.get(heard.nodeId) ?? []) {
+    if (copy.removeSentAt !== undefined && heard.at - copy.removeSentAt < resendMs) continue;
+    const task: ConvergeTask = { converge: key, step: 'removeCopy', nodeId: heard.nodeId };
+    // Its own key: a removal on the node left behind need not wait for the instance's passes, nor they for it.
+    reactions.push({ key: `copy:${heard.nodeId}/${key}`, effects: [{ kind: 'task', task }], coalesce: true });
+  }
   for (const key of model.placedOn.get(heard.nodeId) ?? []) {
     const instance = model.instances.get(key);
     if (!instance || instance.released || instance.refused || instance.held === true) continue;
@@ -106,14 +126,23 @@ function passesOnHeard(model: VpsModel, heard: HostInstancesHeard): Reaction<Con
 export function decideVps(
   input: Input<VpsEvent, HostInstancesHeard>,
   model: VpsModel,
-  { resyncMs }: Pick<ReconcilerConfig, 'resyncMs'>,
+  { resyncMs, hostResendMs }: Pick<ReconcilerConfig, 'resyncMs' | 'hostResendMs'>,
 ): Reaction<ConvergeTask>[] {
-  if (input.type === 'observed') return passesOnHeard(model, input.observation);
+  if (input.type === 'observed') return passesOnHeard(model, input.observation, hostResendMs);
   if (input.type === 'event') {
     const { event } = input;
     // The end of a remediation calls for a pass too: the provider is checked, and the instance taken back to where it was.
     // A metal instance placed on its node goes on to its host.
-    if (!['InstanceRequested', 'InstanceDesiredStateSet', 'InstanceRemediationCompleted', 'InstancePlaced'].includes(event.type)) return [];
+    // A lost node's instance is placed again, then goes on to its new host.
+    const passing = [
+      'InstanceRequested',
+      'InstanceDesiredStateSet',
+      'InstanceRemediationCompleted',
+      'InstancePlaced',
+      'InstanceRelocationRequested',
+      'InstanceRelocated',
+    ];
+    if (!passing.includes(event.type)) return [];
     const { tenantId, instanceId } = event.data as { tenantId: string; instanceId: string };
     const pass = passOf(model, instanceKey(tenantId, instanceId));
     return pass ? [pass] : [];

@@ -42,6 +42,16 @@ export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
         const { instanceId, tenantId, poolId, nodeId, resources, fromHolds } = event.data;
         return { ...state, instances: { ...state.instances, [instanceId]: { instanceId, tenantId, poolId, nodeId, resources, fromHolds } } };
       }
+      case 'InstanceRelocationRequested': {
+        const placed = state.instances?.[event.data.instanceId];
+        if (!placed) return state;
+        const relocation = { fromNodeId: event.data.fromNodeId, reason: event.data.reason };
+        return { ...state, instances: { ...state.instances, [placed.instanceId]: { ...placed, relocation } } };
+      }
+      case 'InstanceRelocated': {
+        const { instanceId, tenantId, poolId, nodeId, resources, fromHolds } = event.data;
+        return { ...state, instances: { ...state.instances, [instanceId]: { instanceId, tenantId, poolId, nodeId, resources, fromHolds } } };
+      }
       case 'InstanceUnplaced': {
         const { [event.data.instanceId]: _gone, ...rest } = state.instances ?? {};
         return { ...state, instances: rest };

@@ -1,5 +1,5 @@
 import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
-import type { Exclusion } from '../../../schemas/vps/placement.ts';
+import type { Exclusion, HostResources } from '../../../schemas/vps/placement.ts';
 import { PlaceInstance } from '../../../schemas/vps/placementCommands.ts';
 import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { reservationOf, tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
@@ -9,14 +9,22 @@ import { holdBookAggregate } from './holdBook.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { place } from '../placement/placement.ts';
 
-const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
+export const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
 /** The pool's runtime, once the pool is a metal pool of this site that runs instances; refuses anything else. */
-function runtimeOf(pool: PoolState, poolId: string, siteId: string): string {
+export function runtimeOf(pool: PoolState, poolId: string, siteId: string): string {
   if (!pool.exists || pool.class !== 'metal' || pool.siteId !== siteId)
     throw new DomainError('PRECONDITION_FAILED', `pool ${poolId} is not a metal pool at site ${siteId}`);
   if (pool.runtime === undefined) throw new DomainError('PRECONDITION_FAILED', `metal pool ${poolId} names no runtime: it runs no instances`);
   return pool.runtime;
+}
+
+/** NO_CAPACITY: no node of the site takes the instance, each node named with why. */
+export function noNodeFits(siteId: string, instanceId: string, runtime: string, resources: HostResources, excluded: readonly Exclusion[]): DomainError {
+  const issues = excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));
+  const detail = issues.length ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : 'the site has no node';
+  const size = `${runtime}, ${resources.vcpus} vCPU, ${resources.memoryMib} MiB, ${resources.diskGib} GiB`;
+  return new DomainError('NO_CAPACITY', `no node of site ${siteId} takes instance ${instanceId} (${size}): ${detail}`, { issues });
 }
 
 /**
@@ -51,21 +59,11 @@ export const placeInstance = defineCommand({
       throw new DomainError('PRECONDITION_FAILED', `tenant ${tenantId} holds no reservation for instance ${instanceId}`);
     const runtime = runtimeOf(pool ?? { exists: false }, reservation.poolId, siteId);
     const { vcpus, memoryMib, diskGib } = reservation.resources;
-    const resources = { vcpus, memoryMib, diskGib };
+    const resources: HostResources = { vcpus, memoryMib, diskGib };
     const nowMs = Date.parse(now);
     const request = { instanceId, tenantId, poolId: reservation.poolId, runtime, resources, selector: {} };
     const decision = place(request, bookSnapshotAt(state, command.candidates, nowMs));
-    if (!decision.placed) {
-      const issues = decision.excluded.map((e) => ({ path: e.nodeId, message: reasonOf(e) }));
-      const detail = issues.length ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : 'the site has no node';
-      throw new DomainError(
-        'NO_CAPACITY',
-        `no node of site ${siteId} takes instance ${instanceId} (${runtime}, ${vcpus} vCPU, ${memoryMib} MiB, ${diskGib} GiB): ${detail}`,
-        {
-          issues,
-        },
-      );
-    }
+    if (!decision.placed) throw noNodeFits(siteId, instanceId, runtime, resources, decision.excluded);
     return [
       {
         type: 'InstancePlaced',
