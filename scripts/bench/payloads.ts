@@ -36,6 +36,30 @@ export function maintenanceBatch(nodeId: string, commandId: string, n: number): 
   };
 }
 
+/** A NodeEnrolled batch (about 480 bytes of JSON): a node with a state its later messages carry. */
+export function enrolledBatch(nodeId: string, commandId: string, n: number, node = n): EventBatch {
+  return {
+    events: [
+      {
+        type: 'NodeEnrolled',
+        version: 1,
+        data: {
+          nodeId,
+          siteId: 'bench-site',
+          bmc: { address: `https://10.${(node >> 16) & 255}.${(node >> 8) & 255}.${node & 255}`, credentialsRef: `secret:bmc-${node}` },
+          hardwareProfile: 'default',
+          macs: ['52:54:00:12:34:56'],
+        },
+        metadata: metadata('metal.node', nodeId, commandId, 'metal.enroll', n),
+      },
+    ],
+  };
+}
+
+/** Event `n` of a bench node's life: enrolled first, then its maintenance flag toggled. */
+export const nodeBatch = (nodeId: string, commandId: string, n: number): EventBatch =>
+  n === 0 ? enrolledBatch(nodeId, commandId, 0) : maintenanceBatch(nodeId, commandId, n);
+
 export const encodeBatch = (batch: EventBatch): Uint8Array => encoder.encode(JSON.stringify(batch));
 
 export const benchNodeId = (node: number) => `bn-${node}`;
@@ -49,25 +73,7 @@ export function fillMessage(i: number): EventFillMessage {
   const node = Math.floor(i / EVENTS_PER_NODE);
   const nodeId = benchNodeId(node);
   const commandId = fillCommandId(i);
-  const batch: EventBatch =
-    i % EVENTS_PER_NODE === 0
-      ? {
-          events: [
-            {
-              type: 'NodeEnrolled',
-              version: 1,
-              data: {
-                nodeId,
-                siteId: 'bench-site',
-                bmc: { address: `https://10.${(node >> 16) & 255}.${(node >> 8) & 255}.${node & 255}`, credentialsRef: `secret:bmc-${node}` },
-                hardwareProfile: 'default',
-                macs: ['52:54:00:12:34:56'],
-              },
-              metadata: metadata('metal.node', nodeId, commandId, 'metal.enroll', i),
-            },
-          ],
-        }
-      : maintenanceBatch(nodeId, commandId, i);
+  const batch = i % EVENTS_PER_NODE === 0 ? enrolledBatch(nodeId, commandId, i, node) : maintenanceBatch(nodeId, commandId, i);
   return {
     subject: Subjects.aggregateEvents('metal', 'node', nodeId),
     data: encodeBatch(batch),

@@ -46,7 +46,9 @@ async function main(): Promise<void> {
       process.env.BC_EVENT_KEY ??= randomBytes(32).toString('base64');
       const config = loadConfig({}, { dataDir: join(root, 'data'), natsUrl: server.url, logLevel: 'silent', eventKey: process.env.BC_EVENT_KEY });
       await ensureStreams(nc, config);
-      contenders.push(ours(await openEventStore(nc, config), natsServerPid(server.storeDir)));
+      const store = await openEventStore(nc, config);
+      contenders.push(ours(store, natsServerPid(server.storeDir)));
+      if (options.withoutState) contenders.push(ours(store, natsServerPid(server.storeDir), { carried: false }));
       const pgResult = await openPeerDatabase();
       let postgres: Record<string, unknown>;
       if (pgResult.ok) {

@@ -5,9 +5,10 @@ import { enrollPayload } from '../support/commandPayloads.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 
 /**
- * A process catching up on an aggregate another process moved reads the last message, then walks back from the one it
- * names as its predecessor to the message it holds, by the predecessor each names: each message decoded once, not one
- * read more, and no consumer, however many messages of other subjects lie in between.
+ * A process catching up on an aggregate another process moved reads the last message, and takes the state it carries
+ * (`aggregateState.ts`). By the events alone (a state under another fold version, or none), it walks back from the one
+ * it names as its predecessor to the message it holds, by the predecessor each names: each message decoded once, not
+ * one read more, and no consumer, however many messages of other subjects lie in between.
  */
 describe('catching up on an aggregate another process appended to', () => {
   test('reads each missed message once and the last one once', async () => {
@@ -28,6 +29,8 @@ describe('catching up on an aggregate another process appended to', () => {
     const gets = vi.spyOn(backbone.store.jsm.direct, 'getMessage');
     const requests = vi.spyOn(backbone.nc, 'request');
     const decoded = vi.spyOn(backbone.store, 'decode');
+    // Three messages behind, with its command ids: it catches up by the events, not the last message's carried state
+    // (which would leave the ids to read again).
     const caughtUp = await reader.load(nodeAggregate, 'n1');
     // The last message by a direct get, then the two before it by one exact get each (no replay's consumer).
     expect(gets).toHaveBeenCalledTimes(3);
@@ -40,6 +43,13 @@ describe('catching up on an aggregate another process appended to', () => {
     expect(caughtUp.seq).toBeGreaterThan(held.seq);
     expect(caughtUp.state).toMatchObject({ exists: true, maintenance: true, maintenanceReason: 'psu' });
     expect(caughtUp.state).toEqual((await new AggregateRepository(backbone.store).load(nodeAggregate, 'n1')).state);
+
+    // With the state the last message carries: that message's one get, whatever lies before it.
+    const carriedGets = vi.spyOn(backbone.store.jsm.direct, 'getMessage');
+    const carried = await new AggregateRepository(backbone.store).load(nodeAggregate, 'n1');
+    expect(carriedGets).toHaveBeenCalledTimes(1);
+    carriedGets.mockRestore();
+    expect(carried).toMatchObject({ seq: caughtUp.seq, length: caughtUp.length, state: caughtUp.state });
   });
 
   test('replays a long gap at once: the last message tells how many messages the subject holds', async () => {
@@ -60,7 +70,7 @@ describe('catching up on an aggregate another process appended to', () => {
     expect(last).toMatchObject({ held: false, entry: { position: 7 } });
 
     const requests = vi.spyOn(backbone.nc, 'request');
-    const caughtUp = await reader.load(nodeAggregate, 'n1');
+    const caughtUp = await reader.load(nodeAggregate, 'n1', 'replica', { carried: false });
     // The last message by a direct get; it says 5 messages lie between it and the held one, more than the walk reads
     // by exact gets: one replay's consumer reads them, without the gets first.
     expect(requests.mock.calls.map(([subject]) => subject.split('.').slice(0, 4).join('.'))).toEqual(['$JS.API.DIRECT.GET', '$JS.API.CONSUMER.CREATE']);

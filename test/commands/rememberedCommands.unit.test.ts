@@ -40,4 +40,26 @@ describe('RememberedCommands', () => {
     const commands = adding(RememberedCommands.none, 0, 20).with('c3', applied(99));
     expect(commands.get('c3')?.seq).toBe(99);
   });
+
+  it('rebuilt from the oldest id it keeps once one more is added, remembers exactly what it does (a carried state)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 400 }), fc.array(fc.integer({ min: 1, max: 3 }), { maxLength: 400 }), (count, gaps) => {
+        // Sequences with gaps between them, as other subjects' messages and skipped ones leave on a subject.
+        const seqs: number[] = [];
+        for (let i = 0, seq = 0; i < count; i++) seqs.push((seq += gaps[i % Math.max(1, gaps.length)] ?? 1));
+        let incremental = RememberedCommands.none;
+        for (let i = 0; i < count; i++) {
+          const from = incremental.oldestKeptWithOneMore() ?? seqs[i]!;
+          incremental = incremental.with(`c${i}`, applied(seqs[i]!));
+          // Every few (and near the generations' edges): what a reader rebuilds from the messages at `from` through this one.
+          if (i % 5 !== 0 && i % 16 !== 15 && i !== count - 1) continue;
+          let rebuilt = RememberedCommands.none;
+          for (let j = 0; j <= i; j++) if (seqs[j]! >= from) rebuilt = rebuilt.with(`c${j}`, applied(seqs[j]!));
+          for (let j = 0; j <= i; j++) expect(rebuilt.get(`c${j}`), `c${j} after ${i}`).toEqual(incremental.get(`c${j}`));
+          expect(rebuilt).toEqual(incremental);
+        }
+      }),
+      { numRuns: 15 },
+    );
+  });
 });

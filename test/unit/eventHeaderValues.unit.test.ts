@@ -31,6 +31,7 @@ const viaNats = (h: MsgHdrs) => ({
   messageId: h.get(EventHeaders.messageId),
   expectedSeq: h.get(EventHeaders.expectedSeq),
   position: h.get(EventHeaders.position),
+  state: h.get(EventHeaders.state),
 });
 
 describe('eventHeaderValues', () => {
@@ -41,6 +42,8 @@ describe('eventHeaderValues', () => {
       // Repeated: the first counts. Other names, a name that only starts like ours, and case matter.
       `NATS/1.0\r\nBc-Event-Mac: first\r\nBc-Event-Mac: second\r\nX-Other: 1\r\nNats-Msg-Id-Extra: no\r\nnats-msg-id: lower\r\n\r\n`,
       `NATS/1.0\r\nBc-Event-Mac:\r\nBc-Event-Mac: later\r\n\r\n`,
+      // A carried state: JSON with colons and spaces, before and after the other headers.
+      `NATS/1.0\r\nBc-Event-Position: 2\r\nBc-Aggregate-State: 1 0 {"a": "b: c", "d":[1,2]} \r\nBc-Event-Mac: v1.k.m\r\nBc-Aggregate-State: 2 0 {}\r\n\r\n`,
       `NATS/1.0 503\r\n\r\n`,
       `NATS/1.0\r\nNats-Msg-Id: no-final-break`,
     ];
@@ -61,13 +64,14 @@ describe('eventHeaderValues', () => {
     expect(ownHeaders).toBe(own);
     expect(deliveredHeaderBlock(withoutOwnHeaders as unknown as RawLogMessage)).toBeDefined();
     expect(deliveredHeaderBlock(copy)).toBeUndefined();
-    expect(eventHeaderValues(copy)).toEqual({ mac: 'v1.k.own', messageId: '', expectedSeq: '', position: '' });
+    expect(eventHeaderValues(copy)).toEqual({ mac: 'v1.k.own', messageId: '', expectedSeq: '', position: '', state: '' });
     const bare: RawLogMessage = { seq: 1, subject: 'bc.evt.x', data: payload, headers: undefined };
     expect(eventHeaderValues(bare)).toEqual({
       mac: '',
       messageId: '',
       expectedSeq: '',
       position: '',
+      state: '',
     });
   });
 });

@@ -66,6 +66,38 @@ describe('EventMac', () => {
     expect(mac.verify(subject, added, payload)).toMatchObject({ reason: 'MAC_INVALID' });
   });
 
+  it('EventMac covers the state a message carries: altered, stripped, moved into the payload or added, it is refused', () => {
+    const state = '1 0 {"exists":true,"state":"ready"}';
+    const withState = (value = state) => {
+      const h = stored(mac);
+      h.set(EventHeaders.position, '3');
+      h.set(EventHeaders.state, value);
+      h.set(EventHeaders.mac, mac.sign(subject, h.get(EventHeaders.messageId), 7, payload, 3, value));
+      return h;
+    };
+    expect(mac.verify(subject, withState(), payload)).toBeUndefined();
+    const altered = withState();
+    altered.set(EventHeaders.state, state.replace('ready', 'failed'));
+    expect(mac.verify(subject, altered, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    const stripped = withState();
+    stripped.delete(EventHeaders.state);
+    expect(mac.verify(subject, stripped, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    // A state whose last characters are read as the payload's first (the MAC input holds the state's length).
+    const shifted = withState(`${state}{`);
+    shifted.set(EventHeaders.state, state);
+    expect(mac.verify(subject, shifted, new TextEncoder().encode(`{${new TextDecoder().decode(payload)}`))).toMatchObject({ reason: 'MAC_INVALID' });
+    const added = stored(mac);
+    added.set(EventHeaders.position, '3');
+    added.set(EventHeaders.mac, mac.sign(subject, added.get(EventHeaders.messageId), 7, payload, 3));
+    expect(mac.verify(subject, added, payload)).toBeUndefined();
+    added.set(EventHeaders.state, state);
+    expect(mac.verify(subject, added, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    const withoutPosition = withState();
+    withoutPosition.delete(EventHeaders.position);
+    expect(mac.verify(subject, withoutPosition, payload)).toMatchObject({ reason: 'MAC_INVALID' });
+    expect(() => mac.sign(subject, 'm', 7, payload, undefined, state)).toThrow(/with a position only/);
+  });
+
   it('EventMac names both keys when a message was signed under another one', () => {
     const other = new EventMac(randomBytes(32));
     expect(mac.verify(subject, stored(other), payload)).toEqual({ reason: 'MAC_INVALID', detail: expect.stringContaining(other.keyId) });

@@ -4,13 +4,15 @@ import { AggregateRepository } from '../../../services/platform/commands/aggrega
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import { cpuMeter } from '../cpuMeter.ts';
 import type { Figure } from '../figure.ts';
-import { maintenanceBatch } from '../payloads.ts';
+import { nodeBatch } from '../payloads.ts';
+import { productAppender } from '../productAppend.ts';
 
 /**
- * The reads compared: the product's (the last message's get, the walk back by predecessor gets, a replay past them),
+ * The reads compared: the product's (the last message's get and the state it carries), the product's by the events
+ * alone (the read before states were carried: the last message's get, the walk back by predecessor gets, a replay),
  * the last message's get and one replay of the rest (the read before the walk back), and one direct get per event.
  */
-const METHODS = ['product', 'replay', 'perEvent'] as const;
+const METHODS = ['product', 'events', 'replay', 'perEvent'] as const;
 type Method = (typeof METHODS)[number];
 
 /** More messages per length than the event store's decode memo keeps (2,048), so every load verifies and parses. */
@@ -58,28 +60,20 @@ function countRequests(nc: NatsConnection): { readonly count: number; stop(): vo
   };
 }
 
-/** Appends `aggregates` node aggregates of `length` events each, interleaved round by round, with their positions as the command bus writes them. */
+/**
+ * Appends `aggregates` node aggregates of `length` events each (enrolled, then maintenance toggles), interleaved round
+ * by round, as the command bus writes them (positions and carried states: `productAppender`).
+ */
 async function appendAggregates(store: EventStore, prefix: string, aggregates: number, length: number): Promise<string[]> {
   const ids = Array.from({ length: aggregates }, (_, i) => `${prefix}-${i}`);
-  const last = new Map<string, number>();
-  for (let round = 0; round < length; round++) {
-    await Promise.all(
-      ids.map(async (id) => {
-        const commandId = `${id}-c${round}`;
-        const ack = await store.append(`bc.evt.metal.node.${id}`, maintenanceBatch(id, commandId, round), {
-          expectedSeq: last.get(id) ?? 0,
-          msgId: commandId,
-          position: round + 1,
-        });
-        last.set(id, ack.seq);
-      }),
-    );
-  }
+  const append = productAppender(store);
+  for (let round = 0; round < length; round++) await Promise.all(ids.map((id) => append(id, nodeBatch(id, `${id}-c${round}`, round))));
   return ids;
 }
 
 const OLD_READS: Record<Method, string> = {
   product: '',
+  events: ' [before: by the events alone]',
   replay: ' [old: the last message, then one replay]',
   perEvent: ' [old: a direct get per event]',
 };
@@ -93,7 +87,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
  */
 export async function measureColdLoads(store: EventStore, options: { loads: number }, step: (what: string) => void): Promise<Figure[]> {
   const figures: Figure[] = [];
-  const stores: Record<Method, EventStore> = { product: store, replay: replayReads(store), perEvent: perEventReads(store) };
+  const stores: Record<Method, EventStore> = { product: store, events: store, replay: replayReads(store), perEvent: perEventReads(store) };
   for (const length of [4, 100]) {
     const ids = await appendAggregates(store, `cold${length}`, Math.ceil(MESSAGES_PER_LENGTH / length), length);
     const tallies = Object.fromEntries(METHODS.map((m) => [m, { ms: [], requests: 0, cpu: {} }])) as unknown as Record<Method, Tally>;
@@ -105,7 +99,7 @@ export async function measureColdLoads(store: EventStore, options: { loads: numb
       for (let i = 0; i < loads; i++) {
         const id = ids[next++ % ids.length]!;
         const started = performance.now();
-        const { seq } = await new AggregateRepository(stores[method]).load(nodeAggregate, id);
+        const { seq } = await new AggregateRepository(stores[method]).load(nodeAggregate, id, 'replica', { carried: method === 'product' });
         tally.ms.push(performance.now() - started);
         if (seq === 0) throw new Error(`cold load of ${id} found no events`);
       }

@@ -1,12 +1,12 @@
 import { STREAM_DOES_NOT_EXIST, type Event } from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import type { MetalEvent } from '../../../schemas/metal/events.ts';
-import { Subjects } from '../../../schemas/subjects.ts';
 import { nodeAggregate, type NodeAggregateState } from '../../../services/metal/node/node.ts';
 import { AggregateRepository } from '../../../services/platform/commands/aggregateRepository.ts';
 import type { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
 import { processCpuSeconds } from '../cpuMeter.ts';
-import { maintenanceBatch } from '../payloads.ts';
+import { nodeBatch } from '../payloads.ts';
+import { productAppender } from '../productAppend.ts';
 import type { PeerDatabase } from './postgres.ts';
 
 /**
@@ -29,24 +29,24 @@ export interface Contender {
 
 /**
  * The project's event store: `EventStore.append` as the command bus calls it (expected last subject sequence plus a
- * message id, MAC signed), and a cold load through `AggregateRepository.load` on a fresh repository, so the product's
- * read path is measured as it stands (MAC verified, catalog parsed, whatever number of requests it takes).
+ * message id, its position and the state it carries, MAC signed: `productAppender`), and a cold load through
+ * `AggregateRepository.load` on a fresh repository, so the product's read path is measured as it stands (MAC verified,
+ * catalog parsed, whatever number of requests it takes). `carried: false` (`ours-without-state`): appends without a
+ * state and loads by the events alone, as before states were carried.
  */
-export function ours(store: EventStore, natsPid: number | undefined): Contender {
-  const last = new Map<string, number>();
+export function ours(store: EventStore, natsPid: number | undefined, options: { carried?: boolean } = {}): Contender {
+  const append = productAppender(store, options);
   return {
-    name: 'ours',
+    name: options.carried === false ? 'ours-without-state' : 'ours',
     server: 'nats-server',
     serverCpuSeconds: () => (natsPid === undefined ? undefined : processCpuSeconds(natsPid)),
     async append(id, n) {
       const commandId = `${id}-c${n}`;
-      const subject = Subjects.aggregateEvents('metal', 'node', id);
-      const ack = await store.append(subject, maintenanceBatch(id, commandId, n), { expectedSeq: last.get(id) ?? 0, msgId: commandId });
+      const ack = await append(id, nodeBatch(id, commandId, n));
       if (ack.duplicate) throw new Error(`append ${commandId} answered duplicate`);
-      last.set(id, ack.seq);
     },
     async coldLoad(id) {
-      const { seq } = await new AggregateRepository(store).load(nodeAggregate, id);
+      const { seq } = await new AggregateRepository(store).load(nodeAggregate, id, 'replica', options);
       if (seq === 0) throw new Error(`ours: cold load of ${id} found no events`);
     },
     close: async () => undefined,
@@ -73,7 +73,7 @@ export function emmett(db: PeerDatabase, options: { asyncCommit?: boolean } = {}
     serverCpuSeconds: () => db.serverCpuSeconds(),
     async append(id, n) {
       const commandId = `${id}-c${n}`;
-      const [stored] = maintenanceBatch(id, commandId, n).events;
+      const [stored] = nodeBatch(id, commandId, n).events;
       const event: EmmettNodeEvent = { type: stored!.type, data: stored!.data as Record<string, unknown>, metadata: stored!.metadata };
       const result = await store.appendToStream(stream(id), [event], { expectedStreamVersion: versions.get(id) ?? STREAM_DOES_NOT_EXIST });
       versions.set(id, result.nextExpectedStreamVersion);

@@ -5,6 +5,8 @@ export interface PeerBenchOptions {
   out: string;
   /** Also run emmett with `synchronous_commit=off` (durability like nats-server 2.9's), as a contender of its own. */
   asyncCommit: boolean;
+  /** Also run ours without carried states (appends without one, loads by the events alone): the read before them. */
+  withoutState: boolean;
   /** Rounds per workload; in each, both contenders run one block, the first of the pair alternating. */
   rounds: number;
   appendOps: number;
@@ -14,13 +16,14 @@ export interface PeerBenchOptions {
   loads100: number;
 }
 
-/** `npm run bench:peer -- [--quick] [--async-commit] [--rounds N] [--appends N] [--in-flight N] [--loads N] [--out FILE]` */
+/** `npm run bench:peer -- [--quick] [--async-commit] [--without-state] [--rounds N] [--appends N] [--in-flight N] [--loads N] [--out FILE]` */
 export function parsePeerOptions(argv: string[]): PeerBenchOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
       quick: { type: 'boolean', default: false },
       'async-commit': { type: 'boolean', default: false },
+      'without-state': { type: 'boolean', default: false },
       rounds: { type: 'string' },
       appends: { type: 'string' },
       'in-flight': { type: 'string' },
@@ -40,6 +43,7 @@ export function parsePeerOptions(argv: string[]): PeerBenchOptions {
     quick,
     out: values.out,
     asyncCommit: values['async-commit'] === true,
+    withoutState: values['without-state'] === true,
     rounds: positive('rounds', values.rounds, quick ? 3 : 5),
     appendOps: positive('appends', values.appends, quick ? 300 : 3_000),
     // emmett's pool holds 10 connections by default: more in flight would queue in its client, not in PostgreSQL.

@@ -3,8 +3,10 @@
  * order, verified and parsed. Reports CPU µs per event and the garbage collector's share (pauses from `gc`
  * performance entries), without the consumer or SQLite around it, so two trees can be told apart where the whole
  * catch-up's noise would hide them.
- * `node --expose-gc --import tsx scripts/bench/probe/decodeCost.ts [--tree DIR] [--events 100000] [--warmup 50000]`: DIR is a tree of the
- * repo (default this one) whose event store, MAC and bench payloads are measured; prints one JSON line.
+ * `node --expose-gc --import tsx scripts/bench/probe/decodeCost.ts [--tree DIR] [--events 100000] [--warmup 50000] [--state-chars N]`: DIR
+ * is a tree of the repo (default this one) whose event store, MAC and bench payloads are measured; `--state-chars`
+ * gives each message a position and a carried state of N characters (`Bc-Aggregate-State`, which every reader
+ * hashes and skips); prints one JSON line.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,18 +22,25 @@ import type { EventMac } from '../../../services/platform/eventStore/eventMac.ts
 import type { EventFillMessage } from '../fastFill.ts';
 
 const { values } = parseArgs({
-  options: { tree: { type: 'string' }, events: { type: 'string', default: '100000' }, warmup: { type: 'string', default: '50000' } },
+  options: {
+    tree: { type: 'string' },
+    events: { type: 'string', default: '100000' },
+    warmup: { type: 'string', default: '50000' },
+    'state-chars': { type: 'string', default: '0' },
+  },
 });
 const tree = resolve(values.tree ?? join(import.meta.dirname, '../../..'));
 const events = Number(values.events);
 const warmup = Number(values.warmup);
 const BATCH = 1_000;
+const stateChars = Number(values['state-chars']);
+const state = stateChars > 0 ? `1 1 ${JSON.stringify({ s: 'x'.repeat(Math.max(0, stateChars - 8)) })}` : '';
 
 // The tree's own modules: the code under test is whatever that tree holds.
 const { EventStore: Store } = (await import(join(tree, 'services/platform/eventStore/eventStore.ts'))) as { EventStore: typeof EventStore };
 const { EventMac: Mac, EventHeaders } = (await import(join(tree, 'services/platform/eventStore/eventMac.ts'))) as {
   EventMac: typeof EventMac;
-  EventHeaders: { mac: string; messageId: string; expectedSeq: string };
+  EventHeaders: { mac: string; messageId: string; expectedSeq: string; position?: string; state?: string };
 };
 const { fillMessage } = (await import(join(tree, 'scripts/bench/payloads.ts'))) as { fillMessage: (i: number) => EventFillMessage };
 
@@ -45,7 +54,11 @@ function messages(mac: EventMac, from: number, count: number): RawLogMessage[] {
     const h = headers();
     h.set(EventHeaders.messageId, messageId);
     h.set(EventHeaders.expectedSeq, String(expected));
-    h.set(EventHeaders.mac, mac.sign(m.subject, messageId, expected, m.data));
+    if (state) {
+      h.set(EventHeaders.position!, '2');
+      h.set(EventHeaders.state!, state);
+    }
+    h.set(EventHeaders.mac, state ? mac.sign(m.subject, messageId, expected, m.data, 2, state) : mac.sign(m.subject, messageId, expected, m.data));
     out.push({ seq: i + 1, subject: m.subject, headers: h, data: m.data });
   }
   return out;
@@ -91,6 +104,7 @@ try {
       JSON.stringify({
         tree,
         events,
+        stateChars,
         cpuMicrosPerEvent: cpuMicros / events,
         wallMicrosPerEvent: (wallMs * 1000) / events,
         gcMs,

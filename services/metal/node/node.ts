@@ -11,6 +11,7 @@ export const nodeAggregate = defineAggregate<NodeAggregateState, MetalEvent>({
   module: 'metal',
   type: 'node',
   initialState: { exists: false },
+  stateVersion: 1,
   catalog: new EventCatalog(metalEvents),
   evolve(state, event) {
     if (event.type === 'NodeEnrolled') {

@@ -1,21 +1,16 @@
 import type { StoredEvent } from '../../../schemas/envelope.ts';
 import { Subjects } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
-import type { EventStore, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
+import type { EventStore, LastEntry, LogEntry, ReadFrom } from '../eventStore/eventStore.ts';
+import { appliedCommand, carriedSnapshot, type AggregateSnapshot, type StateAfter } from './aggregateSnapshot.ts';
+import { decodeCarriedState, encodeCarriedState, wholeStateChars } from './aggregateState.ts';
 import { RememberedCommands } from './rememberedCommands.ts';
 import { resolveAggregate, type AggregateDefinition, type AggregateSource, type DomainEventLike } from './commandDefinition.ts';
 
-export interface AggregateSnapshot<S> {
-  readonly state: S;
-  /** Stream sequence of the subject's last message this snapshot accounts for, folded or skipped (0: none). */
-  readonly seq: number;
-  /**
-   * How many messages of the subject it accounts for, folded or skipped: the next append stores one more as its
-   * position, which tells a later cold load at its first get how long the read before the last message is.
-   */
-  readonly length: number;
-  readonly commands: RememberedCommands;
-}
+export type { AggregateSnapshot } from './aggregateSnapshot.ts';
+
+/** Messages a held snapshot may be behind the last one and still catch up by the events (exact gets: `entriesEndingAt`). */
+const CATCH_UP_BY_EVENTS_UP_TO = 4;
 
 /** How old a snapshot `latestSeen` answers may be: read from the log, or written by this process, that long ago at most. */
 export const LATEST_SEEN_MAX_AGE_MS = 1_000;
@@ -58,11 +53,11 @@ export class AggregateRepository {
    * whose predecessor it did not return, came from a replica still catching up (on a cluster): it is read again at
    * the stream leader, so a load never answers older than what this process saw, nor a state with a message left out.
    */
-  async load<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
+  async load<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica', options: { carried?: boolean } = {}): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
     const subject = this.subjectOf(aggregate, id);
     // Undefined when this read was the leader's already.
-    const behind = () => (from === 'leader' || !this.store.readsMayLag ? undefined : this.load(aggregate, id, 'leader'));
+    const behind = () => (from === 'leader' || !this.store.readsMayLag ? undefined : this.load(aggregate, id, 'leader', options));
     // The direct get of the last message carries the whole message, not just its sequence: when it is the only one
     // after the cached sequence (its MAC-covered expected sequence says so), it is folded without another read.
     const held = this.#cache.get(subject)?.snapshot as AggregateSnapshot<S> | undefined;
@@ -86,6 +81,16 @@ export class AggregateRepository {
       if (fromLeader) return fromLeader;
       snapshot = undefined;
     }
+    // The state the last message carries stands for every message up to it: no other read (unless told to fold them).
+    // A held snapshot with its command ids and at most a few messages behind catches up by their gets instead: the
+    // carried state would leave the command ids to read again, from up to 143 messages back.
+    const behindBy =
+      snapshot && snapshot.commandsFrom === undefined && last.entry.position !== undefined ? last.entry.position - 1 - snapshot.length : undefined;
+    const carried =
+      options.carried === false || last.previousSeq === (snapshot?.seq ?? 0) || (behindBy !== undefined && behindBy <= CATCH_UP_BY_EVENTS_UP_TO)
+        ? undefined
+        : await this.fromCarried(aggregate, subject, last, from);
+    if (carried) return this.remember(subject, carried, readAt);
     snapshot ??= emptySnapshot(aggregate);
     if (last.previousSeq !== snapshot.seq) {
       // The read ends at the message the last one names as its predecessor (the subject holds nothing between the
@@ -138,11 +143,83 @@ export class AggregateRepository {
   }
 
   /**
+   * The snapshot the last message's carried state gives, when the current fold wrote it: the state itself, or (a
+   * large state, carried every few messages) the one it names, read with the messages after it in one request and
+   * folded. Undefined when there is none to use, or the read did not reach the last message's predecessor: the caller
+   * then reads the events.
+   */
+  private async fromCarried<S>(
+    aggregate: AggregateDefinition<S>,
+    subject: string,
+    last: LastEntry & { held: false },
+    from: ReadFrom,
+  ): Promise<AggregateSnapshot<S> | undefined> {
+    const whole = carriedSnapshot(aggregate, last.entry);
+    if (whole !== 'named') return whole;
+    const stateAt = (decodeCarriedState(aggregate, last.entry.state!, last.seq) as { stateAt: number }).stateAt;
+    if (last.previousSeq === undefined || stateAt > last.previousSeq) return undefined;
+    let snapshot: AggregateSnapshot<S> | undefined;
+    for await (const entry of this.store.entriesAfter(subject, stateAt - 1, last.previousSeq, from)) {
+      if (snapshot) snapshot = this.foldEntry(aggregate, snapshot, entry);
+      else {
+        const named = entry.seq === stateAt ? carriedSnapshot(aggregate, entry) : undefined;
+        if (named === undefined || named === 'named') return undefined;
+        snapshot = named;
+      }
+    }
+    return snapshot?.seq === last.previousSeq ? this.foldEntry(aggregate, snapshot, last.entry) : undefined;
+  }
+
+  /**
+   * `snapshot` with the command ids it remembers: read, when it came from a carried state, from the messages they are
+   * in (one request: `commandsFrom` is at most 143 messages back). Its state and sequence are the log's through
+   * `snapshot.seq`, so a read that does not reach it (a replica behind; a message deleted since) loads the aggregate
+   * afresh by its events instead, at the leader where one may lag.
+   */
+  async withCommands<S>(source: AggregateSource<S>, id: string, snapshot: AggregateSnapshot<S>, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
+    if (snapshot.commandsFrom === undefined) return snapshot;
+    const aggregate = resolveAggregate(source);
+    const subject = this.subjectOf(aggregate, id);
+    let commands = RememberedCommands.none;
+    let reached = 0;
+    for await (const entry of this.store.entriesAfter(subject, snapshot.commandsFrom - 1, snapshot.seq, from)) {
+      reached = entry.seq;
+      if (!entry.rejection) commands = commands.with(entry.batch.events[0]!.metadata.commandId, appliedCommand(entry.seq, entry.batch.events));
+    }
+    if (reached !== snapshot.seq) {
+      // Not from the cache either: it holds this very snapshot, which the load would confirm or fold onto.
+      this.#cache.delete(subject);
+      return this.load(aggregate, id, this.store.readsMayLag ? 'leader' : from, { carried: false });
+    }
+    const complete: AggregateSnapshot<S> = { state: snapshot.state, seq: snapshot.seq, length: snapshot.length, commands, carriedAt: snapshot.carriedAt };
+    const cached = this.#cache.get(subject);
+    if (cached?.snapshot === snapshot) this.#cache.set(subject, { snapshot: complete, checkedAtMs: cached.checkedAtMs });
+    return complete;
+  }
+
+  /**
+   * The state after `events` are folded onto `base`, and the value its message carries (`aggregateState.ts`; undefined
+   * when the aggregate carries none, the state is too large, or `base` has not read its command ids: the message
+   * could not say where they begin).
+   */
+  stateAfter<S>(aggregate: AggregateDefinition<S>, base: AggregateSnapshot<S>, events: readonly StoredEvent[]): StateAfter<S> {
+    let state = base.state;
+    for (const stored of events) state = aggregate.evolve(state, { type: stored.type, data: stored.data });
+    const encoded =
+      base.commandsFrom === undefined
+        ? encodeCarriedState(aggregate, state, base.length + 1, base.carriedAt, base.commands.oldestKeptWithOneMore())
+        : undefined;
+    return { state, carried: encoded?.value, wholeChars: encoded?.chars };
+  }
+
+  /**
    * A message the event store did not write (or cannot read) never reaches the state, yet it is the subject's last
    * message until the next append, so the snapshot moves past it: the next append expects its sequence.
    */
   private foldEntry<S>(aggregate: AggregateDefinition<S>, snapshot: AggregateSnapshot<S>, entry: LogEntry): AggregateSnapshot<S> {
-    return entry.rejection ? { ...snapshot, seq: entry.seq, length: snapshot.length + 1 } : this.fold(aggregate, snapshot, entry.seq, entry.batch.events);
+    if (entry.rejection) return { ...snapshot, seq: entry.seq, length: snapshot.length + 1 };
+    const chars = entry.state === undefined ? undefined : wholeStateChars(aggregate, entry.state);
+    return this.fold(aggregate, snapshot, entry.seq, entry.batch.events, undefined, undefined, chars);
   }
 
   /**
@@ -161,8 +238,15 @@ export class AggregateRepository {
    * Records a message this process just appended, so the next load needs no read beyond the sequence check. Its events
    * were validated at the current version by `catalog.write` just before: they are folded as they are, not parsed again.
    */
-  applyAppended<S>(aggregate: AggregateDefinition<S>, id: string, base: AggregateSnapshot<S>, seq: number, events: StoredEvent[]): AggregateSnapshot<S> {
-    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }));
+  applyAppended<S>(
+    aggregate: AggregateDefinition<S>,
+    id: string,
+    base: AggregateSnapshot<S>,
+    seq: number,
+    events: StoredEvent[],
+    folded?: StateAfter<S>,
+  ): AggregateSnapshot<S> {
+    const snapshot = this.fold(aggregate, base, seq, events, (stored) => ({ type: stored.type, data: stored.data }), folded, folded?.wholeChars);
     this.remember(this.subjectOf(aggregate, id), snapshot);
     return snapshot;
   }
@@ -173,12 +257,19 @@ export class AggregateRepository {
     seq: number,
     events: StoredEvent[],
     read: (stored: StoredEvent) => DomainEventLike = (stored) => aggregate.catalog.read(stored),
+    folded?: { state: S },
+    /** Characters of the whole state the message carries, when it carries it. */
+    wholeChars?: number,
   ): AggregateSnapshot<S> {
     let state = base.state;
-    for (const stored of events) state = aggregate.evolve(state, read(stored));
-    const { commandId, commandName, requestDigest } = events[0]!.metadata;
-    const applied = { seq, events: events.map(({ type, version, data }) => ({ type, version, data })), commandName, requestDigest };
-    return { state, seq, length: base.length + 1, commands: base.commands.with(commandId, applied) };
+    if (folded) state = folded.state;
+    else for (const stored of events) state = aggregate.evolve(state, read(stored));
+    const length = base.length + 1;
+    const carriedAt = wholeChars === undefined ? base.carriedAt : { seq, length, chars: wholeChars };
+    const { commandsFrom } = base;
+    // Ids not read yet stay unread: `withCommands` reads them all, through this message, from where they begin.
+    if (commandsFrom !== undefined) return { state, seq, length, commands: base.commands, commandsFrom, carriedAt };
+    return { state, seq, length, commands: base.commands.with(events[0]!.metadata.commandId, appliedCommand(seq, events)), carriedAt };
   }
 
   /** The log agreed with `snapshot` just now: `latestSeen` may answer it again (unless a newer one was cached meanwhile). */

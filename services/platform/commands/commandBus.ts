@@ -120,9 +120,15 @@ export class CommandBus {
     const dependencies = new DependencyFreshness(command, payload, this.repository);
     const subject = this.repository.subjectOf(command.aggregate, aggregateId);
     for (;;) {
-      const snapshot = ladder.guessing
-        ? this.repository.cachedOrInitial(command.aggregate, aggregateId)
-        : await this.repository.load(command.aggregate, aggregateId, ladder.from);
+      // A state loaded from a message's carried state reads its remembered command ids before they are asked.
+      const snapshot = await this.repository.withCommands(
+        command.aggregate,
+        aggregateId,
+        ladder.guessing
+          ? this.repository.cachedOrInitial(command.aggregate, aggregateId)
+          : await this.repository.load(command.aggregate, aggregateId, ladder.from),
+        ladder.from,
+      );
       const remembered = rememberedAnswer(context.commandId, snapshot.commands.get(context.commandId), identity);
       if (remembered) return answer(remembered.seq, true, remembered.events);
 
@@ -138,12 +144,17 @@ export class CommandBus {
 
       const events = stampedEvents(command, aggregate, decision.events, context, request);
       try {
-        const ack = await this.store.append(subject, { events }, { expectedSeq: snapshot.seq, msgId: context.commandId, position: snapshot.length + 1 });
+        const after = this.repository.stateAfter(command.aggregate, snapshot, events);
+        const ack = await this.store.append(
+          subject,
+          { events },
+          { expectedSeq: snapshot.seq, msgId: context.commandId, position: snapshot.length + 1, state: after.carried },
+        );
         if (ack.duplicate) {
           const stored = await storedAnswer(this.store, ack.seq, subject, context.commandId, identity);
           return answer(stored.seq, true, stored.events);
         }
-        this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events);
+        this.repository.applyAppended(command.aggregate, aggregateId, snapshot, ack.seq, events, after);
         return answer(
           ack.seq,
           false,

@@ -19,6 +19,13 @@ export interface AggregateDefinition<S = unknown, E extends DomainEventLike = Do
   readonly initialState: S;
   readonly catalog: EventCatalog<EventDefinition>;
   evolve(state: S, event: E): S;
+  /**
+   * Set when each message should carry the state `evolve` folded after it (`aggregateState.ts`), so a cold load is the
+   * last message's one get. The state must survive a JSON round trip unchanged. Raise it whenever `evolve` would fold
+   * the same events into another state (a code change): a load ignores a state written under another version and
+   * folds the events again.
+   */
+  readonly stateVersion?: number;
 }
 
 /**

@@ -38,6 +38,20 @@ export class RememberedCommands {
     return undefined;
   }
 
+  /**
+   * The stream sequence of the oldest command kept once one more is added, undefined when that one would be the
+   * oldest. A read from there rebuilds the same generations (they fill from the oldest kept), which is what a message's
+   * carried state records (`aggregateState.ts`).
+   */
+  oldestKeptWithOneMore(): number | undefined {
+    const kept = this.filling.size + 1 === GENERATION ? [...this.full, this.filling].slice(-GENERATIONS) : [...this.full, this.filling];
+    for (const generation of kept) {
+      const first = generation.values().next();
+      if (!first.done) return first.value.seq;
+    }
+    return undefined;
+  }
+
   with(commandId: string, applied: AppliedCommand): RememberedCommands {
     const filling = new Map(this.filling).set(commandId, applied);
     return filling.size < GENERATION

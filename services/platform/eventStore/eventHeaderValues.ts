@@ -7,6 +7,8 @@ export interface EventHeaderValues {
   readonly messageId: string;
   readonly expectedSeq: string;
   readonly position: string;
+  /** The aggregate's state after the message (`Bc-Aggregate-State`), as written: parsed only by a load that uses it. */
+  readonly state: string;
 }
 
 /** A stored message as any consumer or direct get delivers it (`RawLogMessage`), as far as its headers go. */
@@ -24,6 +26,7 @@ const MAC = `${EventHeaders.mac}:`;
 const MESSAGE_ID = `${EventHeaders.messageId}:`;
 const EXPECTED_SEQ = `${EventHeaders.expectedSeq}:`;
 const POSITION = `${EventHeaders.position}:`;
+const STATE = `${EventHeaders.state}:`;
 
 /**
  * The header block of a message a consumer delivered, or undefined for any other message (a direct get's, one a test
@@ -53,6 +56,7 @@ export function eventHeaderValues(message: HeaderCarrier): EventHeaderValues {
       messageId: h?.get(EventHeaders.messageId) ?? '',
       expectedSeq: h?.get(EventHeaders.expectedSeq) ?? '',
       position: h?.get(EventHeaders.position) ?? '',
+      state: h?.get(EventHeaders.state) ?? '',
     };
   }
   const text = decoder.decode(block);
@@ -60,6 +64,7 @@ export function eventHeaderValues(message: HeaderCarrier): EventHeaderValues {
   let messageId: string | undefined;
   let expectedSeq: string | undefined;
   let position: string | undefined;
+  let state: string | undefined;
   // The first line is the status line: headers start after it.
   for (let start = text.indexOf('\r\n'); start !== -1 && start < text.length;) {
     start += 2;
@@ -69,7 +74,8 @@ export function eventHeaderValues(message: HeaderCarrier): EventHeaderValues {
     else if (messageId === undefined && text.startsWith(MESSAGE_ID, start)) messageId = text.slice(start + MESSAGE_ID.length, end).trim();
     else if (expectedSeq === undefined && text.startsWith(EXPECTED_SEQ, start)) expectedSeq = text.slice(start + EXPECTED_SEQ.length, end).trim();
     else if (position === undefined && text.startsWith(POSITION, start)) position = text.slice(start + POSITION.length, end).trim();
+    else if (state === undefined && text.startsWith(STATE, start)) state = text.slice(start + STATE.length, end).trim();
     start = end === text.length ? -1 : end;
   }
-  return { mac: mac ?? '', messageId: messageId ?? '', expectedSeq: expectedSeq ?? '', position: position ?? '' };
+  return { mac: mac ?? '', messageId: messageId ?? '', expectedSeq: expectedSeq ?? '', position: position ?? '', state: state ?? '' };
 }

@@ -8,13 +8,16 @@ import { KEY_BYTES, loadKeyMaterial } from '../keyMaterial.ts';
 /**
  * The headers an event batch is authenticated with. The two `Nats-` ones are the server's own, stored with the message.
  * `position` (how many messages its subject holds with this one) is written since the cold-load walk back; a message
- * without it (older) is verified as before.
+ * without it (older) is verified as before. `state` (the aggregate's folded state after this message, for a one-get
+ * cold load: `services/platform/commands/aggregateState.ts`) is written with a position only, and covered by the MAC
+ * like the rest, so a reader trusts it exactly as far as the events beside it.
  */
 export const EventHeaders = {
   mac: 'Bc-Event-Mac',
   messageId: 'Nats-Msg-Id',
   expectedSeq: 'Nats-Expected-Last-Subject-Sequence',
   position: 'Bc-Event-Position',
+  state: 'Bc-Aggregate-State',
 } as const;
 
 const VERSION = 'v1';
@@ -80,9 +83,10 @@ export class EventMac {
     return `${commandId}.${createHmac('sha256', this.#key).update('msg-id\n').update(commandId).digest('base64url').slice(0, 22)}`;
   }
 
-  /** The `Bc-Event-Mac` value for a batch about to be appended with these headers (`position` when it has one). */
-  sign(subject: string, messageId: string, expectedSeq: number, payload: Uint8Array, position?: number): string {
-    const mac = this.#mac(subject, messageId, String(expectedSeq), position === undefined ? '' : String(position), payload);
+  /** The `Bc-Event-Mac` value for a batch about to be appended with these headers (`position` and `state` when it has them). */
+  sign(subject: string, messageId: string, expectedSeq: number, payload: Uint8Array, position?: number, state = ''): string {
+    if (state !== '' && position === undefined) throw new Error('an aggregate state is written with a position only');
+    const mac = this.#mac(subject, messageId, String(expectedSeq), position === undefined ? '' : String(position), state, payload);
     return `${this.#prefix}${mac.toString('base64url')}`;
   }
 
@@ -90,17 +94,18 @@ export class EventMac {
   verify(subject: string, headers: MsgHdrs | undefined, payload: Uint8Array): Rejection | undefined {
     const value = headers?.get(EventHeaders.mac);
     if (!value) return { reason: 'MAC_MISSING', detail: 'no event-store MAC: not written by the event store' };
-    const { messageId, expectedSeq, position } = EventHeaders;
-    return this.verifyValues(subject, value, headers!.get(messageId), headers!.get(expectedSeq), payload, headers!.get(position));
+    const { messageId, expectedSeq, position, state } = EventHeaders;
+    return this.verifyValues(subject, value, headers!.get(messageId), headers!.get(expectedSeq), payload, headers!.get(position), headers!.get(state));
   }
 
   /** `verify` on header values the caller read already (`''` for a header the message lacks). */
-  verifyValues(subject: string, value: string, messageId: string, expectedSeq: string, payload: Uint8Array, position = ''): Rejection | undefined {
+  verifyValues(subject: string, value: string, messageId: string, expectedSeq: string, payload: Uint8Array, position = '', state = ''): Rejection | undefined {
     if (!value) return { reason: 'MAC_MISSING', detail: 'no event-store MAC: not written by the event store' };
     if (value.length !== this.#prefix.length + MAC_CHARS || !value.startsWith(this.#prefix)) return this.#malformed(value);
     if (!messageId || !expectedSeq) return { reason: 'MAC_INVALID', detail: 'message id or expected sequence missing' };
+    if (state !== '' && position === '') return { reason: 'MAC_INVALID', detail: 'an aggregate state without a position' };
     const written = this.#given.write(value.slice(this.#prefix.length), 'base64url');
-    const wanted = this.#mac(subject, messageId, expectedSeq, position, payload);
+    const wanted = this.#mac(subject, messageId, expectedSeq, position, state, payload);
     if (written !== MAC_BYTES || !timingSafeEqual(this.#given, wanted)) {
       return { reason: 'MAC_INVALID', detail: 'the MAC does not match the message (altered, or copied to another subject or position)' };
     }
@@ -115,14 +120,17 @@ export class EventMac {
     return { reason: 'MAC_INVALID', detail: 'the MAC does not match the message (altered, or copied to another subject or position)' };
   }
 
-  #mac(subject: string, messageId: string, expectedSeq: string, position: string, payload: Uint8Array): Buffer {
-    // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another. A message
-    // with a position is signed under a tag of its own, so its position can be neither removed nor added to a message
-    // signed without one: older messages verify unchanged.
+  #mac(subject: string, messageId: string, expectedSeq: string, position: string, state: string, payload: Uint8Array): Buffer {
+    // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another (the state,
+    // the longest, also goes with its length). A message with a position, or with a position and a state, is signed
+    // under a tag of its own, so neither can be removed from or added to a message signed without it: older messages
+    // verify unchanged.
     const fields =
       position === ''
         ? `bc.event/${VERSION}\n${subject}\n${messageId}\n${expectedSeq}\n`
-        : `bc.event/${VERSION}+position\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n`;
+        : state === ''
+          ? `bc.event/${VERSION}+position\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n`
+          : `bc.event/${VERSION}+position+state\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n${state.length}\n${state}\n`;
     let input = this.#inner;
     // At most 3 bytes of UTF-8 per UTF-16 unit: a bound that needs no pass over the string.
     if (3 * fields.length + payload.length > REUSED_INPUT_BYTES) {

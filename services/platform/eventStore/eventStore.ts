@@ -42,6 +42,11 @@ export interface StoredBatch {
   batch: EventBatch;
   /** How many messages its subject held with it, as its writer knew (MAC-covered); undefined when written without. */
   position?: number | undefined;
+  /**
+   * The aggregate's state after this message as its writer folded it (`Bc-Aggregate-State`, MAC-covered, unparsed:
+   * `aggregateState.ts` reads it); undefined when written without one.
+   */
+  state?: string | undefined;
   rejection?: undefined;
 }
 
@@ -52,6 +57,7 @@ export interface RejectedMessage {
   messageId: string | null;
   batch?: undefined;
   position?: undefined;
+  state?: undefined;
   rejection: Rejection;
 }
 
@@ -133,7 +139,7 @@ export class EventStore {
     const values = eventHeaderValues(message);
     const messageId = values.messageId || null;
     const positionHeader = values.position;
-    const rejection = this.mac.verifyValues(subject, values.mac, values.messageId, values.expectedSeq, data, positionHeader);
+    const rejection = this.mac.verifyValues(subject, values.mac, values.messageId, values.expectedSeq, data, positionHeader, values.state);
     if (rejection) return { seq, subject, messageId, rejection };
     let parsed: ReturnType<typeof EventBatch.safeParse>;
     try {
@@ -142,7 +148,7 @@ export class EventStore {
       return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not JSON' } };
     }
     if (!parsed.success) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
-    return { seq, subject, messageId, batch: parsed.data, position: positionOf(positionHeader) };
+    return { seq, subject, messageId, batch: parsed.data, position: positionOf(positionHeader), state: values.state || undefined };
   }
 
   /**
@@ -150,14 +156,20 @@ export class EventStore {
    * already stored inside the duplicate window (JetStream checks dedupe before the expectation). Throws
    * `ConcurrencyError` when the subject moved past `expectedSeq`. `position`, how many messages the subject holds
    * with this one (the aggregate's length the writer read), is stored with it so a load knows at its first get how
-   * long the aggregate is (`entriesEndingAt`).
+   * long the aggregate is (`entriesEndingAt`). `state`, the aggregate's state after this message (with a position
+   * only), lets a cold load stop at this message's one get (`aggregateState.ts`); readers of the events skip it.
    */
-  async append(subject: string, batch: EventBatch, options: { expectedSeq: number; msgId: string; position?: number }): Promise<AppendResult> {
+  async append(
+    subject: string,
+    batch: EventBatch,
+    options: { expectedSeq: number; msgId: string; position?: number; state?: string | undefined },
+  ): Promise<AppendResult> {
     const payload = encoder.encode(JSON.stringify(batch));
     const messageId = this.mac.messageId(options.msgId);
     const hdrs = headers();
     if (options.position !== undefined) hdrs.set(EventHeaders.position, String(options.position));
-    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload, options.position));
+    if (options.state) hdrs.set(EventHeaders.state, options.state);
+    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload, options.position, options.state));
     try {
       const ack = await this.js.publish(subject, payload, {
         msgID: messageId,
