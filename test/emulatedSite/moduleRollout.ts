@@ -1,13 +1,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { expect } from 'vitest';
-import { AgentCommand, newNonce } from '../../schemas/agent/agentCommand.ts';
 import type { ModuleVersionView } from '../../schemas/fleet/views.ts';
 import type { RolloutDetailView } from '../../schemas/fleet/rolloutViews.ts';
-import { sendAgentCommand } from '../../services/agents/agentExchange.ts';
-import { BlobStore } from '../../services/blobs/blobStore.ts';
 import type { EmulatedMachine } from '../../scripts/emulatedSite/emulatedSite.ts';
 import type { apiClient } from '../support/apiClient.ts';
 import { runCli } from '../support/cliRunner.ts';
@@ -39,7 +35,7 @@ const POLL = { timeout: 300_000, interval: 2_000 };
  */
 export async function moduleRolloutOnDeployedHosts(ctx: ModuleRolloutContext): Promise<void> {
   const started = Date.now();
-  const { client, nc, siteId } = ctx;
+  const { client } = ctx;
   const author = resolverAuthor(ctx.work, ctx.client.api, ctx.dataDir, ctx.token);
   const ids = ctx.vms.map((vm) => vm.id).sort();
   // Waves take hosts in code-point order of their ids: the first is the canary.
@@ -67,37 +63,12 @@ export async function moduleRolloutOnDeployedHosts(ctx: ModuleRolloutContext): P
     expect(assigned.body.events[0].data.plan).toEqual({ [MODULE]: '1.0.0' });
   }
 
-  // 1.0.0 onto both hosts: there is no operator verb applying a plan outside a rollout yet, so the test sends the
-  // `module.apply` the rollout controller would (moduleApplyCommand.ts): the bundle by a capability URL granted to the
-  // host, the version's digests and the publisher's key, on the host's command subject.
-  const v1 = await published('1.0.0');
-  const blobs = await BlobStore.open(nc, ctx.publicUrl);
+  // 1.0.0 onto both hosts by the operator's verb (`fleet.applyPlan`): the rollout controller sends each host the
+  // `module.apply` of its pinned plan, and the CLI follows the host's heartbeats until it reports it (exit 0: healthy).
   for (const nodeId of ids) {
-    const commandId = `emu-e2e-apply-${nodeId}`;
-    const notAfterMs = Date.now() + 600_000;
-    const grant = await blobs.grantContent(nodeId, v1.bundleSha256, { key: commandId, expiresAtMs: notAfterMs + 900_000 });
-    const command = AgentCommand.parse({
-      commandId,
-      kind: 'module.apply',
-      siteId,
-      nodeId,
-      workflowId: 'emu-e2e-apply',
-      stepIndex: 0,
-      attempt: 1,
-      destructive: false,
-      params: {
-        module: MODULE,
-        version: '1.0.0',
-        bundleUrl: grant!.url,
-        bundleSha256: v1.bundleSha256,
-        manifestSha256: v1.manifestSha256,
-        trustedPublishers: [{ publisherId: author.publisherId, publicKey: author.publicKey }],
-      },
-      issuedAt: new Date().toISOString(),
-      notAfter: new Date(notAfterMs).toISOString(),
-      nonce: newNonce(),
-    });
-    await sendAgentCommand({ js: jetstream(nc) }, command);
+    const applied = await runCli(client.api, ctx.dataDir, ['assignments', 'apply', nodeId, '--follow'], ctx.token);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(new RegExp(`${nodeId}: ${MODULE} 1\\.0\\.0 active`));
   }
   for (const nodeId of ids) await expect.poll(() => reported(nodeId), POLL).toEqual(await runs('1.0.0'));
 
