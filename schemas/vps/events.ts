@@ -191,27 +191,26 @@ export const HoldPlaced = defineEvent(
 /** The hold's capacity was given back before it expired. */
 export const HoldReleased = defineEvent('HoldReleased', z.object({ siteId: z.string(), holdId: z.string(), holder: HoldHolder, releasedAt: z.string() }));
 
+/** What a placement decided and why: shared by a first placement and a relocation. */
+const placementChoice = {
+  siteId: z.string(),
+  instanceId: z.string(),
+  tenantId: z.string(),
+  poolId: z.string(),
+  runtime: z.string(),
+  nodeId: z.string(),
+  resources: HostResources,
+  freeBefore: HostResources,
+  fromHolds: z.array(z.object({ holdId: z.string(), resources: HostResources })),
+  considered: z.number().int(),
+};
+
 /**
  * An instance of a metal pool was placed at the site (`bc.evt.vps.holdBook.<siteId>`: the same book as holds, so
  * placements and holds decided at once serialise on one subject): which node, and why (the free capacity it had, how
  * many nodes were considered, the holds of its tenant or pool it drew on). It takes `resources` there until unplaced.
  */
-export const InstancePlaced = defineEvent(
-  'InstancePlaced',
-  z.object({
-    siteId: z.string(),
-    instanceId: z.string(),
-    tenantId: z.string(),
-    poolId: z.string(),
-    runtime: z.string(),
-    nodeId: z.string(),
-    resources: HostResources,
-    freeBefore: HostResources,
-    fromHolds: z.array(z.object({ holdId: z.string(), resources: HostResources })),
-    considered: z.number().int(),
-    placedAt: z.string(),
-  }),
-);
+export const InstancePlaced = defineEvent('InstancePlaced', z.object({ ...placementChoice, placedAt: z.string() }));
 /** The instance is gone from its node (its host removed it): the capacity it took is free again. */
 export const InstanceUnplaced = defineEvent(
   'InstanceUnplaced',
@@ -234,21 +233,7 @@ export const InstanceRelocationRequested = defineEvent(
  */
 export const InstanceRelocated = defineEvent(
   'InstanceRelocated',
-  z.object({
-    siteId: z.string(),
-    instanceId: z.string(),
-    tenantId: z.string(),
-    poolId: z.string(),
-    runtime: z.string(),
-    fromNodeId: z.string(),
-    nodeId: z.string(),
-    reason: z.string(),
-    resources: HostResources,
-    freeBefore: HostResources,
-    fromHolds: z.array(z.object({ holdId: z.string(), resources: HostResources })),
-    considered: z.number().int(),
-    relocatedAt: z.string(),
-  }),
+  z.object({ ...placementChoice, fromNodeId: z.string(), reason: z.string(), relocatedAt: z.string() }),
 );
 
 export const holdBookEvents = [HoldPlaced, HoldReleased, InstancePlaced, InstanceUnplaced, InstanceRelocationRequested, InstanceRelocated] as const;

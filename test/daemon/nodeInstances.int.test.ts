@@ -7,6 +7,7 @@ import { heartbeatSignedBy, openAgentHeartbeat, type AgentHeartbeat } from '../.
 import { Subjects } from '../../schemas/subjects.ts';
 import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
 import { agentCommand, log, startAgentBackbone } from './harness.ts';
+import { processAlive } from '../support/processAlive.ts';
 
 interface PluginEntry {
   pid: number | null;
@@ -14,15 +15,6 @@ interface PluginEntry {
   userDataApplies: number;
   lastUserData: string | null;
 }
-
-const alive = (pid: number | null | undefined): boolean => {
-  if (!pid) return false;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 /** Every file under `dir`, recursively. */
 const filesUnder = (dir: string): string[] =>
@@ -89,7 +81,7 @@ describe('bcd node runs instances through a bcx runtime plugin', () => {
   afterAll(async () => {
     await agent?.stop();
     await running?.stop();
-    for (const entry of Object.values(pluginEntries())) if (alive(entry.pid)) process.kill(entry.pid!, 'SIGKILL');
+    for (const entry of Object.values(pluginEntries())) if (processAlive(entry.pid)) process.kill(entry.pid!, 'SIGKILL');
     await env?.[Symbol.asyncDispose]();
     plugins?.[Symbol.dispose]();
     rmSync(stateDir, { recursive: true, force: true });
@@ -106,7 +98,7 @@ describe('bcd node runs instances through a bcx runtime plugin', () => {
       },
     });
     const pid = pluginEntries()['vm-1']!.pid;
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     // Answered: the host keeps no copy of the user data anywhere in its state.
     for (const file of filesUnder(stateDir)) expect(readFileSync(file, 'utf8')).not.toContain('ud-only-once');
     await expect
@@ -120,7 +112,7 @@ describe('bcd node runs instances through a bcx runtime plugin', () => {
 
     const stopped = await run('instance.apply', spec('vm-1', 'stopped'));
     expect(stopped).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'stopped', addresses: [] } } } });
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     await expect.poll(() => reported('vm-1')?.state, { timeout: 5_000 }).toBe('stopped');
 
     expect(await run('instance.remove', { id: 'vm-1' })).toMatchObject({ ok: true, result: { ok: true, payload: { id: 'vm-1', removed: true } } });
@@ -162,9 +154,9 @@ describe('bcd node runs instances through a bcx runtime plugin', () => {
     // The instance dies while bcd node is down; the next start brings it back, without user data this time.
     await agent.stop();
     process.kill(pid!, 'SIGKILL');
-    await expect.poll(() => alive(pid), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => processAlive(pid), { timeout: 5_000 }).toBe(false);
     await startAgent();
-    await expect.poll(() => alive(pluginEntries()['vm-2']?.pid), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => processAlive(pluginEntries()['vm-2']?.pid), { timeout: 15_000 }).toBe(true);
     expect(pluginEntries()['vm-2']).toMatchObject({ userDataApplies: 2 });
     expect(pluginEntries()['vm-2']!.pid).not.toBe(pid);
     await expect.poll(() => reported('vm-2'), { timeout: 5_000 }).toMatchObject({ state: 'running', message: `pid ${pluginEntries()['vm-2']!.pid}` });

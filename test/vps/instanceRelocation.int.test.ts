@@ -27,17 +27,10 @@ import { startBackbone } from '../support/backboneFixture.ts';
 import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
 import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 import { instancePayload, quotaOf } from './vpsPayloads.ts';
+import { processAlive } from '../support/processAlive.ts';
 
 const GIB = 1_024 ** 3;
 const HOST_SILENT_MS = 2_000;
-const alive = (pid: number | null | undefined): boolean => {
-  if (!pid) return false;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 describe('an instance moved off a lost node: a real nats-server, fleet sensors, the autonomy engine, the VPS reconciler and two hosts running bcd node', () => {
   it(
@@ -158,7 +151,7 @@ describe('an instance moved off a lost node: a real nats-server, fleet sensors, 
         await expect.poll(async () => (await book()).instances?.['vm-1']?.nodeId, byReports).toBe('n1');
         await expect.poll(async () => (await instance()).observed, byReports).toBe('running');
         const firstPid = pidOn('n1', 'vm-1');
-        expect(alive(firstPid)).toBe(true);
+        expect(processAlive(firstPid)).toBe(true);
         const usage = await usageOf();
         const reserved = reservationOf(await tenant(), 'vm-1');
 
@@ -178,7 +171,7 @@ describe('an instance moved off a lost node: a real nats-server, fleet sensors, 
         await expect.poll(async () => (await book()).instances?.['vm-1']?.nodeId, byReports).toBe('n2');
         const decision = (await repository.load(decisionAggregate, decisionIdOf('relocate', 'vm-1'))).state;
         expect(decision).toMatchObject({ exists: true, disposition: 'auto', plan: { action: 'vps.relocate', params: { siteId: 'dc1', fromNodeId: 'n1' } } });
-        await expect.poll(async () => alive(pidOn('n2', 'vm-1')), byReports).toBe(true);
+        await expect.poll(async () => processAlive(pidOn('n2', 'vm-1')), byReports).toBe(true);
         await expect.poll(async () => (await instance()).observed, byReports).toBe('running');
         const relocated: unknown[] = [];
         for await (const { batch } of env.store.readAfter('bc.evt.vps.holdBook.dc1', 0))
@@ -189,14 +182,14 @@ describe('an instance moved off a lost node: a real nats-server, fleet sensors, 
         expect(reservationOf(await tenant(), 'vm-1')).toEqual(reserved);
         expect(await usageOf()).toEqual(usage);
         // The old copy still runs on n1, unreachable: it was never ours to kill while its host was silent.
-        expect(alive(firstPid)).toBe(true);
+        expect(processAlive(firstPid)).toBe(true);
 
         // n1 comes back: its bcd node lists its copy, and is asked to remove it; n2's goes on serving.
         await startHost('n1', 'boot-a');
-        await expect.poll(() => alive(firstPid), byReports).toBe(false);
+        await expect.poll(() => processAlive(firstPid), byReports).toBe(false);
         await expect.poll(() => pidOn('n1', 'vm-1'), byReports).toBeNull();
         await sleep(1_000);
-        expect(alive(pidOn('n2', 'vm-1'))).toBe(true);
+        expect(processAlive(pidOn('n2', 'vm-1'))).toBe(true);
         expect((await instance()).observed).toBe('running');
         expect((await book()).instances?.['vm-1']?.nodeId).toBe('n2');
         expect(reconciler.model.copiesLeft.get('n1')?.size ?? 0).toBe(0);

@@ -24,16 +24,9 @@ import { startBackbone } from '../support/backboneFixture.ts';
 import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
 import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 import { instancePayload, quotaOf } from './vpsPayloads.ts';
+import { processAlive } from '../support/processAlive.ts';
 
 const GIB = 1_024 ** 3;
-const alive = (pid: number | null | undefined): boolean => {
-  if (!pid) return false;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 describe('instances in a metal pool, end to end: a real nats-server, the VPS reconciler and a deployed host running bcd node', () => {
   it(
@@ -142,7 +135,7 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         await expect.poll(async () => (await instance('vm-1')).observed, byReports).toBe('running');
         expect((await instance('vm-1')).addresses).toEqual(['127.0.0.1']);
         const pid = pluginPid('vm-1');
-        expect(alive(pid)).toBe(true);
+        expect(processAlive(pid)).toBe(true);
         // The runtime got the tenant's SSH keys in its apply spec, with the user data on the first apply.
         expect(pluginEntry('vm-1')).toMatchObject({ lastSshKeys: instancePayload('tenant-a', 'vm-1').sshKeys, userDataApplies: 1 });
         expect(allocatedByNode(await book()).get('n1')).toEqual({ vcpus: 4, memoryMib: 4_096, diskGib: 40 });
@@ -172,12 +165,12 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         await run('vps.stopInstance', { tenantId: 'tenant-a', instanceId: 'vm-1' });
         await expect.poll(async () => (await instance('vm-1')).observed, byReports).toBe('stopped');
         expect((await instance('vm-1')).addresses).toEqual([]);
-        expect(alive(pid)).toBe(false);
+        expect(processAlive(pid)).toBe(false);
 
         // Started again: a new process, running with its address.
         await run('vps.startInstance', { tenantId: 'tenant-a', instanceId: 'vm-1' });
         await expect.poll(async () => (await instance('vm-1')).observed, byReports).toBe('running');
-        expect(alive(pluginPid('vm-1'))).toBe(true);
+        expect(processAlive(pluginPid('vm-1'))).toBe(true);
         // Later applies carry the keys again, the user data not.
         expect(pluginEntry('vm-1')).toMatchObject({ lastSshKeys: instancePayload('tenant-a', 'vm-1').sshKeys, userDataApplies: 1 });
 
@@ -185,7 +178,7 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
         const lastPid = pluginPid('vm-1');
         await run('vps.deleteInstance', { tenantId: 'tenant-a', instanceId: 'vm-1' });
         await expect.poll(async () => (await instance('vm-1')).observed, byReports).toBe('deleted');
-        expect(alive(lastPid)).toBe(false);
+        expect(processAlive(lastPid)).toBe(false);
         expect(pluginPid('vm-1')).toBeNull();
         await expect.poll(async () => (await book()).instances?.['vm-1'], byReports).toBeUndefined();
         expect(allocatedByNode(await book()).get('n1')).toBeUndefined();
