@@ -69,5 +69,24 @@ export function passedProbeNames(report: Pick<HostModuleReport, 'probes' | 'pass
   return passed;
 }
 
+/**
+ * What a host's report of a module's version says once it is settled: `healthy` (active, every probe the published
+ * manifest declares reported and passing, and the manifest digest the one published when it is given), `failed`, or
+ * undefined while it says nothing yet: `pending`, or active before it reported every declared probe (`bcd node`
+ * switches `current` first and probes after, so an active report with no probes is not a pass).
+ */
+export function moduleReportVerdict(
+  report: Pick<HostModuleReport, 'state' | 'probes' | 'passed' | 'digest'>,
+  declared: readonly string[],
+  manifestSha256?: string,
+): 'healthy' | 'failed' | undefined {
+  if (report.state === 'pending') return undefined;
+  const passed = passedProbeNames(report, declared);
+  const carried = (name: string) => passed.has(name) || report.probes.some((p) => p.name === name);
+  if (report.state === 'active' && !declared.every(carried)) return undefined;
+  const healthy = report.state === 'active' && report.probes.every((p) => p.ok) && (manifestSha256 === undefined || manifestSha256 === report.digest);
+  return healthy ? 'healthy' : 'failed';
+}
+
 /** At most this many modules ride on one heartbeat. */
 export const MAX_HOST_MODULES = 256;

@@ -88,7 +88,12 @@ describe('fleet.applyPlan: a real nats-server, the control plane, the rollout co
     async () => {
       const first = await run('fleet.applyPlan', { nodeId: 'n1' }, 'apply-n1-a');
       expect(first.events).toMatchObject([{ type: 'HostPlanApplyRequested', data: { nodeId: 'n1', requestId: 'apply-n1-a', plan: { resolver: '1.0.0' } } }]);
-      await expect.poll(() => controller.model.observation('n1', 'resolver')?.version, { timeout: 30_000, interval: 100 }).toBe('1.0.0');
+      // `bcd node` switches `current` before it probes: its first report of 1.0.0 may be active with no probe yet.
+      const probed = () => {
+        const seen = controller.model.observation('n1', 'resolver');
+        return seen && seen.probes.length > 0 ? seen.version : undefined;
+      };
+      await expect.poll(probed, { timeout: 30_000, interval: 100 }).toBe('1.0.0');
       expect(controller.model.observation('n1', 'resolver')).toMatchObject({
         state: 'active',
         digest: versions.v1.params.manifestSha256,

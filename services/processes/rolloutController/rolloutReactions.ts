@@ -1,5 +1,5 @@
 import type { HostModuleObservation } from '../../../schemas/agent/hostModuleObservation.ts';
-import { passedProbeNames } from '../../../schemas/agent/hostModules.ts';
+import { moduleReportVerdict } from '../../../schemas/agent/hostModules.ts';
 import type { HostOutcome } from '../../../schemas/fleet/rolloutWaves.ts';
 import { idFor } from '../../../schemas/ids.ts';
 import { decideProgress, outcomeOf } from '../../fleet/rollout/progress.ts';
@@ -115,17 +115,10 @@ function reportedOutcome(
   version: string,
   since: number | null,
 ): HostOutcome | undefined {
-  if (observation === undefined || observation.version !== version || observation.state === 'pending') return undefined;
+  if (observation === undefined || observation.version !== version) return undefined;
   if (since !== null && observation.at < since) return undefined;
-  const manifest = model.manifests.get(`${observation.module}@${version}`);
-  // `bcd node` switches `current` before it probes: until the host reports every declared probe, nothing is judged. A
-  // heartbeat over its budget carries the passing ones as a summary (`passed`), which counts only if it matches them.
-  const declared = model.probes.get(`${observation.module}@${version}`) ?? [];
-  const passed = passedProbeNames(observation, declared);
-  const carried = (name: string) => passed.has(name) || observation.probes.some((p) => p.name === name);
-  if (observation.state === 'active' && !declared.every(carried)) return undefined;
-  const healthy = observation.state === 'active' && observation.probes.every((p) => p.ok) && (manifest === undefined || manifest === observation.digest);
-  return healthy ? 'healthy' : 'failed';
+  const key = `${observation.module}@${version}`;
+  return moduleReportVerdict(observation, model.probes.get(key) ?? [], model.manifests.get(key));
 }
 
 /**
