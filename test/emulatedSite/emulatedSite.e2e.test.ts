@@ -230,11 +230,8 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
       const modulesOnBothHosts = whenAllArrive(2, () =>
         moduleRolloutOnDeployedHosts({
           client,
-          nc: nc!,
-          siteId,
           dataDir,
           token: stack!.access.adminToken,
-          publicUrl: stack!.publicUrl,
           work: join(scratch, 'modules'),
           vms: site.machines,
         }),

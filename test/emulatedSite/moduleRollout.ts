@@ -1,6 +1,5 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { expect } from 'vitest';
 import type { ModuleVersionView } from '../../schemas/fleet/views.ts';
 import type { RolloutDetailView } from '../../schemas/fleet/rolloutViews.ts';
@@ -15,11 +14,6 @@ export interface ModuleRolloutContext {
   /** The admin token the CLI runs with, and the stack's data dir. */
   token: string;
   dataDir: string;
-  /** A control-plane connection of the stack's trust chain. */
-  nc: NatsConnection;
-  siteId: string;
-  /** The control plane's public URL (on the uplink): the hosts fetch bundles from its capability URLs. */
-  publicUrl: string;
   work: string;
   vms: readonly EmulatedMachine[];
 }

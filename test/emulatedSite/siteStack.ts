@@ -43,5 +43,5 @@ export async function startStackForSite(net: SiteNetwork, dataDir: string, env: 
     const { creds } = await issueServiceCredentials(material, name);
     return connectNats(record.natsUrl, name, { credentials: { creds, inboxPrefix: Inboxes.controlPlane } });
   };
-  return { process: stack, access, api: stack.api, publicUrl: `http://${net.hostIp}:${httpPort}`, natsRelayPort, connect };
+  return { process: stack, access, api: stack.api, natsRelayPort, connect };
 }
