@@ -110,7 +110,12 @@ describe('walkthrough 4: instances on our own metal through a third-party runtim
         await admin('vps.createTenant', { tenantId: 'tenant-a', name: 'Tenant A' });
         await admin('vps.setQuota', { tenantId: 'tenant-a', instances: 4, vcpus: 4 * cores, memoryMib: 4_096, diskGib: 10 });
         await admin('vps.offerPool', { poolId: 'hello-metal', tenantId: 'tenant-a' });
-        const pools = (await call('GET', '/v1/vps/pools')).body.items as { poolId: string; runtime?: string }[];
+        // The pools list is a read model: it shows the pool once its projector has applied the commands above.
+        const pools = await poll(
+          'pool listed',
+          async () => (await call('GET', '/v1/vps/pools')).body.items as { poolId: string; runtime?: string }[],
+          (items) => items.length > 0,
+        );
         expect(pools).toEqual([expect.objectContaining({ poolId: 'hello-metal', runtime: 'hello-vm' })]);
         const tenant = (await call('POST', '/v1/tokens', { tokenId: 'tenant-a-token', role: 'tenant', tenantId: 'tenant-a' })).body.token as string;
         const asTenant = (method: string, path: string, body?: unknown) => call(method, path, body, tenant);
