@@ -7,13 +7,12 @@ import { signAgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { keyIdOf } from '../../schemas/trust/agentIds.ts';
 import { startApi } from '../support/apiFixture.ts';
-import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
-import { fakeInventoryOf } from '../metal/fakeAgent.ts';
+import { enrollPayload } from '../support/commandPayloads.ts';
+import { deployMetalHost } from './metalHost.ts';
 
 const bin = fileURLToPath(new URL('../../scripts/better-compute.mjs', import.meta.url));
 const execFileAsync = promisify(execFile);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const GIB = 1_024 ** 3;
 type Answer = {
   code?: string;
   detail?: string;
@@ -52,16 +51,7 @@ describe('holds API', () => {
       ['n1', 8, '52:54:00:00:00:01'],
       ['n2', 16, '52:54:00:00:00:02'],
     ] as const) {
-      await run('metal.enroll', { ...enrollPayload(nodeId), macs: [mac] });
-      await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.startInspection', { nodeId })) });
-      await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.deploy', deployBody(nodeId))) });
-      const inventory = {
-        ...fakeInventoryOf(nodeId),
-        cpus: { count: 1, model: null, cores },
-        memoryMiB: 32_768,
-        disks: [{ id: 'd0', sizeBytes: 500 * GIB, model: null, serial: null }],
-      };
-      await run('metal.recordInventory', { nodeId, workflowId: 'wf-00000000000a', inventory });
+      await deployMetalHost(run, nodeId, cores, mac);
     }
     await run('vps.createPool', { poolId: 'metal-a', class: 'metal', agent: 'bcd', siteId: 'dc1' });
     await run('vps.createPool', { poolId: 'talos', class: 'metal', agent: 'none', siteId: 'dc1' });

@@ -22,14 +22,12 @@ import { holdBookAggregate } from '../../services/vps/hold/holdBook.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { allocatedByNode } from '../../services/vps/placement/bookSnapshot.ts';
 import { tenantAggregate } from '../../services/vps/tenant/tenant.ts';
-import { fakeInventoryOf } from '../metal/fakeAgent.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
-import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 import { instancePayload, quotaOf } from './vpsPayloads.ts';
 import { processAlive } from '../support/processAlive.ts';
+import { deployMetalHost } from './metalHost.ts';
 
-const GIB = 1_024 ** 3;
 const HOST_SILENT_MS = 2_000;
 
 describe('an instance moved off a lost node: a real nats-server, fleet sensors, the autonomy engine, the VPS reconciler and two hosts running bcd node', () => {
@@ -51,7 +49,6 @@ describe('an instance moved off a lost node: a real nats-server, fleet sensors, 
       const cleanup: (() => Promise<void>)[] = [];
       try {
         await run('site.create', { siteId: 'dc1', name: 'DC 1' });
-        const workflowOf = (result: Awaited<ReturnType<typeof run>>) => (result.events[0]!.data as { workflowId: string }).workflowId;
         // Two deployed hosts, each with the runtime plugin: n1 (8 cores, the tightest fit) and n2 (16 cores).
         const startHost = async (nodeId: string, bootId: string) => {
           const nc = await connectNats(env.nats.url, `bcd-node-${nodeId}`);
@@ -74,16 +71,7 @@ describe('an instance moved off a lost node: a real nats-server, fleet sensors, 
           ['n1', 8, '52:54:00:00:02:01'],
           ['n2', 16, '52:54:00:00:02:02'],
         ] as const) {
-          await run('metal.enroll', { ...enrollPayload(nodeId), macs: [mac] });
-          await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.startInspection', { nodeId })) });
-          await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.deploy', deployBody(nodeId))) });
-          const inventory = {
-            ...fakeInventoryOf(nodeId),
-            cpus: { count: 1, model: null, cores },
-            memoryMiB: 32_768,
-            disks: [{ id: 'd0', sizeBytes: 500 * GIB, model: null, serial: null }],
-          };
-          await run('metal.recordInventory', { nodeId, workflowId: 'wf-00000000000a', inventory });
+          await deployMetalHost(run, nodeId, cores, mac);
           const folder = await bcxPluginFolder('processRuntime');
           folder.pin('process-runtime');
           folders.push(folder);

@@ -19,14 +19,11 @@ import { holdBookAggregate } from '../../services/vps/hold/holdBook.ts';
 import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { allocatedByNode } from '../../services/vps/placement/bookSnapshot.ts';
 import { tenantAggregate } from '../../services/vps/tenant/tenant.ts';
-import { fakeInventoryOf } from '../metal/fakeAgent.ts';
 import { startBackbone } from '../support/backboneFixture.ts';
 import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
-import { deployBody, enrollPayload } from '../support/commandPayloads.ts';
 import { instancePayload, quotaOf } from './vpsPayloads.ts';
 import { processAlive } from '../support/processAlive.ts';
-
-const GIB = 1_024 ** 3;
+import { deployMetalHost } from './metalHost.ts';
 
 describe('instances in a metal pool, end to end: a real nats-server, the VPS reconciler and a deployed host running bcd node', () => {
   it(
@@ -60,21 +57,11 @@ describe('instances in a metal pool, end to end: a real nats-server, the VPS rec
       try {
         // Two deployed hosts: n1 (8 cores) runs bcd node with the runtime plugin; n2 (16 cores) runs bcd node without it.
         await run('site.create', { siteId: 'dc1', name: 'DC 1' });
-        const workflowOf = (result: Awaited<ReturnType<typeof run>>) => (result.events[0]!.data as { workflowId: string }).workflowId;
         for (const [nodeId, cores, mac] of [
           ['n1', 8, '52:54:00:00:01:01'],
           ['n2', 16, '52:54:00:00:01:02'],
         ] as const) {
-          await run('metal.enroll', { ...enrollPayload(nodeId), macs: [mac] });
-          await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.startInspection', { nodeId })) });
-          await run('metal.completeOperation', { nodeId, workflowId: workflowOf(await run('metal.deploy', deployBody(nodeId))) });
-          const inventory = {
-            ...fakeInventoryOf(nodeId),
-            cpus: { count: 1, model: null, cores },
-            memoryMiB: 32_768,
-            disks: [{ id: 'd0', sizeBytes: 500 * GIB, model: null, serial: null }],
-          };
-          await run('metal.recordInventory', { nodeId, workflowId: 'wf-00000000000a', inventory });
+          await deployMetalHost(run, nodeId, cores, mac);
           const stateDir = mkdtempSync(`/var/tmp/bc-metal-${nodeId}-`);
           stateDirs.push(stateDir);
           const nc = await connectNats(env.nats.url, `bcd-node-${nodeId}`);
