@@ -1,5 +1,5 @@
 import type { HoldBookEvent } from '../../../schemas/vps/events.ts';
-import type { Exclusion, HostResources } from '../../../schemas/vps/placement.ts';
+import type { Exclusion, HostResources, PlacementRequest } from '../../../schemas/vps/placement.ts';
 import { PlaceInstance } from '../../../schemas/vps/placementCommands.ts';
 import { poolRef, type PoolState } from '../../../schemas/vps/poolState.ts';
 import { reservationOf, tenantRef, type TenantState } from '../../../schemas/vps/tenantState.ts';
@@ -7,7 +7,7 @@ import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
-import { place } from '../placement/placement.ts';
+import { place, type PlacementSnapshot } from '../placement/placement.ts';
 
 export const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
@@ -25,6 +25,30 @@ export function noNodeFits(siteId: string, instanceId: string, runtime: string, 
   const detail = issues.length ? issues.map((i) => `${i.path}: ${i.message}`).join('; ') : 'the site has no node';
   const size = `${runtime}, ${resources.vcpus} vCPU, ${resources.memoryMib} MiB, ${resources.diskGib} GiB`;
   return new DomainError('NO_CAPACITY', `no node of site ${siteId} takes instance ${instanceId} (${size}): ${detail}`, { issues });
+}
+
+/**
+ * The node `request` goes to on the book's `snapshot` (`place`), as `InstancePlaced` and `InstanceRelocated` record it:
+ * which node, with the free capacity it had, the holds drawn on and how many nodes were considered. NO_CAPACITY when
+ * none fits.
+ */
+export function choosePlacement(siteId: string, request: PlacementRequest, snapshot: PlacementSnapshot) {
+  const { instanceId, tenantId, poolId, runtime, resources } = request;
+  const decision = place(request, snapshot);
+  if (!decision.placed) throw noNodeFits(siteId, instanceId, runtime, resources, decision.excluded);
+  const fromHolds = decision.fromHolds.map((d) => ({ holdId: d.holdId, resources: d.resources }));
+  return {
+    siteId,
+    instanceId,
+    tenantId,
+    poolId,
+    runtime,
+    nodeId: decision.nodeId,
+    resources,
+    freeBefore: decision.freeBefore,
+    fromHolds,
+    considered: decision.considered,
+  };
 }
 
 /**
@@ -62,25 +86,7 @@ export const placeInstance = defineCommand({
     const resources: HostResources = { vcpus, memoryMib, diskGib };
     const nowMs = Date.parse(now);
     const request = { instanceId, tenantId, poolId: reservation.poolId, runtime, resources, selector: {} };
-    const decision = place(request, bookSnapshotAt(state, command.candidates, nowMs));
-    if (!decision.placed) throw noNodeFits(siteId, instanceId, runtime, resources, decision.excluded);
-    return [
-      {
-        type: 'InstancePlaced',
-        data: {
-          siteId,
-          instanceId,
-          tenantId,
-          poolId: reservation.poolId,
-          runtime,
-          nodeId: decision.nodeId,
-          resources,
-          freeBefore: decision.freeBefore,
-          fromHolds: decision.fromHolds.map((d) => ({ holdId: d.holdId, resources: d.resources })),
-          considered: decision.considered,
-          placedAt: now,
-        },
-      },
-    ];
+    const chosen = choosePlacement(siteId, request, bookSnapshotAt(state, command.candidates, nowMs));
+    return [{ type: 'InstancePlaced', data: { ...chosen, placedAt: now } }];
   },
 });

@@ -5,9 +5,8 @@ import { reservationOf, tenantRef } from '../../../schemas/vps/tenantState.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
-import { noNodeFits, runtimeOf } from './placeInstance.ts';
+import { choosePlacement, runtimeOf } from './placeInstance.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
-import { place } from '../placement/placement.ts';
 
 /**
  * `vps.relocateInstance` (engine: the VPS reconciler, with the site's nodes now): places an instance whose relocation
@@ -39,27 +38,7 @@ export const relocateInstance = defineCommand({
     const { [instanceId]: _leaving, ...others } = state.instances ?? {};
     const candidates = command.candidates.map((c) => (c.nodeId === fromNodeId ? { ...c, schedulable: false } : c));
     const request = { instanceId, tenantId, poolId: placed.poolId, runtime, resources: placed.resources, selector: {} };
-    const decision = place(request, bookSnapshotAt({ ...state, instances: others }, candidates, Date.parse(now)));
-    if (!decision.placed) throw noNodeFits(siteId, instanceId, runtime, placed.resources, decision.excluded);
-    return [
-      {
-        type: 'InstanceRelocated',
-        data: {
-          siteId,
-          instanceId,
-          tenantId,
-          poolId: placed.poolId,
-          runtime,
-          fromNodeId,
-          nodeId: decision.nodeId,
-          reason,
-          resources: placed.resources,
-          freeBefore: decision.freeBefore,
-          fromHolds: decision.fromHolds.map((d) => ({ holdId: d.holdId, resources: d.resources })),
-          considered: decision.considered,
-          relocatedAt: now,
-        },
-      },
-    ];
+    const chosen = choosePlacement(siteId, request, bookSnapshotAt({ ...state, instances: others }, candidates, Date.parse(now)));
+    return [{ type: 'InstanceRelocated', data: { ...chosen, fromNodeId, reason, relocatedAt: now } }];
   },
 });
