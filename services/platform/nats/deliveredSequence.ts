@@ -19,5 +19,5 @@ export function deliveredStreamSequence(msg: JsMsg): number {
   const tokens = count + 1;
   const index = tokens === 9 ? 5 : tokens >= 11 && count < dots.length ? 7 : -1;
   if (index === -1 || !reply.startsWith('$JS.ACK.')) return msg.seq;
-  return parseInt(reply.slice(dots[index - 1]! + 1, dots[index]!), 10);
+  return parseInt(reply.slice(dots[index - 1]! + 1, dots[index]), 10);
 }
