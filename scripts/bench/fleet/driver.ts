@@ -28,6 +28,8 @@ interface RawEvent {
 export class FleetDriver {
   readonly machines = new Map<string, MachineTimes>();
   readonly errors: string[] = [];
+  /** When each step attempt's work message went out (`<workflowId>/<stepIndex>/<attempt>` → ms): splits scheduling latency. */
+  readonly workSeenAt = new Map<string, number>();
   #done = 0;
   #lastEventAt = Date.now();
   #onProgress: (() => void) | undefined;
@@ -45,6 +47,14 @@ export class FleetDriver {
       for await (const msg of sub) {
         const batch = msg.json<{ events: RawEvent[] }>();
         for (const e of batch.events) this.#apply(e);
+      }
+    })();
+    const work = this.nc.subscribe('bc.work.control-plane.>');
+    void (async () => {
+      for await (const msg of work) {
+        const w = msg.json<{ workflowId: string; stepIndex: number; attempt: number }>();
+        const key = `${w.workflowId}/${w.stepIndex}/${w.attempt}`;
+        if (!this.workSeenAt.has(key)) this.workSeenAt.set(key, Date.now());
       }
     })();
   }
