@@ -92,7 +92,10 @@ export async function readStepStats(js: JetStreamClient, workSeenAt?: ReadonlyMa
               latencies.push(t - s);
               (latencyByOp[operationOf.get(e.data.workflowId) ?? '?'] ??= []).push(t - s);
               const w = workSeenAt?.get(key);
-              if (w !== undefined) (toWork.push(w - s), workToStart.push(t - w));
+              if (w !== undefined) {
+                toWork.push(w - s);
+                workToStart.push(t - w);
+              }
             }
             break;
           }
