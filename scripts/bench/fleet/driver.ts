@@ -41,7 +41,8 @@ export class FleetDriver {
     private readonly image: Image,
   ) {}
 
-  start(): void {
+  /** `workTap`: a connection allowed to read step work (the bench's observer). */
+  start(workTap: NatsConnection = this.nc): void {
     const sub = this.nc.subscribe(`bc.evt.metal.node.>`);
     void (async () => {
       for await (const msg of sub) {
@@ -49,7 +50,7 @@ export class FleetDriver {
         for (const e of batch.events) this.#apply(e);
       }
     })();
-    const work = this.nc.subscribe('bc.work.control-plane.>');
+    const work = workTap.subscribe('bc.work.control-plane.>');
     void (async () => {
       for await (const msg of work) {
         const w = msg.json<{ workflowId: string; stepIndex: number; attempt: number }>();

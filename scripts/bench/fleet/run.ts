@@ -35,7 +35,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const traffic = new NatsTraffic(stack.observer);
   // Every site's node ids start with `fleet-` (`fleet-m001`, or `fleet-s2-m001` with several sites).
   const driver = new FleetDriver(stack.nc, 'fleet', options.machines, image);
-  driver.start();
+  driver.start(stack.observer);
   const pids: Record<string, number> = Object.fromEntries(stack.services.map((s) => [s.name, s.pid]));
   if (stack.natsPid) pids['nats-server'] = stack.natsPid;
   const siteIds = options.sites === 1 ? ['fleet'] : Array.from({ length: options.sites }, (_, i) => `fleet-s${i + 1}`);
