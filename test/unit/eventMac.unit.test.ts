@@ -133,6 +133,11 @@ describe('EventMac', () => {
         expect(own.verifyValues(on, own.sign(on, 'm.1', 3, body, 9), 'm.1', '3', body, '9')).toBeUndefined();
       }
     }
+    // The message id is keyed the same way, and stays what createHmac made, so ids of stored commands do not change.
+    for (const commandId of ['cmd-1', 'bench-vm-000001', 'join-é-œ', 'x'.repeat(30_000)]) {
+      const id = createHmac('sha256', key).update('msg-id\n').update(commandId).digest('base64url').slice(0, 22);
+      expect(own.messageId(commandId)).toBe(`${commandId}.${id}`);
+    }
   });
 
   it('EventMac refuses a MAC header of the right shape whose MAC is cut short, padded or not base64url', () => {

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
@@ -28,6 +28,7 @@ const MAC_CHARS = 43;
 const BLOCK_BYTES = 64;
 /** A message whose MAC input is longer than this is hashed in a buffer of its own rather than the reused one. */
 const REUSED_INPUT_BYTES = 64 * 1024;
+const noBytes = new Uint8Array(0);
 
 /**
  * The control plane's key for event batches: only a process holding it can write something readers accept on
@@ -39,11 +40,6 @@ const REUSED_INPUT_BYTES = 64 * 1024;
  * after that sequence. Messages stay verifiable forever: a reader needs nothing but the key and the stored message.
  */
 export class EventMac {
-  /**
-   * Set up once: a `KeyObject` holds the key outside the JS heap, and each HMAC starts from it instead of from bytes
-   * handed over again per message.
-   */
-  readonly #key: KeyObject;
   /** Names the key in every MAC (16 hex digits of a hash), so a reader holding another key says so. */
   readonly keyId: string;
   /** What every MAC under this key starts with: a header that does is split without allocating its parts. */
@@ -55,14 +51,13 @@ export class EventMac {
    * HMAC-SHA256 as RFC 2104 builds it, with two one-shot `hash` calls instead of an `Hmac` object per message: the
    * inner pad sits at the head of a reused input buffer (the fields and payload are written after it), the outer pad
    * at the head of a reused buffer the inner digest is written after. `createHmac` made a native object per message
-   * whose set-up and collection were most of a catch-up's MAC cost (bench/README.md, issue 34); a test checks the
-   * result against `createHmac` for every shape of message.
+   * whose set-up and collection were most of a catch-up's MAC cost (bench/README.md, issue 34), and of an append's
+   * message id; a test checks both against `createHmac` for every shape of message.
    */
   readonly #inner = Buffer.alloc(BLOCK_BYTES + REUSED_INPUT_BYTES);
   readonly #outer = Buffer.alloc(BLOCK_BYTES + MAC_BYTES);
   constructor(key: Buffer) {
     if (key.length !== KEY_BYTES) throw new Error(`the event key must be ${KEY_BYTES} bytes`);
-    this.#key = createSecretKey(Buffer.from(key));
     // A 32-byte key is shorter than a block: HMAC pads it with zeros, so each pad is the key XOR the pad byte, then it.
     this.#inner.fill(0x36, 0, BLOCK_BYTES);
     this.#outer.fill(0x5c, 0, BLOCK_BYTES);
@@ -80,7 +75,7 @@ export class EventMac {
    * command id stays readable in front.
    */
   messageId(commandId: string): string {
-    return `${commandId}.${createHmac('sha256', this.#key).update('msg-id\n').update(commandId).digest('base64url').slice(0, 22)}`;
+    return `${commandId}.${this.#hmac(`msg-id\n${commandId}`, noBytes).toString('base64url').slice(0, 22)}`;
   }
 
   /** The `Bc-Event-Mac` value for a batch about to be appended with these headers (`position` and `state` when it has them). */
@@ -131,6 +126,11 @@ export class EventMac {
         : state === ''
           ? `bc.event/${VERSION}+position\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n`
           : `bc.event/${VERSION}+position+state\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n${state.length}\n${state}\n`;
+    return this.#hmac(fields, payload);
+  }
+
+  /** HMAC-SHA256 under this key of `text` (UTF-8) followed by `payload`. */
+  #hmac(fields: string, payload: Uint8Array): Buffer {
     let input = this.#inner;
     // At most 3 bytes of UTF-8 per UTF-16 unit: a bound that needs no pass over the string.
     if (3 * fields.length + payload.length > REUSED_INPUT_BYTES) {
