@@ -65,11 +65,15 @@ export const cappedOperations: Readonly<Partial<Record<NodeOperation, CappedSlot
 export const InstanceTarget = z.object({ instanceId: ResourceId, tenantId: ResourceId }).strict();
 export type InstanceTarget = z.infer<typeof InstanceTarget>;
 
-/** Slots per site and slot kind; `tenant`: the default per tenant (absent or unset: tenants are held only by their sites' caps). */
+/**
+ * Slots per site and slot kind; `tenant`: the default per tenant (absent or unset: tenants are held only by their sites'
+ * caps); `workflows`: workflows in flight across the fleet, of every operation, capped or not (absent: no such cap).
+ */
 export interface CapacityCaps {
   readonly deploys: number;
   readonly wipes: number;
   readonly tenant?: Partial<Readonly<Record<CappedSlot, number>>>;
+  readonly workflows?: number;
 }
 
 /** Why a requested operation has not started yet. */

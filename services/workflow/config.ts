@@ -19,6 +19,12 @@ export const WorkflowConfig = z.object({
   /** Step attempts one executor process runs at once. */
   executorConcurrency: z.coerce.number().int().min(1).default(64),
   /**
+   * Workflows in flight across the fleet, every operation (inspections too): each holds at most one step attempt at a
+   * time, so when this is no more than the attempts the executors run at once, a scheduled step never waits in the
+   * work queue behind thousands of others. Unset: `executorConcurrency` (one executor process, as `compact` runs).
+   */
+  maxWorkflowsInFlight: z.coerce.number().int().min(1).optional(),
+  /**
    * A waiting step is woken by the result as it is stored; it also looks the result up directly this often, which
    * only matters for a result stored while the executor's watch was not running.
    */
@@ -44,6 +50,7 @@ export function loadWorkflowConfig(env: NodeJS.ProcessEnv = process.env, overrid
     maxWipesPerTenant: 'BC_MAX_WIPES_PER_TENANT',
     workAckWaitMs: 'BC_WORK_ACK_WAIT_MS',
     executorConcurrency: 'BC_EXECUTOR_CONCURRENCY',
+    maxWorkflowsInFlight: 'BC_MAX_WORKFLOWS_IN_FLIGHT',
     resultRecheckMs: 'BC_RESULT_RECHECK_MS',
     agentHeartbeatTimeoutMs: 'BC_AGENT_HEARTBEAT_TIMEOUT_MS',
     ramdiskBootBudgetMs: 'BC_RAMDISK_BOOT_BUDGET_MS',
@@ -57,5 +64,10 @@ export function capsOf(config: WorkflowConfig): CapacityCaps {
     ...(config.maxDeploysPerTenant ? { deploys: config.maxDeploysPerTenant } : {}),
     ...(config.maxWipesPerTenant ? { wipes: config.maxWipesPerTenant } : {}),
   };
-  return { deploys: config.maxDeploysPerSite, wipes: config.maxWipesPerSite, tenant };
+  return {
+    deploys: config.maxDeploysPerSite,
+    wipes: config.maxWipesPerSite,
+    tenant,
+    workflows: config.maxWorkflowsInFlight ?? config.executorConcurrency,
+  };
 }

@@ -24,6 +24,30 @@ describe('workflow engine limits', () => {
     expect(getNode(nodes.db(), 'c2')).toMatchObject({ state: 'deployed', waitingReason: null, workflowId: null });
   });
 
+  it('runs no more workflows across the fleet than its cap, inspections and deploys of both sites alike, and finishes them all', async () => {
+    await using env = await startEngine({ maxWorkflowsInFlight: 1 });
+    await using _dc1 = await startFakeAgent(env.nc, 'dc1');
+    await using _dc2 = await startFakeAgent(env.nc, 'dc2');
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, env.orchestrator.model.workflowsInFlight)), 5);
+    try {
+      for (const siteId of ['dc1', 'dc2']) await env.bus.execute({ name: 'site.create', payload: { siteId, name: siteId }, actor: 'test' });
+      const nodes = [
+        ['w1', 'dc1'],
+        ['w2', 'dc2'],
+        ['w3', 'dc1'],
+      ] as const;
+      for (const [id, siteId] of nodes) await env.bus.execute({ name: 'metal.enroll', payload: enrollPayload(id, siteId), actor: 'test' });
+      for (const [id] of nodes) await env.waitForNode(id, (s) => s.exists && s.state === 'ready', 30_000);
+      for (const [id] of nodes) await env.bus.execute({ name: 'metal.deploy', payload: deployPayload(id), actor: 'test' });
+      for (const [id] of nodes) await env.waitForNode(id, (s) => s.exists && s.state === 'deployed', 30_000);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(most).toBe(1);
+    expect(env.orchestrator.model.workflowsInFlight).toBe(0);
+  });
+
   it('retries a failing step up to its attempts, then fails the workflow and the node with the reason', async () => {
     await using env = await startEngine();
     await using agent = await startFakeAgent(env.nc, 'dc1', { failKinds: ['inventory.read'] });

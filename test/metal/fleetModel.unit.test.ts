@@ -62,15 +62,54 @@ describe('fleet model', () => {
     expect(model.admit({ deploys: 1, wipes: 1 }).map((o) => o.nodeId)).toEqual(['c']);
   });
 
+  it('starts no more workflows across the fleet than its cap, inspections and deploys of every site alike, oldest first', () => {
+    const model = new FleetModel();
+    const caps: Caps = { deploys: 10, wipes: 10, workflows: 3 };
+    const events = [
+      requested('a', 'inspect'),
+      requested('b', 'deploy', 'dc2'),
+      requested('c', 'inspect', 'dc2'),
+      requested('d', 'deploy'),
+      requested('e', 'inspect'),
+    ];
+    for (const e of events) model.apply(e);
+    expect(model.admit(caps).map((o) => o.nodeId)).toEqual(['a', 'b', 'c']);
+    expect(model.workflowsInFlight).toBe(3);
+    expect(model.admit(caps)).toEqual([]);
+    model.apply(startedFor(events[1]!));
+    model.apply({ type: 'WorkflowCompleted', data: { workflowId: 'wf-00000000000b' } });
+    expect(model.admit(caps).map((o) => o.nodeId)).toEqual(['d']);
+    model.apply({ type: 'WorkflowFailed', data: { workflowId: 'wf-00000000000a', failedStep: 'x', stepIndex: 0, code: 'X', reason: 'x' } });
+    // An operation whose start was refused ends without a WorkflowFailed: its place is freed all the same.
+    model.apply({
+      type: 'NodeOperationFailed',
+      data: { nodeId: 'c', operation: 'inspect', workflowId: 'wf-00000000000c', reason: 'x', failedStep: null, maintenance: false },
+    });
+    expect(model.admit(caps).map((o) => o.nodeId)).toEqual(['e']);
+    expect(model.workflowsInFlight).toBe(2);
+  });
+
+  it('holds a site with free slots behind the fleet cap, and a full site does not spend the fleet cap', () => {
+    const model = new FleetModel();
+    for (const e of [requested('a', 'deploy'), requested('b', 'deploy'), requested('c', 'deploy', 'dc2'), requested('d', 'inspect')]) model.apply(e);
+    expect(model.admit({ deploys: 1, wipes: 1, workflows: 2 }).map((o) => o.nodeId)).toEqual(['a', 'c']);
+    expect(model.admit({ deploys: 1, wipes: 1, workflows: 3 }).map((o) => o.nodeId)).toEqual(['d']);
+    expect(model.waiting().map((o) => o.nodeId)).toEqual(['b']);
+  });
+
   /** Admission as a plain walk of the whole queue: what `admissible` must keep answering without the walk. */
   const walked = (model: FleetModel, caps: Caps): PendingOperation[] => {
     const taken = new Map<string, number>();
+    let fleetFree = (caps.workflows ?? Infinity) - model.workflowsInFlight;
     return model.waiting().filter((op) => {
+      if (fleetFree <= 0) return false;
       const slot = cappedOperations[op.operation];
-      if (!slot) return true;
-      const key = `${op.siteId}/${slot}`;
-      if (model.inFlight(op.siteId, slot) + (taken.get(key) ?? 0) >= caps[slot]) return false;
-      taken.set(key, (taken.get(key) ?? 0) + 1);
+      if (slot) {
+        const key = `${op.siteId}/${slot}`;
+        if (model.inFlight(op.siteId, slot) + (taken.get(key) ?? 0) >= caps[slot]) return false;
+        taken.set(key, (taken.get(key) ?? 0) + 1);
+      }
+      fleetFree--;
       return true;
     });
   };
@@ -85,29 +124,32 @@ describe('fleet model', () => {
     fc.record({ kind: fc.constantFrom('admit' as const, 'complete' as const, 'cancel' as const), node: fc.constantFrom(...nodeIds) }),
   );
 
-  test.prop([fc.array(step, { maxLength: 40 }), fc.record({ deploys: fc.integer({ min: 0, max: 3 }), wipes: fc.integer({ min: 0, max: 3 }) })])(
-    'admits exactly what a walk of the whole queue admits, whatever was requested, started, ended or cancelled',
-    (steps, caps) => {
-      const model = new FleetModel();
-      const requests = new Map<string, PlatformEvent>();
-      for (const s of steps) {
-        const workflowId = `wf-${s.node.padStart(12, '0')}`;
-        if (s.kind === 'request') {
-          const e = requested(s.node, s.operation, s.site);
-          if (!requests.has(s.node)) requests.set(s.node, e);
-          model.apply(e);
-        } else if (s.kind === 'admit') {
-          for (const op of model.admissible(caps)) if (op.nodeId === s.node) model.admitted(op);
-          if (requests.has(s.node) && !model.waiting().some((o) => o.workflowId === workflowId)) model.apply(startedFor(requests.get(s.node)!));
-        } else if (s.kind === 'complete') {
-          model.apply({ type: 'WorkflowCompleted', data: { workflowId } });
-          model.forget(workflowId);
-          requests.delete(s.node);
-        } else {
-          model.apply({ type: 'NodeCancelRequested', data: { nodeId: s.node, operation: 'deploy', workflowId, reason: 'x' } });
-        }
-        expect(model.admissible(caps)).toEqual(walked(model, caps));
+  test.prop([
+    fc.array(step, { maxLength: 40 }),
+    fc.record(
+      { deploys: fc.integer({ min: 0, max: 3 }), wipes: fc.integer({ min: 0, max: 3 }), workflows: fc.integer({ min: 0, max: 4 }) },
+      { requiredKeys: ['deploys', 'wipes'] },
+    ),
+  ])('admits exactly what a walk of the whole queue admits, whatever was requested, started, ended or cancelled', (steps, caps) => {
+    const model = new FleetModel();
+    const requests = new Map<string, PlatformEvent>();
+    for (const s of steps) {
+      const workflowId = `wf-${s.node.padStart(12, '0')}`;
+      if (s.kind === 'request') {
+        const e = requested(s.node, s.operation, s.site);
+        if (!requests.has(s.node)) requests.set(s.node, e);
+        model.apply(e);
+      } else if (s.kind === 'admit') {
+        for (const op of model.admissible(caps)) if (op.nodeId === s.node) model.admitted(op);
+        if (requests.has(s.node) && !model.waiting().some((o) => o.workflowId === workflowId)) model.apply(startedFor(requests.get(s.node)!));
+      } else if (s.kind === 'complete') {
+        model.apply({ type: 'WorkflowCompleted', data: { workflowId } });
+        model.forget(workflowId);
+        requests.delete(s.node);
+      } else {
+        model.apply({ type: 'NodeCancelRequested', data: { nodeId: s.node, operation: 'deploy', workflowId, reason: 'x' } });
       }
-    },
-  );
+      expect(model.admissible(caps)).toEqual(walked(model, caps));
+    }
+  });
 });

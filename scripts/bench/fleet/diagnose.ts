@@ -25,7 +25,7 @@ export async function diagnoseStall(nc: NatsConnection, machines: Map<string, Ma
     const m = await jsm.direct.getMessage('BC_EVENTS', { last_by_subj: `bc.evt.metal.node.${nodeId}` }).catch(() => null);
     const batch = m?.json<{ events: { type: string; data: { workflowId?: string } }[] }>();
     const last = batch?.events.at(-1);
-    lines.push(`${nodeId}: last node event ${last?.type} ${JSON.stringify(last?.data).slice(0, 200)}`);
+    lines.push(`${nodeId}: last node event ${last?.type} ${(JSON.stringify(last?.data) ?? '').slice(0, 200)}`);
     const wf = batch?.events.find((e) => e.data.workflowId)?.data.workflowId ?? undefined;
     if (wf) {
       const w = await jsm.direct.getMessage('BC_EVENTS', { last_by_subj: `bc.evt.metal.workflow.${wf}` }).catch(() => null);
@@ -35,4 +35,18 @@ export async function diagnoseStall(nc: NatsConnection, machines: Map<string, Ma
     }
   }
   return lines;
+}
+
+/** One line of where work waits now: the orchestrator's unread events and the step work not yet taken or not yet done. */
+export async function backlogLine(nc: NatsConnection): Promise<string> {
+  const jsm = await jetstreamManager(nc);
+  const parts: string[] = [];
+  for (const [stream, name, label] of [
+    ['BC_EVENTS', 'workflow_orchestrator', 'orchestrator'],
+    ['BC_WORK', 'workflow_executor', 'work'],
+  ] as const) {
+    const c = await jsm.consumers.info(stream, name).catch(() => undefined);
+    parts.push(c ? `${label} unread ${c.num_pending} unacked ${c.num_ack_pending}` : `${label} -`);
+  }
+  return parts.join('  ');
 }

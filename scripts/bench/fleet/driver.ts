@@ -28,6 +28,8 @@ interface RawEvent {
 export class FleetDriver {
   readonly machines = new Map<string, MachineTimes>();
   readonly errors: string[] = [];
+  /** When each step attempt's work message went out (`<workflowId>/<stepIndex>/<attempt>` → ms): splits scheduling latency. */
+  readonly workSeenAt = new Map<string, number>();
   #done = 0;
   #lastEventAt = Date.now();
   #onProgress: (() => void) | undefined;
@@ -39,12 +41,21 @@ export class FleetDriver {
     private readonly image: Image,
   ) {}
 
-  start(): void {
+  /** `workTap`: a connection allowed to read step work (the bench's observer). */
+  start(workTap: NatsConnection = this.nc): void {
     const sub = this.nc.subscribe(`bc.evt.metal.node.>`);
     void (async () => {
       for await (const msg of sub) {
         const batch = msg.json<{ events: RawEvent[] }>();
         for (const e of batch.events) this.#apply(e);
+      }
+    })();
+    const work = workTap.subscribe('bc.work.control-plane.>');
+    void (async () => {
+      for await (const msg of work) {
+        const w = msg.json<{ workflowId: string; stepIndex: number; attempt: number }>();
+        const key = `${w.workflowId}/${w.stepIndex}/${w.attempt}`;
+        if (!this.workSeenAt.has(key)) this.workSeenAt.set(key, Date.now());
       }
     })();
   }

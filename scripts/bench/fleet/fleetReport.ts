@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { ReferenceWork } from '../referenceWork.ts';
 import { describeReferenceWork, type MachineInfo } from '../report.ts';
 import type { ProcessMemory } from './memory.ts';
-import type { StepStats } from './stepLatency.ts';
+import type { Latency, StepStats } from './stepLatency.ts';
 
 export interface FleetResult {
   date: string;
@@ -87,6 +87,7 @@ export function printFleetReport(r: FleetResult, file: string): void {
         'step scheduling latency p50 / p90 / p99 / max (ms)',
         `${r.steps.scheduling.p50} / ${r.steps.scheduling.p90} / ${r.steps.scheduling.p99} / ${r.steps.scheduling.max}`,
       ],
+      ...schedulingSplitRows(r.steps),
       ['control-plane CPU (s)', f1(r.controlPlaneCpuSeconds)],
       ['control-plane CPU per step (ms)', r.controlPlaneCpuMsPerStep.toFixed(2)],
       ['control-plane memory, sum of peaks (MiB)', f1(r.controlPlanePeakMiB)],
@@ -142,4 +143,16 @@ export function printFleetReport(r: FleetResult, file: string): void {
   console.log(`total ${f1(r.seconds.total)} s; written to ${file}`);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
+}
+
+/** Where scheduling latency went: to the work message, from it to the start, and by operation (p50 / p99, ms). */
+function schedulingSplitRows(steps: StepStats): string[][] {
+  const split = steps.schedulingSplit;
+  if (!split) return [];
+  const pair = (l: Latency) => `${l.p50} / ${l.p99}`;
+  return [
+    ['  scheduled → work published p50 / p99 (ms)', pair(split.toWorkPublished)],
+    ['  work published → started p50 / p99 (ms)', pair(split.workToStarted)],
+    ...Object.entries(split.byOperation).map(([op, l]) => [`  ${op} steps p50 / p99 (ms)`, pair(l)]),
+  ];
 }

@@ -9,6 +9,8 @@ export interface FleetOptions {
   /** Per-site caps for deploys and release wipes (BC_MAX_DEPLOYS_PER_SITE / BC_MAX_WIPES_PER_SITE). */
   cap: number;
   executorConcurrency: number;
+  /** BC_MAX_WORKFLOWS_IN_FLIGHT: workflows admitted at once across the fleet (unset: the executor concurrency, the default rule). */
+  workflowsInFlight: number | undefined;
   resultRecheckMs: number;
   diskBytes: number;
   imageBytes: number;
@@ -37,7 +39,7 @@ function processLayoutOption(name: string, value: string): ProcessLayout {
   return value;
 }
 
-/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--layout compact|split] [--baseline-layout compact|split] [--cap N] [--concurrency N] [--recheck-ms N] [--timeout S] [--out FILE]` */
+/** `npm run bench:fleet -- [--quick] [--machines N] [--sites N] [--layout compact|split] [--baseline-layout compact|split] [--cap N] [--concurrency N] [--workflows-in-flight N] [--recheck-ms N] [--timeout S] [--out FILE]` */
 export function parseFleetOptions(argv: string[]): FleetOptions {
   const { values } = parseArgs({
     args: argv,
@@ -47,6 +49,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
       sites: { type: 'string' },
       cap: { type: 'string' },
       concurrency: { type: 'string' },
+      'workflows-in-flight': { type: 'string' },
       'recheck-ms': { type: 'string' },
       timeout: { type: 'string' },
       stall: { type: 'string' },
@@ -65,6 +68,7 @@ export function parseFleetOptions(argv: string[]): FleetOptions {
     sites: positive('sites', values.sites, 1),
     cap: positive('cap', values.cap, 100),
     executorConcurrency: positive('concurrency', values.concurrency, 256),
+    workflowsInFlight: values['workflows-in-flight'] === undefined ? undefined : positive('workflows-in-flight', values['workflows-in-flight'], 1),
     resultRecheckMs: positive('recheck-ms', values['recheck-ms'], 10_000),
     diskBytes: 4 << 20,
     imageBytes: 256 << 10,

@@ -8,7 +8,7 @@ import { ReferenceSampler } from '../referenceWork.ts';
 import { machineInfo } from '../report.ts';
 import { stopwatch } from '../figure.ts';
 import { delta, snapshot, sum } from './cpu.ts';
-import { diagnoseStall } from './diagnose.ts';
+import { backlogLine, diagnoseStall } from './diagnose.ts';
 import { FleetDriver } from './driver.ts';
 import { MemoryMeter } from './memory.ts';
 import { NatsTraffic } from './natsTraffic.ts';
@@ -35,7 +35,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const traffic = new NatsTraffic(stack.observer);
   // Every site's node ids start with `fleet-` (`fleet-m001`, or `fleet-s2-m001` with several sites).
   const driver = new FleetDriver(stack.nc, 'fleet', options.machines, image);
-  driver.start();
+  driver.start(stack.observer);
   const pids: Record<string, number> = Object.fromEntries(stack.services.map((s) => [s.name, s.pid]));
   if (stack.natsPid) pids['nats-server'] = stack.natsPid;
   const siteIds = options.sites === 1 ? ['fleet'] : Array.from({ length: options.sites }, (_, i) => `fleet-s${i + 1}`);
@@ -60,7 +60,11 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
 
   const progress = setInterval(() => {
     const [e, r, d, rel] = (['enrolled', 'ready', 'deployed', 'released'] as const).map((k) => driver.count(k));
-    console.log(`  ${setup().toFixed(0).padStart(4)} s  enrolled ${e}  ready ${r}  deployed ${d}  released ${rel}  failed ${driver.errors.length}`);
+    const line = `  ${setup().toFixed(0).padStart(4)} s  enrolled ${e}  ready ${r}  deployed ${d}  released ${rel}  failed ${driver.errors.length}`;
+    void backlogLine(stack.nc).then(
+      (backlog) => console.log(`${line}  ${backlog}`),
+      () => console.log(line),
+    );
   }, 5_000);
   const completed = await driver.finished(options.timeoutSeconds * 1000, options.stallSeconds * 1000);
   clearInterval(progress);
@@ -71,7 +75,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
   const cpu = delta(cpu0, snapshot(pids));
   const memoryMiB = memory.stop();
   traffic.stop();
-  const steps = await readStepStats(jetstream(stack.nc));
+  const steps = await readStepStats(jetstream(stack.nc), driver.workSeenAt);
 
   const times = [...driver.machines.values()];
   const firstEnroll = Math.min(...times.map((t) => t.enrolled ?? Infinity));
@@ -107,6 +111,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetResult> {
       BC_MAX_DEPLOYS_PER_SITE: options.cap,
       BC_MAX_WIPES_PER_SITE: options.cap,
       BC_EXECUTOR_CONCURRENCY: options.executorConcurrency,
+      BC_MAX_WORKFLOWS_IN_FLIGHT: options.workflowsInFlight ?? options.executorConcurrency,
       BC_RESULT_RECHECK_MS: options.resultRecheckMs,
       bmcDelayMs: 0,
       diskMiB: options.diskBytes / 2 ** 20,

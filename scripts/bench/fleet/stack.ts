@@ -61,6 +61,7 @@ export async function startFleetStack(dir: string, options: FleetOptions): Promi
     BC_MAX_DEPLOYS_PER_SITE: String(options.cap),
     BC_MAX_WIPES_PER_SITE: String(options.cap),
     BC_EXECUTOR_CONCURRENCY: String(options.executorConcurrency),
+    ...(options.workflowsInFlight ? { BC_MAX_WORKFLOWS_IN_FLIGHT: String(options.workflowsInFlight) } : {}),
     BC_RESULT_RECHECK_MS: String(options.resultRecheckMs),
   };
   await ensureStreams(nc, loadConfig(env));

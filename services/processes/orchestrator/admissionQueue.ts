@@ -92,9 +92,11 @@ export class AdmissionQueue<T> {
 
   /**
    * What may start now within `free`, in arrival order: the same answer as walking the queue oldest first and taking
-   * each operation whose site slot and tenant slot both still have room. Changes nothing.
+   * each operation whose site slot and tenant slot both still have room, until `fleetFree` (workflows that may still
+   * start across the fleet, every operation) are taken. Changes nothing.
    */
-  admissible(free: FreeSlots): T[] {
+  admissible(free: FreeSlots, fleetFree = Number.POSITIVE_INFINITY): T[] {
+    if (fleetFree <= 0) return [];
     const siteFree = new Map<string, number>();
     const tenantFree = new Map<string, number>();
     const room = (g: Group<T>): boolean => {
@@ -122,6 +124,7 @@ export class AdmissionQueue<T> {
       // Another group of the same site or tenant may have taken the last slot since this one joined the merge.
       if (head.group && !room(head.group)) continue;
       admissible.push(head.op);
+      if (admissible.length >= fleetFree) break;
       if (head.group) {
         const s = `${head.group.siteId}/${head.group.slot}`;
         siteFree.set(s, siteFree.get(s)! - 1);

@@ -115,15 +115,24 @@ export class FleetModel {
 
   /**
    * Operations that may start now, oldest first per site, within the caps: each takes a slot of its site and, when the
-   * node is a tenant's, one of the tenant's. A tenant at its cap holds only its own operations. Changes nothing: the
+   * node is a tenant's, one of the tenant's, and every operation one of the fleet's (`caps.workflows`), so no more
+   * workflows run than the executors serve at once. A tenant at its cap holds only its own operations. Changes nothing: the
    * orchestrator folds the starts it decides (`admitted`), so a second look before their `WorkflowStarted` arrives
    * does not over-admit.
    */
   admissible(caps: Caps): PendingOperation[] {
-    return this.#queue.admissible({
-      site: (siteId, slot) => caps[slot] - this.inFlight(siteId, slot),
-      tenant: (tenantId, slot) => this.tenantCap(caps, tenantId, slot) - this.tenantInFlight(tenantId, slot),
-    });
+    return this.#queue.admissible(
+      {
+        site: (siteId, slot) => caps[slot] - this.inFlight(siteId, slot),
+        tenant: (tenantId, slot) => this.tenantCap(caps, tenantId, slot) - this.tenantInFlight(tenantId, slot),
+      },
+      (caps.workflows ?? Number.POSITIVE_INFINITY) - this.#inFlight.size,
+    );
+  }
+
+  /** Workflows in flight across the fleet, every operation (what `caps.workflows` counts). */
+  get workflowsInFlight(): number {
+    return this.#inFlight.size;
   }
 
   /** A start was decided: the operation counts as in flight from here on. */
