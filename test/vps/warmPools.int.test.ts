@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { listInstances, listPools } from '../../projections/vps/queries.ts';
 import { reservationOf } from '../../schemas/vps/tenantState.ts';
 import { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { sendHostCommand } from '../../services/processes/vpsReconciler/metalAccess.ts';
@@ -33,6 +34,10 @@ describe('warm pools on our own metal: a real nats-server, the VPS reconciler an
       // Two slots placed and prepared on n1: stopped on the runtime (no process), ready on the book, their capacity held.
       await expect.poll(async () => (await readySlots()).length, byReports).toBe(2);
       const first = await readySlots();
+      // The vps read model shows the pool's setting with its slots counted.
+      await expect
+        .poll(() => listPools(env.readers.get('vps')!.db()).find((p) => p.poolId === 'metal-w')?.warm, byReports)
+        .toEqual({ flavors: [{ flavorId: 'small', image: 'ubuntu-24.04', count: 2, ready: 2, preparing: 0 }], maxSlotAgeSeconds: 86_400 });
       for (const slotId of first) expect(stack.runtimeEntries()[slotId]).toMatchObject({ pid: null, userDataApplies: 0 });
       expect(allocatedByNode(await book()).get('n1')).toEqual({ vcpus: 4, memoryMib: 4_096, diskGib: 40 });
 
@@ -45,6 +50,12 @@ describe('warm pools on our own metal: a real nats-server, the VPS reconciler an
       expect(processAlive(entry.pid)).toBe(true);
       expect(entry).toMatchObject({ userDataApplies: 1, lastUserData: '#cloud-config\nhostname: vm-1\n' });
       expect((await book()).instances?.['vm-1']).toMatchObject({ nodeId: 'n1', resources: { vcpus: 2, memoryMib: 2_048, diskGib: 20 } });
+      await expect
+        .poll(
+          () => listInstances(env.readers.get('vps')!.db(), { tenantId: 'tenant-a' }).find((i) => i.instanceId === 'vm-1')?.placement?.warmSlot?.slotId,
+          byReports,
+        )
+        .toBe(taken);
 
       // Refilled: two ready slots again, one of them new; the instance and the slots hold n1's capacity, nothing twice.
       await expect.poll(async () => (await readySlots()).filter((s) => !first.includes(s)).length, byReports).toBe(1);
