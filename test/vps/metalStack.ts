@@ -98,7 +98,7 @@ export async function startMetalStack(options: { hosts: number; cores: number; r
   return {
     env,
     run,
-    reconciler: reconciler!,
+    reconciler: reconciler,
     hostAccess,
     /** The process runtime's record of every instance it runs (one plugin state folder: every host's plugin shares it). */
     runtimeEntries(): Record<string, ProcessRuntimeEntry> {

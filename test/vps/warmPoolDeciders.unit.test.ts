@@ -56,7 +56,7 @@ const place = (state: HoldBookState, instanceId: string, image = 'img') =>
 describe('vps.setWarmPool', () => {
   const flavor: FlavorState = { exists: true, flavorId: 'small', ...SMALL, offers: { p1: 'hw-small' } };
   const command = { poolId: 'p1', flavors: [{ flavorId: 'small', image: 'img', count: 2 }], maxSlotAgeSeconds: 86_400 };
-  const { warm: _none, ...bare } = pool as Extract<PoolState, { exists: true }>;
+  const { warm: _none, ...bare } = pool;
 
   it('fixes each flavor size in PoolWarmSet, and the same setting again appends nothing', () => {
     const [event] = setWarmPool.decide(command, bare, ctx({ flavors: new Map([['small', flavor]]) }));

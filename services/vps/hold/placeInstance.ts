@@ -8,7 +8,7 @@ import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { place, type PlacementSnapshot } from '../placement/placement.ts';
-import { takeWarmSlot } from './warmSlots.ts';
+import { takeWarmSlot } from './takeWarmSlot.ts';
 
 export const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
