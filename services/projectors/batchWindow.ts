@@ -1,3 +1,12 @@
+/**
+ * Messages applied in one transaction per read model at most, unless more arrived while one was being stored. Past a
+ * few hundred the transaction's own cost is spread thin, and what grows is the garbage collector's: every message of
+ * a batch, delivered and decoded, is alive until the batch is applied, and each young-generation collection copies
+ * it. A catch-up cost 18 µs of CPU per event in batches of 250, 20 in batches of 100, 22-23 in batches of 500 or
+ * 1,000 (`scripts/bench/probe/catchUpSplit.ts --batch N`, bench/README.md). Live traffic rarely fills one: a batch
+ * also ends with its window (`BatchWindow`).
+ */
+export const BATCH = 250;
 /** How long a batch's first message waits for more while the log is quiet: a lone command shows up soon after. */
 export const QUIET_WINDOW_MS = 10;
 /**

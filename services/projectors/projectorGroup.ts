@@ -5,15 +5,13 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts';
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import type { Logger } from '../platform/logger.ts';
+import { deliveredStreamSequence } from '../platform/nats/deliveredSequence.ts';
 import { DURABLE_PULL } from '../platform/nats/durablePull.ts';
 import { projectEntry, type ProjectedMessage } from './applyBatch.ts';
-import { BatchWindow } from './batchWindow.ts';
+import { BATCH, BatchWindow } from './batchWindow.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import type { ReadModelFiles } from './readModelFiles.ts';
 import { ReadModelProjector, type ProjectorHost } from './readModelProjector.ts';
-
-/** Messages applied in one transaction per read model at most, unless more arrived while one was being stored. */
-const BATCH = 1_000;
 
 /** The durable every read model of the `projectors` process shares. */
 export const PROJECTORS_DURABLE = 'projectors';
@@ -30,6 +28,8 @@ export class ProjectorGroup implements ProjectorHost {
   readonly deadLetters: DeadLetterQueue;
   #messages: ConsumerMessages | undefined;
   #pending: JsMsg[] = [];
+  /** The stream sequence of each message in `#pending`, read once from its ack subject (`deliveredStreamSequence`). */
+  #pendingSeqs: number[] = [];
   #flushTimer: NodeJS.Timeout | undefined;
   readonly #window = new BatchWindow();
   /** A batch waiting for its dead letters to be stored; later messages wait in `#pending` until it is applied. */
@@ -123,6 +123,7 @@ export class ProjectorGroup implements ProjectorHost {
     this.#session = session;
     this.#expectedNext = from + 1;
     this.#pending = [];
+    this.#pendingSeqs = [];
     this.#messages = await consumer.consume({
       max_messages: 2_000,
       // A durable deleted under us ends the session; it is then recreated from the position.
@@ -131,13 +132,15 @@ export class ProjectorGroup implements ProjectorHost {
         if (this.#session !== session) return;
         // The filter covers the whole stream, so sequences arrive contiguous. A jump means a message was lost on
         // the way: start over from the position. A jump seen twice in a row is a real hole (deleted messages).
-        if (msg.seq > this.#expectedNext && msg.seq !== this.#acceptedGap) {
-          this.#acceptedGap = msg.seq;
+        const seq = deliveredStreamSequence(msg);
+        if (seq > this.#expectedNext && seq !== this.#acceptedGap) {
+          this.#acceptedGap = seq;
           void this.restartLive('sequence gap', 0);
           return;
         }
-        this.#expectedNext = msg.seq + 1;
+        this.#expectedNext = seq + 1;
         this.#pending.push(msg);
+        this.#pendingSeqs.push(seq);
         if (this.#pending.length >= BATCH) this.flush();
         else this.#flushTimer ??= setTimeout(() => this.flush(), this.#window.forFirstMessage());
       },
@@ -153,6 +156,7 @@ export class ProjectorGroup implements ProjectorHost {
     this.log.warn({ projector: this.durable, reason, position: this.#position }, 'restarting consumption from the position');
     this.#session = undefined;
     this.#pending = [];
+    this.#pendingSeqs = [];
     await this.#messages?.close();
     await sleep(delayMs);
     if (!this.#stopped)
@@ -172,10 +176,12 @@ export class ProjectorGroup implements ProjectorHost {
     this.#flushTimer = undefined;
     if (this.#pending.length === 0 || this.#session === undefined || this.#quarantining || this.#holds > 0) return;
     const msgs = this.#pending;
+    const seqs = this.#pendingSeqs;
     const session = this.#session;
     this.#pending = [];
+    this.#pendingSeqs = [];
     this.#window.flushed();
-    const entries = msgs.map((m) => projectEntry(this.store.decode(m)));
+    const entries = msgs.map((m, i) => projectEntry(this.store.decode(m, seqs[i])));
     if (entries.every((e) => !e.rejection)) return this.apply(session, msgs, entries);
     this.#quarantining = this.quarantine(msgs, entries)
       .then(
@@ -203,7 +209,7 @@ export class ProjectorGroup implements ProjectorHost {
     if (this.#session !== session) return;
     const messages = entries.map((e) => e.message);
     for (const m of this.members) m.applyLive(messages);
-    this.#position = msgs.at(-1)!.seq;
+    this.#position = messages.at(-1)!.seq;
     msgs.at(-1)!.ack();
   }
 }

@@ -6,16 +6,18 @@ import type { DeadLetterQueue } from '../platform/deadLetters/deadLetterQueue.ts
 import type { EventStore } from '../platform/eventStore/eventStore.ts';
 import { withinReplayDeadline } from '../platform/nats/replayDeadline.ts';
 import { applyBatch, projectEntry, type ProjectedMessage } from './applyBatch.ts';
+import { BATCH } from './batchWindow.ts';
 import type { Projection } from '../../projections/runtime/projection.ts';
 import { readCheckpoint } from '../../projections/runtime/readModelDatabase.ts';
 
-const MAX_TRANSACTION = 2_000;
+/** As the live session's batches (`BATCH`), and for the same reason: a longer batch keeps more garbage alive. */
+const MAX_TRANSACTION = BATCH;
 /** About how long the replay holds the event loop before giving it back (decoding plus one transaction). */
 const SLICE_MS = 50;
 
 /**
  * Replays the log from just past `db`'s checkpoint up to the stream's last sequence at the start of the replay,
- * through an ordered consumer (no acks), in transactions of up to 2,000 messages. What may not be applied goes to
+ * through an ordered consumer (no acks), in transactions of up to `BATCH` messages. What may not be applied goes to
  * `deadLetters` on the way. Returns the checkpoint reached.
  *
  * The replay gives the event loop back every ~50 ms: transactions are cut by the time they are expected to take (the

@@ -7,6 +7,7 @@ import { EventHeaders, EventMac } from '../../services/platform/eventStore/event
 import { deliveredHeaderBlock } from '../../services/platform/eventStore/eventHeaderValues.ts';
 import { EventStore, type RawLogMessage } from '../../services/platform/eventStore/eventStore.ts';
 import { connectNats } from '../../services/platform/nats/connect.ts';
+import { deliveredStreamSequence } from '../../services/platform/nats/deliveredSequence.ts';
 import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { siteEventMetadata } from '../support/commandPayloads.ts';
 import { startTestNats, tempDir } from '../support/natsServer.ts';
@@ -61,7 +62,7 @@ describe('decoding a message the process decoded already', () => {
     }
   });
 
-  it('EventStore.decode reads a consumer-delivered message from its header bytes (nats.js still keeps them) and decodes it as a direct get does', async () => {
+  it('EventStore.decode reads a consumer-delivered message from its header bytes (nats.js still keeps them) and its sequence from the ack subject, and decodes it as a direct get does', async () => {
     await using nats = await startTestNats();
     using dir = tempDir('bc-delivered-');
     const config = loadConfig({}, { dataDir: dir.path, natsUrl: nats.url, natsAuth: 'none', logLevel: 'silent' });
@@ -78,7 +79,11 @@ describe('decoding a message the process decoded already', () => {
       for await (const m of messages) {
         // Upgrading nats.js past the shape this relies on fails here, rather than quietly taking the slow path.
         expect(deliveredHeaderBlock(m)).toBeDefined();
-        seen.push(store.decode(m));
+        // Read from the ack subject before nats.js parses it: the same number its own parse gives.
+        expect(typeof (m as { reply?: unknown }).reply).toBe('string');
+        const seq = deliveredStreamSequence(m);
+        expect(seq).toBe(m.info.streamSequence);
+        seen.push(store.decode(m, seq));
         if (m.seq === second.seq) break;
       }
       await messages.close();

@@ -7,6 +7,8 @@ import { tempDir } from '../support/natsServer.ts';
 import { loadOrCreateBrokerMaterial } from '../../services/trust/broker/brokerMaterial.ts';
 import { renderServerConfig } from '../../services/trust/broker/serverConfig.ts';
 import { issueUserJwt } from '../../services/trust/broker/userCredentials.ts';
+import { nativeSigningKey } from '../../services/trust/broker/nativeSigningKey.ts';
+import { createAccount, createUser } from '@nats-io/nkeys';
 
 describe('loadOrCreateBrokerMaterial', () => {
   test('a second call loads the same operator, accounts and JWTs from 0600 files', async () => {
@@ -69,5 +71,33 @@ describe('loadOrCreateBrokerMaterial', () => {
     using dir = tempDir('bc-broker-material-');
     const material = await loadOrCreateBrokerMaterial(dir.path);
     await expect(issueUserJwt(material, material.appAccount.publicKey, { role: 'join' })).rejects.toMatchObject({ reason: 'INVALID_PUBLIC_KEY' });
+  });
+
+  test('the native signing key signs the same bytes as the nkey it wraps, and its JWTs verify', async () => {
+    const pair = createAccount();
+    const native = nativeSigningKey(pair);
+    expect(native.getPublicKey()).toBe(pair.getPublicKey());
+    for (const text of ['', 'a', 'eyJ0eXAiOiJKV1QifQ.eyJzdWIiOiJVIn0', 'x'.repeat(5000)]) {
+      const bytes = new TextEncoder().encode(text);
+      const signature = native.sign(bytes);
+      expect(Buffer.from(signature).equals(Buffer.from(pair.sign(bytes)))).toBe(true);
+      expect(native.verify(bytes, signature)).toBe(true);
+      expect(pair.verify(bytes, signature)).toBe(true);
+    }
+    expect(native.verify(new TextEncoder().encode('b'), native.sign(new TextEncoder().encode('a')))).toBe(false);
+    expect(native.getPrivateKey()).toEqual(pair.getPrivateKey());
+    native.clear();
+    expect(() => native.sign(new Uint8Array(1))).toThrow();
+    expect(() => native.getPrivateKey()).toThrow();
+
+    using dir = tempDir('bc-broker-material-');
+    const material = await loadOrCreateBrokerMaterial(dir.path);
+    const user = createUser().getPublicKey();
+    const issued = await issueUserJwt(material, user, { role: 'control-plane' });
+    // decode verifies the signature with nkeys' own code against the issuer the JWT names.
+    expect(decode(issued.jwt)).toMatchObject({ sub: user, iss: material.appSigningKey.getPublicKey() });
+    // Revocations are read once per account JWT: a re-signed account is read again.
+    await material.reissueAppAccount((claims) => ({ ...claims, revocations: { [user]: Math.floor(Date.now() / 1000) } }));
+    await expect(issueUserJwt(material, user, { role: 'control-plane' })).rejects.toMatchObject({ reason: 'USER_REVOKED' });
   });
 });

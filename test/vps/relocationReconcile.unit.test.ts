@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VpsEvent } from '../../schemas/vps/events.ts';
+import { relocateEffects } from '../../services/processes/vpsReconciler/metalAccess.ts';
 import { planMetalPass } from '../../services/processes/vpsReconciler/metalConverge.ts';
 import { isAtRest, VpsModel } from '../../services/processes/vpsReconciler/model.ts';
 import { decideVps, evolveVps } from '../../services/processes/vpsReconciler/reconciliation.ts';
@@ -96,6 +97,36 @@ describe('the reconciler moves an instance off a lost node', () => {
     expect([...moved.placedOn.get('n2')!]).toEqual([KEY]);
     expect(steps(planMetalPass(there, moved.hosts, 0, RESEND))).toEqual(['vps.recordInstanceObserved provisioning', 'task apply']);
     // n2 lists it running: recorded running again; nothing more to apply.
+    heard(moved, 'n2', 50, true);
+    expect(steps(planMetalPass(there, moved.hosts, 100, RESEND))).toEqual(['vps.recordInstanceObserved running']);
+  });
+
+  it('records an instance whose relocation finds no node provisioning, with no address and the refusal, until it runs on its new node', () => {
+    const asked = modelAfter([...history, requested]);
+    const instance = asked.instances.get(KEY)!;
+    const access = { nodes: undefined, presence: { presenceOf: () => undefined }, sendAgentCommand: () => Promise.resolve() };
+    const [relocate] = relocateEffects(instance, asked, access);
+    if (relocate?.kind !== 'command') throw new Error('expected vps.relocateInstance');
+    expect(relocate).toMatchObject({ name: 'vps.relocateInstance', payload: { siteId: 'dc1', ...ids, candidates: [] } });
+    // No node fits: the request stands (nothing else is asked), and the instance no longer claims its lost node's report.
+    const waiting = relocate.ifRefused?.({ code: 'NO_CAPACITY', message: 'no node fits: n2: not enough vcpus' });
+    expect(waiting).toEqual([
+      expect.objectContaining({
+        name: 'vps.recordInstanceObserved',
+        payload: { ...ids, observed: 'provisioning', addresses: [], message: 'NO_CAPACITY: no node takes it off n1 yet: no node fits: n2: not enough vcpus' },
+      }),
+    ]);
+    // Any other refusal is not this step's to absorb.
+    expect(relocate.ifRefused?.({ code: 'NOT_FOUND', message: 'gone' })).toBeUndefined();
+
+    // Moved at last: recorded provisioning again without the refusal, then running once its new node lists it.
+    const waited = ev('InstanceObserved', { ...ids, observed: 'provisioning', providerInstanceId: null, addresses: [], message: 'NO_CAPACITY: …' });
+    const moved = modelAfter([...history, requested, waited, relocated]);
+    const there = moved.instances.get(KEY)!;
+    const recorded = planMetalPass(there, moved.hosts, 0, RESEND);
+    expect(steps(recorded)).toEqual(['vps.recordInstanceObserved provisioning', 'task apply']);
+    expect(recorded[0]).toMatchObject({ payload: { observed: 'provisioning', addresses: [] } });
+    expect(recorded[0]).not.toHaveProperty('payload.message');
     heard(moved, 'n2', 50, true);
     expect(steps(planMetalPass(there, moved.hosts, 100, RESEND))).toEqual(['vps.recordInstanceObserved running']);
   });

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { join } from 'node:path';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
@@ -28,6 +28,7 @@ const MAC_CHARS = 43;
 const BLOCK_BYTES = 64;
 /** A message whose MAC input is longer than this is hashed in a buffer of its own rather than the reused one. */
 const REUSED_INPUT_BYTES = 64 * 1024;
+const noBytes = new Uint8Array(0);
 
 /**
  * The control plane's key for event batches: only a process holding it can write something readers accept on
@@ -39,30 +40,25 @@ const REUSED_INPUT_BYTES = 64 * 1024;
  * after that sequence. Messages stay verifiable forever: a reader needs nothing but the key and the stored message.
  */
 export class EventMac {
-  /**
-   * Set up once: a `KeyObject` holds the key outside the JS heap, and each HMAC starts from it instead of from bytes
-   * handed over again per message.
-   */
-  readonly #key: KeyObject;
   /** Names the key in every MAC (16 hex digits of a hash), so a reader holding another key says so. */
   readonly keyId: string;
   /** What every MAC under this key starts with: a header that does is split without allocating its parts. */
   readonly #prefix: string;
-  /** The MAC a header carries, decoded here rather than into a new buffer per message verified. */
-  readonly #given = Buffer.alloc(MAC_BYTES);
 
   /**
    * HMAC-SHA256 as RFC 2104 builds it, with two one-shot `hash` calls instead of an `Hmac` object per message: the
    * inner pad sits at the head of a reused input buffer (the fields and payload are written after it), the outer pad
    * at the head of a reused buffer the inner digest is written after. `createHmac` made a native object per message
-   * whose set-up and collection were most of a catch-up's MAC cost (bench/README.md, issue 34); a test checks the
-   * result against `createHmac` for every shape of message.
+   * whose set-up and collection were most of a catch-up's MAC cost (bench/README.md, issue 34), and of an append's
+   * message id; a test checks both against `createHmac` for every shape of message. Both digests come back as strings
+   * (the inner one as `binary`, written into the outer buffer; the MAC as base64url, compared with the header's
+   * characters): a digest returned as a `Buffer` cost a backing store per hash, three times a short string's price
+   * with its collection.
    */
   readonly #inner = Buffer.alloc(BLOCK_BYTES + REUSED_INPUT_BYTES);
   readonly #outer = Buffer.alloc(BLOCK_BYTES + MAC_BYTES);
   constructor(key: Buffer) {
     if (key.length !== KEY_BYTES) throw new Error(`the event key must be ${KEY_BYTES} bytes`);
-    this.#key = createSecretKey(Buffer.from(key));
     // A 32-byte key is shorter than a block: HMAC pads it with zeros, so each pad is the key XOR the pad byte, then it.
     this.#inner.fill(0x36, 0, BLOCK_BYTES);
     this.#outer.fill(0x5c, 0, BLOCK_BYTES);
@@ -80,14 +76,13 @@ export class EventMac {
    * command id stays readable in front.
    */
   messageId(commandId: string): string {
-    return `${commandId}.${createHmac('sha256', this.#key).update('msg-id\n').update(commandId).digest('base64url').slice(0, 22)}`;
+    return `${commandId}.${this.#hmac(`msg-id\n${commandId}`, noBytes).slice(0, 22)}`;
   }
 
   /** The `Bc-Event-Mac` value for a batch about to be appended with these headers (`position` and `state` when it has them). */
   sign(subject: string, messageId: string, expectedSeq: number, payload: Uint8Array, position?: number, state = ''): string {
     if (state !== '' && position === undefined) throw new Error('an aggregate state is written with a position only');
-    const mac = this.#mac(subject, messageId, String(expectedSeq), position === undefined ? '' : String(position), state, payload);
-    return `${this.#prefix}${mac.toString('base64url')}`;
+    return `${this.#prefix}${this.#mac(subject, messageId, String(expectedSeq), position === undefined ? '' : String(position), state, payload)}`;
   }
 
   /** Why a stored message is not one the event store wrote, or undefined when it is. */
@@ -98,17 +93,21 @@ export class EventMac {
     return this.verifyValues(subject, value, headers!.get(messageId), headers!.get(expectedSeq), payload, headers!.get(position), headers!.get(state));
   }
 
-  /** `verify` on header values the caller read already (`''` for a header the message lacks). */
+  /**
+   * `verify` on header values the caller read already (`''` for a header the message lacks). The MAC is compared as
+   * the text the writer wrote (canonical base64url: another spelling of the same bytes is refused), every character
+   * whatever the first difference, so the time taken tells nothing about how much of a forgery was right.
+   */
   verifyValues(subject: string, value: string, messageId: string, expectedSeq: string, payload: Uint8Array, position = '', state = ''): Rejection | undefined {
     if (!value) return { reason: 'MAC_MISSING', detail: 'no event-store MAC: not written by the event store' };
-    if (value.length !== this.#prefix.length + MAC_CHARS || !value.startsWith(this.#prefix)) return this.#malformed(value);
+    const start = this.#prefix.length;
+    if (value.length !== start + MAC_CHARS || !value.startsWith(this.#prefix)) return this.#malformed(value);
     if (!messageId || !expectedSeq) return { reason: 'MAC_INVALID', detail: 'message id or expected sequence missing' };
     if (state !== '' && position === '') return { reason: 'MAC_INVALID', detail: 'an aggregate state without a position' };
-    const written = this.#given.write(value.slice(this.#prefix.length), 'base64url');
     const wanted = this.#mac(subject, messageId, expectedSeq, position, state, payload);
-    if (written !== MAC_BYTES || !timingSafeEqual(this.#given, wanted)) {
-      return { reason: 'MAC_INVALID', detail: 'the MAC does not match the message (altered, or copied to another subject or position)' };
-    }
+    let differs = 0;
+    for (let i = 0; i < MAC_CHARS; i++) differs |= value.charCodeAt(start + i) ^ wanted.charCodeAt(i);
+    if (differs !== 0) return { reason: 'MAC_INVALID', detail: 'the MAC does not match the message (altered, or copied to another subject or position)' };
     return undefined;
   }
 
@@ -120,7 +119,8 @@ export class EventMac {
     return { reason: 'MAC_INVALID', detail: 'the MAC does not match the message (altered, or copied to another subject or position)' };
   }
 
-  #mac(subject: string, messageId: string, expectedSeq: string, position: string, state: string, payload: Uint8Array): Buffer {
+  /** The HMAC-SHA256 of a message's fields and payload, in base64url without padding (`MAC_CHARS` characters). */
+  #mac(subject: string, messageId: string, expectedSeq: string, position: string, state: string, payload: Uint8Array): string {
     // Header values and subjects cannot hold a line break, so the fields cannot be shifted into one another (the state,
     // the longest, also goes with its length). A message with a position, or with a position and a state, is signed
     // under a tag of its own, so neither can be removed from or added to a message signed without it: older messages
@@ -131,6 +131,11 @@ export class EventMac {
         : state === ''
           ? `bc.event/${VERSION}+position\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n`
           : `bc.event/${VERSION}+position+state\n${subject}\n${messageId}\n${expectedSeq}\n${position}\n${state.length}\n${state}\n`;
+    return this.#hmac(fields, payload);
+  }
+
+  /** HMAC-SHA256 under this key of `text` (UTF-8) followed by `payload`, in base64url without padding. */
+  #hmac(fields: string, payload: Uint8Array): string {
     let input = this.#inner;
     // At most 3 bytes of UTF-8 per UTF-16 unit: a bound that needs no pass over the string.
     if (3 * fields.length + payload.length > REUSED_INPUT_BYTES) {
@@ -139,8 +144,8 @@ export class EventMac {
     }
     const end = BLOCK_BYTES + input.write(fields, BLOCK_BYTES, 'utf8');
     input.set(payload, end);
-    this.#outer.set(hash('sha256', input.subarray(0, end + payload.length), 'buffer'), BLOCK_BYTES);
-    return hash('sha256', this.#outer, 'buffer');
+    this.#outer.write(hash('sha256', input.subarray(0, end + payload.length), 'binary'), BLOCK_BYTES, 'binary');
+    return hash('sha256', this.#outer, 'base64url');
   }
 }
 

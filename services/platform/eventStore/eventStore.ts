@@ -10,10 +10,11 @@ import {
 } from '@nats-io/jetstream';
 import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
-import { EventBatch } from '../../../schemas/envelope.ts';
+import type { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
 import { ConcurrencyError, unavailableOnFailure } from '../errors.ts';
+import { isEventBatch } from './eventBatchShape.ts';
 import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
 import { replaySubject } from './subjectReplay.ts';
@@ -132,23 +133,25 @@ export class EventStore {
    * The batch in a stream message, or why no reader may use it (checked before anything in it is parsed). Every call
    * verifies and parses afresh: a memo of recent decodes (2,048 messages) kept every entry alive long enough to reach
    * the old generation, and cost a catch-up more in garbage collection than it saved readers (bench/README.md).
+   * `seq` is for a caller that read the message's sequence already (a delivered message's `seq` getter parses its
+   * whole ack subject: `deliveredStreamSequence`).
    */
-  decode(message: RawLogMessage): LogEntry {
+  decode(message: RawLogMessage, seq = message.seq): LogEntry {
     // Not `message.headers`: nats.js decodes every header behind that getter (`eventHeaderValues`).
-    const { seq, subject, data } = message;
+    const { subject, data } = message;
     const values = eventHeaderValues(message);
     const messageId = values.messageId || null;
     const positionHeader = values.position;
     const rejection = this.mac.verifyValues(subject, values.mac, values.messageId, values.expectedSeq, data, positionHeader, values.state);
     if (rejection) return { seq, subject, messageId, rejection };
-    let parsed: ReturnType<typeof EventBatch.safeParse>;
+    let batch: unknown;
     try {
-      parsed = EventBatch.safeParse(JSON.parse(decoder.decode(data)));
+      batch = JSON.parse(decoder.decode(data));
     } catch {
       return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not JSON' } };
     }
-    if (!parsed.success) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
-    return { seq, subject, messageId, batch: parsed.data, position: positionOf(positionHeader), state: values.state || undefined };
+    if (!isEventBatch(batch)) return { seq, subject, messageId, rejection: { reason: 'UNDECODABLE', detail: 'not an event batch' } };
+    return { seq, subject, messageId, batch, position: positionOf(positionHeader), state: values.state || undefined };
   }
 
   /**

@@ -75,11 +75,20 @@ export function placeEffects(
 /**
  * `vps.relocateInstance` for an instance whose node is lost, with the site's nodes now (the lost one is never taken,
  * whatever the read model says of it). No node fits: the request stands, and the next resync pass asks again (the
- * instance is not at rest while it waits); its quota is untouched.
+ * instance is not at rest while it waits); its quota is untouched. Meanwhile it is recorded `provisioning` with no
+ * address and the refusal as its message: its node no longer serves it, so what that node last said of it (`running`,
+ * its addresses) is no longer true, and the tenant sees why it is not running elsewhere yet. The same refusal recorded
+ * again appends nothing (`vps.recordInstanceObserved`).
  */
 export function relocateEffects(instance: ReconciledInstance, model: VpsModel, access: MetalAccess): readonly Effect<ConvergeTask>[] {
   const pool = model.metalPoolOf(instance);
-  if (!pool) return [];
+  if (!pool || !instance.relocation) return [];
+  const { fromNodeId } = instance.relocation;
+  const waiting = (refusal: { code: string; message: string }) =>
+    observe(instance, 'provisioning', {
+      addresses: [],
+      message: `${refusal.code}: no node takes it off ${fromNodeId} yet: ${refusal.message}`.slice(0, 2_000),
+    });
   const payload = { siteId: pool.siteId, tenantId: instance.tenantId, instanceId: instance.instanceId, candidates: candidatesAt(access, pool.siteId) };
   return [
     {
@@ -87,7 +96,7 @@ export function relocateEffects(instance: ReconciledInstance, model: VpsModel, a
       name: 'vps.relocateInstance',
       payload,
       commandId: `relocate-${randomUUID()}`,
-      ifRefused: (r) => (r.code === 'NO_CAPACITY' ? [] : undefined),
+      ifRefused: (r) => (r.code === 'NO_CAPACITY' ? [waiting(r)] : undefined),
     },
   ];
 }

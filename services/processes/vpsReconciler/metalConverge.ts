@@ -78,8 +78,8 @@ export function planMetalPass(instance: ReconciledInstance, hosts: HostReports, 
   }
   if (report?.desiredState === desired && report.state === 'error')
     return [observe(instance, 'error', { addresses: [], message: (report.message ?? `${report.runtime} reports the instance in error`).slice(0, 2_000) })];
-  // Moved off a lost node: it runs nowhere we know of until its new node lists it.
-  const moving = exchange.relocated === true && exchange.seen !== true && instance.observed !== 'provisioning';
+  // Moved off a lost node: it runs nowhere we know of until its new node lists it (and no longer waits for capacity).
+  const moving = exchange.relocated === true && exchange.seen !== true && (instance.observed !== 'provisioning' || instance.message !== null);
   const provisioning = moving ? [observe(instance, 'provisioning', { addresses: [] })] : [];
   const applied = exchange.applied;
   if (applied?.desired === desired && now - applied.at < resendMs) return provisioning;

@@ -3,6 +3,7 @@ import { createAccount, createOperator, fromSeed } from '@nats-io/nkeys';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BrokerTrustError } from './errors.ts';
+import { nativeSigningKey } from './nativeSigningKey.ts';
 
 /** JetStream limits of the application account; -1 is unlimited (the default for every field). */
 export interface AppAccountJetStreamLimits {
@@ -42,6 +43,8 @@ export class BrokerMaterial {
   readonly #appSigning: KeyPair;
   readonly #systemAccount: KeyPair;
   #app: AccountIdentity;
+  /** The revocations of `#app`'s JWT, decoded once per JWT: decoding verifies its signature, and every issue asks. */
+  #revocations: { jwt: string; revoked: Readonly<Record<string, number>> } | undefined;
 
   constructor(
     readonly dir: string,
@@ -53,7 +56,7 @@ export class BrokerMaterial {
   ) {
     this.#app = app;
     this.#operatorSigning = keys.operatorSigning;
-    this.#appSigning = keys.appSigning;
+    this.#appSigning = nativeSigningKey(keys.appSigning);
     this.#systemAccount = keys.systemAccount;
   }
 
@@ -64,7 +67,9 @@ export class BrokerMaterial {
 
   /** Revoked user keys, each with the second up to which JWTs issued for it are refused. */
   revocations(): Readonly<Record<string, number>> {
-    return decode<Account>(this.#app.jwt).nats.revocations ?? {};
+    const jwt = this.#app.jwt;
+    if (this.#revocations?.jwt !== jwt) this.#revocations = { jwt, revoked: Object.freeze({ ...decode<Account>(jwt).nats.revocations }) };
+    return this.#revocations.revoked;
   }
 
   /** The key user JWTs of the application account are signed with (users carry `issuer_account`). */
