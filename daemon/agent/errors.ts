@@ -20,6 +20,7 @@ export const AgentErrorCodes = {
   MODULE_MISMATCH: 'The bundle is not the module version the command names (name, version or manifest digest differ)',
   MODULE_DRIFT: "A module's installed files differ from its manifest: changed, missing or added",
   RUNTIME_NOT_LOADED: 'No runtime plugin of that id runs on the host, or it is between restarts',
+  WARM_START_UNSUPPORTED: 'A warm slot was asked of a runtime whose manifest does not declare warm-start',
   INSTANCE_FAILED: "The runtime answered the instance's state as error, refused the spec or failed before answering",
   MODULE_STATE_UNSAFE: "The module's folder on the host holds something it never writes (a link, a device)",
 } as const;

@@ -40,7 +40,11 @@ export async function startPluginsFolder(
     hosts,
     unusable: failed,
     drivers: () =>
-      [...hosts.values()].flatMap((h) => (h.ready && h.manifest ? [{ id: h.manifest.id, version: h.manifest.version, kinds: h.manifest.kinds }] : [])),
+      [...hosts.values()].flatMap((h) => {
+        if (!h.ready || !h.manifest) return [];
+        const { id, version, kinds, features } = h.manifest;
+        return [{ id, version, kinds, ...(features?.length ? { features } : {}) }];
+      }),
     stop: async () => void (await Promise.all([...hosts.values()].map((h) => h.stop()))),
   };
 }

@@ -99,6 +99,26 @@ export const vpsProjection = defineProjection({
         ).run(d.poolId, d.class, d.agent, d.accountId, d.siteId, JSON.stringify(d.policy), d.runtime ?? null, time, seq);
         return;
       }
+      case 'PoolWarmSet': {
+        const { flavors, maxSlotAgeSeconds } = event.data;
+        const warm = { flavors: flavors.map(({ flavorId, image, count }) => ({ flavorId, image, count })), maxSlotAgeSeconds };
+        statement(db, 'UPDATE vps_pools SET warm = ?, last_seq = ? WHERE pool_id = ?').run(JSON.stringify(warm), seq, event.data.poolId);
+        return;
+      }
+      case 'WarmSlotPlaced': {
+        const d = event.data;
+        statement(
+          db,
+          'INSERT OR REPLACE INTO vps_warm_slots (slot_id, site_id, pool_id, flavor_id, image, node_id, placed_at, ready_at, last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)',
+        ).run(d.slotId, d.siteId, d.poolId, d.flavorId, d.image, d.nodeId, d.placedAt, seq);
+        return;
+      }
+      case 'WarmSlotReady':
+        statement(db, 'UPDATE vps_warm_slots SET ready_at = ?, last_seq = ? WHERE slot_id = ?').run(event.data.readyAt, seq, event.data.slotId);
+        return;
+      case 'WarmSlotReaped':
+        statement(db, 'DELETE FROM vps_warm_slots WHERE slot_id = ?').run(event.data.slotId);
+        return;
       case 'PoolOffered':
         statement(db, 'INSERT OR IGNORE INTO vps_pool_offers (pool_id, tenant_id) VALUES (?, ?)').run(event.data.poolId, event.data.tenantId);
         return;
@@ -152,8 +172,9 @@ export const vpsProjection = defineProjection({
         return;
       }
       case 'InstancePlaced': {
-        const { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt } = event.data;
-        const placement = { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt };
+        const { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt, warmSlot } = event.data;
+        const placement = { siteId, nodeId, runtime, resources, freeBefore, fromHolds, considered, placedAt, ...(warmSlot ? { warmSlot } : {}) };
+        if (warmSlot) statement(db, 'DELETE FROM vps_warm_slots WHERE slot_id = ?').run(warmSlot.slotId);
         updateInstance(event.data.tenantId, event.data.instanceId, 'placement = @placement', { placement: JSON.stringify(placement) });
         return;
       }

@@ -143,6 +143,7 @@ interface PoolRow {
   site_id: string | null;
   policy: string;
   runtime: string | null;
+  warm: string | null;
   created_at: string;
 }
 
@@ -155,6 +156,17 @@ export function listPools(db: Database, filter: { tenantId?: string | null } = {
     )
     .all({ tenantId }) as PoolRow[];
   const offers = db.prepare('SELECT tenant_id FROM vps_pool_offers WHERE pool_id = ? ORDER BY tenant_id');
+  const slots = db.prepare(
+    'SELECT flavor_id, image, COUNT(ready_at) AS ready, COUNT(*) - COUNT(ready_at) AS preparing FROM vps_warm_slots WHERE pool_id = ? GROUP BY flavor_id, image',
+  );
+  const warmOf = (r: PoolRow): PoolView['warm'] => {
+    if (r.warm === null) return undefined;
+    const setting = JSON.parse(r.warm) as { flavors: { flavorId: string; image: string; count: number }[]; maxSlotAgeSeconds: number };
+    const counted = slots.all(r.pool_id) as { flavor_id: string; image: string; ready: number; preparing: number }[];
+    const of = (f: { flavorId: string; image: string }) => counted.find((c) => c.flavor_id === f.flavorId && c.image === f.image);
+    const flavors = setting.flavors.map((f) => ({ ...f, ready: of(f)?.ready ?? 0, preparing: of(f)?.preparing ?? 0 }));
+    return { flavors, maxSlotAgeSeconds: setting.maxSlotAgeSeconds };
+  };
   return rows.map((r) => ({
     poolId: r.pool_id,
     class: r.class,
@@ -163,6 +175,7 @@ export function listPools(db: Database, filter: { tenantId?: string | null } = {
     siteId: r.site_id,
     policy: JSON.parse(r.policy) as PoolView['policy'],
     ...(r.runtime !== null ? { runtime: r.runtime } : {}),
+    ...(r.warm !== null ? { warm: warmOf(r) } : {}),
     offeredTo: tenantId === null ? (offers.all(r.pool_id) as { tenant_id: string }[]).map((o) => o.tenant_id) : [tenantId],
     createdAt: r.created_at,
   }));

@@ -98,4 +98,18 @@ export const vpsMigrations = [
   // Instances placed and pools created before it show neither until the read model is rebuilt.
   `ALTER TABLE vps_instances ADD COLUMN placement TEXT;
    ALTER TABLE vps_pools ADD COLUMN runtime TEXT;`,
+  // 4: a metal pool's warm setting (PoolWarmSet) and its slots on the site's book, until taken or reaped.
+  `ALTER TABLE vps_pools ADD COLUMN warm TEXT;
+   CREATE TABLE vps_warm_slots (
+     slot_id TEXT PRIMARY KEY,
+     site_id TEXT NOT NULL,
+     pool_id TEXT NOT NULL,
+     flavor_id TEXT NOT NULL,
+     image TEXT NOT NULL,
+     node_id TEXT NOT NULL,
+     placed_at TEXT NOT NULL,
+     ready_at TEXT,
+     last_seq INTEGER NOT NULL
+   );
+   CREATE INDEX vps_warm_slots_by_pool ON vps_warm_slots (pool_id);`,
 ];

@@ -14,7 +14,7 @@ export type InstanceDesiredState = z.infer<typeof InstanceDesiredState>;
  * is read by the instance at its first boot: the host passes it on the instance's first `apply` only, keeps it (0600)
  * only until that apply is answered, and never logs or reports it.
  */
-export const InstanceSpec = z
+export const InstanceSpecFields = z
   .object({
     id: HostInstanceId,
     runtime: BcxPluginId,
@@ -48,8 +48,24 @@ export const InstanceSpec = z
      */
     sshKeys: z.array(SshPublicKey).min(1).max(32).optional(),
     userData: z.string().max(65_536).optional(),
+    /**
+     * A warm slot (docs/bcx.md, "Warm slots"): prepared ahead of time, stopped, never started, to be handed to a create.
+     * Only a runtime declaring `warm-start` takes one (`WARM_START_UNSUPPORTED` otherwise); `desiredState` is `stopped`.
+     */
+    warm: z.literal(true).optional(),
+    /**
+     * The warm slot this instance takes: the host renames the slot's record to this instance, keeps the runtime's id
+     * (the slot's), and passes this apply's user data as the first start's. No such slot on the host: created cold.
+     */
+    fromSlot: HostInstanceId.optional(),
   })
   .strict();
+export const InstanceSpec = InstanceSpecFields.refine(
+  (spec) => !spec.warm || (spec.desiredState === 'stopped' && spec.userData === undefined && spec.fromSlot === undefined),
+  {
+    message: 'a warm slot is prepared stopped, with no user data, and takes no slot',
+  },
+);
 export type InstanceSpec = z.infer<typeof InstanceSpec>;
 
 /** The params of `instance.remove`: the instance goes, whatever its runtime (the host knows it from its journal). */
@@ -76,6 +92,8 @@ export const HostInstanceReport = z
     state: RuntimeInstanceStatus.shape.state,
     addresses: RuntimeInstanceStatus.shape.addresses,
     message: RuntimeInstanceStatus.shape.message,
+    /** A warm slot, not an instance: the pool's keeper counts it ready once `stopped`, and reaps one it does not want. */
+    warm: z.literal(true).optional(),
   })
   .strict();
 export type HostInstanceReport = z.infer<typeof HostInstanceReport>;

@@ -16,11 +16,26 @@ export const BcxPluginId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'a pl
 export const BcxDriverKind = z.enum(['runtime', 'power', 'boot', 'deploy', 'inventory']);
 export type BcxDriverKind = z.infer<typeof BcxDriverKind>;
 
+/**
+ * A runtime that accepts an instance's user data on the first start of a never-started instance (docs/bcx.md,
+ * "Warm starts"): `bcd node` may prepare it stopped ahead of time (a warm slot) and hand it to a create later. A runtime
+ * that does not declare it never gets warm slots: its instances are created cold.
+ */
+export const BCX_WARM_START = 'warm-start';
+
+/**
+ * What a plugin declares it can do beyond its kinds' operations. Free-form names, so a plugin declaring a feature this
+ * daemon does not know still says hello; the daemon acts only on the ones it knows (`BCX_WARM_START`).
+ */
+export const BcxFeature = z.string().regex(/^[a-z][a-z0-9-]{0,31}$/);
+
 export const BcxManifest = z.strictObject({
   id: BcxPluginId,
   version: z.string().min(1).max(64),
   kinds: z.array(BcxDriverKind).min(1).max(8),
   description: z.string().max(500).optional(),
+  /** Absent: none. A plugin written before features existed declares none and works as before. */
+  features: z.array(BcxFeature).max(16).optional(),
 });
 export type BcxManifest = z.infer<typeof BcxManifest>;
 

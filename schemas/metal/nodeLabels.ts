@@ -78,15 +78,21 @@ export interface DerivedLabelSource {
   readonly siteId: string;
   readonly cpus?: number | null;
   readonly memoryMib?: number | null;
-  readonly drivers?: readonly { readonly id: string; readonly version: string }[];
+  readonly drivers?: readonly { readonly id: string; readonly version: string; readonly features?: readonly string[] }[];
 }
+
+/** The label a runtime declaring warm starts puts on its node (`bc.dev/warm-start.<id>` = `true`): warm slots go there only. */
+export const warmStartLabelKey = (driverId: string): string => `${DERIVED_LABEL_PREFIX}warm-start.${driverId}`;
 
 /** The labels the control plane derives for a node: where it is, what it has, and the drivers its daemon runs. */
 export function derivedNodeLabels(node: DerivedLabelSource): Record<string, string> {
   const labels: Record<string, string> = { [`${DERIVED_LABEL_PREFIX}site`]: asLabelValue(node.siteId) };
   if (node.cpus != null) labels[`${DERIVED_LABEL_PREFIX}cpu.cores`] = String(node.cpus);
   if (node.memoryMib != null) labels[`${DERIVED_LABEL_PREFIX}memory.mib`] = String(node.memoryMib);
-  for (const driver of node.drivers ?? []) labels[driverLabelKey(driver.id)] = asLabelValue(driver.version);
+  for (const driver of node.drivers ?? []) {
+    labels[driverLabelKey(driver.id)] = asLabelValue(driver.version);
+    if (driver.features?.includes('warm-start')) labels[warmStartLabelKey(driver.id)] = 'true';
+  }
   return labels;
 }
 

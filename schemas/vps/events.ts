@@ -8,6 +8,7 @@ import { Resources } from './tenantCommands.ts';
 import { LabelSelector } from '../metal/nodeLabels.ts';
 import { HoldHolder } from './holdCommands.ts';
 import { HostResources } from './placement.ts';
+import { PoolWarmSet, TakenWarmSlot, WarmSlotPlaced, WarmSlotReady, WarmSlotReaped } from './warmPool.ts';
 
 /** A VPS tenant (`bc.evt.vps.tenant.<tenantId>`); its quota starts at zero. */
 export const TenantCreated = defineEvent('TenantCreated', z.object({ tenantId: z.string(), name: z.string() }));
@@ -82,7 +83,7 @@ export const PoolOffered = defineEvent('PoolOffered', z.object({ poolId: z.strin
 /** The tenant may no longer create instances in the pool; the ones it has stay. */
 export const PoolWithdrawn = defineEvent('PoolWithdrawn', z.object({ poolId: z.string(), tenantId: z.string() }));
 
-export const poolEvents = [PoolCreated, PoolOffered, PoolWithdrawn] as const;
+export const poolEvents = [PoolCreated, PoolOffered, PoolWithdrawn, PoolWarmSet] as const;
 export type PoolEvent = EventOf<(typeof poolEvents)[number]>;
 
 /** A flavor (`bc.evt.vps.flavor.<flavorId>`): an instance size. */
@@ -210,7 +211,15 @@ const placementChoice = {
  * placements and holds decided at once serialise on one subject): which node, and why (the free capacity it had, how
  * many nodes were considered, the holds of its tenant or pool it drew on). It takes `resources` there until unplaced.
  */
-export const InstancePlaced = defineEvent('InstancePlaced', z.object({ ...placementChoice, placedAt: z.string() }));
+export const InstancePlaced = defineEvent(
+  'InstancePlaced',
+  z.object({
+    ...placementChoice,
+    placedAt: z.string(),
+    /** Placed warm: the ready slot of its pool, flavor and image it took (why this node: the slot was there). Absent: cold. */
+    warmSlot: TakenWarmSlot.optional(),
+  }),
+);
 /** The instance is gone from its node (its host removed it): the capacity it took is free again. */
 export const InstanceUnplaced = defineEvent(
   'InstanceUnplaced',
@@ -236,7 +245,17 @@ export const InstanceRelocated = defineEvent(
   z.object({ ...placementChoice, fromNodeId: z.string(), reason: z.string(), relocatedAt: z.string() }),
 );
 
-export const holdBookEvents = [HoldPlaced, HoldReleased, InstancePlaced, InstanceUnplaced, InstanceRelocationRequested, InstanceRelocated] as const;
+export const holdBookEvents = [
+  HoldPlaced,
+  HoldReleased,
+  InstancePlaced,
+  InstanceUnplaced,
+  InstanceRelocationRequested,
+  InstanceRelocated,
+  WarmSlotPlaced,
+  WarmSlotReady,
+  WarmSlotReaped,
+] as const;
 export type HoldBookEvent = EventOf<(typeof holdBookEvents)[number]>;
 
 /** Every event of the `vps` module. */

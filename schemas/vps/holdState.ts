@@ -1,6 +1,7 @@
 import type { LabelSelector } from '../metal/nodeLabels.ts';
 import type { HoldHolder } from './holdCommands.ts';
 import type { HostResources, PlacementHold } from './placement.ts';
+import type { WarmSlot } from './warmPool.ts';
 
 /** One node a hold keeps capacity on, and how much. */
 export interface HeldNode {
@@ -40,6 +41,8 @@ export interface PlacedInstance {
 export interface HoldBookState {
   readonly holds: Readonly<Record<string, HoldRecord>>;
   readonly instances?: Readonly<Record<string, PlacedInstance>>;
+  /** Warm slots of the site's metal pools, until taken or reaped (absent in states folded before warm pools). */
+  readonly warmSlots?: Readonly<Record<string, WarmSlot>>;
 }
 
 export type HoldStatus = 'active' | 'expired' | 'released';

@@ -1,6 +1,7 @@
 import type { WipeMethod } from '../agent/diskWipe.ts';
 import { aggregateRef } from '../aggregateRef.ts';
 import type { PoolAgent, PoolClass } from './poolCommands.ts';
+import type { WarmSetting } from './warmPool.ts';
 
 export type PoolState =
   | { readonly exists: false }
@@ -22,6 +23,8 @@ export type PoolState =
       };
       /** Tenants that may create instances here, in the order they were offered the pool. */
       readonly offeredTo: readonly string[];
+      /** The warm slots a metal pool keeps (`vps.setWarmPool`); absent: none. */
+      readonly warm?: WarmSetting;
     };
 
 export const isOfferedTo = (pool: PoolState, tenantId: string): boolean => pool.exists && pool.offeredTo.includes(tenantId);

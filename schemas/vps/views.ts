@@ -47,6 +47,7 @@ export const InstancePlacementView = InstancePlaced.schema
     fromHolds: true,
     considered: true,
     placedAt: true,
+    warmSlot: true,
   })
   .extend({ relocatedFrom: z.object({ nodeId: z.string(), reason: z.string() }).optional() });
 export type InstancePlacementView = z.infer<typeof InstancePlacementView>;
@@ -79,6 +80,16 @@ export type InstanceView = z.infer<typeof InstanceView>;
 /** A pool; `offeredTo` lists the tenants that may use it (a tenant sees only itself there). */
 export const PoolView = PoolCreated.schema.extend({
   offeredTo: z.array(z.string()),
+  /**
+   * A metal pool's warm slots (`vps.setWarmPool`): per flavor and image, how many it keeps, how many are ready on
+   * their nodes and how many are being prepared. Absent: it keeps none.
+   */
+  warm: z
+    .object({
+      flavors: z.array(z.object({ flavorId: z.string(), image: z.string(), count: z.number().int(), ready: z.number().int(), preparing: z.number().int() })),
+      maxSlotAgeSeconds: z.number().int(),
+    })
+    .optional(),
   createdAt: z.string(),
 });
 export type PoolView = z.infer<typeof PoolView>;

@@ -9,6 +9,7 @@ import { ReferenceSampler } from './referenceWork.ts';
 import { describeReferenceWork, machineInfo } from './report.ts';
 import { benchQuota, createInstances, createTenants, RunningWatch } from './vps/driver.ts';
 import { parseVpsBenchOptions } from './vps/options.ts';
+import { benchMetalPools } from './vps/metalPools.ts';
 import { startVpsBenchStack } from './vps/stack.ts';
 import { checkQuotas, duplicateServers } from './vps/verify.ts';
 
@@ -17,7 +18,8 @@ import { checkQuotas, duplicateServers } from './vps/verify.ts';
  * for), sent over NATS by concurrent clients to two `commands` processes, so reservations on one tenant race across
  * processes; the `vps-reconciler` takes every accepted instance to `running` on the Acme emulator. Prints accepted
  * commands/s, conflicts retried, QUOTA_EXCEEDED refusals and instances/s to running, and checks that no tenant holds
- * more than its quota (read model and tenant aggregates) and that no client token made two servers.
+ * more than its quota (read model and tenant aggregates) and that no client token made two servers. Then metal-pool
+ * creates, warm against cold in the same run (`vps/metalPools.ts`): accepted/s and create → running p50/p99 of each.
  */
 const options = parseVpsBenchOptions(process.argv.slice(2));
 // Read first, so a wrong path fails before the run rather than after it.
@@ -59,6 +61,13 @@ const errors = [...load.otherErrors];
 if (!allRunning) for (const s of stack.services) if (s.output().trim()) errors.push(`output of ${s.name}: ${s.output().slice(-1500)}`);
 await stack.stop();
 rmSync(dir, { recursive: true, force: true });
+const metalLoad = Math.round(loadavg()[0]! * 100) / 100;
+const metal =
+  options.metalRounds === 0
+    ? undefined
+    : await benchMetalPools({ rounds: options.metalRounds, prepareMs: options.prepareMs, warmSlots: 2, stallMs: options.stallSeconds * 1_000 }).catch(
+        (err: unknown) => void errors.push(`metal pools: ${(err as Error).message}`),
+      );
 
 const natsVersion = (() => {
   try {
@@ -86,6 +95,19 @@ const checks = [
     value: `${records.length} servers, ${duplicates} tokens with more than one`,
   },
   { label: 'every accepted instance running', pass: allRunning, value: `${watch.runningAt.size} / ${load.accepted}` },
+  ...(options.metalRounds === 0
+    ? []
+    : [
+        {
+          label: 'every metal-pool create running, each warm one on a warm slot, no cold one',
+          pass:
+            metal !== undefined &&
+            metal.warm.running + metal.cold.running === 2 * options.metalRounds &&
+            metal.warm.tookWarmSlot === options.metalRounds &&
+            metal.cold.tookWarmSlot === 0,
+          value: metal ? `${metal.warm.running + metal.cold.running} / ${2 * options.metalRounds} running, ${metal.warm.tookWarmSlot} warm` : 'not run',
+        },
+      ]),
 ];
 const machineSpeed = reference.stop();
 const result = {
@@ -107,6 +129,7 @@ const result = {
   providerRequests,
   providerRequestsPerInstance,
   commandCpuSeconds,
+  ...(metal ? { metalPools: { ...metal, loadAverageAtStart: metalLoad } } : {}),
   checks,
   errors,
   ...(baseline ? { baseline } : {}),
@@ -124,12 +147,20 @@ VPS bench${options.quick ? ' (quick)' : ''}: ${int(options.commands)} vps.create
   provider requests/instance   ${providerRequestsPerInstance.toFixed(2)}   (${Object.entries(providerRequests)
     .map(([route, n]) => `${route} ${int(n)}`)
     .join(', ')})
-  machine speed                ${describeReferenceWork(machineSpeed)}
+${metal ? metalLines(metal, metalLoad) : ''}  machine speed                ${describeReferenceWork(machineSpeed)}
 ${checks.map((c) => `  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`).join('\n')}${errors.length ? `\nerrors:\n  ${errors.join('\n  ')}` : ''}`);
 mkdirSync(dirname(options.out), { recursive: true });
 writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`written to ${options.out}`);
 process.exit(checks.every((c) => c.pass) ? 0 : 1);
+
+/** The metal-pool figures, warm against cold, as printed. */
+function metalLines(metal: Awaited<ReturnType<typeof benchMetalPools>>, loadAverage: number): string {
+  const row = (name: string, f: typeof metal.warm) =>
+    `  metal ${name} creates         ${f.acceptedPerSecond.toFixed(1)} accepted/s, create → running p50 ${Math.round(f.createToRunningP50Ms)} ms, p99 ${Math.round(f.createToRunningP99Ms)} ms (${f.running}/${f.creates} running, ${f.tookWarmSlot} on a warm slot)\n`;
+  const ratio = metal.cold.createToRunningP50Ms / metal.warm.createToRunningP50Ms;
+  return `${row('warm', metal.warm)}${row('cold', metal.cold)}  metal cold/warm p50          ${ratio.toFixed(2)}×   (${metal.rounds} rounds alternating, ${metal.warmSlots} slots kept, preparing costs ${metal.prepareMs} ms, load ${loadAverage})\n`;
+}
 
 /** The figures of an earlier run to compare with: the machine is shared, so its load average comes along. */
 function baselineOf(earlier: {

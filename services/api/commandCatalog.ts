@@ -67,6 +67,8 @@ import { placeInstance } from '../vps/hold/placeInstance.ts';
 import { unplaceInstance } from '../vps/hold/unplaceInstance.ts';
 import { requestRelocation } from '../vps/hold/requestRelocation.ts';
 import { relocateInstance } from '../vps/hold/relocateInstance.ts';
+import { markWarmSlotReady, placeWarmSlot, reapWarmSlot } from '../vps/hold/warmSlots.ts';
+import { setWarmPool } from '../vps/pool/setWarm.ts';
 import { registerPlugin } from '../plugins/registry/register.ts';
 import { autonomyApprovalCommands, autonomyEngineCommands, autonomyOperatorCommands } from '../autonomy/commands.ts';
 import { isInProcessOnly, type CommandExposure } from '../../schemas/commandExposure.ts';
@@ -133,7 +135,11 @@ export const allCommands: readonly CommandDefinition[] = [
   unplaceInstance,
   requestRelocation,
   relocateInstance,
+  placeWarmSlot,
+  markWarmSlotReady,
+  reapWarmSlot,
   createPool,
+  setWarmPool,
   offerPool,
   withdrawPool,
   createFlavor,

@@ -51,6 +51,9 @@ function tenantWith(tenantId: string, requests: readonly { instanceId: string; f
   return state;
 }
 
+/** The size of the warm slots the book holds: a create of that size in pool p1 may take a ready one. */
+const SLOT: HostResources = { vcpus: 2, memoryMib: 2_048, diskGib: 20 };
+
 const resources = (max: number): fc.Arbitrary<HostResources> =>
   fc.record({ vcpus: fc.integer({ min: 1, max }), memoryMib: fc.integer({ min: 1, max: max * 1_024 }), diskGib: fc.integer({ min: 1, max: max * 10 }) });
 
@@ -63,14 +66,19 @@ const world = fc.record({
       schedulable: fc.constantFrom(true, true, true, false),
       heldShare: fc.double({ min: 0, max: 0.5, noNaN: true }),
       holder: fc.constantFrom<{ tenantId: string } | { poolId: string }>({ tenantId: 't1' }, { tenantId: 'other' }, { poolId: 'p1' }, { poolId: 'p9' }),
+      // A warm slot of pool p1 (takeable by its creates of the slot's size once ready) or of another pool (never).
+      slot: fc.option(fc.record({ poolId: fc.constantFrom('p1', 'p9'), ready: fc.boolean() }), { nil: null }),
     }),
     { selector: (n) => n.nodeId, minLength: 1, maxLength: 6 },
   ),
   // Each process's creates, each of one tenant and one flavor.
-  processes: fc.array(fc.array(fc.record({ tenant: fc.constantFrom(...tenants), flavor: resources(6) }), { minLength: 1, maxLength: 6 }), {
-    minLength: 2,
-    maxLength: 4,
-  }),
+  processes: fc.array(
+    fc.array(fc.record({ tenant: fc.constantFrom(...tenants), flavor: fc.oneof(resources(6), fc.constant(SLOT)) }), { minLength: 1, maxLength: 6 }),
+    {
+      minLength: 2,
+      maxLength: 4,
+    },
+  ),
   // Which process takes the next step: reading the book and deciding, or appending what it decided.
   schedule: fc.array(fc.nat(), { minLength: 200, maxLength: 400 }),
 });
@@ -110,6 +118,29 @@ describe('vps.placeInstance under concurrent creates (optimistic concurrency on 
             expiresAt: new Date(NOW + 3_600_000).toISOString(),
           },
         }));
+        // A warm slot on each node that has one and room for it beside its hold.
+        const slots = nodes.flatMap((n, i) => {
+          const held = (log[i]!.data as { nodes: { resources: HostResources }[] }).nodes[0]!.resources;
+          return n.slot && dims.every((d) => SLOT[d] + held[d] <= n.capacity[d]) ? [{ ...n.slot, slotId: `s${i}`, nodeId: n.nodeId }] : [];
+        });
+        for (const slot of slots) {
+          const { slotId, nodeId, poolId } = slot;
+          const data = {
+            siteId: 'dc1',
+            slotId,
+            poolId,
+            flavorId: 'f',
+            image: 'img',
+            runtime: 'crun',
+            nodeId,
+            resources: SLOT,
+            freeBefore: SLOT,
+            considered: 1,
+            placedAt: T0,
+          };
+          log.push({ type: 'WarmSlotPlaced', data });
+          if (slot.ready) log.push({ type: 'WarmSlotReady', data: { siteId: 'dc1', slotId, nodeId, readyAt: T0 } });
+        }
         const fold = (events: readonly HoldBookEvent[]): HoldBookState => events.reduce(holdBookAggregate.evolve, holdBookAggregate.initialState);
         const requests = processes.flatMap((creates, p) => creates.map((c, i) => ({ ...c, instanceId: `i${p}-${i}`, process: p })));
         const tenantStates = new Map(
@@ -177,6 +208,17 @@ describe('vps.placeInstance under concurrent creates (optimistic concurrency on 
           }
           // Only nodes that qualify: schedulable and carrying the pool's runtime driver.
           if (onNode.length > 0) expect(n.driver && n.schedulable).toBe(true);
+        }
+        // A warm slot is kept for its pool until one of its creates takes it: ready, of the slot's size, on the slot's
+        // node, once; no other create draws on its capacity (the overcommit checks above count it as taken).
+        const takers = log.flatMap((e) => (e.type === 'InstancePlaced' && e.data.warmSlot ? [e.data] : []));
+        for (const slot of slots) {
+          const took = takers.filter((t) => t.warmSlot!.slotId === slot.slotId);
+          expect(took.length).toBeLessThanOrEqual(1);
+          expect(book.warmSlots?.[slot.slotId] === undefined).toBe(took.length === 1);
+          if (took.length === 0) continue;
+          expect(slot.poolId === 'p1' && slot.ready).toBe(true);
+          expect(took[0]).toMatchObject({ poolId: 'p1', nodeId: slot.nodeId, resources: SLOT });
         }
       }),
       { numRuns: 150 },

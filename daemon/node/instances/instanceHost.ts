@@ -1,4 +1,4 @@
-import { RuntimeInstanceStatus, type BcxManifest } from '../../../schemas/bcx/bcxProtocol.ts';
+import { BCX_WARM_START, RuntimeInstanceStatus, type BcxManifest } from '../../../schemas/bcx/bcxProtocol.ts';
 import type { InstanceApplyResult, InstanceRemoveResult, InstanceSpec } from '../../../schemas/agent/hostInstances.ts';
 import type { Logger } from '../../../services/platform/logger.ts';
 import { AgentError } from '../../agent/errors.ts';
@@ -56,12 +56,16 @@ export function instanceHost(options: InstanceHostOptions) {
   /** Asks the runtime to apply the record's spec and records its answer; the record stays unsettled without one. */
   async function converge(runtime: RuntimePlugin, record: InstanceRecord): Promise<InstanceApplyResult> {
     const { id } = record.spec;
+    // A taken warm slot keeps the runtime's id it was prepared under; the runtime never hears of the slot itself.
+    const runtimeId = record.runtimeId ?? id;
+    const { warm: _warm, ...forRuntime } = record.spec;
     const userData = record.firstApplied ? undefined : journal.userData(id);
     let status: RuntimeInstanceStatus;
     try {
-      const answer = await runtime.invoke('apply', [{ ...record.spec, ...(userData !== undefined ? { userData } : {}) }], options.applyTimeoutMs ?? 600_000);
+      const asked = { ...forRuntime, id: runtimeId, ...(userData !== undefined ? { userData } : {}) };
+      const answer = await runtime.invoke('apply', [asked], options.applyTimeoutMs ?? 600_000);
       status = RuntimeInstanceStatus.parse(answer);
-      if (status.id !== id) throw new AgentError('INSTANCE_FAILED', `the runtime answered for instance ${status.id}`);
+      if (status.id !== runtimeId) throw new AgentError('INSTANCE_FAILED', `the runtime answered for instance ${status.id}`);
     } catch (err) {
       const code = codeOf(err);
       if (!unanswered.has(code)) {
@@ -78,18 +82,46 @@ export function instanceHost(options: InstanceHostOptions) {
     return { runtime: record.spec.runtime, status, userDataDelivered: userData !== undefined };
   }
 
+  /**
+   * The record `spec` continues: its own, or the warm slot it takes (`fromSlot`) renamed to it. The slot's runtime id
+   * and answer are kept, and it counts as never applied, so this apply carries the user data to the slot's first
+   * start. The new record is written before the slot's goes: a crash in between leaves a slot record that `reconcile`
+   * drops, never a runtime instance nobody records.
+   */
+  function recordBefore(spec: InstanceSpec): InstanceRecord | undefined {
+    const own = journal.read(spec.id);
+    if (own || spec.fromSlot === undefined) return own;
+    const slot = journal.read(spec.fromSlot);
+    if (!slot?.spec.warm || slot.spec.runtime !== spec.runtime) return undefined;
+    const { warm: _warm, ...slotSpec } = slot.spec;
+    const taken: InstanceRecord = { ...slot, spec: { ...slotSpec, id: spec.id }, runtimeId: slot.runtimeId ?? slot.spec.id, firstApplied: false };
+    journal.write(taken);
+    journal.forget(spec.fromSlot);
+    log.info({ instance: spec.id, slot: spec.fromSlot }, 'warm slot taken');
+    return taken;
+  }
+
   function apply(spec: InstanceSpec): Promise<InstanceApplyResult> {
     return serial(async () => {
       const runtime = runtimeOf(spec.runtime);
-      const before = journal.read(spec.id);
+      if (spec.warm && !runtime.manifest?.features?.includes(BCX_WARM_START))
+        throw new AgentError('WARM_START_UNSUPPORTED', `runtime ${spec.runtime} does not declare ${BCX_WARM_START}: it takes no warm slot`);
+      const before = recordBefore(spec);
       if (before && before.spec.runtime !== spec.runtime) {
         throw new AgentError('INVALID_COMMAND', `instance ${spec.id} runs on runtime ${before.spec.runtime}; remove it before applying it to ${spec.runtime}`);
       }
-      const { userData, ...recorded } = spec;
+      const { userData, fromSlot: _fromSlot, ...recorded } = spec;
       const firstApplied = before?.firstApplied ?? false;
       if (firstApplied) journal.dropUserData(spec.id);
       else if (userData !== undefined) journal.keepUserData(spec.id, userData);
-      const record: InstanceRecord = { spec: recorded, firstApplied, settled: false, status: before?.status ?? null, recordedAt: new Date().toISOString() };
+      const record: InstanceRecord = {
+        spec: recorded,
+        ...(before?.runtimeId !== undefined ? { runtimeId: before.runtimeId } : {}),
+        firstApplied,
+        settled: false,
+        status: before?.status ?? null,
+        recordedAt: new Date().toISOString(),
+      };
       journal.write(record);
       return converge(runtime, record);
     });
@@ -101,7 +133,7 @@ export function instanceHost(options: InstanceHostOptions) {
       if (!record) return { id, removed: false };
       const runtime = runtimeOf(record.spec.runtime);
       try {
-        await runtime.invoke('remove', [id]);
+        await runtime.invoke('remove', [record.runtimeId ?? id]);
       } catch (err) {
         throw new AgentError('INSTANCE_FAILED', `${record.spec.runtime} did not remove instance ${id}: ${codeOf(err)}: ${(err as Error).message}`, {
           cause: err,
@@ -120,8 +152,12 @@ export function instanceHost(options: InstanceHostOptions) {
     return serial(async () => {
       const reapplied: string[] = [];
       const failed: string[] = [];
-      const { records, unreadable } = journal.all();
+      const { records: all, unreadable } = journal.all();
       if (unreadable.length > 0) log.warn({ unreadable }, 'instance records unreadable; left as they are');
+      // A slot record whose runtime instance a taken record already names: what a crash mid-take left behind.
+      const taken = new Set(all.flatMap((r) => (r.runtimeId !== undefined ? [r.runtimeId] : [])));
+      for (const r of all) if (r.spec.warm && taken.has(r.spec.id)) journal.forget(r.spec.id);
+      const records = all.filter((r) => !(r.spec.warm && taken.has(r.spec.id)));
       const byRuntime = new Map<string, InstanceRecord[]>();
       for (const record of records) byRuntime.set(record.spec.runtime, [...(byRuntime.get(record.spec.runtime) ?? []), record]);
       for (const [name, recorded] of byRuntime) {
@@ -139,7 +175,7 @@ export function instanceHost(options: InstanceHostOptions) {
           continue;
         }
         for (const record of recorded) {
-          const seen = listed.get(record.spec.id);
+          const seen = listed.get(record.runtimeId ?? record.spec.id);
           if (record.settled && seen && seen.state === record.status?.state) {
             if (JSON.stringify(seen) !== JSON.stringify(record.status)) journal.write({ ...record, status: seen });
             continue;

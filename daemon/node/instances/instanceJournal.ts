@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { z } from 'zod';
 import { RuntimeInstanceStatus } from '../../../schemas/bcx/bcxProtocol.ts';
-import { HostInstanceId, InstanceSpec } from '../../../schemas/agent/hostInstances.ts';
+import { HostInstanceId, InstanceSpecFields } from '../../../schemas/agent/hostInstances.ts';
 import { syncFolder, writeFileDurably } from '../../agent/durableFile.ts';
 
 /**
@@ -13,7 +13,9 @@ import { syncFolder, writeFileDurably } from '../../agent/durableFile.ts';
  */
 export const InstanceRecord = z
   .object({
-    spec: InstanceSpec.omit({ userData: true }),
+    spec: InstanceSpecFields.omit({ userData: true, fromSlot: true }),
+    /** The runtime's id of the instance when it is not `spec.id`: a warm slot's, kept when a create took the slot. */
+    runtimeId: HostInstanceId.optional(),
     firstApplied: z.boolean(),
     settled: z.boolean(),
     status: RuntimeInstanceStatus.nullable(),

@@ -22,6 +22,7 @@ export function reportOf(record: InstanceRecord): HostInstanceReport {
     state: status?.state ?? 'pending',
     addresses: status?.addresses ?? [],
     ...(status?.message !== undefined ? { message: status.message.slice(0, MESSAGE_CHARS) } : {}),
+    ...(record.spec.warm ? { warm: true as const } : {}),
   };
 }
 

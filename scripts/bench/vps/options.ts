@@ -17,6 +17,10 @@ export interface VpsBenchOptions {
   stallSeconds: number;
   /** Node flags for the control-plane processes (e.g. `--cpu-prof --cpu-prof-dir=DIR`), as `bench:fleet` takes them. */
   cpNodeArgs: string[];
+  /** Metal-pool rounds: each creates one instance in a warm pool and one in a cold pool (0: no metal-pool phase). */
+  metalRounds: number;
+  /** What preparing a new metal instance costs on the runtime (its disk, its bundle): a warm slot paid it ahead. */
+  prepareMs: number;
   /** A result file of an earlier run (another commit, same machine) whose figures are written beside this run's. */
   baseline: string | undefined;
   out: string;
@@ -29,7 +33,7 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--cp-node-args ARGS] [--baseline FILE] [--out FILE]` */
+/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--cp-node-args ARGS] [--metal-rounds N] [--prepare-ms MS] [--baseline FILE] [--out FILE]` */
 export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -44,6 +48,8 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
       stall: { type: 'string' },
       'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
       baseline: { type: 'string' },
+      'metal-rounds': { type: 'string' },
+      'prepare-ms': { type: 'string' },
       out: { type: 'string', default: 'bench/results/vps.json' },
     },
   });
@@ -62,6 +68,8 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
     bootMs: positive('boot-ms', values['boot-ms'], 200),
     stallSeconds: positive('stall', values.stall, 60),
     cpNodeArgs: values['cp-node-args'].split(' ').filter(Boolean),
+    metalRounds: values['metal-rounds'] === '0' ? 0 : positive('metal-rounds', values['metal-rounds'], quick ? 4 : 30),
+    prepareMs: positive('prepare-ms', values['prepare-ms'], 300),
     baseline: values.baseline,
     out: values.out ?? 'bench/results/vps.json',
   };

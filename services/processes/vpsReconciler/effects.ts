@@ -23,12 +23,18 @@ export interface ConvergeTask {
   /**
    * Metal pools: `place` sends `vps.placeInstance` with the site's nodes; `apply`/`remove` send the host its agent
    * command; `relocate` sends `vps.relocateInstance` with the site's nodes; `removeCopy` sends `instance.remove` to
-   * `nodeId`, a node the instance was moved off that lists it again.
+   * `nodeId`, a node the instance was moved off that lists it again. Warm pools (`warmKeeper.ts`, `converge` is then
+   * `warm:<poolId>` or `slot:<nodeId>/<slotId>`): `warm` keeps the pool's slots, `prepareSlot` sends `slotId`'s node
+   * its `instance.apply`, `removeSlot` its `instance.remove`.
    */
-  readonly step: 'plan' | 'probe' | 'place' | 'apply' | 'remove' | 'relocate' | 'removeCopy';
+  readonly step: 'plan' | 'probe' | 'place' | 'apply' | 'remove' | 'relocate' | 'removeCopy' | 'warm' | 'prepareSlot' | 'removeSlot';
   readonly polledAt?: number;
-  /** `removeCopy`: the node whose copy goes. */
+  /** `removeCopy`, `removeSlot`: the node whose copy or slot goes. */
   readonly nodeId?: string;
+  /** `warm`: the pool kept. */
+  readonly poolId?: string;
+  /** `prepareSlot`, `removeSlot`: the slot. */
+  readonly slotId?: string;
 }
 
 export type ReconcilerCommand = EngineCommand<ConvergeTask>;

@@ -6,6 +6,8 @@ import type { HostInstanceReport } from '../../../schemas/agent/hostInstances.ts
  * process heard it.
  */
 export interface HostInstancesHeard {
+  /** The site the heartbeat's agent belongs to (absent in tests that do not say). */
+  readonly siteId?: string;
   readonly nodeId: string;
   readonly at: number;
   readonly instances: readonly HostInstanceReport[];

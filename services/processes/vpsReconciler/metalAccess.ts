@@ -116,6 +116,8 @@ function specOf(instance: ReconciledInstance, runtime: string): InstanceSpec {
     ...(sshKeys.length > 0 ? { sshKeys: [...sshKeys] } : {}),
     // The host passes it on the first apply only, and keeps it only until that apply is answered.
     ...(userData !== null ? { userData } : {}),
+    // Placed warm: the host renames the slot to this instance, and this apply is its first start, user data included.
+    ...(instance.fromSlot !== undefined ? { fromSlot: instance.fromSlot } : {}),
   };
 }
 
@@ -138,16 +140,33 @@ export async function sendToHost(
   const pool = model.metalPoolOf(instance);
   if (!placement || !pool?.runtime || (onNode !== undefined && kind !== 'remove')) return;
   if (kind === 'apply' && instance.desired === 'deleted') return;
+  const params = kind === 'apply' ? specOf(instance, pool.runtime) : { id: instance.instanceId };
+  await sendHostCommand(access, placement, kind, params, instance.key, `instance-${instance.instanceId}`, now);
+}
+
+/**
+ * Sends a host its `instance.apply` or `instance.remove` on that node's own command subject, valid for ten minutes.
+ * A fresh id each time: a resend must reach a host whose journal already ran the previous one.
+ */
+export async function sendHostCommand(
+  access: MetalAccess,
+  on: { readonly siteId: string; readonly nodeId: string },
+  kind: 'apply' | 'remove',
+  params: unknown,
+  key: string,
+  workflowId: string,
+  now = Date.now(),
+): Promise<void> {
   const command = AgentCommand.parse({
-    commandId: `${idFor(`instance-${kind}`, instance.key)}-${randomUUID().slice(0, 8)}`,
+    commandId: `${idFor(`instance-${kind}`, key)}-${randomUUID().slice(0, 8)}`,
     kind: kind === 'apply' ? 'instance.apply' : 'instance.remove',
-    siteId: placement.siteId,
-    nodeId: placement.nodeId,
-    workflowId: `instance-${instance.instanceId}`,
+    siteId: on.siteId,
+    nodeId: on.nodeId,
+    workflowId,
     stepIndex: 0,
     attempt: 1,
     destructive: false,
-    params: kind === 'apply' ? specOf(instance, pool.runtime) : { id: instance.instanceId },
+    params,
     issuedAt: new Date(now).toISOString(),
     notAfter: new Date(now + HOST_COMMAND_VALID_MS).toISOString(),
     nonce: newNonce(),

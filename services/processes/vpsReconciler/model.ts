@@ -2,6 +2,7 @@ import type { DesiredInstanceState, ObservedInstanceState } from '../../../schem
 import type { VpsEvent } from '../../../schemas/vps/events.ts';
 import type { HostResources } from '../../../schemas/vps/placement.ts';
 import { HostReports } from './hostReports.ts';
+import { WarmSlots } from './warmModel.ts';
 
 /** What the tenant asked to create, from its `InstanceRequested`. */
 export interface InstanceSpec {
@@ -67,6 +68,8 @@ export interface ReconciledInstance {
   placement?: { readonly siteId: string; readonly nodeId: string } | null;
   /** Its node was found lost (`InstanceRelocationRequested`) and it is not placed again yet. */
   relocation?: { readonly fromNodeId: string } | null;
+  /** Placed warm: the slot its host takes for it (`instance.apply` with `fromSlot`). */
+  fromSlot?: string;
   host?: HostExchange;
 }
 
@@ -110,6 +113,8 @@ export class VpsModel {
    * instance never serves from two nodes by our choice.
    */
   readonly copiesLeft = new Map<string, Map<string, { removeSentAt?: number }>>();
+  /** The warm pools: settings, slots, removals (`warmModel.ts`). */
+  readonly warm = new WarmSlots();
 
   /** Applies one event, carried by the message at stream sequence `seq`; returns the key of the instance it concerns, if any. */
   apply(event: VpsEvent, seq: number): string | undefined {
@@ -161,8 +166,9 @@ export class VpsModel {
         return undefined;
       }
       case 'InstancePlaced': {
-        const { siteId, nodeId } = event.data;
-        const key = this.#update(event.data, { placement: { siteId, nodeId } });
+        const { siteId, nodeId, warmSlot } = event.data;
+        this.warm.apply(event);
+        const key = this.#update(event.data, { placement: { siteId, nodeId }, ...(warmSlot ? { fromSlot: warmSlot.slotId } : {}) });
         if (key) this.placedOn.set(nodeId, (this.placedOn.get(nodeId) ?? new Set()).add(key));
         return key;
       }
@@ -170,7 +176,8 @@ export class VpsModel {
         return this.#update(event.data, { relocation: { fromNodeId: event.data.fromNodeId } });
       case 'InstanceRelocated': {
         const { siteId, nodeId, fromNodeId } = event.data;
-        const key = this.#update(event.data, { placement: { siteId, nodeId }, relocation: null, host: { relocated: true } });
+        // Moved: the slot it took stays on the node it left; the new node creates it cold.
+        const key = this.#update(event.data, { placement: { siteId, nodeId }, relocation: null, host: { relocated: true }, fromSlot: undefined });
         if (!key) return undefined;
         this.placedOn.get(fromNodeId)?.delete(key);
         this.placedOn.set(nodeId, (this.placedOn.get(nodeId) ?? new Set()).add(key));
@@ -194,6 +201,7 @@ export class VpsModel {
         return undefined;
       }
       default:
+        this.warm.apply(event);
         return undefined;
     }
   }

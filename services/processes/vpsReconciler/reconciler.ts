@@ -23,6 +23,7 @@ import type { ConvergeTask } from './effects.ts';
 import type { HostInstancesHeard } from './hostReports.ts';
 import { placeEffects, relocateEffects, sendToHost, type MetalAccess } from './metalAccess.ts';
 import { planMetalPass } from './metalConverge.ts';
+import { isWarmStep, performWarm } from './warmAccess.ts';
 import { VpsModel } from './model.ts';
 import { ProviderClients, type ProviderTokens } from './providerClients.ts';
 import { backoffDelay, decideVps, evolveVps } from './reconciliation.ts';
@@ -107,6 +108,7 @@ export class VpsReconciler {
       evolve: (m, input) => evolveVps(m, input, config),
       decide: (input, m) => decideVps(input, m, config),
       async perform(task, m, signal) {
+        if (isWarmStep(task)) return performWarm(task, m, metal, config.hostResendMs);
         const instance = m.instances.get(task.converge);
         if (!instance) return [];
         if (m.metalPoolOf(instance)) {
@@ -143,7 +145,7 @@ export class VpsReconciler {
       repository: new AggregateRepository(store),
       windowMs: options.presenceWindowMs ?? 60_000,
       log,
-      onVerified: (heartbeat, at) => host.observe({ nodeId: heartbeat.nodeId, at, instances: heartbeat.instances ?? [] }),
+      onVerified: (heartbeat, at) => host.observe({ siteId: heartbeat.siteId, nodeId: heartbeat.nodeId, at, instances: heartbeat.instances ?? [] }),
     });
     this.failure = this.#host.failure;
   }

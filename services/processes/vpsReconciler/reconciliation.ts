@@ -6,6 +6,7 @@ import type { ReconcilerConfig } from './config.ts';
 import type { ConvergeTask, Observation } from './effects.ts';
 import type { HostInstancesHeard } from './hostReports.ts';
 import { instanceKey, isAtRest, type VpsModel } from './model.ts';
+import { poolsHeardOf, removalReactions, warmPass } from './warmKeeper.ts';
 
 export type Backoff = Pick<ReconcilerConfig, 'backoffMs' | 'maxBackoffMs'>;
 
@@ -28,6 +29,8 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, H
     case 'observed': {
       const heard = input.observation;
       model.hosts.heard(heard);
+      // Orphans found here are removed by the reaction `decideVps` takes on the same heartbeat.
+      model.warm.heard(heard);
       // Listed by the node it is placed on: from now on, its absence from that node's heartbeat means it was removed.
       for (const key of model.placedOn.get(heard.nodeId) ?? []) {
         const instance = model.instances.get(key);
@@ -43,6 +46,7 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, H
     }
     case 'performed': {
       const key = input.task.converge;
+      if (input.task.step === 'prepareSlot' || input.task.step === 'removeSlot') return warmCommandSent(model, input.task, input.now, input.error);
       if (input.task.step === 'apply' || input.task.step === 'remove') return hostCommandSent(model, key, input.task.step, input.now, input.error);
       if (input.task.step === 'removeCopy') {
         const copy = model.copiesLeft.get(input.task.nodeId ?? '')?.get(key);
@@ -86,6 +90,15 @@ export function evolveVps(model: VpsModel, input: Fold<VpsEvent, ConvergeTask, H
   }
 }
 
+/** A slot's `instance.apply` or `instance.remove` went out (no error): it is not sent again before `resendMs`. */
+function warmCommandSent(model: VpsModel, task: ConvergeTask, now: number, error: unknown): void {
+  if (error !== undefined || task.slotId === undefined) return;
+  const slot = model.warm.slots.get(task.slotId);
+  if (task.step === 'prepareSlot' && slot) slot.preparedSentAt = now;
+  const removal = model.warm.removals.get(`${task.nodeId}/${task.slotId}`);
+  if (task.step === 'removeSlot' && removal) removal.removeSentAt = now;
+}
+
 /** An `instance.apply` or `instance.remove` went out (no error): it is not sent again before `resendMs`. */
 function hostCommandSent(model: VpsModel, key: string, step: 'apply' | 'remove', now: number, error: unknown): void {
   const instance = model.instances.get(key);
@@ -99,7 +112,11 @@ function hostCommandSent(model: VpsModel, key: string, step: 'apply' | 'remove',
  * for the removal of each copy it lists of an instance moved off it (again `resendMs` after the last ask).
  */
 function passesOnHeard(model: VpsModel, heard: HostInstancesHeard, resendMs: number): Reaction<ConvergeTask>[] {
-  const reactions: Reaction<ConvergeTask>[] = [];
+  const onNode = [...model.warm.removals.values()].filter((r) => r.nodeId === heard.nodeId && heard.instances.some((i) => i.id === r.slotId));
+  const reactions: Reaction<ConvergeTask>[] = [
+    ...[...poolsHeardOf(model, heard.nodeId, model.hosts)].map(warmPass),
+    ...removalReactions(model.warm, heard.at, resendMs, onNode),
+  ];
   for (const [key, copy] of model.copiesLeft.get(heard.nodeId) ?? []) {
     if (copy.removeSentAt !== undefined && heard.at - copy.removeSentAt < resendMs) continue;
     const task: ConvergeTask = { converge: key, step: 'removeCopy', nodeId: heard.nodeId };
@@ -131,6 +148,8 @@ export function decideVps(
   if (input.type === 'observed') return passesOnHeard(model, input.observation, hostResendMs);
   if (input.type === 'event') {
     const { event } = input;
+    const warm = warmReactions(event, model, hostResendMs);
+    if (warm) return warm;
     // The end of a remediation calls for a pass too: the provider is checked, and the instance taken back to where it was.
     // A metal instance placed on its node goes on to its host.
     // A lost node's instance is placed again, then goes on to its new host.
@@ -147,7 +166,7 @@ export function decideVps(
     const pass = passOf(model, instanceKey(tenantId, instanceId));
     return pass ? [pass] : [];
   }
-  const reactions: Reaction<ConvergeTask>[] = [];
+  const reactions: Reaction<ConvergeTask>[] = [...[...model.warm.pools()].map(warmPass), ...removalReactions(model.warm, input.now, hostResendMs)];
   for (const [key, instance] of model.instances) {
     const retry = model.retries.get(key);
     if (instance.released || instance.refused) continue;
@@ -158,6 +177,33 @@ export function decideVps(
     if (pass) reactions.push({ ...pass, coalesce: true });
   }
   return reactions;
+}
+
+/**
+ * The keeper's reactions to an event: a setting or a slot placed calls for a pass over its pool, a slot reaped for
+ * its removal from its node, a create that took a slot for its refill (and the instance's own pass). Undefined: not
+ * a warm pool's event.
+ */
+function warmReactions(event: VpsEvent, model: VpsModel, resendMs: number): Reaction<ConvergeTask>[] | undefined {
+  switch (event.type) {
+    case 'PoolWarmSet':
+    case 'WarmSlotPlaced':
+      return [warmPass(event.data.poolId)];
+    case 'WarmSlotReaped':
+      return removalReactions(
+        model.warm,
+        Number.POSITIVE_INFINITY,
+        resendMs,
+        [...model.warm.removals.values()].filter((r) => r.slotId === event.data.slotId),
+      );
+    case 'InstancePlaced': {
+      if (!event.data.warmSlot) return undefined;
+      const pass = passOf(model, instanceKey(event.data.tenantId, event.data.instanceId));
+      return [...(pass ? [pass] : []), warmPass(event.data.poolId)];
+    }
+    default:
+      return undefined;
+  }
 }
 
 function passOf(model: VpsModel, key: string, polledAt?: number): Reaction<ConvergeTask> | undefined {

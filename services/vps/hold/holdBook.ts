@@ -39,8 +39,11 @@ export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
         return { ...state, holds: { ...state.holds, [hold.holdId]: { ...hold, releasedAt: event.data.releasedAt } } };
       }
       case 'InstancePlaced': {
-        const { instanceId, tenantId, poolId, nodeId, resources, fromHolds } = event.data;
-        return { ...state, instances: { ...state.instances, [instanceId]: { instanceId, tenantId, poolId, nodeId, resources, fromHolds } } };
+        const { instanceId, tenantId, poolId, nodeId, resources, fromHolds, warmSlot } = event.data;
+        // A slot taken hands its capacity to the instance in the same event: it is never counted twice, nor freed between.
+        const { [warmSlot?.slotId ?? '']: _taken, ...slots } = state.warmSlots ?? {};
+        const instances = { ...state.instances, [instanceId]: { instanceId, tenantId, poolId, nodeId, resources, fromHolds } };
+        return { ...state, instances, ...(warmSlot ? { warmSlots: slots } : {}) };
       }
       case 'InstanceRelocationRequested': {
         const placed = state.instances?.[event.data.instanceId];
@@ -55,6 +58,19 @@ export const holdBookAggregate = defineAggregate<HoldBookState, HoldBookEvent>({
       case 'InstanceUnplaced': {
         const { [event.data.instanceId]: _gone, ...rest } = state.instances ?? {};
         return { ...state, instances: rest };
+      }
+      case 'WarmSlotPlaced': {
+        const { slotId, poolId, flavorId, image, runtime, nodeId, resources, placedAt } = event.data;
+        const slot = { slotId, poolId, flavorId, image, runtime, nodeId, resources, placedAt, readyAt: null };
+        return { ...state, warmSlots: { ...state.warmSlots, [slotId]: slot } };
+      }
+      case 'WarmSlotReady': {
+        const slot = state.warmSlots?.[event.data.slotId];
+        return slot ? { ...state, warmSlots: { ...state.warmSlots, [slot.slotId]: { ...slot, readyAt: event.data.readyAt } } } : state;
+      }
+      case 'WarmSlotReaped': {
+        const { [event.data.slotId]: _reaped, ...rest } = state.warmSlots ?? {};
+        return { ...state, warmSlots: rest };
       }
     }
   },

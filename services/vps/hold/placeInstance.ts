@@ -8,6 +8,7 @@ import { DomainError } from '../../../schemas/platformError.ts';
 import { holdBookAggregate } from './holdBook.ts';
 import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
 import { place, type PlacementSnapshot } from '../placement/placement.ts';
+import { takeWarmSlot } from './takeWarmSlot.ts';
 
 export const reasonOf = (e: Exclusion): string => (e.why === 'INSUFFICIENT_CAPACITY' ? `INSUFFICIENT_CAPACITY (short of ${e.short.join(', ')})` : e.why);
 
@@ -57,8 +58,9 @@ export function choosePlacement(siteId: string, request: PlacementRequest, snaps
  * instances take of each node and the holds active at the command's time (its tenant's and its pool's own are
  * capacity it may draw on). The same snapshot gives the same node. One subject per site: two placements decided at
  * once append against the same sequence and the loser re-decides seeing the winner, so no node is ever overcommitted.
- * What it takes is the tenant's reservation (`InstanceRequested`); the runtime, the pool's. Placed already: a no-op.
- * Nothing fits: NO_CAPACITY, each node named with why.
+ * What it takes is the tenant's reservation (`InstanceRequested`); the runtime, the pool's. A ready warm slot of its
+ * pool, flavor and image is taken first (`takeWarmSlot`): the instance goes where the slot is, on its capacity, and
+ * the event names the slot. Placed already: a no-op. Nothing fits: NO_CAPACITY, each node named with why.
  */
 export const placeInstance = defineCommand({
   name: 'vps.placeInstance',
@@ -85,6 +87,13 @@ export const placeInstance = defineCommand({
     const { vcpus, memoryMib, diskGib } = reservation.resources;
     const resources: HostResources = { vcpus, memoryMib, diskGib };
     const nowMs = Date.parse(now);
+    const warm = takeWarmSlot(state, reservation, runtime, command.candidates, nowMs);
+    if (warm) {
+      const { slot, nodeId, freeBefore, fromHolds, considered } = warm;
+      const warmSlot = { slotId: slot.slotId, placedAt: slot.placedAt, readyAt: slot.readyAt! };
+      const data = { siteId, instanceId, tenantId, poolId: reservation.poolId, runtime, nodeId, resources, freeBefore, fromHolds, considered };
+      return [{ type: 'InstancePlaced', data: { ...data, placedAt: now, warmSlot } }];
+    }
     const request = { instanceId, tenantId, poolId: reservation.poolId, runtime, resources, selector: {} };
     const chosen = choosePlacement(siteId, request, bookSnapshotAt(state, command.candidates, nowMs));
     return [{ type: 'InstancePlaced', data: { ...chosen, placedAt: now } }];

@@ -15,10 +15,11 @@ const lessFloored = (a: HostResources, b: HostResources): HostResources => ({
   diskGib: Math.max(0, a.diskGib - b.diskGib),
 });
 
-/** What the book's placed instances take on each node. */
+/** What the book's placed instances and warm slots take on each node (a slot's capacity is its pool's alone). */
 export function allocatedByNode(state: HoldBookState): Map<string, HostResources> {
   const taken = new Map<string, HostResources>();
-  for (const placed of Object.values(state.instances ?? {})) taken.set(placed.nodeId, plus(taken.get(placed.nodeId) ?? NOTHING, placed.resources));
+  for (const placed of [...Object.values(state.instances ?? {}), ...Object.values(state.warmSlots ?? {})])
+    taken.set(placed.nodeId, plus(taken.get(placed.nodeId) ?? NOTHING, placed.resources));
   return taken;
 }
 

@@ -17,6 +17,8 @@ export const poolAggregate = defineAggregate<PoolState, PoolEvent>({
         return state.exists ? { ...state, offeredTo: [...state.offeredTo.filter((t) => t !== event.data.tenantId), event.data.tenantId] } : state;
       case 'PoolWithdrawn':
         return state.exists ? { ...state, offeredTo: state.offeredTo.filter((t) => t !== event.data.tenantId) } : state;
+      case 'PoolWarmSet':
+        return state.exists ? { ...state, warm: { flavors: event.data.flavors, maxSlotAgeSeconds: event.data.maxSlotAgeSeconds } } : state;
     }
   },
 });

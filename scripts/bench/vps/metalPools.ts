@@ -1,0 +1,86 @@
+import { AggregateRepository } from '../../../services/platform/commands/aggregateRepository.ts';
+import { holdBookAggregate } from '../../../services/vps/hold/holdBook.ts';
+import { startMetalStack } from '../../../test/vps/metalStack.ts';
+import { SSH_KEY } from '../../../test/vps/vpsPayloads.ts';
+import { RunningWatch } from './driver.ts';
+
+/** One pool's creates: how fast they were accepted, and how long from the create to `running`. */
+export interface MetalPoolFigures {
+  readonly creates: number;
+  /** Creates accepted per second of command time, sent one at a time. */
+  readonly acceptedPerSecond: number;
+  readonly createToRunningP50Ms: number;
+  readonly createToRunningP99Ms: number;
+  readonly running: number;
+  /** Creates placed on a warm slot (`InstancePlaced.warmSlot`). */
+  readonly tookWarmSlot: number;
+}
+
+const percentile = (values: readonly number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+};
+
+/**
+ * Metal-pool creates, warm against cold in one run (`bench:vps`): a real nats-server, the command bus, the
+ * `vps-reconciler` and two deployed hosts each with an in-process `bcd node` running the process runtime (sandboxed),
+ * whose image `test:prepare-<ms>` makes preparing a new instance take `prepareMs` (what a disk or bundle costs; a warm
+ * slot has paid it). Each round creates one instance in the warm pool (which keeps `warmSlots` ready) and one in the cold
+ * pool, alternating which goes first, one at a time, each timed from the create to its `InstanceObserved running`;
+ * between rounds the warm pool is let refill, so each warm create finds a ready slot.
+ */
+export async function benchMetalPools(options: { rounds: number; prepareMs: number; warmSlots: number; stallMs: number }) {
+  const stack = await startMetalStack({ hosts: 2, cores: 64 });
+  const watch = new RunningWatch(stack.env.nc);
+  try {
+    const { run } = stack;
+    const image = `test:prepare-${options.prepareMs}`;
+    const book = new AggregateRepository(stack.env.store);
+    const readySlots = async () => Object.values((await book.load(holdBookAggregate, 'dc1')).state.warmSlots ?? {}).filter((s) => s.readyAt !== null).length;
+    const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
+      const deadline = Date.now() + options.stallMs;
+      while (!(await ok())) {
+        if (Date.now() > deadline) throw new Error(`metal pools: ${what} not reached in ${options.stallMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await until('two hosts deployed', () => stack.hostsDeployed() === 2);
+    await run('vps.createFlavor', { flavorId: 'bench-small', vcpus: 1, memoryMib: 512, diskGib: 5 });
+    await run('vps.createTenant', { tenantId: 'bench-t', name: 'bench' });
+    await run('vps.setQuota', { tenantId: 'bench-t', instances: 10_000, vcpus: 10_000, memoryMib: 10_000_000, diskGib: 1_000_000 });
+    for (const poolId of ['metal-warm', 'metal-cold']) {
+      await run('vps.createPool', { poolId, class: 'metal', agent: 'bcd', siteId: 'dc1', runtime: 'process-runtime' });
+      await run('vps.mapFlavor', { flavorId: 'bench-small', poolId, offerId: 'hw-small' });
+      await run('vps.offerPool', { poolId, tenantId: 'bench-t' });
+    }
+    await run('vps.setWarmPool', { poolId: 'metal-warm', flavors: [{ flavorId: 'bench-small', image, count: options.warmSlots }] });
+    const samples = { warm: { acceptMs: [] as number[], toRunning: [] as number[] }, cold: { acceptMs: [] as number[], toRunning: [] as number[] } };
+    for (let round = 0; round < options.rounds; round++) {
+      await until('the warm pool ready', async () => (await readySlots()) >= options.warmSlots);
+      for (const kind of round % 2 === 0 ? (['warm', 'cold'] as const) : (['cold', 'warm'] as const)) {
+        const instanceId = `${kind}-${round}`;
+        const sentAt = Date.now();
+        await run('vps.createInstance', { tenantId: 'bench-t', instanceId, poolId: `metal-${kind}`, flavorId: 'bench-small', image, sshKeys: [SSH_KEY] });
+        samples[kind].acceptMs.push(Date.now() - sentAt);
+        await until(`${instanceId} running`, () => watch.runningAt.has(instanceId));
+        samples[kind].toRunning.push(watch.runningAt.get(instanceId)! - sentAt);
+      }
+    }
+    const figures = (kind: 'warm' | 'cold'): MetalPoolFigures => {
+      const { acceptMs, toRunning } = samples[kind];
+      const ids = acceptMs.map((_, round) => `bench-t/${kind}-${round}`);
+      return {
+        creates: acceptMs.length,
+        acceptedPerSecond: acceptMs.length / (acceptMs.reduce((a, b) => a + b, 0) / 1_000),
+        createToRunningP50Ms: percentile(toRunning, 50),
+        createToRunningP99Ms: percentile(toRunning, 99),
+        running: toRunning.length,
+        tookWarmSlot: ids.filter((id) => stack.reconciler.model.instances.get(id)?.fromSlot !== undefined).length,
+      };
+    };
+    return { rounds: options.rounds, prepareMs: options.prepareMs, warmSlots: options.warmSlots, warm: figures('warm'), cold: figures('cold') };
+  } finally {
+    watch.stop();
+    await stack.close();
+  }
+}
