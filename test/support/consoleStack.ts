@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { apiClient } from './apiClient.ts';
 import { launchChromium } from './chromium.ts';
@@ -19,6 +20,23 @@ export async function startConsoleStack(machines: number) {
     },
   );
   const admin = apiClient(stack.api, stack.token);
+  // The API is ready before the simulated site's own process has created its site: a command naming site `sim` right
+  // away raced that process's start (PRECONDITION_FAILED "site sim does not exist" once on a loaded machine). With no
+  // machines there is no simulated site.
+  const siteExists = () =>
+    admin.getJson('/v1/sites/sim').then(
+      () => true,
+      () => false,
+    );
+  const siteDeadline = Date.now() + 120_000;
+  while (machines > 0 && !(await siteExists())) {
+    if (Date.now() > siteDeadline) {
+      await stack.stop();
+      dir[Symbol.dispose]();
+      throw new Error(`the simulated site did not create site sim within 120 s:\n${stack.output()}`);
+    }
+    await sleep(200);
+  }
   /** A new API token of `role` (and tenant), as `POST /v1/tokens` answers it once. */
   const createToken = async (tokenId: string, role: string, tenantId?: string): Promise<string> => {
     const res = await fetch(`${stack.api}/v1/tokens`, {
