@@ -87,7 +87,7 @@ export const placeInstance = defineCommand({
     const { vcpus, memoryMib, diskGib } = reservation.resources;
     const resources: HostResources = { vcpus, memoryMib, diskGib };
     const nowMs = Date.parse(now);
-    const warm = takeWarmSlot(state, reservation, runtime, command.candidates, nowMs);
+    const warm = takeWarmSlot(state, reservation, runtime, command.candidates);
     if (warm) {
       const { slot, nodeId, freeBefore, fromHolds, considered } = warm;
       const warmSlot = { slotId: slot.slotId, placedAt: slot.placedAt, readyAt: slot.readyAt! };

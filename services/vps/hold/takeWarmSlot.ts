@@ -4,7 +4,7 @@ import type { HoldBookState } from '../../../schemas/vps/holdState.ts';
 import type { HoldCandidate } from '../../../schemas/vps/holdCommands.ts';
 import type { InstanceReservation } from '../../../schemas/vps/tenantState.ts';
 import type { WarmSlot } from '../../../schemas/vps/warmPool.ts';
-import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
+import { allocatedByNode, lessFloored, NOTHING, plus } from '../placement/bookSnapshot.ts';
 
 /**
  * The ready slot a create takes, if any: of its pool, flavor, image, runtime and size, on a node still schedulable with
@@ -12,7 +12,7 @@ import { bookSnapshotAt } from '../placement/bookSnapshot.ts';
  * `InstancePlaced` records: the node, its free capacity counting the slot's as the instance's, how many slots could
  * have been taken.
  */
-export function takeWarmSlot(state: HoldBookState, reservation: InstanceReservation, runtime: string, candidates: readonly HoldCandidate[], nowMs: number) {
+export function takeWarmSlot(state: HoldBookState, reservation: InstanceReservation, runtime: string, candidates: readonly HoldCandidate[]) {
   const size = { vcpus: reservation.resources.vcpus, memoryMib: reservation.resources.memoryMib, diskGib: reservation.resources.diskGib };
   const usable = (slot: WarmSlot) => {
     const node = candidates.find((c) => c.nodeId === slot.nodeId);
@@ -24,11 +24,8 @@ export function takeWarmSlot(state: HoldBookState, reservation: InstanceReservat
     .sort((a, b) => a.readyAt!.localeCompare(b.readyAt!) || a.slotId.localeCompare(b.slotId));
   const slot = takeable[0];
   if (!slot) return undefined;
-  const node = bookSnapshotAt(state, candidates, nowMs).candidates.find((c) => c.nodeId === slot.nodeId)!;
-  const freeBefore = {
-    vcpus: Math.max(0, node.capacity.vcpus - node.allocated.vcpus) + size.vcpus,
-    memoryMib: Math.max(0, node.capacity.memoryMib - node.allocated.memoryMib) + size.memoryMib,
-    diskGib: Math.max(0, node.capacity.diskGib - node.allocated.diskGib) + size.diskGib,
-  };
+  const node = candidates.find((c) => c.nodeId === slot.nodeId)!;
+  // The slot's capacity is already counted taken on its node: it becomes the instance's.
+  const freeBefore = plus(lessFloored(node.capacity, allocatedByNode(state).get(slot.nodeId) ?? NOTHING), size);
   return { slot, nodeId: slot.nodeId, resources: size, freeBefore, fromHolds: [], considered: takeable.length };
 }

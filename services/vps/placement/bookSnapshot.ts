@@ -3,13 +3,13 @@ import { placementHoldsOf, type HoldBookState } from '../../../schemas/vps/holdS
 import type { HostResources } from '../../../schemas/vps/placement.ts';
 import type { PlacementSnapshot } from './placement.ts';
 
-const NOTHING: HostResources = { vcpus: 0, memoryMib: 0, diskGib: 0 };
-const plus = (a: HostResources, b: HostResources): HostResources => ({
+export const NOTHING: HostResources = { vcpus: 0, memoryMib: 0, diskGib: 0 };
+export const plus = (a: HostResources, b: HostResources): HostResources => ({
   vcpus: a.vcpus + b.vcpus,
   memoryMib: a.memoryMib + b.memoryMib,
   diskGib: a.diskGib + b.diskGib,
 });
-const lessFloored = (a: HostResources, b: HostResources): HostResources => ({
+export const lessFloored = (a: HostResources, b: HostResources): HostResources => ({
   vcpus: Math.max(0, a.vcpus - b.vcpus),
   memoryMib: Math.max(0, a.memoryMib - b.memoryMib),
   diskGib: Math.max(0, a.diskGib - b.diskGib),
