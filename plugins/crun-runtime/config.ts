@@ -21,6 +21,8 @@ export type CrunImage = z.infer<typeof CrunImage>;
  * - `limits`: `flavor` puts the flavor's memory and vCPUs on the container's cgroup (the memory and cpu controllers
  *   must be enabled there); `none` does not, and says so in every running instance's message.
  * - `stopTimeoutMs`: how long a stop waits after SIGTERM before SIGKILL.
+ * - `network`: a host bridge (created if absent, with the subnet's first address) each container joins through a veth
+ *   pair, with an address of its own from `subnet`; none: a container has loopback only, and no addresses.
  */
 export const CrunRuntimeConfig = z.strictObject({
   crun: z.string().startsWith('/').default('/usr/bin/crun'),
@@ -28,6 +30,12 @@ export const CrunRuntimeConfig = z.strictObject({
   cgroupManager: z.enum(['cgroupfs', 'systemd', 'disabled']).default('cgroupfs'),
   limits: z.enum(['flavor', 'none']).default('flavor'),
   stopTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
+  network: z
+    .strictObject({
+      bridge: z.string().regex(/^[A-Za-z0-9_-]{1,15}$/, 'a bridge is an interface name (at most 15 characters)'),
+      subnet: z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/(1[6-9]|2\d|30)$/, 'an IPv4 subnet from /16 to /30, such as 10.88.0.0/24'),
+    })
+    .optional(),
   images: z.record(z.string().min(1).max(255), CrunImage),
 });
 export type CrunRuntimeConfig = z.infer<typeof CrunRuntimeConfig>;

@@ -7,6 +7,7 @@ import { defineRuntime, type BcxPluginDefinition, type RuntimeInstanceStatus } f
 import type { CrunRuntimeConfig } from './config.ts';
 import { tailOf, type CrunCli } from './crunCli.ts';
 import { instanceRecords, type CrunInstanceRecord } from './instanceRecords.ts';
+import { containerNetwork } from './containerNetwork.ts';
 import { BundleFiles, ociConfig } from './ociBundle.ts';
 import { mountRoot, unmountRoot } from './rootOverlay.ts';
 
@@ -32,8 +33,17 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
   const { config, crun, stateDir } = options;
   const records = instanceRecords(stateDir);
   const bundleOf = (id: string) => join(stateDir, 'bundles', id);
-  const note = ['loopback only: no network is configured', ...(config.limits === 'none' ? ['flavor limits not enforced (limits: none)'] : [])].join('; ');
-  const running = (id: string): RuntimeInstanceStatus => ({ id, state: 'running', addresses: [], message: note });
+  const network = config.network ? containerNetwork(config.network) : undefined;
+  const notes = [
+    ...(network ? [] : ['loopback only: no network is configured']),
+    ...(config.limits === 'none' ? ['flavor limits not enforced (limits: none)'] : []),
+  ];
+  const running = (id: string, record: CrunInstanceRecord | undefined): RuntimeInstanceStatus => ({
+    id,
+    state: 'running',
+    addresses: record?.address ? [record.address] : [],
+    ...(notes.length > 0 ? { message: notes.join('; ') } : {}),
+  });
   const stopped = (id: string): RuntimeInstanceStatus => ({ id, state: 'stopped', addresses: [] });
   const failed = (id: string, record: CrunInstanceRecord, message: string): RuntimeInstanceStatus => {
     records.write(id, { ...record, failure: message });
@@ -55,7 +65,9 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
     const bundle = bundleOf(spec.id);
     const consoleLog = join(bundle, BundleFiles.console);
     await mountRoot(bundle, image.rootfs);
+    if (network && record.address) await network.attach(spec.id, record.address);
     const inputs = {
+      ...(network && record.address ? { netnsPath: network.netnsPath(spec.id) } : {}),
       id: spec.id,
       bundle,
       image,
@@ -72,7 +84,7 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
     await sleep(image.settleMs);
     if ((await crun.state(spec.id))?.status !== 'running')
       return failed(spec.id, record, `the container exited within ${image.settleMs} ms of its start: ${tailOf(consoleLog)}`.slice(0, 1_000));
-    return running(spec.id);
+    return running(spec.id, record);
   }
 
   return defineRuntime({
@@ -82,13 +94,16 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
         records.ids().map(async (id) => {
           const record = records.read(id);
           const state = await crun.state(id);
-          if (state?.status === 'running') return running(id);
+          if (state?.status === 'running') return running(id, record);
           return record?.failure ? { id, state: 'error' as const, addresses: [], message: record.failure } : stopped(id);
         }),
       ),
     apply: async (raw) => {
       const spec = CrunInstanceSpec.parse(raw);
-      const record: CrunInstanceRecord = { image: spec.image.ref, desiredState: spec.desiredState };
+      const before = records.read(spec.id);
+      const taken = new Set(records.ids().flatMap((id) => (id !== spec.id && records.read(id)?.address ? [records.read(id)!.address!] : [])));
+      const address = network ? (before?.address ?? network.allocate(taken)) : undefined;
+      const record: CrunInstanceRecord = { image: spec.image.ref, desiredState: spec.desiredState, ...(address ? { address } : {}) };
       const image = config.images[spec.image.ref];
       if (!image) return failed(spec.id, record, `no image ${spec.image.ref} on this host (the runtime's config names none)`);
       if (!statSync(image.rootfs, { throwIfNoEntry: false })?.isDirectory())
@@ -102,7 +117,7 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
       if (spec.desiredState === 'running') {
         if (state?.status === 'running') {
           records.write(spec.id, record);
-          return running(spec.id);
+          return running(spec.id, record);
         }
         // Exited or never started: crun keeps a stopped container's id; a start is a new container on the same bundle.
         if (state) await crun.delete(spec.id);
@@ -112,6 +127,7 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
       if (state?.status === 'running' || state?.status === 'paused') await stop(spec.id);
       if (state) await crun.delete(spec.id);
       await unmountRoot(bundle);
+      await network?.detach(spec.id);
       records.write(spec.id, record);
       return stopped(spec.id);
     },
@@ -122,6 +138,7 @@ export function crunRuntime(options: { id: string; config: CrunRuntimeConfig; cr
       if (state) await crun.delete(id);
       const bundle = bundleOf(id);
       await unmountRoot(bundle);
+      await network?.detach(id);
       rmSync(bundle, { recursive: true, force: true });
       records.forget(id);
     },

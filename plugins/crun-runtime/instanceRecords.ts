@@ -7,6 +7,8 @@ export interface CrunInstanceRecord {
   readonly desiredState: 'running' | 'stopped';
   /** Set when the last apply answered `error`; `list` keeps answering it until an apply succeeds. */
   readonly failure?: string;
+  /** Its address on the configured network, kept for its life (allocated at its first apply). */
+  readonly address?: string;
 }
 
 /** One JSON file per instance under `<state>/instances/`, replaced whole (temp file and rename). */

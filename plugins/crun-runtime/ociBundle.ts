@@ -23,6 +23,8 @@ export interface BundleInputs {
   readonly flavor: { readonly vcpus: number; readonly memoryMiB: number } | undefined;
   readonly hasUserData: boolean;
   readonly hasSshKeys: boolean;
+  /** The network namespace prepared for it (`containerNetwork.ts`); none: a new one, loopback only. */
+  readonly netnsPath?: string;
 }
 
 // Docker's default set less CAP_MKNOD: with no device cgroup (below) a container must not make device nodes.
@@ -44,8 +46,8 @@ const capabilities = [
 
 /**
  * The OCI runtime config (`config.json`) of one instance: crun's own default (`crun spec`) with the image's command,
- * the instance's overlay as a writable root, its own network namespace (loopback only: no network is configured by
- * this runtime yet) and user data and SSH keys bound read-only under `/run/bc/`. No `linux.resources.devices`: crun
+ * the instance's overlay as a writable root, its network namespace (the one `containerNetwork.ts` wired to the bridge,
+ * or a new one with loopback only when no network is configured) and user data and SSH keys bound read-only under `/run/bc/`. No `linux.resources.devices`: crun
  * enforces it with an eBPF program, which is refused where the memlock limit is low; the container's `/dev` is a
  * tmpfs holding only crun's default nodes, and without CAP_MKNOD it makes no others.
  */
@@ -90,7 +92,14 @@ export function ociConfig(config: CrunRuntimeConfig, inputs: BundleInputs): Reco
     linux: {
       ...(config.cgroupManager === 'disabled' ? {} : { cgroupsPath: config.cgroupManager === 'systemd' ? `system.slice:bc-crun:${id}` : `/bc-crun/${id}` }),
       ...(resources ? { resources } : {}),
-      namespaces: [{ type: 'pid' }, { type: 'network' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'cgroup' }],
+      namespaces: [
+        { type: 'pid' },
+        inputs.netnsPath ? { type: 'network', path: inputs.netnsPath } : { type: 'network' },
+        { type: 'ipc' },
+        { type: 'uts' },
+        { type: 'mount' },
+        { type: 'cgroup' },
+      ],
       maskedPaths: [
         '/proc/acpi',
         '/proc/asound',

@@ -1,90 +1,78 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startPluginsFolder } from '../../daemon/bcx/pluginsFolder.ts';
-import { installCrunRuntimePlugin } from '../../scripts/bcx/crunRuntimePlugin.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RuntimeInstanceStatus } from '../../schemas/bcx/bcxProtocol.ts';
+import { pidRunning, startCrunRuntimeHost } from '../support/crunRuntimeHost.ts';
 import { runtimeConformance } from '../support/runtimeConformance.ts';
-import { runOnUnifiedCgroupHost, unifiedCgroupNode } from '../support/unifiedCgroupHost.ts';
-import { log } from './harness.ts';
 
-/** A busybox root filesystem: the local image the runtime's config names (no registry). */
-function busyboxRootfs(dir: string): string {
-  mkdirSync(join(dir, 'bin'), { recursive: true });
-  copyFileSync('/bin/busybox', join(dir, 'bin/busybox'));
-  chmodSync(join(dir, 'bin/busybox'), 0o755);
-  for (const applet of ['sh', 'sleep', 'cat', 'echo', 'ls']) symlinkSync('busybox', join(dir, 'bin', applet));
-  for (const empty of ['proc', 'sys', 'dev', 'run', 'tmp', 'etc']) mkdirSync(join(dir, empty));
-  return dir;
-}
+/** `crun state` of a container: null when crun has none. */
+const stateOf = (crun: (...args: string[]) => string, id: string): { status: string; pid: number } | null => {
+  try {
+    return JSON.parse(crun('state', id)) as { status: string; pid: number };
+  } catch {
+    return null;
+  }
+};
 
-// The project's crun runtime (plugins/crun-runtime), bundled and pinned as `bcd node` runs it: privileged, as root.
+// The project's crun runtime (plugins/crun-runtime) run by bcd node through the shared suite.
 runtimeConformance('crun', async () => {
-  const root = mkdtempSync('/var/tmp/bc-crun-');
-  const rootfs = busyboxRootfs(join(root, 'images/busybox'));
-  const crunRoot = join(root, 'crun');
-  // pid 1 of its namespace: sh ignores SIGTERM unless it traps it, so the plain image stops gracefully on one.
-  const serve = ['/bin/sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'];
-  const config = {
-    crunRoot,
-    cgroupManager: 'cgroupfs',
-    // The unified hierarchy here has no memory or cpu controller (they are bound to v1): nothing to put limits on.
-    limits: 'none',
-    stopTimeoutMs: 5_000,
-    images: {
-      'busybox:plain': { rootfs, args: serve },
-      'busybox:slow': { rootfs, args: serve, settleMs: 2_500 },
-      'busybox:error': { rootfs, args: ['/bin/sh', '-c', 'echo the image does not boot >&2; exit 3'] },
-    },
-  };
-  writeFileSync(join(root, 'config.json'), JSON.stringify(config));
-  // Installed as an operator would (npm run plugin:crun-runtime), run by node as on a unified-cgroup host.
-  const pluginsFolder = join(root, 'plugins.d');
-  await installCrunRuntimePlugin(pluginsFolder, { configPath: join(root, 'config.json'), interpreter: unifiedCgroupNode(join(root, 'unified-cgroup-node')) });
-  const running = await startPluginsFolder(pluginsFolder, { stateRoot: join(root, 'state'), privileged: new Set(['crun']), log });
-  const program = join(pluginsFolder, 'crun/plugin.mjs');
-
-  const crun = (...args: string[]) => runOnUnifiedCgroupHost(['crun', '--root', crunRoot, '--cgroup-manager=cgroupfs', ...args]);
-  const state = (id: string): { status: string; pid: number } | null => {
-    try {
-      return JSON.parse(crun('state', id)) as { status: string; pid: number };
-    } catch {
-      return null;
-    }
-  };
+  const host = await startCrunRuntimeHost(7);
   return {
     runtime: 'crun',
-    running,
+    running: host.running,
     images: { plain: 'busybox:plain', error: 'busybox:error', slow: 'busybox:slow' },
     errorMessage: /exited within 500 ms of its start: the image does not boot/,
-    addresses: [],
+    addresses: [expect.stringMatching(/^10\.213\.7\.\d+$/) as string],
     warmStart: true,
     workload: async (id) => {
-      const s = state(id);
+      const s = stateOf(host.crun, id);
       return s?.status === 'running' ? String(s.pid) : null;
     },
     // A process inside the container reads it (crun exec), not the plugin's copy in the bundle.
     userDataInside: async (id) => {
       try {
-        return crun('exec', id, '/bin/cat', '/run/bc/user-data');
+        return host.crun('exec', id, '/bin/cat', '/run/bc/user-data');
       } catch {
         return null;
       }
     },
-    killWorkload: async (id) => void process.kill(state(id)!.pid, 'SIGKILL'),
-    pluginPid: async () =>
-      Number(
-        readdirSync('/proc').find((pid) => {
-          try {
-            return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(program);
-          } catch {
-            return false;
-          }
-        }),
-      ),
-    [Symbol.asyncDispose]: async () => {
-      for (const id of (JSON.parse(crun('list', '--format', 'json') || '[]') as { id: string }[] | null) ?? []) crun('delete', '--force', id.id);
-      // crun removes each container's cgroup; their parent is the runtime's, left for the next container.
-      runOnUnifiedCgroupHost(['sh', '-c', 'rmdir /sys/fs/cgroup/bc-crun 2>/dev/null || true']);
-      rmSync(root, { recursive: true, force: true });
-    },
+    killWorkload: async (id) => void process.kill(stateOf(host.crun, id)!.pid, 'SIGKILL'),
+    pluginPid: async () => pidRunning(host.program),
+    // The suite stops the plugins first; stopping them again is a no-op.
+    [Symbol.asyncDispose]: () => host[Symbol.asyncDispose](),
   };
+});
+
+describe('the crun runtime: what a container is beyond the contract', () => {
+  let host: Awaited<ReturnType<typeof startCrunRuntimeHost>>;
+  const invoke = (operation: string, ...args: unknown[]) => host.running.hosts.get('crun')!.invoke(operation, args);
+  const spec = (desiredState: 'running' | 'stopped') => ({
+    id: 'web-1',
+    runtime: 'crun',
+    flavor: { name: 'small', vcpus: 1, memoryMiB: 256, diskGiB: 1 },
+    image: { ref: 'busybox:web' },
+    desiredState,
+  });
+  beforeAll(async () => {
+    host = await startCrunRuntimeHost(8);
+  }, 60_000);
+  afterAll(() => host?.[Symbol.asyncDispose](), 60_000);
+
+  it('serves on its own address from the host, keeps what it wrote across a stop and a start, and leaves the image as it was', async () => {
+    const started = (await invoke('apply', spec('running'))) as RuntimeInstanceStatus;
+    expect(started).toEqual({ id: 'web-1', state: 'running', addresses: ['10.213.8.2'], message: 'flavor limits not enforced (limits: none)' });
+    // Reached from the host over the runtime's bridge: the container's own httpd answers with its hostname.
+    await expect.poll(async () => (await fetch('http://10.213.8.2/index.html').catch(() => undefined))?.text(), { timeout: 10_000 }).toBe('web-1\n');
+
+    host.crun('exec', 'web-1', '/bin/sh', '-c', 'echo kept > /etc/marker');
+    expect(await invoke('apply', spec('stopped'))).toEqual({ id: 'web-1', state: 'stopped', addresses: [] });
+    await expect(fetch('http://10.213.8.2/index.html', { signal: AbortSignal.timeout(1_000) })).rejects.toThrow();
+    expect(await invoke('apply', spec('running'))).toMatchObject({ state: 'running', addresses: ['10.213.8.2'] });
+    expect(host.crun('exec', 'web-1', '/bin/cat', '/etc/marker')).toBe('kept\n');
+    expect(existsSync(join(host.rootfs, 'etc/marker'))).toBe(false);
+
+    expect(await invoke('remove', 'web-1')).toBeNull();
+    expect(await invoke('list')).toEqual([]);
+    expect(stateOf(host.crun, 'web-1')).toBeNull();
+  }, 60_000);
 });
