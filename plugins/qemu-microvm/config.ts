@@ -57,7 +57,10 @@ export function microVmConfig(argv: readonly string[]): MicroVmConfig {
   if (values.accel !== 'tcg' && values.accel !== 'kvm') throw new MicroVmConfigError(`--accel ${values.accel} is not tcg or kvm`);
   const stopGraceMs = Number(values['stop-grace-ms']);
   const readyTimeoutMs = Number(values['ready-timeout-ms']);
-  for (const [flag, ms] of [['--stop-grace-ms', stopGraceMs], ['--ready-timeout-ms', readyTimeoutMs]] as const) {
+  for (const [flag, ms] of [
+    ['--stop-grace-ms', stopGraceMs],
+    ['--ready-timeout-ms', readyTimeoutMs],
+  ] as const) {
     if (!Number.isInteger(ms) || ms < 0) throw new MicroVmConfigError(`${flag} ${ms} is not a duration in milliseconds`);
   }
   return {

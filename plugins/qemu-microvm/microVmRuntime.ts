@@ -45,9 +45,13 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 /** The image file an instance's `image.ref` names, checked against its `sha256` when given; else why it cannot be used. */
-async function resolveImage(config: MicroVmConfig, spec: RuntimeInstanceSpec): Promise<{ file: string; format: string; virtualSize: number } | { why: string }> {
+async function resolveImage(
+  config: MicroVmConfig,
+  spec: RuntimeInstanceSpec,
+): Promise<{ file: string; format: string; virtualSize: number } | { why: string }> {
   const image = (spec.image ?? {}) as { ref?: unknown; sha256?: unknown };
-  if (typeof image.ref !== 'string' || !IMAGE_REF.test(image.ref)) return { why: `image ref ${JSON.stringify(image.ref)} does not name a file of the images folder` };
+  if (typeof image.ref !== 'string' || !IMAGE_REF.test(image.ref))
+    return { why: `image ref ${JSON.stringify(image.ref)} does not name a file of the images folder` };
   const file = join(config.imagesDir, image.ref);
   if (!existsSync(file)) return { why: `image ${image.ref} is not in ${config.imagesDir}` };
   if (typeof image.sha256 === 'string' && (await sha256Of(file)) !== image.sha256.toLowerCase()) {

@@ -17,7 +17,12 @@ const FAILED_RUN_STATES = new Set(['guest-panicked', 'internal-error', 'io-error
  * Starts the VM: QEMU daemonizes once its devices are set up, so its exit status here says whether it started; a
  * failure comes back as QEMU's own words (stderr), for the instance's error message.
  */
-export async function startVm(config: MicroVmConfig, paths: VmPaths, id: string, record: VmRecord): Promise<{ started: true } | { started: false; why: string }> {
+export async function startVm(
+  config: MicroVmConfig,
+  paths: VmPaths,
+  id: string,
+  record: VmRecord,
+): Promise<{ started: true } | { started: false; why: string }> {
   await rm(paths.qmpSocket, { force: true });
   const logFrom = await stat(paths.serialLog).then(
     (s) => s.size,
