@@ -61,17 +61,8 @@ export interface RuntimeUnderTest extends AsyncDisposable {
 const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
 
-/**
- * `startTimeoutMs`: how long an instance may take to show running (default 15 s); `caseTimeoutMs`: each case's own
- * budget, for a runtime whose workloads boot for real (a VM under TCG; default 120 s, the recovery case 180 s).
- */
-export function runtimeConformance(
-  name: string,
-  setup: () => Promise<RuntimeUnderTest>,
-  options: { startTimeoutMs?: number; caseTimeoutMs?: number } = {},
-): void {
+export function runtimeConformance(name: string, setup: () => Promise<RuntimeUnderTest>, options: { startTimeoutMs?: number } = {}): void {
   const wait = { timeout: options.startTimeoutMs ?? 15_000, interval: 100 };
-  const caseTimeout = (ms: number) => Math.max(ms, options.caseTimeoutMs ?? 0);
   describe(`runtime conformance: ${name} run by bcd node`, () => {
     let env: Awaited<ReturnType<typeof startAgentBackbone>>;
     let rt: RuntimeUnderTest;
@@ -127,126 +118,107 @@ export function runtimeConformance(
       rmSync(stateDir, { recursive: true, force: true });
     }, 60_000);
 
-    it(
-      'applies running, then stopped, idempotently; user data on the first apply only, read inside, never kept; removes',
-      async () => {
-        const userData = '#cloud-config\nsecret: ud-only-once-7f3a\n';
-        const first = await run('instance.apply', spec('vm-1', 'running', { userData }));
-        expect(first).toMatchObject({
+    it('applies running, then stopped, idempotently; user data on the first apply only, read inside, never kept; removes', async () => {
+      const userData = '#cloud-config\nsecret: ud-only-once-7f3a\n';
+      const first = await run('instance.apply', spec('vm-1', 'running', { userData }));
+      expect(first).toMatchObject({
+        ok: true,
+        result: { ok: true, payload: { runtime: rt.runtime, status: { id: 'vm-1', state: 'running', addresses: rt.addresses }, userDataDelivered: true } },
+      });
+      const workload = await rt.workload('vm-1');
+      expect(workload).not.toBeNull();
+      expect(await rt.userDataInside('vm-1')).toBe(userData);
+      // Answered: the host keeps no copy of the user data anywhere in its state.
+      for (const file of filesUnder(stateDir)) expect(readFileSync(file, 'utf8')).not.toContain('ud-only-once');
+      await expect
+        .poll(() => reported('vm-1'), wait)
+        .toMatchObject({ id: 'vm-1', runtime: rt.runtime, desiredState: 'running', state: 'running', addresses: rt.addresses });
+
+      // Applied again (user data sent again by the control plane): the same workload, and no user data passed on.
+      const again = await run('instance.apply', spec('vm-1', 'running', { userData: 'not-passed-on' }));
+      expect(again).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'running' }, userDataDelivered: false } } });
+      expect(await rt.workload('vm-1')).toBe(workload);
+      expect(await rt.userDataInside('vm-1')).toBe(userData);
+      if (rt.userDataApplies) expect(await rt.userDataApplies('vm-1')).toBe(1);
+
+      const stopped = await run('instance.apply', spec('vm-1', 'stopped'));
+      expect(stopped).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'stopped', addresses: [] } } } });
+      expect(await rt.workload('vm-1')).toBeNull();
+      await expect.poll(() => reported('vm-1')?.state, wait).toBe('stopped');
+      // Stopped again: nothing to do, still stopped.
+      expect(await run('instance.apply', spec('vm-1', 'stopped'))).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'stopped' } } } });
+
+      expect(await run('instance.remove', { id: 'vm-1' })).toMatchObject({ ok: true, result: { ok: true, payload: { id: 'vm-1', removed: true } } });
+      expect(existsSync(join(stateDir, 'instances/vm-1.json'))).toBe(false);
+      await expect.poll(() => reported('vm-1'), wait).toBeUndefined();
+      // A redelivered remove finds nothing to do.
+      expect(await run('instance.remove', { id: 'vm-1' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: false } } });
+    }, 120_000);
+
+    it('refuses a runtime that is not loaded, and fails an instance the runtime answers in error', async () => {
+      const unknown = await run('instance.apply', { ...spec('vm-x', 'running'), runtime: 'firecracker' });
+      expect(unknown).toMatchObject({ ok: true, result: { ok: false, errorCode: 'RUNTIME_NOT_LOADED' } });
+      expect(existsSync(join(stateDir, 'instances/vm-x.json'))).toBe(false);
+
+      const broken = await run('instance.apply', spec('vm-e', 'running', { image: { ref: rt.images.error } }));
+      expect(broken).toMatchObject({ ok: true, result: { ok: false, errorCode: 'INSTANCE_FAILED' } });
+      await expect.poll(() => reported('vm-e'), wait).toMatchObject({ state: 'error', message: expect.stringMatching(rt.errorMessage) });
+      expect(await run('instance.remove', { id: 'vm-e' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
+    }, 120_000);
+
+    it('recovers an apply the plugin died in from the journal, and reconciles again when bcd node restarts', async () => {
+      const userData = 'ud-of-vm-2';
+      const command = agentCommand('instance.apply', { params: spec('vm-2', 'running', { userData, image: { ref: rt.images.slow } }) });
+      await env.publish(command);
+      // The plugin started the workload and is still in its apply: killed now, it never answers.
+      await expect.poll(() => rt.workload('vm-2'), wait).not.toBeNull();
+      const workload = await rt.workload('vm-2');
+      process.kill(await rt.pluginPid(), 'SIGKILL');
+      expect(await env.result(command, 60_000)).toMatchObject({ ok: true, result: { ok: false, errorCode: 'INSTANCE_FAILED' } });
+      expect(JSON.parse(readFileSync(join(stateDir, 'instances/vm-2.json'), 'utf8'))).toMatchObject({ settled: false, firstApplied: false });
+      expect(statSync(join(stateDir, 'instances/vm-2.userdata')).mode & 0o777).toBe(0o600);
+
+      // The plugin host restarts it; the host applies the unsettled spec again, user data included (it never arrived).
+      await expect.poll(() => reported('vm-2'), { ...wait, timeout: wait.timeout + 15_000 }).toMatchObject({ state: 'running', addresses: rt.addresses });
+      expect(await rt.workload('vm-2')).toBe(workload);
+      expect(await rt.userDataInside('vm-2')).toBe(userData);
+      if (rt.userDataApplies) expect(await rt.userDataApplies('vm-2')).toBe(2);
+      expect(existsSync(join(stateDir, 'instances/vm-2.userdata'))).toBe(false);
+
+      // The workload dies while bcd node is down; the next start brings it back, without user data this time.
+      await agent!.stop();
+      await rt.killWorkload('vm-2');
+      await expect.poll(() => rt.workload('vm-2'), wait).toBeNull();
+      await startAgent();
+      await expect.poll(() => rt.workload('vm-2'), wait).not.toBeNull();
+      expect(await rt.workload('vm-2')).not.toBe(workload);
+      if (rt.userDataApplies) expect(await rt.userDataApplies('vm-2')).toBe(2);
+      await expect.poll(() => reported('vm-2'), wait).toMatchObject({ state: 'running', addresses: rt.addresses });
+      expect(await run('instance.remove', { id: 'vm-2' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
+      expect(await rt.workload('vm-2')).toBeNull();
+    }, 180_000);
+
+    it('warm-start: a slot prepared stopped is first started by the instance that takes it, with its user data', async () => {
+      if (!rt.warmStart) {
+        // A runtime without the feature refuses a slot, and the suite has nothing more to ask of it.
+        expect(await run('instance.apply', spec('slot-1', 'stopped', { warm: true }))).toMatchObject({
           ok: true,
-          result: { ok: true, payload: { runtime: rt.runtime, status: { id: 'vm-1', state: 'running', addresses: rt.addresses }, userDataDelivered: true } },
+          result: { ok: false, errorCode: 'WARM_START_UNSUPPORTED' },
         });
-        const workload = await rt.workload('vm-1');
-        expect(workload).not.toBeNull();
-        expect(await rt.userDataInside('vm-1')).toBe(userData);
-        // Answered: the host keeps no copy of the user data anywhere in its state.
-        for (const file of filesUnder(stateDir)) expect(readFileSync(file, 'utf8')).not.toContain('ud-only-once');
-        await expect
-          .poll(() => reported('vm-1'), wait)
-          .toMatchObject({ id: 'vm-1', runtime: rt.runtime, desiredState: 'running', state: 'running', addresses: rt.addresses });
-
-        // Applied again (user data sent again by the control plane): the same workload, and no user data passed on.
-        const again = await run('instance.apply', spec('vm-1', 'running', { userData: 'not-passed-on' }));
-        expect(again).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'running' }, userDataDelivered: false } } });
-        expect(await rt.workload('vm-1')).toBe(workload);
-        expect(await rt.userDataInside('vm-1')).toBe(userData);
-        if (rt.userDataApplies) expect(await rt.userDataApplies('vm-1')).toBe(1);
-
-        const stopped = await run('instance.apply', spec('vm-1', 'stopped'));
-        expect(stopped).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'stopped', addresses: [] } } } });
-        expect(await rt.workload('vm-1')).toBeNull();
-        await expect.poll(() => reported('vm-1')?.state, wait).toBe('stopped');
-        // Stopped again: nothing to do, still stopped.
-        expect(await run('instance.apply', spec('vm-1', 'stopped'))).toMatchObject({
-          ok: true,
-          result: { ok: true, payload: { status: { state: 'stopped' } } },
-        });
-
-        expect(await run('instance.remove', { id: 'vm-1' })).toMatchObject({ ok: true, result: { ok: true, payload: { id: 'vm-1', removed: true } } });
-        expect(existsSync(join(stateDir, 'instances/vm-1.json'))).toBe(false);
-        await expect.poll(() => reported('vm-1'), wait).toBeUndefined();
-        // A redelivered remove finds nothing to do.
-        expect(await run('instance.remove', { id: 'vm-1' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: false } } });
-      },
-      caseTimeout(120_000),
-    );
-
-    it(
-      'refuses a runtime that is not loaded, and fails an instance the runtime answers in error',
-      async () => {
-        const unknown = await run('instance.apply', { ...spec('vm-x', 'running'), runtime: 'firecracker' });
-        expect(unknown).toMatchObject({ ok: true, result: { ok: false, errorCode: 'RUNTIME_NOT_LOADED' } });
-        expect(existsSync(join(stateDir, 'instances/vm-x.json'))).toBe(false);
-
-        const broken = await run('instance.apply', spec('vm-e', 'running', { image: { ref: rt.images.error } }));
-        expect(broken).toMatchObject({ ok: true, result: { ok: false, errorCode: 'INSTANCE_FAILED' } });
-        await expect.poll(() => reported('vm-e'), wait).toMatchObject({ state: 'error', message: expect.stringMatching(rt.errorMessage) });
-        expect(await run('instance.remove', { id: 'vm-e' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
-      },
-      caseTimeout(120_000),
-    );
-
-    it(
-      'recovers an apply the plugin died in from the journal, and reconciles again when bcd node restarts',
-      async () => {
-        const userData = 'ud-of-vm-2';
-        const command = agentCommand('instance.apply', { params: spec('vm-2', 'running', { userData, image: { ref: rt.images.slow } }) });
-        await env.publish(command);
-        // The plugin started the workload and is still in its apply: killed now, it never answers.
-        await expect.poll(() => rt.workload('vm-2'), wait).not.toBeNull();
-        const workload = await rt.workload('vm-2');
-        process.kill(await rt.pluginPid(), 'SIGKILL');
-        expect(await env.result(command, 60_000)).toMatchObject({ ok: true, result: { ok: false, errorCode: 'INSTANCE_FAILED' } });
-        expect(JSON.parse(readFileSync(join(stateDir, 'instances/vm-2.json'), 'utf8'))).toMatchObject({ settled: false, firstApplied: false });
-        expect(statSync(join(stateDir, 'instances/vm-2.userdata')).mode & 0o777).toBe(0o600);
-
-        // The plugin host restarts it; the host applies the unsettled spec again, user data included (it never arrived).
-        await expect.poll(() => reported('vm-2'), { ...wait, timeout: wait.timeout + 15_000 }).toMatchObject({ state: 'running', addresses: rt.addresses });
-        expect(await rt.workload('vm-2')).toBe(workload);
-        expect(await rt.userDataInside('vm-2')).toBe(userData);
-        if (rt.userDataApplies) expect(await rt.userDataApplies('vm-2')).toBe(2);
-        expect(existsSync(join(stateDir, 'instances/vm-2.userdata'))).toBe(false);
-
-        // The workload dies while bcd node is down; the next start brings it back, without user data this time.
-        await agent!.stop();
-        await rt.killWorkload('vm-2');
-        await expect.poll(() => rt.workload('vm-2'), wait).toBeNull();
-        await startAgent();
-        await expect.poll(() => rt.workload('vm-2'), wait).not.toBeNull();
-        expect(await rt.workload('vm-2')).not.toBe(workload);
-        if (rt.userDataApplies) expect(await rt.userDataApplies('vm-2')).toBe(2);
-        await expect.poll(() => reported('vm-2'), wait).toMatchObject({ state: 'running', addresses: rt.addresses });
-        expect(await run('instance.remove', { id: 'vm-2' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
-        expect(await rt.workload('vm-2')).toBeNull();
-      },
-      caseTimeout(180_000),
-    );
-
-    it(
-      'warm-start: a slot prepared stopped is first started by the instance that takes it, with its user data',
-      async () => {
-        if (!rt.warmStart) {
-          // A runtime without the feature refuses a slot, and the suite has nothing more to ask of it.
-          expect(await run('instance.apply', spec('slot-1', 'stopped', { warm: true }))).toMatchObject({
-            ok: true,
-            result: { ok: false, errorCode: 'WARM_START_UNSUPPORTED' },
-          });
-          return;
-        }
-        const slot = await run('instance.apply', spec('slot-1', 'stopped', { warm: true }));
-        expect(slot).toMatchObject({ ok: true, result: { ok: true, payload: { status: { id: 'slot-1', state: 'stopped' } } } });
-        expect(await rt.workload('slot-1')).toBeNull();
-        const userData = 'ud-of-the-slot-taker';
-        const taken = await run('instance.apply', spec('vm-3', 'running', { fromSlot: 'slot-1', userData }));
-        expect(taken).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'running' }, userDataDelivered: true } } });
-        // The runtime knows the instance by the slot's id.
-        expect(await rt.workload('slot-1')).not.toBeNull();
-        expect(await rt.userDataInside('slot-1')).toBe(userData);
-        await expect.poll(() => reported('vm-3'), wait).toMatchObject({ state: 'running', addresses: rt.addresses });
-        expect(await run('instance.remove', { id: 'vm-3' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
-        expect(await rt.workload('slot-1')).toBeNull();
-      },
-      caseTimeout(120_000),
-    );
+        return;
+      }
+      const slot = await run('instance.apply', spec('slot-1', 'stopped', { warm: true }));
+      expect(slot).toMatchObject({ ok: true, result: { ok: true, payload: { status: { id: 'slot-1', state: 'stopped' } } } });
+      expect(await rt.workload('slot-1')).toBeNull();
+      const userData = 'ud-of-the-slot-taker';
+      const taken = await run('instance.apply', spec('vm-3', 'running', { fromSlot: 'slot-1', userData }));
+      expect(taken).toMatchObject({ ok: true, result: { ok: true, payload: { status: { state: 'running' }, userDataDelivered: true } } });
+      // The runtime knows the instance by the slot's id.
+      expect(await rt.workload('slot-1')).not.toBeNull();
+      expect(await rt.userDataInside('slot-1')).toBe(userData);
+      await expect.poll(() => reported('vm-3'), wait).toMatchObject({ state: 'running', addresses: rt.addresses });
+      expect(await run('instance.remove', { id: 'vm-3' })).toMatchObject({ ok: true, result: { ok: true, payload: { removed: true } } });
+      expect(await rt.workload('slot-1')).toBeNull();
+    }, 120_000);
   });
 }
