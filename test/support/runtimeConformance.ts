@@ -28,7 +28,7 @@ import type { RunningPlugins } from '../../daemon/bcx/pluginsFolder.ts';
 import { startNodeAgent, type NodeAgent } from '../../daemon/node/nodeAgent.ts';
 import { heartbeatSignedBy, openAgentHeartbeat, type AgentHeartbeat } from '../../schemas/agent/agentHeartbeat.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { agentCommand, log, startAgentBackbone } from '../daemon/harness.ts';
+import { agentCommand, log, startAgentBackbone } from './agentBackbone.ts';
 
 export interface RuntimeUnderTest extends AsyncDisposable {
   /** The runtime's plugin id (the `runtime` of an instance spec). */
