@@ -35,24 +35,33 @@ const port = (text: string): number => {
   return value;
 };
 
+/** Node's argument parser, its refusals (an unknown flag, a value that looks like a flag) said as this runtime's. */
+function parsed(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: {
+        images: { type: 'string' },
+        accel: { type: 'string', default: 'tcg' },
+        'guest-port': { type: 'string', multiple: true },
+        'stop-grace-ms': { type: 'string', default: '20000' },
+        'ready-when': { type: 'string' },
+        'ready-timeout-ms': { type: 'string', default: '180000' },
+        qemu: { type: 'string', default: 'qemu-system-x86_64' },
+        'qemu-img': { type: 'string', default: 'qemu-img' },
+      },
+    });
+  } catch (cause) {
+    throw new MicroVmConfigError(`the plugin's arguments: ${(cause as Error).message}`, { cause });
+  }
+}
+
 /**
  * `--images <dir> [--accel tcg|kvm] [--guest-port <n>]... [--stop-grace-ms <ms>] [--ready-when <text>]
  * [--ready-timeout-ms <ms>] [--qemu <path>] [--qemu-img <path>]`.
  */
 export function microVmConfig(argv: readonly string[]): MicroVmConfig {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      images: { type: 'string' },
-      accel: { type: 'string', default: 'tcg' },
-      'guest-port': { type: 'string', multiple: true },
-      'stop-grace-ms': { type: 'string', default: '20000' },
-      'ready-when': { type: 'string' },
-      'ready-timeout-ms': { type: 'string', default: '180000' },
-      qemu: { type: 'string', default: 'qemu-system-x86_64' },
-      'qemu-img': { type: 'string', default: 'qemu-img' },
-    },
-  });
+  const { values } = parsed(argv);
   if (!values.images) throw new MicroVmConfigError('--images <dir> is required: the folder image refs name files in');
   if (values.accel !== 'tcg' && values.accel !== 'kvm') throw new MicroVmConfigError(`--accel ${values.accel} is not tcg or kvm`);
   const stopGraceMs = Number(values['stop-grace-ms']);
