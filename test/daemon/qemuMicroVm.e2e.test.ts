@@ -1,22 +1,24 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, expect } from 'vitest';
 import { startPluginsFolder } from '../../daemon/bcx/pluginsFolder.ts';
+import { pluginUserName } from '../../daemon/bcx/sandbox/pluginUser.ts';
+import { installQemuMicroVmPlugin, QEMU_MICROVM_ID } from '../../scripts/bcx/qemuMicroVmPlugin.ts';
 import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { sharedHostImage } from '../emulatedSite/sharedHostImage.ts';
-import { bcxPluginFolder } from '../support/bcxPluginFolder.ts';
 import { runtimeConformance } from '../support/runtimeConformance.ts';
 import { log } from './harness.ts';
 
 /**
- * The QEMU runtime (plugins/qemu-microvm) through the runtime conformance suite, as `bcd node` runs it: bundled,
- * pinned, sandboxed (its own account, the seccomp filter; TCG needs nothing it withholds), booting the project's own
- * host image (`npm run build:image`, the run's shared build or `BC_HOST_IMAGE`). User data is checked the way the
- * guest met it: the image's console prints the sha256 of the user data cloud-init took from the NoCloud seed, after
- * cloud-init's result (NoCloud from the seed disk, no errors); it must be the digest of what the seed carries.
+ * The QEMU runtime (plugins/qemu-microvm) through the runtime conformance suite, as `bcd node` runs it: installed and
+ * pinned by `npm run plugin:qemu-microvm`, sandboxed (its own account, the seccomp filter; TCG needs nothing it
+ * withholds), booting the project's own host image (`npm run build:image`, the run's shared build or `BC_HOST_IMAGE`).
+ * User data is checked the way the guest met it: the image's console prints the sha256 of the user data cloud-init
+ * took from the NoCloud seed, after cloud-init's result (NoCloud from the seed disk, no errors); it must be the digest
+ * of what the seed carries.
  */
 const READY = 'bc-host: host /sbin/init started';
 /** Cloud-init under TCG took 40-60 s on a loaded 2-core machine; the suite gives a case 120 s in all. */
@@ -41,11 +43,13 @@ runtimeConformance(
     } catch {
       copyFileSync(hostImage, join(images, 'bc-host'));
     }
-    const plugins = await bcxPluginFolder(new URL('../../plugins/qemu-microvm/index.ts', import.meta.url).pathname);
-    plugins.pin('qemu-microvm', ['--images', images, '--ready-when', READY, '--stop-grace-ms', '15000']);
-    const running = await startPluginsFolder(plugins.folder, { stateRoot: plugins.stateRoot, privileged: new Set(), log });
-    const vmDir = (id: string) => join(plugins.stateRoot, 'plugins/qemu-microvm/vms', id);
-    const program = join(plugins.folder, 'qemu-microvm/plugin.mjs');
+    // Installed as an operator would (npm run plugin:qemu-microvm), run sandboxed: not on the privileged list.
+    const pluginsFolder = join(root, 'plugins.d');
+    const stateRoot = join(root, 'state');
+    await installQemuMicroVmPlugin(pluginsFolder, ['--images', images, '--ready-when', READY, '--stop-grace-ms', '15000']);
+    const running = await startPluginsFolder(pluginsFolder, { stateRoot, privileged: new Set(), log });
+    const vmDir = (id: string) => join(stateRoot, 'plugins/qemu-microvm/vms', id);
+    const program = join(pluginsFolder, 'qemu-microvm/plugin.mjs');
 
     /** The VM's QEMU, seen from outside: the pid in its pidfile, alive and running this VM (`-name bcx-<id>`). */
     const qemuOf = (id: string): number | null => {
@@ -107,7 +111,7 @@ runtimeConformance(
       [Symbol.asyncDispose]: async () => {
         let left: string[] = [];
         try {
-          left = readdirSync(join(plugins.stateRoot, 'plugins/qemu-microvm/vms'));
+          left = readdirSync(join(stateRoot, 'plugins/qemu-microvm/vms'));
         } catch {
           // No VM was ever made.
         }
@@ -115,7 +119,8 @@ runtimeConformance(
           const pid = qemuOf(id);
           if (pid !== null) process.kill(pid, 'SIGKILL');
         }
-        plugins[Symbol.dispose]();
+        // The plugin's account, made at its first start (userdel exits 6 for one never made).
+        spawnSync('userdel', [pluginUserName(QEMU_MICROVM_ID)], { stdio: 'ignore' });
         rmSync(root, { recursive: true, force: true });
       },
     };
