@@ -62,6 +62,10 @@ if [ -x /usr/bin/cloud-init ]; then
     done
     say "cloud-init $(cloud-init status --long 2>&1 | tr '\n' ' ')"
     say "cloud-init result $(tr -d '\n' </run/cloud-init/result.json 2>/dev/null)"
+    # Which user data this instance got, as a digest (never the data itself: it may hold secrets), so whoever
+    # provided it can tell from the console that the host received exactly what was sent.
+    [ -f /var/lib/cloud/instance/user-data.txt ] &&
+      say "cloud-init user data sha256 $(sha256sum </var/lib/cloud/instance/user-data.txt | cut -d' ' -f1)"
   ) &
 fi
 
