@@ -20,6 +20,7 @@ import { openReadModel } from '../support/readModelDb.ts';
 import { waitForLog, whenAllArrive } from './harness.ts';
 import { hostChecks } from './deployedHost.ts';
 import { deployUserData, type DeployUserData } from './deployUserData.ts';
+import { containerOnDeployedHost } from './containerInstance.ts';
 import { moduleRolloutOnDeployedHosts } from './moduleRollout.ts';
 import { probeDhcp, stepTimings } from './hostEvidence.ts';
 import { sharedHostImage } from './sharedHostImage.ts';
@@ -36,7 +37,8 @@ import { startStackForSite } from './siteStack.ts';
  * `BC_EMULATED_ROUNDS` times each (default 2, which holds every scenario below and fits CI's budget; issue 32's acceptance
  * run is 3), the two VMs' rounds running side by side. In the last round, with both hosts deployed, issue 35's modules
  * story runs on them once (moduleRollout.ts): publish, assign by template, apply, a canary rollout, a broken version
- * halting on the canary, the rollback.
+ * halting on the canary, the rollback; beside it, issue 36's metal-pool instance runs as a crun container on one of
+ * them, stopped, started and deleted (containerInstance.ts).
  */
 const siteId = 'emu';
 const ROUNDS = Number(process.env.BC_EMULATED_ROUNDS ?? 2);
@@ -137,7 +139,9 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         net,
         runDir: join(scratch, 'site'),
         ramdiskDir: join(scratch, 'ramdisk'),
-        diskMiB: 512, // the host image (with cloud-init) is 341 MiB, and the seed goes after it
+        // The host image (with cloud-init and crun) is about 350 MiB and the seed goes after it; past 1 GiB, placement
+        // counts one whole GiB of disk, which a container instance takes.
+        diskMiB: 1_088,
         memoryMiB: 1024,
         accel: emulatedAccel(undefined),
         hiddenDiskMiB: (i) => (i === 2 ? HIDDEN_DISK_MIB : undefined),
@@ -226,16 +230,20 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(bootLog).toMatch(/"boot":"http"/);
       };
 
-      // Issue 35's modules and rollouts, once both hosts joined in the last round (moduleRollout.ts), inside its 3 minutes.
-      const modulesOnBothHosts = whenAllArrive(2, () =>
-        moduleRolloutOnDeployedHosts({
-          client,
-          dataDir,
-          token: stack!.access.adminToken,
-          work: join(scratch, 'modules'),
-          vms: site.machines,
-        }),
-      );
+      // Issue 35's modules and rollouts (moduleRollout.ts) and issue 36's container instance on a host
+      // (containerInstance.ts), once both hosts joined in the last round, inside its 3 minutes.
+      const dayTwoOnBothHosts = whenAllArrive(2, async () => {
+        await Promise.all([
+          moduleRolloutOnDeployedHosts({
+            client,
+            dataDir,
+            token: stack!.access.adminToken,
+            work: join(scratch, 'modules'),
+            vms: site.machines,
+          }),
+          containerOnDeployedHost({ client, siteId, vms: site.machines }),
+        ]);
+      });
       /**
        * One VM's deploy/release rounds. vm1: the first deploy survives a kill -9 of bcd site; the second host's
        * first boot loses its power at a random moment around its join. vm2: the second host is powered off once it
@@ -277,7 +285,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
           }
           const joined = (await client.node(vm.id)).lastHeartbeat as { startedAt: string };
           mark(vm, round, 'joined');
-          if (round === ROUNDS) await modulesOnBothHosts();
+          if (round === ROUNDS) await dayTwoOnBothHosts();
           if (round === ROUNDS) await new Promise((r) => setTimeout(r, Math.max(0, deployedAt + 180_000 - Date.now())));
           await stillAlive(vm, joined);
           await release(vm);
