@@ -80,8 +80,8 @@ describe('result intake', () => {
     const { intake, send, answer, jsm } = await intakeOn(nc);
     // The intake's reads of stored results, as the broker sees them (this test makes none until it counts).
     let reads = 0;
-    const watch = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}.>`, { callback: () => (reads += 1) });
-    const watchSeq = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}`, { callback: () => (reads += 1) });
+    const watch = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}.>`, { callback: () => void (reads += 1) });
+    const watchSeq = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}`, { callback: () => void (reads += 1) });
     try {
       const command = agentCommand('power.get');
       await send(command);
