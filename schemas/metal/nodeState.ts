@@ -33,6 +33,13 @@ export const nodeStates = Object.values(NodeState) as [NodeState, ...NodeState[]
 export const ownerlessStates: ReadonlySet<NodeState> = new Set<NodeState>(['ready', 'retired']);
 
 /**
+ * Where a host still has its instances (and warm slots), or will again: `deployed`, and a remediation or rescue under
+ * way (each returns the node to where it was). Any other state (failed, released, wiped, retired, redeployed) means
+ * what ran on it runs there no more.
+ */
+export const instanceKeepingStates: ReadonlySet<string> = new Set<NodeState>(['deployed', 'remediating', 'rescuing', 'rescue']);
+
+/**
  * The working state of each node operation, and where the node rests when the operation completes. A remediation
  * returns to the state it started from (`NodeOperationCompleted.state`); `done` is only its fallback.
  */

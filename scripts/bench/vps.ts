@@ -65,9 +65,13 @@ const metalLoad = Math.round(loadavg()[0]! * 100) / 100;
 const metal =
   options.metalRounds === 0
     ? undefined
-    : await benchMetalPools({ rounds: options.metalRounds, prepareMs: options.prepareMs, warmSlots: 2, stallMs: options.stallSeconds * 1_000 }).catch(
-        (err: unknown) => void errors.push(`metal pools: ${(err as Error).message}`),
-      );
+    : await benchMetalPools({
+        rounds: options.metalRounds,
+        prepareMs: options.prepareMs,
+        warmSlots: 2,
+        burst: options.metalBurst,
+        stallMs: options.stallSeconds * 1_000,
+      }).catch((err: unknown) => void errors.push(`metal pools: ${(err as Error).message}`));
 
 const natsVersion = (() => {
   try {
@@ -106,6 +110,11 @@ const checks = [
             metal.warm.tookWarmSlot === options.metalRounds &&
             metal.cold.tookWarmSlot === 0,
           value: metal ? `${metal.warm.running + metal.cold.running} / ${2 * options.metalRounds} running, ${metal.warm.tookWarmSlot} warm` : 'not run',
+        },
+        {
+          label: 'every burst create running, no host given more than its capacity',
+          pass: metal !== undefined && metal.burst.running === options.metalBurst && metal.burst.peakHostShare <= 1,
+          value: metal ? `${metal.burst.running} / ${options.metalBurst} running, peak ${(metal.burst.peakHostShare * 100).toFixed(0)} % of a host` : 'not run',
         },
       ]),
 ];
@@ -159,7 +168,9 @@ function metalLines(metal: Awaited<ReturnType<typeof benchMetalPools>>, loadAver
   const row = (name: string, f: typeof metal.warm) =>
     `  metal ${name} creates         ${f.acceptedPerSecond.toFixed(1)} accepted/s, create → running p50 ${Math.round(f.createToRunningP50Ms)} ms, p99 ${Math.round(f.createToRunningP99Ms)} ms (${f.running}/${f.creates} running, ${f.tookWarmSlot} on a warm slot)\n`;
   const ratio = metal.cold.createToRunningP50Ms / metal.warm.createToRunningP50Ms;
-  return `${row('warm', metal.warm)}${row('cold', metal.cold)}  metal cold/warm p50          ${ratio.toFixed(2)}×   (${metal.rounds} rounds alternating, ${metal.warmSlots} slots kept, preparing costs ${metal.prepareMs} ms, load ${loadAverage})\n`;
+  const b = metal.burst;
+  const burst = `  metal burst (cold)           ${b.acceptedPerSecond.toFixed(1)} accepted/s, ${b.creates} at once all running in ${b.allRunningSeconds.toFixed(2)} s, create → running p50 ${Math.round(b.createToRunningP50Ms)} ms, p99 ${Math.round(b.createToRunningP99Ms)} ms\n`;
+  return `${row('warm', metal.warm)}${row('cold', metal.cold)}  metal cold/warm p50          ${ratio.toFixed(2)}×   (${metal.rounds} rounds alternating, ${metal.warmSlots} slots kept, preparing costs ${metal.prepareMs} ms, load ${loadAverage})\n${burst}`;
 }
 
 /** The figures of an earlier run to compare with: the machine is shared, so its load average comes along. */

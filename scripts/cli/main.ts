@@ -8,6 +8,7 @@ import { addNodeLabelCommand } from './nodeLabelCommands.ts';
 import { addNodeLogCommand } from './nodeLogCommands.ts';
 import { addVpsCommands } from './vpsCommands.ts';
 import { addHoldCommands } from './holdCommands.ts';
+import { addWarmPoolCommands } from './warmPoolCommands.ts';
 import { addPluginCommands } from './pluginCommands.ts';
 import { addBrokerCommands } from './brokerCommands.ts';
 import { addDoctorCommand } from './doctor/doctorCommand.ts';
@@ -134,7 +135,9 @@ metal
 
 addMetalLifecycleCommands(metal, api, print);
 
-addVpsCommands(program.command('vps').description('VPS tenants, quota, pools, flavors, accounts and instances'), api, print);
+const vps = program.command('vps').description('VPS tenants, quota, pools, warm slots, flavors, accounts and instances');
+addVpsCommands(vps, api, print);
+addWarmPoolCommands(vps, api, print);
 addHoldCommands(program.command('holds').description('hold reservations: capacity on nodes kept for a tenant or pool until it expires'), api, print);
 addPluginCommands(program, api, print);
 addBrokerCommands(program, print);

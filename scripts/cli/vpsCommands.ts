@@ -18,7 +18,7 @@ const tenantOf = (o: { tenant?: string }) => (o.tenant ? { tenantId: o.tenant } 
 
 /**
  * `vps tenants|quota|instances|create-instance|start|stop|delete|remediate|create-tenant|set-quota|create-pool|offer-pool|
- * create-flavor|map-flavor|create-account`.
+ * create-flavor|map-flavor|create-account` (`pools` and `set-warm-pool`: `warmPoolCommands.ts`).
  */
 export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output): void {
   const send = async (name: string, body: unknown) => {
@@ -140,10 +140,19 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
     .option('--site <siteId>', 'site (metal pools)')
     .option('--allow-unverified-release', 'metal: release nodes without an attested wipe')
     .option('--provisioning-cidr <cidr...>', 'metal: provisioning networks')
+    .option('--runtime <driverId>', 'metal: the runtime its instances run on (placed only on nodes whose bcd node advertises it)')
     .action(
       async (
         poolId: string,
-        o: { class: string; agent: string; account?: string; site?: string; allowUnverifiedRelease?: boolean; provisioningCidr?: string[] },
+        o: {
+          class: string;
+          agent: string;
+          account?: string;
+          site?: string;
+          allowUnverifiedRelease?: boolean;
+          provisioningCidr?: string[];
+          runtime?: string;
+        },
       ) => {
         const policy =
           o.allowUnverifiedRelease || o.provisioningCidr
@@ -155,6 +164,7 @@ export function addVpsCommands(vps: Command, api: () => ApiClient, print: Output
           agent: o.agent,
           ...(o.account ? { accountId: o.account } : {}),
           ...(o.site ? { siteId: o.site } : {}),
+          ...(o.runtime ? { runtime: o.runtime } : {}),
           ...policy,
         });
       },

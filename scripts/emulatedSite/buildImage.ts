@@ -8,6 +8,7 @@ import { normalizeTree, sha256OfFile, sourceDateEpoch, writeInitramfs } from './
 import { buildBaseRootfs, fetchBasePackages, installScript } from './rootfsBase.ts';
 import { cidataModules, installCloudInit } from './cloudInit.ts';
 import { ramdiskTools } from './buildRamdisk.ts';
+import { containerModules, installContainerRuntime } from './containerRuntime.ts';
 import { SEED_PARTITION_TYPE } from '../../schemas/agent/nodeSeed.ts';
 
 export interface ImageBuild {
@@ -36,16 +37,17 @@ LABEL bc
  * `npm run build:image`: the raw disk image the built-in deploy writes. MBR with three partitions: a FAT boot
  * partition (syslinux, the Debian cloud kernel, an early initramfs that loads virtio_blk and mounts the root), an
  * ext4 root (`mke2fs -d`, never mounted here) holding busybox, node and the bundled `bcd`, whose /sbin/init starts
- * `bcd node`, and a 1 MiB `bc-seed` partition (type 0xda) the deploy fills with the node's join seed.
+ * `bcd node` with the crun runtime plugin (`containerRuntime.ts`), and a 1 MiB `bc-seed` partition (type 0xda) the deploy fills with the node's join seed.
  */
 export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<ImageBuild> {
-  requireTools([...ramdiskTools, 'mke2fs', 'mkfs.vfat', 'syslinux', 'mcopy', 'sfdisk', 'du']);
+  requireTools([...ramdiskTools, 'mke2fs', 'mkfs.vfat', 'syslinux', 'mcopy', 'sfdisk', 'du', 'crun']);
   const epoch = sourceDateEpoch(repoRoot, env);
   return inWorkDir(outDir, async (work) => {
     const packages = fetchBasePackages(cacheDir, work, env);
     const rootfs = join(work, 'rootfs');
-    const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot, cidataModules);
+    const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot, [...cidataModules, ...containerModules]);
     const cloudInit = installCloudInit(rootfs, cacheDir);
+    const containers = await installContainerRuntime(rootfs, join(work, 'busybox/bin/busybox'));
     mkdirSync(join(rootfs, 'sbin'), { recursive: true });
     mkdirSync(join(rootfs, 'var/lib/bcd'), { recursive: true });
     installScript('image-init.sh', join(rootfs, 'sbin/init'));
@@ -99,6 +101,7 @@ export async function buildImage(outDir: string, cacheDir: string, env: NodeJS.P
       packages: [packages.kernel, packages.busybox].map((d) => ({ name: d.name, version: d.version })),
       cloudInit: cloudInit.map((d) => ({ name: d.name, version: d.version })),
       node: process.version,
+      crun: { files: containers.crunFiles, plugin: `crun sha256 ${containers.pluginSha256}` },
       partitions: { boot: '32 MiB FAT (syslinux)', root: `${rootMiB} MiB ext4 bc-root`, seed: '1 MiB type 0xda' },
       sha256,
       sizeBytes,

@@ -47,6 +47,7 @@ export const toolPackages: Readonly<Record<string, string>> = {
   'qemu-img': 'qemu-utils',
   dnsmasq: 'dnsmasq-base',
   ip: 'iproute2',
+  crun: 'crun',
 };
 
 export function missingTool(command: string, cause?: unknown): BuildError {

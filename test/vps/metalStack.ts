@@ -38,12 +38,12 @@ export async function startMetalStack(options: { hosts: number; cores: number; r
   plugins.pin('process-runtime');
   const runtimes = await startPluginsFolder(plugins.folder, { stateRoot: plugins.stateRoot, privileged: new Set(), log: env.log });
   const stateDirs: string[] = [];
-  const hosts: { stop(): Promise<void> }[] = [];
+  const hosts = new Map<string, { stop(): Promise<void> }>();
   const connections: NatsConnection[] = [];
   let reconciler: VpsReconciler | undefined;
   const close = async () => {
     await reconciler?.stop();
-    for (const h of hosts) await h.stop();
+    for (const h of hosts.values()) await h.stop();
     await runtimes.stop();
     for (const nc of connections) await nc.close();
     await registrations.stop();
@@ -72,7 +72,7 @@ export async function startMetalStack(options: { hosts: number; cores: number; r
         runtimes: () => runtimes.hosts.values(),
         drivers: () => runtimes.drivers(),
       });
-      hosts.push(agent);
+      hosts.set(nodeId, agent);
       await agent.registered;
     }
     const config = loadReconcilerConfig({}, { resyncMs: 100, hostResendMs: 2_000, placementWaitMs: 10_000, ...options.reconciler });
@@ -100,6 +100,11 @@ export async function startMetalStack(options: { hosts: number; cores: number; r
     run,
     reconciler: reconciler,
     hostAccess,
+    /** Stops a host's `bcd node` (its machine goes silent); what its runtime runs stays. */
+    async stopHost(nodeId: string) {
+      await hosts.get(nodeId)!.stop();
+      hosts.delete(nodeId);
+    },
     /** The process runtime's record of every instance it runs (one plugin state folder: every host's plugin shares it). */
     runtimeEntries(): Record<string, ProcessRuntimeEntry> {
       try {

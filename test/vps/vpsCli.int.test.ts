@@ -35,9 +35,17 @@ describe('better-compute vps', () => {
     await setup('site.create', { siteId: 'dc1', name: 'DC 1' });
     expect(await ok('vps', 'create-tenant', 'acme', '--name', 'Acme')).toMatch(/TenantCreated/);
     await ok('vps', 'set-quota', 'acme', '--instances', '2', '--vcpus', '2', '--memory-mib', '4096', '--disk-gib', '50');
-    await ok('vps', 'create-pool', 'metal-a', '--class', 'metal', '--agent', 'bcd', '--site', 'dc1', '--provisioning-cidr', '10.0.0.0/24');
+    await ok('vps', 'create-pool', 'metal-a', '--class', 'metal', '--agent', 'bcd', '--site', 'dc1', '--provisioning-cidr', '10.0.0.0/24', '--runtime', 'crun');
     await ok('vps', 'create-flavor', 'small', '--vcpus', '1', '--memory-mib', '1024', '--disk-gib', '10');
     await ok('vps', 'map-flavor', 'small', 'metal-a', 'hw-small');
+    // Warm slots: kept per flavor and image (an image with colons in it), shown by `vps pools`; refusals are coded.
+    expect(await ok('vps', 'set-warm-pool', 'metal-a', '--keep', 'small:2:registry:5000/ubuntu:24.04', '--max-slot-age', '3600')).toMatch(/PoolWarmSet/);
+    await env.readers.get('vps')!.waitFor(await env.store.streamLastSequence(), 5_000);
+    expect(await ok('vps', 'pools')).toMatch(/metal-a\s+metal\s+bcd\s+dc1\s+crun\s+small\/registry:5000\/ubuntu:24\.04 0\/2 ready/);
+    const unsold = await cli('vps', 'set-warm-pool', 'metal-a', '--keep', 'large:1:ubuntu-24.04');
+    expect(unsold.code).toBe(1);
+    expect(unsold.stderr).toMatch(/error PRECONDITION_FAILED: flavor large is not sold in pool metal-a/);
+    expect((await cli('vps', 'set-warm-pool', 'metal-a', '--keep', 'small:two:ubuntu')).stderr).toMatch(/not <flavorId>:<count>:<image>: small:two:ubuntu/);
     await setup('vps.createFlavor', { flavorId: 'large', vcpus: 4, memoryMib: 8_192, diskGib: 80 });
     await setup('vps.mapFlavor', { flavorId: 'large', poolId: 'metal-a', offerId: 'hw-large' });
     await ok('vps', 'offer-pool', 'metal-a', 'acme');

@@ -92,4 +92,29 @@ describe('warm pools on our own metal: a real nats-server, the VPS reconciler an
       await stack.close();
     }
   });
+
+  it('reaps the slot of a host gone silent (NODE_LOST) and keeps the pool full on another', { timeout: 120_000 }, async () => {
+    const stack = await startMetalStack({ hosts: 2, cores: 16, reconciler: { hostSilentMs: 3_000 } });
+    try {
+      const { run, env } = stack;
+      const repository = new AggregateRepository(env.store);
+      const slots = async () => Object.values((await repository.load(holdBookAggregate, 'dc1')).state.warmSlots ?? {});
+      const byReports = { timeout: 30_000, interval: 100 };
+      await expect.poll(() => stack.hostsDeployed(), byReports).toBe(2);
+      await run('vps.createPool', { poolId: 'metal-w', class: 'metal', agent: 'bcd', siteId: 'dc1', runtime: 'process-runtime' });
+      await run('vps.createFlavor', { flavorId: 'small', vcpus: 2, memoryMib: 2_048, diskGib: 20 });
+      await run('vps.mapFlavor', { flavorId: 'small', poolId: 'metal-w', offerId: 'hw-small' });
+      await run('vps.setWarmPool', { poolId: 'metal-w', flavors: [{ flavorId: 'small', image: 'ubuntu-24.04', count: 1 }] });
+      await expect.poll(async () => (await slots()).filter((s) => s.readyAt !== null).length, byReports).toBe(1);
+      const [lost] = await slots();
+
+      // Its host's bcd node stops: past the silence allowed, the slot is reaped as lost and a new one made ready elsewhere.
+      await stack.stopHost(lost!.nodeId);
+      const other = lost!.nodeId === 'n1' ? 'n2' : 'n1';
+      await expect.poll(async () => (await slots()).map((s) => [s.nodeId, s.readyAt !== null]), byReports).toEqual([[other, true]]);
+      expect(stack.reconciler.model.warm.removals.get(`${lost!.nodeId}/${lost!.slotId}`)).toMatchObject({ nodeLost: true });
+    } finally {
+      await stack.close();
+    }
+  });
 });

@@ -19,6 +19,8 @@ export interface VpsBenchOptions {
   cpNodeArgs: string[];
   /** Metal-pool rounds: each creates one instance in a warm pool and one in a cold pool (0: no metal-pool phase). */
   metalRounds: number;
+  /** Metal-pool creates sent at once into the cold pool after the rounds (two 64-core hosts hold 128 in all). */
+  metalBurst: number;
   /** What preparing a new metal instance costs on the runtime (its disk, its bundle): a warm slot paid it ahead. */
   prepareMs: number;
   /** A result file of an earlier run (another commit, same machine) whose figures are written beside this run's. */
@@ -33,7 +35,7 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   return n;
 };
 
-/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--cp-node-args ARGS] [--metal-rounds N] [--prepare-ms MS] [--baseline FILE] [--out FILE]` */
+/** `npm run bench:vps -- [--quick] [--commands N] [--tenants N] [--concurrency N] [--command-processes N] [--cp-node-args ARGS] [--metal-rounds N] [--metal-burst N] [--prepare-ms MS] [--baseline FILE] [--out FILE]` */
 export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -49,6 +51,7 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
       'cp-node-args': { type: 'string', default: process.env.BENCH_CP_NODE_ARGS ?? '' },
       baseline: { type: 'string' },
       'metal-rounds': { type: 'string' },
+      'metal-burst': { type: 'string' },
       'prepare-ms': { type: 'string' },
       out: { type: 'string', default: 'bench/results/vps.json' },
     },
@@ -69,6 +72,7 @@ export function parseVpsBenchOptions(argv: string[]): VpsBenchOptions {
     stallSeconds: positive('stall', values.stall, 60),
     cpNodeArgs: values['cp-node-args'].split(' ').filter(Boolean),
     metalRounds: values['metal-rounds'] === '0' ? 0 : positive('metal-rounds', values['metal-rounds'], quick ? 4 : 30),
+    metalBurst: positive('metal-burst', values['metal-burst'], quick ? 16 : 48),
     prepareMs: positive('prepare-ms', values['prepare-ms'], 300),
     baseline: values.baseline,
     out: values.out ?? 'bench/results/vps.json',

@@ -15,7 +15,11 @@ case " $(cat /proc/cmdline) " in
 esac
 say() { echo "bc-host: $*"; }
 say "host /sbin/init started (kernel $(uname -r))"
-for module in virtio_net virtio_rng button evdev vfat nls_cp437 nls_ascii nls_utf8; do modprobe "$module" || say "module $module did not load"; done
+for module in virtio_net virtio_rng button evdev vfat nls_cp437 nls_ascii nls_utf8 overlay; do modprobe "$module" || say "module $module did not load"; done
+# The crun runtime (/opt/bcd/plugins/crun) needs the unified cgroup hierarchy, as a Debian 12 host has it, with the
+# controllers the flavor limits use handed down to the containers' cgroups.
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup && echo "+cpu +memory +pids" > /sys/fs/cgroup/cgroup.subtree_control ||
+  say "cgroup2 not ready: containers may not start"
 acpid -c /etc/acpi -a /etc/acpid.conf
 
 # The seed: key=value lines (bc-seed-v1) at the start of the partition labelled by its MBR type 0xda, NUL-padded.
@@ -58,6 +62,10 @@ if [ -x /usr/bin/cloud-init ]; then
     done
     say "cloud-init $(cloud-init status --long 2>&1 | tr '\n' ' ')"
     say "cloud-init result $(tr -d '\n' </run/cloud-init/result.json 2>/dev/null)"
+    # Which user data this instance got, as a digest (never the data itself: it may hold secrets), so whoever
+    # provided it can tell from the console that the host received exactly what was sent.
+    [ -f /var/lib/cloud/instance/user-data.txt ] &&
+      say "cloud-init user data sha256 $(sha256sum </var/lib/cloud/instance/user-data.txt | cut -d' ' -f1)"
   ) &
 fi
 
@@ -70,7 +78,7 @@ unset token
 say "starting bcd node for node ${node} of site ${site}"
 first=1
 while true; do
-  node /opt/bcd/bcd.js node --site "$site" --node "$node" --nats "$nats" --state /var/lib/bcd &
+  node /opt/bcd/bcd.js node --site "$site" --node "$node" --nats "$nats" --state /var/lib/bcd --plugins /opt/bcd/plugins --privileged-plugin crun &
   bcd=$!
   # Once the membership exists the token is spent: wipe it from the seed partition and the environment.
   if [ "$first" = 1 ]; then

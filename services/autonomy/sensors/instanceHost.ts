@@ -1,13 +1,7 @@
 import type { Signal } from '../../../schemas/autonomy/signals.ts';
+import { instanceKeepingStates } from '../../../schemas/metal/nodeState.ts';
 import { hostSilenceOf } from './hostSilence.ts';
 import { defineSensor } from './sensor.ts';
-
-/**
- * Node states in which a host still has its instances or will again: `deployed` (judged by its silence), and a
- * remediation or rescue under way (each returns the node to where it was). Any other state (failed, released, wiped,
- * retired, redeployed) means the instances on it are not running there any more.
- */
-const keepsInstances: ReadonlySet<string> = new Set(['deployed', 'remediating', 'rescuing', 'rescue']);
 
 /**
  * A metal-pool instance whose node is lost: the node's `bcd node` silent past `hostSilentMs` (as `host-silent` judges
@@ -28,7 +22,7 @@ export const instanceHostSensor = defineSensor({
       const node = nodes.get(nodeId);
       if (!node) continue;
       const silentForMs = silence?.get(nodeId)?.silentForMs ?? 0;
-      const why = !keepsInstances.has(node.state)
+      const why = !instanceKeepingStates.has(node.state)
         ? { reason: node.state, detail: `node ${nodeId} is ${node.state}` }
         : node.state === 'deployed' && silentForMs > settings.hostSilentMs
           ? { reason: 'silent', detail: `node ${nodeId}'s bcd node silent for ${Math.round(silentForMs / 1000)} s` }

@@ -17,6 +17,15 @@ export const ReconcilerConfig = z.object({
    * a host not heard yet since this process started, capacity being freed).
    */
   placementWaitMs: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * Warm pools: a deployed host whose `bcd node` this process has not heard for this long is lost, and its slots are
+   * reaped and placed elsewhere (the same setting, and meaning, as the `host-silent` sensor's).
+   */
+  hostSilentMs: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3 * 60_000),
 });
 export type ReconcilerConfig = z.infer<typeof ReconcilerConfig>;
 
@@ -28,6 +37,7 @@ export function loadReconcilerConfig(env: NodeJS.ProcessEnv = process.env, overr
     maxBackoffMs: 'BC_VPS_MAX_BACKOFF_MS',
     hostResendMs: 'BC_VPS_HOST_RESEND_MS',
     placementWaitMs: 'BC_VPS_PLACEMENT_WAIT_MS',
+    hostSilentMs: 'BC_HOST_SILENT_MS',
   };
   return loadEnvSettings(ReconcilerConfig, names, env, overrides);
 }

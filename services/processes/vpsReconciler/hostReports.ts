@@ -20,10 +20,18 @@ export interface HostInstancesHeard {
 export class HostReports {
   readonly #latest = new Map<string, { at: number; byId: ReadonlyMap<string, HostInstanceReport> }>();
 
+  /** @param listeningSince when this process began to hear heartbeats: nobody's silence before it is known. */
+  constructor(readonly listeningSince = Date.now()) {}
+
   heard({ nodeId, at, instances }: HostInstancesHeard): void {
     const before = this.#latest.get(nodeId);
     if (before && before.at > at) return;
     this.#latest.set(nodeId, { at, byId: new Map(instances.map((r) => [r.id, r])) });
+  }
+
+  /** How long the host has been silent as this process knows it: since its last report, or since it began to listen. */
+  silentForMs(nodeId: string, now: number): number {
+    return now - Math.max(this.#latest.get(nodeId)?.at ?? this.listeningSince, this.listeningSince);
   }
 
   /** When the host was last heard, and what it said of `instanceId` then (undefined: not listed, or never heard). */

@@ -108,7 +108,7 @@ export class VpsReconciler {
       evolve: (m, input) => evolveVps(m, input, config),
       decide: (input, m) => decideVps(input, m, config),
       async perform(task, m, signal) {
-        if (isWarmStep(task)) return performWarm(task, m, metal, config.hostResendMs);
+        if (isWarmStep(task)) return performWarm(task, m, metal, config);
         const instance = m.instances.get(task.converge);
         if (!instance) return [];
         if (m.metalPoolOf(instance)) {

@@ -1,5 +1,8 @@
+import { getNode } from '../../../projections/nodes/queries.ts';
 import type { InstanceSpec } from '../../../schemas/agent/hostInstances.ts';
+import { instanceKeepingStates } from '../../../schemas/metal/nodeState.ts';
 import type { Effect } from '../../platform/processManager/processManager.ts';
+import type { ReconcilerConfig } from './config.ts';
 import type { ConvergeTask } from './effects.ts';
 import { candidatesAt, sendHostCommand, type MetalAccess } from './metalAccess.ts';
 import type { VpsModel } from './model.ts';
@@ -14,10 +17,13 @@ export async function performWarm(
   task: ConvergeTask,
   model: VpsModel,
   access: MetalAccess,
-  resendMs: number,
+  config: Pick<ReconcilerConfig, 'hostResendMs' | 'hostSilentMs'>,
   now = Date.now(),
 ): Promise<readonly Effect<ConvergeTask>[]> {
-  if (task.step === 'warm' && task.poolId !== undefined) return planWarmPool(task.poolId, model, now, resendMs, (siteId) => candidatesAt(access, siteId));
+  if (task.step === 'warm' && task.poolId !== undefined) {
+    const world = { candidates: (siteId: string) => candidatesAt(access, siteId), nodeLost: lostNodes(access, model, config.hostSilentMs, now) };
+    return planWarmPool(task.poolId, model, now, config.hostResendMs, world);
+  }
   if (task.step === 'prepareSlot' && task.slotId !== undefined) {
     const slot = model.warm.slots.get(task.slotId);
     if (!slot) return [];
@@ -39,6 +45,27 @@ export async function performWarm(
     await sendHostCommand(access, removal, 'remove', { id: removal.slotId }, removal.slotId, `warm-${removal.slotId}`, now);
   }
   return [];
+}
+
+/**
+ * Whether a slot's node is lost, as the nodes read model and this process's heartbeats show it: in a state where a host
+ * keeps nothing that ran on it (failed, released, wiped, retired), or deployed with its `bcd node` silent past
+ * `hostSilentMs`, counted from the latest of its last report, this process's start and the node's last change (as the
+ * `host-silent` sensor counts it). A node the read model does not show is not judged. One read per node per pass.
+ */
+function lostNodes(access: MetalAccess, model: VpsModel, hostSilentMs: number, now: number): (nodeId: string) => boolean {
+  const judged = new Map<string, boolean>();
+  return (nodeId) => {
+    const known = judged.get(nodeId);
+    if (known !== undefined) return known;
+    const view = access.nodes && getNode(access.nodes.db(), nodeId);
+    const lost =
+      view !== undefined &&
+      (!instanceKeepingStates.has(view.state) ||
+        (view.state === 'deployed' && Math.min(model.hosts.silentForMs(nodeId, now), now - Date.parse(view.updatedAt)) > hostSilentMs));
+    judged.set(nodeId, lost);
+    return lost;
+  };
 }
 
 export const isWarmStep = (task: ConvergeTask): boolean => task.step === 'warm' || task.step === 'prepareSlot' || task.step === 'removeSlot';

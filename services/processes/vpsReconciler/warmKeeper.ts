@@ -21,14 +21,20 @@ const reap = (slot: KeptSlot, reason: WarmSlotReapReason): Effect<ConvergeTask> 
 });
 
 /**
- * One pass of the keeper over a pool's warm slots (docs/vps.md, "Warm pools"), on the model as it is now: a slot its
- * node reports in error is reaped (`FAILED`), one prepared longer ago than the pool allows (`EXPIRED`), and past the
+ * One pass of the keeper over a pool's warm slots (docs/vps.md, "Warm pools"), on the model as it is now: a slot on a
+ * lost node is reaped (`NODE_LOST`, `nodeLost` judges), one its node reports in error (`FAILED`), one prepared longer ago than the pool allows (`EXPIRED`), and past the
  * count the pool keeps of its flavor and image (`SURPLUS`: those not ready first, then the newest); short of the
  * count, new slots are placed (`vps.placeWarmSlot` with the site's nodes, read only then); a slot its node reports
  * prepared and stopped is marked ready; one not yet seen so is sent to its node again each `resendMs`. A pool whose
  * setting went away keeps nothing: every slot is surplus.
  */
-export function planWarmPool(poolId: string, model: VpsModel, now: number, resendMs: number, candidates: (siteId: string) => HoldCandidate[]): Effects {
+export function planWarmPool(
+  poolId: string,
+  model: VpsModel,
+  now: number,
+  resendMs: number,
+  world: { candidates(siteId: string): HoldCandidate[]; nodeLost(nodeId: string): boolean },
+): Effects {
   const pool = model.pools.get(poolId);
   const warm = model.warm;
   if (!pool?.runtime || !pool.siteId) return [];
@@ -37,9 +43,17 @@ export function planWarmPool(poolId: string, model: VpsModel, now: number, resen
   const live = [...warm.slots.values()].filter((s) => s.poolId === poolId).sort((a, b) => a.placedAt.localeCompare(b.placedAt));
   const effects: Effects = [];
   const reaped = new Set<string>();
+  const lostNodes = new Set<string>();
   const reportOf = (slot: KeptSlot) => model.hosts.reportFor(slot.nodeId, slot.slotId)?.report;
   for (const slot of live) {
-    const reason = reportOf(slot)?.state === 'error' ? 'FAILED' : Date.parse(slot.placedAt) + setting.maxSlotAgeSeconds * 1_000 <= now ? 'EXPIRED' : undefined;
+    if (world.nodeLost(slot.nodeId)) lostNodes.add(slot.nodeId);
+    const reason = lostNodes.has(slot.nodeId)
+      ? 'NODE_LOST'
+      : reportOf(slot)?.state === 'error'
+        ? 'FAILED'
+        : Date.parse(slot.placedAt) + setting.maxSlotAgeSeconds * 1_000 <= now
+          ? 'EXPIRED'
+          : undefined;
     if (reason) {
       effects.push(reap(slot, reason));
       reaped.add(slot.slotId);
@@ -61,7 +75,8 @@ export function planWarmPool(poolId: string, model: VpsModel, now: number, resen
     }
     const next = warm.placedFor(poolId, group.flavorId, group.image);
     for (let i = 0; i < group.count - group.slots.length; i++) {
-      nodes ??= candidates(siteId);
+      // A node found lost here takes no replacement, whatever the read model's presence says of it yet.
+      nodes ??= world.candidates(siteId).map((c) => (lostNodes.has(c.nodeId) ? { ...c, schedulable: false } : c));
       const slotId = slotIdOf(poolId, group.flavorId, group.image, next + i);
       effects.push({
         kind: 'command',
@@ -92,9 +107,13 @@ export const warmPass = (poolId: string): Reaction<ConvergeTask> => ({
   coalesce: true,
 });
 
-/** The removal of a slot from its node, sent again each `resendMs` until a heartbeat of that node no longer lists it. */
+/**
+ * The removal of a slot from its node, sent again each `resendMs` until a heartbeat of that node no longer lists it. A
+ * lost node's is sent again only when the node is heard listing the slot (`only`): a wiped or dead host is not sent
+ * one every pass for ever.
+ */
 export function removalReactions(warm: WarmSlots, now: number, resendMs: number, only?: readonly SlotRemoval[]): Reaction<ConvergeTask>[] {
-  const removals = only ?? [...warm.removals.values()];
+  const removals = only ?? [...warm.removals.values()].filter((r) => !r.nodeLost);
   return removals
     .filter((r) => r.removeSentAt === undefined || now - r.removeSentAt >= resendMs)
     .map((r) => {

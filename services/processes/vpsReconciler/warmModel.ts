@@ -14,6 +14,8 @@ export interface SlotRemoval {
   readonly siteId: string;
   readonly nodeId: string;
   readonly slotId: string;
+  /** Reaped because its node is lost: sent again only when that node is heard listing it. */
+  readonly nodeLost?: boolean;
   removeSentAt?: number;
 }
 
@@ -63,9 +65,9 @@ export class WarmSlots {
         return;
       }
       case 'WarmSlotReaped': {
-        const { siteId, nodeId, slotId } = event.data;
+        const { siteId, nodeId, slotId, reason } = event.data;
         this.slots.delete(slotId);
-        this.removals.set(`${nodeId}/${slotId}`, { siteId, nodeId, slotId });
+        this.removals.set(`${nodeId}/${slotId}`, { siteId, nodeId, slotId, ...(reason === 'NODE_LOST' ? { nodeLost: true } : {}) });
         return;
       }
       case 'InstancePlaced': {

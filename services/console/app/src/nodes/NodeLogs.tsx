@@ -1,5 +1,5 @@
 import { useId, useLayoutEffect, useRef, useState } from 'react';
-import { atEnd } from './nodeLogLines.ts';
+import { atEnd, readerScrolledAway } from './nodeLogLines.ts';
 import { useNodeLogs } from './useNodeLogs.ts';
 
 /**
@@ -11,10 +11,24 @@ export function NodeLogs({ nodeId }: { nodeId: string }) {
   const { lines, status } = useNodeLogs(nodeId);
   const box = useRef<HTMLDivElement>(null);
   const [following, setFollowing] = useState(true);
+  const pinnedTop = useRef(0);
+
+  const pinToEnd = (el: HTMLDivElement) => {
+    el.scrollTop = el.scrollHeight;
+    pinnedTop.current = el.scrollTop;
+  };
 
   useLayoutEffect(() => {
-    if (following && box.current) box.current.scrollTop = box.current.scrollHeight;
+    const el = box.current;
+    if (!following || !el) return;
+    if (readerScrolledAway(el, pinnedTop.current)) return setFollowing(false);
+    pinToEnd(el);
   }, [lines, following]);
+
+  const follow = () => {
+    if (box.current) pinToEnd(box.current);
+    setFollowing(true);
+  };
 
   return (
     <section aria-labelledby={`${id}-title`} className="node-logs">
@@ -31,7 +45,7 @@ export function NodeLogs({ nodeId }: { nodeId: string }) {
         ))}
       </div>
       {!following && (
-        <button type="button" onClick={() => setFollowing(true)}>
+        <button type="button" onClick={follow}>
           Follow new lines
         </button>
       )}

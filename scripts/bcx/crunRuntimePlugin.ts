@@ -1,0 +1,59 @@
+/**
+ * Installs the crun runtime (`plugins/crun-runtime/`) into a `bcd` plugins folder as one pinned program:
+ * `<plugins>/<id>/plugin.mjs` (the runtime bundled with its dependencies, for a host with nothing but `node`) and
+ * `<plugins>/<id>/bcx-plugin.json` pinning its sha256, its args naming the runtime's config file.
+ *
+ *   npm run plugin:crun-runtime -- --plugins /var/lib/bcd/plugins --config /etc/bc/crun-runtime.json [--id crun]
+ *
+ * `bcd node` then runs it only if it is on the privileged list (`--privileged-plugin crun`): see docs/bcx.md.
+ */
+import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface CrunRuntimeInstall {
+  /** The plugin id, the `runtime` instances name (default `crun`). */
+  readonly id?: string;
+  /** The runtime's config file (an absolute path on the host that runs it). */
+  readonly configPath: string;
+  /** What runs the program (default `/usr/bin/node`). */
+  readonly interpreter?: string;
+}
+
+export async function installCrunRuntimePlugin(pluginsFolder: string, install: CrunRuntimeInstall): Promise<{ folder: string; sha256: string }> {
+  if (!isAbsolute(install.configPath)) throw new Error(`--config must be an absolute path, not ${install.configPath}`);
+  const id = install.id ?? 'crun';
+  const folder = join(pluginsFolder, id);
+  mkdirSync(folder, { recursive: true, mode: 0o755 });
+  const program = join(folder, 'plugin.mjs');
+  await build({
+    entryPoints: [join(repoRoot, 'plugins/crun-runtime/main.ts')],
+    outfile: program,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    legalComments: 'none',
+    logLevel: 'warning',
+    absWorkingDir: repoRoot,
+  });
+  const sha256 = createHash('sha256').update(readFileSync(program)).digest('hex');
+  const pin = { id, program: 'plugin.mjs', interpreter: install.interpreter ?? '/usr/bin/node', args: ['--config', install.configPath, '--id', id], sha256 };
+  writeFileSync(join(folder, 'bcx-plugin.json'), `${JSON.stringify(pin, null, 2)}\n`, { mode: 0o644 });
+  return { folder, sha256 };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { plugins: { type: 'string' }, config: { type: 'string' }, id: { type: 'string' } } });
+  if (!values.plugins || !values.config) {
+    console.error('usage: npm run plugin:crun-runtime -- --plugins <folder> --config <file> [--id crun]');
+    process.exit(2);
+  }
+  const { folder, sha256 } = await installCrunRuntimePlugin(values.plugins, { configPath: values.config, ...(values.id ? { id: values.id } : {}) });
+  console.log(`${folder}: pinned sha256 ${sha256}`);
+}
