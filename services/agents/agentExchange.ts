@@ -5,6 +5,7 @@ import { Streams, Subjects } from '../../schemas/subjects.ts';
 import type { RefusalCount } from '../../schemas/refusals.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
 import { RefusalTally } from '../platform/refusalTally.ts';
+import type { AgentState } from '../../schemas/trust/agentState.ts';
 import { agentAggregate } from '../trust/agent/agent.ts';
 import type { AgentLiveness } from './agentLiveness.ts';
 import { ResultRejectedError, RetryableError } from '../../plugins/sdk/stepErrors.ts';
@@ -75,7 +76,7 @@ export async function exchangeAgentCommand(
   const judge = async (msg: StoredMsg): Promise<AcceptedResult | undefined> => {
     judged.add(msg.seq);
     try {
-      return await verifiedResult(deps, command, msg.data, options.onVerified);
+      return await verifiedResult(deps, command, msg.data, options.onVerified, 'seen');
     } catch (err) {
       if (!(err instanceof ResultRejectedError)) throw err;
       const ticket = rejections.admit(err.agentId || 'unreadable', Date.now());
@@ -141,12 +142,21 @@ export async function storedAfter(deps: Pick<AgentExchangeDeps, 'jsm'>, subject:
   return (await deps.jsm.direct.getMessage(Streams.agentResults.name, { seq: seq + 1, next_by_subj: subject }).catch(() => null)) ?? undefined;
 }
 
+/**
+ * How fresh the signer's registered key must be: `read` reads the log now (the result intake, which decides what is
+ * stored); `seen` takes a key the log confirmed within `LATEST_SEEN_MAX_AGE_MS` (1 s) and reads afresh only when it
+ * refuses the result. The exchange verifies `seen`: a result on the accepted subject was just verified by the intake,
+ * in the executor's own process against the same cache, so a read of its own would ask the log what it just answered.
+ */
+export type KeyFreshness = 'read' | 'seen';
+
 /** Verifies result bytes against the signer's registered key and the command they answer. */
 export async function verifiedResult(
   deps: Pick<AgentExchangeDeps, 'repository'>,
   command: AgentCommand,
   bytes: Uint8Array,
   onVerified?: (bytes: Uint8Array) => void,
+  keys: KeyFreshness = 'read',
 ): Promise<AcceptedResult> {
   let agentId: string;
   try {
@@ -154,12 +164,11 @@ export async function verifiedResult(
   } catch {
     throw new ResultRejectedError(command.commandId, 'MALFORMED');
   }
-  const verdict = await deps.repository.judged(
-    agentAggregate,
-    agentId,
-    ({ state: agent }) => verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined)),
-    (v) => v.ok,
-  );
+  const judge = ({ state: agent }: { state: AgentState }) =>
+    verifyAgentResult(bytes, command, (id) => (agent.exists && id === agent.agentId ? agent : undefined));
+  const seen = keys === 'seen' ? judge(await deps.repository.latestSeen(agentAggregate, agentId)) : undefined;
+  // A refusal is never taken from the cache: the key may have been registered since.
+  const verdict = seen?.ok ? seen : await deps.repository.judged(agentAggregate, agentId, judge, (v) => v.ok);
   if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason, agentId);
   onVerified?.(bytes);
   return verdict.result;

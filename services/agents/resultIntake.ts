@@ -1,5 +1,5 @@
 import { type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
+import { JetStreamApiError, jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -13,6 +13,9 @@ import type { RefusalTallyOptions } from '../platform/refusalTally.ts';
 import { startRefusalCounting, type RefusalCounting } from '../trust/refusals/refusalCounting.ts';
 import { SentCommands } from './sentCommands.ts';
 import { acceptedSubjectOf, storedAfter, verifiedResult } from './agentExchange.ts';
+
+/** JetStream's "wrong last sequence": the result subject holds a message already. */
+const WRONG_LAST_SEQUENCE = 10071;
 
 /** The queue group of the intake's replicas: each result is taken in once. */
 export const RESULT_INTAKE_QUEUE = 'result-intake';
@@ -69,13 +72,22 @@ export async function startResultIntake(nc: NatsConnection, deps: ResultIntakeDe
       throw err;
     }
     const subject = acceptedSubjectOf(command);
+    const msgID = `${commandId}.${agentId}`;
+    // The usual case, the command's first result: stored only if the subject still holds nothing, which the server
+    // checks as it stores (no read first). Anything already there, or a message id seen in the duplicate window, is
+    // sorted out below by what is stored.
+    const first = await js.publish(subject, msg.data, { msgID, expect: { lastSubjectSequence: 0 } }).catch((err: unknown) => {
+      if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) return undefined;
+      throw err;
+    });
+    if (first && !first.duplicate) return first;
     // Each signer stores one result per command; the same bytes again (an agent re-publishing) get the first's ack.
     for (let stored = await storedAfter({ jsm }, subject, 0); stored; stored = await storedAfter({ jsm }, subject, stored.seq)) {
       if (signerOf(stored.data) !== agentId) continue;
       if (Buffer.from(stored.data).equals(msg.data)) return { stream: Streams.agentResults.name, seq: stored.seq, duplicate: true, domain: '' };
       throw new PlatformError('RESULT_ALREADY_STORED', `${agentId} already answered ${commandId}`);
     }
-    return await js.publish(subject, msg.data, { msgID: `${commandId}.${agentId}` });
+    return await js.publish(subject, msg.data, { msgID });
   };
 
   const answer = async (msg: Msg): Promise<void> => {

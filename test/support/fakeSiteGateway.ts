@@ -55,6 +55,7 @@ export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecre
       repository: {
         load: async (agg: { type: string }) => ({ state: agg.type === 'site' ? { exists: true, siteId: 'dc1', name: 'DC', provisioningCidrs: [] } : agent }),
         judged: async (_agg: unknown, _id: string, judge: (state: unknown) => unknown) => judge({ state: agent }),
+        latestSeen: async () => ({ state: agent }),
       } as never,
       results: {} as never,
       joins: {} as never,

@@ -61,7 +61,11 @@ function fakes(stored: StoredMsg | undefined) {
   const deps = {
     js: { publish: async (subject: string) => void published.push(subject) },
     jsm: { direct: { getMessage: async (_stream: string, q: { seq?: number }) => (reads.push(q.seq ?? 0), reads.length === 1 ? (stored ?? null) : null) } },
-    repository: { judged: async (_a: unknown, _id: string, judge: (s: { state: typeof siteAgent }) => unknown) => judge({ state: siteAgent }) },
+    // The exchange takes the signer's key from the cache the log confirmed within 1 s (`latestSeen`), reading it before a refusal.
+    repository: {
+      latestSeen: async () => ({ state: siteAgent }),
+      judged: async (_a: unknown, _id: string, judge: (s: { state: typeof siteAgent }) => unknown) => judge({ state: siteAgent }),
+    },
     results: { next: async () => signedResult() },
     recheckMs: 60_000,
   } as unknown as AgentExchangeDeps;

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { identityOf, type AgentIdentity } from '../../daemon/agent/identity.ts';
 import { AgentCommandKinds, type AgentCommand } from '../../schemas/agent/agentCommand.ts';
@@ -16,8 +17,10 @@ import { agentCommand, log } from '../daemon/harness.ts';
 import { startTestNats } from '../support/natsServer.ts';
 
 const siteAgent = identityOf(generateKeyPairSync('ed25519').privateKey);
+const secondSiteAgent = identityOf(generateKeyPairSync('ed25519').privateKey);
 const keys: Record<string, RegisteredAgentKey> = {
   'site-dc1': { keyId: siteAgent.keyId, publicKey: siteAgent.publicKeyBase64, role: 'site', siteId: 'dc1', nodeId: null },
+  'site-dc1-b': { keyId: secondSiteAgent.keyId, publicKey: secondSiteAgent.publicKeyBase64, role: 'site', siteId: 'dc1', nodeId: null },
 };
 
 const sign = (command: AgentCommand, agentId: string, identity: AgentIdentity, ok = true) =>
@@ -38,38 +41,72 @@ const sign = (command: AgentCommand, agentId: string, identity: AgentIdentity, o
     identity,
   );
 
+/** An intake verifying against `keys`, its refusal counts, and what a test needs to send commands and answer them. */
+async function intakeOn(nc: NatsConnection) {
+  await ensureStreams(nc, { streamReplicas: 1, duplicateWindowMs: 120_000 });
+  const counts: RefusalCount[] = [];
+  const bus = { execute: async ({ payload }: { payload: RefusalCount }) => void counts.push(payload) } as unknown as CommandBus;
+  const intake = await startResultIntake(nc, {
+    verify: async (command, bytes) => {
+      const verdict = verifyAgentResult(bytes, command, (id) => keys[id]);
+      if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
+      return verdict.result;
+    },
+    refusals: startRefusalCounting(bus, 'results', log, { windowMs: 60_000, recordsPerWindow: 1 }),
+    log,
+  });
+  const js = jetstream(nc);
+  const send = async (command: AgentCommand, subject?: string) =>
+    js.publish(
+      subject ??
+        (AgentCommandKinds[command.kind].runsOn === 'site'
+          ? Subjects.siteAgentCommands('dc1', command.nodeId)
+          : Subjects.nodeAgentCommands('dc1', command.nodeId)),
+      JSON.stringify(command),
+      { msgID: command.commandId },
+    );
+  const answer = (command: AgentCommand, bytes: Uint8Array) =>
+    js.publish(Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce), bytes).then(
+      (ack) => ({ seq: ack.seq, duplicate: ack.duplicate }),
+      (err: Error) => err.message.split(':')[0],
+    );
+  return { intake, counts, js, jsm: await jetstreamManager(nc), send, answer };
+}
+
 describe('result intake', () => {
+  it("stores a command's first result without reading its subject first, and a second signer's result beside it", { timeout: 60_000 }, async () => {
+    await using nats = await startTestNats();
+    const nc = await connectNats(nats.url, 'test');
+    const { intake, send, answer, jsm } = await intakeOn(nc);
+    // The intake's reads of stored results, as the broker sees them (this test makes none until it counts).
+    let reads = 0;
+    const watch = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}.>`, { callback: () => void (reads += 1) });
+    const watchSeq = nc.subscribe(`$JS.API.DIRECT.GET.${Streams.agentResults.name}`, { callback: () => void (reads += 1) });
+    try {
+      const command = agentCommand('power.get');
+      await send(command);
+      expect(await answer(command, sign(command, 'site-dc1', siteAgent))).toEqual({ seq: expect.any(Number), duplicate: false });
+      await nc.flush();
+      expect(reads).toBe(0);
+      // The subject holds a result now: another agent the command was for stores its own, once; the first signer no other.
+      const second = sign(command, 'site-dc1-b', secondSiteAgent);
+      const stored = await answer(command, second);
+      expect(stored).toEqual({ seq: expect.any(Number), duplicate: false });
+      expect(await answer(command, second)).toEqual({ seq: (stored as { seq: number }).seq, duplicate: true });
+      expect(await answer(command, sign(command, 'site-dc1', siteAgent, false))).toBe('RESULT_ALREADY_STORED');
+      expect((await jsm.streams.info(Streams.agentResults.name)).state.messages).toBe(2);
+    } finally {
+      watch.unsubscribe();
+      watchSeq.unsubscribe();
+      await intake.stop();
+      await nc.close();
+    }
+  });
+
   it('stores one result per command and signer, answers a repeat as its duplicate, and refuses and counts the rest', { timeout: 60_000 }, async () => {
     await using nats = await startTestNats();
     const nc = await connectNats(nats.url, 'test');
-    await ensureStreams(nc, { streamReplicas: 1, duplicateWindowMs: 120_000 });
-    const counts: RefusalCount[] = [];
-    const bus = { execute: async ({ payload }: { payload: RefusalCount }) => void counts.push(payload) } as unknown as CommandBus;
-    const intake = await startResultIntake(nc, {
-      verify: async (command, bytes) => {
-        const verdict = verifyAgentResult(bytes, command, (id) => keys[id]);
-        if (!verdict.ok) throw new ResultRejectedError(command.commandId, verdict.reason);
-        return verdict.result;
-      },
-      refusals: startRefusalCounting(bus, 'results', log, { windowMs: 60_000, recordsPerWindow: 1 }),
-      log,
-    });
-    const js = jetstream(nc);
-    const jsm = await jetstreamManager(nc);
-    const send = async (command: AgentCommand, subject?: string) =>
-      js.publish(
-        subject ??
-          (AgentCommandKinds[command.kind].runsOn === 'site'
-            ? Subjects.siteAgentCommands('dc1', command.nodeId)
-            : Subjects.nodeAgentCommands('dc1', command.nodeId)),
-        JSON.stringify(command),
-        { msgID: command.commandId },
-      );
-    const answer = (command: AgentCommand, bytes: Uint8Array) =>
-      js.publish(Subjects.agentResult(command.siteId, command.nodeId, command.commandId, command.nonce), bytes).then(
-        (ack) => ({ seq: ack.seq, duplicate: ack.duplicate }),
-        (err: Error) => err.message.split(':')[0],
-      );
+    const { intake, counts, js, jsm, send, answer } = await intakeOn(nc);
     try {
       const command = agentCommand('power.get');
       await send(command);

@@ -6,7 +6,7 @@ import { Subjects } from '../../../schemas/subjects.ts';
  * Counts the NATS requests the system makes, by kind, from core subscriptions on the request subjects (a copy of
  * each is delivered to the bench; replies and stream deliveries are not counted): JetStream API calls
  * (`$JS.API.<verb>[.<stream>]`, e.g. direct gets of agent results), engine/operator commands (`bc.cmd.<name>`),
- * step work (`bc.work.>`) and agent commands. Per step, these say where the round trips go.
+ * step work (`bc.work.>`), agent commands, agent results, heartbeats, trust requests and node log lines. Per step, these say where the round trips go.
  */
 export class NatsTraffic {
   readonly counts = new Map<string, number>();
@@ -34,6 +34,12 @@ export class NatsTraffic {
     watch('bc.work.>', () => 'publish bc.work (step work)');
     watch('bc.site.*.cmd.>', () => 'publish agent command (site)');
     watch('bc.site.*.node.*.cmd', () => 'publish agent command (ramdisk)');
+    // What agents send besides: results to the intake (a request each), heartbeats of agents inside machines, and the
+    // trust requests (joins, registrations, boot tokens). Literal subjects, so an older tree's bench counts the same.
+    watch('bc.site.*.res.>', () => 'request agent result (to the intake)');
+    watch('bc.site.*.hb.*', () => 'publish agent heartbeat');
+    watch('bc.trust.>', (s) => `request ${s.split('.').slice(0, 3).join('.')}`);
+    watch('bc.site.*.log.>', (s) => `publish node log line (${s.split('.').pop()})`);
   }
 
   /** Counts per step, largest first. */
