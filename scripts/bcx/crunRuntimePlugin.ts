@@ -7,14 +7,9 @@
  *
  * `bcd node` then runs it only if it is on the privileged list (`--privileged-plugin crun`): see docs/bcx.md.
  */
-import { build } from 'esbuild';
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute } from 'node:path';
 import { parseArgs } from 'node:util';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { installPluginBundle, isMainModule } from './pinnedPluginBundle.ts';
 
 export interface CrunRuntimeInstall {
   /** The plugin id, the `runtime` instances name (default `crun`). */
@@ -28,27 +23,11 @@ export interface CrunRuntimeInstall {
 export async function installCrunRuntimePlugin(pluginsFolder: string, install: CrunRuntimeInstall): Promise<{ folder: string; sha256: string }> {
   if (!isAbsolute(install.configPath)) throw new Error(`--config must be an absolute path, not ${install.configPath}`);
   const id = install.id ?? 'crun';
-  const folder = join(pluginsFolder, id);
-  mkdirSync(folder, { recursive: true, mode: 0o755 });
-  const program = join(folder, 'plugin.mjs');
-  await build({
-    entryPoints: [join(repoRoot, 'plugins/crun-runtime/main.ts')],
-    outfile: program,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    legalComments: 'none',
-    logLevel: 'warning',
-    absWorkingDir: repoRoot,
-  });
-  const sha256 = createHash('sha256').update(readFileSync(program)).digest('hex');
-  const pin = { id, program: 'plugin.mjs', interpreter: install.interpreter ?? '/usr/bin/node', args: ['--config', install.configPath, '--id', id], sha256 };
-  writeFileSync(join(folder, 'bcx-plugin.json'), `${JSON.stringify(pin, null, 2)}\n`, { mode: 0o644 });
-  return { folder, sha256 };
+  const args = ['--config', install.configPath, '--id', id];
+  return installPluginBundle(pluginsFolder, { id, entry: 'plugins/crun-runtime/main.ts', interpreter: install.interpreter ?? '/usr/bin/node', args });
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (isMainModule(import.meta.url)) {
   const { values } = parseArgs({ options: { plugins: { type: 'string' }, config: { type: 'string' }, id: { type: 'string' } } });
   if (!values.plugins || !values.config) {
     console.error('usage: npm run plugin:crun-runtime -- --plugins <folder> --config <file> [--id crun]');
