@@ -44,6 +44,11 @@ const siteId = 'emu';
 const ROUNDS = Number(process.env.BC_EMULATED_ROUNDS ?? 2);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 2)
   throw new Error(`BC_EMULATED_ROUNDS must be an integer ≥ 2 (the scenarios need a second round), got ${process.env.BC_EMULATED_ROUNDS}`);
+/**
+ * Each VM's disk: the host image (with cloud-init and crun, about 350 MiB) with the seed after it, and past 1 GiB, as
+ * placement counts whole GiB of disk: a container instance takes one.
+ */
+const DISK_MIB = 1_088;
 /** vm2's second disk, which its BMC does not list. */
 const HIDDEN_DISK_MIB = 16;
 const scratch = mkdtempSync(join(tmpdir(), 'emusite-e2e-'));
@@ -139,9 +144,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         net,
         runDir: join(scratch, 'site'),
         ramdiskDir: join(scratch, 'ramdisk'),
-        // The host image (with cloud-init and crun) is about 350 MiB and the seed goes after it; past 1 GiB, placement
-        // counts one whole GiB of disk, which a container instance takes.
-        diskMiB: 1_088,
+        diskMiB: DISK_MIB,
         memoryMiB: 1024,
         accel: emulatedAccel(undefined),
         hiddenDiskMiB: (i) => (i === 2 ? HIDDEN_DISK_MIB : undefined),
@@ -171,7 +174,7 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         // The BMC's inventory: the VM's own identity, its NIC and the disks it lists.
         expect(node.inventory.productUuid).toBe(vm.uuid);
         expect(node.inventory.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
-        expect(node.inventory.disks.map((d: { serial: string; sizeBytes: number }) => [d.serial, d.sizeBytes])).toEqual([[`EMU-${i + 1}-D0`, 512 << 20]]);
+        expect(node.inventory.disks.map((d: { serial: string; sizeBytes: number }) => [d.serial, d.sizeBytes])).toEqual([[`EMU-${i + 1}-D0`, DISK_MIB << 20]]);
         // From inside: the same disk by serial and size, the same NIC, the vCPU and the memory less what the kernel keeps.
         const inBand = node.inBandInventory;
         expect(inBand.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
@@ -180,11 +183,11 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(inBand.memoryMiB).toBeGreaterThan(768);
         const disks = inBand.disks.map((d: { name: string; serial: string; sizeBytes: number }) => [d.name, d.serial, d.sizeBytes]);
         if (vm === vm1) {
-          expect(disks).toEqual([['vda', 'EMU-1-D0', 512 << 20]]);
+          expect(disks).toEqual([['vda', 'EMU-1-D0', DISK_MIB << 20]]);
           expect(node.inventoryFindings).toEqual([]);
         } else {
           expect(disks).toEqual([
-            ['vda', 'EMU-2-D0', 512 << 20],
+            ['vda', 'EMU-2-D0', DISK_MIB << 20],
             ['vdb', 'EMU-2-D1', HIDDEN_DISK_MIB << 20],
           ]);
           expect(node.inventoryFindings).toEqual([{ code: 'DISK_NOT_REPORTED_BY_BMC', subject: 'EMU-2-D1', detail: expect.any(String) }]);
