@@ -44,12 +44,27 @@ export async function containerOnDeployedHost(ctx: ContainerInstanceContext): Pr
   });
 
   const instance = async () =>
-    ((await client.getJson(`/v1/vps/instances?tenantId=${TENANT}`)).items as { instanceId: string; state: string; placement?: { nodeId: string } }[]).find(
-      (i) => i.instanceId === INSTANCE,
-    );
+    (
+      (await client.getJson(`/v1/vps/instances?tenantId=${TENANT}`)).items as {
+        instanceId: string;
+        state: string;
+        message?: string;
+        placement?: { nodeId: string };
+      }[]
+    ).find((i) => i.instanceId === INSTANCE);
   const onHost = async (nodeId: string) => (((await client.node(nodeId)).lastHeartbeat?.instances ?? []) as HostReport[]).find((r) => r.id === INSTANCE);
-  await expect.poll(async () => (await instance())?.state, POLL).toBe('running');
-  const nodeId = (await instance())!.placement!.nodeId;
+  // Settled one way or the other; an instance in error shows why, with what the hosts' agents printed.
+  await expect.poll(async () => (await instance())?.state, POLL).not.toMatch(/^(pending|provisioning)$/);
+  const settled = await instance();
+  if (settled?.state !== 'running') {
+    const lines = await Promise.all(
+      ctx.vms.map(async (vm) =>
+        ((await client.getJson(`/v1/nodes/${vm.id}/logs?limit=40`)).items as { source: string; text: string }[]).map((l) => `${vm.id} ${l.source}: ${l.text}`),
+      ),
+    );
+    expect.fail(`instance ${JSON.stringify(settled)}\n${lines.flat().join('\n')}`);
+  }
+  const nodeId = settled.placement!.nodeId;
   expect(ctx.vms.map((vm) => vm.id)).toContain(nodeId);
   expect((await client.node(nodeId)).labels).toMatchObject({ 'bc.dev/driver.crun': expect.any(String) });
   await expect.poll(() => onHost(nodeId), POLL).toMatchObject({ runtime: 'crun', desiredState: 'running', state: 'running' });
