@@ -174,6 +174,8 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         // The BMC's inventory: the VM's own identity, its NIC and the disks it lists.
         expect(node.inventory.productUuid).toBe(vm.uuid);
         expect(node.inventory.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
+        // One vCPU, a core: placement counts it (a metal-pool instance takes one below).
+        expect(node.inventory.cpus).toMatchObject({ count: 1, cores: 1 });
         expect(node.inventory.disks.map((d: { serial: string; sizeBytes: number }) => [d.serial, d.sizeBytes])).toEqual([[`EMU-${i + 1}-D0`, DISK_MIB << 20]]);
         // From inside: the same disk by serial and size, the same NIC, the vCPU and the memory less what the kernel keeps.
         const inBand = node.inBandInventory;

@@ -58,7 +58,8 @@ function systemDocument(system: SystemBackend): unknown {
     ...(evidence.lastResetTime ? { LastResetTime: evidence.lastResetTime } : {}),
     ...(evidence.bootProgress ? { BootProgress: { LastState: evidence.bootProgress.lastState, LastStateTime: evidence.bootProgress.lastStateTime } } : {}),
     Status: { State: 'Enabled', Health: 'OK' },
-    ProcessorSummary: { Count: inv.cpus, Model: 'QEMU TCG vCPU' },
+    // `-smp N` makes N vCPUs, each a core of its own: what placement counts (CoreCount, Redfish 2020.3).
+    ProcessorSummary: { Count: inv.cpus, CoreCount: inv.cpus, Model: 'QEMU TCG vCPU' },
     MemorySummary: { TotalSystemMemoryGiB: inv.memoryMiB / 1024 },
     Boot: {
       BootSourceOverrideTarget: boot.target,
