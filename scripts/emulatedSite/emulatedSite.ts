@@ -29,6 +29,12 @@ export interface EmulatedMachine {
   resets: SystemResetType[];
 }
 
+/**
+ * A VM's disk by default: the host image (with cloud-init and crun, about 350 MiB) with the seed after it, and past
+ * 1 GiB, as placement counts whole GiB of disk and a metal-pool instance takes at least one.
+ */
+export const DEFAULT_DISK_MIB = 1_088;
+
 export interface EmulatedSiteOptions {
   siteId: string;
   machines: number;
@@ -38,6 +44,7 @@ export interface EmulatedSiteOptions {
   runDir: string;
   /** The built ramdisk (`npm run build:ramdisk`). */
   ramdiskDir: string;
+  /** Each VM's disk (`DEFAULT_DISK_MIB` when not given). */
   diskMiB?: number;
   memoryMiB?: number;
   /** QEMU's accelerator (default TCG; `emulatedAccel` picks and checks it). */
@@ -197,7 +204,7 @@ export async function startEmulatedSite(options: EmulatedSiteOptions): Promise<E
     addTap(net, tap);
     const disk = join(runDir, `${id}-disk0.raw`);
     writeFileSync(disk, '');
-    truncateSync(disk, (options.diskMiB ?? 512) << 20);
+    truncateSync(disk, (options.diskMiB ?? DEFAULT_DISK_MIB) << 20);
     const disks: { file: string; serial: string; hiddenFromBmc?: boolean }[] = [{ file: disk, serial: `EMU-${i}-D0` }];
     const hiddenMiB = options.hiddenDiskMiB?.(i);
     if (hiddenMiB !== undefined) {

@@ -20,6 +20,7 @@ import { emulatedAccel } from './accel.ts';
 import { requireTools } from './hostTools.ts';
 import { createSiteNetwork, destroySiteNetwork, type SiteNetwork } from './siteNetwork.ts';
 import { enrolEmulatedMachines, startSiteOnStack, type StackSite } from './stackSite.ts';
+import { DEFAULT_DISK_MIB } from './emulatedSite.ts';
 
 const fail = (message: string): never => {
   process.stderr.write(`site:emulated: ${message}\n`);
@@ -30,7 +31,7 @@ const { values } = parseArgs({
   options: {
     machines: { type: 'string', default: '2' },
     site: { type: 'string', default: 'emu' },
-    'disk-mib': { type: 'string', default: '512' },
+    'disk-mib': { type: 'string', default: String(DEFAULT_DISK_MIB) },
     // Fixed, so the stack can be started knowing where its machines reach it (BC_AGENT_NATS_URL, BC_PUBLIC_URL).
     octet: { type: 'string' },
     // tcg (default) or kvm; BC_EMULATED_ACCEL when not given.

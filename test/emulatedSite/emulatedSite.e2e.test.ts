@@ -9,7 +9,7 @@ import { createLogger } from '../../services/platform/logger.ts';
 import { buildDirs } from '../../scripts/emulatedSite/buildOutput.ts';
 import { buildRamdisk } from '../../scripts/emulatedSite/buildRamdisk.ts';
 import { emulatedAccel } from '../../scripts/emulatedSite/accel.ts';
-import type { EmulatedMachine } from '../../scripts/emulatedSite/emulatedSite.ts';
+import { DEFAULT_DISK_MIB, type EmulatedMachine } from '../../scripts/emulatedSite/emulatedSite.ts';
 import { requireTools } from '../../scripts/emulatedSite/hostTools.ts';
 import { createSiteNetwork, destroySiteNetwork, type SiteNetwork } from '../../scripts/emulatedSite/siteNetwork.ts';
 import { enrolEmulatedMachines, startSiteOnStack, type StackSite } from '../../scripts/emulatedSite/stackSite.ts';
@@ -44,11 +44,6 @@ const siteId = 'emu';
 const ROUNDS = Number(process.env.BC_EMULATED_ROUNDS ?? 2);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 2)
   throw new Error(`BC_EMULATED_ROUNDS must be an integer ≥ 2 (the scenarios need a second round), got ${process.env.BC_EMULATED_ROUNDS}`);
-/**
- * Each VM's disk: the host image (with cloud-init and crun, about 350 MiB) with the seed after it, and past 1 GiB, as
- * placement counts whole GiB of disk: a container instance takes one.
- */
-const DISK_MIB = 1_088;
 /** vm2's second disk, which its BMC does not list. */
 const HIDDEN_DISK_MIB = 16;
 const scratch = mkdtempSync(join(tmpdir(), 'emusite-e2e-'));
@@ -144,7 +139,6 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         net,
         runDir: join(scratch, 'site'),
         ramdiskDir: join(scratch, 'ramdisk'),
-        diskMiB: DISK_MIB,
         memoryMiB: 1024,
         accel: emulatedAccel(undefined),
         hiddenDiskMiB: (i) => (i === 2 ? HIDDEN_DISK_MIB : undefined),
@@ -176,7 +170,9 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(node.inventory.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
         // One vCPU, a core: placement counts it (a metal-pool instance takes one below).
         expect(node.inventory.cpus).toMatchObject({ count: 1, cores: 1 });
-        expect(node.inventory.disks.map((d: { serial: string; sizeBytes: number }) => [d.serial, d.sizeBytes])).toEqual([[`EMU-${i + 1}-D0`, DISK_MIB << 20]]);
+        expect(node.inventory.disks.map((d: { serial: string; sizeBytes: number }) => [d.serial, d.sizeBytes])).toEqual([
+          [`EMU-${i + 1}-D0`, DEFAULT_DISK_MIB << 20],
+        ]);
         // From inside: the same disk by serial and size, the same NIC, the vCPU and the memory less what the kernel keeps.
         const inBand = node.inBandInventory;
         expect(inBand.nics.map((n: { mac: string }) => n.mac)).toEqual([vm.mac]);
@@ -185,11 +181,11 @@ describe('emulated site: real VMs network-boot, deploy and wipe through bcd site
         expect(inBand.memoryMiB).toBeGreaterThan(768);
         const disks = inBand.disks.map((d: { name: string; serial: string; sizeBytes: number }) => [d.name, d.serial, d.sizeBytes]);
         if (vm === vm1) {
-          expect(disks).toEqual([['vda', 'EMU-1-D0', DISK_MIB << 20]]);
+          expect(disks).toEqual([['vda', 'EMU-1-D0', DEFAULT_DISK_MIB << 20]]);
           expect(node.inventoryFindings).toEqual([]);
         } else {
           expect(disks).toEqual([
-            ['vda', 'EMU-2-D0', DISK_MIB << 20],
+            ['vda', 'EMU-2-D0', DEFAULT_DISK_MIB << 20],
             ['vdb', 'EMU-2-D1', HIDDEN_DISK_MIB << 20],
           ]);
           expect(node.inventoryFindings).toEqual([{ code: 'DISK_NOT_REPORTED_BY_BMC', subject: 'EMU-2-D1', detail: expect.any(String) }]);
