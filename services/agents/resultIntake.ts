@@ -1,5 +1,5 @@
 import { type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { JetStreamApiError, jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { decodeSignedResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Streams, Subjects } from '../../schemas/subjects.ts';
@@ -11,11 +11,9 @@ import type { AggregateRepository } from '../platform/commands/aggregateReposito
 import type { CommandBus } from '../platform/commands/commandBus.ts';
 import type { RefusalTallyOptions } from '../platform/refusalTally.ts';
 import { startRefusalCounting, type RefusalCounting } from '../trust/refusals/refusalCounting.ts';
+import { isWrongLastSequence } from '../platform/nats/wrongLastSequence.ts';
 import { SentCommands } from './sentCommands.ts';
 import { acceptedSubjectOf, storedAfter, verifiedResult } from './agentExchange.ts';
-
-/** JetStream's "wrong last sequence": the result subject holds a message already. */
-const WRONG_LAST_SEQUENCE = 10071;
 
 /** The queue group of the intake's replicas: each result is taken in once. */
 export const RESULT_INTAKE_QUEUE = 'result-intake';
@@ -77,7 +75,8 @@ export async function startResultIntake(nc: NatsConnection, deps: ResultIntakeDe
     // checks as it stores (no read first). Anything already there, or a message id seen in the duplicate window, is
     // sorted out below by what is stored.
     const first = await js.publish(subject, msg.data, { msgID, expect: { lastSubjectSequence: 0 } }).catch((err: unknown) => {
-      if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) return undefined;
+      // The result subject holds a message already.
+      if (isWrongLastSequence(err)) return undefined;
       throw err;
     });
     if (first && !first.duplicate) return first;

@@ -1,7 +1,6 @@
 import {
   jetstream,
   jetstreamManager,
-  JetStreamApiError,
   type DirectMsgRequest,
   type JetStreamClient,
   type JetStreamManager,
@@ -17,10 +16,8 @@ import { ConcurrencyError, unavailableOnFailure } from '../errors.ts';
 import { isEventBatch } from './eventBatchShape.ts';
 import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
+import { isWrongLastSequence } from '../nats/wrongLastSequence.ts';
 import { replaySubject } from './subjectReplay.ts';
-
-/** JetStream API error for a failed `Nats-Expected-Last-Subject-Sequence` check. */
-const WRONG_LAST_SEQUENCE = 10071;
 
 export interface AppendResult {
   seq: number;
@@ -181,7 +178,7 @@ export class EventStore {
       });
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
-      if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
+      if (isWrongLastSequence(err)) {
         throw new ConcurrencyError(subject, options.expectedSeq, { cause: err });
       }
       throw new PlatformError('UNAVAILABLE', 'event store append failed', { cause: err });

@@ -7,9 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { LeaseRecord, type LeasedService } from '../../../schemas/lease.ts';
 import { Buckets } from '../../../schemas/subjects.ts';
 import type { Logger } from '../logger.ts';
-
-/** JetStream's "wrong last sequence": another write got there first (the compare-and-set lost). */
-const WRONG_LAST_SEQUENCE = 10071;
+import { WRONG_LAST_SEQUENCE } from '../nats/wrongLastSequence.ts';
 
 /** What a leader holds while it leads: the term it stamps on its commands, and the end of its leadership. */
 export interface LeaseTerm {
