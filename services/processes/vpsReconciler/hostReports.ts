@@ -31,7 +31,7 @@ export class HostReports {
 
   /** How long the host has been silent as this process knows it: since its last report, or since it began to listen. */
   silentForMs(nodeId: string, now: number): number {
-    return now - Math.max(this.#latest.get(nodeId)?.at ?? this.listeningSince, this.listeningSince);
+    return now - Math.max(this.#latest.get(nodeId)?.at ?? 0, this.listeningSince);
   }
 
   /** When the host was last heard, and what it said of `instanceId` then (undefined: not listed, or never heard). */
