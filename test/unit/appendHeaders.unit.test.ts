@@ -1,4 +1,5 @@
-import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import type { MsgHdrsImpl } from '@nats-io/nats-core/internal';
+import { headers } from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import { AppendHeaders, type AppendHeaderValues } from '../../services/platform/eventStore/appendHeaders.ts';
 import { EventHeaders } from '../../services/platform/eventStore/eventMac.ts';
@@ -7,8 +8,8 @@ import { EventHeaders } from '../../services/platform/eventStore/eventMac.ts';
  * The headers as `EventStore.append` built them before `AppendHeaders`: nats.js's `headers()` and `set` for the event
  * store's own, then what `js.publish` adds for `{ msgID, expect: { lastSubjectSequence } }` (its `buildPublishHeaders`).
  */
-function viaNats(v: AppendHeaderValues): MsgHdrs {
-  const h = headers();
+function viaNats(v: AppendHeaderValues): MsgHdrsImpl {
+  const h = headers() as MsgHdrsImpl;
   if (v.position !== undefined) h.set(EventHeaders.position, String(v.position));
   if (v.state) h.set(EventHeaders.state, v.state);
   h.set(EventHeaders.mac, v.mac);

@@ -3,9 +3,12 @@
  * (`BENCH_BASE_DIR`, e.g. a worktree of main), alternating rounds on one server, the batches built before the timing so
  * only the append is counted. Appends as the backbone bench's `eventStoreAppend` does: 10,000 aggregates, 256 in
  * flight, never two on one aggregate, with expected sequence, message id and position.
- * `BENCH_BASE_DIR=/work/wt/main-base npx tsx scripts/bench/probe/appendCost.ts [appends per round] [rounds]`
+ * `BENCH_BASE_DIR=/work/wt/main-base npx tsx scripts/bench/probe/appendCost.ts [appends per round] [rounds] [out.json]`: medians
+ * per store, every round's figures and the reference work (sampled between rounds, never during one) go to the file.
  */
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import type { EventBatch } from '../../../schemas/envelope.ts';
 import { EventStore } from '../../../services/platform/eventStore/eventStore.ts';
@@ -13,11 +16,14 @@ import { loadEventMac } from '../../../services/platform/eventStore/eventMac.ts'
 import { cpuMeter, natsServerPid } from '../cpuMeter.ts';
 import { maintenanceBatch } from '../payloads.ts';
 import { pipelined } from '../pipeline.ts';
+import { referenceMicrosPerItem, summariseReferenceWork } from '../referenceWork.ts';
+import { machineInfo } from '../report.ts';
 import { openProbeStore } from './probeStore.ts';
 
 type Append = Pick<EventStore, 'append'>;
 const count = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 4);
+const out = process.argv[4];
 const AGGS = 10_000;
 const { nc, config, store, close, server } = await openProbeStore();
 const pid = natsServerPid(join(config.dataDir, 'nats'));
@@ -59,10 +65,12 @@ async function round(target: Append, n: number): Promise<{ benchUs: number; nats
 for (const v of variants) await round(v.store, 2_000);
 const samples = new Map<string, { benchUs: number; natsUs: number; rate: number }[]>();
 const load0 = loadavg()[0]!;
+const reference = [referenceMicrosPerItem()];
 for (let r = 0; r < rounds; r++) {
   // The first variant of each round alternates, so neither always runs in the other's wake.
   const order = r % 2 === 0 ? variants : [...variants].reverse();
   for (const v of order) samples.set(v.name, [...(samples.get(v.name) ?? []), await round(v.store, count)]);
+  reference.push(referenceMicrosPerItem());
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`${count} appends per round, ${rounds} rounds, load average ${load0.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);
@@ -71,5 +79,28 @@ for (const [name, s] of samples) {
   console.log(
     `${name.padEnd(28)} bench µs/append median ${median(s.map((x) => x.benchUs)).toFixed(1)} (${line('benchUs')}); nats ${median(s.map((x) => x.natsUs)).toFixed(1)} (${line('natsUs')}); rate ${s.map((x) => Math.round(x.rate)).join(', ')}/s`,
   );
+}
+const referenceWork = summariseReferenceWork(reference);
+console.log(`reference work ${referenceWork.microsPerItem.median} µs per item (${referenceWork.microsPerItem.min}-${referenceWork.microsPerItem.max})`);
+if (out) {
+  const natsVersion = execFileSync(process.env.BC_NATS_SERVER_BIN ?? 'nats-server', ['--version'], { encoding: 'utf8' }).trim();
+  const medians = Object.fromEntries(
+    [...samples].map(([name, s]) => [
+      name,
+      {
+        benchCpuMicrosPerAppend: median(s.map((x) => x.benchUs)),
+        natsCpuMicrosPerAppend: median(s.map((x) => x.natsUs)),
+        rate: median(s.map((x) => x.rate)),
+        rounds: s,
+      },
+    ]),
+  );
+  const result = {
+    date: new Date().toISOString(),
+    appendsPerRound: count,
+    machine: machineInfo(natsVersion, Math.round(load0 * 100) / 100, referenceWork),
+    ...medians,
+  };
+  writeFileSync(resolve(out), `${JSON.stringify(result, null, 2)}\n`);
 }
 await close();
