@@ -1,3 +1,4 @@
+import type { Map as PersistentMap } from 'immutable';
 import { aggregateRef } from '../aggregateRef.ts';
 import type { Resources } from './tenantCommands.ts';
 
@@ -23,7 +24,10 @@ export interface QuotaUsage {
 
 /**
  * Released instances stay in `instances`, so a repeated create or release of the same id is recognised (and an id
- * is never reused by its tenant).
+ * is never reused by its tenant). `instances` is a persistent map (`immutable`): folding an event shares all but the
+ * changed path with the state before, so a tenant's n-th event costs O(log n), not a copy of its n instances, and
+ * every earlier state (the aggregate cache's, an OCC retry's base) stays valid. No state of this aggregate is
+ * serialised (it declares no `stateVersion`); read it through `reservationOf` / `reservationsOf`.
  */
 export type TenantState =
   | { readonly exists: false }
@@ -32,16 +36,21 @@ export type TenantState =
       readonly tenantId: string;
       readonly name: string;
       readonly quota: Resources;
-      readonly instances: Readonly<Record<string, InstanceReservation>>;
+      readonly instances: PersistentMap<string, InstanceReservation>;
       /** What the instances hold against the quota, per status (released ones hold nothing), kept as they change. */
       readonly usage: QuotaUsage;
       /** Its own caps on concurrent deploys and wipes of its nodes (`vps.setTenantCaps`); absent or `null`: the default per tenant. */
       readonly caps?: { readonly deploys: number | null; readonly wipes: number | null };
     };
 
-/** The tenant's reservation for `instanceId` (own keys only: an id such as `constructor` is a valid instance id). */
+/** The tenant's reservation for `instanceId` (a map, not an object: an id such as `constructor` is a valid instance id). */
 export function reservationOf(state: TenantState, instanceId: string): InstanceReservation | undefined {
-  return state.exists && Object.hasOwn(state.instances, instanceId) ? state.instances[instanceId] : undefined;
+  return state.exists ? state.instances.get(instanceId) : undefined;
+}
+
+/** Every reservation the tenant holds, released ones included. */
+export function reservationsOf(state: TenantState): Iterable<InstanceReservation> {
+  return state.exists ? state.instances.values() : [];
 }
 
 /** What another aggregate may read of a tenant (`bc.evt.vps.tenant.<tenantId>`). */

@@ -1,3 +1,4 @@
+import { Map as PersistentMap } from 'immutable';
 import { describe, expect, it } from 'vitest';
 import type { HoldBookEvent } from '../../schemas/vps/events.ts';
 import { PlaceHold, ReleaseHold, type HoldCandidate } from '../../schemas/vps/holdCommands.ts';
@@ -16,7 +17,7 @@ const tenant = (tenantId: string): TenantState => ({
   tenantId,
   name: tenantId,
   quota: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 },
-  instances: {},
+  instances: PersistentMap(),
   usage: { used: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 }, reserved: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 } },
 });
 const pool = (agent: 'bcd' | 'none', siteId = 'dc1'): PoolState => ({

@@ -7,7 +7,7 @@ import { instanceAggregate } from '../../services/vps/instance/instance.ts';
 import { poolAggregate } from '../../services/vps/pool/pool.ts';
 import { createInstance } from '../../services/vps/tenant/createInstance.ts';
 import { releaseQuota } from '../../services/vps/tenant/releaseQuota.ts';
-import { reservationOf, type TenantState } from '../../schemas/vps/tenantState.ts';
+import { reservationOf, reservationsOf, type TenantState } from '../../schemas/vps/tenantState.ts';
 import { tenantAggregate, usageOf } from '../../services/vps/tenant/tenant.ts';
 import { flavors, instancePayload } from './vpsPayloads.ts';
 
@@ -36,7 +36,7 @@ const quotaArb = fc.record({ instances: fc.nat(6), vcpus: fc.nat(12), memoryMib:
 function recount(state: TenantState) {
   const usage = { used: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 }, reserved: { instances: 0, vcpus: 0, memoryMib: 0, diskGib: 0 } };
   if (!state.exists) return usage;
-  for (const r of Object.values(state.instances)) {
+  for (const r of reservationsOf(state)) {
     if (r.status === 'released') continue;
     for (const d of resourceDimensions) usage[r.status][d] += r.resources[d];
   }

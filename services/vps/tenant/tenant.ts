@@ -1,3 +1,4 @@
+import { Map as PersistentMap } from 'immutable';
 import { EventCatalog } from '../../../schemas/eventCatalog.ts';
 import type { Resources } from '../../../schemas/vps/tenantCommands.ts';
 import { tenantEvents, type TenantEvent } from '../../../schemas/vps/events.ts';
@@ -28,7 +29,7 @@ const withStatus = (state: TenantState, instanceId: string, status: QuotaStatus)
   if (!state.exists || !reservation) return state;
   return {
     ...state,
-    instances: { ...state.instances, [instanceId]: { ...reservation, status } },
+    instances: state.instances.set(instanceId, { ...reservation, status }),
     usage: moved(state.usage, reservation.resources, reservation.status, status),
   };
 };
@@ -50,7 +51,7 @@ export const tenantAggregate = defineAggregate<TenantState, TenantEvent>({
           tenantId: event.data.tenantId,
           name: event.data.name,
           quota: noResources,
-          instances: {},
+          instances: PersistentMap<string, InstanceReservation>(),
           usage: { used: noResources, reserved: noResources },
         };
       case 'TenantQuotaSet': {
@@ -65,7 +66,7 @@ export const tenantAggregate = defineAggregate<TenantState, TenantEvent>({
         const { instanceId, poolId, flavorId, image, sshKeys, userData, resources } = event.data;
         return {
           ...state,
-          instances: { ...state.instances, [instanceId]: { poolId, flavorId, image, sshKeys, userData, resources, status: 'reserved' } },
+          instances: state.instances.set(instanceId, { poolId, flavorId, image, sshKeys, userData, resources, status: 'reserved' }),
           usage: moved(state.usage, resources, reservationOf(state, instanceId)?.status, 'reserved'),
         };
       }
