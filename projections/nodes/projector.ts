@@ -22,7 +22,7 @@ function updateSql(set: string): string {
 /**
  * Sets `set` on a node, with the event's time and log position. A function of the module, not a closure made in
  * `apply`: one made per event (and named again by the loader's `__name` each time), with the statement cache's
- * lookup, was about 1 µs of the 6 an event took in `applyBatch` (issue 34, bench/README.md).
+ * lookup, was 0.3-1 µs of the 5.4-5.9 an event took in `applyBatch` (issue 34, `probe/applyAgainstBase.ts`).
  */
 function update(db: Database, metadata: EventMetadata, position: LogPosition, nodeId: string, set: string, ...args: unknown[]): void {
   statement(db, updateSql(set)).run(...args, metadata.time, position.seq, nodeId);
