@@ -7,12 +7,13 @@ import {
   type MsgRequest,
   type StoredMsg,
 } from '@nats-io/jetstream';
-import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import type { MsgHdrs, NatsConnection } from '@nats-io/transport-node';
 import type { Rejection } from '../../../schemas/deadLetters.ts';
 import type { EventBatch } from '../../../schemas/envelope.ts';
 import { Streams } from '../../../schemas/subjects.ts';
 import { PlatformError } from '../../../schemas/platformError.ts';
 import { ConcurrencyError, unavailableOnFailure } from '../errors.ts';
+import { AppendHeaders } from './appendHeaders.ts';
 import { isEventBatch } from './eventBatchShape.ts';
 import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
@@ -74,7 +75,6 @@ export type LastEntry =
  */
 export type ReadFrom = 'replica' | 'leader';
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const UNAVAILABLE = 'event store is unavailable';
 /**
@@ -164,18 +164,15 @@ export class EventStore {
     batch: EventBatch,
     options: { expectedSeq: number; msgId: string; position?: number; state?: string | undefined },
   ): Promise<AppendResult> {
-    const payload = encoder.encode(JSON.stringify(batch));
+    // `Buffer.from`, not `TextEncoder`: the same UTF-8 bytes at a fraction of the price for a few hundred bytes.
+    const payload = Buffer.from(JSON.stringify(batch));
     const messageId = this.mac.messageId(options.msgId);
-    const hdrs = headers();
-    if (options.position !== undefined) hdrs.set(EventHeaders.position, String(options.position));
-    if (options.state) hdrs.set(EventHeaders.state, options.state);
-    hdrs.set(EventHeaders.mac, this.mac.sign(subject, messageId, options.expectedSeq, payload, options.position, options.state));
+    const { expectedSeq, position, state } = options;
+    const mac = this.mac.sign(subject, messageId, expectedSeq, payload, position, state);
+    const hdrs = new AppendHeaders({ position, state, mac, messageId, expectedSeq });
     try {
-      const ack = await this.js.publish(subject, payload, {
-        msgID: messageId,
-        expect: { lastSubjectSequence: options.expectedSeq },
-        headers: hdrs,
-      });
+      // The message id and the expected last subject sequence are in `hdrs` (`Nats-Msg-Id`, `Nats-Expected-Last-Subject-Sequence`).
+      const ack = await this.js.publish(subject, payload, { headers: hdrs });
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
       if (isWrongLastSequence(err)) {
