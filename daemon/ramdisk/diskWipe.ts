@@ -5,13 +5,15 @@ import type { WipedDisk, WipeMethod, WipeSample } from '../../schemas/agent/disk
 import type { ExecutionContext } from '../agent/commandRunner.ts';
 import { AgentError } from '../agent/errors.ts';
 import { diskSizeBytes, isBlockDevice, supportsDiscard, SYSFS, type MachineDisk } from './blockDevices.ts';
-import { discardDevice, dropDeviceCache, punchHole } from './utilLinux.ts';
+import { discardDevice, dropDeviceCache, punchHole, zeroOutRange } from './utilLinux.ts';
 import { progressLine } from './progressLine.ts';
 import { readAhead } from './readAhead.ts';
 import { sampleOffsets } from './wipeSample.ts';
 
 const CHUNK = 4 << 20;
 const ZEROS = Buffer.alloc(CHUNK);
+/** A block device is zeroed by the kernel this much at a time: progress, heartbeats and a stop between ranges. */
+const ZERO_OUT_RANGE = 1 << 30;
 
 export interface WipeOptions {
   /** Blocks a `discard` wipe reads back (default 1024 blocks of 4 KiB, the first and last among them). */
@@ -39,8 +41,9 @@ async function readsZero(handle: FileHandle, buf: Buffer, offset: number, length
 }
 
 /**
- * `zero`: overwrites the whole device with zeros, fsyncs, drops the device's page cache, then reads every byte back.
- * Only a full read-back counts: a disk that silently drops writes must not be reported clean.
+ * `zero`: overwrites the whole device with zeros (a block device in the kernel, BLKZEROOUT; a file-backed disk by
+ * writes), fsyncs, drops the device's page cache, then reads every byte back. Only a full read-back counts: a disk that
+ * silently drops writes must not be reported clean.
  */
 async function zeroWipe(disk: MachineDisk, ctx: ExecutionContext, sysfs: string): Promise<WipedDisk> {
   const handle = await open(disk.path, 'r+');
@@ -49,14 +52,18 @@ async function zeroWipe(disk: MachineDisk, ctx: ExecutionContext, sysfs: string)
     const name = basename(disk.path);
     ctx.output?.('stdout', `zeroing ${name} (${sizeBytes} bytes), then reading every byte back`);
     const zeroed = progressLine(ctx, `zero ${name}`, sizeBytes);
-    for (let offset = 0; offset < sizeBytes; offset += CHUNK) {
+    const blockDevice = await isBlockDevice(handle);
+    const step = blockDevice ? ZERO_OUT_RANGE : CHUNK;
+    for (let offset = 0; offset < sizeBytes; offset += step) {
       stopIfAborted(ctx, 'wipe');
-      await handle.write(ZEROS, 0, Math.min(CHUNK, sizeBytes - offset), offset);
+      const length = Math.min(step, sizeBytes - offset);
+      if (blockDevice) await zeroOutRange(disk.path, offset, length, ctx);
+      else await handle.write(ZEROS, 0, length, offset);
       ctx.heartbeat();
-      zeroed(Math.min(sizeBytes, offset + CHUNK));
+      zeroed(offset + length);
     }
     await handle.sync();
-    if (await isBlockDevice(handle)) await dropDeviceCache(disk.path, ctx);
+    if (blockDevice) await dropDeviceCache(disk.path, ctx);
     let verifiedBytes = 0;
     const verified = progressLine(ctx, `verify ${name}`, sizeBytes);
     await readAhead(handle, sizeBytes, CHUNK, (bytes, offset) => {

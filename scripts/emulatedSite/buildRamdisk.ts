@@ -13,12 +13,16 @@ export interface RamdiskBuild {
   sha256: { kernel: string; initrd: string };
 }
 
-export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio', 'gzip', 'ldd', 'sfdisk', 'mkfs.fat', 'mcopy'] as const;
+export const ramdiskTools = ['apt-get', 'apt-cache', 'dpkg-deb', 'depmod', 'cpio', 'gzip', 'ldd', 'sfdisk', 'mkfs.fat', 'mcopy', 'blkdiscard'] as const;
 
-/** The host's fdisk, dosfstools and mtools binaries (`requiredPackages.txt`), by the name the ramdisk runs them under. */
+/**
+ * The host's fdisk, dosfstools and mtools binaries (`requiredPackages.txt`), and util-linux's `blkdiscard`, by the name
+ * the ramdisk runs them under. busybox has a `blkdiscard` too, without `--zeroout` (the zero wipe's BLKZEROOUT):
+ * util-linux's, in /usr/bin, comes first on the ramdisk's PATH.
+ */
 function seedToolsOf(): [binary: string, name: string][] {
   const path = (tool: string) => runTool('sh', ['-c', 'command -v "$1"', 'sh', tool]).toString('utf8').trim();
-  return ['sfdisk', 'mkfs.fat', 'mcopy'].map((tool) => [path(tool), tool]);
+  return ['sfdisk', 'mkfs.fat', 'mcopy', 'blkdiscard'].map((tool) => [path(tool), tool]);
 }
 
 /**
@@ -50,7 +54,7 @@ export async function buildRamdisk(outDir: string, cacheDir: string, env: NodeJS
     const rootfs = join(work, 'rootfs');
     const contents = await buildBaseRootfs(rootfs, work, packages.kernelRoot);
     installScript('ramdisk-init.sh', join(rootfs, 'init'));
-    // What userdata.write adds the NoCloud cidata partition with (daemon/ramdisk/cidataPartition.ts).
+    // What userdata.write adds the NoCloud cidata partition with (daemon/ramdisk/cidataPartition.ts), and the zero wipe's blkdiscard.
     const seedTools = [...seedToolsOf().flatMap(([binary, name]) => installBinaryWithLibraries(binary, rootfs, name)), ...installCodepage850(rootfs)];
     const kernel = join(outDir, 'vmlinuz');
     const initrd = join(outDir, 'initrd.img');

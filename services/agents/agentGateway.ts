@@ -99,7 +99,8 @@ export function agentGateway(
     async runAgentCommand(kind, params, destructive) {
       const command = commandFor(kind as AgentCommandKind, params, destructive, ctx.idempotencyKey);
       const bootId = deps.bootedRamdiskBootId;
-      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId);
+      // Before sending: a copy of the boot's record the log confirmed within 1 s will do; before the result counts, a read.
+      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId, 'seen');
       const neverSent = deps.freshAttempt === true && !exchanged.has(command.commandId);
       exchanged.add(command.commandId);
       const result = await exchangeAgentCommand(deps, command, {
@@ -110,7 +111,7 @@ export function agentGateway(
         onRejectedCount: (count) => deps.onRejectedCount(command.commandId, count),
         neverSent,
       });
-      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId);
+      if (bootId) await requireUncontestedBoot(deps.repository, bootId, node.nodeId, 'read');
       if (!result.ok) {
         const failure = `${kind} failed on ${result.agentId}: ${result.errorCode} ${result.errorMessage}`;
         // The same BMC gives the same answer: no attempt or backoff is spent on it.

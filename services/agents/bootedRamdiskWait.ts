@@ -77,10 +77,26 @@ export async function waitForBootedRamdisk(
 }
 
 /**
+ * How fresh the boot's record must be: `read` reads the log (at the leader) now; `seen` takes this process's copy when
+ * the log confirmed it, or this process wrote it, within `LATEST_SEEN_MAX_AGE_MS` (1 s), and reads the log otherwise.
+ */
+export type BootCheckFreshness = 'read' | 'seen';
+
+/**
  * Refuses to go on with a workflow whose ramdisk boot was contested after its wait succeeded (the machine's own fetch
  * came second, say): every later command, and every result before it counts, checks it, so the workflow fails closed.
+ * Before a command is sent the check may take the record confirmed within 1 s (`seen`: the previous command's result
+ * check usually read it moments ago, docs/security.md); before a result counts it reads the log (`read`). A contest
+ * is never undone, so a copy that shows one is always right to refuse on.
  */
-export async function requireUncontestedBoot(repository: AggregateRepository, bootId: string, nodeId: string): Promise<void> {
-  const { contested } = (await repository.load(ramdiskBootAggregate, bootId, 'leader')).state;
+export async function requireUncontestedBoot(
+  repository: Pick<AggregateRepository, 'load' | 'latestSeen'>,
+  bootId: string,
+  nodeId: string,
+  freshness: BootCheckFreshness,
+): Promise<void> {
+  const { contested } = (
+    freshness === 'seen' ? await repository.latestSeen(ramdiskBootAggregate, bootId, 'leader') : await repository.load(ramdiskBootAggregate, bootId, 'leader')
+  ).state;
   if (contested) throw new TerminalError('BOOT_CONTESTED', `the ramdisk boot of ${nodeId} is contested: ${contested.reason}: ${contested.detail}`);
 }

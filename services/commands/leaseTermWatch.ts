@@ -13,21 +13,34 @@ interface Watched {
 /** How often the watch checks that this process runs, and the gap that counts as having been stopped. */
 const TICK_MS = 100;
 const STALL_MS = 500;
+/** Stops remembered at most (a stop is noted at most once per tick). */
+const STOPS_KEPT = 1_000;
+
+/** A stop of this process: when it was noticed, and how long it lasted at most (the gap since the tick before it). */
+interface Stop {
+  atMs: number;
+  /** The tick it followed: one stop, however many times it is noticed. */
+  afterTickMs: number;
+  gapMs: number;
+}
 
 /**
  * The term each leader lease is at, as a watch on the lease bucket delivers it: the takeover and every renewal (a
  * leader renews every third of its lease). A term counts as current only while it is fresh: received within half its
- * lease by this process's clock, while this process was running (its ticker never missed `STALL_MS` since, nor in the
- * half lease before). A leader that went silent (the only way a lease changes hands), a stalled watch, or a process
- * of ours that was itself stopped (SIGSTOP, a long pause: what it then reads from its socket is old, however recently
- * it is processed) all drop back to reading the lease. The watch starts on first use and restarts after it ends.
+ * lease by this process's clock, while this process runs (its ticker did not miss `STALL_MS` just now), counting every
+ * stop of this process from half a lease before it was received until now as age it may have had: what a stopped
+ * process reads from its socket once it runs again may be as old as the stop (SIGSTOP, a long pause, a CPU it did not
+ * get on a loaded host). A stop of half a lease or more, a leader that went silent (the only way a lease changes
+ * hands) or a stalled watch all drop back to reading the lease; a stop of 600 ms only shortens how long what was
+ * received around it counts, where it used to void it for half a lease (issue 34: under load nearly every stamped
+ * command read the lease at the stream leader). The watch starts on first use and restarts after it ends.
  */
 export class LeaseTermWatch {
   readonly #terms = new Map<string, Watched>();
   #watching = false;
   #lastTickMs = 0;
-  /** When a gap between ticks last showed this process had been stopped or blocked. */
-  #stalledAtMs = 0;
+  /** The stops noticed lately (gaps between ticks that showed this process had been stopped or blocked), oldest first. */
+  readonly #stops: Stop[] = [];
 
   constructor(
     private readonly bucket: () => Promise<KV>,
@@ -43,28 +56,42 @@ export class LeaseTermWatch {
     }
     const now = this.now();
     const watched = this.#terms.get(service);
-    if (!watched || !this.running(now) || now - watched.seenAtMs > watched.leaseMs / 2) return undefined;
-    // After a stop the socket may hold a backlog read over several turns of the loop: for half a lease nothing
-    // received counts as fresh, while the backlog (and any takeover in it) is worked through.
-    if (watched.seenAtMs - this.#stalledAtMs <= watched.leaseMs / 2) return undefined;
-    return watched.term;
+    if (!watched || !this.running(now)) return undefined;
+    // After a stop the socket may hold a backlog read over several turns of the loop: what is received in the half
+    // lease after it may be as old as the stop, so each stop from then on counts as age.
+    const halfLease = watched.leaseMs / 2;
+    let stoppedMs = 0;
+    for (const stop of this.#stops) if (stop.atMs > watched.seenAtMs - halfLease) stoppedMs += stop.gapMs;
+    return now - watched.seenAtMs + stoppedMs > halfLease ? undefined : watched.term;
   }
 
   /** Whether this process ran without a stop up to now (its ticker ran lately); notes the stop otherwise. */
   private running(now: number): boolean {
     if (now - this.#lastTickMs <= STALL_MS) return true;
-    this.#stalledAtMs = now;
+    this.noteStop(now);
     return false;
+  }
+
+  /** Notes the stop that ends now (once per tick it followed, with its longest gap), forgetting the oldest. */
+  private noteStop(now: number, gapMs = now - this.#lastTickMs): void {
+    const last = this.#stops.at(-1);
+    if (last && last.afterTickMs === this.#lastTickMs) {
+      last.atMs = now;
+      last.gapMs = Math.max(last.gapMs, gapMs);
+    } else this.#stops.push({ atMs: now, afterTickMs: this.#lastTickMs, gapMs });
+    if (this.#stops.length > STOPS_KEPT) this.#stops.shift();
   }
 
   private async watch(): Promise<void> {
     const ticker = setInterval(() => {
       const now = this.now();
-      if (now - this.#lastTickMs > STALL_MS) this.#stalledAtMs = now;
+      if (now - this.#lastTickMs > STALL_MS) this.noteStop(now);
       this.#lastTickMs = now;
     }, TICK_MS).unref();
-    // A new watch's first entries are the last values, however old: like after a stop, half a lease passes first.
-    this.#stalledAtMs = this.#lastTickMs = this.now();
+    // A new watch's first entries are the last values, however old: like after a stop of unknown length, half a lease
+    // passes first.
+    this.#lastTickMs = this.now();
+    this.noteStop(this.#lastTickMs, Infinity);
     try {
       const entries = await (await this.bucket()).watch();
       for await (const entry of entries) this.apply(entry);
@@ -86,7 +113,7 @@ export class LeaseTermWatch {
     }
     const now = this.now();
     // An entry processed after a stop may have waited in the socket all along: it is not known to be fresh.
-    if (!this.running(now)) this.#stalledAtMs = now;
+    this.running(now);
     this.#terms.set(entry.key, { term: record.term || entry.revision, leaseMs: record.leaseMs, seenAtMs: now });
   }
 }

@@ -79,4 +79,42 @@ describe('LeaseTermWatch', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(watch.freshTerm('workflow-orchestrator')).toBeUndefined();
   });
+
+  it('counts a short stop of this process as age: what it received around the stop is fresh for that much less, and stops add up', async () => {
+    const bucket = fakeBucket();
+    const watch = new LeaseTermWatch(
+      async () => bucket.kv,
+      createLogger('lease-watch-test', 'silent'),
+      () => Date.now(),
+    );
+    watch.freshTerm('workflow-orchestrator');
+    await vi.advanceTimersByTimeAsync(LEASE_MS);
+    const stop = async (ms: number) => {
+      // Stopped (the clock moves, no timer runs), then a renewal read from the socket as it runs again.
+      vi.setSystemTime(Date.now() + ms);
+      bucket.push(7);
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+    };
+    // Stopped 550 ms (a host that lent its CPU elsewhere; up to one tick more since the last tick): the renewal may
+    // be that old, so it counts for what is left of the half lease.
+    await stop(550);
+    expect(watch.freshTerm('workflow-orchestrator')).toBeUndefined(); // no tick since: still stopped
+    await vi.advanceTimersByTimeAsync(100);
+    expect(watch.freshTerm('workflow-orchestrator')).toBe(7);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(watch.freshTerm('workflow-orchestrator')).toBe(7);
+    await vi.advanceTimersByTimeAsync(200); // 500 ms after it was received, plus the stop: over half a lease
+    expect(watch.freshTerm('workflow-orchestrator')).toBeUndefined();
+    // A second stop within the half lease adds to the first: together more than half a lease, nothing counts.
+    await stop(550);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(watch.freshTerm('workflow-orchestrator')).toBeUndefined();
+    // Half a lease after the stops, a renewal counts for the whole half lease again.
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 2);
+    bucket.push(7);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(watch.freshTerm('workflow-orchestrator')).toBe(7);
+    await vi.advanceTimersByTimeAsync(LEASE_MS / 2 - 200);
+    expect(watch.freshTerm('workflow-orchestrator')).toBe(7);
+  });
 });

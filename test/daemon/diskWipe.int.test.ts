@@ -59,6 +59,19 @@ describe('disk wipes and image writes on real block devices (loop devices)', () 
     expect(readAll(device.file, SIZE + 1).equals(Buffer.alloc(SIZE))).toBe(true);
   });
 
+  it('zeroes a block device in the kernel (BLKZEROOUT through blkdiscard --zeroout), not by writes from user space', async () => {
+    const device = loop('zeroout');
+    const path = process.env.PATH;
+    process.env.PATH = dir.path;
+    try {
+      const failed = await wipeDisk({ path: device.path, serial: null, model: null }, 'zero', ctx).catch((err: Error & { code?: string }) => err);
+      expect(failed).toMatchObject({ code: 'DRIVER_ERROR', message: 'blkdiscard is not installed in this ramdisk (util-linux)' });
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(readAll(device.path, 4096).equals(Buffer.alloc(4096, 0xff))).toBe(true);
+  });
+
   it('discard wipe discards the whole loop device and reads a seeded sample back as zeros', async () => {
     const device = loop('discard');
     const wiped = await wipeDisk({ path: device.path, serial: null, model: null }, 'discard', ctx, { sampleBlocks: 64 });

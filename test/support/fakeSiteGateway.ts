@@ -9,7 +9,8 @@ import type { SecretTicketClaims } from '../../services/secrets/secretTicket.ts'
 export const pin = 'A'.repeat(43) + '=';
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
 const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
-const agent = { exists: true, agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, publicKey: raw.toString('base64'), keyId: keyIdOf(raw) };
+/** The site agent's registered state, as the fake repositories answer it. */
+export const agent = { exists: true, agentId: 'site-dc1', role: 'site', siteId: 'dc1', nodeId: null, publicKey: raw.toString('base64'), keyId: keyIdOf(raw) };
 
 /** A site agent in memory: commands published are stored; `answer(n)` stores the signed result of the n-th as accepted. */
 export function fakeSite() {

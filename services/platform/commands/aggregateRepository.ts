@@ -226,12 +226,12 @@ export class AggregateRepository {
    * The state this process last saw, without asking the log when the log agreed with it (or this process wrote it)
    * within `LATEST_SEEN_MAX_AGE_MS`; else `load`. For preconditions on facts that do not go back (a site that exists
    * keeps existing) this saves a round trip per command, and bounds how late another process's change is seen (the
-   * approvers an operator just set, a plugin just registered).
+   * approvers an operator just set, a plugin just registered). `from` is where a read that is due goes.
    */
-  async latestSeen<S>(source: AggregateSource<S>, id: string): Promise<AggregateSnapshot<S>> {
+  async latestSeen<S>(source: AggregateSource<S>, id: string, from: ReadFrom = 'replica'): Promise<AggregateSnapshot<S>> {
     const aggregate = resolveAggregate(source);
     const cached = this.#cache.get(this.subjectOf(aggregate, id));
-    return cached && this.now() - cached.checkedAtMs <= LATEST_SEEN_MAX_AGE_MS ? (cached.snapshot as AggregateSnapshot<S>) : this.load(aggregate, id);
+    return cached && this.now() - cached.checkedAtMs <= LATEST_SEEN_MAX_AGE_MS ? (cached.snapshot as AggregateSnapshot<S>) : this.load(aggregate, id, from);
   }
 
   /**
