@@ -21,6 +21,7 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { AutonomyEngine } from '../../services/processes/autonomyEngine/engine.ts';
 import { FleetSensors } from '../../services/processes/fleetSensors/fleetSensors.ts';
 import { openEventStore } from '../../services/stack/runtime.ts';
+import { ReferenceSampler } from './referenceWork.ts';
 import { machineInfo } from './report.ts';
 import { SimulatedFleet } from './autonomy/fleet.ts';
 import { waitForEngine } from '../../test/autonomy/passes.ts';
@@ -44,6 +45,8 @@ const size = Number(values.nodes);
 const passes = Number(values.passes);
 const steadyPasses = Number(values.steady);
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+// How fast the machine ran (bench/README.md, "Machine speed"): sampled before and after, never during what is timed.
+const reference = new ReferenceSampler();
 const dir = mkdtempSync(join(tmpdir(), 'bc-autonomy-bench-'));
 const server = await startNatsServer({ storeDir: join(dir, 'store') });
 const config = loadConfig({}, { dataDir: dir, natsUrl: server.url, natsAuth: 'none', logLevel: 'silent' });
@@ -230,6 +233,7 @@ const result = {
       }
     })(),
     loadAtStart,
+    reference.stop(),
   ),
   setup: {
     nodes: size,

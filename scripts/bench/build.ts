@@ -11,6 +11,7 @@ import { ensureStreams } from '../../services/platform/nats/streams.ts';
 import { buildProduct } from '../build/build.ts';
 import { compiledDir, repoRoot } from '../build/compiledEntry.mjs';
 import { measureStart, median, type StartSample } from './build/startup.ts';
+import { ReferenceSampler } from './referenceWork.ts';
 import { machineInfo } from './report.ts';
 
 /**
@@ -22,6 +23,8 @@ import { machineInfo } from './report.ts';
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, out: { type: 'string', default: 'bench/results/build.json' } } });
 const rounds = Number(values.rounds);
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+// How fast the machine ran (bench/README.md, "Machine speed"): sampled before and after, never during what is timed.
+const reference = new ReferenceSampler();
 
 const build = buildProduct({ quiet: true });
 console.log(`npm run build: ${build.files} modules, ${build.assets} assets in ${(build.ms / 1000).toFixed(1)} s`);
@@ -81,7 +84,7 @@ try {
 const natsVersion = execFileSync('nats-server', ['--version']).toString().trim();
 const result = {
   date: new Date().toISOString(),
-  machine: machineInfo(natsVersion, loadAtStart),
+  machine: machineInfo(natsVersion, loadAtStart, reference.stop()),
   settings: { rounds },
   note: 'medians per program; compiled = node dist/node/<path>.js, tsx = node --import tsx <path>.ts; services ready at "services started", one-shots at exit (RSS: peak)',
   buildSeconds: build.ms / 1000,

@@ -11,6 +11,7 @@ import { measureLoad, type ConsoleLoad } from './console/measure.ts';
 import { benchSites, consoleFillMessage } from './console/nodeFill.ts';
 import { parseConsoleOptions } from './console/options.ts';
 import { fastFillEvents } from './fastFill.ts';
+import { ReferenceSampler } from './referenceWork.ts';
 import { machineInfo } from './report.ts';
 
 /**
@@ -22,6 +23,8 @@ import { machineInfo } from './report.ts';
  */
 const options = parseConsoleOptions(process.argv.slice(2));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+// How fast the machine ran (bench/README.md, "Machine speed"): sampled before and after, never during what is timed.
+const reference = new ReferenceSampler();
 const build = await ensureConsoleBuilt(createLogger('console-build'), { force: false });
 const env = await startApi();
 await env.app.listen({ port: 0, host: '127.0.0.1' });
@@ -57,7 +60,7 @@ const natsVersion = (() => {
     return 'unknown';
   }
 })();
-const machine = machineInfo(natsVersion, loadAtStart);
+const machine = machineInfo(natsVersion, loadAtStart, reference.stop());
 await env[Symbol.asyncDispose]();
 
 const median = (pick: (l: ConsoleLoad) => number) => {

@@ -16,6 +16,7 @@ import { enrolEmulatedMachines, startSiteOnStack, type StackSite } from '../emul
 import { apiClient } from '../../test/support/apiClient.ts';
 import { openReadModel } from '../../test/support/readModelDb.ts';
 import { startStackForSite } from '../../test/emulatedSite/siteStack.ts';
+import { ReferenceSampler } from './referenceWork.ts';
 import { machineInfo } from './report.ts';
 import { bootSamples, median, round, siteFigures, type BootSample, type StepRow } from './site/figures.ts';
 
@@ -52,6 +53,8 @@ const accel = emulatedAccel(values.accel);
 const log = createLogger('bench-site', 'warn');
 const scratch = mkdtempSync(join(tmpdir(), 'bc-site-bench-'));
 const loadAtStart = Math.round(loadavg()[0]! * 100) / 100;
+// How fast the machine ran (bench/README.md, "Machine speed"): sampled at the start, every minute and at the end.
+const reference = new ReferenceSampler(60_000);
 let net: SiteNetwork | undefined;
 let stackSite: StackSite | undefined;
 let stack: Awaited<ReturnType<typeof startStackForSite>> | undefined;
@@ -176,7 +179,7 @@ try {
   const result = {
     bench: 'site',
     at: new Date().toISOString(),
-    machine: machineInfo(natsVersion(), loadAtStart),
+    machine: machineInfo(natsVersion(), loadAtStart, reference.stop()),
     setup: {
       machines,
       vm: { accel, cpus: 1, memoryMiB, firmware: 'bios', diskMiB, diskCache: 'none' },
