@@ -3,7 +3,6 @@ import { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { keyIdOf, signAgentResult } from '../../schemas/agent/agentResultCodec.ts';
 import { Subjects } from '../../schemas/subjects.ts';
 import { agentGateway } from '../../services/agents/agentGateway.ts';
-import type { SecretTicketClaims } from '../../services/secrets/secretTicket.ts';
 
 /** A syntactically valid SPKI pin (no real peer is ever contacted through the fake site). */
 export const pin = 'A'.repeat(43) + '=';
@@ -47,8 +46,11 @@ export function fakeSite() {
   };
 }
 
-/** The gateway of attempt 1 of step 3 of `wf-1` on node n1 (address 10.0.5.21) at site dc1, talking to `site`. */
-export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: { issueSecretTicket?: (claims: SecretTicketClaims) => string } = {}) {
+/**
+ * The gateway of attempt 1 of step 3 of `wf-1` on node n1 (address 10.0.5.21) at site dc1, talking to `site`; `extra`
+ * replaces any of its dependencies (a secret ticket issuer, the repository, the result watch).
+ */
+export function gatewayOn(site: ReturnType<typeof fakeSite>, extra: Partial<Parameters<typeof agentGateway>[0]> = {}) {
   return agentGateway(
     {
       js: site.deps.js as never,

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentCommand } from '../../schemas/agent/agentCommand.ts';
 import { Subjects } from '../../schemas/subjects.ts';
-import { agentGateway } from '../../services/agents/agentGateway.ts';
 import type { RamdiskBootState } from '../../services/trust/ramdiskBoot/ramdiskBoot.ts';
-import { agent, fakeSite } from '../support/fakeSiteGateway.ts';
+import { agent, fakeSite, gatewayOn } from '../support/fakeSiteGateway.ts';
 
 const clean: RamdiskBootState = { issued: null, contested: null };
 const contested: RamdiskBootState = { issued: null, contested: { reason: 'SECOND_FETCH', detail: 'the script was fetched again' } };
@@ -19,60 +18,30 @@ function gatewayAfterBoot(seen: RamdiskBootState, logged: RamdiskBootState) {
   const agentState = async () => ({ state: agent });
   const isBoot = (agg: { type: string }) => agg.type === 'ramdiskBoot';
   const publish = site.deps.js.publish;
-  const gateway = agentGateway(
-    {
-      js: {
-        publish: async (subject: string, data: string) => {
-          await publish(subject, data);
-          site.answer(site.published.length, { ok: true, status: 200 });
-        },
-      } as never,
-      jsm: site.deps.jsm as never,
-      repository: {
-        latestSeen: async (agg: { type: string }) => (isBoot(agg) ? ((reads.seen += 1), { state: seen }) : agentState()),
-        load: async (agg: { type: string }) => (isBoot(agg) ? ((reads.logged += 1), { state: logged }) : agentState()),
-        judged: async (_agg: unknown, _id: string, judge: (s: unknown) => unknown) => judge(await agentState()),
-      } as never,
-      // The accepted result of the last command sent, as the result watch would deliver it.
-      results: {
-        next: async () => {
-          const c = site.published.at(-1)!;
-          const msg = await site.deps.jsm.direct.getMessage('', {
-            last_by_subj: Subjects.acceptedAgentResult(c.siteId, c.nodeId, c.commandId, c.nonce),
-          });
-          return msg ? { seq: 1, data: msg.data } : null;
-        },
-      } as never,
-      joins: {} as never,
-      recheckMs: 1_000,
-      onVerified: () => undefined,
-      onRejected: async () => undefined,
-      onRejectedCount: async () => undefined,
-      attemptNonce: 'bm9uY2Utb2YtdGhlLWF0dGVtcHQ',
-      bootedRamdisk: undefined,
-      bootedRamdiskBootId: 'wf-1-s1-a1',
-      mayEnqueue: () => undefined,
-    },
-    {
-      node: {
-        nodeId: 'n1',
-        siteId: 'dc1',
-        bmc: { address: 'https://10.0.0.1', credentialsRef: 'secret:b' },
-        macs: ['52:54:00:aa:bb:01'],
-        addresses: ['10.0.5.21'],
-        productUuid: null,
-        poolId: null,
-        hardwareProfile: 'default',
-        deployDriver: 'image-stream',
+  const gateway = gatewayOn(site, {
+    js: {
+      publish: async (subject: string, data: string) => {
+        await publish(subject, data);
+        site.answer(site.published.length, { ok: true, status: 200 });
       },
-      workflow: { workflowId: 'wf-1', operation: 'deploy', stepIndex: 3, attempt: 1, startedAt: new Date().toISOString() },
-      idempotencyKey: 'wf-1-s3-a1',
-      deadlineMs: Date.now() + 60_000,
-      heartbeat: () => undefined,
-      signal: new AbortController().signal,
-      log: { info: () => undefined } as never,
-    },
-  );
+    } as never,
+    repository: {
+      latestSeen: async (agg: { type: string }) => (isBoot(agg) ? ((reads.seen += 1), { state: seen }) : agentState()),
+      load: async (agg: { type: string }) => (isBoot(agg) ? ((reads.logged += 1), { state: logged }) : agentState()),
+      judged: async (_agg: unknown, _id: string, judge: (s: unknown) => unknown) => judge(await agentState()),
+    } as never,
+    // The accepted result of the last command sent, as the result watch would deliver it.
+    results: {
+      next: async () => {
+        const c = site.published.at(-1)!;
+        const msg = await site.deps.jsm.direct.getMessage('', {
+          last_by_subj: Subjects.acceptedAgentResult(c.siteId, c.nodeId, c.commandId, c.nonce),
+        });
+        return msg ? { seq: 1, data: msg.data } : null;
+      },
+    } as never,
+    bootedRamdiskBootId: 'wf-1-s1-a1',
+  });
   return { gateway, site, reads };
 }
 
