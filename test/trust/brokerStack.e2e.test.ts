@@ -46,6 +46,10 @@ describe('npm start under broker permissions (the default: operator mode)', () =
       expect((await post('metal.undeploy', { nodeId })).status).toBe(201);
       await expect.poll(async () => (await node()).state, { timeout: 120_000, interval: 250 }).toBe('ready');
       expect((await fetch(`${stack.api}/v1/join-creds`)).status).toBe(200);
+      // The plugin registers its profile once it runs, which a loaded machine may not have let it do yet: a deploy
+      // naming a profile nobody registered fails at once ("no profile ... is built in or registered"), as it should.
+      const profiles = async () => ((await json(fetch(`${stack.api}/v1/profiles`, { headers: auth }))).items as { id: string }[]).map((p) => p.id);
+      await expect.poll(profiles, { timeout: 60_000, interval: 250 }).toContain('ubuntu-24.04-autoinstall');
       expect((await post('metal.deploy', { nodeId, profile: 'ubuntu-24.04-autoinstall', role: 'host', sshKeys: ['ssh-ed25519 AAAA test'] })).status).toBe(201);
       await expect.poll(async () => (await node()).state, { timeout: 120_000, interval: 250 }).toBe('deployed');
 
