@@ -21,6 +21,13 @@ export type RamdiskBoot = z.infer<typeof RamdiskBoot>;
 export const bootIdOf = (boot: Pick<RamdiskBoot, 'workflowId' | 'stepIndex' | 'attempt'>): string => `${boot.workflowId}-s${boot.stepIndex}-a${boot.attempt}`;
 
 /**
+ * The boots `boot` superseded, newest first: the earlier attempts of the same power step (a retried step, or a restart
+ * from the boot after `BOOT_LOST`). Each reset the machine again, so none of their ramdisks can be the one now running.
+ */
+export const supersededBootIdsOf = (boot: Pick<RamdiskBoot, 'workflowId' | 'stepIndex' | 'attempt'>): string[] =>
+  Array.from({ length: boot.attempt - 1 }, (_, i) => bootIdOf({ ...boot, attempt: boot.attempt - 1 - i }));
+
+/**
  * Why a boot is contested: its script was fetched a second time (`SECOND_FETCH`), a second ticket was presented for it
  * (`SECOND_TICKET`), or a ramdisk registered for the node with another token while this boot's was awaited
  * (`SECOND_REGISTRATION`). Any of them means something other than the machine that was reset is in the boot.

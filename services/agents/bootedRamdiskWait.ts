@@ -2,6 +2,8 @@ import type { StepContext } from '../../plugins/sdk/defineStep.ts';
 import { RetryableError, TerminalError } from '../../plugins/sdk/stepErrors.ts';
 import type { BootContestReason } from '../../schemas/trust/ramdiskBoot.ts';
 import type { AggregateRepository } from '../platform/commands/aggregateRepository.ts';
+import { agentAggregate } from '../trust/agent/agent.ts';
+import { joinTokenAggregate } from '../trust/joinToken/joinToken.ts';
 import { ramdiskBootAggregate } from '../trust/ramdiskBoot/ramdiskBoot.ts';
 import type { StreamWatch } from './streamWatch.ts';
 
@@ -14,6 +16,10 @@ export interface RamdiskBootWait {
   budgetMs: number;
   /** Records the alarm (`pki.contestBoot`). */
   contest(reason: BootContestReason, detail: string): Promise<void>;
+  /** The earlier boots of the same power step (`supersededBootIdsOf`): their ramdisks may register late, never count. */
+  superseded: readonly string[];
+  /** Tells of a registration with a superseded boot's token that the wait ignored (a log line). */
+  ignored(join: { agentId: string; joinTokenId: string; supersededBootId: string }): void;
 }
 
 /** A registration as the join watch indexes it (`AgentJoin` of the gateway). */
@@ -37,6 +43,11 @@ const SLICE_MS = 5_000;
  * fetched twice), fails closed with `BOOT_CONTESTED`. No script fetched within the boot budget of the reset is
  * `BOOT_LOST`, retryable: the workflow restarts from the boot (`rewind.ts`). A boot no token was ever issued for
  * (a site without join tokens, anonymous mode) accepts, as before, the first new ramdisk registered after the reset.
+ *
+ * A registration with the token of a boot this one superseded (an earlier attempt of the same power step, whose
+ * machine this reset booted again: a power step retried after its reset went through, say) is stale, not a contest:
+ * that ramdisk fetched its own boot's script and was reset away, its join landed late. It is told (`ignored`) and the
+ * wait goes on for this boot's token, unless that earlier boot was itself contested, which fails closed as before.
  */
 export async function waitForBootedRamdisk(
   deps: { repository: AggregateRepository; joins: StreamWatch<RegisteredJoin> },
@@ -46,6 +57,8 @@ export async function waitForBootedRamdisk(
 ): Promise<{ agentId: string; keyId: string }> {
   const { nodeId } = ctx.node;
   let quietSince = Date.now();
+  /** Tokens of superseded boots already seen registering: never looked at again. */
+  const stale = new Set<string>();
   const contested = (detail: string) => new TerminalError('BOOT_CONTESTED', `the ramdisk boot of ${nodeId} is contested: ${detail}`);
   for (;;) {
     const state = (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state;
@@ -58,7 +71,12 @@ export async function waitForBootedRamdisk(
     const left = ctx.deadlineMs - now;
     if (left <= 0) throw new RetryableError('STEP_TIMEOUT', `ramdisk agent of ${nodeId} did not join before the step timeout`, { retryAfterMs: 0 });
     const slice = Math.max(1, Math.min(left, SLICE_MS, state.issued ? SLICE_MS : fetchDueMs - now + 1));
-    const join = await deps.joins.next(key, (j) => j.atMs >= boot.resetAtMs && !(j.rotation && !j.joinTokenId), slice, ctx.signal);
+    const join = await deps.joins.next(
+      key,
+      (j) => j.atMs >= boot.resetAtMs && !(j.rotation && !j.joinTokenId) && !(j.joinTokenId && stale.has(j.joinTokenId)),
+      slice,
+      ctx.signal,
+    );
     if (!join) {
       // Long without news: the join may be stored already while the watch's consumer stalled silently.
       if (Date.now() - quietSince > 20_000) {
@@ -70,10 +88,38 @@ export async function waitForBootedRamdisk(
     // Read again: the token may have been issued since, and the join that used it stored right after.
     const issued = state.issued ?? (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state.issued;
     if (issued ? join.joinTokenId === issued.tokenId : join.joinTokenId === undefined) return { agentId: join.agentId, keyId: join.keyId };
-    const detail = `ramdisk ${join.agentId} registered for ${nodeId} with ${join.joinTokenId ? `join token ${join.joinTokenId}` : 'no join token'}, not this boot's`;
+    const earlier = join.joinTokenId ? await supersededBootOf(deps.repository, boot.superseded, join.joinTokenId) : undefined;
+    let detail = `ramdisk ${join.agentId} registered for ${nodeId} with ${join.joinTokenId ? `join token ${join.joinTokenId}` : 'no join token'}, not this boot's`;
+    if (earlier && !earlier.contested) {
+      boot.ignored({ agentId: join.agentId, joinTokenId: join.joinTokenId!, supersededBootId: earlier.bootId });
+      stale.add(join.joinTokenId!);
+      // The watch keeps the latest registration per node: this boot's own, stored just before, may be hidden behind it.
+      const own = issued ? await registeredWith(deps.repository, issued.tokenId) : undefined;
+      if (own) return own;
+      continue;
+    }
+    if (earlier?.contested) detail += `: the token of ${earlier.bootId}, which was contested (${earlier.contested.reason})`;
     await boot.contest('SECOND_REGISTRATION', detail);
     throw contested(detail);
   }
+}
+
+/** The superseded boot whose one token `tokenId` is (read at the leader), with its contest if any; undefined for any other token. */
+async function supersededBootOf(repository: AggregateRepository, superseded: readonly string[], tokenId: string) {
+  for (const bootId of superseded) {
+    const state = (await repository.load(ramdiskBootAggregate, bootId, 'leader')).state;
+    if (state.issued?.tokenId === tokenId) return { bootId, contested: state.contested };
+  }
+  return undefined;
+}
+
+/** The key registered with join token `tokenId`, when the join service spent it and the registration is stored. */
+async function registeredWith(repository: AggregateRepository, tokenId: string): Promise<{ agentId: string; keyId: string } | undefined> {
+  const token = (await repository.load(joinTokenAggregate, tokenId, 'leader')).state;
+  if (!token.exists || !token.usedBy || !token.usedForKeyId) return undefined;
+  const agent = (await repository.load(agentAggregate, token.usedBy, 'leader')).state;
+  const registered = agent.exists && agent.keyId === token.usedForKeyId && agent.joinTokenIds.includes(tokenId);
+  return registered ? { agentId: agent.agentId, keyId: agent.keyId } : undefined;
 }
 
 /**

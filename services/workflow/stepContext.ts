@@ -18,7 +18,7 @@ import { enqueuePolicy } from './enqueuePolicy.ts';
 import { stepFacilities } from './stepFacilities.ts';
 import { bootedRamdiskOf } from './workflow/attestation.ts';
 import type { ExistingWorkflow } from '../../schemas/metal/workflowState.ts';
-import { bootIdOf } from '../../schemas/trust/ramdiskBoot.ts';
+import { bootIdOf, supersededBootIdsOf } from '../../schemas/trust/ramdiskBoot.ts';
 import type { RamdiskBootWait } from '../agents/bootedRamdiskWait.ts';
 
 /** What every attempt of an executor process shares: its connection, watches, caches and keys. */
@@ -136,7 +136,8 @@ function ramdiskBootWaitOf(deps: StepContextDeps, wf: ExistingWorkflow, stepInde
   const reset = wf.progress[stepIndex - 1];
   if (wf.steps[stepIndex - 1]?.runsOn !== 'site' || !reset?.attemptStartedAt) return {};
   const { workflowId } = wf;
-  const bootId = bootIdOf({ workflowId, stepIndex: stepIndex - 1, attempt: reset.attempt });
+  const resetAttempt = { workflowId, stepIndex: stepIndex - 1, attempt: reset.attempt };
+  const bootId = bootIdOf(resetAttempt);
   const ramdiskBoot: RamdiskBootWait = {
     bootId,
     resetAtMs: Date.parse(reset.attemptStartedAt),
@@ -146,6 +147,12 @@ function ramdiskBootWaitOf(deps: StepContextDeps, wf: ExistingWorkflow, stepInde
       deps.log.warn({ workflowId, nodeId: node.nodeId, bootId, reason, code: 'BOOT_CONTESTED' }, 'ramdisk boot contested');
       await deps.mint('pki.contestBoot', payload, `contest-join-${bootId}`);
     },
+    superseded: supersededBootIdsOf(resetAttempt),
+    ignored: ({ agentId, joinTokenId, supersededBootId }) =>
+      deps.log.warn(
+        { workflowId, nodeId: node.nodeId, bootId, agentId, joinTokenId, supersededBootId },
+        'ramdisk of a superseded boot registered late; ignored, still waiting for this boot',
+      ),
   };
   return { ramdiskBoot };
 }

@@ -3,7 +3,7 @@ import type { WorkflowEvent } from '../../../schemas/metal/workflowEvents.ts';
 import { defineCommand } from '../../platform/commands/commandDefinition.ts';
 import { DomainError } from '../../../schemas/platformError.ts';
 import { cancelledEvent } from './cancel.ts';
-import { bootBefore, bootOfWait, rewindEvents } from './rewind.ts';
+import { bootBefore, bootOfReset, bootOfWait, rewindEvents } from './rewind.ts';
 import { workflowAggregate } from './workflow.ts';
 import { requireRunningStep } from './stepRules.ts';
 
@@ -11,8 +11,9 @@ import { requireRunningStep } from './stepRules.ts';
  * `workflow.failStep`: records the failure; fails the workflow when it is terminal or the step's attempts are used up
  * (attempts before a restart from the boot do not count, except the lost step's own). A step that lost its agent
  * (`AGENT_LOST`) with attempts left restarts the workflow from the boot that started that agent, and a `wait.agentJoined`
- * that failed retryably (`BOOT_LOST`: no script fetched within the boot budget) from the boot it waited for (`rewind.ts`). A
- * cancel asked for while it ran takes effect instead of any retry.
+ * that failed retryably (`BOOT_LOST`: no script fetched within the boot budget) from the boot it waited for, and so does
+ * the reset right before that wait (it may have spent the PXE override before it failed: `rewind.ts` `bootOfReset`).
+ * A cancel asked for while it ran takes effect instead of any retry.
  */
 export const failStep = defineCommand({
   name: 'workflow.failStep',
@@ -40,7 +41,10 @@ export const failStep = defineCommand({
       const reason = `${step.id} failed after ${command.attempt} attempt(s): ${command.code}: ${command.message}`;
       events.push({ type: 'WorkflowFailed', data: { workflowId, failedStep: step.id, stepIndex: command.stepIndex, code: command.code, reason } });
     } else {
-      const boot = command.code === 'AGENT_LOST' ? bootBefore(wf.steps, command.stepIndex) : bootOfWait(wf.steps, command.stepIndex);
+      const boot =
+        command.code === 'AGENT_LOST'
+          ? bootBefore(wf.steps, command.stepIndex)
+          : (bootOfWait(wf.steps, command.stepIndex) ?? bootOfReset(wf.steps, command.stepIndex));
       if (boot !== undefined) events.push(...rewindEvents(wf, command.stepIndex, boot, command.code, now));
     }
     return events;

@@ -32,6 +32,19 @@ export function bootOfWait(steps: readonly ResolvedStep[], stepIndex: number): n
   return boot < stepIndex ? boot : undefined;
 }
 
+/**
+ * Where the reset of a ramdisk boot that failed retryably restarts (the site step right before the ramdisk wait:
+ * `power.set cycle` in the built-in profiles): the boot's first step, as for the wait (`bootOfWait`). The failed
+ * attempt may have reset the machine before it failed (a BMC that stopped answering the site's polls), and that reset
+ * spent the one-time PXE override: a bare retry would reset the machine into its disk, and the wait would see no boot
+ * until `BOOT_LOST`. Running the boot again arms PXE again; it costs a request or two when nothing was reset.
+ */
+export function bootOfReset(steps: readonly ResolvedStep[], stepIndex: number): number | undefined {
+  if (steps[stepIndex]?.runsOn !== 'site') return undefined;
+  const boot = bootOfWait(steps, stepIndex + 1);
+  return boot !== undefined && boot < stepIndex ? boot : undefined;
+}
+
 /** The events that restart `wf` from the boot `toStepIndex` after step `fromStepIndex` lost its agent. */
 export function rewindEvents(wf: ExistingWorkflow, fromStepIndex: number, toStepIndex: number, code: string, now: string): WorkflowEvent[] {
   const { workflowId } = wf;
