@@ -85,8 +85,13 @@ export async function waitForBootedRamdisk(
       }
       continue;
     }
-    // Read again: the token may have been issued since, and the join that used it stored right after.
-    const issued = state.issued ?? (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state.issued;
+    // Read again unless the copy read before the wait already names this token: the token may have been issued since,
+    // or replaced (the site asked again for the same ticket after its first answer came too late), and the join that
+    // used it stored right after. Judged on the copy, the boot's own ramdisk would contest its boot.
+    const latest =
+      state.issued && join.joinTokenId === state.issued.tokenId ? state : (await deps.repository.load(ramdiskBootAggregate, boot.bootId, 'leader')).state;
+    if (latest.contested) throw contested(`${latest.contested.reason}: ${latest.contested.detail}`);
+    const { issued } = latest;
     if (issued ? join.joinTokenId === issued.tokenId : join.joinTokenId === undefined) return { agentId: join.agentId, keyId: join.keyId };
     const earlier = join.joinTokenId ? await supersededBootOf(deps.repository, boot.superseded, join.joinTokenId) : undefined;
     let detail = `ramdisk ${join.agentId} registered for ${nodeId} with ${join.joinTokenId ? `join token ${join.joinTokenId}` : 'no join token'}, not this boot's`;

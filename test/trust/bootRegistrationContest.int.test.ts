@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { loadOrCreateIdentity } from '../../daemon/agent/identity.ts';
 import { connectJoinedAgent } from '../../daemon/agent/joinedConnection.ts';
@@ -7,6 +8,7 @@ import { bootIdOf, supersededBootIdsOf } from '../../schemas/trust/ramdiskBoot.t
 import { startAgentWatches } from '../../services/agents/agentWatches.ts';
 import { waitForBootedRamdisk, type RamdiskBootWait } from '../../services/agents/bootedRamdiskWait.ts';
 import { joinKey } from '../../services/agents/agentGateway.ts';
+import type { AggregateRepository } from '../../services/platform/commands/aggregateRepository.ts';
 import { startJoinService } from '../../services/trust/join/joinService.ts';
 import { mintJoinToken } from '../../services/trust/joinToken/mint.ts';
 import { ramdiskBootAggregate } from '../../services/trust/ramdiskBoot/ramdiskBoot.ts';
@@ -36,10 +38,10 @@ async function startBootWorld() {
     env,
     ignored,
     /** A ramdisk join token for the node, recorded for boot `attempt` (as the boot token service does) unless `attempt` is undefined. */
-    async token(attempt?: number) {
+    async token(attempt?: number, ticketId = randomBytes(32).toString('base64url')) {
       const minted = await mintJoinToken(send, { role: 'ramdisk', siteId, nodeId, ttlSeconds: 600 });
       if (attempt !== undefined) {
-        const boot = { ...power(attempt), ticketId: randomBytes(32).toString('base64url') };
+        const boot = { ...power(attempt), ticketId };
         await send('pki.recordBootToken', { bootId: bootIdOf(boot), boot, siteId, nodeId, tokenId: minted.tokenId }, `record-${minted.tokenId}`);
       }
       return minted;
@@ -59,8 +61,8 @@ async function startBootWorld() {
       joined.push(agent.nc);
       return agent.agentId;
     },
-    /** The wait of boot `attempt`, reset at `resetAtMs`. */
-    wait(attempt: number, resetAtMs: number) {
+    /** The wait of boot `attempt`, reset at `resetAtMs`; `onLoad` hears each of its reads. */
+    wait(attempt: number, resetAtMs: number, onLoad: () => void = () => undefined) {
       const bootId = bootIdOf(power(attempt));
       const boot: RamdiskBootWait = {
         bootId,
@@ -73,7 +75,13 @@ async function startBootWorld() {
       const ctx = { node: { nodeId, siteId }, deadlineMs: Date.now() + 30_000, signal: new AbortController().signal } as Parameters<
         typeof waitForBootedRamdisk
       >[1];
-      return waitForBootedRamdisk({ repository: env.bus.repository, joins: watches.joins }, ctx, boot, joinKey(siteId, nodeId, 'ramdisk'));
+      const load: AggregateRepository['load'] = async (...args) => {
+        const loaded = await env.bus.repository.load(...args);
+        onLoad();
+        return loaded;
+      };
+      const repository = { load } as AggregateRepository;
+      return waitForBootedRamdisk({ repository, joins: watches.joins }, ctx, boot, joinKey(siteId, nodeId, 'ramdisk'));
     },
     contestOf: async (attempt: number) => (await env.bus.repository.load(ramdiskBootAggregate, bootIdOf(power(attempt)))).state.contested,
     async [Symbol.asyncDispose]() {
@@ -85,6 +93,41 @@ async function startBootWorld() {
     },
   };
 }
+
+/**
+ * The fleet bench's BOOT_CONTESTED under load (issue 34): the site's first boot token request for a ticket was
+ * answered after its 5 s timeout, so the site asked again for the same ticket and the boot's token was replaced (T2
+ * for T1). The wait had read the boot with T1 and judged the boot's own ramdisk, registered with T2, on that copy.
+ */
+describe('wait.agentJoined of a boot whose token was replaced', () => {
+  it('takes the boot’s own ramdisk registered with the newer token', { timeout: 60_000 }, async () => {
+    await using world = await startBootWorld();
+    const ticketId = randomBytes(32).toString('base64url');
+    const resetAtMs = Date.now();
+    const answeredTooLate = await world.token(1, ticketId);
+    let reads = 0;
+    const waiting = world.wait(1, resetAtMs, () => reads++);
+    while (reads === 0) await sleep(5);
+    const asked = await world.token(1, ticketId);
+    expect((await world.env.bus.repository.load(ramdiskBootAggregate, bootIdOf(power(1)))).state.issued?.tokenId).toBe(asked.tokenId);
+    expect(answeredTooLate.tokenId).not.toBe(asked.tokenId);
+    const current = await world.join(asked.token, 'ramdisk-of-boot-1');
+    await expect(waiting).resolves.toMatchObject({ agentId: current });
+    expect(await world.contestOf(1)).toBeNull();
+  });
+
+  it('contests the boot when the replaced token registers', { timeout: 60_000 }, async () => {
+    await using world = await startBootWorld();
+    const ticketId = randomBytes(32).toString('base64url');
+    const resetAtMs = Date.now();
+    const replaced = await world.token(1, ticketId);
+    await world.token(1, ticketId);
+    const waiting = world.wait(1, resetAtMs);
+    await world.join(replaced.token, 'ramdisk-with-the-replaced-token');
+    await expect(waiting).rejects.toMatchObject({ code: 'BOOT_CONTESTED' });
+    expect(await world.contestOf(1)).toMatchObject({ reason: 'SECOND_REGISTRATION' });
+  });
+});
 
 describe('wait.agentJoined of a retried ramdisk boot', () => {
   it('ignores the late registration of a superseded boot and takes the current boot’s ramdisk', { timeout: 60_000 }, async () => {

@@ -48,10 +48,12 @@ async function until<T>(what: string, read: () => Promise<T | undefined>, timeou
 }
 
 /**
- * The fleet bench's BOOT_CONTESTED under load (issue 34): a `power.set cycle` attempt reset the machine, which fetched
- * its boot's script (token T1, boot a1) and sent its join, and then the attempt failed (the BMC stopped answering the
- * site's polls). The retried attempt reset the machine again (boot a2) while that join was still in flight; it was
- * stored after a2 began, and `wait.agentJoined` of a2 took it for a hostile second registration.
+ * Issue 34, the sequence first suspected of the fleet bench's BOOT_CONTESTED (the bench's own one was a replaced token:
+ * `replacedBootToken.int.test.ts`): a `power.set cycle` attempt reset the machine, which fetched its boot's script
+ * (token T1, boot a1) and sent its join, and then the attempt failed (the BMC stopped answering the site's polls). The
+ * retried attempt reset the machine again (boot a2) while that join was still in flight; it was stored after a2 began,
+ * and `wait.agentJoined` of a2 took it for a hostile second registration. The bare retry also booted the disk: the
+ * reset of a1 had spent the one-time PXE override.
  */
 describe('a ramdisk of a superseded boot registering late', () => {
   it('is ignored: the wait takes the current boot’s ramdisk and the deploy completes', { timeout: 180_000 }, async () => {

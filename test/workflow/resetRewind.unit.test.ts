@@ -25,8 +25,8 @@ const POWER = steps.findIndex((s, i) => s.id === 'power.set' && steps[i + 1]?.id
 const resetFailed = (attempt: number) => ({ ...ids(POWER, attempt), code: 'AGENT_FAILED', message: 'REDFISH_TIMEOUT', retryable: true });
 
 /**
- * The fleet bench's BOOT_CONTESTED under load (issue 34): a `power.set cycle` attempt that reset the machine and then
- * failed was retried as a bare reset, which the spent one-time PXE override sent into the machine's disk.
+ * Issue 34: a `power.set cycle` attempt that reset the machine and then failed was retried as a bare reset, which the
+ * spent one-time PXE override sent into the machine's disk (`supersededBootRegistration.int.test.ts`).
  */
 describe('a failed reset of a ramdisk boot', () => {
   it('is the reset right before the ramdisk wait; the boot restarts from its first step', () => {
