@@ -1,4 +1,5 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BmcSimulator } from './bmc/index.ts';
 import { linkId, type Json } from './bmc/treeStore.ts';
@@ -59,11 +60,8 @@ const macOf = (nic: Json) => {
  * kernel keeps 3% of the memory to itself, as a real one keeps some.
  */
 export function writeMachineHardware(root: string, bmc: Pick<BmcSimulator, 'resource'>, disks: readonly KernelDisk[]): void {
-  rmSync(root, { recursive: true, force: true });
-  const put = (path: string, content: string | Buffer) => {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), content);
-  };
+  const files = new Map<string, string>();
+  const put = (path: string, content: string) => files.set(path, content);
   const system = members(bmc, bmc.resource('/redfish/v1/Systems'))[0] ?? {};
 
   for (const [i, disk] of disks.entries()) {
@@ -75,7 +73,7 @@ export function writeMachineHardware(root: string, bmc: Pick<BmcSimulator, 'reso
     put(`${dir}/device/serial`, `${disk.serial}\n`);
     if (disk.model !== null) put(`${dir}/device/model`, `${disk.model}\n`);
   }
-  mkdirSync(join(root, 'sys/block'), { recursive: true });
+  files.set('sys/block', DIRECTORY);
 
   for (const [i, nic] of members(bmc, linked(bmc, system, 'EthernetInterfaces')).entries()) {
     const mac = macOf(nic);
@@ -103,4 +101,30 @@ export function writeMachineHardware(root: string, bmc: Pick<BmcSimulator, 'reso
   put('proc/cpuinfo', blocks.join('\n'));
   const memKiB = Math.floor(memoryMiBOf(bmc, system) * 1024 * 0.97);
   put('proc/meminfo', `MemTotal:       ${memKiB} kB\nMemFree:        ${Math.floor(memKiB * 0.9)} kB\n`);
+  writeTree(root, files);
+}
+
+const DIRECTORY = '\0dir';
+const MARKER = '.hardware-digest';
+
+/**
+ * Replaces the tree under `root` with `files`, unless it holds them already: a machine boots many times with the same
+ * hardware, and rewriting some twenty files and their folders at each boot was 7 % of a simulated site's CPU.
+ */
+function writeTree(root: string, files: ReadonlyMap<string, string>): void {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([...files]))
+    .digest('hex');
+  const marker = join(root, MARKER);
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === digest) return;
+  rmSync(root, { recursive: true, force: true });
+  for (const [path, content] of files) {
+    if (content === DIRECTORY) {
+      mkdirSync(join(root, path), { recursive: true });
+      continue;
+    }
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  writeFileSync(marker, digest);
 }

@@ -2,6 +2,7 @@ import { createHash, createPublicKey, randomBytes, sign, verify, type KeyObject 
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { AgentCommandKinds, ramdiskOnlyKinds, type AgentCommand } from './agentCommand.ts';
+import { provenBefore, rememberProven } from './provenSignatures.ts';
 
 /** One agent's answer to one AgentCommand, as code sees it (the wire form is `AgentResult` in agentResult.proto). */
 export interface AgentResultData {
@@ -127,8 +128,11 @@ function ed25519PublicKey(publicKeyBase64: string): KeyObject {
 
 /** True when `signature` is an Ed25519 signature of `message` by the raw 32-byte key `publicKeyBase64`. */
 export function signatureHolds(message: Uint8Array, signature: Uint8Array, publicKeyBase64: string): boolean {
+  if (provenBefore(message, signature, publicKeyBase64)) return true;
   try {
-    return verify(null, message, ed25519PublicKey(publicKeyBase64), signature);
+    const holds = verify(null, message, ed25519PublicKey(publicKeyBase64), signature);
+    if (holds) rememberProven(message, signature, publicKeyBase64);
+    return holds;
   } catch {
     return false;
   }

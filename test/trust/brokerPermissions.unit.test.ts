@@ -3,6 +3,13 @@ import { BrokerTrustError } from '../../services/trust/broker/errors.ts';
 import { inboxPrefixFor, permissionsFor } from '../../services/trust/broker/permissions.ts';
 
 describe('permissionsFor', () => {
+  test('control-plane credentials publish anywhere and carry no response permission, whose tracking the server pays per delivery', () => {
+    const p = permissionsFor({ role: 'control-plane' });
+    expect(p.pub.allow).toEqual(['>']);
+    expect(p).not.toHaveProperty('resp');
+    expect(p.sub.allow).toEqual(['bc.>', '_INBOX.>', '$JS.EVENT.>']);
+  });
+
   test('a site agent may pull, ack and read only through its own durable, publish only its own results and register only itself', () => {
     const user = 'UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4';
     const p = permissionsFor({ role: 'site', agentId: 'site-dc1', siteId: 'dc1' }, user);
@@ -22,7 +29,7 @@ describe('permissionsFor', () => {
       ].sort(),
     );
     expect(p.sub.allow).toEqual(['_INBOX_site-dc1.>', 'bc.site.dc1.node.*.cmd']);
-    expect(p.resp).toBeUndefined();
+    expect(p).not.toHaveProperty('resp');
     // No agent sends commands, on the queue subjects or the partitions: `agent.register` is not a bc.cmd command any more.
     expect(p.pub.allow.some((s) => s.startsWith('bc.cmd'))).toBe(false);
   });

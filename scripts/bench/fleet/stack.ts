@@ -39,7 +39,9 @@ const durables = ['projectors', 'workflow_orchestrator'];
 export async function startFleetStack(dir: string, options: FleetOptions): Promise<FleetStack> {
   const brokerDir = join(dir, 'broker');
   const broker = await prepareStackBroker({ brokerDir, storeDir: join(dir, 'nats') });
-  const nats = await startNatsServer({ storeDir: join(dir, 'nats'), configFile: broker.configFile! });
+  // BENCH_NATS_ARGS passes flags to the server, e.g. `--profile 6061` to read its Go profile while the fleet runs.
+  const extraArgs = (process.env.BENCH_NATS_ARGS ?? '').split(' ').filter(Boolean);
+  const nats = await startNatsServer({ storeDir: join(dir, 'nats'), configFile: broker.configFile!, extraArgs });
   const nc = await connectNats(nats.url, 'fleet-bench', {
     credentials: { creds: await broker.serviceCreds('fleet-bench'), inboxPrefix: Inboxes.controlPlane },
   });

@@ -1,15 +1,30 @@
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { fmtCreds, parseCreds } from '@nats-io/jwt';
-import { createUser, fromSeed } from '@nats-io/nkeys';
+import { fromSeed, Prefix } from '@nats-io/nkeys';
+// nkeys' text encoding (base32 with a CRC-16), which its package entry does not export.
+import { Codec } from '@nats-io/nkeys/lib/codec.js';
 
 /**
  * The agent's half of broker credentials: it makes its own user key and keeps the seed, the control plane only ever
  * sees the public key and answers with a JWT. In the base layer because agents (daemon/) may not import services.
  */
 
-/** Agent side: a fresh user nkey. Send `publicKey` to the control plane; keep `seed` (bytes) to yourself. */
+const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * Agent side: a fresh user nkey. Send `publicKey` to the control plane; keep `seed` (bytes) to yourself. The public
+ * key comes from node's crypto: nkeys' `createUser().getPublicKey()` derives it in JavaScript (tweetnacl), a scalar
+ * multiplication that was 5 % of a simulated site's CPU, where every machine boot makes a key.
+ */
 export function createAgentUserKey(): { publicKey: string; seed: Uint8Array } {
-  const key = createUser();
-  return { publicKey: key.getPublicKey(), seed: key.getSeed() };
+  const raw = randomBytes(32);
+  const der = Buffer.concat([PKCS8_ED25519, raw]);
+  const spki = createPublicKey(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })).export({ format: 'der', type: 'spki' });
+  const seed = Codec.encodeSeed(Prefix.User, raw);
+  der.fill(0);
+  raw.fill(0);
+  // The raw public key is the last 32 bytes of its SubjectPublicKeyInfo.
+  return { publicKey: new TextDecoder().decode(Codec.encode(Prefix.User, spki.subarray(spki.length - 32))), seed };
 }
 
 /** Agent side: the user key of a seed it kept (an agent that must resend the very join it sent before a power loss). */

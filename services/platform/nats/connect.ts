@@ -1,8 +1,9 @@
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { brokerConnectOptions } from './brokerConnection.ts';
 import { natsServers } from './serverList.ts';
 import { answerRequestsWithoutCancelError } from './answeredRequests.ts';
 import { coalesceSocketWrites } from './coalescedWrites.ts';
-import { identifyConnection } from './connectionIdentity.ts';
+import { identifyConnection, identityOfCreds } from './connectionIdentity.ts';
 
 /**
  * Issued broker credentials (`services/trust/broker/`): the `.creds` text (JWT + seed: never log it) and the inbox
@@ -24,13 +25,14 @@ export async function connectNats(
   options: { waitForServer?: boolean; credentials?: NatsCredentials } = {},
 ): Promise<NatsConnection> {
   const credentials = options.credentials;
+  const identity = credentials && identityOfCreds(credentials.creds);
   answerRequestsWithoutCancelError();
   coalesceSocketWrites();
   const nc = await connect({
     // A cluster's nodes, comma-separated: the client fails over between them (and learns the others from the server).
     servers: natsServers(url),
     name,
-    ...(credentials ? { authenticator: credsAuthenticator(new TextEncoder().encode(credentials.creds)), inboxPrefix: credentials.inboxPrefix } : {}),
+    ...(credentials ? brokerConnectOptions(credentials, identity) : {}),
     waitOnFirstConnect: options.waitForServer === true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
@@ -40,7 +42,7 @@ export async function connectNats(
     noAsyncTraces: true,
   });
   // What the connection authenticated as, so commands sent on it can be signed as this process (`commandSender.ts`).
-  if (credentials) identifyConnection(nc, credentials.creds);
+  if (identity) identifyConnection(nc, identity);
   return nc;
 }
 

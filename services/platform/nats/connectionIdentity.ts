@@ -25,14 +25,19 @@ export interface UserClaims {
 
 const identities = new WeakMap<NatsConnection, ConnectionIdentity>();
 
-/** Remembers what `nc` authenticated with (`connectNats` calls it); text that is no user credential is ignored. */
-export function identifyConnection(nc: NatsConnection, creds: string): void {
+/** The identity in a `.creds` text (user JWT and seed); undefined for text that is no user credential. */
+export function identityOfCreds(creds: string): ConnectionIdentity | undefined {
   const jwt = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
   const seed = /-----BEGIN USER NKEY SEED-----\s*(SU[A-Z2-7]+)\s*------END USER NKEY SEED------/.exec(creds)?.[1];
   const claims = jwt && jwtClaims(jwt);
-  if (!jwt || !seed || !claims) return;
+  if (!jwt || !seed || !claims) return undefined;
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, nkeyBytes(seed).subarray(2, 34)]), format: 'der', type: 'pkcs8' });
-  identities.set(nc, { jwt, claims, sign: (data) => sign(null, data, privateKey) });
+  return { jwt, claims, sign: (data) => sign(null, data, privateKey) };
+}
+
+/** Remembers what `nc` authenticated with (`connectNats` calls it). */
+export function identifyConnection(nc: NatsConnection, identity: ConnectionIdentity): void {
+  identities.set(nc, identity);
 }
 
 /** The identity `nc` authenticated with; undefined for a connection without credentials (`BC_NATS_AUTH=none`). */

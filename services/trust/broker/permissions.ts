@@ -16,12 +16,13 @@ export type RoleGrant =
 
 export type BrokerRole = RoleGrant['role'];
 
-/** The permission claims of a user JWT (the wire spelling of `nats.pub` / `nats.sub` / `nats.resp`). */
+/**
+ * The permission claims of a user JWT (the wire spelling of `nats.pub` / `nats.sub`). No role carries `nats.resp`:
+ * see the control-plane grant for what it costs the server.
+ */
 export interface BrokerPermissions {
   pub: { allow: string[]; deny: string[] };
   sub: { allow: string[]; deny: string[] };
-  /** Lets a responder answer requests whose reply subject its `pub.allow` does not cover (agents' own inboxes). */
-  resp?: { max: number; ttl: number };
 }
 
 const commands = Streams.agentCommands.name;
@@ -63,22 +64,16 @@ export function permissionsFor(grant: RoleGrant, userPublicKey?: string): Broker
   assertTokens(grant);
   switch (grant.role) {
     case 'control-plane':
+      // Publish anywhere: the control plane answers agents and joiners on their own inboxes (`_INBOX_<agentId>`),
+      // which no subject wildcard can name. nats-server's response permission (`resp`) would allow only those replies,
+      // but the server then records every message it delivers with a reply subject to the connection (every
+      // JetStream delivery) for two minutes and scans that whole record on each delivery once it holds 4,096
+      // (`pruneReplyPerms`): 84 % of the server's CPU in the 300-machine fleet bench. It widens no real right: this
+      // credential reads every agent request (`bc.>`), so it could already answer any of them, and it holds the
+      // whole JetStream API (docs/security.md, broker roles).
       return {
-        pub: {
-          allow: [
-            Subjects.all,
-            JetStreamApi.all,
-            JetStreamApi.allAcks,
-            JetStreamApi.allFlowControl,
-            JetStreamApi.blobObjects,
-            JetStreamApi.leaseKeys,
-            Inboxes.allControlPlane,
-          ],
-          deny: [],
-        },
+        pub: { allow: ['>'], deny: [] },
         sub: { allow: [Subjects.all, Inboxes.allControlPlane, JetStreamApi.allAdvisories], deny: [] },
-        // Agents' requests (agent.register) carry their own inbox prefix as reply subject.
-        resp: { max: 1, ttl: 0 },
       };
     case 'join':
       return {
