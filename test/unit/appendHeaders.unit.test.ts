@@ -40,6 +40,18 @@ describe('AppendHeaders', () => {
     }
   });
 
+  it('encodes what it holds after a header is set, appended or deleted once built, as nats.js does', () => {
+    const ours = new AppendHeaders(shapes[3]!);
+    const theirs = viaNats(shapes[3]!);
+    for (const h of [ours, theirs]) {
+      h.set('Nats-Msg-Id', 'other.id');
+      h.append('Nats-Trace-Dest', 'x');
+      h.delete(EventHeaders.state);
+    }
+    expect(Buffer.from(ours.encode()).toString('utf8')).toBe(Buffer.from(theirs.encode()).toString('utf8'));
+    expect(ours.toString()).toContain('Nats-Msg-Id: other.id');
+  });
+
   it('refuses a value with a line break, which would start a header of its own, as nats.js does', () => {
     const base = shapes[3]!;
     for (const bad of [{ state: '3 @1\r\nNats-Msg-Id: forged' }, { messageId: 'c-1\nx' }, { mac: `${mac}\r` }]) {

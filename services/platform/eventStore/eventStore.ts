@@ -18,6 +18,7 @@ import { isEventBatch } from './eventBatchShape.ts';
 import { eventHeaderValues } from './eventHeaderValues.ts';
 import { EventHeaders, EventMac } from './eventMac.ts';
 import { isWrongLastSequence } from '../nats/wrongLastSequence.ts';
+import { streamPublisher, type StreamAck } from '../nats/streamPublish.ts';
 import { replaySubject } from './subjectReplay.ts';
 
 export interface AppendResult {
@@ -105,6 +106,8 @@ function positionOf(value: string): number | undefined {
  */
 export class EventStore {
   readonly stream = Streams.events.name;
+  /** `js.publish` with the headers `append` builds itself, acknowledged on one inbox subscription (`streamPublish.ts`). */
+  readonly #publish: (subject: string, payload: Uint8Array, headers: AppendHeaders) => Promise<StreamAck>;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -113,7 +116,9 @@ export class EventStore {
     readonly mac: EventMac,
     /** True when the stream has more than one replica, so a `replica` read may answer behind the leader. */
     readonly readsMayLag: boolean,
-  ) {}
+  ) {
+    this.#publish = streamPublisher(js);
+  }
 
   static async open(nc: NatsConnection, mac: EventMac, options: { replicas?: number } = {}): Promise<EventStore> {
     return new EventStore(nc, jetstream(nc), await jetstreamManager(nc), mac, (options.replicas ?? 1) > 1);
@@ -172,7 +177,7 @@ export class EventStore {
     const hdrs = new AppendHeaders({ position, state, mac, messageId, expectedSeq });
     try {
       // The message id and the expected last subject sequence are in `hdrs` (`Nats-Msg-Id`, `Nats-Expected-Last-Subject-Sequence`).
-      const ack = await this.js.publish(subject, payload, { headers: hdrs });
+      const ack = await this.#publish(subject, payload, hdrs);
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
       if (isWrongLastSequence(err)) {
