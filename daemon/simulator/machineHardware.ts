@@ -73,7 +73,6 @@ export function writeMachineHardware(root: string, bmc: Pick<BmcSimulator, 'reso
     put(`${dir}/device/serial`, `${disk.serial}\n`);
     if (disk.model !== null) put(`${dir}/device/model`, `${disk.model}\n`);
   }
-  files.set('sys/block', DIRECTORY);
 
   for (const [i, nic] of members(bmc, linked(bmc, system, 'EthernetInterfaces')).entries()) {
     const mac = macOf(nic);
@@ -101,28 +100,25 @@ export function writeMachineHardware(root: string, bmc: Pick<BmcSimulator, 'reso
   put('proc/cpuinfo', blocks.join('\n'));
   const memKiB = Math.floor(memoryMiBOf(bmc, system) * 1024 * 0.97);
   put('proc/meminfo', `MemTotal:       ${memKiB} kB\nMemFree:        ${Math.floor(memKiB * 0.9)} kB\n`);
-  writeTree(root, files);
+  // A machine without disks still has the folder.
+  writeTree(root, files, ['sys/block']);
 }
 
-const DIRECTORY = '\0dir';
 const MARKER = '.hardware-digest';
 
 /**
- * Replaces the tree under `root` with `files`, unless it holds them already: a machine boots many times with the same
+ * Replaces the tree under `root` with `files` (and the `folders`, made even when empty), unless it holds them already: a machine boots many times with the same
  * hardware, and rewriting some twenty files and their folders at each boot was 7 % of a simulated site's CPU.
  */
-function writeTree(root: string, files: ReadonlyMap<string, string>): void {
+function writeTree(root: string, files: ReadonlyMap<string, string>, folders: readonly string[]): void {
   const digest = createHash('sha256')
-    .update(JSON.stringify([...files]))
+    .update(JSON.stringify([...files, ...folders]))
     .digest('hex');
   const marker = join(root, MARKER);
   if (existsSync(marker) && readFileSync(marker, 'utf8') === digest) return;
   rmSync(root, { recursive: true, force: true });
+  for (const folder of folders) mkdirSync(join(root, folder), { recursive: true });
   for (const [path, content] of files) {
-    if (content === DIRECTORY) {
-      mkdirSync(join(root, path), { recursive: true });
-      continue;
-    }
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), content);
   }

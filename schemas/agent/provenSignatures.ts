@@ -8,16 +8,16 @@
  */
 const proven = new Map<string, { publicKey: string; message: Buffer }>();
 const PROVEN_KEPT = 4_096;
+const idOf = (signature: Uint8Array) => Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('base64');
 
 /** True when `signature` over `message` by `publicKeyBase64` was proven before in this process. */
 export function provenBefore(message: Uint8Array, signature: Uint8Array, publicKeyBase64: string): boolean {
-  const entry = proven.get(Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('base64'));
+  const entry = proven.get(idOf(signature));
   return entry !== undefined && entry.publicKey === publicKeyBase64 && entry.message.equals(message);
 }
 
 /** Records a signature that held. */
 export function rememberProven(message: Uint8Array, signature: Uint8Array, publicKeyBase64: string): void {
-  const id = Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('base64');
   if (proven.size >= PROVEN_KEPT) proven.delete(proven.keys().next().value!);
-  proven.set(id, { publicKey: publicKeyBase64, message: Buffer.from(message) });
+  proven.set(idOf(signature), { publicKey: publicKeyBase64, message: Buffer.from(message) });
 }

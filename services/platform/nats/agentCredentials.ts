@@ -3,13 +3,12 @@ import { fmtCreds, parseCreds } from '@nats-io/jwt';
 import { fromSeed, Prefix } from '@nats-io/nkeys';
 // nkeys' text encoding (base32 with a CRC-16), which its package entry does not export.
 import { Codec } from '@nats-io/nkeys/lib/codec.js';
+import { PKCS8_ED25519 } from './connectionIdentity.ts';
 
 /**
  * The agent's half of broker credentials: it makes its own user key and keeps the seed, the control plane only ever
  * sees the public key and answers with a JWT. In the base layer because agents (daemon/) may not import services.
  */
-
-const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 /**
  * Agent side: a fresh user nkey. Send `publicKey` to the control plane; keep `seed` (bytes) to yourself. The public

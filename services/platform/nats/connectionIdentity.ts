@@ -75,7 +75,8 @@ export function jwtSignatureHolds(jwt: string, issuer: string): boolean {
 export const verifyEd25519 = (data: Uint8Array, key: KeyObject, signature: Uint8Array): boolean =>
   signature.length === 64 && verify(null, data, key, signature);
 
-const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** PKCS#8 wrapping of a raw 32-byte Ed25519 seed (RFC 8410): this prefix, then the seed. */
+export const PKCS8_ED25519 = Buffer.from('302e020100300506032b657004220420', 'hex');
 const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
